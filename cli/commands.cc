@@ -1,0 +1,9 @@
+#include "cli/commands.h"
+
+namespace referee::cli {
+
+std::vector<Command> all_commands() {
+  return {check_command(), check_package_command(), rules_command()};
+}
+
+}  // namespace referee::cli

@@ -1,0 +1,35 @@
+// Subcommands of the referee binary. main() builds the table; each command
+// lives in its own cmd_*.cc file and only parses flags, calls a library and
+// prints.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace referee::cli {
+
+// Exit codes (README "Exit codes").
+enum Exit : int {
+  kPass = 0,         // everything checked and compliant
+  kFail = 1,         // the input breaks the rules
+  kCannotCheck = 2,  // bad flags, unreadable input, missing rule set
+};
+
+struct Command {
+  const char* name;
+  const char* description;
+  // Registers flags on `sub`; returns the handler run when `sub` was chosen.
+  std::function<std::function<int()>(CLI::App& sub)> setup;
+};
+
+std::vector<Command> all_commands();
+
+// Commands, one per file.
+Command check_command();
+Command check_package_command();
+Command rules_command();
+
+}  // namespace referee::cli

@@ -1,0 +1,20 @@
+// Shared printing for check and check-package: findings as the README shows them.
+#pragma once
+
+#include <iostream>
+#include <string>
+
+#include "mllog/json_writer.h"
+#include "rules/compliance.h"
+
+namespace referee::cli {
+
+// `path:LINE: rule: message` then indented expected / found / hint lines.
+void print_finding(std::ostream& os, const std::string& path, const rules::Finding& f, const char* indent);
+void write_finding_json(mllog::JsonWriter& w, const rules::Finding& f);
+
+// Colour only on a terminal (and never when NO_COLOR is set).
+bool use_color(std::ostream& os);
+std::string paint(bool on, const char* code, const std::string& text);
+
+}  // namespace referee::cli

@@ -1,0 +1,76 @@
+// A small streaming JSON writer (escaping, numbers that round-trip).
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace referee::mllog {
+
+void append_json_string(std::string* out, std::string_view s);
+// Shortest text that reads back as the same double; NaN/Infinity as Python writes them.
+std::string json_number(double d);
+
+class JsonWriter {
+ public:
+  explicit JsonWriter(int indent = 1) : indent_(indent) {}
+  JsonWriter& begin_object() { value_prefix(); out_ += '{'; stack_.push_back(true); first_ = true; return *this; }
+  JsonWriter& end_object() { close('}'); return *this; }
+  JsonWriter& begin_array() { value_prefix(); out_ += '['; stack_.push_back(false); first_ = true; return *this; }
+  JsonWriter& end_array() { close(']'); return *this; }
+  JsonWriter& key(std::string_view k) {
+    if (!first_) out_ += ',';
+    newline();
+    append_json_string(&out_, k);
+    out_ += indent_ ? ": " : ":";
+    after_key_ = true;
+    return *this;
+  }
+  JsonWriter& value(std::string_view s) { value_prefix(); append_json_string(&out_, s); return *this; }
+  JsonWriter& value(const char* s) { return value(std::string_view(s)); }
+  JsonWriter& value(const std::string& s) { return value(std::string_view(s)); }
+  JsonWriter& value(bool b) { value_prefix(); out_ += b ? "true" : "false"; return *this; }
+  JsonWriter& value(double d) { value_prefix(); out_ += json_number(d); return *this; }
+  JsonWriter& value(int v) { return value(static_cast<long long>(v)); }
+  JsonWriter& value(unsigned v) { return value(static_cast<long long>(v)); }
+  JsonWriter& value(long v) { return value(static_cast<long long>(v)); }
+  JsonWriter& value(unsigned long v) { return value(static_cast<long long>(v)); }
+  JsonWriter& value(long long v) { value_prefix(); out_ += std::to_string(v); return *this; }
+  JsonWriter& null() { value_prefix(); out_ += "null"; return *this; }
+  JsonWriter& raw(std::string_view json) { value_prefix(); out_ += json; return *this; }
+  const std::string& str() const { return out_; }
+
+ private:
+  void value_prefix() {
+    if (after_key_) {
+      after_key_ = false;
+      first_ = false;
+      return;
+    }
+    if (!stack_.empty()) {
+      if (!first_) out_ += ',';
+      newline();
+    }
+    first_ = false;
+  }
+  void close(char c) {
+    stack_.pop_back();
+    if (!first_) newline();
+    out_ += c;
+    first_ = false;
+  }
+  void newline() {
+    if (!indent_) return;
+    out_ += '\n';
+    out_.append(stack_.size() * static_cast<size_t>(indent_), ' ');
+  }
+  std::string out_;
+  std::vector<bool> stack_;
+  bool first_ = true;
+  bool after_key_ = false;
+  int indent_;
+};
+
+}  // namespace referee::mllog

@@ -1,0 +1,380 @@
+#include "mllog/reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <simdjson.h>
+
+#include "mllog/json.h"
+
+namespace referee::mllog {
+
+// ---------------------------------------------------------------- FileBuffer
+
+FileBuffer::~FileBuffer() { release(); }
+
+FileBuffer::FileBuffer(FileBuffer&& o) noexcept { *this = std::move(o); }
+
+FileBuffer& FileBuffer::operator=(FileBuffer&& o) noexcept {
+  if (this == &o) return *this;
+  release();
+  owned_ = std::move(o.owned_);
+  map_ = o.map_;
+  size_ = o.size_;
+  data_ = map_ ? static_cast<const char*>(map_) : (owned_.empty() ? "" : owned_.data());
+  o.map_ = nullptr;
+  o.size_ = 0;
+  o.data_ = "";
+  return *this;
+}
+
+void FileBuffer::release() {
+  if (map_) munmap(map_, size_);
+  map_ = nullptr;
+  owned_.clear();
+  data_ = "";
+  size_ = 0;
+}
+
+void FileBuffer::assign(std::string text) {
+  release();
+  owned_ = std::move(text);
+  data_ = owned_.data();
+  size_ = owned_.size();
+}
+
+bool FileBuffer::open(const std::string& path, std::string* error) {
+  release();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = "cannot open " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    *error = "cannot stat " + path + ": " + std::strerror(errno);
+    ::close(fd);
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    *error = path + " is a directory, not a result file";
+    ::close(fd);
+    return false;
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* m = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m != MAP_FAILED) {
+      madvise(m, static_cast<size_t>(st.st_size), MADV_SEQUENTIAL);
+      map_ = m;
+      size_ = static_cast<size_t>(st.st_size);
+      data_ = static_cast<const char*>(m);
+      ::close(fd);
+      return true;
+    }
+  }
+  // Pipes, empty files, or mmap refused: read in large blocks.
+  std::string text;
+  constexpr size_t kBlock = 1 << 20;
+  while (true) {
+    size_t old = text.size();
+    text.resize(old + kBlock);
+    ssize_t n = ::read(fd, text.data() + old, kBlock);
+    if (n < 0) {
+      if (errno == EINTR) {
+        text.resize(old);
+        continue;
+      }
+      *error = "cannot read " + path + ": " + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    text.resize(old + static_cast<size_t>(n));
+    if (n == 0) break;
+  }
+  ::close(fd);
+  assign(std::move(text));
+  return true;
+}
+
+// ------------------------------------------------------------------ helpers
+
+bool is_py_space(unsigned char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f) || c == 0x85 || c == 0xa0;
+}
+
+bool py_float_from_string(std::string_view s, double* out) {
+  while (!s.empty() && is_py_space(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && is_py_space(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  if (s.empty()) return false;
+  std::string t;
+  t.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '_') {
+      // Python allows one underscore between digits only.
+      bool ok = i > 0 && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i - 1])) &&
+                std::isdigit(static_cast<unsigned char>(s[i + 1]));
+      if (!ok) return false;
+      continue;
+    }
+    t.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  std::string_view body = t;
+  bool neg = false;
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+    neg = body[0] == '-';
+    body.remove_prefix(1);
+  }
+  if (body == "nan") {
+    *out = std::numeric_limits<double>::quiet_NaN();
+    return true;
+  }
+  if (body == "inf" || body == "infinity") {
+    *out = neg ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    return true;
+  }
+  // Digits, optional fraction, optional exponent; no hex.
+  size_t i = 0;
+  size_t digits = 0;
+  while (i < body.size() && std::isdigit(static_cast<unsigned char>(body[i]))) ++i, ++digits;
+  if (i < body.size() && body[i] == '.') {
+    ++i;
+    while (i < body.size() && std::isdigit(static_cast<unsigned char>(body[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < body.size() && body[i] == 'e') {
+    ++i;
+    if (i < body.size() && (body[i] == '+' || body[i] == '-')) ++i;
+    size_t e = i;
+    while (i < body.size() && std::isdigit(static_cast<unsigned char>(body[i]))) ++i;
+    if (i == e) return false;
+  }
+  if (i != body.size()) return false;
+  *out = std::strtod(t.c_str(), nullptr);
+  return true;
+}
+
+int ParsedLog::find_key(std::string_view key) const {
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] == key) return static_cast<int>(i);
+  return -1;
+}
+
+// --------------------------------------------------------------- LogReader
+
+struct LogReader::Impl {
+  simdjson::dom::parser parser;
+  std::string scratch;  // padded copy of one line for simdjson
+};
+
+LogReader::LogReader() : impl_(std::make_unique<Impl>()) {
+  impl_->scratch.reserve(1 << 16);
+}
+LogReader::~LogReader() = default;
+
+namespace {
+
+// Interns a key; ParsedLog::keys stays small (tens of distinct keys).
+uint32_t intern(ParsedLog* out, std::string_view key) {
+  for (size_t i = out->keys.size(); i-- > 0;)
+    if (out->keys[i] == key) return static_cast<uint32_t>(i);
+  out->keys.emplace_back(key);
+  return static_cast<uint32_t>(out->keys.size() - 1);
+}
+
+// Counts line breaks in [p, end): "\n", "\r\n" and a lone "\r" each count once.
+uint32_t count_breaks(const char* p, const char* end) {
+  size_t n = static_cast<size_t>(std::count(p, end, '\n'));
+  if (std::memchr(p, '\r', static_cast<size_t>(end - p)) != nullptr) {
+    for (const char* q = p; q < end; ++q)
+      if (*q == '\r' && (q + 1 >= end || q[1] != '\n')) ++n;
+  }
+  return static_cast<uint32_t>(n);
+}
+
+const char* find_line_end(const char* p, const char* end) {
+  for (; p < end; ++p)
+    if (*p == '\n' || *p == '\r') return p;
+  return end;
+}
+
+std::string clip(std::string_view s) {
+  constexpr size_t kMax = 300;
+  if (s.size() <= kMax) return std::string(s);
+  return std::string(s.substr(0, kMax)) + "...";
+}
+
+bool time_from_json(const Json& j, double* out) {
+  switch (j.kind) {
+    case Json::Kind::Int: *out = static_cast<double>(j.i); return true;
+    case Json::Kind::Float: *out = j.f; return true;
+    case Json::Kind::Bool: *out = j.b ? 1.0 : 0.0; return true;
+    case Json::Kind::String: return py_float_from_string(j.s, out);
+    default: return false;
+  }
+}
+
+// The slow path: Python-compatible parse of a line simdjson rejected.
+bool parse_slow(std::string_view json, ParsedLog* out, Event* ev, std::string* error) {
+  Json j;
+  if (!parse_json_permissive(json, &j, error)) return false;
+  if (j.kind != Json::Kind::Object) {
+    *error = "the MLLOG payload is not a JSON object";
+    return false;
+  }
+  const Json* key = j.find("key");
+  const Json* t = j.find("time_ms");
+  if (!key || key->kind != Json::Kind::String) {
+    *error = "missing or non-string \"key\"";
+    return false;
+  }
+  if (!t) {
+    *error = "missing \"time_ms\"";
+    return false;
+  }
+  if (!time_from_json(*t, &ev->time_ms)) {
+    *error = "\"time_ms\" is not a number";
+    return false;
+  }
+  if (!j.find("value")) {
+    *error = "missing \"value\"";
+    return false;
+  }
+  if (!j.find("metadata")) {
+    *error = "missing \"metadata\"";
+    return false;
+  }
+  ev->key_id = intern(out, key->s);
+  return true;
+}
+
+}  // namespace
+
+void LogReader::parse(std::string_view text, ParsedLog* out) {
+  out->keys.clear();
+  out->events.clear();
+  out->errors.clear();
+  out->mllog_lines = 0;
+  out->bytes = text.size();
+
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  const char* scan = begin;          // where to look for the next token
+  const char* counted = begin;       // line breaks counted up to here
+  uint32_t file_line = 1;
+  std::string error;
+
+  while (scan < end) {
+    const char* hit = static_cast<const char*>(
+        memmem(scan, static_cast<size_t>(end - scan), kToken.data(), kToken.size()));
+    if (!hit) break;
+    // The line that holds the hit.
+    const char* line_start = hit;
+    while (line_start > counted && line_start[-1] != '\n' && line_start[-1] != '\r') --line_start;
+    const char* line_end = find_line_end(hit, end);
+    // Greedy ".*:::MLLOG ": the last token on the line wins.
+    const char* last = hit;
+    while (true) {
+      const char* from = last + 1;
+      if (from >= line_end) break;
+      const char* next = static_cast<const char*>(
+          memmem(from, static_cast<size_t>(line_end - from), kToken.data(), kToken.size()));
+      if (!next) break;
+      last = next;
+    }
+    file_line += count_breaks(counted, line_start);
+    counted = line_start;
+
+    const char* j0 = last + kToken.size();
+    const char* j1 = line_end;
+    while (j1 > j0 && is_py_space(static_cast<unsigned char>(j1[-1]))) --j1;
+    std::string_view json(j0, static_cast<size_t>(j1 - j0));
+
+    Event ev;
+    ev.lineno = out->mllog_lines++;
+    ev.file_line = file_line;
+    ev.json = json;
+
+    // Fast path: simdjson on a padded copy of the line.
+    bool ok = false;
+    bool fast_failed = false;
+    {
+      std::string& s = impl_->scratch;
+      s.assign(json.data(), json.size());
+      s.append(simdjson::SIMDJSON_PADDING, '\0');
+      simdjson::dom::element doc;
+      auto err = impl_->parser.parse(s.data(), json.size(), false).get(doc);
+      if (err) {
+        fast_failed = true;
+      } else {
+        simdjson::dom::object obj;
+        if (doc.get_object().get(obj)) {
+          error = "the MLLOG payload is not a JSON object";
+        } else {
+          std::string_view key;
+          bool have_key = false, key_is_str = false, have_time = false, have_value = false,
+               have_meta = false;
+          simdjson::dom::element time_el;
+          // Iterate all fields: a repeated name keeps its last value, as in Python.
+          for (auto field : obj) {
+            std::string_view name = field.key;
+            if (name == "key") {
+              have_key = true;
+              key_is_str = field.value.get_string().get(key) == simdjson::SUCCESS;
+            } else if (name == "time_ms") {
+              have_time = true;
+              time_el = field.value;
+            } else if (name == "value") {
+              have_value = true;
+            } else if (name == "metadata") {
+              have_meta = true;
+            }
+          }
+          if (!have_key || !key_is_str) {
+            error = "missing or non-string \"key\"";
+          } else if (!have_time) {
+            error = "missing \"time_ms\"";
+          } else if (!have_value) {
+            error = "missing \"value\"";
+          } else if (!have_meta) {
+            error = "missing \"metadata\"";
+          } else {
+            double t = 0;
+            bool t_ok = true;
+            switch (time_el.type()) {
+              case simdjson::dom::element_type::DOUBLE: t = time_el.get_double().value_unsafe(); break;
+              case simdjson::dom::element_type::INT64: t = static_cast<double>(time_el.get_int64().value_unsafe()); break;
+              case simdjson::dom::element_type::UINT64: t = static_cast<double>(time_el.get_uint64().value_unsafe()); break;
+              case simdjson::dom::element_type::BOOL: t = time_el.get_bool().value_unsafe() ? 1.0 : 0.0; break;
+              case simdjson::dom::element_type::STRING: t_ok = py_float_from_string(time_el.get_string().value_unsafe(), &t); break;
+              default: t_ok = false;
+            }
+            if (!t_ok) {
+              error = "\"time_ms\" is not a number";
+            } else {
+              ev.time_ms = t;
+              ev.key_id = intern(out, key);
+              ok = true;
+            }
+          }
+        }
+      }
+    }
+    if (fast_failed) ok = parse_slow(json, out, &ev, &error);
+    if (ok) {
+      out->events.push_back(ev);
+    } else {
+      out->errors.push_back(ParseError{file_line, ev.lineno, clip(json), error});
+    }
+    scan = line_end;
+  }
+}
+
+}  // namespace referee::mllog

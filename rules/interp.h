@@ -1,0 +1,111 @@
+// A safe interpreter for the Python subset used by the consortium's rule files.
+//
+// Expressions: literals (numbers, strings, True/False/None, lists, tuples,
+// dicts), names, attributes, subscripts and slices, calls, arithmetic
+// (+ - * / // % **), unary - + not ~, | & ^, comparisons (chained), in / not
+// in / is / is not, and / or, conditional expressions.
+// Statements: expression statements, assignment and augmented assignment to
+// names, subscripts and attributes, `if`/`elif`/`else`, `for NAME in ...`,
+// `pass`, `break`, `continue`, `from dataclasses import replace`,
+// `import math`, statements joined by `;` or new lines.
+// Anything else is a compile error naming the construct. Nothing here can
+// touch files, the network or the process.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "rules/value.h"
+
+namespace referee::rules {
+
+// A Python exception raised while running rule code.
+struct PyError {
+  std::string type;     // "KeyError", "TypeError", ...
+  std::string message;  // Python-like text
+  std::string what() const { return type + ": " + message; }
+};
+
+struct CompileError {
+  int line = 0;      // 1-based, within the code snippet
+  int column = 0;    // 1-based
+  std::string message;
+};
+
+// Names are interned to small integers; a few are fixed.
+enum NameId : int { kNameLl = 0, kNameV = 1, kNameS = 2, kNameLoglines = 3 };
+int intern_name(std::string_view name);
+const std::string& name_of(int id);
+
+// A variable scope: a small list of (name id, value).
+struct Vars {
+  std::vector<std::pair<int, Value>> vars;
+  Value* find(int id) {
+    for (auto& [k, v] : vars)
+      if (k == id) return &v;
+    return nullptr;
+  }
+  void set(int id, Value v) {
+    if (Value* p = find(id)) *p = std::move(v);
+    else vars.emplace_back(id, std::move(v));
+  }
+};
+
+// What the running code can reach outside itself.
+class Host {
+ public:
+  virtual ~Host() = default;
+  virtual void enqueue_config(const std::string& path) = 0;
+  // Fills line.value from line.json ({'value': ..., 'metadata': ...}).
+  virtual void load_line_value(const LineObj& line) = 0;
+  // The list of all log lines (the consortium's `loglines`), for BEGIN code.
+  virtual Value loglines() = 0;
+};
+
+struct Frame {
+  Vars* locals = nullptr;   // assignments go here
+  Vars* globals = nullptr;  // read after locals
+  const Value* line = nullptr;  // the current LineObj, visible as `ll`, its value as `v`
+  Host* host = nullptr;
+  int steps = 0;            // loop iterations run, bounded
+};
+
+struct Node;
+
+class Code {
+ public:
+  Code();
+  ~Code();
+  Code(Code&&) noexcept;
+  Code& operator=(Code&&) noexcept;
+
+  bool is_expression() const { return is_expr_; }
+  const std::string& source() const { return source_; }
+  bool empty() const { return !root_; }
+
+  // Compiles; returns false and fills *err on a syntax error or a construct
+  // outside the subset.
+  bool compile_expression(std::string_view src, CompileError* err);
+  bool compile_statements(std::string_view src, CompileError* err);
+
+  // Throws PyError.
+  Value eval(Frame& f) const;
+  void exec(Frame& f) const;
+
+ private:
+  std::string source_;
+  bool is_expr_ = false;
+  std::unique_ptr<Node> root_;
+};
+
+// Builds a Value from JSON text with Python's json.loads semantics
+// (simdjson first, a permissive parser for NaN/Infinity and odd bytes).
+Value value_from_json(std::string_view json, bool* ok, std::string* error);
+
+// The `is_integer` function the rule files call: abs(round(x) - x) < 1e-5.
+bool py_is_integer(const Value& v);
+
+}  // namespace referee::rules

@@ -1,0 +1,249 @@
+#include "rules/ruleset.h"
+
+#include <openssl/evp.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace referee::rules {
+
+int RuleFile::find(const std::string& name) const {
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+bool RulesetId::parse(const std::string& text, RulesetId* out) {
+  static const std::regex re(R"(^(?:([A-Za-z][A-Za-z0-9]*)[-_])?(\d+\.\d+\.\d+)$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, re)) return false;
+  out->usage = m[1].matched ? m[1].str() : "training";
+  out->version = m[2].str();
+  return true;
+}
+
+std::string sha256_hex(const std::string& bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+namespace {
+
+std::string strip(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+bool compile(const std::string& src, bool expr, Code* out, const std::string& where, std::string* error) {
+  CompileError ce;
+  bool ok = expr ? out->compile_expression(strip(src), &ce) : out->compile_statements(strip(src), &ce);
+  if (!ok) {
+    *error = where + ": " + ce.message + " (line " + std::to_string(ce.line) + ", column " +
+             std::to_string(ce.column) + " of: " + strip(src).substr(0, 200) + ")";
+  }
+  return ok;
+}
+
+std::string scalar(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string(); }
+
+}  // namespace
+
+bool load_rule_file(const std::string& path, const std::string& rel, RuleFile* out, std::string* error) {
+  out->rel = rel;
+  out->path = path;
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    *error = path + ":" + std::to_string(e.mark.line + 1) + ": YAML error: " + e.msg;
+    return false;
+  }
+  if (root.IsNull()) return true;  // an empty file checks nothing
+  if (!root.IsSequence()) {
+    *error = path + ": expected a list of BEGIN/KEY/END records";
+    return false;
+  }
+  int index = 0;
+  for (const auto& rec : root) {
+    ++index;
+    std::string where = path + ": record " + std::to_string(index);
+    if (!rec.IsMap() || rec.size() < 1) {
+      *error = where + ": expected a BEGIN, KEY or END record";
+      return false;
+    }
+    // The consortium takes the record's first key.
+    std::string kind = rec.begin()->first.as<std::string>();
+    YAML::Node body = rec.begin()->second;
+    if (kind == "BEGIN") {
+      if (out->has_begin) {
+        *error = where + ": more than one BEGIN record";
+        return false;
+      }
+      out->has_begin = true;
+      if (!compile(scalar(body["CODE"]), false, &out->begin, where + " (BEGIN CODE)", error)) return false;
+    } else if (kind == "END") {
+      if (out->has_end) {
+        *error = where + ": more than one END record";
+        return false;
+      }
+      out->has_end = true;
+      if (body["PRE"]) {
+        out->has_end_pre = true;
+        if (!compile(scalar(body["PRE"]), false, &out->end_pre, where + " (END PRE)", error)) return false;
+      }
+      if (body["CHECK"]) {
+        std::vector<std::string> srcs;
+        if (body["CHECK"].IsSequence())
+          for (const auto& c : body["CHECK"]) srcs.push_back(scalar(c));
+        else
+          srcs.push_back(scalar(body["CHECK"]));
+        for (const auto& s : srcs) {
+          Code c;
+          if (!compile(s, true, &c, where + " (END CHECK)", error)) return false;
+          out->end_checks.push_back(std::move(c));
+        }
+      }
+    } else if (kind == "KEY") {
+      KeyRecord k;
+      if (!body.IsMap() || !body["NAME"]) {
+        *error = where + ": KEY record without NAME";
+        return false;
+      }
+      k.name = scalar(body["NAME"]);
+      std::string w = path + ": KEY " + k.name;
+      if (body["REQ"]) {
+        k.req = scalar(body["REQ"]);
+        static const std::regex req_re(R"(^(EXACTLY_ONE|AT_LEAST_ONE|OPTIONAL|AT_LEAST\(\d+\)|AT_LEAST_ONE_OR\([^)]*\))$)");
+        if (!std::regex_match(k.req, req_re)) {
+          *error = w + ": unknown REQ '" + k.req + "' (expected EXACTLY_ONE, AT_LEAST_ONE, AT_LEAST(n), AT_LEAST_ONE_OR(a, b) or OPTIONAL)";
+          return false;
+        }
+      }
+      for (auto it = body.begin(); it != body.end(); ++it) {
+        std::string f = it->first.as<std::string>();
+        static const char* const known[] = {"NAME", "REQ", "PRE", "CHECK", "POST", "FIRST_CHECK", "ATLEAST_ONE_CHECK"};
+        if (std::none_of(std::begin(known), std::end(known), [&](const char* x) { return f == x; })) {
+          *error = w + ": unknown field '" + f + "'";
+          return false;
+        }
+      }
+      if (body["PRE"]) {
+        k.has_pre = true;
+        if (!compile(scalar(body["PRE"]), false, &k.pre, w + " (PRE)", error)) return false;
+      }
+      if (body["POST"]) {
+        k.has_post = true;
+        if (!compile(scalar(body["POST"]), false, &k.post, w + " (POST)", error)) return false;
+      }
+      if (body["FIRST_CHECK"]) {
+        k.has_first_check = true;
+        if (!compile(scalar(body["FIRST_CHECK"]), true, &k.first_check, w + " (FIRST_CHECK)", error)) return false;
+      }
+      if (body["ATLEAST_ONE_CHECK"]) {
+        k.has_atleast_one = true;
+        if (!compile(scalar(body["ATLEAST_ONE_CHECK"]), true, &k.atleast_one_check, w + " (ATLEAST_ONE_CHECK)", error)) return false;
+      }
+      if (body["CHECK"]) {
+        std::vector<std::string> srcs;
+        if (body["CHECK"].IsSequence())
+          for (const auto& c : body["CHECK"]) srcs.push_back(scalar(c));
+        else
+          srcs.push_back(scalar(body["CHECK"]));
+        for (const auto& s : srcs) {
+          Code c;
+          if (!compile(s, true, &c, w + " (CHECK)", error)) return false;
+          k.checks.push_back(std::move(c));
+        }
+      }
+      int existing = out->find(k.name);
+      if (existing >= 0) out->keys[static_cast<size_t>(existing)] = std::move(k);
+      else out->keys.push_back(std::move(k));
+    } else {
+      *error = where + ": unknown record type '" + kind + "' (expected BEGIN, KEY or END)";
+      return false;
+    }
+  }
+  return true;
+}
+
+std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId& id, std::string* error) {
+  auto rs = std::make_unique<RuleSet>();
+  rs->id_ = id;
+  rs->root_ = root;
+  fs::path dir = fs::path(root) / "compliance_checker" / id.dir();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    *error = "rule set " + id.id() + " not found: no directory " + dir.string();
+    return nullptr;
+  }
+  std::vector<fs::path> paths;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && e.path().extension() == ".yaml") paths.push_back(e.path());
+  std::sort(paths.begin(), paths.end());
+  std::string hash_input;
+  for (const auto& p : paths) {
+    auto f = std::make_unique<RuleFile>();
+    std::string rel = id.dir() + "/" + p.filename().string();
+    if (!load_rule_file(p.string(), rel, f.get(), error)) return nullptr;
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    hash_input += rel + '\0' + ss.str() + '\0';
+    rs->files_.emplace(rel, std::move(f));
+  }
+  // RCP tables count towards the hash too: they decide verdicts.
+  fs::path rcp = fs::path(root) / "rcp_checker" / id.dir();
+  std::vector<fs::path> rcps;
+  if (fs::is_directory(rcp, ec))
+    for (const auto& e : fs::directory_iterator(rcp, ec))
+      if (e.is_regular_file() && e.path().extension() == ".json") rcps.push_back(e.path());
+  std::sort(rcps.begin(), rcps.end());
+  for (const auto& p : rcps) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    hash_input += "rcp/" + p.filename().string() + '\0' + ss.str() + '\0';
+  }
+  rs->sha256_ = sha256_hex(hash_input);
+  return rs;
+}
+
+const RuleFile* RuleSet::file(const std::string& rel) const {
+  auto it = files_.find(rel);
+  return it == files_.end() ? nullptr : it->second.get();
+}
+
+std::vector<std::string> list_rulesets(const std::string& root) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  fs::path dir = fs::path(root) / "compliance_checker";
+  if (!fs::is_directory(dir, ec)) return out;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_directory()) continue;
+    RulesetId id;
+    std::string name = e.path().filename().string();
+    auto us = name.rfind('_');
+    if (us == std::string::npos) continue;
+    if (RulesetId::parse(name.substr(0, us) + "-" + name.substr(us + 1), &id) && id.dir() == name) out.push_back(id.id());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace referee::rules

@@ -1,0 +1,84 @@
+// Rule sets in the consortium's compliance-checker schema.
+//
+// A rules root holds `compliance_checker/<usage>_<version>/*.yaml` and
+// `rcp_checker/<usage>_<version>/rcps_<benchmark>.json`. Every YAML file is a
+// list of BEGIN / KEY / END records whose code is compiled at load time; a
+// construct outside the supported subset is a load error naming the file,
+// the record and the construct.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rules/interp.h"
+
+namespace referee::rules {
+
+struct KeyRecord {
+  std::string name;
+  std::string req;  // "" when absent
+  Code pre, post, first_check, atleast_one_check;
+  std::vector<Code> checks;
+  bool has_pre = false, has_post = false, has_first_check = false, has_atleast_one = false;
+};
+
+struct RuleFile {
+  std::string rel;   // "training_3.1.0/closed_common.yaml", as enqueue_config names it
+  std::string path;  // on disk
+  bool has_begin = false;
+  Code begin;
+  bool has_end = false;
+  bool has_end_pre = false;
+  Code end_pre;
+  std::vector<Code> end_checks;
+  std::vector<KeyRecord> keys;  // first-seen order; a later record with the same NAME replaces
+  int find(const std::string& name) const;
+};
+
+// A ruleset id such as "training-3.1.0" split into its parts.
+struct RulesetId {
+  std::string usage;    // "training"
+  std::string version;  // "3.1.0"
+  std::string dir() const { return usage + "_" + version; }
+  std::string id() const { return usage + "-" + version; }
+  // Accepts "training-3.1.0", "training_3.1.0" and a bare "3.1.0" (training).
+  static bool parse(const std::string& text, RulesetId* out);
+};
+
+class RuleSet {
+ public:
+  // Loads every YAML file of `<root>/compliance_checker/<id.dir()>/`.
+  // On failure returns null and sets *error.
+  static std::unique_ptr<RuleSet> load(const std::string& root, const RulesetId& id, std::string* error);
+
+  const RulesetId& id() const { return id_; }
+  const std::string& root() const { return root_; }
+  // Root of the compliance-checker tree that enqueue_config paths are relative to.
+  std::string checker_root() const { return root_ + "/compliance_checker"; }
+  std::string rcp_dir() const { return root_ + "/rcp_checker/" + id_.dir(); }
+  std::string entry() const { return id_.dir() + "/common.yaml"; }
+  // null when `rel` is not part of the rule set
+  const RuleFile* file(const std::string& rel) const;
+  const std::map<std::string, std::unique_ptr<RuleFile>>& files() const { return files_; }
+  // sha256 over the rule files (names and bytes), for provenance.
+  const std::string& sha256() const { return sha256_; }
+
+ private:
+  RulesetId id_;
+  std::string root_;
+  std::map<std::string, std::unique_ptr<RuleFile>> files_;
+  std::string sha256_;
+};
+
+// Loads one YAML rule file (used by RuleSet::load and by tests).
+bool load_rule_file(const std::string& path, const std::string& rel, RuleFile* out, std::string* error);
+
+// Lists the ruleset ids found under a rules root ("training-3.1.0", ...).
+std::vector<std::string> list_rulesets(const std::string& root);
+
+// SHA-256 of a byte string, lower-case hex.
+std::string sha256_hex(const std::string& bytes);
+
+}  // namespace referee::rules

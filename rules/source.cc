@@ -1,0 +1,103 @@
+#include "rules/source.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace referee::rules {
+
+std::string cache_dir() {
+  if (const char* c = std::getenv("REFEREE_CACHE"); c && *c) return c;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/referee";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/referee";
+  return ".referee-cache";
+}
+
+namespace {
+// "4.1.59" < "4.1.60" < "5.0.0"
+bool version_less(const std::string& a, const std::string& b) {
+  auto parts = [](const std::string& s) {
+    std::vector<long> v;
+    size_t i = 0;
+    while (i < s.size()) {
+      size_t j = s.find('.', i);
+      std::string p = s.substr(i, j == std::string::npos ? std::string::npos : j - i);
+      v.push_back(std::strtol(p.c_str(), nullptr, 10));
+      if (j == std::string::npos) break;
+      i = j + 1;
+    }
+    return v;
+  };
+  return parts(a) < parts(b);
+}
+}  // namespace
+
+std::vector<RuleSource> cached_rule_roots() {
+  std::vector<RuleSource> out;
+  fs::path dir = fs::path(cache_dir()) / "rules";
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  std::vector<std::string> tags;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_directory()) continue;
+    std::string name = e.path().filename().string();
+    if (name.empty() || name[0] == '.') continue;  // staging folders
+    if (!fs::exists(e.path() / "manifest.json")) continue;
+    tags.push_back(name);
+  }
+  std::sort(tags.begin(), tags.end(), [](const std::string& a, const std::string& b) { return version_less(b, a); });
+  for (const auto& t : tags) out.push_back({(dir / t).string(), "cache (release " + t + ")"});
+  return out;
+}
+
+std::string builtin_sets_dir() {
+  if (const char* s = std::getenv("REFEREE_SETS"); s && *s) return s;
+  return std::string(REFEREE_SOURCE_DIR) + "/rules/sets";
+}
+
+std::vector<RuleSource> rule_search_path(const std::string& rules_flag) {
+  std::vector<RuleSource> out;
+  if (!rules_flag.empty()) {
+    out.push_back({rules_flag, "--rules " + rules_flag});
+    return out;  // an explicit directory is the only place looked
+  }
+  if (const char* r = std::getenv("REFEREE_RULES"); r && *r) out.push_back({r, std::string("REFEREE_RULES=") + r});
+  for (auto& c : cached_rule_roots()) out.push_back(std::move(c));
+  out.push_back({builtin_sets_dir(), "built-in rule sets"});
+  return out;
+}
+
+std::unique_ptr<RuleSet> resolve_ruleset(const std::string& ruleset, const std::string& rules_flag,
+                                         RuleSource* source, std::string* error) {
+  RulesetId id;
+  if (!RulesetId::parse(ruleset, &id)) {
+    *error = "'" + ruleset + "' is not a rule set name; expected USAGE-X.Y.Z such as training-3.1.0";
+    return nullptr;
+  }
+  // A --rules path may point at the compliance_checker folder or the package folder above it.
+  std::vector<RuleSource> path = rule_search_path(rules_flag);
+  std::string looked;
+  for (auto src : path) {
+    std::error_code ec;
+    for (const char* sub : {"", "/mlperf_logging", "/.."}) {
+      fs::path root = fs::path(src.root + sub);
+      if (std::string(sub) == "/.." && fs::path(src.root).filename() != "compliance_checker") continue;
+      if (fs::is_directory(root / "compliance_checker" / id.dir(), ec)) {
+        src.root = fs::weakly_canonical(root, ec).string();
+        auto rs = RuleSet::load(src.root, id, error);
+        if (!rs) return nullptr;
+        if (source) *source = src;
+        return rs;
+      }
+    }
+    looked += "\n  " + src.origin + " (" + src.root + ")";
+  }
+  *error = "rule set " + id.id() + " not found. Looked in:" + looked +
+           "\nfix: pass --rules DIR (a tree with compliance_checker/" + id.dir() +
+           "/), or run 'referee rules fetch' to install the consortium's rule sets";
+  return nullptr;
+}
+
+}  // namespace referee::rules

@@ -1,0 +1,198 @@
+#include "rules/value.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace referee::rules {
+
+Value Value::str(std::string s) {
+  Value x;
+  x.kind = VKind::Str;
+  auto o = std::make_shared<StrObj>();
+  o->s = std::move(s);
+  x.h = std::move(o);
+  return x;
+}
+
+Value Value::list(std::vector<Value> items) {
+  Value x;
+  x.kind = VKind::List;
+  auto o = std::make_shared<ListObj>();
+  o->items = std::move(items);
+  x.h = std::move(o);
+  return x;
+}
+
+Value Value::tuple(std::vector<Value> items) {
+  Value x = list(std::move(items));
+  x.kind = VKind::Tuple;
+  return x;
+}
+
+Value Value::dict() {
+  Value x;
+  x.kind = VKind::Dict;
+  x.h = std::make_shared<DictObj>();
+  return x;
+}
+
+Value* DictObj::find(const Value& key) {
+  if (key.kind == VKind::Str) return find_str(key.s());
+  for (auto& [k, v] : entries)
+    if (py_eq(k, key)) return &v;
+  return nullptr;
+}
+
+Value* DictObj::find_str(std::string_view key) {
+  for (auto& [k, v] : entries)
+    if (k.kind == VKind::Str && k.s() == key) return &v;
+  return nullptr;
+}
+
+void DictObj::set(const Value& key, Value v) {
+  if (Value* p = find(key)) {
+    *p = std::move(v);
+    return;
+  }
+  entries.emplace_back(key, std::move(v));
+}
+
+bool py_truthy(const Value& v) {
+  switch (v.kind) {
+    case VKind::None: return false;
+    case VKind::Bool: return v.b;
+    case VKind::Int: return v.i != 0;
+    case VKind::Float: return v.f != 0.0;
+    case VKind::Str: return !v.s().empty();
+    case VKind::List:
+    case VKind::Tuple: return !v.items().empty();
+    case VKind::Dict: return !v.d().entries.empty();
+    default: return true;
+  }
+}
+
+bool py_eq(const Value& a, const Value& b) {
+  if (a.is_num() && b.is_num()) {
+    if (a.kind == VKind::Float || b.kind == VKind::Float) return a.as_double() == b.as_double();
+    int64_t x = a.kind == VKind::Int ? a.i : a.b;
+    int64_t y = b.kind == VKind::Int ? b.i : b.b;
+    return x == y;
+  }
+  if (a.kind != b.kind) {
+    bool seq = (a.kind == VKind::List || a.kind == VKind::Tuple) &&
+               (b.kind == VKind::List || b.kind == VKind::Tuple);
+    if (!seq) return false;
+    return false;  // a list never equals a tuple in Python
+  }
+  switch (a.kind) {
+    case VKind::None: return true;
+    case VKind::Str: return a.s() == b.s();
+    case VKind::List:
+    case VKind::Tuple: {
+      const auto& x = a.items();
+      const auto& y = b.items();
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (!py_eq(x[i], y[i])) return false;
+      return true;
+    }
+    case VKind::Dict: {
+      auto& x = a.d();
+      auto& y = b.d();
+      if (x.entries.size() != y.entries.size()) return false;
+      for (auto& [k, v] : x.entries) {
+        Value* o = y.find(k);
+        if (!o || !py_eq(v, *o)) return false;
+      }
+      return true;
+    }
+    case VKind::Builtin:
+    case VKind::Type: return a.fn == b.fn;
+    default: return a.h == b.h;
+  }
+}
+
+static std::string float_repr(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buf[64];
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string py_repr(const Value& v) {
+  switch (v.kind) {
+    case VKind::None: return "None";
+    case VKind::Bool: return v.b ? "True" : "False";
+    case VKind::Int: return std::to_string(v.i);
+    case VKind::Float: return float_repr(v.f);
+    case VKind::Str: {
+      std::string out = "'";
+      for (char c : v.s()) {
+        if (c == '\'' || c == '\\') out += '\\';
+        if (c == '\n') { out += "\\n"; continue; }
+        out += c;
+      }
+      return out + "'";
+    }
+    case VKind::List:
+    case VKind::Tuple: {
+      std::string out = v.kind == VKind::List ? "[" : "(";
+      bool first = true;
+      for (const auto& x : v.items()) {
+        if (!first) out += ", ";
+        first = false;
+        out += py_repr(x);
+      }
+      if (v.kind == VKind::Tuple && v.items().size() == 1) out += ",";
+      return out + (v.kind == VKind::List ? "]" : ")");
+    }
+    case VKind::Dict: {
+      std::string out = "{";
+      bool first = true;
+      for (const auto& [k, x] : v.d().entries) {
+        if (!first) out += ", ";
+        first = false;
+        out += py_repr(k) + ": " + py_repr(x);
+      }
+      return out + "}";
+    }
+    case VKind::Line: return "LogLine(key=" + py_repr(v.line().key) + ")";
+    case VKind::Builtin: return "<built-in function>";
+    case VKind::Method: return "<bound method>";
+    case VKind::Module: return "<module 'math'>";
+    case VKind::Type: return "<class>";
+  }
+  return "?";
+}
+
+std::string py_str(const Value& v) {
+  if (v.kind == VKind::Str) return v.s();
+  return py_repr(v);
+}
+
+const char* py_type_name(const Value& v) {
+  switch (v.kind) {
+    case VKind::None: return "NoneType";
+    case VKind::Bool: return "bool";
+    case VKind::Int: return "int";
+    case VKind::Float: return "float";
+    case VKind::Str: return "str";
+    case VKind::List: return "list";
+    case VKind::Tuple: return "tuple";
+    case VKind::Dict: return "dict";
+    case VKind::Line: return "LogLine";
+    case VKind::Builtin: return "builtin_function_or_method";
+    case VKind::Method: return "method";
+    case VKind::Module: return "module";
+    case VKind::Type: return "type";
+  }
+  return "object";
+}
+
+}  // namespace referee::rules

@@ -1,10 +1,223 @@
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
 #include "cli/commands.h"
+#include "cli/output.h"
+#include "rules/facts.h"
+#include "rules/package.h"
+#include "rules/source.h"
 
 namespace referee::cli {
 
+namespace {
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const rules::RuleSource& src,
+                std::ostream& os) {
+  mllog::JsonWriter w;
+  w.begin_object();
+  w.key("schema").value("referee.check-package/1");
+  w.key("referee_version").value(REFEREE_VERSION);
+  w.key("ruleset").value(rs.id().id());
+  w.key("rules").begin_object().key("source").value(src.root).key("origin").value(src.origin)
+      .key("sha256").value(rs.sha256()).end_object();
+  w.key("package").value(r.package);
+  w.key("verdict").value(r.pass ? "pass" : "fail");
+  w.key("systems").begin_object();
+  for (const auto& s : r.systems) {
+    w.key(s.name).begin_object().key("valid").value(s.valid).key("errors").begin_array();
+    for (const auto& e : s.errors) write_finding_json(w, e);
+    w.end_array().end_object();
+  }
+  w.end_object();
+  w.key("benchmarks").begin_object();
+  for (const auto& d : r.benchmarks) {
+    w.key(d.system + "/" + d.benchmark).begin_object();
+    if (d.skipped) {
+      w.key("skipped").value(true).end_object();
+      continue;
+    }
+    w.key("division").value(d.division);
+    w.key("verdict").value(d.pass ? "pass" : "fail");
+    w.key("result_count").value(d.result_count);
+    w.key("expected_count").value(d.expected_count);
+    w.key("files").begin_object();
+    for (const auto& f : d.files) {
+      w.key(f.name).begin_object().key("compliant").value(f.verdict.compliant).key("errors").begin_array();
+      for (const auto& e : f.verdict.errors) write_finding_json(w, e);
+      w.end_array();
+      if (!f.verdict.warnings.empty()) {
+        w.key("warnings").begin_array();
+        for (const auto& e : f.verdict.warnings) write_finding_json(w, e);
+        w.end_array();
+      }
+      w.end_object();
+    }
+    w.end_object();
+    if (d.seeds_checked) {
+      w.key("seeds_ok").value(d.seeds_ok);
+      if (d.seeds_bypassed) w.key("seeds_bypassed").value(true);
+      if (!d.seed_errors.empty()) {
+        w.key("seed_errors").begin_array();
+        for (const auto& e : d.seed_errors) write_finding_json(w, e);
+        w.end_array();
+      }
+    }
+    if (d.rcp_checked) {
+      const auto& c = d.rcp;
+      w.key("rcp").begin_object();
+      w.key("pass").value(c.pass);
+      w.key("status").value(c.status);
+      w.key("message").value(c.message);
+      w.key("bypassed").value(c.bypassed);
+      w.key("norm_factor").value(c.norm_factor);
+      if (c.has_batch_size) {
+        w.key("batch_size").value(c.batch_size);
+        w.key("submission_batch_size").value(c.submission_batch_size);
+      }
+      if (c.evaluated) {
+        w.key("rcp_mean").value(c.rcp_mean);
+        w.key("rcp_stdev").value(c.rcp_stdev);
+        w.key("max_speedup").value(c.max_speedup);
+        w.key("min_epochs").value(c.min_epochs);
+        w.key("submission_mean_epochs").value(c.submission_mean);
+      }
+      if (!c.run_epochs.empty()) {
+        w.key("run_epochs").begin_array();
+        for (double e : c.run_epochs) w.value(e);
+        w.end_array();
+      }
+      w.end_object();
+    }
+    w.key("errors").begin_array();
+    for (const auto& e : d.errors) write_finding_json(w, e);
+    w.end_array();
+    w.key("warnings").begin_array();
+    for (const auto& e : d.warnings) write_finding_json(w, e);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_object();
+  w.end_object();
+  os << w.str() << "\n";
+}
+
+void print_human(const rules::PackageReport& r, const rules::RuleSet& rs, const rules::RuleSource& src,
+                 bool verbose, std::ostream& os) {
+  bool color = use_color(os);
+  os << "referee check-package " << r.path << " (" << rs.id().id() << ", rules from " << src.origin << ")\n";
+  int bad_sys = 0;
+  for (const auto& s : r.systems) {
+    if (s.valid) continue;
+    ++bad_sys;
+    os << paint(color, "31", "FAIL") << " systems/" << s.name << "\n";
+    for (const auto& e : s.errors) print_finding(os, "systems/" + s.name, e, "  ");
+  }
+  os << "systems: " << r.systems.size() << " checked, " << (r.systems.size() - static_cast<size_t>(bad_sys)) << " valid\n";
+  int failed = 0, checked = 0;
+  for (const auto& d : r.benchmarks) {
+    std::string name = d.system + "/" + d.benchmark;
+    if (d.skipped) {
+      os << paint(color, "33", "SKIP") << " " << name << ": not a benchmark of " << rs.id().id() << "\n";
+      continue;
+    }
+    ++checked;
+    if (!d.pass) ++failed;
+    int bad = 0;
+    for (const auto& f : d.files) bad += f.verdict.compliant ? 0 : 1;
+    os << (d.pass ? paint(color, "32", "PASS") : paint(color, "31", "FAIL")) << " " << name << "  " << d.division
+       << "  " << d.result_count << "/" << d.expected_count << " files";
+    if (bad) os << " (" << bad << " non-compliant)";
+    if (d.seeds_checked) os << "  seeds " << (d.seeds_bypassed ? "bypassed" : d.seeds_ok ? "ok" : "FAIL");
+    if (d.rcp_checked) {
+      const auto& c = d.rcp;
+      os << "  RCP " << c.status << (c.pass ? "" : " FAIL") << (c.bypassed ? " (bypassed)" : "");
+      if (c.evaluated)
+        os << " (mean " << fmt("%.6g", c.submission_mean) << " vs min " << fmt("%.6g", c.rcp_mean / c.max_speedup)
+           << ", factor " << fmt("%.4f", c.norm_factor) << ")";
+    }
+    os << "\n";
+    for (const auto& e : d.errors) {
+      os << "  " << e.rule << ": " << e.message << "\n";
+      if (!e.expected.empty()) os << "      expected: " << e.expected << "\n";
+      if (!e.found.empty()) os << "      found:    " << e.found << "\n";
+      if (!e.hint.empty()) os << "      hint:     " << e.hint << "\n";
+    }
+    for (const auto& e : d.seed_errors) os << "  seeds: " << e.message << "\n";
+    for (const auto& f : d.files) {
+      if (f.verdict.compliant) continue;
+      for (const auto& e : f.verdict.errors) print_finding(os, name + "/" + f.name, e, "  ");
+    }
+    if (verbose)
+      for (const auto& e : d.warnings) os << "  " << paint(color, "33", "warning") << " " << e.rule << ": " << e.message << "\n";
+  }
+  os << "verdict: " << (r.pass ? paint(color, "32", "PASS") : paint(color, "31", "FAIL")) << " (" << checked
+     << " benchmark directories, " << failed << " failing; " << bad_sys << " invalid system files; " << r.files
+     << " result files, " << fmt("%.1f", r.bytes / 1e6) << " MB)\n";
+}
+
+}  // namespace
+
 Command check_package_command() {
-  return {"check-package", "Check a whole submission package", [](CLI::App&) -> std::function<int()> {
-            return [] { return static_cast<int>(kCannotCheck); };
+  return {"check-package", "Check a whole submission package <org>/{systems,results}",
+          [](CLI::App& sub) -> std::function<int()> {
+            struct Opts {
+              std::string dir, ruleset, rules;
+              int jobs = 0;
+              bool json = false, verbose = false, rcp_bypass = false, seed_bypass = false, write_scaling = false;
+            };
+            auto o = std::make_shared<Opts>();
+            sub.add_option("ORG_DIR", o->dir, "the organisation's folder (holds systems/ and results/)")->required();
+            sub.add_option("--ruleset", o->ruleset, "rule set, e.g. training-3.1.0")->required();
+            sub.add_option("--rules", o->rules, "rules root (a tree with compliance_checker/ and rcp_checker/)");
+            sub.add_option("-j,--jobs", o->jobs, "threads (default: all cores)");
+            sub.add_flag("--json", o->json, "print JSON (schema referee.check-package/1)");
+            sub.add_flag("-v,--verbose", o->verbose, "also print warnings");
+            sub.add_flag("--rcp-bypass", o->rcp_bypass, "accept failing RCP checks (as the consortium's --rcp-bypass)");
+            sub.add_flag("--seed-checker-bypass", o->seed_bypass, "skip the seed checker");
+            sub.add_flag("--write-scaling", o->write_scaling,
+                         "write scaling.json where the RCP normalisation applies (the consortium's checker always does)");
+            return [o]() -> int {
+              rules::RuleSource src;
+              std::string error;
+              auto rs = rules::resolve_ruleset(o->ruleset, o->rules, &src, &error);
+              if (!rs) {
+                std::cerr << "referee check-package: " << error << "\n";
+                return kCannotCheck;
+              }
+              rules::RoundFacts facts;
+              if (!rules::facts_for(*rs, &facts, &error)) {
+                std::cerr << "referee check-package: " << error << "\n";
+                return kCannotCheck;
+              }
+              rules::PackageOptions opt;
+              opt.jobs = o->jobs > 0 ? o->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+              opt.rcp_bypass = o->rcp_bypass;
+              opt.seed_bypass = o->seed_bypass;
+              rules::PackageReport report;
+              if (!rules::check_package(*rs, facts, o->dir, opt, &report, &error)) {
+                std::cerr << "referee check-package: " << error << "\n";
+                return kCannotCheck;
+              }
+              if (o->json) write_json(report, *rs, src, std::cout);
+              else print_human(report, *rs, src, o->verbose, std::cout);
+              if (o->write_scaling) {
+                auto written = rules::write_scaling_files(report, &error);
+                for (const auto& p : written) std::cerr << "wrote " << p << "\n";
+                if (!error.empty()) {
+                  std::cerr << "referee check-package: " << error << "\n";
+                  return kCannotCheck;
+                }
+              }
+              return report.pass ? kPass : kFail;
+            };
           }};
 }
 

@@ -1,0 +1,156 @@
+#include "rules/facts.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <map>
+
+namespace referee::rules {
+
+namespace {
+
+// Required result files per benchmark. Policy: MLPerf Training rules,
+// "Benchmark results" (number of runs per benchmark); mlperf_logging
+// benchmark_meta.py _ALL_RESULT_FILE_COUNTS.
+const std::map<std::string, int>& runs_table() {
+  static const std::map<std::string, int> t = {
+      {"bert", 10}, {"dlrm", 5}, {"dlrm_dcnv2", 10}, {"gnmt", 10}, {"gpt3", 3}, {"maskrcnn", 5},
+      {"minigo", 10}, {"resnet", 5}, {"ssd", 5}, {"retinanet", 5}, {"stable_diffusion", 10},
+      {"transformer", 10}, {"ncf", 10}, {"rnnt", 10}, {"unet3d", 40}, {"gnn", 10}, {"rgat", 10},
+      {"llama2_70b_lora", 10}, {"llama31_405b", 3}, {"llama31_8b", 10}, {"flux1", 10},
+      {"gpt_oss_20b", 10}, {"deepseekv3_671b", 3}, {"qwen35_397b_grpo", 3}};
+  return t;
+}
+
+// Benchmarks per round. Policy: MLPerf Training rules, "Benchmarks" table of
+// each round; mlperf_logging benchmark_meta.py _ALL_ALLOWED_BENCHMARKS.
+const std::map<std::string, std::vector<std::string>>& rounds_table() {
+  static const std::map<std::string, std::vector<std::string>> t = {
+      {"0.6", {"resnet", "ssd", "maskrcnn", "gnmt", "transformer", "ncf", "minigo"}},
+      {"0.7", {"bert", "dlrm", "gnmt", "maskrcnn", "minigo", "resnet", "ssd", "transformer"}},
+      {"1.0", {"bert", "dlrm", "maskrcnn", "minigo", "resnet", "ssd", "rnnt", "unet3d"}},
+      {"1.1", {"bert", "dlrm", "maskrcnn", "minigo", "resnet", "ssd", "rnnt", "unet3d"}},
+      {"2.0", {"bert", "dlrm", "maskrcnn", "minigo", "resnet", "ssd", "rnnt", "unet3d"}},
+      {"2.1", {"bert", "dlrm", "maskrcnn", "minigo", "resnet", "ssd", "rnnt", "unet3d"}},
+      {"3.0", {"bert", "dlrm_dcnv2", "gpt3", "maskrcnn", "resnet", "ssd", "rnnt", "unet3d"}},
+      {"3.1", {"bert", "dlrm_dcnv2", "gpt3", "maskrcnn", "resnet", "ssd", "rnnt", "unet3d", "stable_diffusion"}},
+      {"4.0", {"bert", "dlrm_dcnv2", "gpt3", "resnet", "ssd", "unet3d", "stable_diffusion", "llama2_70b_lora", "gnn"}},
+      {"4.1", {"bert", "dlrm_dcnv2", "gpt3", "ssd", "stable_diffusion", "llama2_70b_lora", "gnn"}},
+      {"5.0", {"bert", "dlrm_dcnv2", "retinanet", "stable_diffusion", "llama2_70b_lora", "rgat", "llama31_405b"}},
+      {"5.1", {"llama31_8b", "dlrm_dcnv2", "retinanet", "flux1", "llama2_70b_lora", "rgat", "llama31_405b"}},
+      {"6.0", {"llama31_8b", "dlrm_dcnv2", "flux1", "llama2_70b_lora", "llama31_405b", "gpt_oss_20b", "deepseekv3_671b"}},
+      {"6.1", {"llama31_8b", "flux1", "llama2_70b_lora", "gpt_oss_20b", "deepseekv3_671b", "qwen35_397b_grpo"}},
+  };
+  return t;
+}
+
+// How the RCP checker reads convergence. Policy: MLPerf Training rules,
+// "Reference Convergence Points"; mlperf_logging rcp_checker.read_submission_file.
+Convergence convergence_of(const std::string& b) {
+  if (b == "stable_diffusion") return Convergence::StableDiffusion;
+  if (b == "llama2_70b_lora" || b == "flux1" || b.rfind("llama", 0) == 0 || b.rfind("gpt_oss", 0) == 0 ||
+      b.rfind("deepseek", 0) == 0 || b.rfind("qwen", 0) == 0)
+    return Convergence::SamplesCount;
+  return Convergence::EpochNum;
+}
+
+int version_major(const std::string& v) { return std::atoi(v.c_str()); }
+
+}  // namespace
+
+const BenchmarkFacts* RoundFacts::find(const std::string& benchmark) const {
+  for (const auto& b : benchmarks)
+    if (b.name == benchmark) return &b;
+  return nullptr;
+}
+
+int rcp_submission_runs(const std::string& benchmark) {
+  auto it = runs_table().find(benchmark);
+  return it == runs_table().end() ? 0 : it->second;
+}
+
+const std::vector<std::string>& required_system_fields() {
+  // Policy: MLPerf Training submission rules, "System description";
+  // mlperf_logging system_desc_checker.required_fields.
+  static const std::vector<std::string> f = {
+      "submitter", "division", "status", "system_name", "number_of_nodes", "host_processors_per_node",
+      "host_processor_model_name", "host_processor_core_count", "host_processor_vcpu_count",
+      "host_processor_frequency", "host_processor_caches", "host_processor_interconnect",
+      "host_memory_capacity", "host_storage_type", "host_storage_capacity", "host_networking",
+      "host_networking_topology", "host_memory_configuration", "accelerators_per_node",
+      "accelerator_model_name", "accelerator_host_interconnect", "accelerator_frequency",
+      "accelerator_on-chip_memories", "accelerator_memory_configuration", "accelerator_memory_capacity",
+      "accelerator_interconnect", "accelerator_interconnect_topology", "cooling", "hw_notes", "framework",
+      "other_software_stack", "operating_system", "sw_notes"};
+  return f;
+}
+
+const std::vector<std::string>& availability_values() {
+  // Policy: MLPerf Training submission rules, "Availability" (from 4.0).
+  static const std::vector<std::string> v = {"Available on-premise", "Available cloud",
+                                             "Research, Development, or Internal (RDI)", "Preview"};
+  return v;
+}
+
+bool facts_for(const RuleSet& rules, RoundFacts* out, std::string* error) {
+  *out = RoundFacts{};
+  out->ruleset = rules.id().id();
+  const std::string& usage = rules.id().usage;
+  const std::string& version = rules.id().version;
+  // The project's own sets carry a facts file.
+  std::filesystem::path ff = std::filesystem::path(rules.root()) / "facts" / (rules.id().dir() + ".yaml");
+  std::error_code ec;
+  if (std::filesystem::exists(ff, ec)) {
+    try {
+      YAML::Node n = YAML::LoadFile(ff.string());
+      for (auto it = n["benchmarks"].begin(); it != n["benchmarks"].end(); ++it) {
+        BenchmarkFacts b;
+        b.name = it->first.as<std::string>();
+        b.runs = it->second["runs"].as<int>();
+        b.olympic_drop = it->second["olympic_drop"] ? it->second["olympic_drop"].as<int>() : 1;
+        b.allowed_failures = it->second["allowed_failures"] ? it->second["allowed_failures"].as<int>() : b.olympic_drop;
+        std::string conv = it->second["convergence"] ? it->second["convergence"].as<std::string>() : "epoch_num";
+        b.convergence = conv == "samples_count" ? Convergence::SamplesCount : Convergence::EpochNum;
+        b.rcp = it->second["rcp"] ? it->second["rcp"].as<bool>() : true;
+        out->benchmarks.push_back(b);
+      }
+      out->system_status_check = n["system_status_check"] ? n["system_status_check"].as<bool>() : true;
+      out->seed_check = n["seed_check"] ? n["seed_check"].as<bool>() : true;
+      out->rcp_check = n["rcp_check"] ? n["rcp_check"].as<bool>() : true;
+      out->source = ff.string();
+      return true;
+    } catch (const YAML::Exception& e) {
+      *error = ff.string() + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
+      return false;
+    }
+  }
+  if (usage != "training") {
+    *error = "referee knows no benchmark facts for rule set " + rules.id().id() + " (and " + ff.string() + " does not exist)";
+    return false;
+  }
+  std::string short_version = version.substr(0, version.rfind('.'));
+  auto it = rounds_table().find(short_version);
+  if (it == rounds_table().end()) {
+    *error = "referee knows no benchmarks for training round " + version;
+    return false;
+  }
+  for (const auto& name : it->second) {
+    BenchmarkFacts b;
+    b.name = name;
+    b.runs = runs_table().at(name);
+    b.olympic_drop = name == "unet3d" ? 4 : 1;
+    b.allowed_failures = name == "unet3d" ? 4 : 1;
+    b.convergence = convergence_of(name);
+    b.rcp = name != "minigo";
+    out->benchmarks.push_back(b);
+  }
+  bool from_1_0 = version_major(version) >= 1;
+  out->system_check = from_1_0;
+  out->system_status_check = version_major(version) >= 4;
+  out->seed_check = from_1_0;
+  out->rcp_check = from_1_0;
+  out->source = "referee's facts table (MLPerf Training rules; mlperf_logging benchmark_meta)";
+  return true;
+}
+
+}  // namespace referee::rules

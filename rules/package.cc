@@ -1,0 +1,482 @@
+#include "rules/package.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "mllog/json_writer.h"
+
+namespace fs = std::filesystem;
+
+namespace referee::rules {
+
+namespace {
+
+std::string read_text(const fs::path& p, bool* ok) {
+  std::ifstream in(p, std::ios::binary);
+  *ok = static_cast<bool>(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<fs::path> sub_dirs(const fs::path& p) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(p, ec))
+    if (e.is_directory(ec)) out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Python's glob('result_*.txt'): no hidden files.
+bool is_result_name(const std::string& n) {
+  return n.size() >= 11 && n.rfind("result_", 0) == 0 && n.compare(n.size() - 4, 4, ".txt") == 0;
+}
+
+// package_checker_params: the consortium compares whole lines, newline
+// included, so only a last line without a trailing newline counts.
+void read_params(const fs::path& p, bool* rcp, bool* seed, std::vector<Finding>* warnings) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return;
+  bool ok = false;
+  std::string text = read_text(p, &ok);
+  size_t start = 0;
+  int lineno = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    ++lineno;
+    std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start + 1);
+    start = nl == std::string::npos ? text.size() : nl + 1;
+    std::string bare = line;
+    while (!bare.empty() && (bare.back() == '\n' || bare.back() == '\r' || bare.back() == ' ')) bare.pop_back();
+    if (line == "rcp-bypass") *rcp = true;
+    else if (line == "seed-checker-bypass") *seed = true;
+    else if (bare == "rcp-bypass" || bare == "seed-checker-bypass") {
+      Finding f;
+      f.line = static_cast<uint32_t>(lineno);
+      f.rule = "package_checker_params";
+      f.message = "'" + bare + "' is ignored: the consortium's checker only honours it on a last line without a trailing newline";
+      f.expected = bare + " (no newline after it)";
+      f.found = bare + " followed by a newline";
+      f.hint = "remove the trailing newline (printf '" + bare + "' > package_checker_params) if the bypass is intended";
+      warnings->push_back(f);
+    }
+  }
+}
+
+void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, std::string* division) {
+  out->name = p.filename().string();
+  bool ok = false;
+  std::string text = read_text(p, &ok);
+  std::string err;
+  Value v = value_from_json(text, &ok, &err);
+  if (!ok || v.kind != VKind::Dict) {
+    out->valid = false;
+    Finding f;
+    f.rule = "system description";
+    f.message = "not a JSON object" + (err.empty() ? "" : ": " + err);
+    f.hint = "systems/<system>.json must be one JSON object with the required fields";
+    out->errors.push_back(f);
+    return;
+  }
+  if (Value* d = v.d().find_str("division"); d && d->kind == VKind::Str) *division = d->s();
+  if (!facts.system_check) return;
+  for (const auto& field : required_system_fields()) {
+    if (v.d().find_str(field)) continue;
+    out->valid = false;
+    Finding f;
+    f.rule = "system description: required fields";
+    f.message = "Missing field " + field;
+    f.expected = "a \"" + field + "\" field";
+    f.found = "none";
+    f.hint = "add \"" + field + "\" (use \"\" or \"N/A\" when it does not apply)";
+    out->errors.push_back(f);
+  }
+  if (facts.system_status_check) {
+    Value* st = v.d().find_str("status");
+    if (st) {
+      const auto& allowed = availability_values();
+      bool good = st->kind == VKind::Str && std::find(allowed.begin(), allowed.end(), st->s()) != allowed.end();
+      if (!good) {
+        // The consortium replaces earlier reasons with this one.
+        out->valid = false;
+        out->errors.clear();
+        Finding f;
+        f.rule = "system description: status";
+        f.message = "Field status contains a non valid value: " + py_str(*st);
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
+        f.expected = "one of " + list;
+        f.found = py_repr(*st);
+        f.hint = "rounds from 4.0 use the availability wording, e.g. \"Available on-premise\"";
+        out->errors.push_back(f);
+      }
+    }
+  }
+}
+
+// Reads, parses and checks one result file; extracts seeds and convergence.
+void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader& reader, ResultFile* rf,
+                uint64_t* bytes) {
+  mllog::FileBuffer buf;
+  std::string err;
+  if (!buf.open(rf->path, &err)) {
+    rf->readable = false;
+    rf->verdict.compliant = false;
+    Finding f;
+    f.rule = "read";
+    f.message = err;
+    rf->verdict.errors.push_back(f);
+    rf->seed_error = err;
+    return;
+  }
+  *bytes += buf.view().size();
+  mllog::ParsedLog log;
+  reader.parse(buf.view(), &log);
+  rf->verdict = check_log(rules, log);
+  if (!log.errors.empty()) {
+    rf->seed_error = "Log lines had parsing errors (first at line " + std::to_string(log.errors[0].file_line) + ")";
+  } else {
+    int seed_key = log.find_key("seed");
+    if (seed_key >= 0) {
+      for (const auto& ev : log.events) {
+        if (ev.key_id != static_cast<uint32_t>(seed_key)) continue;
+        bool ok = false;
+        std::string perr;
+        Value d = value_from_json(ev.json, &ok, &perr);
+        Value* meta = ok && d.kind == VKind::Dict ? d.d().find_str("metadata") : nullptr;
+        Value* val = ok && d.kind == VKind::Dict ? d.d().find_str("value") : nullptr;
+        Value* file = meta && meta->kind == VKind::Dict ? meta->d().find_str("file") : nullptr;
+        Value* lineno = meta && meta->kind == VKind::Dict ? meta->d().find_str("lineno") : nullptr;
+        if (!file || !lineno || !val) {
+          rf->seed_error = "line " + std::to_string(ev.file_line) + ": seed without metadata.file/metadata.lineno";
+          rf->seeds.clear();
+          break;
+        }
+        int64_t s = 0;
+        if (val->kind == VKind::Int) s = val->i;
+        else if (val->kind == VKind::Bool) s = val->b;
+        else if (val->kind == VKind::Float && std::isfinite(val->f)) s = static_cast<int64_t>(std::trunc(val->f));
+        else if (val->kind == VKind::Str) {
+          char* end = nullptr;
+          long long x = std::strtoll(val->s().c_str(), &end, 10);
+          if (end == val->s().c_str() || *end) {
+            rf->seed_error = "line " + std::to_string(ev.file_line) + ": seed " + py_repr(*val) + " is not an integer";
+            rf->seeds.clear();
+            break;
+          }
+          s = x;
+        } else {
+          rf->seed_error = "line " + std::to_string(ev.file_line) + ": seed " + py_repr(*val) + " is not an integer";
+          rf->seeds.clear();
+          break;
+        }
+        rf->seeds.push_back({py_repr(*file), py_repr(*lineno), s});
+      }
+    }
+  }
+  rf->convergence = read_convergence(log, rules.id().version, bf.convergence);
+}
+
+void check_seeds(BenchmarkDir* d) {
+  std::map<std::tuple<std::string, std::string, int64_t>, std::string> seen;
+  for (const auto& f : d->files) {
+    if (!f.seed_error.empty()) {
+      Finding x;
+      x.rule = "seeds";
+      x.message = "Error found when querying seeds from " + f.name + ": " + f.seed_error;
+      x.hint = "fix the file's log lines so the seed checker can read them";
+      d->seed_errors.push_back(x);
+      continue;
+    }
+    if (f.seeds.empty()) {
+      Finding x;
+      x.rule = "seeds";
+      x.message = "Result file " + f.name + " logs no seed.";
+      x.expected = "a 'seed' line (mllog key \"seed\") in every run";
+      x.found = "none";
+      x.hint = "log the seed with mllog's SEED key; closed-division runs must each use a distinct, logged seed";
+      d->seed_errors.push_back(x);
+    }
+    for (const auto& s : f.seeds) {
+      auto key = std::make_tuple(s.file, s.lineno, s.seed);
+      auto it = seen.find(key);
+      if (it != seen.end()) {
+        Finding x;
+        x.rule = "seeds";
+        x.message = "Result file " + f.name + " logs seed " + std::to_string(s.seed) + " on " + s.file + ":" + s.lineno +
+                    ". However, result file " + it->second + " already logs the same seed on the same line.";
+        x.expected = "distinct seeds per run";
+        x.found = "seed " + std::to_string(s.seed) + " in " + it->second + " and " + f.name;
+        x.hint = "each run must draw its own seed";
+        d->seed_errors.push_back(x);
+      } else {
+        seen.emplace(key, f.name);
+      }
+    }
+  }
+  d->seeds_ok = d->seed_errors.empty();
+}
+
+}  // namespace
+
+bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::string& org_dir,
+                   const PackageOptions& opt, PackageReport* out, std::string* error) {
+  *out = PackageReport{};
+  fs::path root(org_dir);
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    *error = org_dir + " is not a directory";
+    return false;
+  }
+  out->path = org_dir;
+  out->package = fs::weakly_canonical(root, ec).filename().string();
+  fs::path results = root / "results";
+  fs::path systems = root / "systems";
+  if (!fs::is_directory(results, ec)) {
+    *error = org_dir + " has no results/ folder: expected <org>/results/<system>/<benchmark>/result_N.txt";
+    return false;
+  }
+
+  // System descriptions.
+  std::map<std::string, std::string> division_of;
+  if (fs::is_directory(systems, ec)) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(systems, ec))
+      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& p : files) {
+      SystemFile s;
+      std::string div;
+      check_system(p, facts, &s, &div);
+      division_of[p.stem().string()] = div;
+      out->systems.push_back(std::move(s));
+    }
+  }
+
+  // Benchmark directories and their files.
+  struct Job {
+    size_t dir;
+    size_t file;
+  };
+  std::vector<Job> jobs;
+  for (const auto& sys : sub_dirs(results)) {
+    bool sys_rcp = false, sys_seed = false;
+    std::vector<Finding> sys_warnings;
+    read_params(sys / "package_checker_params", &sys_rcp, &sys_seed, &sys_warnings);
+    for (const auto& bdir : sub_dirs(sys)) {
+      BenchmarkDir d;
+      d.system = sys.filename().string();
+      d.benchmark = bdir.filename().string();
+      d.path = bdir.string();
+      d.warnings = sys_warnings;
+      const BenchmarkFacts* bf = facts.find(d.benchmark);
+      auto div = division_of.find(d.system);
+      if (div == division_of.end()) {
+        Finding f;
+        f.rule = "system description";
+        f.message = "no systems/" + d.system + ".json for results/" + d.system;
+        f.expected = "systems/" + d.system + ".json";
+        f.found = "missing";
+        f.hint = "every results/<system> folder needs a systems/<system>.json";
+        d.errors.push_back(f);
+        d.pass = false;
+      } else {
+        d.division = div->second == "closed" ? "closed" : div->second;
+      }
+      if (!bf) {
+        d.skipped = true;
+        Finding f;
+        f.rule = "benchmarks";
+        f.message = "Skipping benchmark: " + d.benchmark + " is not a benchmark of " + facts.ruleset;
+        d.warnings.push_back(f);
+        out->benchmarks.push_back(std::move(d));
+        continue;
+      }
+      bool dir_rcp = false, dir_seed = false;
+      read_params(bdir / "package_checker_params", &dir_rcp, &dir_seed, &d.warnings);
+      d.rcp_bypass = opt.rcp_bypass || sys_rcp || dir_rcp;
+      d.seeds_bypassed = opt.seed_bypass || sys_seed || dir_seed;
+      d.expected_count = bf->runs;
+      size_t others = 0;
+      for (const auto& e : fs::directory_iterator(bdir, ec)) {
+        std::string n = e.path().filename().string();
+        if (is_result_name(n)) {
+          ResultFile rf;
+          rf.name = n;
+          rf.path = e.path().string();
+          d.files.push_back(std::move(rf));
+        } else if (n != "package_checker_params" && n[0] != '.') {
+          ++others;
+          Finding f;
+          f.rule = "files";
+          f.message = "unexpected file " + n + " in " + d.system + "/" + d.benchmark;
+          f.hint = e.is_directory() ? "extra folders (power/, ...) are not checked by referee yet"
+                                    : "result files must be named result_<n>.txt; should this one be renamed?";
+          d.warnings.push_back(f);
+        }
+      }
+      (void)others;
+      std::sort(d.files.begin(), d.files.end(), [](const ResultFile& a, const ResultFile& b) { return a.name < b.name; });
+      d.result_count = static_cast<int>(d.files.size());
+      out->benchmarks.push_back(std::move(d));
+    }
+  }
+  for (size_t i = 0; i < out->benchmarks.size(); ++i)
+    for (size_t j = 0; j < out->benchmarks[i].files.size(); ++j) jobs.push_back({i, j});
+
+  // Largest files first so threads finish together.
+  std::vector<uintmax_t> sizes(jobs.size());
+  for (size_t k = 0; k < jobs.size(); ++k) sizes[k] = fs::file_size(out->benchmarks[jobs[k].dir].files[jobs[k].file].path, ec);
+  std::vector<size_t> order(jobs.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> bytes{0};
+  auto worker = [&] {
+    mllog::LogReader reader;
+    uint64_t local = 0;
+    while (true) {
+      size_t k = next.fetch_add(1);
+      if (k >= order.size()) break;
+      const Job& job = jobs[order[k]];
+      BenchmarkDir& d = out->benchmarks[job.dir];
+      check_file(rules, *facts.find(d.benchmark), reader, &d.files[job.file], &local);
+    }
+    bytes += local;
+  };
+  int n = std::max(1, opt.jobs);
+  n = static_cast<int>(std::min<size_t>(static_cast<size_t>(n), std::max<size_t>(1, jobs.size())));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < n; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  out->bytes = bytes.load();
+  out->files = jobs.size();
+
+  // Directory verdicts.
+  for (auto& d : out->benchmarks) {
+    if (d.skipped) continue;
+    const BenchmarkFacts& bf = *facts.find(d.benchmark);
+    if (d.result_count != d.expected_count) {
+      d.pass = false;
+      Finding f;
+      f.rule = "result count";
+      f.message = "Incorrect number of files in dir, or wrong file names: found " + std::to_string(d.result_count) +
+                  ", expected " + std::to_string(d.expected_count);
+      f.expected = std::to_string(d.expected_count) + " result_<n>.txt files";
+      f.found = std::to_string(d.result_count);
+      f.hint = d.benchmark + " needs " + std::to_string(d.expected_count) + " runs";
+      d.errors.push_back(f);
+    }
+    int failing = 0;
+    for (const auto& f : d.files) failing += f.verdict.compliant ? 0 : 1;
+    if (failing > bf.allowed_failures || (failing > 0 && failing > bf.allowed_failures)) {
+      d.pass = false;
+      Finding f;
+      f.rule = "olympic scoring";
+      f.message = std::to_string(failing) + " files do not comply, directory cannot be accepted";
+      f.expected = "at most " + std::to_string(bf.allowed_failures) + " non-compliant file" + (bf.allowed_failures == 1 ? "" : "s");
+      f.found = std::to_string(failing);
+      d.errors.push_back(f);
+    } else if (failing > 0) {
+      Finding f;
+      f.rule = "olympic scoring";
+      f.message = std::to_string(failing) + " file" + (failing == 1 ? " does" : "s do") +
+                  " not comply, accepted under olympic scoring";
+      d.warnings.push_back(f);
+    }
+    bool closed = d.division == "closed";
+    if (closed && facts.seed_check) {
+      d.seeds_checked = true;
+      if (!d.seeds_bypassed) {
+        check_seeds(&d);
+        if (!d.seeds_ok) d.pass = false;
+      }
+    }
+    if (closed && facts.rcp_check && bf.rcp) {
+      d.rcp_checked = true;
+      std::vector<RunConvergence> runs;
+      std::string bench;
+      for (const auto& f : d.files) {
+        runs.push_back(f.convergence);
+        if (bench.empty()) bench = f.convergence.benchmark;
+      }
+      if (bench.empty()) bench = d.benchmark;
+      RcpTable table;
+      std::string err;
+      std::string path = rules.rcp_dir() + "/rcps_" + bench + ".json";
+      int n_runs = facts.find(bench) ? facts.find(bench)->runs : rcp_submission_runs(bench);
+      if (!table.load(path, bench, n_runs, &err)) {
+        // Without a table nothing matches: the consortium's checker stops here with an error.
+        d.rcp.status = "no_rcps";
+        d.rcp.message = "Cannot find any RCPs";
+        d.rcp.explanation = err;
+        d.rcp.pass = false;
+      } else {
+        d.rcp = table.evaluate(runs, d.rcp_bypass);
+      }
+      if (!d.rcp.pass) {
+        d.pass = false;
+        Finding f;
+        f.rule = "RCP";
+        f.message = "RCP Test Failed: " + d.rcp.message;
+        f.found = d.rcp.explanation;
+        if (d.rcp.evaluated) {
+          char buf[200];
+          std::snprintf(buf, sizeof buf, "olympic mean >= %.6g (RCP mean %.6g / max speedup %.6g)",
+                        d.rcp.rcp_mean / d.rcp.max_speedup, d.rcp.rcp_mean, d.rcp.max_speedup);
+          f.expected = buf;
+        }
+        f.hint = d.rcp.status == "missing" ? "submit an RCP for this batch size, or run at a batch size the RCPs cover"
+                 : d.rcp.status == "not_converged" ? "only one run may fail to converge"
+                 : d.rcp.status == "no_batch_size" ? "every result file must log the same global_batch_size"
+                 : "convergence faster than the reference needs review; a justified exception uses package_checker_params rcp-bypass";
+        d.errors.push_back(f);
+      }
+    }
+  }
+  for (const auto& s : out->systems)
+    if (!s.valid) out->pass = false;
+  for (const auto& d : out->benchmarks)
+    if (!d.skipped && !d.pass) out->pass = false;
+  return true;
+}
+
+std::vector<std::string> write_scaling_files(const PackageReport& report, std::string* error) {
+  std::vector<std::string> written;
+  for (const auto& d : report.benchmarks) {
+    if (!d.rcp_checked || !d.rcp.evaluated || !d.rcp.pass || d.rcp.bypassed) continue;
+    if (!(d.rcp.submission_mean < d.rcp.rcp_mean)) continue;
+    fs::path target = fs::path(d.path) / "scaling.json";
+    fs::path tmp = fs::path(d.path) / ".scaling.json.tmp";
+    std::string body = "{\"scaling_factor\": " + mllog::json_number(d.rcp.norm_factor) + "}";
+    {
+      std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
+      o << body;
+      o.flush();
+      if (!o) {
+        *error = "cannot write " + tmp.string();
+        return written;
+      }
+    }
+    std::error_code ec;
+    fs::rename(tmp, target, ec);
+    if (ec) {
+      *error = "cannot write " + target.string() + ": " + ec.message();
+      fs::remove(tmp, ec);
+      return written;
+    }
+    written.push_back(target.string());
+  }
+  return written;
+}
+
+}  // namespace referee::rules

@@ -1,0 +1,83 @@
+// The package checker: everything the consortium's package checker does for
+// a training submission package <org>/{systems,results}, without modifying it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rules/compliance.h"
+#include "rules/facts.h"
+#include "rules/rcp.h"
+#include "rules/ruleset.h"
+
+namespace referee::rules {
+
+struct PackageOptions {
+  int jobs = 1;                // threads for reading and checking files
+  bool rcp_bypass = false;     // --rcp-bypass (package-wide)
+  bool seed_bypass = false;    // --seed-checker-bypass (package-wide)
+};
+
+struct ResultFile {
+  std::string name;  // result_0.txt
+  std::string path;
+  FileVerdict verdict;
+  bool readable = true;
+  // What the seed and RCP passes read from the same parse.
+  struct Seed {
+    std::string file;
+    std::string lineno;
+    int64_t seed = 0;
+  };
+  std::vector<Seed> seeds;
+  std::string seed_error;  // the seed checker could not read this file's seeds
+  RunConvergence convergence;
+};
+
+struct BenchmarkDir {
+  std::string system, benchmark, division;
+  std::string path;
+  bool skipped = false;       // not a benchmark of this round
+  bool pass = true;
+  int result_count = 0, expected_count = 0;
+  std::vector<ResultFile> files;  // sorted by name
+  bool seeds_checked = false;
+  bool seeds_ok = true;
+  bool seeds_bypassed = false;
+  std::vector<Finding> seed_errors;
+  bool rcp_checked = false;
+  RcpOutcome rcp;
+  bool rcp_bypass = false;
+  std::vector<Finding> errors;    // directory-level reasons for failure
+  std::vector<Finding> warnings;  // stray files, ignored bypass lines, ...
+};
+
+struct SystemFile {
+  std::string name;  // eos_n8.json
+  bool valid = true;
+  std::vector<Finding> errors;
+};
+
+struct PackageReport {
+  std::string package;  // folder name of the organisation
+  std::string path;
+  bool pass = true;
+  std::vector<SystemFile> systems;
+  std::vector<BenchmarkDir> benchmarks;  // sorted by system/benchmark
+  std::vector<Finding> errors;           // package-level (no results/ folder, ...)
+  std::vector<Finding> warnings;
+  uint64_t bytes = 0;                    // log bytes read
+  size_t files = 0;
+};
+
+// Checks `org_dir`. Returns false (with *error) only when the package cannot
+// be checked at all (missing folder); rule breaks are in the report.
+bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::string& org_dir,
+                   const PackageOptions& opt, PackageReport* out, std::string* error);
+
+// Writes scaling.json ({"scaling_factor": f}) where the consortium's pipeline
+// would, atomically; returns the paths written.
+std::vector<std::string> write_scaling_files(const PackageReport& report, std::string* error);
+
+}  // namespace referee::rules

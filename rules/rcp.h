@@ -1,0 +1,80 @@
+// Reference convergence points: the consortium's RCP checker, reproduced.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mllog/reader.h"
+#include "rules/facts.h"
+#include "rules/value.h"
+
+namespace referee::rules {
+
+struct RcpRecord {
+  std::string name;
+  std::string benchmark;
+  double bs = 0;
+  std::vector<double> points;  // sorted
+  double mean = 0, stdev = 0, max_speedup = 0, min_epochs = 0;
+};
+
+// What one result file says about convergence (the RCP checker's reading).
+struct RunConvergence {
+  bool converged = false;   // a run_stop with status "success"
+  double epochs = 1e9;      // convergence point (1e9 when not converged)
+  bool has_bs = false;
+  Value bs;                 // value of the last line whose JSON mentions global_batch_size
+  std::string benchmark;    // submission_benchmark
+  std::string error;        // the consortium's checker would stop with an exception here
+};
+
+RunConvergence read_convergence(const mllog::ParsedLog& log, const std::string& ruleset_version,
+                                Convergence how);
+
+struct RcpOutcome {
+  bool evaluated = false;       // reference statistics available
+  bool pass = false;
+  bool bypassed = false;
+  std::string status;           // found, interpolated, smaller_batch_ok, missing, no_rcps, no_batch_size, not_converged
+  std::string message;          // the consortium's wording ("RCP found", "RCP Interpolation", ...)
+  std::string explanation;      // referee's sentence about why
+  double batch_size = 0;            // BS of the reference record evaluated (the submission's until one is)
+  double submission_batch_size = 0; // global_batch_size the runs log
+  bool has_batch_size = false;
+  double norm_factor = 1.0;
+  double rcp_mean = 0, rcp_stdev = 0, max_speedup = 0, min_epochs = 0, submission_mean = 0;
+  std::vector<double> run_epochs;  // sorted
+};
+
+class RcpTable {
+ public:
+  // Loads rcps_<benchmark>.json. n_runs: the benchmark's required submission runs.
+  bool load(const std::string& path, const std::string& benchmark, int n_runs, std::string* error);
+  const std::vector<RcpRecord>& records() const { return all_; }
+  const std::vector<RcpRecord>& pruned() const { return pruned_; }
+
+  // The consortium's check_directory for the runs of one benchmark directory.
+  RcpOutcome evaluate(const std::vector<RunConvergence>& runs, bool bypass) const;
+
+ private:
+  RcpRecord interpolate(double bs, const RcpRecord& lo, const RcpRecord& hi) const;
+  double min_acceptable_mean(double mean, double stdev, double n_ref) const;
+  void prune();
+
+  std::string benchmark_;
+  int n_runs_ = 0;
+  int drop_ = 1;
+  std::vector<RcpRecord> all_;     // sorted by BS (stable)
+  std::vector<RcpRecord> pruned_;
+};
+
+// numpy's float64 sum (pairwise), mean and population standard deviation.
+double np_sum(const double* a, size_t n);
+double np_mean(const std::vector<double>& v);
+double np_std(const std::vector<double>& v);
+// One-sided p-value of the consortium's t-test (scipy ttest_ind_from_stats, equal variances).
+double one_sided_p(double m1, double s1, double n1, double m2, double s2, double n2);
+// Python's round(x, n) for a float.
+double py_round_to(double x, int n);
+
+}  // namespace referee::rules

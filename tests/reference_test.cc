@@ -1,0 +1,155 @@
+// referee's verdicts on the published rounds equal the consortium's.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "rules/facts.h"
+#include "rules/interp.h"
+#include "rules/package.h"
+#include "rules/source.h"
+#include "tests/reference_data.h"
+
+namespace fs = std::filesystem;
+using namespace referee::rules;
+
+namespace {
+
+Value load_json(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  bool ok = false;
+  std::string err;
+  Value v = value_from_json(ss.str(), &ok, &err);
+  REQUIRE_MESSAGE(ok, path << ": " << err);
+  return v;
+}
+
+const Value& at(const Value& d, const char* k) {
+  static const Value none;
+  Value* p = d.d().find_str(k);
+  return p ? *p : none;
+}
+
+void check_close(double got, double want, const std::string& what) {
+  double tol = 1e-9 * std::max(1.0, std::fabs(want));
+  CHECK_MESSAGE(std::fabs(got - want) <= tol, what << ": referee " << got << ", consortium " << want);
+}
+
+void compare_round(const std::string& version, const std::string& results_dir) {
+  std::string error;
+  RuleSource src;
+  auto rs = resolve_ruleset("training-" + version, referee::testing::reference_rules(), &src, &error);
+  REQUIRE_MESSAGE(rs, error);
+  RoundFacts facts;
+  REQUIRE(facts_for(*rs, &facts, &error));
+  std::string expected_dir = referee::testing::reference_dir() + "/mlperf/expected/training_" + version;
+  int packages = 0, dirs = 0, files = 0, systems = 0;
+  for (const auto& e : fs::directory_iterator(expected_dir)) {
+    std::string org = e.path().stem().string();
+    Value exp = at(load_json(e.path().string()), "check");
+    PackageOptions opt;
+    opt.jobs = 2;
+    PackageReport r;
+    REQUIRE_MESSAGE(check_package(*rs, facts, results_dir + "/" + org, opt, &r, &error), error);
+    ++packages;
+    CHECK_MESSAGE((r.pass ? "pass" : "fail") == at(exp, "verdict").s(), org << " package verdict");
+    // Systems
+    const auto& exp_sys = at(exp, "systems").d().entries;
+    CHECK_MESSAGE(exp_sys.size() == r.systems.size(), org << " system file count");
+    for (const auto& s : r.systems) {
+      ++systems;
+      Value* es = at(exp, "systems").d().find_str(s.name);
+      REQUIRE_MESSAGE(es, org << " unexpected system " << s.name);
+      CHECK_MESSAGE(s.valid == at(*es, "valid").b, org << " " << s.name << " valid");
+    }
+    // Benchmark directories
+    const Value& eb = at(exp, "benchmarks");
+    CHECK_MESSAGE(eb.d().entries.size() == r.benchmarks.size(), org << " benchmark directory count");
+    for (const auto& d : r.benchmarks) {
+      ++dirs;
+      std::string key = d.system + "/" + d.benchmark;
+      Value* ed = eb.d().find_str(key);
+      REQUIRE_MESSAGE(ed, org << " unexpected directory " << key);
+      if (at(*ed, "skipped").kind == VKind::Bool) {
+        CHECK_MESSAGE(d.skipped, key << " skipped");
+        continue;
+      }
+      std::string w = org + " " + key;
+      CHECK_MESSAGE((d.pass ? "pass" : "fail") == at(*ed, "verdict").s(), w << " verdict");
+      CHECK_MESSAGE(d.division == at(*ed, "division").s(), w << " division");
+      CHECK_MESSAGE(d.result_count == at(*ed, "result_count").i, w << " result_count");
+      CHECK_MESSAGE(d.expected_count == at(*ed, "expected_count").i, w << " expected_count");
+      for (const auto& f : d.files) {
+        ++files;
+        Value* ef = at(*ed, "files").d().find_str(f.name);
+        REQUIRE_MESSAGE(ef, w << " unexpected file " << f.name);
+        CHECK_MESSAGE(f.verdict.compliant == at(*ef, "compliant").b,
+                      w << "/" << f.name << " compliant (first error: "
+                        << (f.verdict.errors.empty() ? "" : f.verdict.errors[0].rule + ": " + f.verdict.errors[0].message)
+                        << ")");
+      }
+      CHECK_MESSAGE(at(*ed, "files").d().entries.size() == d.files.size(), w << " file count");
+      if (at(*ed, "seeds_ok").kind == VKind::Bool) {
+        CHECK_MESSAGE(d.seeds_checked, w << " seeds checked");
+        CHECK_MESSAGE(d.seeds_ok == at(*ed, "seeds_ok").b, w << " seeds_ok");
+      } else {
+        CHECK_MESSAGE(!d.seeds_checked, w << " seeds not checked");
+      }
+      const Value& er = at(*ed, "rcp");
+      if (er.kind != VKind::Dict) {
+        CHECK_MESSAGE(!d.rcp_checked, w << " rcp not checked");
+        continue;
+      }
+      REQUIRE_MESSAGE(d.rcp_checked, w << " rcp checked");
+      CHECK_MESSAGE(d.rcp.pass == at(er, "pass").b, w << " rcp pass");
+      CHECK_MESSAGE(d.rcp.status == at(er, "status").s(), w << " rcp status");
+      CHECK_MESSAGE(d.rcp.bypassed == at(er, "bypassed").b, w << " rcp bypassed");
+      check_close(d.rcp.norm_factor, at(er, "norm_factor").as_double(), w + " norm_factor");
+      if (at(er, "batch_size").is_num()) check_close(d.rcp.batch_size, at(er, "batch_size").as_double(), w + " batch_size");
+      if (at(er, "rcp_mean").is_num()) {
+        REQUIRE_MESSAGE(d.rcp.evaluated, w << " rcp evaluated");
+        check_close(d.rcp.rcp_mean, at(er, "rcp_mean").as_double(), w + " rcp_mean");
+        check_close(d.rcp.rcp_stdev, at(er, "rcp_stdev").as_double(), w + " rcp_stdev");
+        check_close(d.rcp.max_speedup, at(er, "max_speedup").as_double(), w + " max_speedup");
+        check_close(d.rcp.min_epochs, at(er, "min_epochs").as_double(), w + " min_epochs");
+        check_close(d.rcp.submission_mean, at(er, "submission_mean_epochs").as_double(), w + " submission_mean_epochs");
+      }
+    }
+  }
+  MESSAGE("training-" << version << ": compared " << packages << " packages, " << systems << " system files, " << dirs
+                      << " benchmark directories, " << files << " result files");
+  CHECK(packages > 0);
+  CHECK(files > 0);
+}
+
+}  // namespace
+
+TEST_SUITE("reference") {
+  TEST_CASE("round 3.0: referee's verdicts equal the consortium's") {
+    if (!referee::testing::have_reference_data()) return;
+    compare_round("3.0.0", referee::testing::reference_dir() + "/mlperf/training_results_v3.0");
+  }
+  TEST_CASE("round 3.1: referee's verdicts equal the consortium's") {
+    if (!referee::testing::have_reference_data()) return;
+    compare_round("3.1.0", referee::testing::reference_dir() + "/mlperf/training_results_v3.1");
+  }
+  TEST_CASE("every published rule set loads") {
+    if (!referee::testing::have_reference_data()) return;
+    auto ids = list_rulesets(referee::testing::reference_rules());
+    CHECK(ids.size() >= 14);
+    for (const auto& id : ids) {
+      std::string error;
+      RuleSource src;
+      auto rs = resolve_ruleset(id, referee::testing::reference_rules(), &src, &error);
+      CHECK_MESSAGE(rs != nullptr, id << ": " << error);
+      if (rs) {
+        RoundFacts facts;
+        CHECK_MESSAGE(facts_for(*rs, &facts, &error), id << ": " << error);
+      }
+    }
+  }
+}

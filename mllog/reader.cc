@@ -190,16 +190,20 @@ uint32_t intern(ParsedLog* out, std::string_view key) {
 }
 
 // Counts line breaks in [p, end): "\n", "\r\n" and a lone "\r" each count once.
-uint32_t count_breaks(const char* p, const char* end) {
+uint32_t count_breaks(const char* p, const char* end, bool has_cr) {
   size_t n = static_cast<size_t>(std::count(p, end, '\n'));
-  if (std::memchr(p, '\r', static_cast<size_t>(end - p)) != nullptr) {
+  if (has_cr) {
     for (const char* q = p; q < end; ++q)
       if (*q == '\r' && (q + 1 >= end || q[1] != '\n')) ++n;
   }
   return static_cast<uint32_t>(n);
 }
 
-const char* find_line_end(const char* p, const char* end) {
+const char* find_line_end(const char* p, const char* end, bool has_cr) {
+  if (!has_cr) {
+    const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+    return nl ? static_cast<const char*>(nl) : end;
+  }
   for (; p < end; ++p)
     if (*p == '\n' || *p == '\r') return p;
   return end;
@@ -270,6 +274,8 @@ void LogReader::parse(std::string_view text, ParsedLog* out) {
   const char* counted = begin;       // line breaks counted up to here
   uint32_t file_line = 1;
   std::string error;
+  // Files with a carriage return anywhere take the slower universal-newline path.
+  const bool has_cr = std::memchr(begin, '\r', text.size()) != nullptr;
 
   while (scan < end) {
     const char* hit = static_cast<const char*>(
@@ -278,7 +284,7 @@ void LogReader::parse(std::string_view text, ParsedLog* out) {
     // The line that holds the hit.
     const char* line_start = hit;
     while (line_start > counted && line_start[-1] != '\n' && line_start[-1] != '\r') --line_start;
-    const char* line_end = find_line_end(hit, end);
+    const char* line_end = find_line_end(hit, end, has_cr);
     // Greedy ".*:::MLLOG ": the last token on the line wins.
     const char* last = hit;
     while (true) {
@@ -289,7 +295,7 @@ void LogReader::parse(std::string_view text, ParsedLog* out) {
       if (!next) break;
       last = next;
     }
-    file_line += count_breaks(counted, line_start);
+    file_line += count_breaks(counted, line_start, has_cr);
     counted = line_start;
 
     const char* j0 = last + kToken.size();

@@ -127,17 +127,7 @@ class Run : public Host {
   void enqueue_config(const std::string& path) override { queue_.push_back(path); }
 
   void load_line_value(const LineObj& line) override {
-    bool ok = false;
-    std::string err;
-    Value whole = value_from_json(line.json, &ok, &err);
-    Value v = Value::dict();
-    if (ok && whole.kind == VKind::Dict) {
-      Value* val = whole.d().find_str("value");
-      Value* meta = whole.d().find_str("metadata");
-      v.d().set(k_value_, val ? *val : Value());
-      v.d().set(k_metadata_, meta ? *meta : Value());
-    }
-    line.value = std::move(v);
+    line.value = line_value_from_json(line.json);
     line.value_loaded = true;
   }
 
@@ -528,8 +518,6 @@ class Run : public Host {
   std::vector<std::string> queue_;
   Value loglines_;
   Messages msgs_;
-  Value k_value_ = Value::str("value");
-  Value k_metadata_ = Value::str("metadata");
 };
 
 }  // namespace

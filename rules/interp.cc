@@ -2139,6 +2139,19 @@ Value from_json_tree(const mllog::Json& j) {
   return Value();
 }
 
+// Object names repeat on every line ("file", "lineno", "epoch_num"): share one
+// string per name and thread instead of allocating it again.
+Value object_key(std::string_view name) {
+  thread_local std::unordered_map<std::string, Value> cache;
+  if (name.size() > 40) return Value::str(std::string(name));
+  auto it = cache.find(std::string(name));
+  if (it != cache.end()) return it->second;
+  if (cache.size() > 4096) cache.clear();
+  Value v = Value::str(std::string(name));
+  cache.emplace(std::string(name), v);
+  return v;
+}
+
 Value from_simdjson(simdjson::dom::element e) {
   using T = simdjson::dom::element_type;
   switch (e.type()) {
@@ -2162,8 +2175,15 @@ Value from_simdjson(simdjson::dom::element e) {
       Value d = Value::dict();
       simdjson::dom::object obj;
       if (e.get_object().get(obj)) return d;
-      for (auto field : obj)
-        d.d().set(Value::str(std::string(field.key)), from_simdjson(field.value));
+      auto& entries = d.d().entries;
+      entries.reserve(obj.size());
+      for (auto field : obj) {
+        Value k = object_key(field.key);
+        Value v = from_simdjson(field.value);
+        // A repeated name keeps the last value, as Python's json does.
+        if (Value* old = d.d().find_str(field.key)) *old = std::move(v);
+        else entries.emplace_back(std::move(k), std::move(v));
+      }
       return d;
     }
   }
@@ -2171,6 +2191,37 @@ Value from_simdjson(simdjson::dom::element e) {
 }
 
 }  // namespace
+
+Value line_value_from_json(std::string_view json) {
+  thread_local simdjson::dom::parser parser;
+  thread_local std::string scratch;
+  thread_local Value k_value = Value::str("value");
+  thread_local Value k_metadata = Value::str("metadata");
+  scratch.assign(json.data(), json.size());
+  scratch.append(simdjson::SIMDJSON_PADDING, '\0');
+  Value out = Value::dict();
+  simdjson::dom::element doc;
+  simdjson::dom::object obj;
+  if (!parser.parse(scratch.data(), json.size(), false).get(doc) && !doc.get_object().get(obj)) {
+    Value value, meta;
+    for (auto field : obj) {  // the last of repeated names wins
+      if (field.key == "value") value = from_simdjson(field.value);
+      else if (field.key == "metadata") meta = from_simdjson(field.value);
+    }
+    out.d().entries.reserve(2);
+    out.d().entries.emplace_back(k_value, std::move(value));
+    out.d().entries.emplace_back(k_metadata, std::move(meta));
+    return out;
+  }
+  bool ok = false;
+  std::string err;
+  Value whole = value_from_json(json, &ok, &err);
+  Value* val = ok && whole.kind == VKind::Dict ? whole.d().find_str("value") : nullptr;
+  Value* meta = ok && whole.kind == VKind::Dict ? whole.d().find_str("metadata") : nullptr;
+  out.d().entries.emplace_back(k_value, val ? *val : Value());
+  out.d().entries.emplace_back(k_metadata, meta ? *meta : Value());
+  return out;
+}
 
 Value value_from_json(std::string_view json, bool* ok, std::string* error) {
   thread_local simdjson::dom::parser parser;

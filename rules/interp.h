@@ -105,6 +105,10 @@ class Code {
 // (simdjson first, a permissive parser for NaN/Infinity and odd bytes).
 Value value_from_json(std::string_view json, bool* ok, std::string* error);
 
+// {'value': <value>, 'metadata': <metadata>} of one MLLOG JSON text: the
+// consortium's ll.value. Fields missing from the text are None.
+Value line_value_from_json(std::string_view json);
+
 // The `is_integer` function the rule files call: abs(round(x) - x) < 1e-5.
 bool py_is_integer(const Value& v);
 

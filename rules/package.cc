@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -362,6 +363,7 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
   out->files = jobs.size();
 
   // Directory verdicts.
+  std::map<std::string, std::pair<std::unique_ptr<RcpTable>, std::string>> tables;
   for (auto& d : out->benchmarks) {
     if (d.skipped) continue;
     const BenchmarkFacts& bf = *facts.find(d.benchmark);
@@ -410,18 +412,26 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
         if (bench.empty()) bench = f.convergence.benchmark;
       }
       if (bench.empty()) bench = d.benchmark;
-      RcpTable table;
-      std::string err;
-      std::string path = rules.rcp_dir() + "/rcps_" + bench + ".json";
-      int n_runs = facts.find(bench) ? facts.find(bench)->runs : rcp_submission_runs(bench);
-      if (!table.load(path, bench, n_runs, &err)) {
+      // One table per benchmark: its statistics and pruning are the same for every directory.
+      auto cached = tables.find(bench);
+      if (cached == tables.end()) {
+        auto t = std::make_unique<RcpTable>();
+        std::string err;
+        std::string path = rules.rcp_dir() + "/rcps_" + bench + ".json";
+        int n_runs = facts.find(bench) ? facts.find(bench)->runs : rcp_submission_runs(bench);
+        bool ok = t->load(path, bench, n_runs, &err);
+        cached = tables.emplace(bench, std::make_pair(ok ? std::move(t) : nullptr, err)).first;
+      }
+      const RcpTable* table = cached->second.first.get();
+      const std::string& err = cached->second.second;
+      if (!table) {
         // Without a table nothing matches: the consortium's checker stops here with an error.
         d.rcp.status = "no_rcps";
         d.rcp.message = "Cannot find any RCPs";
         d.rcp.explanation = err;
         d.rcp.pass = false;
       } else {
-        d.rcp = table.evaluate(runs, d.rcp_bypass);
+        d.rcp = table->evaluate(runs, d.rcp_bypass);
       }
       if (!d.rcp.pass) {
         d.pass = false;

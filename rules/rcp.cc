@@ -4,6 +4,7 @@
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -367,10 +368,22 @@ RunConvergence read_convergence(const mllog::ParsedLog& log, const std::string& 
   auto field = [](const Value& d, const char* k) -> const Value* { return d.d().find_str(k); };
   for (const auto& ev : log.events) {
     std::string_view j = ev.json;
-    bool bs_line = j.find("global_batch_size") != std::string_view::npos;
-    bool bench_line = j.find("submission_benchmark") != std::string_view::npos;
-    bool eval_line = j.find("eval_error") != std::string_view::npos || j.find("eval_accuracy") != std::string_view::npos;
-    bool stop_line = j.find("run_stop") != std::string_view::npos;
+    // The consortium tests substrings of the JSON text; every one of them has
+    // an underscore followed by b, a, e or s, so one pass over '_' finds them all.
+    bool bs_line = false, bench_line = false, eval_line = false, stop_line = false;
+    for (const char* p = j.data(), *e = j.data() + j.size(); p < e;) {
+      const char* u = static_cast<const char*>(std::memchr(p, '_', static_cast<size_t>(e - p)));
+      if (!u) break;
+      std::string_view before(j.data(), static_cast<size_t>(u - j.data()));
+      std::string_view after(u + 1, static_cast<size_t>(e - u - 1));
+      auto ends = [&](std::string_view x) { return before.size() >= x.size() && before.substr(before.size() - x.size()) == x; };
+      auto starts = [&](std::string_view x) { return after.substr(0, x.size()) == x; };
+      if (ends("global") && starts("batch_size")) bs_line = true;
+      else if (ends("submission") && starts("benchmark")) bench_line = true;
+      else if (ends("eval") && (starts("accuracy") || starts("error"))) eval_line = true;
+      else if (ends("run") && starts("stop")) stop_line = true;
+      p = u + 1;
+    }
     if (!bs_line && !bench_line && !eval_line && !stop_line) continue;
     Value d;
     if (!parse(j, &d)) continue;

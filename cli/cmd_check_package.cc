@@ -210,7 +210,7 @@ Command check_package_command() {
               else print_human(report, *rs, src, o->verbose, std::cout);
               if (o->write_scaling) {
                 auto written = rules::write_scaling_files(report, &error);
-                for (const auto& p : written) std::cerr << "wrote " << p << "\n";
+                for (const auto& p : written) std::cerr << p << "\n";
                 if (!error.empty()) {
                   std::cerr << "referee check-package: " << error << "\n";
                   return kCannotCheck;

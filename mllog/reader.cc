@@ -312,11 +312,17 @@ void LogReader::parse(std::string_view text, ParsedLog* out) {
     bool ok = false;
     bool fast_failed = false;
     {
-      std::string& s = impl_->scratch;
-      s.assign(json.data(), json.size());
-      s.append(simdjson::SIMDJSON_PADDING, '\0');
+      // simdjson reads up to SIMDJSON_PADDING bytes past the text; inside the
+      // file those bytes are there already, so only lines near the end are copied.
+      const char* src = json.data();
+      if (static_cast<size_t>(end - (json.data() + json.size())) < simdjson::SIMDJSON_PADDING) {
+        std::string& s = impl_->scratch;
+        s.assign(json.data(), json.size());
+        s.append(simdjson::SIMDJSON_PADDING, '\0');
+        src = s.data();
+      }
       simdjson::dom::element doc;
-      auto err = impl_->parser.parse(s.data(), json.size(), false).get(doc);
+      auto err = impl_->parser.parse(src, json.size(), false).get(doc);
       if (err) {
         fast_failed = true;
       } else {

@@ -461,11 +461,24 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
 }
 
 std::vector<std::string> write_scaling_files(const PackageReport& report, std::string* error) {
-  std::vector<std::string> written;
+  std::vector<std::string> changed;
   for (const auto& d : report.benchmarks) {
-    if (!d.rcp_checked || !d.rcp.evaluated || !d.rcp.pass || d.rcp.bypassed) continue;
-    if (!(d.rcp.submission_mean < d.rcp.rcp_mean)) continue;
+    if (!d.rcp_checked) continue;
     fs::path target = fs::path(d.path) / "scaling.json";
+    std::error_code ec;
+    bool write = d.rcp.evaluated && d.rcp.pass && !d.rcp.bypassed && d.rcp.submission_mean < d.rcp.rcp_mean;
+    if (!write) {
+      // The consortium's RCP pass deletes the scaling.json of every directory it evaluates.
+      if (fs::exists(target, ec)) {
+        fs::remove(target, ec);
+        if (ec) {
+          *error = "cannot remove " + target.string() + ": " + ec.message();
+          return changed;
+        }
+        changed.push_back("removed " + target.string());
+      }
+      continue;
+    }
     fs::path tmp = fs::path(d.path) / ".scaling.json.tmp";
     std::string body = "{\"scaling_factor\": " + mllog::json_number(d.rcp.norm_factor) + "}";
     {
@@ -474,19 +487,19 @@ std::vector<std::string> write_scaling_files(const PackageReport& report, std::s
       o.flush();
       if (!o) {
         *error = "cannot write " + tmp.string();
-        return written;
+        fs::remove(tmp, ec);
+        return changed;
       }
     }
-    std::error_code ec;
     fs::rename(tmp, target, ec);
     if (ec) {
       *error = "cannot write " + target.string() + ": " + ec.message();
       fs::remove(tmp, ec);
-      return written;
+      return changed;
     }
-    written.push_back(target.string());
+    changed.push_back("wrote " + target.string());
   }
-  return written;
+  return changed;
 }
 
 }  // namespace referee::rules

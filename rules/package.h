@@ -76,8 +76,9 @@ struct PackageReport {
 bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::string& org_dir,
                    const PackageOptions& opt, PackageReport* out, std::string* error);
 
-// Writes scaling.json ({"scaling_factor": f}) where the consortium's pipeline
-// would, atomically; returns the paths written.
+// Does to scaling.json files what the consortium's RCP pass does: in every
+// RCP-evaluated directory, writes {"scaling_factor": f} (atomically) where the
+// normalisation applies and removes a stale one elsewhere. Returns what changed.
 std::vector<std::string> write_scaling_files(const PackageReport& report, std::string* error);
 
 }  // namespace referee::rules

@@ -3,7 +3,7 @@
 namespace referee::cli {
 
 std::vector<Command> all_commands() {
-  return {check_command(), check_package_command(), rules_command()};
+  return {check_command(), check_package_command(), score_command(), rules_command()};
 }
 
 }  // namespace referee::cli

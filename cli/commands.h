@@ -31,5 +31,6 @@ std::vector<Command> all_commands();
 Command check_command();
 Command check_package_command();
 Command rules_command();
+Command score_command();
 
 }  // namespace referee::cli

@@ -183,6 +183,16 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
     }
   }
   rf->convergence = read_convergence(log, rules.id().version, bf.convergence);
+  rf->parse_errors = !log.errors.empty();
+  // The summarizer takes the timestamps seen until both keys have appeared.
+  int start_key = log.find_key("run_start"), stop_key = log.find_key("run_stop");
+  bool have_start = false, have_stop = false;
+  for (const auto& ev : log.events) {
+    if (static_cast<int>(ev.key_id) == start_key) { rf->run_start_ms = ev.time_ms; have_start = true; }
+    if (static_cast<int>(ev.key_id) == stop_key) { rf->run_stop_ms = ev.time_ms; have_stop = true; }
+    if (have_start && have_stop) break;
+  }
+  rf->has_times = have_start && have_stop;
 }
 
 void check_seeds(BenchmarkDir* d) {

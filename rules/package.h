@@ -33,6 +33,10 @@ struct ResultFile {
   std::vector<Seed> seeds;
   std::string seed_error;  // the seed checker could not read this file's seeds
   RunConvergence convergence;
+  // The result summarizer's time to train: run_start and run_stop timestamps (ms).
+  bool has_times = false;
+  double run_start_ms = 0, run_stop_ms = 0;
+  bool parse_errors = false;
 };
 
 struct BenchmarkDir {

@@ -9,6 +9,7 @@
 #include "rules/facts.h"
 #include "rules/interp.h"
 #include "rules/package.h"
+#include "rules/score.h"
 #include "rules/source.h"
 #include "tests/reference_data.h"
 
@@ -126,9 +127,58 @@ void compare_round(const std::string& version, const std::string& results_dir) {
   CHECK(files > 0);
 }
 
+void compare_scores(const std::string& version, const std::string& results_dir) {
+  std::string error;
+  RuleSource src;
+  auto rs = resolve_ruleset("training-" + version, referee::testing::reference_rules(), &src, &error);
+  REQUIRE_MESSAGE(rs, error);
+  RoundFacts facts;
+  REQUIRE(facts_for(*rs, &facts, &error));
+  std::string expected_dir = referee::testing::reference_dir() + "/mlperf/expected/training_" + version;
+  int compared = 0;
+  for (const auto& e : fs::directory_iterator(expected_dir)) {
+    std::string org = e.path().stem().string();
+    Value exp = load_json(e.path().string());
+    PackageOptions opt;
+    opt.jobs = 2;
+    PackageReport r;
+    REQUIRE_MESSAGE(check_package(*rs, facts, results_dir + "/" + org, opt, &r, &error), error);
+    for (auto [mode, name] : {std::pair{ScaleMode::Published, "scores_minutes_published"},
+                              std::pair{ScaleMode::Pipeline, "scores_minutes_pipeline"}}) {
+      ScoreReport scores = score_package(r, facts, mode);
+      const Value& want = at(exp, name);
+      size_t got_count = 0;
+      for (const auto& row : scores.rows)
+        for (const auto& s : row.scores) {
+          std::string key = s.system + "/" + s.benchmark;
+          Value* w = want.d().find_str(key);
+          if (!s.has_score) {
+            CHECK_MESSAGE((!w || w->kind == VKind::None), org << " " << key << " " << name << ": referee has no score");
+            continue;
+          }
+          ++got_count;
+          REQUIRE_MESSAGE(w, org << " " << key << " " << name << ": not in the consortium's scores");
+          check_close(s.score, w->as_double(), org + " " + key + " " + name);
+          ++compared;
+        }
+      CHECK_MESSAGE(got_count == want.d().entries.size(), org << " " << name << " count");
+    }
+  }
+  MESSAGE("training-" << version << ": compared " << compared << " scores");
+  CHECK(compared > 0);
+}
+
 }  // namespace
 
 TEST_SUITE("reference") {
+  TEST_CASE("round 3.0: scores equal the consortium's, published and pipeline") {
+    if (!referee::testing::have_reference_data()) return;
+    compare_scores("3.0.0", referee::testing::reference_dir() + "/mlperf/training_results_v3.0");
+  }
+  TEST_CASE("round 3.1: scores equal the consortium's, published and pipeline") {
+    if (!referee::testing::have_reference_data()) return;
+    compare_scores("3.1.0", referee::testing::reference_dir() + "/mlperf/training_results_v3.1");
+  }
   TEST_CASE("round 3.0: referee's verdicts equal the consortium's") {
     if (!referee::testing::have_reference_data()) return;
     compare_round("3.0.0", referee::testing::reference_dir() + "/mlperf/training_results_v3.0");

@@ -1,0 +1,153 @@
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "rules/facts.h"
+#include "rules/package.h"
+#include "rules/score.h"
+#include "rules/source.h"
+
+namespace referee::cli {
+
+namespace {
+
+std::string num(double x, const char* f = "%.4f") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rules::RuleSource& src, std::ostream& os) {
+  mllog::JsonWriter w;
+  w.begin_object();
+  w.key("schema").value("referee.score/1");
+  w.key("referee_version").value(REFEREE_VERSION);
+  w.key("ruleset").value(rs.id().id());
+  w.key("rules").begin_object().key("source").value(src.root).key("sha256").value(rs.sha256()).end_object();
+  w.key("package").value(r.package);
+  w.key("scaling").value(r.mode == rules::ScaleMode::Published ? "published" : "pipeline");
+  w.key("systems").begin_object();
+  for (const auto& row : r.rows) {
+    w.key(row.system_file).begin_object();
+    if (!row.complete) w.key("error").value(row.error);
+    w.key("division").value(row.division).key("availability").value(row.availability);
+    w.key("submitter").value(row.submitter).key("system").value(row.system);
+    w.key("number_of_nodes").value(row.number_of_nodes);
+    w.key("host_processor_model_name").value(row.host_processor_model_name);
+    w.key("host_processors_count").value(row.host_processors_count);
+    w.key("accelerator_model_name").value(row.accelerator_model_name);
+    w.key("accelerators_count").value(row.accelerators_count);
+    w.key("framework").value(row.framework).key("notes").value(row.notes);
+    w.key("details_url").value(row.details_url).key("code_url").value(row.code_url);
+    w.key("benchmarks").begin_object();
+    for (const auto& s : row.scores) {
+      w.key(s.benchmark).begin_object();
+      if (s.has_score) w.key("score_minutes").value(s.score);
+      else w.key("score_minutes").null().key("note").value(s.note);
+      w.key("unscaled_minutes").value(s.unscaled);
+      w.key("factor").value(s.factor).key("factor_source").value(s.factor_source);
+      if (s.has_published_factor) w.key("published_factor").value(s.published_factor);
+      w.key("pipeline_factor").value(s.pipeline_factor);
+      w.key("runs").begin_array();
+      for (const auto& run : s.runs) {
+        w.begin_object().key("file").value(run.file).key("minutes").value(run.minutes).key("counted").value(run.counted);
+        if (!run.dropped.empty()) w.key("dropped").value(run.dropped);
+        w.end_object();
+      }
+      w.end_array().end_object();
+    }
+    w.end_object().end_object();
+  }
+  w.end_object().end_object();
+  os << w.str() << "\n";
+}
+
+void print_human(const rules::ScoreReport& r, std::ostream& os) {
+  os << "referee score " << r.package << " (" << r.ruleset << ", "
+     << (r.mode == rules::ScaleMode::Published ? "scaling as published" : "scaling as the consortium's pipeline recomputes it")
+     << ")\n";
+  for (const auto& row : r.rows) {
+    os << row.system_file << ": " << row.division << ", " << row.availability << ", " << row.accelerators_count << " x "
+       << row.accelerator_model_name << " (" << row.number_of_nodes << " nodes), " << row.framework << "\n";
+    if (!row.complete) os << "  error: " << row.error << "\n";
+    for (const auto& s : row.scores) {
+      os << "  " << s.benchmark << ": ";
+      if (!s.has_score) {
+        os << "no score (" << s.note << ")\n";
+      } else {
+        os << num(s.score) << " min";
+        if (s.factor != 1.0) os << " = " << num(s.unscaled) << " x " << num(s.factor, "%.6g") << " (" << s.factor_source << ")";
+        os << "\n";
+      }
+      os << "    runs:";
+      for (const auto& run : s.runs) {
+        os << " " << run.file << "=" << (run.dropped.rfind("non-compliant", 0) == 0 ? std::string("-") : num(run.minutes, "%.3f"));
+        if (!run.counted) os << "[" << (run.dropped.rfind("non-compliant", 0) == 0 ? "non-compliant" : run.dropped.rfind("fastest", 0) == 0 ? "fastest" : "slowest") << "]";
+      }
+      os << "\n";
+      bool differs = (s.has_published_factor ? s.published_factor : 1.0) != s.pipeline_factor;
+      if (differs && s.has_score) {
+        double pub = s.unscaled * (s.has_published_factor ? s.published_factor : 1.0);
+        double pipe = s.unscaled * s.pipeline_factor;
+        os << "    published " << num(pub) << " min (factor " << num(s.has_published_factor ? s.published_factor : 1.0, "%.6g")
+           << (s.has_published_factor ? " from scaling.json" : ", none") << "), pipeline today " << num(pipe)
+           << " min (factor " << num(s.pipeline_factor, "%.6g") << ": ";
+        os << (s.pipeline_factor != 1.0 ? "the RCP pass's normalisation"
+                                         : "the RCP pass removes scaling.json when the RCP check fails or needs no normalisation")
+           << ")\n";
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Command score_command() {
+  return {"score", "Score a package as the consortium's result summarizer does", [](CLI::App& sub) -> std::function<int()> {
+            struct Opts {
+              std::string dir, ruleset, rules;
+              int jobs = 0;
+              bool csv = false, json = false, rescale = false;
+            };
+            auto o = std::make_shared<Opts>();
+            sub.add_option("ORG_DIR", o->dir, "the organisation's folder (holds systems/ and results/)")->required();
+            sub.add_option("--ruleset", o->ruleset, "rule set, e.g. training-3.1.0")->required();
+            sub.add_option("--rules", o->rules, "rules root (a tree with compliance_checker/ and rcp_checker/)");
+            sub.add_option("-j,--jobs", o->jobs, "threads (default: all cores)");
+            auto* csv = sub.add_flag("--csv", o->csv, "the consortium's summary CSV");
+            sub.add_flag("--json", o->json, "JSON (schema referee.score/1)")->excludes(csv);
+            sub.add_flag("--rescale", o->rescale,
+                         "apply the factors the consortium's pipeline computes today (its RCP pass replaces scaling.json) "
+                         "instead of the published scaling.json files; nothing is written");
+            return [o]() -> int {
+              rules::RuleSource src;
+              std::string error;
+              auto rs = rules::resolve_ruleset(o->ruleset, o->rules, &src, &error);
+              if (!rs) {
+                std::cerr << "referee score: " << error << "\n";
+                return kCannotCheck;
+              }
+              rules::RoundFacts facts;
+              if (!rules::facts_for(*rs, &facts, &error)) {
+                std::cerr << "referee score: " << error << "\n";
+                return kCannotCheck;
+              }
+              rules::PackageOptions opt;
+              opt.jobs = o->jobs > 0 ? o->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+              rules::PackageReport report;
+              if (!rules::check_package(*rs, facts, o->dir, opt, &report, &error)) {
+                std::cerr << "referee score: " << error << "\n";
+                return kCannotCheck;
+              }
+              auto scores = rules::score_package(report, facts, o->rescale ? rules::ScaleMode::Pipeline : rules::ScaleMode::Published);
+              if (o->csv) std::cout << rules::scores_csv(scores, true);
+              else if (o->json) write_json(scores, *rs, src, std::cout);
+              else print_human(scores, std::cout);
+              return kPass;
+            };
+          }};
+}
+
+}  // namespace referee::cli

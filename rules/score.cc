@@ -1,0 +1,240 @@
+#include "rules/score.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "mllog/json_writer.h"
+#include "rules/interp.h"
+
+namespace fs = std::filesystem;
+
+namespace referee::rules {
+
+namespace {
+
+Value read_json_file(const fs::path& p, bool* ok) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string err;
+  *ok = static_cast<bool>(in);
+  if (!*ok) return Value();
+  return value_from_json(ss.str(), ok, &err);
+}
+
+std::string field_str(const Value& d, const char* k, bool* present) {
+  Value* v = d.d().find_str(k);
+  if (!v) {
+    *present = false;
+    return "";
+  }
+  return py_str(*v);
+}
+
+long long field_int(const Value& d, const char* k, bool* ok) {
+  Value* v = d.d().find_str(k);
+  if (!v) {
+    *ok = false;
+    return 0;
+  }
+  if (v->kind == VKind::Int) return v->i;
+  if (v->kind == VKind::Float) return static_cast<long long>(v->f);
+  if (v->kind == VKind::Str) {
+    try {
+      size_t used = 0;
+      long long x = std::stoll(v->s(), &used);
+      if (used == v->s().size()) return x;
+    } catch (...) {
+    }
+  }
+  *ok = false;
+  return 0;
+}
+
+// "3.1.0" -> "3.1", "3.0.0" -> "3.0", as the summarizer shortens it.
+std::string short_round(const std::string& version) {
+  std::string head = version.substr(0, 3), tail = version.substr(3);
+  std::string out;
+  for (size_t i = 0; i < tail.size();) {
+    if (tail.compare(i, 2, ".0") == 0) {
+      i += 2;
+      continue;
+    }
+    out += tail[i++];
+  }
+  return head + out;
+}
+
+}  // namespace
+
+ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, ScaleMode mode) {
+  ScoreReport out;
+  out.package = report.package;
+  out.ruleset = facts.ruleset;
+  out.mode = mode;
+  for (const auto& b : facts.benchmarks) out.benchmarks.push_back(b.name);
+  std::string version = facts.ruleset.substr(facts.ruleset.find('-') + 1);
+  std::string usage = facts.ruleset.substr(0, facts.ruleset.find('-'));
+  std::string prefix = "https://github.com/mlcommons/" + usage + "_results_v" + short_round(version);
+
+  std::vector<std::string> systems;
+  for (const auto& d : report.benchmarks)
+    if (std::find(systems.begin(), systems.end(), d.system) == systems.end()) systems.push_back(d.system);
+
+  for (const auto& sys : systems) {
+    SystemRow row;
+    row.system_file = sys;
+    bool ok = false;
+    Value desc = read_json_file(fs::path(report.path) / "systems" / (sys + ".json"), &ok);
+    if (!ok || desc.kind != VKind::Dict) {
+      row.complete = false;
+      row.error = "systems/" + sys + ".json is missing or not JSON";
+    } else {
+      bool present = true, ints = true;
+      row.division = field_str(desc, "division", &present);
+      row.availability = field_str(desc, "status", &present);
+      row.submitter = field_str(desc, "submitter", &present);
+      row.system = field_str(desc, "system_name", &present);
+      row.host_processor_model_name = field_str(desc, "host_processor_model_name", &present);
+      row.number_of_nodes = field_str(desc, "number_of_nodes", &present);
+      long long nodes = field_int(desc, "number_of_nodes", &ints);
+      row.host_processors_count = field_int(desc, "host_processors_per_node", &ints) * nodes;
+      row.accelerator_model_name = field_str(desc, "accelerator_model_name", &present);
+      row.accelerators_count = field_int(desc, "accelerators_per_node", &ints) * nodes;
+      row.framework = field_str(desc, "framework", &present);
+      std::string hw = field_str(desc, "hw_notes", &present), sw = field_str(desc, "sw_notes", &present);
+      row.notes = hw.empty() ? sw : sw.empty() ? hw : hw + ";" + sw;
+      if (!present || !ints) {
+        row.complete = false;
+        row.error = "systems/" + sys + ".json lacks a field the summary needs (or a count is not an integer)";
+      }
+      row.details_url = prefix + "/blob/main/" + row.submitter + "/systems/" + sys + ".json";
+      row.code_url = prefix + "/blob/master/" + row.submitter + "/benchmarks";
+    }
+    for (const auto& d : report.benchmarks) {
+      if (d.system != sys || d.skipped) continue;
+      BenchmarkScore bs;
+      bs.system = d.system;
+      bs.benchmark = d.benchmark;
+      bs.max_dropped = facts.find(d.benchmark) ? facts.find(d.benchmark)->olympic_drop : 1;
+      std::vector<double> times;
+      for (const auto& f : d.files) {
+        if (!f.verdict.compliant || f.parse_errors || !f.has_times) {
+          ++bs.noncompliant;
+          RunScore r;
+          r.file = f.name;
+          r.dropped = !f.verdict.compliant && !f.verdict.errors.empty()
+                          ? "non-compliant: " + f.verdict.errors[0].message
+                          : "non-compliant";
+          bs.runs.push_back(r);
+          continue;
+        }
+        double ms = f.run_stop_ms - f.run_start_ms;
+        RunScore r;
+        r.file = f.name;
+        r.minutes = ms / 60 / 1000;
+        bs.runs.push_back(r);
+        times.push_back(r.minutes);
+      }
+      // Factors: the package's scaling.json, and what the pipeline's RCP pass would leave.
+      fs::path sj = fs::path(d.path) / "scaling.json";
+      std::error_code ec;
+      if (fs::is_regular_file(sj, ec)) {
+        bool jok = false;
+        Value j = read_json_file(sj, &jok);
+        Value* f = jok && j.kind == VKind::Dict ? j.d().find_str("scaling_factor") : nullptr;
+        if (f && f->is_num()) {
+          bs.published_factor = f->as_double();
+          bs.has_published_factor = true;
+        }
+      }
+      bs.pipeline_factor = bs.has_published_factor ? bs.published_factor : 1.0;
+      std::string pipeline_source = bs.has_published_factor ? "scaling.json" : "none";
+      if (d.rcp_checked) {
+        bool writes = d.rcp.evaluated && d.rcp.pass && !d.rcp.bypassed && d.rcp.submission_mean < d.rcp.rcp_mean;
+        bs.pipeline_factor = writes ? d.rcp.norm_factor : 1.0;
+        pipeline_source = writes ? "RCP normalisation (pipeline)"
+                                 : (bs.has_published_factor ? "scaling.json removed by the RCP pass" : "none");
+      }
+      if (mode == ScaleMode::Published) {
+        bs.factor = bs.has_published_factor ? bs.published_factor : 1.0;
+        bs.factor_source = bs.has_published_factor ? "scaling.json" : "none";
+      } else {
+        bs.factor = bs.pipeline_factor;
+        bs.factor_source = pipeline_source;
+      }
+      int k = bs.max_dropped, dropped = bs.noncompliant;
+      std::stable_sort(bs.runs.begin(), bs.runs.end(), [](const RunScore& a, const RunScore& b) {
+        if (a.dropped.empty() != b.dropped.empty()) return a.dropped.empty();
+        return a.minutes < b.minutes;
+      });
+      if (dropped > k) {
+        bs.note = std::to_string(dropped) + " non-compliant runs; at most " + std::to_string(k) + " may be dropped";
+      } else {
+        std::sort(times.begin(), times.end());
+        long lo = k, hi = static_cast<long>(times.size()) - (k - dropped);
+        if (hi <= lo) {
+          bs.note = "no runs left after olympic dropping";
+        } else {
+          double sum = 0;  // Python's sum(): left to right
+          for (long i = lo; i < hi; ++i) sum += times[static_cast<size_t>(i)];
+          bs.unscaled = sum * 1.0 / static_cast<double>(hi - lo);
+          bs.score = bs.unscaled * bs.factor;
+          bs.has_score = true;
+          long idx = 0;
+          for (auto& r : bs.runs) {
+            if (!r.dropped.empty()) continue;
+            if (idx < lo) r.dropped = "fastest (olympic)";
+            else if (idx >= hi) r.dropped = "slowest (olympic)";
+            else r.counted = true;
+            ++idx;
+          }
+        }
+      }
+      row.scores.push_back(std::move(bs));
+    }
+    out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+namespace {
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+}  // namespace
+
+std::string scores_csv(const ScoreReport& r, bool header) {
+  std::string out;
+  if (header) {
+    out += "division,availability,submitter,system,number_of_nodes,host_processor_model_name,host_processors_count,"
+           "accelerator_model_name,accelerators_count,framework,notes";
+    for (const auto& b : r.benchmarks) out += "," + b;
+    out += ",details_url,code_url\n";
+  }
+  for (const auto& row : r.rows) {
+    if (!row.complete) continue;
+    out += csv_field(row.division) + "," + csv_field(row.availability) + "," + csv_field(row.submitter) + "," +
+           csv_field(row.system) + "," + csv_field(row.number_of_nodes) + "," +
+           csv_field(row.host_processor_model_name) + "," + std::to_string(row.host_processors_count) + "," +
+           csv_field(row.accelerator_model_name) + "," + std::to_string(row.accelerators_count) + "," +
+           csv_field(row.framework) + "," + csv_field(row.notes);
+    for (const auto& b : r.benchmarks) {
+      out += ",";
+      for (const auto& s : row.scores)
+        if (s.benchmark == b && s.has_score) out += mllog::json_number(s.score);
+    }
+    out += "," + csv_field(row.details_url) + "," + csv_field(row.code_url) + "\n";
+  }
+  return out;
+}
+
+}  // namespace referee::rules

@@ -1,0 +1,65 @@
+// Scores as the consortium's result summarizer computes them for training:
+// time to train per run, non-compliant runs dropped, the olympic mean, and the
+// scaling factor of the directory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rules/package.h"
+
+namespace referee::rules {
+
+enum class ScaleMode {
+  Published,  // apply a scaling.json present in the package (the review committee's decision)
+  Pipeline,   // as the consortium's pipeline today: its RCP pass replaces scaling.json, then the summarizer runs
+};
+
+struct RunScore {
+  std::string file;
+  double minutes = 0;     // (run_stop - run_start) / 60 / 1000
+  bool counted = false;   // inside the olympic window
+  std::string dropped;    // why not counted: "non-compliant: ...", "fastest (olympic)", "slowest (olympic)"
+};
+
+struct BenchmarkScore {
+  std::string system, benchmark;
+  bool has_score = false;
+  double score = 0;           // minutes, factor applied
+  double unscaled = 0;        // olympic mean before the factor
+  double factor = 1.0;
+  std::string factor_source;  // "none", "scaling.json", "RCP normalisation (pipeline)", "scaling.json removed by the RCP pass"
+  double published_factor = 1.0;   // the scaling.json in the package, if any
+  bool has_published_factor = false;
+  double pipeline_factor = 1.0;    // what the pipeline's RCP pass leaves
+  std::vector<RunScore> runs;      // sorted by time
+  int noncompliant = 0;
+  int max_dropped = 1;
+  std::string note;                // why there is no score
+};
+
+struct SystemRow {
+  std::string system_file;  // stem of systems/<x>.json (= results/<x>)
+  std::string division, availability, submitter, system, number_of_nodes, host_processor_model_name;
+  long long host_processors_count = 0, accelerators_count = 0;
+  std::string accelerator_model_name, framework, notes, details_url, code_url;
+  bool complete = true;
+  std::string error;  // a required field is missing
+  std::vector<BenchmarkScore> scores;  // one per benchmark directory of this system
+};
+
+struct ScoreReport {
+  std::string package;
+  std::string ruleset;
+  ScaleMode mode = ScaleMode::Published;
+  std::vector<std::string> benchmarks;  // the round's benchmarks (CSV columns)
+  std::vector<SystemRow> rows;
+};
+
+// Scores a package from a finished check_package report.
+ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, ScaleMode mode);
+
+// The consortium's CSV (result summarizer columns).
+std::string scores_csv(const ScoreReport& r, bool header);
+
+}  // namespace referee::rules

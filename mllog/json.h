@@ -12,6 +12,7 @@
 namespace referee::mllog {
 
 struct Json {
+  Json() = default;  // user-declared: clang 14 + libstdc++ 12 reject the recursive pair without it
   enum class Kind { Null, Bool, Int, Float, String, Array, Object };
   Kind kind = Kind::Null;
   bool b = false;

@@ -1,0 +1,700 @@
+#include "rules/fetch.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "mllog/json.h"
+#include "mllog/json_writer.h"
+#include "rules/ruleset.h"
+#include "rules/source.h"
+
+namespace fs = std::filesystem;
+
+namespace referee::rules {
+
+namespace {
+
+constexpr const char* kManifestSchema = "referee.rules-manifest/1";
+constexpr const char* kTagsPage = "https://github.com/mlcommons/logging/tags";
+// Limits against archive bombs: the real package's rule files are a few KiB each.
+constexpr size_t kMaxFileBytes = 64u << 20;
+constexpr size_t kMaxTotalBytes = 512u << 20;
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string hex(const unsigned char* md, unsigned len) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += digits[md[i] >> 4];
+    out += digits[md[i] & 15];
+  }
+  return out;
+}
+
+// SHA-256 of a file, streamed. Returns "" when the file cannot be read.
+std::string sha256_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return "";
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  EVP_DigestFinal_ex(ctx.get(), md, &len);
+  return hex(md, len);
+}
+
+std::string iso_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// ---------------------------------------------------------------- libcurl
+
+void curl_global() {
+  static const bool once = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
+  (void)once;
+}
+
+struct Progress {
+  std::string label;
+  curl_off_t offset = 0;  // bytes already on disk before this request
+  std::chrono::steady_clock::time_point last{};
+  bool printed = false;
+  curl_off_t last_have = -1;
+};
+
+std::string mib(curl_off_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+int progress_cb(void* p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t, curl_off_t) {
+  auto* pr = static_cast<Progress*>(p);
+  auto now = std::chrono::steady_clock::now();
+  curl_off_t have = pr->offset + dlnow;
+  bool done = dltotal > 0 && dlnow == dltotal;
+  if (have == pr->last_have) return 0;
+  if (pr->printed && !done && now - pr->last < std::chrono::milliseconds(100)) return 0;
+  if (dlnow == 0 && !pr->printed) return 0;
+  pr->last = now;
+  pr->printed = true;
+  pr->last_have = have;
+  std::string line = "\r" + pr->label + ": " + mib(have);
+  if (dltotal > 0) {
+    curl_off_t total = pr->offset + dltotal;
+    int pct = static_cast<int>(100 * have / total);
+    int width = 30, fill = width * pct / 100;
+    line += " / " + mib(total) + " [" + std::string(static_cast<size_t>(fill), '#') +
+            std::string(static_cast<size_t>(width - fill), ' ') + "] " + std::to_string(pct) + "%";
+  }
+  line += "\033[K";
+  std::fputs(line.c_str(), stderr);
+  return 0;
+}
+
+size_t write_cb(char* data, size_t size, size_t n, void* f) {
+  return std::fwrite(data, size, n, static_cast<FILE*>(f)) * size;
+}
+
+bool transient(CURLcode rc, long status) {
+  switch (rc) {
+    case CURLE_HTTP_RETURNED_ERROR:
+      return status >= 500 || status == 429 || status == 408;
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+uintmax_t file_size_or_zero(const std::string& path) {
+  std::error_code ec;
+  auto n = fs::file_size(path, ec);
+  return ec ? 0 : n;
+}
+
+}  // namespace
+
+std::string release_archive_url(const std::string& tag) {
+  return "https://github.com/mlcommons/logging/archive/refs/tags/" + tag + ".tar.gz";
+}
+
+bool valid_tag(const std::string& tag) {
+  if (tag.empty() || tag.size() > 100 || tag[0] == '.' || tag[0] == '-') return false;
+  return std::all_of(tag.begin(), tag.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+bool CurlFetcher::fetch(const std::string& url, const std::string& dest, DownloadError* error) {
+  curl_global();
+  requests_ = 0;
+  resumed_ = 0;
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  if (!curl) {
+    error->message = "cannot start libcurl";
+    return false;
+  }
+  const bool show_progress = options_.progress && isatty(STDERR_FILENO);
+  long backoff = options_.backoff_ms;
+  bool allow_resume = true;
+  bool restarted = false;  // one free restart when the server refuses a Range request
+  int attempt = 0;
+  const int attempts = std::max(1, options_.attempts);
+  std::string last_error;
+  while (attempt < attempts) {
+    ++attempt;
+    curl_off_t offset = allow_resume && attempt > 1 ? static_cast<curl_off_t>(file_size_or_zero(dest)) : 0;
+    FILE* f = std::fopen(dest.c_str(), offset > 0 ? "ab" : "wb");
+    if (!f) {
+      error->message = "cannot write " + dest + ": " + std::strerror(errno);
+      return false;
+    }
+    char errbuf[CURL_ERROR_SIZE] = {0};
+    Progress progress;
+    progress.label = options_.label.empty() ? std::string("downloading") : options_.label;
+    progress.offset = offset;
+    CURL* h = curl.get();
+    curl_easy_reset(h);
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
+    curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "referee/" REFEREE_VERSION);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, options_.connect_timeout_s);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, options_.low_speed_limit);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, options_.low_speed_time_s);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
+    if (offset > 0) {
+      curl_easy_setopt(h, CURLOPT_RESUME_FROM_LARGE, offset);
+      ++resumed_;
+    }
+    if (show_progress) {
+      curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+      curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress_cb);
+      curl_easy_setopt(h, CURLOPT_XFERINFODATA, &progress);
+    }
+    ++requests_;
+    CURLcode rc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    bool write_failed = std::fclose(f) != 0;
+    if (progress.printed) std::fputs("\n", stderr);
+    if (rc == CURLE_OK && !write_failed) return true;
+    if (write_failed || rc == CURLE_WRITE_ERROR) {
+      error->message = "cannot write " + dest + ": " + std::strerror(errno);
+      return false;
+    }
+    std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    if (offset > 0 && (rc == CURLE_RANGE_ERROR || status == 416) && !restarted) {
+      // The server does not honour Range: start over from byte 0.
+      restarted = true;
+      allow_resume = false;
+      --attempt;
+      continue;
+    }
+    if (rc == CURLE_HTTP_RETURNED_ERROR) {
+      error->http_status = status;
+      last_error = "the server answered HTTP " + std::to_string(status) + " for " + url;
+    } else {
+      error->http_status = 0;
+      last_error = "download of " + url + " failed: " + detail;
+    }
+    if (!transient(rc, status)) {
+      error->message = last_error;
+      return false;
+    }
+    if (attempt < attempts) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
+      backoff *= 2;
+    }
+  }
+  error->message = last_error + " (gave up after " + std::to_string(attempts) + " attempts)";
+  return false;
+}
+
+// ---------------------------------------------------------------- install
+
+namespace {
+
+// Removes what a failed fetch left behind: temp folders, and the cache
+// folders it created itself.
+struct Cleanup {
+  std::vector<fs::path> trees;    // removed recursively
+  std::vector<fs::path> created;  // removed when empty, deepest first
+  bool success = false;
+  ~Cleanup() {
+    std::error_code ec;
+    for (const auto& t : trees)
+      if (!t.empty()) fs::remove_all(t, ec);
+    if (success) return;
+    for (auto it = created.rbegin(); it != created.rend(); ++it)
+      if (fs::is_empty(*it, ec)) fs::remove(*it, ec);
+  }
+};
+
+bool make_temp_dir(const fs::path& parent, const std::string& prefix, fs::path* out, std::string* error) {
+  std::string tmpl = (parent / (prefix + "XXXXXX")).string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) {
+    *error = "cannot create a folder in " + parent.string() + ": " + std::strerror(errno) +
+             "\nfix: make the cache writable, or point REFEREE_CACHE at a writable folder";
+    return false;
+  }
+  *out = buf.data();
+  return true;
+}
+
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// "" when `from` is a remote URL; else the local file it names.
+std::string local_path(const std::string& from, bool* is_local) {
+  *is_local = false;
+  std::string l = lower(from.substr(0, 8));
+  if (l.rfind("http://", 0) == 0 || l.rfind("https://", 0) == 0) return "";
+  *is_local = true;
+  if (l.rfind("file://", 0) == 0) {
+    std::string rest = from.substr(7);
+    if (rest.rfind("localhost/", 0) == 0) rest = rest.substr(9);
+    return percent_decode(rest);
+  }
+  return from;
+}
+
+// "4.1.59" from ".../4.1.59.tar.gz", "logging-4.1.59.zip", ".../tar.gz/refs/tags/4.1.59".
+std::string tag_from_name(const std::string& from) {
+  std::string s = from.substr(0, from.find_first_of("?#"));
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  auto slash = s.rfind('/');
+  if (slash != std::string::npos) s = s.substr(slash + 1);
+  for (const char* ext : {".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar", ".zip"})
+    if (ends_with(lower(s), ext)) {
+      s.resize(s.size() - std::strlen(ext));
+      break;
+    }
+  if (s.rfind("logging-", 0) == 0) s = s.substr(8);
+  if (s.size() > 1 && s[0] == 'v' && std::isdigit(static_cast<unsigned char>(s[1]))) s = s.substr(1);
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) || !valid_tag(s)) return "";
+  return s;
+}
+
+std::vector<std::string> split_path(const std::string& p) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= p.size()) {
+    size_t j = p.find('/', i);
+    if (j == std::string::npos) j = p.size();
+    std::string c = p.substr(i, j - i);
+    if (!c.empty() && c != ".") out.push_back(c);
+    i = j + 1;
+  }
+  return out;
+}
+
+const char* kind_name(mode_t type) {
+  switch (type) {
+    case AE_IFLNK: return "a symbolic link";
+    case AE_IFCHR: return "a character device";
+    case AE_IFBLK: return "a block device";
+    case AE_IFIFO: return "a FIFO";
+    case AE_IFSOCK: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
+// Extracts the rule files of `archive_path` into `staging`. `files` gets
+// their paths (relative to `staging`) and digests.
+bool extract(const std::string& archive_path, const fs::path& staging, std::map<std::string, std::string>* files,
+             std::string* error) {
+  const std::string damaged_fix =
+      "\nfix: run the command again; if it keeps failing, download the archive with a browser or curl and pass "
+      "--from PATH";
+  std::unique_ptr<struct archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
+  archive_read_support_filter_all(a.get());
+  archive_read_support_format_all(a.get());
+  if (archive_read_open_filename(a.get(), archive_path.c_str(), 1 << 16) != ARCHIVE_OK) {
+    *error = "the download is not a readable archive (damaged, truncated, or not an archive at all): " + std::string(archive_error_string(a.get())) + damaged_fix;
+    return false;
+  }
+  bool saw_package = false;
+  std::vector<std::string> prefix;  // components above mlperf_logging/, from the first entry that has it
+  size_t total = 0;
+  for (;;) {
+    struct archive_entry* entry = nullptr;
+    int r = archive_read_next_header(a.get(), &entry);
+    if (r == ARCHIVE_EOF) break;
+    if (r < ARCHIVE_WARN) {
+      *error = "the archive is damaged or truncated: " + std::string(archive_error_string(a.get())) + damaged_fix;
+      return false;
+    }
+    const char* name = archive_entry_pathname(entry);
+    if (!name) name = archive_entry_pathname_utf8(entry);
+    if (!name) {
+      *error = "the archive has an entry without a readable name" + damaged_fix;
+      return false;
+    }
+    std::string path = name;
+    std::vector<std::string> comps = split_path(path);
+    bool escapes = !path.empty() && path[0] == '/';
+    for (const auto& c : comps) escapes |= c == "..";
+    if (escapes) {
+      *error = "the archive entry '" + path +
+               "' has an unsafe path (absolute or containing '..'); refusing the whole archive, nothing was installed"
+               "\nfix: the archive is malformed or malicious; fetch the official release of mlcommons/logging";
+      return false;
+    }
+    auto pkg = std::find(comps.begin(), comps.end(), "mlperf_logging");
+    if (pkg == comps.end()) continue;
+    std::vector<std::string> above(comps.begin(), pkg);
+    if (!saw_package) {
+      saw_package = true;
+      prefix = above;
+    } else if (above != prefix) {
+      continue;  // a second copy of the package elsewhere in the archive
+    }
+    std::vector<std::string> rest(pkg + 1, comps.end());
+    if (rest.size() < 2) continue;
+    const std::string& leaf = rest.back();
+    bool keep = (rest[0] == "compliance_checker" && ends_with(leaf, ".yaml")) ||
+                (rest[0] == "rcp_checker" && ends_with(leaf, ".json"));
+    if (!keep) continue;
+    mode_t type = archive_entry_filetype(entry);
+    if (type == AE_IFDIR) continue;
+    if (archive_entry_hardlink(entry) || type != AE_IFREG) {
+      *error = "the archive entry '" + path + "' is " +
+               std::string(archive_entry_hardlink(entry) ? "a hard link" : kind_name(type)) +
+               ", not a regular file; refusing the archive, nothing was installed"
+               "\nfix: the archive is malformed or malicious; fetch the official release of mlcommons/logging";
+      return false;
+    }
+    std::string rel;
+    for (const auto& c : rest) rel += (rel.empty() ? "" : "/") + c;
+    std::string bytes;
+    char buf[1 << 16];
+    for (;;) {
+      la_ssize_t n = archive_read_data(a.get(), buf, sizeof buf);
+      if (n == 0) break;
+      if (n < 0) {
+        *error = "the archive is damaged or truncated (in " + path + "): " + std::string(archive_error_string(a.get())) +
+                 damaged_fix;
+        return false;
+      }
+      bytes.append(buf, static_cast<size_t>(n));
+      total += static_cast<size_t>(n);
+      if (bytes.size() > kMaxFileBytes || total > kMaxTotalBytes) {
+        *error = "the archive entry '" + path + "' is implausibly large; refusing the archive"
+                 "\nfix: fetch the official release of mlcommons/logging";
+        return false;
+      }
+    }
+    fs::path out = staging / rel;
+    std::error_code ec;
+    fs::create_directories(out.parent_path(), ec);
+    std::ofstream o(out, std::ios::binary | std::ios::trunc);
+    o.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    o.close();
+    if (ec || !o) {
+      *error = "cannot write " + out.string() + (ec ? ": " + ec.message() : std::string()) +
+               "\nfix: check the free space and permissions of the cache folder";
+      return false;
+    }
+    (*files)[rel] = sha256_hex(bytes);
+  }
+  if (!saw_package) {
+    *error = "the archive has no mlperf_logging/ folder, so it is not the consortium's logging package"
+             "\nfix: --from must name an archive of the mlcommons/logging repository, such as " +
+             release_archive_url(kDefaultRulesTag);
+    return false;
+  }
+  if (files->empty()) {
+    *error = "the archive's mlperf_logging/ folder holds no rule files (compliance_checker/*.yaml, "
+             "rcp_checker/*.json)\nfix: fetch a release of mlcommons/logging that has the compliance checker";
+    return false;
+  }
+  return true;
+}
+
+std::string manifest_json(const Manifest& m) {
+  mllog::JsonWriter w(2);
+  w.begin_object();
+  w.key("schema").value(m.schema);
+  w.key("tag").value(m.tag);
+  w.key("source").value(m.source);
+  w.key("sha256").value(m.sha256);
+  w.key("fetched_at").value(m.fetched_at);
+  w.key("referee_version").value(m.referee_version);
+  w.key("files").begin_array();
+  for (const auto& f : m.files) w.begin_object().key("path").value(f.path).key("sha256").value(f.sha256).end_object();
+  w.end_array();
+  w.end_object();
+  return w.str() + "\n";
+}
+
+}  // namespace
+
+bool read_manifest(const std::string& dir, Manifest* out, std::string* error) {
+  std::string path = dir + "/manifest.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    *error = "cannot read " + path;
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  mllog::Json j;
+  std::string perr;
+  if (!mllog::parse_json_permissive(ss.str(), &j, &perr) || j.kind != mllog::Json::Kind::Object) {
+    *error = path + ": not a JSON object" + (perr.empty() ? "" : ": " + perr);
+    return false;
+  }
+  auto str = [&](const char* k) {
+    const mllog::Json* v = j.find(k);
+    return v && v->kind == mllog::Json::Kind::String ? v->s : std::string();
+  };
+  *out = Manifest{};
+  out->schema = str("schema");
+  out->tag = str("tag");
+  out->source = str("source");
+  out->sha256 = str("sha256");
+  out->fetched_at = str("fetched_at");
+  out->referee_version = str("referee_version");
+  if (const mllog::Json* files = j.find("files"); files && files->kind == mllog::Json::Kind::Array) {
+    for (const auto& f : files->items) {
+      const mllog::Json* p = f.find("path");
+      const mllog::Json* h = f.find("sha256");
+      if (p && p->kind == mllog::Json::Kind::String)
+        out->files.push_back({p->s, h && h->kind == mllog::Json::Kind::String ? h->s : std::string()});
+    }
+  }
+  if (out->schema != kManifestSchema) {
+    *error = path + ": schema is '" + out->schema + "', expected " + kManifestSchema;
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+bool fetch_rules_impl(const FetchRequest& request, Fetcher& fetcher, FetchResult* result, std::string* error) {
+  // Everything that can be checked without touching the cache comes first.
+  std::string url = request.from.empty() ? release_archive_url(request.tag.empty() ? kDefaultRulesTag : request.tag) : request.from;
+  bool is_local = false;
+  std::string local = local_path(url, &is_local);
+  std::error_code ec;
+  if (is_local && lower(url).rfind("file://", 0) != 0 && url.find("://") != std::string::npos) {
+    *error = "cannot fetch '" + url + "': only http://, https:// and file:// URLs are supported\nfix: download the "
+             "archive yourself and pass --from PATH";
+    return false;
+  }
+  if (is_local && !fs::is_regular_file(local, ec)) {
+    *error = "cannot read the archive " + local + ": no such file\nfix: check the path given to --from";
+    return false;
+  }
+  std::string tag = request.tag;
+  if (tag.empty()) {
+    if (request.from.empty()) {
+      tag = kDefaultRulesTag;
+    } else {
+      tag = tag_from_name(request.from);
+      if (tag.empty()) {
+        *error = "cannot tell the release tag from '" + request.from +
+                 "'\nfix: name it: referee rules fetch TAG --from " + request.from;
+        return false;
+      }
+    }
+  }
+  if (!valid_tag(tag)) {
+    *error = "'" + tag + "' is not a release tag\nfix: use a tag such as " + kDefaultRulesTag + " (see " + kTagsPage + ")";
+    return false;
+  }
+  std::string want = lower(request.sha256);
+  if (!want.empty() &&
+      (want.size() != 64 || !std::all_of(want.begin(), want.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))) {
+    *error = "--sha256 expects 64 hexadecimal digits, got '" + request.sha256 + "'\nfix: pass the output of sha256sum ARCHIVE";
+    return false;
+  }
+  std::string source = is_local ? fs::absolute(local, ec).lexically_normal().string() : url;
+
+  // Cache folders; the ones created here go again if the fetch fails.
+  Cleanup cleanup;
+  fs::path rules_dir = fs::path(cache_dir()) / "rules";
+  for (fs::path p = rules_dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    cleanup.created.insert(cleanup.created.begin(), p);
+    if (p == p.parent_path()) break;
+  }
+  fs::create_directories(rules_dir, ec);
+  if (ec || !fs::is_directory(rules_dir, ec)) {
+    *error = "cannot create the cache folder " + rules_dir.string() + (ec ? ": " + ec.message() : std::string()) +
+             "\nfix: make it writable, or point REFEREE_CACHE at a writable folder";
+    return false;
+  }
+
+  // Download.
+  std::string archive = local;
+  if (!is_local) {
+    fs::path tmp;
+    if (!make_temp_dir(rules_dir, ".tmp-", &tmp, error)) return false;
+    cleanup.trees.push_back(tmp);
+    archive = (tmp / "archive").string();
+    DownloadError derr;
+    if (!fetcher.fetch(url, archive, &derr)) {
+      *error = derr.message + "; nothing was installed";
+      if (derr.http_status == 404)
+        *error += "\nfix: check that release " + tag + " exists (" + kTagsPage +
+                  "), or pass --from URL|PATH naming an archive of the logging package";
+      else if (derr.http_status >= 400)
+        *error += "\nfix: run the command again later, or download the archive yourself and pass --from PATH";
+      else
+        *error += "\nfix: check the network connection (and proxy variables such as https_proxy), then run the "
+                  "command again; offline, download the archive elsewhere and pass --from PATH";
+      return false;
+    }
+  }
+
+  // Verify.
+  std::string got = sha256_file(archive);
+  if (got.empty()) {
+    *error = "cannot read the archive " + archive + "\nfix: check the file's permissions";
+    return false;
+  }
+  if (!want.empty() && got != want) {
+    *error = "checksum mismatch for " + source + ": expected sha256 " + want + ", got " + got +
+             "; nothing was installed\nfix: make sure --sha256 is the digest of this archive (sha256sum ARCHIVE); if "
+             "it is, the download was altered on the way";
+    return false;
+  }
+
+  // Extract.
+  fs::path staging;
+  if (!make_temp_dir(rules_dir, ".staging-" + tag + "-", &staging, error)) return false;
+  cleanup.trees.push_back(staging);
+  std::map<std::string, std::string> files;
+  if (!extract(archive, staging, &files, error)) return false;
+
+  Manifest m;
+  m.schema = kManifestSchema;
+  m.tag = tag;
+  m.source = source;
+  m.sha256 = got;
+  m.fetched_at = iso_now();
+  m.referee_version = REFEREE_VERSION;
+  for (const auto& [p, h] : files) m.files.push_back({p, h});
+  {
+    std::ofstream o(staging / "manifest.json", std::ios::binary | std::ios::trunc);
+    o << manifest_json(m);
+    o.close();
+    if (!o) {
+      *error = "cannot write " + (staging / "manifest.json").string() +
+               "\nfix: check the free space and permissions of the cache folder";
+      return false;
+    }
+  }
+
+  // Install: move an earlier copy aside, move the new one in, drop the old.
+  fs::path target = rules_dir / tag;
+  fs::path aside;
+  bool had_old = fs::exists(fs::symlink_status(target, ec));
+  if (had_old) {
+    if (!make_temp_dir(rules_dir, ".old-" + tag + "-", &aside, error)) return false;
+    cleanup.trees.push_back(aside);
+    if (!fs::is_directory(fs::symlink_status(target, ec))) fs::remove(aside, ec);  // rename(file, dir) fails
+    if (std::rename(target.c_str(), aside.c_str()) != 0) {
+      *error = "cannot move the installed " + target.string() + " aside: " + std::strerror(errno) +
+               "\nfix: check the permissions of the cache folder";
+      return false;
+    }
+  }
+  if (std::rename(staging.c_str(), target.c_str()) != 0) {
+    int e = errno;
+    if (had_old && std::rename(aside.c_str(), target.c_str()) != 0)
+      cleanup.trees.pop_back();  // the old install is still at `aside`: keep it
+    *error = "cannot move the new rules into " + target.string() + ": " + std::strerror(e) +
+             "\nfix: check the permissions of the cache folder";
+    return false;
+  }
+  cleanup.success = true;  // the staging folder is gone (renamed); `aside` is removed by the destructor
+
+  result->dir = target.string();
+  result->manifest = std::move(m);
+  result->rulesets = list_rulesets(result->dir);
+  result->replaced = had_old;
+  return true;
+}
+
+}  // namespace
+
+bool fetch_rules(const FetchRequest& request, Fetcher& fetcher, FetchResult* result, std::string* error) {
+  if (fetch_rules_impl(request, fetcher, result, error)) return true;
+  if (error->find("nothing was installed") == std::string::npos) {
+    size_t fix = error->find("\nfix:");
+    error->insert(fix == std::string::npos ? error->size() : fix, "; nothing was installed");
+  }
+  return false;
+}
+
+}  // namespace referee::rules

@@ -32,5 +32,10 @@ Command check_command();
 Command check_package_command();
 Command rules_command();
 Command score_command();
+Command import_command();
+Command compare_command();
+Command speedup_command();
+Command scaling_command();
+Command leaderboard_command();
 
 }  // namespace referee::cli

@@ -124,7 +124,7 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
 
 // Reads, parses and checks one result file; extracts seeds and convergence.
 void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader& reader, ResultFile* rf,
-                uint64_t* bytes) {
+                uint64_t* bytes, bool details) {
   mllog::FileBuffer buf;
   std::string err;
   if (!buf.open(rf->path, &err)) {
@@ -193,6 +193,48 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
     if (have_start && have_stop) break;
   }
   rf->has_times = have_start && have_stop;
+  if (!details) return;
+  rf->sha256 = sha256_hex(buf.view());
+  {
+    std::string fp;
+    fp.reserve(log.events.size() * 24);
+    char num[40];
+    for (const auto& ev : log.events) {
+      const std::string& k = log.keys[ev.key_id];
+      if (k.rfind("submission_", 0) == 0) continue;
+      std::snprintf(num, sizeof num, "\t%.17g\n", ev.time_ms);
+      fp += k;
+      fp += num;
+    }
+    rf->fingerprint = sha256_hex(fp);
+  }
+  int eval_key = log.find_key("eval_accuracy");
+  if (eval_key >= 0) {
+    for (const auto& ev : log.events) {
+      if (static_cast<int>(ev.key_id) != eval_key) continue;
+      Value lv = line_value_from_json(ev.json);
+      ResultFile::EvalPoint p;
+      p.time_ms = ev.time_ms;
+      Value* val = lv.d().find_str("value");
+      Value* meta = lv.d().find_str("metadata");
+      if (val && val->is_num()) {
+        p.metric = val->as_double();
+        p.has_metric = true;
+      }
+      if (val) p.value_json = py_repr(*val);
+      if (meta && meta->kind == VKind::Dict) {
+        if (Value* e = meta->d().find_str("epoch_num"); e && e->is_num()) {
+          p.epoch = e->as_double();
+          p.has_epoch = true;
+        }
+        if (Value* sc = meta->d().find_str("samples_count"); sc && sc->is_num()) {
+          p.samples = sc->as_double();
+          p.has_samples = true;
+        }
+      }
+      rf->evals.push_back(std::move(p));
+    }
+  }
 }
 
 void check_seeds(BenchmarkDir* d) {
@@ -359,7 +401,7 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
       if (k >= order.size()) break;
       const Job& job = jobs[order[k]];
       BenchmarkDir& d = out->benchmarks[job.dir];
-      check_file(rules, *facts.find(d.benchmark), reader, &d.files[job.file], &local);
+      check_file(rules, *facts.find(d.benchmark), reader, &d.files[job.file], &local, opt.details);
     }
     bytes += local;
   };

@@ -17,6 +17,7 @@ struct PackageOptions {
   int jobs = 1;                // threads for reading and checking files
   bool rcp_bypass = false;     // --rcp-bypass (package-wide)
   bool seed_bypass = false;    // --seed-checker-bypass (package-wide)
+  bool details = false;        // also hash each file and collect its evaluation curve (for the store)
 };
 
 struct ResultFile {
@@ -37,6 +38,17 @@ struct ResultFile {
   bool has_times = false;
   double run_start_ms = 0, run_stop_ms = 0;
   bool parse_errors = false;
+  // The evaluation curve: every eval_accuracy line.
+  struct EvalPoint {
+    double time_ms = 0;
+    double epoch = 0, samples = 0, metric = 0;
+    bool has_epoch = false, has_samples = false, has_metric = false;
+    std::string value_json;  // the value as logged (maskrcnn logs a dict)
+  };
+  std::vector<EvalPoint> evals;
+  std::string sha256;       // of the file's bytes
+  std::string fingerprint;  // of the run: every MLLOG key and timestamp except submission_* lines,
+                            // which submitters edit when they resubmit a log in a later round
 };
 
 struct BenchmarkDir {

@@ -28,7 +28,7 @@ bool RulesetId::parse(const std::string& text, RulesetId* out) {
   return true;
 }
 
-std::string sha256_hex(const std::string& bytes) {
+std::string sha256_hex(std::string_view bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);

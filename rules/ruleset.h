@@ -79,6 +79,6 @@ bool load_rule_file(const std::string& path, const std::string& rel, RuleFile* o
 std::vector<std::string> list_rulesets(const std::string& root);
 
 // SHA-256 of a byte string, lower-case hex.
-std::string sha256_hex(const std::string& bytes);
+std::string sha256_hex(std::string_view bytes);
 
 }  // namespace referee::rules

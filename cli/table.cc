@@ -1,0 +1,43 @@
+#include "cli/table.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace referee::cli {
+
+namespace {
+bool numeric(const std::string& s) {
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '%' || c == 'x' || c == ','; });
+}
+}  // namespace
+
+void Table::print(std::ostream& os) const {
+  std::vector<size_t> w(header_.size(), 0);
+  for (size_t i = 0; i < header_.size(); ++i) w[i] = header_[i].size();
+  for (const auto& r : rows_)
+    for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  auto line = [&](const std::vector<std::string>& r, bool head) {
+    for (size_t i = 0; i < w.size(); ++i) {
+      std::string c = i < r.size() ? r[i] : "";
+      std::string pad(w[i] - c.size(), ' ');
+      os << (i ? "  " : "") << (!head && numeric(c) ? pad + c : c + (i + 1 < w.size() ? pad : ""));
+    }
+    os << "\n";
+  };
+  line(header_, true);
+  std::vector<std::string> rule;
+  for (size_t x : w) rule.push_back(std::string(x, '-'));
+  line(rule, true);
+  for (const auto& r : rows_) line(r, false);
+}
+
+std::string fixed(double x, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  return buf;
+}
+
+std::string percent(double x, int decimals) { return fixed(x * 100, decimals) + "%"; }
+
+}  // namespace referee::cli

@@ -1,0 +1,304 @@
+#include "submissions/import.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "mllog/json_writer.h"
+#include "rules/interp.h"
+#include "rules/package.h"
+#include "rules/score.h"
+
+namespace fs = std::filesystem;
+
+namespace referee::submissions {
+
+namespace {
+
+std::string now_iso() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+long long ordinal_of(const std::string& version) {
+  long long a = 0, b = 0, c = 0;
+  std::sscanf(version.c_str(), "%lld.%lld.%lld", &a, &b, &c);
+  return a * 1000000 + b * 1000 + c;
+}
+
+long long id_for(Store& s, const char* select, const char* insert, const std::vector<std::string>& args,
+                 std::string* error) {
+  Stmt q(s.db(), select);
+  for (size_t i = 0; i < args.size(); ++i) q.bind(static_cast<int>(i + 1), args[i]);
+  if (q.step()) return q.col_int(0);
+  Stmt ins(s.db(), insert);
+  for (size_t i = 0; i < args.size(); ++i) ins.bind(static_cast<int>(i + 1), args[i]);
+  if (!ins.run()) {
+    *error = ins.error();
+    return -1;
+  }
+  return sqlite3_last_insert_rowid(s.db());
+}
+
+std::string findings_json(const std::vector<rules::Finding>& fs) {
+  mllog::JsonWriter w(0);
+  w.begin_array();
+  for (const auto& f : fs) {
+    w.begin_object().key("line").value(static_cast<long long>(f.line)).key("rule").value(f.rule).key("message").value(f.message);
+    if (!f.expected.empty()) w.key("expected").value(f.expected);
+    if (!f.found.empty()) w.key("found").value(f.found);
+    w.end_object();
+  }
+  w.end_array();
+  return w.str();
+}
+
+}  // namespace
+
+std::vector<std::string> find_packages(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (fs::is_directory(fs::path(dir) / "results", ec)) {
+    out.push_back(dir);
+    return out;
+  }
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_directory(ec) && fs::is_directory(e.path() / "results", ec)) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool import_package(Store& store, const rules::RuleSet& rules, const rules::RoundFacts& facts,
+                    const std::string& org_dir, const ImportOptions& opt, ImportResult* out, std::string* error) {
+  *out = ImportResult{};
+  rules::PackageOptions popt;
+  popt.jobs = opt.jobs;
+  popt.details = true;
+  rules::PackageReport report;
+  if (!rules::check_package(rules, facts, org_dir, popt, &report, error)) return false;
+  out->organisation = report.package;
+  out->verdict = report.pass ? "pass" : "fail";
+  auto published = rules::score_package(report, facts, rules::ScaleMode::Published);
+  auto pipeline = rules::score_package(report, facts, rules::ScaleMode::Pipeline);
+
+  // Content hash over everything imported, so that re-importing the same bytes changes nothing.
+  std::string manifest;
+  std::map<std::string, std::string> system_json;
+  for (const auto& s : report.systems) {
+    std::string text = slurp(fs::path(org_dir) / "systems" / s.name);
+    system_json[s.name] = text;
+    manifest += "systems/" + s.name + " " + rules::sha256_hex(text) + "\n";
+  }
+  for (const auto& d : report.benchmarks) {
+    for (const auto& f : d.files) manifest += d.system + "/" + d.benchmark + "/" + f.name + " " + f.sha256 + "\n";
+    for (const char* extra : {"scaling.json", "package_checker_params"}) {
+      fs::path p = fs::path(d.path) / extra;
+      std::error_code ec;
+      if (fs::exists(p, ec)) manifest += d.system + "/" + d.benchmark + "/" + extra + " " + rules::sha256_hex(slurp(p)) + "\n";
+    }
+  }
+  std::string content_hash = rules::sha256_hex(manifest);
+
+  if (!store.begin(error)) return false;
+  auto fail = [&](const std::string& msg) {
+    store.rollback();
+    *error = "import of " + org_dir + " failed, nothing was written: " + msg;
+    return false;
+  };
+  const auto& id = rules.id();
+  long long round_id = -1;
+  {
+    Stmt q(store.db(), "SELECT id FROM rounds WHERE name = ?1");
+    q.bind(1, id.id());
+    if (q.step()) {
+      round_id = q.col_int(0);
+    } else {
+      Stmt ins(store.db(), "INSERT INTO rounds(name, usage, version, ordinal) VALUES (?1, ?2, ?3, ?4)");
+      ins.bind(1, id.id()).bind(2, id.usage).bind(3, id.version).bind(4, ordinal_of(id.version));
+      if (!ins.run()) return fail(ins.error());
+      round_id = sqlite3_last_insert_rowid(store.db());
+    }
+  }
+  long long org_id = id_for(store, "SELECT id FROM organisations WHERE name = ?1",
+                            "INSERT INTO organisations(name) VALUES (?1)", {report.package}, error);
+  if (org_id < 0) return fail(*error);
+  {
+    Stmt q(store.db(), "SELECT id, content_sha256, ruleset_sha256 FROM packages WHERE round_id = ?1 AND organisation_id = ?2");
+    q.bind(1, round_id).bind(2, org_id);
+    if (q.step()) {
+      if (q.col_text(1) == content_hash && q.col_text(2) == rules.sha256()) {
+        store.rollback();
+        out->status = "unchanged";
+        return true;
+      }
+      long long old = q.col_int(0);
+      Stmt del(store.db(), "DELETE FROM packages WHERE id = ?1");
+      del.bind(1, old);
+      if (!del.run()) return fail(del.error());
+      out->status = "replaced";
+    } else {
+      out->status = "imported";
+    }
+  }
+  long long package_id;
+  {
+    Stmt ins(store.db(),
+             "INSERT INTO packages(round_id, organisation_id, path, content_sha256, verdict, ruleset_sha256, "
+             "referee_version, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    ins.bind(1, round_id).bind(2, org_id).bind(3, fs::absolute(org_dir).string()).bind(4, content_hash)
+        .bind(5, out->verdict).bind(6, rules.sha256()).bind(7, std::string(REFEREE_VERSION)).bind(8, now_iso());
+    if (!ins.run()) return fail(ins.error());
+    package_id = sqlite3_last_insert_rowid(store.db());
+  }
+
+  Stmt ins_system(store.db(),
+                  "INSERT INTO systems(package_id, name, system_name, submitter, division, availability, number_of_nodes, "
+                  "accelerators_per_node, accelerators_count, accelerator_model_name, host_processor_model_name, "
+                  "host_processors_count, framework, valid, description_json) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+  Stmt ins_result(store.db(),
+                  "INSERT INTO results(system_id, benchmark, division, verdict, result_count, expected_count, seeds_ok, "
+                  "rcp_status, rcp_pass, rcp_norm_factor, score_minutes, score_pipeline_minutes, unscaled_minutes, "
+                  "published_factor, pipeline_factor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+  Stmt ins_run(store.db(),
+               "INSERT INTO runs(result_id, file, content_sha256, run_start_ms, run_stop_ms, minutes, converged, epochs, "
+               "seed, compliant, counted, messages_json, fingerprint) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+  Stmt ins_eval(store.db(),
+                "INSERT INTO eval_points(run_id, seq, time_ms, epoch, samples, metric, value_json) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  long long runs_written = 0;
+  std::map<std::string, long long> system_ids;
+  for (const auto& row : published.rows) {
+    std::string file = row.system_file + ".json";
+    bool valid = true;
+    for (const auto& s : report.systems)
+      if (s.name == file) valid = s.valid;
+    bool okv = false;
+    std::string err;
+    rules::Value desc = rules::value_from_json(system_json.count(file) ? system_json[file] : "{}", &okv, &err);
+    long long per_node = row.accelerators_count;
+    long long nodes = 0;
+    if (okv && desc.kind == rules::VKind::Dict) {
+      if (auto* n = desc.d().find_str("number_of_nodes")) nodes = std::atoll(rules::py_str(*n).c_str());
+      if (auto* a = desc.d().find_str("accelerators_per_node")) per_node = std::atoll(rules::py_str(*a).c_str());
+    }
+    ins_system.reset();
+    ins_system.bind(1, package_id).bind(2, row.system_file).bind(3, row.system).bind(4, row.submitter)
+        .bind(5, row.division).bind(6, row.availability).bind(7, nodes).bind(8, per_node)
+        .bind(9, row.accelerators_count).bind(10, row.accelerator_model_name).bind(11, row.host_processor_model_name)
+        .bind(12, row.host_processors_count).bind(13, row.framework).bind(14, valid)
+        .bind(15, system_json.count(file) ? system_json[file] : std::string("{}"));
+    if (!ins_system.run()) return fail(ins_system.error());
+    system_ids[row.system_file] = sqlite3_last_insert_rowid(store.db());
+  }
+  for (const auto& d : report.benchmarks) {
+    if (d.skipped) continue;
+    auto sys = system_ids.find(d.system);
+    if (sys == system_ids.end()) continue;  // no system description: nothing to attach it to
+    const rules::BenchmarkScore* pub = nullptr;
+    const rules::BenchmarkScore* pipe = nullptr;
+    for (const auto& row : published.rows)
+      for (const auto& s : row.scores)
+        if (s.system == d.system && s.benchmark == d.benchmark) pub = &s;
+    for (const auto& row : pipeline.rows)
+      for (const auto& s : row.scores)
+        if (s.system == d.system && s.benchmark == d.benchmark) pipe = &s;
+    ins_result.reset();
+    ins_result.bind(1, sys->second).bind(2, d.benchmark).bind(3, d.division).bind(4, std::string(d.pass ? "pass" : "fail"))
+        .bind(5, d.result_count).bind(6, d.expected_count);
+    if (d.seeds_checked) ins_result.bind(7, d.seeds_ok); else ins_result.bind_null(7);
+    if (d.rcp_checked) ins_result.bind(8, d.rcp.status).bind(9, d.rcp.pass).bind(10, d.rcp.norm_factor);
+    else ins_result.bind_null(8).bind_null(9).bind_null(10);
+    if (pub && pub->has_score) ins_result.bind(11, pub->score).bind(13, pub->unscaled); else ins_result.bind_null(11).bind_null(13);
+    if (pipe && pipe->has_score) ins_result.bind(12, pipe->score); else ins_result.bind_null(12);
+    if (pub) ins_result.bind(14, pub->has_published_factor ? pub->published_factor : 1.0).bind(15, pub->pipeline_factor);
+    else ins_result.bind_null(14).bind_null(15);
+    if (!ins_result.run()) return fail(ins_result.error());
+    long long result_id = sqlite3_last_insert_rowid(store.db());
+    ++out->results;
+    for (const auto& f : d.files) {
+      bool counted = false;
+      if (pub)
+        for (const auto& r : pub->runs)
+          if (r.file == f.name) counted = r.counted;
+      ins_run.reset();
+      ins_run.bind(1, result_id).bind(2, f.name).bind(3, f.sha256);
+      if (f.has_times)
+        ins_run.bind(4, f.run_start_ms).bind(5, f.run_stop_ms).bind(6, (f.run_stop_ms - f.run_start_ms) / 60 / 1000);
+      else
+        ins_run.bind_null(4).bind_null(5).bind_null(6);
+      ins_run.bind(7, f.convergence.converged);
+      if (f.convergence.converged) ins_run.bind(8, f.convergence.epochs); else ins_run.bind_null(8);
+      if (!f.seeds.empty()) ins_run.bind(9, static_cast<long long>(f.seeds[0].seed)); else ins_run.bind_null(9);
+      ins_run.bind(10, f.verdict.compliant).bind(11, counted).bind(12, findings_json(f.verdict.errors)).bind(13, f.fingerprint);
+      if (!ins_run.run()) return fail(ins_run.error());
+      long long run_id = sqlite3_last_insert_rowid(store.db());
+      ++out->runs;
+      long long seq = 0;
+      for (const auto& p : f.evals) {
+        ins_eval.reset();
+        ins_eval.bind(1, run_id).bind(2, seq++).bind(3, p.time_ms);
+        if (p.has_epoch) ins_eval.bind(4, p.epoch); else ins_eval.bind_null(4);
+        if (p.has_samples) ins_eval.bind(5, p.samples); else ins_eval.bind_null(5);
+        if (p.has_metric) ins_eval.bind(6, p.metric); else ins_eval.bind_null(6);
+        ins_eval.bind(7, p.value_json);
+        if (!ins_eval.run()) return fail(ins_eval.error());
+      }
+      ++runs_written;
+      if (opt.fail_after_runs && runs_written == opt.fail_after_runs_count) {
+        opt.fail_after_runs();  // tests: simulate a crash in the middle
+        return fail("interrupted");
+      }
+    }
+  }
+  // Resubmissions: a run that appeared in an earlier round points at the earliest copy.
+  const char* link_sql = R"sql(
+    UPDATE runs SET resubmission_of = (
+      SELECT r2.id FROM runs r2
+        JOIN results x2 ON r2.result_id = x2.id JOIN systems s2 ON x2.system_id = s2.id
+        JOIN packages p2 ON s2.package_id = p2.id JOIN rounds d2 ON p2.round_id = d2.id
+      WHERE r2.fingerprint = runs.fingerprint
+        AND d2.ordinal < (SELECT d.ordinal FROM results x JOIN systems s ON x.system_id = s.id
+                          JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id
+                          WHERE x.id = runs.result_id)
+      ORDER BY d2.ordinal, r2.id LIMIT 1)
+    WHERE fingerprint IN (SELECT r.fingerprint FROM runs r JOIN results x ON r.result_id = x.id
+                             JOIN systems s ON x.system_id = s.id WHERE s.package_id = ?1);
+  )sql";
+  {
+    Stmt link(store.db(), link_sql);
+    link.bind(1, package_id);
+    if (!link.run()) return fail(link.error());
+    Stmt mark(store.db(), R"sql(
+      UPDATE results SET resubmission = (
+        SELECT COUNT(*) > 0 AND SUM(r.resubmission_of IS NULL) = 0 FROM runs r WHERE r.result_id = results.id)
+      WHERE id IN (SELECT x.id FROM results x JOIN runs r ON r.result_id = x.id
+                   WHERE r.fingerprint IN (SELECT r3.fingerprint FROM runs r3 JOIN results x3 ON r3.result_id = x3.id
+                                              JOIN systems s3 ON x3.system_id = s3.id WHERE s3.package_id = ?1)))sql");
+    mark.bind(1, package_id);
+    if (!mark.run()) return fail(mark.error());
+    Stmt count(store.db(), R"sql(SELECT COUNT(*) FROM runs r JOIN results x ON r.result_id = x.id
+                                  JOIN systems s ON x.system_id = s.id
+                                  WHERE s.package_id = ?1 AND r.resubmission_of IS NOT NULL)sql");
+    count.bind(1, package_id);
+    if (count.step()) out->resubmitted_runs = static_cast<int>(count.col_int(0));
+  }
+  if (!store.commit(error)) return fail(*error);
+  return true;
+}
+
+}  // namespace referee::submissions

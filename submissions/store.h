@@ -1,0 +1,74 @@
+// The SQLite store: rounds, organisations, packages, systems, benchmark
+// results, runs and their evaluation curves, with room for reviews.
+//
+// One file, WAL mode, foreign keys on, prepared statements only, a schema
+// version in PRAGMA user_version with migrations. Every write is one
+// transaction; a failure or a kill leaves the file as it was before it.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace referee::submissions {
+
+inline constexpr int kSchemaVersion = 2;
+
+// A prepared statement with bound values; throws nothing, reports via ok().
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql);
+  ~Stmt();
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  Stmt& bind(int i, const std::string& v);
+  Stmt& bind(int i, double v);
+  Stmt& bind(int i, long long v);
+  Stmt& bind(int i, int v) { return bind(i, static_cast<long long>(v)); }
+  Stmt& bind(int i, bool v) { return bind(i, static_cast<long long>(v)); }
+  Stmt& bind_null(int i);
+  bool step();  // true while a row is available
+  bool run();   // execute to completion; false on error
+  void reset();
+  long long col_int(int i) const;
+  double col_double(int i) const;
+  std::string col_text(int i) const;
+  bool col_null(int i) const;
+  bool ok() const { return rc_ == SQLITE_OK || rc_ == SQLITE_DONE || rc_ == SQLITE_ROW; }
+  std::string error() const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* st_ = nullptr;
+  int rc_ = SQLITE_OK;
+};
+
+class Store {
+ public:
+  // Opens (creating if needed) and migrates. Returns null with *error.
+  static std::unique_ptr<Store> open(const std::string& path, std::string* error);
+  ~Store();
+
+  sqlite3* db() const { return db_; }
+  const std::string& path() const { return path_; }
+  int schema_version() const;
+
+  // BEGIN IMMEDIATE (waits for other writers up to the busy timeout).
+  bool begin(std::string* error);
+  bool commit(std::string* error);
+  void rollback();
+  bool exec(const char* sql, std::string* error);
+
+ private:
+  bool migrate(std::string* error);
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+// The default database: $REFEREE_DB, else $XDG_DATA_HOME/referee/referee.db,
+// else ~/.local/share/referee/referee.db.
+std::string default_db_path();
+
+}  // namespace referee::submissions

@@ -1,0 +1,327 @@
+// The store: idempotent imports, crash safety, concurrent writers,
+// migrations, and the headline figures of round 3.1 from the reference data.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "rules/facts.h"
+#include "rules/source.h"
+#include "submissions/import.h"
+#include "submissions/queries.h"
+#include "submissions/store.h"
+#include "tests/reference_data.h"
+
+namespace fs = std::filesystem;
+using namespace referee;
+using namespace referee::submissions;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("referee-store-" + std::to_string(rd()) + std::to_string(getpid()));
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+long long count(Store& s, const char* table) {
+  Stmt st(s.db(), (std::string("SELECT COUNT(*) FROM ") + table).c_str());
+  REQUIRE(st.step());
+  return st.col_int(0);
+}
+
+struct Mini {
+  std::unique_ptr<rules::RuleSet> rules;
+  rules::RoundFacts facts;
+  std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
+  Mini() {
+    std::string error;
+    rules::RuleSource src;
+    rules = rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+    REQUIRE_MESSAGE(rules, error);
+    REQUIRE(rules::facts_for(*rules, &facts, &error));
+  }
+};
+
+// A copy of the example package under another organisation name.
+std::string copy_package(const fs::path& dir, const std::string& from, const std::string& org) {
+  fs::path to = dir / org;
+  fs::copy(from, to, fs::copy_options::recursive);
+  return to.string();
+}
+
+}  // namespace
+
+TEST_SUITE("store") {
+  TEST_CASE("a new store has the current schema, WAL and foreign keys") {
+    TempDir t;
+    std::string error;
+    auto s = Store::open((t.path / "a.db").string(), &error);
+    REQUIRE_MESSAGE(s, error);
+    CHECK(s->schema_version() == kSchemaVersion);
+    Stmt wal(s->db(), "PRAGMA journal_mode");
+    REQUIRE(wal.step());
+    CHECK(wal.col_text(0) == "wal");
+    Stmt fk(s->db(), "PRAGMA foreign_keys");
+    REQUIRE(fk.step());
+    CHECK(fk.col_int(0) == 1);
+  }
+
+  TEST_CASE("importing the same package twice changes nothing") {
+    Mini m;
+    TempDir t;
+    std::string error;
+    auto s = Store::open((t.path / "a.db").string(), &error);
+    REQUIRE(s);
+    ImportResult r;
+    REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error), error);
+    CHECK(r.status == "imported");
+    CHECK(r.results == 2);
+    CHECK(r.runs == 10);
+    long long runs = count(*s, "runs"), points = count(*s, "eval_points"), results = count(*s, "results");
+    CHECK(points > 0);
+    REQUIRE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error));
+    CHECK(r.status == "unchanged");
+    CHECK(count(*s, "runs") == runs);
+    CHECK(count(*s, "eval_points") == points);
+    CHECK(count(*s, "results") == results);
+    CHECK(count(*s, "packages") == 1);
+  }
+
+  TEST_CASE("a changed package is replaced whole") {
+    Mini m;
+    TempDir t;
+    std::string pkg = copy_package(t.path, m.example, "ExampleOrg");
+    std::string error;
+    auto s = Store::open((t.path / "a.db").string(), &error);
+    REQUIRE(s);
+    ImportResult r;
+    REQUIRE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error));
+    fs::remove(fs::path(pkg) / "results/cpu_2x_example/miniclf/result_4.txt");
+    REQUIRE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error));
+    CHECK(r.status == "replaced");
+    CHECK(count(*s, "packages") == 1);
+    CHECK(count(*s, "runs") == 9);
+    Stmt v(s->db(), "SELECT verdict FROM results WHERE benchmark = 'miniclf'");
+    REQUIRE(v.step());
+    CHECK(v.col_text(0) == "fail");  // 4 of 5 runs
+  }
+
+  TEST_CASE("a failure in the middle of an import leaves no partial rows") {
+    Mini m;
+    TempDir t;
+    std::string db = (t.path / "a.db").string();
+    std::string error;
+    {
+      auto s = Store::open(db, &error);
+      REQUIRE(s);
+      ImportOptions opt;
+      opt.fail_after_runs_count = 3;
+      opt.fail_after_runs = [] {};
+      ImportResult r;
+      CHECK_FALSE(import_package(*s, *m.rules, m.facts, m.example, opt, &r, &error));
+      CHECK(error.find("nothing was written") != std::string::npos);
+      CHECK(count(*s, "packages") == 0);
+      CHECK(count(*s, "runs") == 0);
+    }
+    // A process killed in the middle of its transaction: SQLite's journal undoes it.
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      std::string e;
+      auto s = Store::open(db, &e);
+      ImportOptions opt;
+      opt.fail_after_runs_count = 4;
+      opt.fail_after_runs = [] { _exit(42); };  // no rollback, no close: as a kill -9
+      ImportResult r;
+      import_package(*s, *m.rules, m.facts, m.example, opt, &r, &e);
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 42);
+    auto s = Store::open(db, &error);
+    REQUIRE_MESSAGE(s, error);
+    CHECK(count(*s, "packages") == 0);
+    CHECK(count(*s, "systems") == 0);
+    CHECK(count(*s, "results") == 0);
+    CHECK(count(*s, "runs") == 0);
+    CHECK(count(*s, "eval_points") == 0);
+    ImportResult r;
+    REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error), error);
+    CHECK(count(*s, "runs") == 10);
+  }
+
+  TEST_CASE("two processes importing at once both succeed") {
+    Mini m;
+    TempDir t;
+    std::string db = (t.path / "a.db").string();
+    std::vector<std::string> pkgs;
+    for (int i = 0; i < 4; ++i) pkgs.push_back(copy_package(t.path, m.example, "Org" + std::to_string(i)));
+    {
+      std::string error;
+      REQUIRE(Store::open(db, &error));  // created before the race, as a user's first import would
+    }
+    std::vector<pid_t> kids;
+    for (int k = 0; k < 2; ++k) {
+      pid_t pid = fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        std::string e;
+        auto s = Store::open(db, &e);
+        if (!s) _exit(10);
+        for (int i = k; i < 4; i += 2) {
+          ImportResult r;
+          if (!import_package(*s, *m.rules, m.facts, pkgs[static_cast<size_t>(i)], {}, &r, &e)) _exit(11);
+        }
+        _exit(0);
+      }
+      kids.push_back(pid);
+    }
+    for (pid_t p : kids) {
+      int status = 0;
+      waitpid(p, &status, 0);
+      CHECK(WIFEXITED(status));
+      CHECK(WEXITSTATUS(status) == 0);
+    }
+    std::string error;
+    auto s = Store::open(db, &error);
+    REQUIRE(s);
+    CHECK(count(*s, "packages") == 4);
+    CHECK(count(*s, "organisations") == 4);
+    CHECK(count(*s, "runs") == 40);
+  }
+
+  TEST_CASE("a database written by schema version 1 is migrated, its data kept") {
+    TempDir t;
+    std::string db = (t.path / "old.db").string();
+    {
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+      // Version 1 as it shipped: the tables below and user_version 1.
+      const char* v1 = R"sql(
+        CREATE TABLE rounds (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, usage TEXT NOT NULL,
+                             version TEXT NOT NULL, ordinal INTEGER NOT NULL);
+        CREATE TABLE organisations (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+        CREATE TABLE packages (id INTEGER PRIMARY KEY, round_id INTEGER NOT NULL REFERENCES rounds(id),
+          organisation_id INTEGER NOT NULL REFERENCES organisations(id), path TEXT NOT NULL,
+          content_sha256 TEXT NOT NULL, verdict TEXT NOT NULL, ruleset_sha256 TEXT NOT NULL,
+          referee_version TEXT NOT NULL, imported_at TEXT NOT NULL, UNIQUE (round_id, organisation_id));
+        CREATE TABLE systems (id INTEGER PRIMARY KEY, package_id INTEGER NOT NULL REFERENCES packages(id) ON DELETE CASCADE,
+          name TEXT NOT NULL, system_name TEXT, submitter TEXT, division TEXT, availability TEXT, number_of_nodes INTEGER,
+          accelerators_per_node INTEGER, accelerators_count INTEGER, accelerator_model_name TEXT,
+          host_processor_model_name TEXT, host_processors_count INTEGER, framework TEXT, valid INTEGER NOT NULL,
+          description_json TEXT NOT NULL, UNIQUE (package_id, name));
+        CREATE TABLE results (id INTEGER PRIMARY KEY, system_id INTEGER NOT NULL REFERENCES systems(id) ON DELETE CASCADE,
+          benchmark TEXT NOT NULL, division TEXT, verdict TEXT NOT NULL, result_count INTEGER, expected_count INTEGER,
+          seeds_ok INTEGER, rcp_status TEXT, rcp_pass INTEGER, rcp_norm_factor REAL, score_minutes REAL,
+          score_pipeline_minutes REAL, unscaled_minutes REAL, published_factor REAL, pipeline_factor REAL,
+          resubmission INTEGER NOT NULL DEFAULT 0, UNIQUE (system_id, benchmark));
+        CREATE TABLE runs (id INTEGER PRIMARY KEY, result_id INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,
+          file TEXT NOT NULL, content_sha256 TEXT NOT NULL, fingerprint TEXT NOT NULL, run_start_ms REAL,
+          run_stop_ms REAL, minutes REAL, converged INTEGER, epochs REAL, seed INTEGER, compliant INTEGER NOT NULL,
+          counted INTEGER NOT NULL, messages_json TEXT NOT NULL,
+          resubmission_of INTEGER REFERENCES runs(id) ON DELETE SET NULL, UNIQUE (result_id, file));
+        CREATE INDEX runs_by_fingerprint ON runs(fingerprint);
+        CREATE TABLE eval_points (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL,
+          time_ms REAL NOT NULL, epoch REAL, samples REAL, metric REAL, value_json TEXT, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
+        INSERT INTO rounds(name, usage, version, ordinal) VALUES ('training-3.0.0', 'training', '3.0.0', 3000000);
+        INSERT INTO organisations(name) VALUES ('OldOrg');
+        PRAGMA user_version = 1;
+      )sql";
+      char* msg = nullptr;
+      REQUIRE_MESSAGE(sqlite3_exec(raw, v1, nullptr, nullptr, &msg) == SQLITE_OK, (msg ? msg : ""));
+      sqlite3_close(raw);
+    }
+    std::string error;
+    auto s = Store::open(db, &error);
+    REQUIRE_MESSAGE(s, error);
+    CHECK(s->schema_version() == kSchemaVersion);
+    CHECK(count(*s, "rounds") == 1);
+    CHECK(count(*s, "organisations") == 1);
+    CHECK(count(*s, "objections") == 0);  // the review tables exist now
+    CHECK(count(*s, "decisions") == 0);
+  }
+
+  TEST_CASE("a database from a newer referee is refused, not damaged") {
+    TempDir t;
+    std::string db = (t.path / "new.db").string();
+    {
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+      sqlite3_exec(raw, "CREATE TABLE x(a); PRAGMA user_version = 99;", nullptr, nullptr, nullptr);
+      sqlite3_close(raw);
+    }
+    std::string error;
+    auto s = Store::open(db, &error);
+    CHECK_FALSE(s);
+    CHECK(error.find("newer than this referee knows") != std::string::npos);
+  }
+
+  TEST_CASE("the headline figures of round 3.1 come out of the store") {
+    if (!testing::have_reference_data()) return;
+    TempDir t;
+    std::string error;
+    auto s = Store::open((t.path / "r.db").string(), &error);
+    REQUIRE(s);
+    for (auto [round, dir] : {std::pair{"training-3.0.0", "training_results_v3.0"}, std::pair{"training-3.1.0", "training_results_v3.1"}}) {
+      rules::RuleSource src;
+      auto rs = rules::resolve_ruleset(round, testing::reference_rules(), &src, &error);
+      REQUIRE_MESSAGE(rs, error);
+      rules::RoundFacts facts;
+      REQUIRE(rules::facts_for(*rs, &facts, &error));
+      ImportOptions opt;
+      opt.jobs = 2;
+      for (const auto& pkg : find_packages(testing::reference_dir() + "/mlperf/" + dir)) {
+        ImportResult r;
+        REQUIRE_MESSAGE(import_package(*s, *rs, facts, pkg, opt, &r, &error), error);
+      }
+    }
+    // GPT-3 on Eos (10,752 GPUs) against Azure's instance of the same size.
+    auto cmp = find_results(*s, {"training-3.1.0", "gpt3", "", false},
+                            {"NVIDIA/eos-dfw_n1344_ngc23.09_nemo", "Azure+NVIDIA/ND_H100_v5_n1344_pytorch"}, &error);
+    REQUIRE_MESSAGE(cmp.size() == 2, error);
+    CHECK(cmp[0].accelerators == 10752);
+    CHECK(cmp[1].accelerators == 10752);
+    CHECK(cmp[0].score == doctest::Approx(3.9172).epsilon(1e-4));
+    CHECK(cmp[1].score == doctest::Approx(4.0085).epsilon(1e-4));
+    CHECK((cmp[1].score / cmp[0].score - 1) == doctest::Approx(0.0233).epsilon(0.01));
+    // The fastest GPT-3 of 3.0 (NVIDIA+CoreWeave, 3,584 GPUs) to 3.1.
+    auto sp = speedups(*s, "training-3.0.0", "training-3.1.0", "gpt3", false, "", false, &error);
+    REQUIRE_MESSAGE(!sp.empty(), error);
+    CHECK(sp[0].from.submitter == "NVIDIA+CoreWeave");
+    CHECK(sp[0].from.accelerators == 3584);
+    CHECK(sp[0].to.accelerators == 10752);
+    CHECK(sp[0].speedup == doctest::Approx(2.79).epsilon(0.005));
+    CHECK(sp[0].accelerator_ratio == doctest::Approx(3.0));
+    CHECK(sp[0].efficiency == doctest::Approx(0.931).epsilon(0.005));
+    // Eos at five sizes from 512 nodes.
+    auto sc = scaling(*s, {"training-3.1.0", "gpt3", "", false}, "NVIDIA", &error);
+    REQUIRE(sc.size() >= 5);
+    // Stable Diffusion on 1,024 GPUs, the fastest.
+    auto sd = leaderboard(*s, {"training-3.1.0", "stable_diffusion", "closed", false}, &error);
+    REQUIRE(!sd.empty());
+    CHECK(sd[0].accelerators == 1024);
+    CHECK(sd[0].score == doctest::Approx(2.4665).epsilon(1e-4));
+    // Resubmitted logs are recognised (Azure's 3.1 ResNet and BERT are its 3.0 logs).
+    auto resnet = find_results(*s, {"training-3.1.0", "resnet", "", false}, {"Azure/ND_H100_v5_mxnet"}, &error);
+    REQUIRE(resnet.size() == 1);
+    CHECK(resnet[0].resubmission);
+    auto bert = find_results(*s, {"training-3.1.0", "bert", "", false}, {"Azure/ND_H100_v5_pytorch"}, &error);
+    REQUIRE(bert.size() == 1);
+    CHECK(bert[0].resubmission);
+    auto rsp = speedups(*s, "training-3.0.0", "training-3.1.0", "resnet", true, "Azure", false, &error);
+    for (const auto& x : rsp) CHECK_FALSE(x.comparable);
+  }
+}

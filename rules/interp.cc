@@ -352,7 +352,12 @@ struct Name : Node {
 struct Attr : Node {
   NodeP obj;
   std::string name;
-  Value eval(Frame& f) const override { return get_attr(obj->eval(f), name); }
+  Value eval(Frame& f) const override {
+    Value o = obj->eval(f);
+    // A line's value is built on first use: `line.value` of a loglines entry (BEGIN code) or `ll.value`.
+    if (o.kind == VKind::Line && name == "value" && !o.line().value_loaded && f.host) f.host->load_line_value(o.line());
+    return get_attr(o, name);
+  }
   void assign(Frame& f, Value v) const override {
     Value o = obj->eval(f);
     if (o.kind != VKind::Line) raise("AttributeError", std::string("'") + py_type_name(o) + "' object attribute '" + name + "' is read-only");

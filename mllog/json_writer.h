@@ -10,7 +10,11 @@
 namespace referee::mllog {
 
 void append_json_string(std::string* out, std::string_view s);
-// Shortest text that reads back as the same double; NaN/Infinity as Python writes them.
+// Shortest text that reads back as the same double, laid out as Python's
+// repr(float) does: fixed notation for decimal exponents -4..15, else
+// exponent form ("100.0", "0.0001", "1e-05", "1e+16").
+std::string py_float_repr(double d);
+// py_float_repr, with NaN/Infinity as Python's json writes them.
 std::string json_number(double d);
 
 class JsonWriter {

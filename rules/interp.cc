@@ -718,6 +718,8 @@ class Parser {
 
   // statements ---------------------------------------------------------
   bool statement(std::vector<NodeP>& out) {
+    Depth guard(&depth_);
+    if (depth_ > kMaxNesting) return !!fail_here("blocks nested too deeply");
     const Token& t = peek();
     if (t.kind == Tok::Indent) return !!fail_here("unexpected indent");
     if (t.kind == Tok::Name) {
@@ -958,7 +960,18 @@ class Parser {
     return tup;
   }
 
+  // Nesting deeper than this is refused (CPython stops at 200 parentheses).
+  static constexpr int kMaxNesting = 200;
+  struct Depth {
+    explicit Depth(int* d) : d_(d) { ++*d_; }
+    ~Depth() { --*d_; }
+    int* d_;
+  };
+  int depth_ = 0;
+
   NodeP test() {
+    Depth guard(&depth_);
+    if (depth_ > kMaxNesting) return fail_here("expression nested too deeply");
     const Token& t = peek();
     if (is_name("lambda")) return fail_here("'lambda' is not supported in rule code");
     NodeP a = or_test();
@@ -998,6 +1011,8 @@ class Parser {
   NodeP or_test() { return bool_chain(false); }
 
   NodeP not_test() {
+    Depth guard(&depth_);
+    if (depth_ > kMaxNesting * 4) return fail_here("expression nested too deeply");
     if (is_name("not")) {
       auto n = mk<Unary>(peek());
       ++pos_;
@@ -1063,6 +1078,8 @@ class Parser {
   NodeP bitor_expr() { return binary_level(0); }
 
   NodeP factor() {
+    Depth guard(&depth_);
+    if (depth_ > kMaxNesting * 4) return fail_here("expression nested too deeply");
     if (is_op("-") || is_op("+") || is_op("~")) {
       auto n = mk<Unary>(peek());
       n->op = next().text;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "mllog/json_writer.h"
+
 namespace referee::rules {
 
 Value Value::str(std::string s) {
@@ -112,18 +114,7 @@ bool py_eq(const Value& a, const Value& b) {
   }
 }
 
-static std::string float_repr(double d) {
-  if (std::isnan(d)) return "nan";
-  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-  char buf[64];
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, d);
-    if (std::strtod(buf, nullptr) == d) break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
-}
+static std::string float_repr(double d) { return mllog::py_float_repr(d); }
 
 std::string py_repr(const Value& v) {
   switch (v.kind) {

@@ -1,0 +1,211 @@
+// Per-file compliance, as data: every folder of tests/data/compliance/ holds a
+// rules tree (rules/compliance_checker/test_1.0.0/*.yaml), a log (log.txt) and
+// the expected verdict (expected.txt):
+//
+//   # comment
+//   compliant: false
+//   error line=4 rule=common.yaml KEY run_start CHECK
+//     message: KeyError        <- optional: the finding's message contains this
+//   warning line=3 rule=common.yaml KEY x REQ EXACTLY_ONE
+//
+// Findings are listed errors first, then warnings, in the order check_log
+// returns them. A new quirk to pin down is a new folder, not new code.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mllog/reader.h"
+#include "rules/compliance.h"
+#include "rules/ruleset.h"
+
+namespace fs = std::filesystem;
+using namespace referee::rules;
+namespace mllog = referee::mllog;
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+struct Expected {
+  bool compliant = true;
+  std::vector<std::string> findings;                        // "error line=N rule=R"
+  std::vector<std::pair<size_t, std::string>> message_has;  // finding index, substring
+};
+
+Expected read_expected(const fs::path& p) {
+  Expected out;
+  bool have_verdict = false;
+  std::istringstream in(read_text(p));
+  std::string raw;
+  while (std::getline(in, raw)) {
+    std::string line = trim(raw);
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("compliant:", 0) == 0) {
+      std::string v = trim(line.substr(10));
+      REQUIRE_MESSAGE((v == "true" || v == "false"), p.string() << ": bad verdict line: " << line);
+      out.compliant = v == "true";
+      have_verdict = true;
+    } else if (line.rfind("error ", 0) == 0 || line.rfind("warning ", 0) == 0) {
+      out.findings.push_back(line);
+    } else if (line.rfind("message:", 0) == 0) {
+      REQUIRE_MESSAGE(!out.findings.empty(), p.string() << ": 'message:' before any finding");
+      out.message_has.emplace_back(out.findings.size() - 1, trim(line.substr(8)));
+    } else {
+      FAIL(p.string() << ": cannot read line: " << line);
+    }
+  }
+  REQUIRE_MESSAGE(have_verdict, p.string() << ": no 'compliant:' line");
+  return out;
+}
+
+std::string describe(const char* kind, const Finding& f) {
+  return std::string(kind) + " line=" + std::to_string(f.line) + " rule=" + f.rule;
+}
+
+// A scratch directory removed at scope exit.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "referee_compliance_XXXXXX").string();
+    char* p = mkdtemp(tmpl.data());
+    REQUIRE(p != nullptr);
+    path = p;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("compliance") {
+
+TEST_CASE("golden cases in tests/data/compliance") {
+  fs::path root = fs::path(REFEREE_TEST_DATA) / "compliance";
+  REQUIRE(fs::is_directory(root));
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(root))
+    if (e.is_directory()) cases.push_back(e.path());
+  std::sort(cases.begin(), cases.end());
+  REQUIRE(cases.size() >= 19);
+
+  mllog::LogReader reader;
+  for (const auto& dir : cases) {
+    std::string name = dir.filename().string();
+    INFO("case " << name);
+    std::string error;
+    auto rules = RuleSet::load((dir / "rules").string(), RulesetId{"test", "1.0.0"}, &error);
+    REQUIRE_MESSAGE(rules, error);
+    mllog::FileBuffer buf;
+    REQUIRE_MESSAGE(buf.open((dir / "log.txt").string(), &error), error);
+    mllog::ParsedLog log;
+    reader.parse(buf.view(), &log);
+    FileVerdict verdict = check_log(*rules, log);
+    Expected want = read_expected(dir / "expected.txt");
+
+    std::vector<std::string> got;
+    std::vector<const Finding*> found;
+    for (const auto& f : verdict.errors) {
+      got.push_back(describe("error", f));
+      found.push_back(&f);
+    }
+    for (const auto& f : verdict.warnings) {
+      got.push_back(describe("warning", f));
+      found.push_back(&f);
+    }
+    std::string all;
+    for (size_t i = 0; i < got.size(); ++i) all += "\n  " + got[i] + "  (" + found[i]->message + ")";
+    CHECK_MESSAGE(verdict.compliant == want.compliant, name << ": findings:" << all);
+    CHECK_MESSAGE(verdict.compliant == verdict.errors.empty(), name);
+    CHECK_MESSAGE(got == want.findings, name << ": findings:" << all);
+    for (const auto& [i, text] : want.message_has) {
+      if (i >= found.size()) continue;  // reported above
+      CHECK_MESSAGE(found[i]->message.find(text) != std::string::npos,
+                    name << ": finding " << got[i] << " has message '" << found[i]->message << "', expected it to contain '"
+                         << text << "'");
+    }
+    CHECK(verdict.mllog_lines == log.mllog_lines);
+  }
+}
+
+TEST_CASE("a rule file with a construct outside the subset fails to load, naming file, KEY and construct") {
+  struct Row {
+    const char* yaml;
+    const char* names;      // the record
+    const char* construct;  // the construct
+  };
+  static const Row rows[] = {
+      {"- KEY:\n    NAME: opt_name\n    REQ: EXACTLY_ONE\n    CHECK: \" [x for x in v['value']] \"\n", "opt_name",
+       "comprehension"},
+      {"- KEY:\n    NAME: seed\n    PRE: \" f = lambda x: x \"\n", "seed", "lambda"},
+      {"- KEY:\n    NAME: eval_accuracy\n    ATLEAST_ONE_CHECK: \" sorted(v['value'], key=abs) \"\n", "eval_accuracy",
+       "keyword argument"},
+      {"- KEY:\n    NAME: run_stop\n    CHECK:\n      - \" True \"\n      - \" f'{v}' \"\n", "run_stop", "f-string"},
+      {"- BEGIN:\n    CODE: |\n        x = 0\n        while x < 3:\n            x += 1\n", "BEGIN", "while"},
+      {"- END:\n    PRE: \" import os \"\n", "END", "os"},
+  };
+  for (const auto& r : rows) {
+    TempDir tmp;
+    fs::path dir = tmp.path / "compliance_checker" / "test_1.0.0";
+    fs::create_directories(dir);
+    std::ofstream(dir / "common.yaml") << r.yaml;
+    std::ofstream(dir / "fine.yaml") << "- KEY:\n    NAME: run_start\n    REQ: EXACTLY_ONE\n";
+    std::string error;
+    auto rules = RuleSet::load(tmp.path.string(), RulesetId{"test", "1.0.0"}, &error);
+    CHECK(rules == nullptr);
+    CHECK_MESSAGE(error.find("common.yaml") != std::string::npos, error);
+    CHECK_MESSAGE(error.find(r.names) != std::string::npos, error);
+    CHECK_MESSAGE(error.find(r.construct) != std::string::npos, error);
+  }
+}
+
+TEST_CASE("RuleSet::load reports a missing rule set and bad records") {
+  TempDir tmp;
+  std::string error;
+  CHECK(RuleSet::load(tmp.path.string(), RulesetId{"test", "1.0.0"}, &error) == nullptr);
+  CHECK(error.find("test-1.0.0") != std::string::npos);
+
+  fs::path dir = tmp.path / "compliance_checker" / "test_1.0.0";
+  fs::create_directories(dir);
+  std::ofstream(dir / "common.yaml") << "- KEY:\n    NAME: x\n    REQ: SOMETIMES\n";
+  error.clear();
+  CHECK(RuleSet::load(tmp.path.string(), RulesetId{"test", "1.0.0"}, &error) == nullptr);
+  CHECK(error.find("SOMETIMES") != std::string::npos);
+
+  std::ofstream(dir / "common.yaml") << "- KEY:\n    NAME: x\n    CHEK: \" True \"\n";
+  error.clear();
+  CHECK(RuleSet::load(tmp.path.string(), RulesetId{"test", "1.0.0"}, &error) == nullptr);
+  CHECK(error.find("CHEK") != std::string::npos);
+
+  std::ofstream(dir / "common.yaml") << "- KEY:\n    NAME: x\n    REQ: AT_LEAST(3)\n- KEY:\n    NAME: y\n    REQ: AT_LEAST_ONE_OR(a, b)\n";
+  error.clear();
+  auto rs = RuleSet::load(tmp.path.string(), RulesetId{"test", "1.0.0"}, &error);
+  REQUIRE_MESSAGE(rs, error);
+  REQUIRE(rs->file("test_1.0.0/common.yaml"));
+  CHECK(rs->file("test_1.0.0/common.yaml")->keys.size() == 2);
+  CHECK(rs->entry() == "test_1.0.0/common.yaml");
+  CHECK(rs->sha256().size() == 64);
+}
+
+}  // TEST_SUITE("compliance")

@@ -37,5 +37,6 @@ Command compare_command();
 Command speedup_command();
 Command scaling_command();
 Command leaderboard_command();
+Command fetch_command();
 
 }  // namespace referee::cli

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -46,7 +47,17 @@ void read_params(const fs::path& p, bool* rcp, bool* seed, std::vector<Finding>*
   std::error_code ec;
   if (!fs::exists(p, ec)) return;
   bool ok = false;
-  std::string text = read_text(p, &ok);
+  std::string raw = read_text(p, &ok);
+  // Python reads the file in text mode: "\r\n" and a lone "\r" end lines as "\n" does.
+  std::string text;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == '\r') {
+      text += '\n';
+      if (i + 1 < raw.size() && raw[i + 1] == '\n') ++i;
+    } else {
+      text += raw[i];
+    }
+  }
   size_t start = 0;
   int lineno = 0;
   while (start < text.size()) {
@@ -122,6 +133,23 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
   }
 }
 
+// A seed's file and lineno as Python compares them in a tuple: numbers by
+// value (1272 == 1272.0 == True + 1271), everything else by type and value.
+std::string seed_key_part(const Value& v) {
+  if (v.is_num()) {
+    double d = v.as_double();
+    if (v.kind != VKind::Float || (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15)) {
+      long long i = v.kind == VKind::Int ? v.i : v.kind == VKind::Bool ? v.b : static_cast<long long>(d);
+      return std::to_string(i);
+    }
+    return py_repr(v);
+  }
+  if (v.kind == VKind::Str) return v.s();  // printed bare, as Python prints a file name
+  return py_repr(v);
+}
+
+std::string seed_key_type(const Value& v) { return v.is_num() ? "n:" : v.kind == VKind::Str ? "s:" : "o:"; }
+
 // Reads, parses and checks one result file; extracts seeds and convergence.
 void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader& reader, ResultFile* rf,
                 uint64_t* bytes, bool details) {
@@ -178,7 +206,8 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
           rf->seeds.clear();
           break;
         }
-        rf->seeds.push_back({py_repr(*file), py_repr(*lineno), s});
+        rf->seeds.push_back({seed_key_part(*file), seed_key_part(*lineno), s,
+                             seed_key_type(*file) + seed_key_part(*file) + '\0' + seed_key_type(*lineno) + seed_key_part(*lineno)});
       }
     }
   }
@@ -238,7 +267,7 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
 }
 
 void check_seeds(BenchmarkDir* d) {
-  std::map<std::tuple<std::string, std::string, int64_t>, std::string> seen;
+  std::map<std::pair<std::string, int64_t>, std::string> seen;
   for (const auto& f : d->files) {
     if (!f.seed_error.empty()) {
       Finding x;
@@ -258,7 +287,7 @@ void check_seeds(BenchmarkDir* d) {
       d->seed_errors.push_back(x);
     }
     for (const auto& s : f.seeds) {
-      auto key = std::make_tuple(s.file, s.lineno, s.seed);
+      auto key = std::make_pair(s.key, s.seed);
       auto it = seen.find(key);
       if (it != seen.end()) {
         Finding x;

@@ -27,9 +27,10 @@ struct ResultFile {
   bool readable = true;
   // What the seed and RCP passes read from the same parse.
   struct Seed {
-    std::string file;
+    std::string file;    // as printed
     std::string lineno;
     int64_t seed = 0;
+    std::string key;     // (file, lineno) compared as Python compares them in a tuple
   };
   std::vector<Seed> seeds;
   std::string seed_error;  // the seed checker could not read this file's seeds

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# What CI runs (.ci/run), and the README's test command:
+#   1. scripts/setup.sh: missing Debian packages, the release build in build/
+#   2. the release build's tests (ctest)
+#   3. an address + undefined-behaviour sanitizer build in build-asan/ (Debug,
+#      only the referee binary and the test binary) and its tests
+#   4. the libFuzzer targets built with clang in build-fuzz/, each run for
+#      FUZZ_SECONDS (default 30) from a copy of its seed corpus fuzz/corpus/<target>/
+# Exits non-zero when any step fails; prints a summary at the end.
+#
+# Environment:
+#   FUZZ_SECONDS  seconds per fuzz target (default 30; 0 skips fuzzing)
+#   JOBS          parallel build/test jobs (default: number of cores)
+#   SKIP_ASAN=1   leave out the sanitizer build (quick local runs)
+#   SKIP_FUZZ=1   leave out the fuzz build and runs
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+JOBS=${JOBS:-$(nproc)}
+SKIP_ASAN=${SKIP_ASAN:-0}
+SKIP_FUZZ=${SKIP_FUZZ:-0}
+
+summary=()
+failed=0
+t_all=$SECONDS
+
+# step NAME COMMAND...: runs a step, records PASS/FAIL and its time.
+step() {
+  local name=$1
+  shift
+  local t0=$SECONDS
+  echo
+  echo "==== $name"
+  if "$@"; then
+    summary+=("PASS  $name ($((SECONDS - t0)) s)")
+    return 0
+  fi
+  summary+=("FAIL  $name ($((SECONDS - t0)) s)")
+  failed=1
+  return 1
+}
+
+print_summary() {
+  echo
+  echo "==== summary ($((SECONDS - t_all)) s)"
+  printf '  %s\n' "${summary[@]}"
+  if ((failed)); then echo "  => FAILED"; else echo "  => all passed"; fi
+}
+
+# ------------------------------------------------------------- release
+
+if ! step "setup + release build (build/)" scripts/setup.sh; then
+  print_summary
+  exit 1
+fi
+step "release tests (ctest build/)" ctest --test-dir build --output-on-failure -j"$JOBS"
+
+# ----------------------------------------------------------- sanitizers
+
+asan_build() {
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DREFEREE_SANITIZE=ON \
+    -DREFEREE_BENCH=OFF >/dev/null &&
+    ninja -C build-asan -j"$JOBS" referee referee_tests
+}
+asan_test() {
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1} \
+  UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+    ctest --test-dir build-asan --output-on-failure -j"$JOBS"
+}
+if [[ "$SKIP_ASAN" != 1 ]]; then
+  step "sanitizer build (build-asan/, address+undefined)" asan_build &&
+    step "sanitizer tests (ctest build-asan/)" asan_test
+fi
+
+# ---------------------------------------------------------------- fuzz
+
+fuzz_targets=()
+for src in fuzz/*_fuzz.cc; do
+  [[ -e "$src" ]] && fuzz_targets+=("$(basename "$src" .cc)")
+done
+
+fuzz_build() {
+  if [[ -f build-fuzz/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' build-fuzz/CMakeCache.txt; then
+    rm -rf build-fuzz  # configured with another compiler
+  fi
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREFEREE_FUZZ=ON -DREFEREE_WERROR=ON -DREFEREE_BENCH=OFF >/dev/null &&
+    ninja -C build-fuzz -j"$JOBS" "${fuzz_targets[@]}"
+}
+
+# Runs every target at once (one core each), from a temporary copy of its
+# seed corpus so that the repository is not modified. Findings are kept in
+# build-fuzz/findings/<target>/.
+fuzz_run() {
+  local tmp
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/referee-fuzz.XXXXXX")
+  local -A pids=()
+  local t
+  for t in "${fuzz_targets[@]}"; do
+    mkdir -p "$tmp/$t/corpus" "$tmp/$t/artifacts"
+    if [[ -d "fuzz/corpus/$t" ]]; then cp -R "fuzz/corpus/$t/." "$tmp/$t/corpus/"; fi
+    # Reference cycles that rule code builds (s['a'] = s) are not freed by
+    # the interpreter's reference counting: leaks are not findings here.
+    local leaks=1
+    [[ "$t" == expr_fuzz ]] && leaks=0
+    ASAN_OPTIONS="detect_leaks=$leaks:abort_on_error=1" \
+      "build-fuzz/$t" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -detect_leaks="$leaks" \
+      -print_final_stats=1 -artifact_prefix="$tmp/$t/artifacts/" "$tmp/$t/corpus" \
+      >"$tmp/$t/log" 2>&1 &
+    pids[$t]=$!
+  done
+  local bad=0
+  for t in "${fuzz_targets[@]}"; do
+    local rc=0
+    wait "${pids[$t]}" || rc=$?
+    local runs
+    runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$tmp/$t/log" | grep -o '[0-9]*$' || true)
+    if ((rc != 0)) || compgen -G "$tmp/$t/artifacts/*" >/dev/null; then
+      bad=1
+      echo "---- $t FAILED (exit $rc); last lines of its log:"
+      tail -n 60 "$tmp/$t/log"
+      mkdir -p "build-fuzz/findings/$t"
+      cp "$tmp/$t/artifacts/"* "build-fuzz/findings/$t/" 2>/dev/null || true
+      cp "$tmp/$t/log" "build-fuzz/findings/$t/log"
+      echo "---- inputs kept in build-fuzz/findings/$t/ (rerun: build-fuzz/$t <file>)"
+      summary+=("FAIL  fuzz $t: ${runs:-?} runs in ${FUZZ_SECONDS} s, finding kept")
+    else
+      echo "---- $t: ${runs:-?} runs in ${FUZZ_SECONDS} s, no findings"
+      summary+=("PASS  fuzz $t: ${runs:-?} runs in ${FUZZ_SECONDS} s")
+    fi
+  done
+  rm -rf "$tmp"
+  return $bad
+}
+
+if [[ "$SKIP_FUZZ" != 1 && "$FUZZ_SECONDS" != 0 && ${#fuzz_targets[@]} -gt 0 ]]; then
+  if step "fuzz build (build-fuzz/, clang + libFuzzer)" fuzz_build; then
+    echo
+    echo "==== fuzzing ${fuzz_targets[*]} for ${FUZZ_SECONDS} s each"
+    fuzz_run || failed=1
+  fi
+fi
+
+print_summary
+exit $failed

@@ -177,7 +177,11 @@ struct Lexer {
           while (j < src.size() && (std::isxdigit(static_cast<unsigned char>(src[j])) || src[j] == '_')) ++j;
           std::string digits;
           for (size_t k = i + 2; k < j; ++k) if (src[k] != '_') digits += src[k];
-          out.push_back({Tok::Number, "", Value::integer(static_cast<int64_t>(std::stoull(digits, nullptr, 16))), line, col});
+          if (digits.empty()) return fail(line, col, "invalid hexadecimal literal");
+          errno = 0;
+          unsigned long long u = std::strtoull(digits.c_str(), nullptr, 16);
+          if (errno != 0 || u > static_cast<unsigned long long>(INT64_MAX)) return fail(line, col, "integer literal too large");
+          out.push_back({Tok::Number, "", Value::integer(static_cast<int64_t>(u)), line, col});
           i = j;
           continue;
         }
@@ -461,6 +465,7 @@ struct Unary : Node {
     if (!x.is_num()) raise("TypeError", "bad operand type for unary " + op + ": '" + py_type_name(x) + "'");
     if (op == "-") {
       if (x.kind == VKind::Float) return Value::number(-x.f);
+      if (x.kind == VKind::Int && x.i == INT64_MIN) raise("OverflowError", "integer result does not fit in 64 bits");
       return Value::integer(-(x.kind == VKind::Int ? x.i : x.b));
     }
     if (op == "+") return x.kind == VKind::Bool ? Value::integer(x.b) : x;
@@ -567,6 +572,7 @@ struct AugAssign : Node {
     if (op == "+" && cur.kind == VKind::List) {  // list += extends in place
       if (rhs.kind != VKind::List && rhs.kind != VKind::Tuple) raise("TypeError", "can only concatenate list");
       auto add = rhs.items();
+      if (cur.items().size() + add.size() > 10'000'000) raise("MemoryError", "list too large");
       cur.items().insert(cur.items().end(), add.begin(), add.end());
       target->assign(f, cur);
       return;
@@ -960,8 +966,9 @@ class Parser {
     return tup;
   }
 
-  // Nesting deeper than this is refused (CPython stops at 200 parentheses).
-  static constexpr int kMaxNesting = 200;
+  // Nesting deeper than this is refused. Each parenthesis level counts three
+  // (test, not_test, factor), so this allows the 200 levels CPython allows.
+  static constexpr int kMaxNesting = 600;
   struct Depth {
     explicit Depth(int* d) : d_(d) { ++*d_; }
     ~Depth() { --*d_; }
@@ -1012,7 +1019,7 @@ class Parser {
 
   NodeP not_test() {
     Depth guard(&depth_);
-    if (depth_ > kMaxNesting * 4) return fail_here("expression nested too deeply");
+    if (depth_ > kMaxNesting) return fail_here("expression nested too deeply");
     if (is_name("not")) {
       auto n = mk<Unary>(peek());
       ++pos_;
@@ -1079,7 +1086,7 @@ class Parser {
 
   NodeP factor() {
     Depth guard(&depth_);
-    if (depth_ > kMaxNesting * 4) return fail_here("expression nested too deeply");
+    if (depth_ > kMaxNesting) return fail_here("expression nested too deeply");
     if (is_op("-") || is_op("+") || is_op("~")) {
       auto n = mk<Unary>(peek());
       n->op = next().text;
@@ -1434,6 +1441,7 @@ Value binop(const std::string& op, const Value& a, const Value& b) {
       if (!ints) raise("TypeError", "unsupported operand type(s) for " + op + ": '" + py_type_name(a) + "' and '" + py_type_name(b) + "'");
       int64_t x = a.kind == VKind::Int ? a.i : a.b;
       int64_t y = b.kind == VKind::Int ? b.i : b.b;
+      if ((op == "<<" || op == ">>") && y < 0) raise("ValueError", "negative shift count");
       int64_t r = op == "|" ? (x | y) : op == "&" ? (x & y) : op == "^" ? (x ^ y)
                   : op == "<<" ? checked(static_cast<__int128>(x) << std::min<int64_t>(y, 100))
                                : (x >> std::min<int64_t>(y, 63));
@@ -1459,6 +1467,10 @@ Value binop(const std::string& op, const Value& a, const Value& b) {
       }
       if (op == "**") {
         if (y < 0) return Value::number(std::pow(static_cast<double>(x), static_cast<double>(y)));
+        // |x| <= 1 never overflows: answer without looping y times
+        if (y == 0 || x == 1) return Value::integer(1);
+        if (x == 0) return Value::integer(0);
+        if (x == -1) return Value::integer(y % 2 ? -1 : 1);
         __int128 r = 1;
         for (__int128 k = 0; k < y; ++k) {
           r *= x;
@@ -1489,8 +1501,12 @@ Value binop(const std::string& op, const Value& a, const Value& b) {
       return Value::number(std::pow(x, y));
     }
   }
-  if (op == "+" && a.kind == VKind::Str && b.kind == VKind::Str) return Value::str(a.s() + b.s());
+  if (op == "+" && a.kind == VKind::Str && b.kind == VKind::Str) {
+    if (a.s().size() + b.s().size() > 100'000'000) raise("MemoryError", "string too large");
+    return Value::str(a.s() + b.s());
+  }
   if (op == "+" && a.kind == b.kind && (a.kind == VKind::List || a.kind == VKind::Tuple)) {
+    if (a.items().size() + b.items().size() > 10'000'000) raise("MemoryError", "list too large");
     std::vector<Value> items = a.items();
     items.insert(items.end(), b.items().begin(), b.items().end());
     return a.kind == VKind::List ? Value::list(std::move(items)) : Value::tuple(std::move(items));
@@ -1498,7 +1514,8 @@ Value binop(const std::string& op, const Value& a, const Value& b) {
   if (op == "*" && ((a.kind == VKind::Str && b.kind == VKind::Int) || (a.kind == VKind::Int && b.kind == VKind::Str))) {
     const Value& s = a.kind == VKind::Str ? a : b;
     int64_t n = a.kind == VKind::Int ? a.i : b.i;
-    if (n > 1'000'000) raise("MemoryError", "string repetition too large");
+    if (n > 1'000'000 || (n > 0 && s.s().size() > 100'000'000 / static_cast<size_t>(n)))
+      raise("MemoryError", "string repetition too large");
     std::string out;
     for (int64_t k = 0; k < n; ++k) out += s.s();
     return Value::str(out);
@@ -1695,7 +1712,9 @@ Value py_round(const std::vector<Value>& a) {
   if (a.size() == 1 || a[1].kind == VKind::None) {
     if (x.kind != VKind::Float) return Value::integer(x.kind == VKind::Int ? x.i : x.b);
     if (std::isnan(x.f) || std::isinf(x.f)) raise("ValueError", "cannot convert float NaN or infinity to integer");
-    return Value::integer(static_cast<int64_t>(std::nearbyint(x.f)));
+    double r = std::nearbyint(x.f);
+    if (std::fabs(r) > 9.2e18) raise("OverflowError", "integer too large");
+    return Value::integer(static_cast<int64_t>(r));
   }
   int64_t n = as_index(a[1]);
   if (x.kind != VKind::Float) return x;
@@ -1998,9 +2017,9 @@ Value call_value(const Value& fn, std::vector<Value>& a, Frame& f) {
       else { lo = as_index(a[0]); hi = as_index(a[1]); if (a.size() == 3) step = as_index(a[2]); }
       if (step == 0) raise("ValueError", "range() arg 3 must not be zero");
       std::vector<Value> v;
-      for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) {
+      for (__int128 i = lo; step > 0 ? i < hi : i > hi; i += step) {
         if (v.size() > 10'000'000) raise("MemoryError", "range too large");
-        v.push_back(Value::integer(i));
+        v.push_back(Value::integer(static_cast<int64_t>(i)));
       }
       return Value::list(std::move(v));
     }
@@ -2163,10 +2182,19 @@ Value from_json_tree(const mllog::Json& j) {
 
 // Object names repeat on every line ("file", "lineno", "epoch_num"): share one
 // string per name and thread instead of allocating it again.
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+struct NameEq {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+};
+
 Value object_key(std::string_view name) {
-  thread_local std::unordered_map<std::string, Value> cache;
+  thread_local std::unordered_map<std::string, Value, NameHash, NameEq> cache;
   if (name.size() > 40) return Value::str(std::string(name));
-  auto it = cache.find(std::string(name));
+  auto it = cache.find(name);
   if (it != cache.end()) return it->second;
   if (cache.size() > 4096) cache.clear();
   Value v = Value::str(std::string(name));

@@ -86,6 +86,10 @@ bool py_eq(const Value& a, const Value& b) {
     if (!seq) return false;
     return false;  // a list never equals a tuple in Python
   }
+  if (a.h && a.h == b.h) return true;  // Python compares items by identity first
+  thread_local int depth = 0;  // cycles between distinct containers: Python raises RecursionError
+  if (depth > 200) return false;
+  struct Guard { Guard() { ++depth; } ~Guard() { --depth; } } guard;
   switch (a.kind) {
     case VKind::None: return true;
     case VKind::Str: return a.s() == b.s();
@@ -117,6 +121,10 @@ bool py_eq(const Value& a, const Value& b) {
 static std::string float_repr(double d) { return mllog::py_float_repr(d); }
 
 std::string py_repr(const Value& v) {
+  // Rule code can build cycles (s['a'] = s): cut them the way reprlib does.
+  thread_local int depth = 0;
+  if (depth > 64) return "...";
+  struct Guard { Guard() { ++depth; } ~Guard() { --depth; } } guard;
   switch (v.kind) {
     case VKind::None: return "None";
     case VKind::Bool: return v.b ? "True" : "False";

@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -169,12 +171,15 @@ Command check_package_command() {
   return {"check-package", "Check a whole submission package <org>/{systems,results}",
           [](CLI::App& sub) -> std::function<int()> {
             struct Opts {
-              std::string dir, ruleset, rules;
+              std::vector<std::string> dirs;
+              std::string ruleset, rules;
               int jobs = 0;
               bool json = false, verbose = false, rcp_bypass = false, seed_bypass = false, write_scaling = false;
             };
             auto o = std::make_shared<Opts>();
-            sub.add_option("ORG_DIR", o->dir, "the organisation's folder (holds systems/ and results/)")->required();
+            sub.add_option("ORG_DIR", o->dirs,
+                           "organisation folders (each holds systems/ and results/), or a folder holding them (a round)")
+                ->required();
             sub.add_option("--ruleset", o->ruleset, "rule set, e.g. training-3.1.0")->required();
             sub.add_option("--rules", o->rules, "rules root (a tree with compliance_checker/ and rcp_checker/)");
             sub.add_option("-j,--jobs", o->jobs, "threads (default: all cores)");
@@ -201,22 +206,53 @@ Command check_package_command() {
               opt.jobs = o->jobs > 0 ? o->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
               opt.rcp_bypass = o->rcp_bypass;
               opt.seed_bypass = o->seed_bypass;
-              rules::PackageReport report;
-              if (!rules::check_package(*rs, facts, o->dir, opt, &report, &error)) {
-                std::cerr << "referee check-package: " << error << "\n";
-                return kCannotCheck;
-              }
-              if (o->json) write_json(report, *rs, src, std::cout);
-              else print_human(report, *rs, src, o->verbose, std::cout);
-              if (o->write_scaling) {
-                auto written = rules::write_scaling_files(report, &error);
-                for (const auto& p : written) std::cerr << p << "\n";
-                if (!error.empty()) {
-                  std::cerr << "referee check-package: " << error << "\n";
-                  return kCannotCheck;
+              // A folder without results/ is taken as a round: its organisation folders are checked.
+              std::vector<std::string> packages;
+              for (const auto& d : o->dirs) {
+                std::error_code ec;
+                if (!std::filesystem::is_directory(std::filesystem::path(d) / "results", ec) &&
+                    std::filesystem::is_directory(d, ec)) {
+                  std::vector<std::string> found;
+                  for (const auto& e : std::filesystem::directory_iterator(d, ec))
+                    if (e.is_directory(ec) && std::filesystem::is_directory(e.path() / "results", ec))
+                      found.push_back(e.path().string());
+                  std::sort(found.begin(), found.end());
+                  if (!found.empty()) {
+                    packages.insert(packages.end(), found.begin(), found.end());
+                    continue;
+                  }
                 }
+                packages.push_back(d);
               }
-              return report.pass ? kPass : kFail;
+              int rc = kPass;
+              bool many = packages.size() > 1;
+              if (o->json && many) std::cout << "[\n";
+              for (size_t i = 0; i < packages.size(); ++i) {
+                rules::PackageReport report;
+                if (!rules::check_package(*rs, facts, packages[i], opt, &report, &error)) {
+                  std::cerr << "referee check-package: " << error << "\n";
+                  rc = kCannotCheck;
+                  continue;
+                }
+                if (o->json) {
+                  if (many && i) std::cout << ",\n";
+                  write_json(report, *rs, src, std::cout);
+                } else {
+                  if (i) std::cout << "\n";
+                  print_human(report, *rs, src, o->verbose, std::cout);
+                }
+                if (o->write_scaling) {
+                  auto written = rules::write_scaling_files(report, &error);
+                  for (const auto& p : written) std::cerr << p << "\n";
+                  if (!error.empty()) {
+                    std::cerr << "referee check-package: " << error << "\n";
+                    return kCannotCheck;
+                  }
+                }
+                if (!report.pass && rc == kPass) rc = kFail;
+              }
+              if (o->json && many) std::cout << "]\n";
+              return rc;
             };
           }};
 }

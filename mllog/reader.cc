@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <simdjson.h>
+#include <unordered_map>
 
 #include "mllog/json.h"
 
@@ -169,9 +170,20 @@ int ParsedLog::find_key(std::string_view key) const {
 
 // --------------------------------------------------------------- LogReader
 
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+struct KeyEq {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const { return a == b; }
+};
+
 struct LogReader::Impl {
   simdjson::dom::parser parser;
   std::string scratch;  // padded copy of one line for simdjson
+  std::unordered_map<std::string, uint32_t, KeyHash, KeyEq> key_ids;  // this parse's keys
+  uint32_t last_key = UINT32_MAX;
 };
 
 LogReader::LogReader() : impl_(std::make_unique<Impl>()) {
@@ -179,15 +191,19 @@ LogReader::LogReader() : impl_(std::make_unique<Impl>()) {
 }
 LogReader::~LogReader() = default;
 
-namespace {
-
-// Interns a key; ParsedLog::keys stays small (tens of distinct keys).
-uint32_t intern(ParsedLog* out, std::string_view key) {
-  for (size_t i = out->keys.size(); i-- > 0;)
-    if (out->keys[i] == key) return static_cast<uint32_t>(i);
+// Interns a key: the same key often repeats line after line, so that is tried first.
+uint32_t LogReader::intern(ParsedLog* out, std::string_view key) {
+  Impl& im = *impl_;
+  if (im.last_key < out->keys.size() && out->keys[im.last_key] == key) return im.last_key;
+  auto it = im.key_ids.find(key);
+  if (it != im.key_ids.end()) return im.last_key = it->second;
   out->keys.emplace_back(key);
-  return static_cast<uint32_t>(out->keys.size() - 1);
+  uint32_t id = static_cast<uint32_t>(out->keys.size() - 1);
+  im.key_ids.emplace(std::string(key), id);
+  return im.last_key = id;
 }
+
+namespace {
 
 // Counts line breaks in [p, end): "\n", "\r\n" and a lone "\r" each count once.
 uint32_t count_breaks(const char* p, const char* end, bool has_cr) {
@@ -225,8 +241,10 @@ bool time_from_json(const Json& j, double* out) {
   }
 }
 
+}  // namespace
+
 // The slow path: Python-compatible parse of a line simdjson rejected.
-bool parse_slow(std::string_view json, ParsedLog* out, Event* ev, std::string* error) {
+bool LogReader::parse_slow(std::string_view json, ParsedLog* out, Event* ev, std::string* error) {
   Json j;
   if (!parse_json_permissive(json, &j, error)) return false;
   if (j.kind != Json::Kind::Object) {
@@ -259,9 +277,9 @@ bool parse_slow(std::string_view json, ParsedLog* out, Event* ev, std::string* e
   return true;
 }
 
-}  // namespace
-
 void LogReader::parse(std::string_view text, ParsedLog* out) {
+  impl_->key_ids.clear();
+  impl_->last_key = UINT32_MAX;
   out->keys.clear();
   out->events.clear();
   out->errors.clear();

@@ -82,6 +82,8 @@ class LogReader {
   void parse(std::string_view text, ParsedLog* out);
 
  private:
+  uint32_t intern(ParsedLog* out, std::string_view key);
+  bool parse_slow(std::string_view json, ParsedLog* out, Event* ev, std::string* error);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

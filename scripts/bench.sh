@@ -25,7 +25,7 @@ BIN=build/referee
 # ------------------------------------------------------- micro benchmarks
 
 if [[ "$SKIP_MICRO" != 1 ]]; then
-  for b in reader_bench interp_bench; do
+  for b in reader_bench interp_bench writer_bench store_bench; do
     if [[ ! -x "build/$b" ]]; then
       echo "bench: build/$b missing (is libbenchmark-dev installed? REFEREE_BENCH=ON?)" >&2
       continue
@@ -34,6 +34,8 @@ if [[ "$SKIP_MICRO" != 1 ]]; then
     echo "==== $b"
     if [[ "$b" == reader_bench && -d "$SHARED/mlperf/training_results_v3.1" ]]; then
       REFEREE_BENCH_DATA="$SHARED/mlperf/training_results_v3.1" "build/$b"
+    elif [[ "$b" == store_bench ]]; then
+      REFEREE_REFERENCE_DATA="$SHARED" "build/$b"
     else
       "build/$b"
     fi
@@ -112,6 +114,43 @@ for round in v3.0 v3.1; do
     fi
   done
 done
+# A whole round in one process: start-up (dynamic loading, rule compilation) paid once.
+if ((have_check_package)); then
+  declare -A round_mb=() round_s=()
+  for round in v3.0 v3.1; do
+    dir="$SHARED/mlperf/training_results_$round"
+    [[ -d "$dir" ]] || continue
+    ruleset="training-${round#v}.0"
+    mb=$(result_mb "$dir")
+    for n in $JOBS_LIST; do
+      best_time "$BIN" check-package "$dir" --ruleset "$ruleset" --rules "$RULES" --jobs "$n"
+      row "$round (one process)" "-j$n" "$mb" "$best" "$(awk -v m="$mb" -v s="$best" 'BEGIN { printf "%.1f", m / s }')" \
+        "$(awk -v m="$mb" -v s="$best" -v c="$CONSORTIUM_S_PER_MB" 'BEGIN { printf "%.0fx", m * c / s }')" ""
+      round_mb[$n]=$(awk -v a="${round_mb[$n]:-0}" -v b="$mb" 'BEGIN { printf "%.2f", a + b }')
+      round_s[$n]=$(awk -v a="${round_s[$n]:-0}" -v b="$best" 'BEGIN { printf "%.3f", a + b }')
+    done
+  done
+  for n in $JOBS_LIST; do
+    [[ -n "${round_mb[$n]:-}" ]] || continue
+    m=${round_mb[$n]} s=${round_s[$n]}
+    row "both rounds (2 processes)" "-j$n" "$m" "$s" "$(awk -v m="$m" -v s="$s" 'BEGIN { printf "%.1f", m / s }')" \
+      "$(awk -v m="$m" -v s="$s" -v c="$CONSORTIUM_S_PER_MB" 'BEGIN { printf "%.0fx", m * c / s }')" ""
+  done
+  # Importing both rounds into a fresh store.
+  db=$(mktemp -d)/bench.db
+  t0=$(now)
+  ok=1
+  for round in v3.0 v3.1; do
+    dir="$SHARED/mlperf/training_results_$round"
+    [[ -d "$dir" ]] || continue
+    "$BIN" import "$dir" --round "training-${round#v}.0" --rules "$RULES" --db "$db" >/dev/null 2>&1 || ok=0
+  done
+  t1=$(now)
+  row "import both rounds" "-j$(nproc)" "" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" "" "" \
+    "$([[ $ok == 1 ]] && echo "store $(du -h "$db" | cut -f1)" || echo failed)"
+  rm -rf "$(dirname "$db")"
+fi
+
 for n in $JOBS_LIST; do
   [[ -n "${tot_mb[$n]:-}" ]] || continue
   m=${tot_mb[$n]} s=${tot_s[$n]}

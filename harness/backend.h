@@ -1,0 +1,66 @@
+// The backend seam of the harness: where runs execute. A backend launches a
+// run, streams its output lines as they are written, waits for it and
+// cancels it. Implementations: builtin (mini workloads in this binary), exec
+// (local processes), slurm (sbatch/squeue/sacct/scancel); a fake for tests.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace referee::harness {
+
+// Everything a backend needs to start one run.
+struct RunRequest {
+  std::string id;                // "minilm-2": unique within a harness invocation
+  std::string benchmark;         // "minilm", "bert"
+  int run_index = 0;             // 0-based
+  long long seed = 0;            // distinct per run, recorded in the log
+  std::string log_path;          // where the run's log must end up (result_<n>.txt is written from it)
+  std::vector<std::string> command;          // exec/slurm: argv, placeholders {seed} {run} {log} already expanded
+  std::map<std::string, std::string> env;    // extra environment
+  std::string workdir;                       // "" = current directory
+  std::chrono::seconds timeout{0};           // 0 = none
+  std::map<std::string, std::string> options;  // backend options from the spec (slurm: partition, nodes, ...)
+};
+
+enum class RunState { Pending, Running, Succeeded, Failed, Cancelled, TimedOut };
+
+const char* to_string(RunState s);
+
+struct RunStatus {
+  RunState state = RunState::Pending;
+  int exit_code = -1;            // when the backend knows it
+  std::string detail;            // "exit 1", "killed by SIGTERM", "slurm state NODE_FAIL", ...
+};
+
+// Receives the run's output, line by line, without the trailing newline, in
+// order, as it is written (from a backend thread: keep it quick and thread-safe).
+using LineSink = std::function<void(const std::string& run_id, const std::string& line)>;
+
+class RunHandle {
+ public:
+  virtual ~RunHandle() = default;
+  virtual const std::string& id() const = 0;
+  // Non-blocking.
+  virtual RunStatus poll() = 0;
+  // Blocks until the run ends (or `limit` passes: returns the current status).
+  virtual RunStatus wait(std::chrono::milliseconds limit) = 0;
+  // Asks the run to stop (SIGTERM to the process group, scancel, ...);
+  // idempotent; wait() then reports Cancelled.
+  virtual void cancel(const std::string& reason) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;
+  // Starts the run; every output line goes to `sink`. Returns null with
+  // *error when the run cannot be started at all.
+  virtual std::unique_ptr<RunHandle> launch(const RunRequest& req, LineSink sink, std::string* error) = 0;
+};
+
+}  // namespace referee::harness

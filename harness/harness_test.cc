@@ -1,0 +1,236 @@
+// The exec backend and live checking, with real processes.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "harness/exec_backend.h"
+#include "harness/live_check.h"
+#include "rules/source.h"
+
+namespace fs = std::filesystem;
+using namespace referee;
+using namespace referee::harness;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Collected {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  void add(const std::string& l) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(l);
+  }
+  std::vector<std::string> get() {
+    std::lock_guard<std::mutex> lock(mu);
+    return lines;
+  }
+};
+
+RunRequest sh(const std::string& id, const std::string& script) {
+  RunRequest r;
+  r.id = id;
+  r.command = {"/bin/sh", "-c", script};
+  return r;
+}
+
+fs::path temp_dir() {
+  std::random_device rd;
+  fs::path p = fs::temp_directory_path() / ("referee-harness-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+  fs::create_directories(p);
+  return p;
+}
+
+}  // namespace
+
+TEST_SUITE("harness") {
+  TEST_CASE("exec: lines stream in order while the process runs, exit 0 succeeds") {
+    ExecBackend b;
+    Collected c;
+    std::string error;
+    auto t0 = std::chrono::steady_clock::now();
+    auto h = b.launch(sh("r1", "echo one; sleep 0.3; echo two; printf 'three'"),
+                      [&](const std::string&, const std::string& l) { c.add(l); }, &error);
+    REQUIRE_MESSAGE(h, error);
+    // "one" arrives before the process ends.
+    while (c.get().empty() && std::chrono::steady_clock::now() - t0 < 2s) std::this_thread::sleep_for(10ms);
+    CHECK(c.get() == std::vector<std::string>{"one"});
+    CHECK(h->poll().state == RunState::Running);
+    RunStatus s = h->wait(10s);
+    CHECK(s.state == RunState::Succeeded);
+    CHECK(s.exit_code == 0);
+    CHECK(c.get() == std::vector<std::string>{"one", "two", "three"});
+  }
+
+  TEST_CASE("exec: a non-zero exit fails with its code; a missing program is a launch error") {
+    ExecBackend b;
+    std::string error;
+    auto h = b.launch(sh("r2", "echo bad >&2; exit 3"), [](const std::string&, const std::string&) {}, &error);
+    REQUIRE(h);
+    RunStatus s = h->wait(10s);
+    CHECK(s.state == RunState::Failed);
+    CHECK(s.exit_code == 3);
+    RunRequest missing;
+    missing.id = "r3";
+    missing.command = {"/nonexistent/train"};
+    CHECK_FALSE(b.launch(missing, [](const std::string&, const std::string&) {}, &error));
+    CHECK(error.find("cannot start '/nonexistent/train'") != std::string::npos);
+    RunRequest empty;
+    empty.id = "r4";
+    CHECK_FALSE(b.launch(empty, [](const std::string&, const std::string&) {}, &error));
+  }
+
+  TEST_CASE("exec: cancel stops the whole process group; a timeout is reported") {
+    fs::path dir = temp_dir();
+    fs::path marker = dir / "survived";
+    ExecBackend b(500ms);
+    std::string error;
+    // A grandchild that would write a marker after 2 s: it must die with the group.
+    auto h = b.launch(sh("r5", "(sleep 2; touch " + marker.string() + ") & echo started; sleep 30"),
+                      [](const std::string&, const std::string&) {}, &error);
+    REQUIRE(h);
+    std::this_thread::sleep_for(200ms);
+    auto t0 = std::chrono::steady_clock::now();
+    h->cancel("test");
+    RunStatus s = h->wait(10s);
+    CHECK(s.state == RunState::Cancelled);
+    CHECK(std::chrono::steady_clock::now() - t0 < 3s);
+    std::this_thread::sleep_for(2500ms);
+    CHECK_FALSE(fs::exists(marker));
+
+    RunRequest slow = sh("r6", "sleep 30");
+    slow.timeout = 1s;
+    auto t = b.launch(slow, [](const std::string&, const std::string&) {}, &error);
+    REQUIRE(t);
+    RunStatus ts = t->wait(10s);
+    CHECK(ts.state == RunState::TimedOut);
+    CHECK(ts.detail.find("timeout of 1 s") != std::string::npos);
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("live: an external workload breaking a closed-division rule is stopped within a second") {
+    std::string error;
+    rules::RuleSource src;
+    auto rs = rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+    REQUIRE_MESSAGE(rs, error);
+    fs::path dir = temp_dir();
+    // The example run's log, replayed by a shell script as a training job would write it.
+    std::ifstream in(std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg/results/cpu_2x_example/minilm/result_0.txt");
+    std::vector<std::string> lines;
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    REQUIRE(lines.size() > 100);
+    auto write_script = [&](const fs::path& p, bool break_rule) {
+      std::ofstream o(p);
+      o << "#!/bin/sh\n";
+      for (size_t i = 0; i < lines.size(); ++i) {
+        std::string l = lines[i];
+        if (break_rule && l.find("\"opt_adam_beta_1\"") != std::string::npos) {
+          auto pos = l.find("\"value\": 0.9");
+          REQUIRE(pos != std::string::npos);
+          l.replace(pos, 12, "\"value\": 0.95");
+          o << "cat <<'EOF'\n" << l << "\nEOF\n";
+          o << "echo VIOLATION_SENT\nsleep 30\n";  // a run that would go on for a long time
+          continue;
+        }
+        o << "cat <<'EOF'\n" << l << "\nEOF\n";
+        if (i % 20 == 0) o << "sleep 0.05\n";
+      }
+    };
+    for (bool breaking : {false, true}) {
+      fs::path script = dir / (breaking ? "bad.sh" : "good.sh");
+      write_script(script, breaking);
+      LiveChecker live(*rs, 50ms);
+      std::mutex mu;
+      std::optional<rules::Finding> violation;
+      std::chrono::steady_clock::time_point sent{}, stopped_at{};
+      RunHandle* handle = nullptr;
+      ExecBackend b;
+      RunRequest req;
+      req.id = breaking ? "bad" : "good";
+      req.command = {"/bin/sh", script.string()};
+      auto h = b.launch(
+          req,
+          [&](const std::string&, const std::string& l) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (l == "VIOLATION_SENT") {
+              if (!violation) violation = live.check_now();  // the line before it has arrived
+              sent = std::chrono::steady_clock::now();
+            } else if (auto v = live.add_line(l)) {
+              violation = v;
+            }
+            if (violation && handle && stopped_at == std::chrono::steady_clock::time_point{}) {
+              stopped_at = std::chrono::steady_clock::now();
+              handle->cancel(violation->rule + ": " + violation->message);
+            }
+          },
+          &error);
+      REQUIRE_MESSAGE(h, error);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        handle = h.get();
+        if (violation && stopped_at == std::chrono::steady_clock::time_point{}) {
+          stopped_at = std::chrono::steady_clock::now();
+          handle->cancel(violation->rule + ": " + violation->message);
+        }
+      }
+      // Nothing may be waiting on the interval: a run that goes quiet is checked by the harness's tick.
+      RunStatus s;
+      for (int i = 0; i < 300; ++i) {
+        s = h->wait(100ms);
+        if (s.state != RunState::Running) break;
+        std::lock_guard<std::mutex> lock(mu);
+        if (!violation) {
+          violation = live.check_now();
+          if (violation) {
+            stopped_at = std::chrono::steady_clock::now();
+            h->cancel(violation->rule + ": " + violation->message);
+          }
+        }
+      }
+      if (!breaking) {
+        CHECK(s.state == RunState::Succeeded);
+        CHECK_FALSE(violation.has_value());
+        CHECK(live.final_verdict().compliant);
+        CHECK(live.last_eval() != "");
+      } else {
+        REQUIRE(violation.has_value());
+        CHECK(violation->key == "opt_adam_beta_1");
+        CHECK(violation->found.find("0.95") != std::string::npos);
+        CHECK(s.state == RunState::Cancelled);
+        CHECK(s.detail.find("opt_adam_beta_1") != std::string::npos);
+        auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(stopped_at - sent);
+        MESSAGE("stopped " << delay.count() << " ms after the violating line");
+        CHECK(delay < 1000ms);
+      }
+    }
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("live: what a later line can still repair is not a reason to stop") {
+    std::string error;
+    rules::RuleSource src;
+    auto rs = rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+    REQUIRE(rs);
+    std::ifstream in(std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg/results/cpu_2x_example/miniclf/result_0.txt");
+    LiveChecker live(*rs, 0ms);
+    size_t n = 0;
+    for (std::string l; std::getline(in, l);) {
+      if (l.find("\"run_stop\"") != std::string::npos) break;  // half a run: no run_stop, target maybe not reached
+      CHECK_FALSE(live.add_line(l).has_value());
+      ++n;
+    }
+    CHECK(n > 10);
+    CHECK_FALSE(live.check_now().has_value());
+    CHECK_FALSE(live.final_verdict().compliant);  // run_stop is missing, but that is not irreparable
+    // A second run_start is.
+    auto second = live.add_line(":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"INTERVAL_START\", \"key\": \"run_start\", \"value\": 7, \"metadata\": {\"file\": \"x\", \"lineno\": 1}}");
+    REQUIRE(second.has_value());
+    CHECK(second->key == "run_start");
+  }
+}

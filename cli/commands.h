@@ -32,6 +32,8 @@ Command check_command();
 Command check_package_command();
 Command rules_command();
 Command score_command();
+Command run_command();
+Command system_command();
 Command import_command();
 Command compare_command();
 Command speedup_command();

@@ -234,3 +234,76 @@ TEST_SUITE("harness") {
     CHECK(second->key == "run_start");
   }
 }
+
+#include "harness/runner.h"
+#include "harness/spec.h"
+#include "harness/system_describe.h"
+#include "rules/facts.h"
+#include "rules/package.h"
+
+TEST_SUITE("harness") {
+  TEST_CASE("run: five exec runs become a package that passes check-package; a broken run is stopped and left out") {
+    std::string error;
+    rules::RuleSource src;
+    auto rs = rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+    REQUIRE_MESSAGE(rs, error);
+    rules::RoundFacts facts;
+    REQUIRE(rules::facts_for(*rs, &facts, &error));
+    fs::path dir = temp_dir();
+    std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
+    fs::path spec_file = dir / "replay.yaml";
+    {
+      std::ofstream o(spec_file);
+      o << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ReplayOrg\nsystem: cpu_2x_example\n"
+        << "system_description: " << example << "/systems/cpu_2x_example.json\n"
+        << "command: [\"/bin/sh\", \"-c\", \"cat " << example << "/results/cpu_2x_example/minilm/result_{run}.txt\"]\n";
+    }
+    harness::Spec spec;
+    REQUIRE_MESSAGE(load_spec(spec_file.string(), &spec, &error), error);
+    REQUIRE_MESSAGE(finalize_spec(&spec, facts.find("minilm")->runs, &error), error);
+    CHECK(spec.runs == 5);
+    CHECK(spec.effective["runs"].second == "rules");
+    CHECK(spec.effective["backend"].second == "spec");
+    SystemDescription sys;
+    REQUIRE(describe_system(spec.system_description, spec.system, &sys, &error));
+    CHECK(sys.missing.empty());
+    ExecBackend backend;
+    RunnerOptions opt;
+    opt.out_dir = (dir / "out").string();
+    opt.system_json = sys.to_json();
+    HarnessReport report;
+    REQUIRE_MESSAGE(run_harness(spec, backend, *rs, opt, &report, &error), error);
+    REQUIRE(report.runs.size() == 5);
+    for (const auto& r : report.runs) {
+      CHECK(r.status.state == RunState::Succeeded);
+      CHECK(r.verdict.compliant);
+      CHECK_FALSE(r.result_file.empty());
+    }
+    rules::PackageReport pr;
+    REQUIRE(rules::check_package(*rs, facts, report.package_dir, {}, &pr, &error));
+    CHECK(pr.pass);
+
+    // Run 2 logs a closed-division hyperparameter the rules forbid, then would go on for a minute.
+    {
+      std::ofstream o(dir / "bad_run.sh");
+      o << "if [ \"$1\" = 2 ]; then sed 's/\"opt_adam_beta_1\", \"value\": 0.9,/\"opt_adam_beta_1\", \"value\": 0.95,/' \"$2\"; sleep 60; "
+        << "else cat \"$2\"; fi\n";
+    }
+    spec.command = {"/bin/sh", (dir / "bad_run.sh").string(), "{run}",
+                    example + "/results/cpu_2x_example/minilm/result_{run}.txt"};
+    auto t0 = std::chrono::steady_clock::now();
+    REQUIRE_MESSAGE(run_harness(spec, backend, *rs, opt, &report, &error), error);
+    CHECK(std::chrono::steady_clock::now() - t0 < 20s);
+    REQUIRE(report.runs.size() == 5);
+    CHECK(report.runs[2].aborted);
+    CHECK(report.runs[2].abort_reason.find("opt_adam_beta_1") != std::string::npos);
+    CHECK(report.runs[2].result_file.empty());
+    CHECK(fs::exists(report.runs[2].kept_log));
+    int in_package = 0;
+    for (const auto& r : report.runs) in_package += r.result_file.empty() ? 0 : 1;
+    CHECK(in_package == 4);
+    REQUIRE(rules::check_package(*rs, facts, report.package_dir, {}, &pr, &error));
+    CHECK_FALSE(pr.pass);  // four runs where five are required: the package says so
+    fs::remove_all(dir);
+  }
+}

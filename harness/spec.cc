@@ -1,0 +1,183 @@
+#include "harness/spec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+namespace referee::harness {
+
+namespace {
+
+void note(Spec* s, const std::string& k, const std::string& v, const char* origin) { s->effective[k] = {v, origin}; }
+
+// Scalars read as text and converted here: yaml-cpp's as<T>() trips g++ 12's
+// -Wdangling-pointer at -O3.
+std::string text(const YAML::Node& n, const std::string& field) {
+  if (!n.IsScalar()) throw YAML::Exception(n.Mark(), "'" + field + "' must be a single value");
+  return n.Scalar();
+}
+long long integer(const YAML::Node& n, const std::string& field) {
+  std::string t = text(n, field);
+  try {
+    size_t used = 0;
+    long long v = std::stoll(t, &used);
+    if (used == t.size()) return v;
+  } catch (...) {
+  }
+  throw YAML::Exception(n.Mark(), "'" + field + "' must be an integer, not '" + t + "'");
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : " ") + x;
+  return out;
+}
+
+}  // namespace
+
+bool load_spec(const std::string& path, Spec* out, std::string* error) {
+  YAML::Node n;
+  try {
+    n = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    *error = path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
+    return false;
+  }
+  if (!n.IsMap()) {
+    *error = path + ": a spec is a YAML mapping (benchmark:, ruleset:, ...)";
+    return false;
+  }
+  static const std::set<std::string> known = {"benchmark", "ruleset", "division", "runs", "seeds", "seed_base",
+                                              "command", "env", "workdir", "timeout", "backend", "backend_options",
+                                              "parallel", "batch_size", "org", "system", "system_description"};
+  try {
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      YAML::Node name = it->first;
+      std::string k = text(name, "field name");
+      if (!known.count(k)) {
+        std::string list;
+        for (const auto& x : known) list += (list.empty() ? "" : ", ") + x;
+        *error = path + ":" + std::to_string(it->first.Mark().line + 1) + ": unknown field '" + k + "' (fields: " + list + ")";
+        return false;
+      }
+      YAML::Node v = it->second;  // a copy: the iterator's pair is a temporary
+      if (k == "benchmark") out->benchmark = text(v, k);
+      else if (k == "ruleset") out->ruleset = text(v, k);
+      else if (k == "division") out->division = text(v, k);
+      else if (k == "runs") out->runs = static_cast<int>(integer(v, k));
+      else if (k == "seeds") {
+        out->seeds.clear();
+        for (size_t i = 0; i < v.size(); ++i) out->seeds.push_back(integer(v[i], k));
+      }
+      else if (k == "seed_base") out->seed_base = integer(v, k);
+      else if (k == "command") {
+        out->command.clear();
+        if (v.IsSequence())
+          for (size_t i = 0; i < v.size(); ++i) out->command.push_back(text(v[i], k));
+        else
+          out->command = {"/bin/sh", "-c", text(v, k)};
+      } else if (k == "env") {
+        for (auto e = v.begin(); e != v.end(); ++e) {
+          YAML::Node key = e->first, val = e->second;
+          out->env[text(key, k)] = text(val, k);
+        }
+      }
+      else if (k == "workdir") out->workdir = text(v, k);
+      else if (k == "timeout") out->timeout_s = static_cast<int>(integer(v, k));
+      else if (k == "backend") out->backend = text(v, k);
+      else if (k == "backend_options") {
+        for (auto e = v.begin(); e != v.end(); ++e) {
+          YAML::Node key = e->first, val = e->second;
+          out->backend_options[text(key, k)] = text(val, k);
+        }
+      }
+      else if (k == "parallel") out->parallel = static_cast<int>(integer(v, k));
+      else if (k == "batch_size") out->batch_size = static_cast<int>(integer(v, k));
+      else if (k == "org") out->org = text(v, k);
+      else if (k == "system") out->system = text(v, k);
+      else if (k == "system_description") out->system_description = text(v, k);
+      note(out, k, v.IsScalar() ? v.Scalar() : k == "command" ? join(out->command) : "(set)", "spec");
+    }
+  } catch (const YAML::Exception& e) {
+    *error = path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
+    return false;
+  }
+  return true;
+}
+
+void set_from_flag(Spec* s, const std::string& name, const std::string& value) {
+  if (name == "backend") s->backend = value;
+  else if (name == "runs") s->runs = std::stoi(value);
+  else if (name == "parallel") s->parallel = std::stoi(value);
+  else if (name == "org") s->org = value;
+  else if (name == "system") s->system = value;
+  else if (name == "ruleset") s->ruleset = value;
+  note(s, name, value, "flag");
+}
+
+bool finalize_spec(Spec* s, int required_runs, std::string* error) {
+  if (s->benchmark.empty()) {
+    *error = "the spec names no benchmark (benchmark: minilm)";
+    return false;
+  }
+  if (s->ruleset.empty()) {
+    *error = "the spec names no rule set (ruleset: mini-1.0.0)";
+    return false;
+  }
+  if (s->division != "closed" && s->division != "open") {
+    *error = "division must be closed or open, not '" + s->division + "'";
+    return false;
+  }
+  if (s->backend != "builtin" && s->backend != "exec" && s->backend != "slurm") {
+    *error = "unknown backend '" + s->backend + "' (builtin, exec or slurm)";
+    return false;
+  }
+  if (s->backend != "builtin" && s->command.empty()) {
+    *error = "the " + s->backend + " backend needs a command (command: [\"./train.sh\", \"--seed\", \"{seed}\"])";
+    return false;
+  }
+  if (s->runs <= 0) {
+    s->runs = required_runs;
+    note(s, "runs", std::to_string(s->runs), "rules");
+  }
+  if (s->seeds.empty()) {
+    if (s->seed_base == 0) {
+      s->seed_base = static_cast<long long>(std::hash<std::string>{}(s->benchmark) % 1000000) * 1000 + 1;
+      note(s, "seed_base", std::to_string(s->seed_base), "default");
+    }
+    for (int i = 0; i < s->runs; ++i) s->seeds.push_back(s->seed_base + i);
+  }
+  if (static_cast<int>(s->seeds.size()) < s->runs) {
+    *error = "the spec lists " + std::to_string(s->seeds.size()) + " seeds for " + std::to_string(s->runs) + " runs";
+    return false;
+  }
+  std::vector<long long> sorted(s->seeds.begin(), s->seeds.begin() + s->runs);
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    *error = "seeds must be distinct per run (the closed division's seed check would fail)";
+    return false;
+  }
+  for (const char* k : {"benchmark", "ruleset", "division", "backend"})
+    if (!s->effective.count(k)) note(s, k, k == std::string("benchmark") ? s->benchmark : k == std::string("ruleset") ? s->ruleset : k == std::string("division") ? s->division : s->backend, "default");
+  return true;
+}
+
+std::vector<std::string> expand_command(const std::vector<std::string>& cmd, long long seed, int run, const std::string& log) {
+  std::vector<std::string> out;
+  for (std::string a : cmd) {
+    for (const auto& [ph, val] : {std::pair<std::string, std::string>{"{seed}", std::to_string(seed)},
+                                  {"{run}", std::to_string(run)}, {"{log}", log}}) {
+      size_t p = 0;
+      while ((p = a.find(ph, p)) != std::string::npos) {
+        a.replace(p, ph.size(), val);
+        p += val.size();
+      }
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+}  // namespace referee::harness

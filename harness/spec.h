@@ -1,0 +1,47 @@
+// Workload specs (YAML): what to run, how many times, with which seeds, on
+// which backend. Values come from defaults, then the spec file, then
+// command-line flags; every effective value records where it came from.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace referee::harness {
+
+struct Spec {
+  std::string benchmark;                 // required
+  std::string ruleset;                   // required: "mini-1.0.0", "training-3.1.0"
+  std::string division = "closed";
+  int runs = 0;                          // 0: the number the rules require
+  std::vector<long long> seeds;          // explicit seeds; else seed_base + run index
+  long long seed_base = 0;               // 0: derived from the benchmark name
+  std::vector<std::string> command;      // exec/slurm: argv with {seed} {run} {log} placeholders
+  std::map<std::string, std::string> env;
+  std::string workdir;
+  int timeout_s = 0;                     // per run; 0 = none
+  std::string backend = "builtin";       // builtin | exec | slurm
+  std::map<std::string, std::string> backend_options;
+  int parallel = 0;                      // runs at once; 0 = number of cores (1 for slurm: the cluster decides)
+  int batch_size = 0;                    // builtin workloads: global batch size (0 = the workload's default)
+  std::string org = "referee";           // submitter folder of the package
+  std::string system;                    // system name (systems/<system>.json); default: <hostname>
+  std::string system_description;        // YAML/JSON file with the fields referee cannot detect
+  // name -> (value, origin: "default", "spec", "flag", "rules")
+  std::map<std::string, std::pair<std::string, std::string>> effective;
+};
+
+// Reads a spec file. Unknown fields are errors (a typo must not be ignored).
+bool load_spec(const std::string& path, Spec* out, std::string* error);
+
+// Records a value set from a flag.
+void set_from_flag(Spec* s, const std::string& name, const std::string& value);
+
+// Fills defaults that need the rules (runs) and derived values (seeds); checks
+// the result. `required_runs` comes from the rule set's facts.
+bool finalize_spec(Spec* s, int required_runs, std::string* error);
+
+// {seed}, {run} and {log} replaced in each argument.
+std::vector<std::string> expand_command(const std::vector<std::string>& cmd, long long seed, int run, const std::string& log);
+
+}  // namespace referee::harness

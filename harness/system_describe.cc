@@ -1,0 +1,203 @@
+#include "harness/system_describe.h"
+
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "mllog/json_writer.h"
+#include "rules/facts.h"
+
+namespace referee::harness {
+
+namespace {
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  size_t b = 0;
+  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  return s.substr(b);
+}
+
+std::string run_capture(const char* cmd) {
+  std::string out;
+  FILE* p = popen(cmd, "r");
+  if (!p) return out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  return out;
+}
+
+void set(SystemDescription* d, const std::string& k, const std::string& v, const char* origin) {
+  d->fields[k] = v;
+  d->origin[k] = origin;
+}
+
+void detect(SystemDescription* d) {
+  std::ifstream cpu("/proc/cpuinfo");
+  std::string line, model;
+  std::set<std::string> sockets;
+  int logical = 0, cores_per_socket = 0;
+  double mhz = 0;
+  for (; std::getline(cpu, line);) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string k = trim(line.substr(0, colon)), v = trim(line.substr(colon + 1));
+    if (k == "model name" && model.empty()) model = v;
+    else if (k == "physical id") sockets.insert(v);
+    else if (k == "processor") ++logical;
+    else if (k == "cpu cores") cores_per_socket = std::atoi(v.c_str());
+    else if (k == "cpu MHz" && mhz == 0) mhz = std::atof(v.c_str());
+  }
+  int n_sockets = sockets.empty() ? 1 : static_cast<int>(sockets.size());
+  if (!model.empty()) set(d, "host_processor_model_name", model, "detected");
+  set(d, "host_processors_per_node", std::to_string(n_sockets), "detected");
+  if (cores_per_socket) set(d, "host_processor_core_count", std::to_string(cores_per_socket), "detected");
+  if (logical) set(d, "host_processor_vcpu_count", std::to_string(logical), "detected");
+  if (mhz > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f MHz", mhz);
+    set(d, "host_processor_frequency", buf, "detected");
+  }
+  std::ifstream mem("/proc/meminfo");
+  for (; std::getline(mem, line);) {
+    if (line.rfind("MemTotal:", 0) == 0) {
+      long long kb = std::atoll(line.substr(9).c_str());
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.0f GB", static_cast<double>(kb) / (1024.0 * 1024.0));
+      set(d, "host_memory_capacity", buf, "detected");
+    }
+  }
+  std::ifstream os("/etc/os-release");
+  for (; std::getline(os, line);) {
+    if (line.rfind("PRETTY_NAME=", 0) == 0) {
+      std::string v = line.substr(12);
+      if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
+      set(d, "operating_system", v, "detected");
+    }
+  }
+  set(d, "number_of_nodes", "1", "default");
+  // NVIDIA accelerators when nvidia-smi is there.
+  std::string gpus = access("/usr/bin/nvidia-smi", X_OK) == 0
+                         ? run_capture("nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null")
+                         : "";
+  int count = 0;
+  std::string gpu_name, gpu_mem;
+  std::istringstream gs(gpus);
+  for (; std::getline(gs, line);) {
+    if (trim(line).empty()) continue;
+    ++count;
+    auto comma = line.find(',');
+    gpu_name = trim(line.substr(0, comma));
+    if (comma != std::string::npos) gpu_mem = trim(line.substr(comma + 1));
+  }
+  if (count) {
+    set(d, "accelerators_per_node", std::to_string(count), "detected");
+    set(d, "accelerator_model_name", gpu_name, "detected");
+    set(d, "accelerator_memory_capacity", gpu_mem, "detected");
+  } else {
+    set(d, "accelerators_per_node", "0", "detected");
+    set(d, "accelerator_model_name", "N/A", "detected");
+  }
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  set(d, "system_name", host, "detected");
+}
+
+// A YAML (or JSON) node as JSON text; scalars that look like numbers stay numbers.
+std::string yaml_to_json(const YAML::Node& n) {
+  mllog::JsonWriter w(0);
+  std::function<void(const YAML::Node&)> put = [&](const YAML::Node& x) {
+    if (x.IsMap()) {
+      w.begin_object();
+      for (auto it = x.begin(); it != x.end(); ++it) {
+        YAML::Node k = it->first, v = it->second;
+        w.key(k.Scalar());
+        put(v);
+      }
+      w.end_object();
+    } else if (x.IsSequence()) {
+      w.begin_array();
+      for (size_t i = 0; i < x.size(); ++i) put(x[i]);
+      w.end_array();
+    } else if (x.IsNull()) {
+      w.null();
+    } else {
+      w.value(x.Scalar());
+    }
+  };
+  put(n);
+  return w.str();
+}
+
+bool looks_numeric(const std::string& s) {
+  if (s.empty()) return false;
+  size_t used = 0;
+  try {
+    std::stoll(s, &used);
+  } catch (...) {
+    return false;
+  }
+  return used == s.size();
+}
+
+}  // namespace
+
+bool describe_system(const std::string& file, const std::string& name, SystemDescription* out, std::string* error) {
+  *out = SystemDescription{};
+  detect(out);
+  if (!file.empty()) {
+    YAML::Node n;
+    try {
+      n = YAML::LoadFile(file);  // JSON is YAML too
+    } catch (const YAML::Exception& e) {
+      *error = file + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
+      return false;
+    }
+    if (!n.IsMap()) {
+      *error = file + ": a system description is a mapping of field: value";
+      return false;
+    }
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      YAML::Node k = it->first, v = it->second;
+      if (v.IsMap() || v.IsSequence()) {
+        set(out, k.Scalar(), yaml_to_json(v), "file");
+        out->nested[k.Scalar()] = true;
+        continue;
+      }
+      set(out, k.Scalar(), v.IsNull() ? "" : v.Scalar(), "file");
+      out->nested.erase(k.Scalar());
+    }
+  }
+  if (!name.empty()) set(out, "system_name", name, "flag");
+  for (const auto& f : rules::required_system_fields())
+    if (!out->fields.count(f)) out->missing.push_back(f);
+  return true;
+}
+
+std::string SystemDescription::to_json() const {
+  mllog::JsonWriter w(4);
+  w.begin_object();
+  for (const auto& [k, v] : fields) {
+    w.key(k);
+    if (nested.count(k)) {
+      w.raw(v);
+      continue;
+    }
+    // The published descriptions write counts as strings or numbers; keep numbers numbers.
+    if ((k == "number_of_nodes" || k == "host_processors_per_node" || k == "accelerators_per_node" ||
+         k == "host_processor_core_count" || k == "host_processor_vcpu_count") && looks_numeric(v))
+      w.value(std::stoll(v));
+    else
+      w.value(v);
+  }
+  w.end_object();
+  return w.str() + "\n";
+}
+
+}  // namespace referee::harness

@@ -1,0 +1,26 @@
+// `referee system describe`: a system description (systems/<system>.json)
+// from what can be detected on this machine (processor model and count, cores,
+// memory, operating system, NVIDIA accelerators when nvidia-smi is there) and
+// a YAML or JSON file for the rest. Missing required fields are an error
+// before any run starts.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace referee::harness {
+
+struct SystemDescription {
+  std::map<std::string, std::string> fields;          // every field, as text (nested ones as JSON)
+  std::map<std::string, bool> nested;                 // fields whose text is a JSON object or list
+  std::map<std::string, std::string> origin;          // field -> "detected", "file", "default"
+  std::vector<std::string> missing;                   // required fields without a value
+  std::string to_json() const;                        // numbers written as numbers where they are
+};
+
+// Detects what it can; then `file` (YAML or JSON; "" for none) overrides;
+// `name` sets system_name ("" = from the file or the host name).
+bool describe_system(const std::string& file, const std::string& name, SystemDescription* out, std::string* error);
+
+}  // namespace referee::harness

@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/output.h"
 #include "mllog/reader.h"
 #include "rules/compliance.h"
@@ -19,18 +20,15 @@ Command check_command() {
             };
             auto o = std::make_shared<Opts>();
             sub.add_option("FILE", o->files, "result log files (result_N.txt)")->required();
-            sub.add_option("--ruleset", o->ruleset, "rule set, e.g. training-3.1.0")->required();
-            sub.add_option("--rules", o->rules, "rules root (a tree with compliance_checker/ and rcp_checker/)");
+            add_ruleset_options(sub, &o->ruleset, &o->rules);
             sub.add_flag("--json", o->json, "print JSON (schema referee.check/1)");
             sub.add_flag("-q,--quiet", o->quiet, "print failing files only");
             return [o]() -> int {
-              rules::RuleSource src;
+              LoadedRules loaded;
+              if (!load_rules("check", o->ruleset, o->rules, &loaded, /*with_facts=*/false)) return kCannotCheck;
+              const rules::RuleSet* rs = loaded.ruleset.get();
+              const rules::RuleSource& src = loaded.source;
               std::string error;
-              auto rs = rules::resolve_ruleset(o->ruleset, o->rules, &src, &error);
-              if (!rs) {
-                std::cerr << "referee check: " << error << "\n";
-                return kCannotCheck;
-              }
               mllog::LogReader reader;
               mllog::ParsedLog log;
               bool any_fail = false, any_unreadable = false;
@@ -59,12 +57,8 @@ Command check_command() {
                   w.key(path).begin_object();
                   w.key("compliant").value(v.compliant);
                   w.key("mllog_lines").value(static_cast<long long>(v.mllog_lines));
-                  w.key("errors").begin_array();
-                  for (const auto& f : v.errors) write_finding_json(w, f);
-                  w.end_array();
-                  w.key("warnings").begin_array();
-                  for (const auto& f : v.warnings) write_finding_json(w, f);
-                  w.end_array();
+                  write_findings_json(w, "errors", v.errors);
+                  write_findings_json(w, "warnings", v.warnings);
                   w.end_object();
                   continue;
                 }

@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <cstdio>
 #include <iostream>
-#include <thread>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/output.h"
 #include "rules/facts.h"
 #include "rules/package.h"
@@ -52,25 +52,16 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
     w.key("expected_count").value(d.expected_count);
     w.key("files").begin_object();
     for (const auto& f : d.files) {
-      w.key(f.name).begin_object().key("compliant").value(f.verdict.compliant).key("errors").begin_array();
-      for (const auto& e : f.verdict.errors) write_finding_json(w, e);
-      w.end_array();
-      if (!f.verdict.warnings.empty()) {
-        w.key("warnings").begin_array();
-        for (const auto& e : f.verdict.warnings) write_finding_json(w, e);
-        w.end_array();
-      }
+      w.key(f.name).begin_object().key("compliant").value(f.verdict.compliant);
+      write_findings_json(w, "errors", f.verdict.errors);
+      if (!f.verdict.warnings.empty()) write_findings_json(w, "warnings", f.verdict.warnings);
       w.end_object();
     }
     w.end_object();
     if (d.seeds_checked) {
       w.key("seeds_ok").value(d.seeds_ok);
       if (d.seeds_bypassed) w.key("seeds_bypassed").value(true);
-      if (!d.seed_errors.empty()) {
-        w.key("seed_errors").begin_array();
-        for (const auto& e : d.seed_errors) write_finding_json(w, e);
-        w.end_array();
-      }
+      if (!d.seed_errors.empty()) write_findings_json(w, "seed_errors", d.seed_errors);
     }
     if (d.rcp_checked) {
       const auto& c = d.rcp;
@@ -98,12 +89,8 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
       }
       w.end_object();
     }
-    w.key("errors").begin_array();
-    for (const auto& e : d.errors) write_finding_json(w, e);
-    w.end_array();
-    w.key("warnings").begin_array();
-    for (const auto& e : d.warnings) write_finding_json(w, e);
-    w.end_array();
+    write_findings_json(w, "errors", d.errors);
+    write_findings_json(w, "warnings", d.warnings);
     w.end_object();
   }
   w.end_object();
@@ -180,9 +167,8 @@ Command check_package_command() {
             sub.add_option("ORG_DIR", o->dirs,
                            "organisation folders (each holds systems/ and results/), or a folder holding them (a round)")
                 ->required();
-            sub.add_option("--ruleset", o->ruleset, "rule set, e.g. training-3.1.0")->required();
-            sub.add_option("--rules", o->rules, "rules root (a tree with compliance_checker/ and rcp_checker/)");
-            sub.add_option("-j,--jobs", o->jobs, "threads (default: all cores)");
+            add_ruleset_options(sub, &o->ruleset, &o->rules);
+            add_jobs_option(sub, &o->jobs);
             sub.add_flag("--json", o->json, "print JSON (schema referee.check-package/1)");
             sub.add_flag("-v,--verbose", o->verbose, "also print warnings");
             sub.add_flag("--rcp-bypass", o->rcp_bypass, "accept failing RCP checks (as the consortium's --rcp-bypass)");
@@ -190,22 +176,11 @@ Command check_package_command() {
             sub.add_flag("--write-scaling", o->write_scaling,
                          "write scaling.json where the RCP normalisation applies (the consortium's checker always does)");
             return [o]() -> int {
-              rules::RuleSource src;
+              LoadedRules loaded;
+              if (!load_rules("check-package", o->ruleset, o->rules, &loaded)) return kCannotCheck;
+              const rules::PackageOptions opt{
+                  .jobs = job_count(o->jobs), .rcp_bypass = o->rcp_bypass, .seed_bypass = o->seed_bypass};
               std::string error;
-              auto rs = rules::resolve_ruleset(o->ruleset, o->rules, &src, &error);
-              if (!rs) {
-                std::cerr << "referee check-package: " << error << "\n";
-                return kCannotCheck;
-              }
-              rules::RoundFacts facts;
-              if (!rules::facts_for(*rs, &facts, &error)) {
-                std::cerr << "referee check-package: " << error << "\n";
-                return kCannotCheck;
-              }
-              rules::PackageOptions opt;
-              opt.jobs = o->jobs > 0 ? o->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-              opt.rcp_bypass = o->rcp_bypass;
-              opt.seed_bypass = o->seed_bypass;
               // A folder without results/ is taken as a round: its organisation folders are checked.
               std::vector<std::string> packages;
               for (const auto& d : o->dirs) {
@@ -229,17 +204,17 @@ Command check_package_command() {
               if (o->json && many) std::cout << "[\n";
               for (size_t i = 0; i < packages.size(); ++i) {
                 rules::PackageReport report;
-                if (!rules::check_package(*rs, facts, packages[i], opt, &report, &error)) {
+                if (!rules::check_package(*loaded.ruleset, loaded.facts, packages[i], opt, &report, &error)) {
                   std::cerr << "referee check-package: " << error << "\n";
                   rc = kCannotCheck;
                   continue;
                 }
                 if (o->json) {
                   if (many && i) std::cout << ",\n";
-                  write_json(report, *rs, src, std::cout);
+                  write_json(report, *loaded.ruleset, loaded.source, std::cout);
                 } else {
                   if (i) std::cout << "\n";
-                  print_human(report, *rs, src, o->verbose, std::cout);
+                  print_human(report, *loaded.ruleset, loaded.source, o->verbose, std::cout);
                 }
                 if (o->write_scaling) {
                   auto written = rules::write_scaling_files(report, &error);

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/table.h"
 #include "mllog/json_writer.h"
 #include "submissions/queries.h"
@@ -22,14 +23,6 @@ void add_common(CLI::App& sub, Common* c, bool needs_round) {
   sub.add_option("--benchmark", c->benchmark, "benchmark, e.g. gpt3")->required();
   sub.add_flag("--json", c->json, "print JSON");
   sub.add_flag("--rescale", c->pipeline, "use the scores the consortium's pipeline computes today instead of the published ones");
-}
-
-std::unique_ptr<submissions::Store> open_store(const Common& c, const char* cmd) {
-  std::string db = c.db.empty() ? submissions::default_db_path() : c.db;
-  std::string error;
-  auto s = submissions::Store::open(db, &error);
-  if (!s) std::cerr << "referee " << cmd << ": " << error << "\n";
-  return s;
 }
 
 void row_json(mllog::JsonWriter& w, const submissions::ResultRow& r) {
@@ -70,7 +63,7 @@ Command compare_command() {
             add_common(sub, c.get(), true);
             sub.add_option("RESULT", *names, "ORG/SYSTEM or SYSTEM, two or more")->required()->expected(2, 1000);
             return [c, names]() -> int {
-              auto store = open_store(*c, "compare");
+              auto store = open_store("compare", c->db);
               if (!store) return kCannotCheck;
               std::string error;
               auto rows = submissions::find_results(*store, {c->round, c->benchmark, "", c->pipeline}, *names, &error);
@@ -114,7 +107,7 @@ Command leaderboard_command() {
             add_common(sub, c.get(), true);
             sub.add_option("--division", c->division, "closed or open (default: both)");
             return [c]() -> int {
-              auto store = open_store(*c, "leaderboard");
+              auto store = open_store("leaderboard", c->db);
               if (!store) return kCannotCheck;
               std::string error;
               auto rows = submissions::leaderboard(*store, {c->round, c->benchmark, c->division, c->pipeline}, &error);
@@ -151,7 +144,7 @@ Command scaling_command() {
             add_common(sub, c.get(), true);
             sub.add_option("--submitter", *who, "submitter (system description) or organisation folder")->required();
             return [c, who]() -> int {
-              auto store = open_store(*c, "scaling");
+              auto store = open_store("scaling", c->db);
               if (!store) return kCannotCheck;
               std::string error;
               auto pts = submissions::scaling(*store, {c->round, c->benchmark, "", c->pipeline}, *who, &error);
@@ -196,7 +189,7 @@ Command speedup_command() {
             sub.add_option("--submitter", *who, "only this submitter");
             sub.add_flag("--overall", *overall, "fastest result of each round, whoever submitted it");
             return [c, from, to, who, overall]() -> int {
-              auto store = open_store(*c, "speedup");
+              auto store = open_store("speedup", c->db);
               if (!store) return kCannotCheck;
               std::string error;
               auto sps = submissions::speedups(*store, *from, *to, c->benchmark, !*overall, *who, c->pipeline, &error);

@@ -1,8 +1,8 @@
 #include <cstdio>
 #include <iostream>
-#include <thread>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/output.h"
 #include "rules/facts.h"
 #include "rules/package.h"
@@ -113,37 +113,26 @@ Command score_command() {
             };
             auto o = std::make_shared<Opts>();
             sub.add_option("ORG_DIR", o->dir, "the organisation's folder (holds systems/ and results/)")->required();
-            sub.add_option("--ruleset", o->ruleset, "rule set, e.g. training-3.1.0")->required();
-            sub.add_option("--rules", o->rules, "rules root (a tree with compliance_checker/ and rcp_checker/)");
-            sub.add_option("-j,--jobs", o->jobs, "threads (default: all cores)");
+            add_ruleset_options(sub, &o->ruleset, &o->rules);
+            add_jobs_option(sub, &o->jobs);
             auto* csv = sub.add_flag("--csv", o->csv, "the consortium's summary CSV");
             sub.add_flag("--json", o->json, "JSON (schema referee.score/1)")->excludes(csv);
             sub.add_flag("--rescale", o->rescale,
                          "apply the factors the consortium's pipeline computes today (its RCP pass replaces scaling.json) "
                          "instead of the published scaling.json files; nothing is written");
             return [o]() -> int {
-              rules::RuleSource src;
+              LoadedRules loaded;
+              if (!load_rules("score", o->ruleset, o->rules, &loaded)) return kCannotCheck;
+              const rules::PackageOptions opt{.jobs = job_count(o->jobs)};
               std::string error;
-              auto rs = rules::resolve_ruleset(o->ruleset, o->rules, &src, &error);
-              if (!rs) {
-                std::cerr << "referee score: " << error << "\n";
-                return kCannotCheck;
-              }
-              rules::RoundFacts facts;
-              if (!rules::facts_for(*rs, &facts, &error)) {
-                std::cerr << "referee score: " << error << "\n";
-                return kCannotCheck;
-              }
-              rules::PackageOptions opt;
-              opt.jobs = o->jobs > 0 ? o->jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
               rules::PackageReport report;
-              if (!rules::check_package(*rs, facts, o->dir, opt, &report, &error)) {
+              if (!rules::check_package(*loaded.ruleset, loaded.facts, o->dir, opt, &report, &error)) {
                 std::cerr << "referee score: " << error << "\n";
                 return kCannotCheck;
               }
-              auto scores = rules::score_package(report, facts, o->rescale ? rules::ScaleMode::Pipeline : rules::ScaleMode::Published);
+              auto scores = rules::score_package(report, loaded.facts, o->rescale ? rules::ScaleMode::Pipeline : rules::ScaleMode::Published);
               if (o->csv) std::cout << rules::scores_csv(scores, true);
-              else if (o->json) write_json(scores, *rs, src, std::cout);
+              else if (o->json) write_json(scores, *loaded.ruleset, loaded.source, std::cout);
               else print_human(scores, std::cout);
               return kPass;
             };

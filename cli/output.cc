@@ -40,4 +40,10 @@ void write_finding_json(mllog::JsonWriter& w, const rules::Finding& f) {
   w.end_object();
 }
 
+void write_findings_json(mllog::JsonWriter& w, const char* key, const std::vector<rules::Finding>& findings) {
+  w.key(key).begin_array();
+  for (const auto& f : findings) write_finding_json(w, f);
+  w.end_array();
+}
+
 }  // namespace referee::cli

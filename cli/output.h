@@ -3,6 +3,7 @@
 
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "mllog/json_writer.h"
 #include "rules/compliance.h"
@@ -12,6 +13,8 @@ namespace referee::cli {
 // `path:LINE: rule: message` then indented expected / found / hint lines.
 void print_finding(std::ostream& os, const std::string& path, const rules::Finding& f, const char* indent);
 void write_finding_json(mllog::JsonWriter& w, const rules::Finding& f);
+// `"<key>": [finding, ...]` (an empty array when there are none).
+void write_findings_json(mllog::JsonWriter& w, const char* key, const std::vector<rules::Finding>& findings);
 
 // Colour only on a terminal (and never when NO_COLOR is set).
 bool use_color(std::ostream& os);

@@ -14,6 +14,7 @@
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "mllog/reader.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace referee::mllog;
@@ -36,20 +37,7 @@ ParsedLog parse(const std::string& text) {
 
 std::string key_of(const ParsedLog& log, size_t i) { return log.keys.at(log.events.at(i).key_id); }
 
-// A scratch directory removed at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "referee_reader_XXXXXX").string();
-    char* p = mkdtemp(tmpl.data());
-    REQUIRE(p != nullptr);
-    path = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using referee::testing::TempDir;
 
 }  // namespace
 

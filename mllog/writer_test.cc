@@ -30,6 +30,7 @@
 #include "rules/compliance.h"
 #include "rules/source.h"
 #include "tests/reference_data.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace referee::mllog;
@@ -38,20 +39,7 @@ namespace {
 
 constexpr int64_t kT0 = 1700000000000;  // a time_ms in November 2023
 
-// A scratch directory removed at scope exit.
-struct ScratchDir {
-  fs::path path;
-  ScratchDir() {
-    std::string tmpl = (fs::temp_directory_path() / "referee_writer_XXXXXX").string();
-    char* p = mkdtemp(tmpl.data());
-    REQUIRE(p != nullptr);
-    path = p;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using referee::testing::TempDir;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -305,7 +293,7 @@ TEST_CASE("namespace and time: defaults and per-call overrides") {
 }
 
 TEST_CASE("file, stream and callback sinks; prefix and clear_line") {
-  ScratchDir dir;
+  TempDir dir;
   fs::path file = dir.path / "result_0.txt";
   {
     std::ofstream pre(file);
@@ -345,7 +333,7 @@ TEST_CASE("file, stream and callback sinks; prefix and clear_line") {
 TEST_CASE("many threads: whole lines, none lost, each thread's in order") {
   constexpr int kThreads = 8;
   constexpr int kPerThread = 4000;
-  ScratchDir dir;
+  TempDir dir;
   fs::path file = dir.path / "log.txt";
   std::atomic<uint64_t> callback_lines{0};
   Logger::Stats stats;
@@ -449,7 +437,7 @@ TEST_CASE("a full queue makes callers wait; nothing is dropped") {
 }
 
 TEST_CASE("flush() waits for the writer; the destructor flushes") {
-  ScratchDir dir;
+  TempDir dir;
   fs::path file = dir.path / "log.txt";
   std::atomic<int> seen{0};
   {
@@ -590,7 +578,7 @@ void log_run(Logger& log, const Run& run) {
 
 // The run written through a Logger (async, file sink), read back and checked.
 referee::rules::FileVerdict write_and_check(const Run& run, const referee::rules::RuleSet& rules, std::string* text) {
-  ScratchDir dir;
+  TempDir dir;
   fs::path file = dir.path / "result_0.txt";
   FakeClock clock(kT0, 1500);  // 1.5 s between events: init takes well under the 30 minutes allowed
   {

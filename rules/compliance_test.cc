@@ -25,6 +25,7 @@
 #include "mllog/reader.h"
 #include "rules/compliance.h"
 #include "rules/ruleset.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace referee::rules;
@@ -82,20 +83,7 @@ std::string describe(const char* kind, const Finding& f) {
   return std::string(kind) + " line=" + std::to_string(f.line) + " rule=" + f.rule;
 }
 
-// A scratch directory removed at scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "referee_compliance_XXXXXX").string();
-    char* p = mkdtemp(tmpl.data());
-    REQUIRE(p != nullptr);
-    path = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using referee::testing::TempDir;
 
 }  // namespace
 

@@ -42,48 +42,6 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string hex(const unsigned char* md, unsigned len) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) {
-    out += digits[md[i] >> 4];
-    out += digits[md[i] & 15];
-  }
-  return out;
-}
-
-// SHA-256 of a file, streamed. Returns "" when the file cannot be read.
-std::string sha256_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-  std::vector<char> buf(1 << 16);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) return "";
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned len = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &len);
-  return hex(md, len);
-}
-
-std::string iso_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 // ---------------------------------------------------------------- libcurl
 
 void curl_global() {
@@ -99,12 +57,6 @@ struct Progress {
   curl_off_t last_have = -1;
 };
 
-std::string mib(curl_off_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return buf;
-}
-
 int progress_cb(void* p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t, curl_off_t) {
   auto* pr = static_cast<Progress*>(p);
   auto now = std::chrono::steady_clock::now();
@@ -116,12 +68,12 @@ int progress_cb(void* p, curl_off_t dltotal, curl_off_t dlnow, curl_off_t, curl_
   pr->last = now;
   pr->printed = true;
   pr->last_have = have;
-  std::string line = "\r" + pr->label + ": " + mib(have);
+  std::string line = "\r" + pr->label + ": " + mib(static_cast<std::uint64_t>(have), 1);
   if (dltotal > 0) {
     curl_off_t total = pr->offset + dltotal;
     int pct = static_cast<int>(100 * have / total);
     int width = 30, fill = width * pct / 100;
-    line += " / " + mib(total) + " [" + std::string(static_cast<size_t>(fill), '#') +
+    line += " / " + mib(static_cast<std::uint64_t>(total), 1) + " [" + std::string(static_cast<size_t>(fill), '#') +
             std::string(static_cast<size_t>(width - fill), ' ') + "] " + std::to_string(pct) + "%";
   }
   line += "\033[K";
@@ -265,37 +217,12 @@ bool CurlFetcher::fetch(const std::string& url, const std::string& dest, Downloa
   return false;
 }
 
-// ---------------------------------------------------------------- install
+// ------------------------------------------- download and archive utilities
 
-namespace {
-
-// Removes what a failed fetch left behind: temp folders, and the cache
-// folders it created itself.
-struct Cleanup {
-  std::vector<fs::path> trees;    // removed recursively
-  std::vector<fs::path> created;  // removed when empty, deepest first
-  bool success = false;
-  ~Cleanup() {
-    std::error_code ec;
-    for (const auto& t : trees)
-      if (!t.empty()) fs::remove_all(t, ec);
-    if (success) return;
-    for (auto it = created.rbegin(); it != created.rend(); ++it)
-      if (fs::is_empty(*it, ec)) fs::remove(*it, ec);
-  }
-};
-
-bool make_temp_dir(const fs::path& parent, const std::string& prefix, fs::path* out, std::string* error) {
-  std::string tmpl = (parent / (prefix + "XXXXXX")).string();
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data())) {
-    *error = "cannot create a folder in " + parent.string() + ": " + std::strerror(errno) +
-             "\nfix: make the cache writable, or point REFEREE_CACHE at a writable folder";
-    return false;
-  }
-  *out = buf.data();
-  return true;
+std::string ascii_lower(std::string s) {
+  for (auto& c : s)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return s;
 }
 
 std::string percent_decode(const std::string& s) {
@@ -312,10 +239,9 @@ std::string percent_decode(const std::string& s) {
   return out;
 }
 
-// "" when `from` is a remote URL; else the local file it names.
 std::string local_path(const std::string& from, bool* is_local) {
   *is_local = false;
-  std::string l = lower(from.substr(0, 8));
+  std::string l = ascii_lower(from.substr(0, 8));
   if (l.rfind("http://", 0) == 0 || l.rfind("https://", 0) == 0) return "";
   *is_local = true;
   if (l.rfind("file://", 0) == 0) {
@@ -326,21 +252,30 @@ std::string local_path(const std::string& from, bool* is_local) {
   return from;
 }
 
-// "4.1.59" from ".../4.1.59.tar.gz", "logging-4.1.59.zip", ".../tar.gz/refs/tags/4.1.59".
-std::string tag_from_name(const std::string& from) {
-  std::string s = from.substr(0, from.find_first_of("?#"));
-  while (!s.empty() && s.back() == '/') s.pop_back();
-  auto slash = s.rfind('/');
-  if (slash != std::string::npos) s = s.substr(slash + 1);
-  for (const char* ext : {".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar", ".zip"})
-    if (ends_with(lower(s), ext)) {
-      s.resize(s.size() - std::strlen(ext));
-      break;
-    }
-  if (s.rfind("logging-", 0) == 0) s = s.substr(8);
-  if (s.size() > 1 && s[0] == 'v' && std::isdigit(static_cast<unsigned char>(s[1]))) s = s.substr(1);
-  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) || !valid_tag(s)) return "";
-  return s;
+bool check_local_source(const std::string& url, std::string* local, bool* is_local, std::string* error) {
+  *local = local_path(url, is_local);
+  if (*is_local && ascii_lower(url).rfind("file://", 0) != 0 && url.find("://") != std::string::npos) {
+    *error = "cannot fetch '" + url +
+             "': only http://, https:// and file:// URLs are supported\nfix: download the archive yourself and pass "
+             "--from PATH";
+    return false;
+  }
+  std::error_code ec;
+  if (*is_local && !fs::is_regular_file(*local, ec)) {
+    *error = "cannot read the archive " + *local + ": no such file\nfix: check the path given to --from";
+    return false;
+  }
+  return true;
+}
+
+bool parse_sha256(const std::string& sha256, std::string* want, std::string* error) {
+  *want = ascii_lower(sha256);
+  if (want->empty()) return true;
+  if (want->size() == 64 &&
+      std::all_of(want->begin(), want->end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
+    return true;
+  *error = "--sha256 expects 64 hexadecimal digits, got '" + sha256 + "'\nfix: pass the output of sha256sum ARCHIVE";
+  return false;
 }
 
 std::vector<std::string> split_path(const std::string& p) {
@@ -356,6 +291,102 @@ std::vector<std::string> split_path(const std::string& p) {
   return out;
 }
 
+std::string sha256_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
+  }
+  if (in.bad()) return "";
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  EVP_DigestFinal_ex(ctx.get(), md, &len);
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += digits[md[i] >> 4];
+    out += digits[md[i] & 15];
+  }
+  return out;
+}
+
+bool verify_sha256(const std::string& archive, const std::string& source, const std::string& want, std::string* got,
+                   std::string* error) {
+  *got = sha256_file(archive);
+  if (got->empty()) {
+    *error = "cannot read the archive " + archive + "\nfix: check the file's permissions";
+    return false;
+  }
+  if (!want.empty() && *got != want) {
+    *error = "checksum mismatch for " + source + ": expected sha256 " + want + ", got " + *got +
+             "; nothing was installed\nfix: make sure --sha256 is the digest of this archive (sha256sum ARCHIVE); if "
+             "it is, the download was altered on the way";
+    return false;
+  }
+  return true;
+}
+
+std::string download_failure(const DownloadError& e, const std::string& not_found_fix) {
+  std::string out = e.message + "; nothing was installed";
+  if (e.http_status == 404)
+    out += not_found_fix;
+  else if (e.http_status >= 400)
+    out += "\nfix: run the command again later, or download the archive yourself and pass --from PATH";
+  else
+    out += "\nfix: check the network connection (and proxy variables such as https_proxy), then run the "
+           "command again; offline, download the archive elsewhere and pass --from PATH";
+  return out;
+}
+
+void note_nothing_installed(std::string* error) {
+  if (error->find("nothing was installed") != std::string::npos) return;
+  size_t fix = error->find("\nfix:");
+  error->insert(fix == std::string::npos ? error->size() : fix, "; nothing was installed");
+}
+
+std::string iso_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string mib(std::uint64_t bytes, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f MiB", decimals, static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+namespace {
+
+// mkdtemp or mkstemp on `<parent>/<prefix>XXXXXX`; `what` is "folder" or "file".
+bool make_temp(const fs::path& parent, const std::string& prefix, const std::string& fix, bool folder, fs::path* out,
+               std::string* error) {
+  std::string tmpl = (parent / (prefix + "XXXXXX")).string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  bool made = false;
+  if (folder) {
+    made = mkdtemp(buf.data()) != nullptr;
+  } else if (int fd = mkstemp(buf.data()); fd >= 0) {
+    ::close(fd);
+    made = true;
+  }
+  if (!made) {
+    *error = std::string("cannot create a ") + (folder ? "folder" : "file") + " in " + parent.string() + ": " +
+             std::strerror(errno) + fix;
+    return false;
+  }
+  *out = buf.data();
+  return true;
+}
+
 const char* kind_name(mode_t type) {
   switch (type) {
     case AE_IFLNK: return "a symbolic link";
@@ -367,6 +398,130 @@ const char* kind_name(mode_t type) {
   }
 }
 
+std::string archive_why(struct archive* a, const char* otherwise) {
+  const char* why = archive_error_string(a);
+  return why ? why : otherwise;
+}
+
+}  // namespace
+
+bool make_temp_dir(const fs::path& parent, const std::string& prefix, const std::string& fix, fs::path* out,
+                   std::string* error) {
+  return make_temp(parent, prefix, fix, true, out, error);
+}
+
+bool make_temp_file(const fs::path& parent, const std::string& prefix, const std::string& fix, fs::path* out,
+                    std::string* error) {
+  return make_temp(parent, prefix, fix, false, out, error);
+}
+
+InstallCleanup::~InstallCleanup() {
+  std::error_code ec;
+  for (const auto& f : files) fs::remove(f, ec);
+  for (const auto& t : trees)
+    if (!t.empty()) fs::remove_all(t, ec);
+  if (success) return;
+  for (auto it = created.rbegin(); it != created.rend(); ++it)
+    if (fs::is_empty(*it, ec)) fs::remove(*it, ec);
+}
+
+bool InstallCleanup::create_directories(const fs::path& dir, std::error_code* ec) {
+  for (fs::path p = dir; !p.empty() && !fs::exists(p, *ec); p = p.parent_path()) {
+    created.insert(created.begin(), p);
+    if (p == p.parent_path()) break;
+  }
+  ec->clear();
+  fs::create_directories(dir, *ec);
+  return !*ec && fs::is_directory(dir, *ec);
+}
+
+struct ArchiveReader::Impl {
+  std::unique_ptr<struct archive, decltype(&archive_read_free)> a{archive_read_new(), archive_read_free};
+  std::string damaged_fix, unsafe_fix;
+  std::string path;  // of the current entry
+};
+
+ArchiveReader::ArchiveReader(std::string damaged_fix, std::string unsafe_fix) : impl_(std::make_unique<Impl>()) {
+  impl_->damaged_fix = std::move(damaged_fix);
+  impl_->unsafe_fix = std::move(unsafe_fix);
+  archive_read_support_filter_all(impl_->a.get());
+  archive_read_support_format_all(impl_->a.get());
+}
+
+ArchiveReader::~ArchiveReader() = default;
+
+bool ArchiveReader::open(const std::string& path, std::string* why) {
+  if (archive_read_open_filename(impl_->a.get(), path.c_str(), 1 << 16) == ARCHIVE_OK) return true;
+  *why = archive_why(impl_->a.get(), "cannot open it");
+  return false;
+}
+
+ArchiveReader::Next ArchiveReader::next(ArchiveEntry* entry, std::string* error) {
+  struct archive_entry* e = nullptr;
+  int r = archive_read_next_header(impl_->a.get(), &e);
+  if (r == ARCHIVE_EOF) return Next::End;
+  if (r < ARCHIVE_WARN) {
+    *error = "the archive is damaged or truncated: " + archive_why(impl_->a.get(), "unreadable entry") +
+             impl_->damaged_fix;
+    return Next::Error;
+  }
+  const char* name = archive_entry_pathname(e);
+  if (!name) name = archive_entry_pathname_utf8(e);
+  if (!name) {
+    *error = "the archive has an entry without a readable name" + impl_->damaged_fix;
+    return Next::Error;
+  }
+  *entry = ArchiveEntry{};
+  entry->path = impl_->path = name;
+  entry->components = split_path(entry->path);
+  bool escapes = !entry->path.empty() && entry->path[0] == '/';
+  for (const auto& c : entry->components) escapes |= c == "..";
+  if (escapes) {
+    *error = "the archive entry '" + entry->path +
+             "' has an unsafe path (absolute or containing '..'); refusing the whole archive" + impl_->unsafe_fix;
+    return Next::Error;
+  }
+  const mode_t type = archive_entry_filetype(e);
+  entry->directory = type == AE_IFDIR;
+  entry->regular = type == AE_IFREG;
+  entry->hard_link = archive_entry_hardlink(e) != nullptr;
+  entry->kind = entry->hard_link ? "a hard link" : entry->directory || entry->regular ? "" : kind_name(type);
+  return Next::Entry;
+}
+
+long ArchiveReader::read(char* buf, std::size_t size, std::string* error) {
+  la_ssize_t n = archive_read_data(impl_->a.get(), buf, size);
+  if (n >= 0) return static_cast<long>(n);
+  *error = "the archive is damaged or truncated (in " + impl_->path + "): " +
+           archive_why(impl_->a.get(), "read error") + impl_->damaged_fix;
+  return -1;
+}
+
+// ---------------------------------------------------------------- install
+
+namespace {
+
+constexpr const char* kCacheWritableFix = "\nfix: make the cache writable, or point REFEREE_CACHE at a writable folder";
+constexpr const char* kMaliciousFix =
+    "\nfix: the archive is malformed or malicious; fetch the official release of mlcommons/logging";
+
+// "4.1.59" from ".../4.1.59.tar.gz", "logging-4.1.59.zip", ".../tar.gz/refs/tags/4.1.59".
+std::string tag_from_name(const std::string& from) {
+  std::string s = from.substr(0, from.find_first_of("?#"));
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  auto slash = s.rfind('/');
+  if (slash != std::string::npos) s = s.substr(slash + 1);
+  for (const char* ext : {".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar", ".zip"})
+    if (ends_with(ascii_lower(s), ext)) {
+      s.resize(s.size() - std::strlen(ext));
+      break;
+    }
+  if (s.rfind("logging-", 0) == 0) s = s.substr(8);
+  if (s.size() > 1 && s[0] == 'v' && std::isdigit(static_cast<unsigned char>(s[1]))) s = s.substr(1);
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0])) || !valid_tag(s)) return "";
+  return s;
+}
+
 // Extracts the rule files of `archive_path` into `staging`. `files` gets
 // their paths (relative to `staging`) and digests.
 bool extract(const std::string& archive_path, const fs::path& staging, std::map<std::string, std::string>* files,
@@ -374,40 +529,23 @@ bool extract(const std::string& archive_path, const fs::path& staging, std::map<
   const std::string damaged_fix =
       "\nfix: run the command again; if it keeps failing, download the archive with a browser or curl and pass "
       "--from PATH";
-  std::unique_ptr<struct archive, decltype(&archive_read_free)> a(archive_read_new(), archive_read_free);
-  archive_read_support_filter_all(a.get());
-  archive_read_support_format_all(a.get());
-  if (archive_read_open_filename(a.get(), archive_path.c_str(), 1 << 16) != ARCHIVE_OK) {
-    *error = "the download is not a readable archive (damaged, truncated, or not an archive at all): " + std::string(archive_error_string(a.get())) + damaged_fix;
+  ArchiveReader reader(damaged_fix, std::string(", nothing was installed") + kMaliciousFix);
+  std::string why;
+  if (!reader.open(archive_path, &why)) {
+    *error = "the download is not a readable archive (damaged, truncated, or not an archive at all): " + why +
+             damaged_fix;
     return false;
   }
   bool saw_package = false;
   std::vector<std::string> prefix;  // components above mlperf_logging/, from the first entry that has it
   size_t total = 0;
+  ArchiveEntry entry;
   for (;;) {
-    struct archive_entry* entry = nullptr;
-    int r = archive_read_next_header(a.get(), &entry);
-    if (r == ARCHIVE_EOF) break;
-    if (r < ARCHIVE_WARN) {
-      *error = "the archive is damaged or truncated: " + std::string(archive_error_string(a.get())) + damaged_fix;
-      return false;
-    }
-    const char* name = archive_entry_pathname(entry);
-    if (!name) name = archive_entry_pathname_utf8(entry);
-    if (!name) {
-      *error = "the archive has an entry without a readable name" + damaged_fix;
-      return false;
-    }
-    std::string path = name;
-    std::vector<std::string> comps = split_path(path);
-    bool escapes = !path.empty() && path[0] == '/';
-    for (const auto& c : comps) escapes |= c == "..";
-    if (escapes) {
-      *error = "the archive entry '" + path +
-               "' has an unsafe path (absolute or containing '..'); refusing the whole archive, nothing was installed"
-               "\nfix: the archive is malformed or malicious; fetch the official release of mlcommons/logging";
-      return false;
-    }
+    ArchiveReader::Next r = reader.next(&entry, error);
+    if (r == ArchiveReader::Next::End) break;
+    if (r == ArchiveReader::Next::Error) return false;
+    const std::string& path = entry.path;
+    const std::vector<std::string>& comps = entry.components;
     auto pkg = std::find(comps.begin(), comps.end(), "mlperf_logging");
     if (pkg == comps.end()) continue;
     std::vector<std::string> above(comps.begin(), pkg);
@@ -422,14 +560,10 @@ bool extract(const std::string& archive_path, const fs::path& staging, std::map<
     const std::string& leaf = rest.back();
     bool keep = (rest[0] == "compliance_checker" && ends_with(leaf, ".yaml")) ||
                 (rest[0] == "rcp_checker" && ends_with(leaf, ".json"));
-    if (!keep) continue;
-    mode_t type = archive_entry_filetype(entry);
-    if (type == AE_IFDIR) continue;
-    if (archive_entry_hardlink(entry) || type != AE_IFREG) {
-      *error = "the archive entry '" + path + "' is " +
-               std::string(archive_entry_hardlink(entry) ? "a hard link" : kind_name(type)) +
-               ", not a regular file; refusing the archive, nothing was installed"
-               "\nfix: the archive is malformed or malicious; fetch the official release of mlcommons/logging";
+    if (!keep || entry.directory) continue;
+    if (entry.hard_link || !entry.regular) {
+      *error = "the archive entry '" + path + "' is " + entry.kind +
+               ", not a regular file; refusing the archive, nothing was installed" + kMaliciousFix;
       return false;
     }
     std::string rel;
@@ -437,13 +571,9 @@ bool extract(const std::string& archive_path, const fs::path& staging, std::map<
     std::string bytes;
     char buf[1 << 16];
     for (;;) {
-      la_ssize_t n = archive_read_data(a.get(), buf, sizeof buf);
+      long n = reader.read(buf, sizeof buf, error);
       if (n == 0) break;
-      if (n < 0) {
-        *error = "the archive is damaged or truncated (in " + path + "): " + std::string(archive_error_string(a.get())) +
-                 damaged_fix;
-        return false;
-      }
+      if (n < 0) return false;
       bytes.append(buf, static_cast<size_t>(n));
       total += static_cast<size_t>(n);
       if (bytes.size() > kMaxFileBytes || total > kMaxTotalBytes) {
@@ -544,17 +674,8 @@ bool fetch_rules_impl(const FetchRequest& request, Fetcher& fetcher, FetchResult
   // Everything that can be checked without touching the cache comes first.
   std::string url = request.from.empty() ? release_archive_url(request.tag.empty() ? kDefaultRulesTag : request.tag) : request.from;
   bool is_local = false;
-  std::string local = local_path(url, &is_local);
-  std::error_code ec;
-  if (is_local && lower(url).rfind("file://", 0) != 0 && url.find("://") != std::string::npos) {
-    *error = "cannot fetch '" + url + "': only http://, https:// and file:// URLs are supported\nfix: download the "
-             "archive yourself and pass --from PATH";
-    return false;
-  }
-  if (is_local && !fs::is_regular_file(local, ec)) {
-    *error = "cannot read the archive " + local + ": no such file\nfix: check the path given to --from";
-    return false;
-  }
+  std::string local;
+  if (!check_local_source(url, &local, &is_local, error)) return false;
   std::string tag = request.tag;
   if (tag.empty()) {
     if (request.from.empty()) {
@@ -572,23 +693,15 @@ bool fetch_rules_impl(const FetchRequest& request, Fetcher& fetcher, FetchResult
     *error = "'" + tag + "' is not a release tag\nfix: use a tag such as " + kDefaultRulesTag + " (see " + kTagsPage + ")";
     return false;
   }
-  std::string want = lower(request.sha256);
-  if (!want.empty() &&
-      (want.size() != 64 || !std::all_of(want.begin(), want.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))) {
-    *error = "--sha256 expects 64 hexadecimal digits, got '" + request.sha256 + "'\nfix: pass the output of sha256sum ARCHIVE";
-    return false;
-  }
+  std::string want;
+  if (!parse_sha256(request.sha256, &want, error)) return false;
+  std::error_code ec;
   std::string source = is_local ? fs::absolute(local, ec).lexically_normal().string() : url;
 
   // Cache folders; the ones created here go again if the fetch fails.
-  Cleanup cleanup;
+  InstallCleanup cleanup;
   fs::path rules_dir = fs::path(cache_dir()) / "rules";
-  for (fs::path p = rules_dir; !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
-    cleanup.created.insert(cleanup.created.begin(), p);
-    if (p == p.parent_path()) break;
-  }
-  fs::create_directories(rules_dir, ec);
-  if (ec || !fs::is_directory(rules_dir, ec)) {
+  if (!cleanup.create_directories(rules_dir, &ec)) {
     *error = "cannot create the cache folder " + rules_dir.string() + (ec ? ": " + ec.message() : std::string()) +
              "\nfix: make it writable, or point REFEREE_CACHE at a writable folder";
     return false;
@@ -598,40 +711,24 @@ bool fetch_rules_impl(const FetchRequest& request, Fetcher& fetcher, FetchResult
   std::string archive = local;
   if (!is_local) {
     fs::path tmp;
-    if (!make_temp_dir(rules_dir, ".tmp-", &tmp, error)) return false;
+    if (!make_temp_dir(rules_dir, ".tmp-", kCacheWritableFix, &tmp, error)) return false;
     cleanup.trees.push_back(tmp);
     archive = (tmp / "archive").string();
     DownloadError derr;
     if (!fetcher.fetch(url, archive, &derr)) {
-      *error = derr.message + "; nothing was installed";
-      if (derr.http_status == 404)
-        *error += "\nfix: check that release " + tag + " exists (" + kTagsPage +
-                  "), or pass --from URL|PATH naming an archive of the logging package";
-      else if (derr.http_status >= 400)
-        *error += "\nfix: run the command again later, or download the archive yourself and pass --from PATH";
-      else
-        *error += "\nfix: check the network connection (and proxy variables such as https_proxy), then run the "
-                  "command again; offline, download the archive elsewhere and pass --from PATH";
+      *error = download_failure(derr, "\nfix: check that release " + tag + " exists (" + kTagsPage +
+                                          "), or pass --from URL|PATH naming an archive of the logging package");
       return false;
     }
   }
 
   // Verify.
-  std::string got = sha256_file(archive);
-  if (got.empty()) {
-    *error = "cannot read the archive " + archive + "\nfix: check the file's permissions";
-    return false;
-  }
-  if (!want.empty() && got != want) {
-    *error = "checksum mismatch for " + source + ": expected sha256 " + want + ", got " + got +
-             "; nothing was installed\nfix: make sure --sha256 is the digest of this archive (sha256sum ARCHIVE); if "
-             "it is, the download was altered on the way";
-    return false;
-  }
+  std::string got;
+  if (!verify_sha256(archive, source, want, &got, error)) return false;
 
   // Extract.
   fs::path staging;
-  if (!make_temp_dir(rules_dir, ".staging-" + tag + "-", &staging, error)) return false;
+  if (!make_temp_dir(rules_dir, ".staging-" + tag + "-", kCacheWritableFix, &staging, error)) return false;
   cleanup.trees.push_back(staging);
   std::map<std::string, std::string> files;
   if (!extract(archive, staging, &files, error)) return false;
@@ -660,7 +757,7 @@ bool fetch_rules_impl(const FetchRequest& request, Fetcher& fetcher, FetchResult
   fs::path aside;
   bool had_old = fs::exists(fs::symlink_status(target, ec));
   if (had_old) {
-    if (!make_temp_dir(rules_dir, ".old-" + tag + "-", &aside, error)) return false;
+    if (!make_temp_dir(rules_dir, ".old-" + tag + "-", kCacheWritableFix, &aside, error)) return false;
     cleanup.trees.push_back(aside);
     if (!fs::is_directory(fs::symlink_status(target, ec))) fs::remove(aside, ec);  // rename(file, dir) fails
     if (std::rename(target.c_str(), aside.c_str()) != 0) {
@@ -690,10 +787,7 @@ bool fetch_rules_impl(const FetchRequest& request, Fetcher& fetcher, FetchResult
 
 bool fetch_rules(const FetchRequest& request, Fetcher& fetcher, FetchResult* result, std::string* error) {
   if (fetch_rules_impl(request, fetcher, result, error)) return true;
-  if (error->find("nothing was installed") == std::string::npos) {
-    size_t fix = error->find("\nfix:");
-    error->insert(fix == std::string::npos ? error->size() : fix, "; nothing was installed");
-  }
+  note_nothing_installed(error);
   return false;
 }
 

@@ -12,25 +12,14 @@
 #include <vector>
 
 #include "rules/rcp.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace referee::rules;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "referee_rcp_XXXXXX").string();
-    char* p = mkdtemp(tmpl.data());
-    REQUIRE(p != nullptr);
-    path = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using referee::testing::TempDir;
 
 // One reference record: `n` points, the middle ones equal to `mean`, one at each end `spread` away.
 std::string record(const std::string& name, const std::string& bench, int bs, double mean, double spread = 1.0, int n = 10) {

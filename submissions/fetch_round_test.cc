@@ -2,25 +2,15 @@
 // ephemeral port) serving results archives built here: from the reference
 // data's Azure+NVIDIA package of round 3.1 where it is available, else from
 // the example package in submissions/examples.
-#include <archive.h>
 #include <archive_entry.h>
 #include <doctest/doctest.h>
-#include <httplib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "rules/fetch.h"
@@ -29,72 +19,20 @@
 #include "submissions/import.h"
 #include "submissions/queries.h"
 #include "submissions/store.h"
+#include "tests/archive_builder.h"
+#include "tests/http_fixture.h"
 #include "tests/reference_data.h"
+#include "tests/run_referee.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace referee;
+using namespace referee::testing;
 using namespace referee::submissions;
 
 namespace {
 
 // ------------------------------------------------------------ helpers
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "referee-fetchround-XXXXXX").string();
-    std::vector<char> b(t.begin(), t.end());
-    b.push_back('\0');
-    REQUIRE(mkdtemp(b.data()) != nullptr);
-    path = b.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-// Sets an environment variable for one test case.
-struct EnvVar {
-  std::string name, saved;
-  bool had = false;
-  EnvVar(std::string n, const std::string& value) : name(std::move(n)) {
-    if (const char* c = std::getenv(name.c_str())) {
-      had = true;
-      saved = c;
-    }
-    setenv(name.c_str(), value.c_str(), 1);
-  }
-  ~EnvVar() {
-    if (had) setenv(name.c_str(), saved.c_str(), 1);
-    else unsetenv(name.c_str());
-  }
-};
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_file(const fs::path& p, const std::string& bytes) {
-  fs::create_directories(p.parent_path());
-  std::ofstream o(p, std::ios::binary);
-  o << bytes;
-}
-
-// Every path under `dir` with its bytes ("<dir>" for folders, "<link>" for links).
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-  std::map<std::string, std::string> out;
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) return out;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); ++it) {
-    std::string rel = fs::relative(it->path(), dir).string();
-    out[rel] = it->is_symlink() ? std::string("<link>") : it->is_directory() ? std::string("<dir>") : read_file(it->path());
-  }
-  return out;
-}
 
 // Regular files only.
 std::map<std::string, std::string> files_under(const fs::path& dir) {
@@ -115,49 +53,6 @@ std::vector<std::string> names_in(const fs::path& dir) {
 }
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
-
-// ------------------------------------------------------------ archives
-
-struct Entry {
-  std::string path;
-  std::string content;
-  mode_t type = AE_IFREG;
-  std::string link;      // symlink target
-  std::string hardlink;  // hard link target
-  Entry(std::string p, std::string c, mode_t t = AE_IFREG, std::string l = "", std::string h = "")
-      : path(std::move(p)), content(std::move(c)), type(t), link(std::move(l)), hardlink(std::move(h)) {}
-};
-
-la_ssize_t append_cb(struct archive*, void* out, const void* buf, size_t n) {
-  static_cast<std::string*>(out)->append(static_cast<const char*>(buf), n);
-  return static_cast<la_ssize_t>(n);
-}
-
-std::string make_archive(const std::vector<Entry>& entries) {
-  std::string out;
-  struct archive* a = archive_write_new();
-  archive_write_add_filter_gzip(a);
-  archive_write_set_format_pax_restricted(a);
-  archive_write_set_bytes_in_last_block(a, 1);
-  REQUIRE(archive_write_open(a, &out, nullptr, append_cb, nullptr) == ARCHIVE_OK);
-  for (const auto& e : entries) {
-    struct archive_entry* en = archive_entry_new();
-    archive_entry_set_pathname(en, e.path.c_str());
-    archive_entry_set_filetype(en, e.type);
-    archive_entry_set_perm(en, e.type == AE_IFDIR ? 0755 : 0644);
-    archive_entry_set_mtime(en, 1700000000, 0);
-    if (e.type == AE_IFLNK) archive_entry_set_symlink(en, e.link.c_str());
-    if (!e.hardlink.empty()) archive_entry_set_hardlink(en, e.hardlink.c_str());
-    archive_entry_set_size(en, e.type == AE_IFREG && e.hardlink.empty() ? static_cast<la_int64_t>(e.content.size()) : 0);
-    REQUIRE(archive_write_header(a, en) == ARCHIVE_OK);
-    if (e.type == AE_IFREG && e.hardlink.empty() && !e.content.empty())
-      REQUIRE(archive_write_data(a, e.content.data(), e.content.size()) == static_cast<la_ssize_t>(e.content.size()));
-    archive_entry_free(en);
-  }
-  REQUIRE(archive_write_close(a) == ARCHIVE_OK);
-  archive_write_free(a);
-  return out;
-}
 
 const std::string kTop = "training_results_v3.1-main";
 const std::string kRound = "training-3.1.0";
@@ -214,44 +109,6 @@ std::shared_ptr<std::string> example_archive() {
   return a;
 }
 
-// ------------------------------------------------------------ HTTP server
-
-struct Server {
-  httplib::Server srv;
-  int port = 0;
-  std::thread thread;
-  std::atomic<int> hits{0};
-
-  void start() {
-    port = srv.bind_to_any_port("127.0.0.1");
-    REQUIRE(port > 0);
-    thread = std::thread([this] { srv.listen_after_bind(); });
-    for (int i = 0; i < 500 && !srv.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    REQUIRE(srv.is_running());
-  }
-  // Serves `data` at `path`.
-  void serve(const std::string& path, std::shared_ptr<std::string> data) {
-    srv.Get(path, [this, data](const httplib::Request&, httplib::Response& res) {
-      ++hits;
-      res.set_content(*data, "application/gzip");
-    });
-  }
-  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
-  ~Server() {
-    srv.stop();
-    if (thread.joinable()) thread.join();
-  }
-};
-
-rules::CurlOptions fast() {
-  rules::CurlOptions o;
-  o.backoff_ms = 10;
-  o.progress = false;
-  o.connect_timeout_s = 5;
-  o.low_speed_time_s = 10;
-  return o;
-}
-
 struct Outcome {
   bool ok = false;
   std::string error;
@@ -260,7 +117,7 @@ struct Outcome {
 
 Outcome fetch(RoundFetchRequest req, rules::Fetcher* fetcher = nullptr) {
   Outcome o;
-  rules::CurlFetcher curl(fast());
+  rules::CurlFetcher curl(fast_curl_options());
   o.ok = fetch_round(req, fetcher ? *fetcher : curl, &o.result, &o.error);
   return o;
 }
@@ -274,31 +131,7 @@ Outcome fetch(const std::string& from, const fs::path& dest, const std::string& 
   return fetch(req);
 }
 
-// Runs the referee binary; returns its exit code and fills *out with stdout+stderr.
-int run_referee(const std::string& args, std::string* out) {
-  std::string cmd = std::string(REFEREE_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  out->clear();
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 std::string q(const std::string& s) { return "'" + s + "'"; }
-
-// A fake for the download seam: writes fixed bytes.
-struct FakeFetcher : rules::Fetcher {
-  std::string bytes;
-  std::vector<std::string> urls;
-  bool fetch(const std::string& url, const std::string& dest, rules::DownloadError*) override {
-    urls.push_back(url);
-    write_file(dest, bytes);
-    return true;
-  }
-};
 
 }  // namespace
 

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <random>
 
 #include "rules/facts.h"
 #include "rules/source.h"
@@ -14,6 +13,7 @@
 #include "submissions/queries.h"
 #include "submissions/store.h"
 #include "tests/reference_data.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace referee;
@@ -21,18 +21,7 @@ using namespace referee::submissions;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("referee-store-" + std::to_string(rd()) + std::to_string(getpid()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using testing::TempDir;
 
 long long count(Store& s, const char* table) {
   Stmt st(s.db(), (std::string("SELECT COUNT(*) FROM ") + table).c_str());

@@ -1,142 +1,42 @@
 // `referee rules fetch` / `rules list` against a real HTTP server
 // (cpp-httplib on 127.0.0.1, ephemeral port) serving archives built here.
-#include <archive.h>
 #include <archive_entry.h>
 #include <doctest/doctest.h>
 #include <httplib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "rules/fetch.h"
 #include "rules/ruleset.h"
 #include "rules/source.h"
+#include "tests/archive_builder.h"
+#include "tests/http_fixture.h"
+#include "tests/run_referee.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace referee;
+using namespace referee::testing;
 
 namespace {
 
 // ------------------------------------------------------------ helpers
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "referee-fetch-XXXXXX").string();
-    std::vector<char> b(t.begin(), t.end());
-    b.push_back('\0');
-    REQUIRE(mkdtemp(b.data()) != nullptr);
-    path = b.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
 // A fresh REFEREE_CACHE for one test case, under a parent folder that tests
 // can inspect for files an unsafe archive might have written.
 struct CacheEnv {
-  TempDir top;
-  fs::path cache;
-  std::string saved;
-  bool had = false;
-  CacheEnv() {
-    cache = top.path / "cache";
-    fs::create_directories(cache);
-    if (const char* c = std::getenv("REFEREE_CACHE")) {
-      had = true;
-      saved = c;
-    }
-    setenv("REFEREE_CACHE", cache.c_str(), 1);
-  }
-  ~CacheEnv() {
-    if (had) setenv("REFEREE_CACHE", saved.c_str(), 1);
-    else unsetenv("REFEREE_CACHE");
-  }
+  TempDir top{"referee-fetch-"};
+  fs::path cache = top.path / "cache";
+  EnvVar var{"REFEREE_CACHE", cache.string()};
+  CacheEnv() { fs::create_directories(cache); }
   fs::path rules() const { return cache / "rules"; }
 };
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void write_file(const fs::path& p, const std::string& bytes) {
-  fs::create_directories(p.parent_path());
-  std::ofstream o(p, std::ios::binary);
-  o << bytes;
-}
-
-// Every path under `dir` with its bytes ("<dir>" for folders).
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-  std::map<std::string, std::string> out;
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) return out;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); it != fs::recursive_directory_iterator(); ++it) {
-    std::string rel = fs::relative(it->path(), dir).string();
-    out[rel] = it->is_directory() ? std::string("<dir>") : read_file(it->path());
-  }
-  return out;
-}
-
-struct Entry {
-  std::string path;
-  std::string content;
-  mode_t type = AE_IFREG;
-  std::string link;  // symlink target
-  Entry(std::string p, std::string c, mode_t t = AE_IFREG, std::string l = "")
-      : path(std::move(p)), content(std::move(c)), type(t), link(std::move(l)) {}
-};
-
-la_ssize_t append_cb(struct archive*, void* out, const void* buf, size_t n) {
-  static_cast<std::string*>(out)->append(static_cast<const char*>(buf), n);
-  return static_cast<la_ssize_t>(n);
-}
-
-// Builds an archive in memory: "tar.gz" or "zip".
-std::string make_archive(const std::vector<Entry>& entries, const std::string& format = "tar.gz") {
-  std::string out;
-  struct archive* a = archive_write_new();
-  if (format == "zip") {
-    archive_write_set_format_zip(a);
-  } else {
-    archive_write_add_filter_gzip(a);
-    archive_write_set_format_pax_restricted(a);
-  }
-  archive_write_set_bytes_in_last_block(a, 1);
-  REQUIRE(archive_write_open(a, &out, nullptr, append_cb, nullptr) == ARCHIVE_OK);
-  for (const auto& e : entries) {
-    struct archive_entry* en = archive_entry_new();
-    archive_entry_set_pathname(en, e.path.c_str());
-    archive_entry_set_filetype(en, e.type);
-    archive_entry_set_perm(en, e.type == AE_IFDIR ? 0755 : 0644);
-    archive_entry_set_mtime(en, 1700000000, 0);
-    if (e.type == AE_IFLNK) archive_entry_set_symlink(en, e.link.c_str());
-    archive_entry_set_size(en, e.type == AE_IFREG ? static_cast<la_int64_t>(e.content.size()) : 0);
-    REQUIRE(archive_write_header(a, en) == ARCHIVE_OK);
-    if (e.type == AE_IFREG && !e.content.empty())
-      REQUIRE(archive_write_data(a, e.content.data(), e.content.size()) == static_cast<la_ssize_t>(e.content.size()));
-    archive_entry_free(en);
-  }
-  REQUIRE(archive_write_close(a) == ARCHIVE_OK);
-  archive_write_free(a);
-  return out;
-}
 
 const char* kCommonYaml =
     "- KEY:\n"
@@ -171,33 +71,6 @@ std::vector<Entry> package(const std::string& top = "logging-4.1.59", const std:
 
 // ------------------------------------------------------------ HTTP server
 
-struct Server {
-  httplib::Server srv;
-  int port = 0;
-  std::thread thread;
-  std::mutex mu;
-  std::vector<std::string> ranges;  // Range header of each request ("" when none)
-  std::atomic<int> hits{0};
-
-  void record(const httplib::Request& req) {
-    std::lock_guard<std::mutex> l(mu);
-    ranges.push_back(req.get_header_value("Range"));
-    ++hits;
-  }
-  void start() {
-    port = srv.bind_to_any_port("127.0.0.1");
-    REQUIRE(port > 0);
-    thread = std::thread([this] { srv.listen_after_bind(); });
-    for (int i = 0; i < 500 && !srv.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    REQUIRE(srv.is_running());
-  }
-  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port) + path; }
-  ~Server() {
-    srv.stop();
-    if (thread.joinable()) thread.join();
-  }
-};
-
 // Sends `data` with Content-Length = data.size(), honouring Range requests,
 // but the first `drop_times` responses stop after `cut` bytes (of the whole
 // file) and close the connection.
@@ -219,15 +92,6 @@ void serve_dropping(Server& s, const std::string& path, std::shared_ptr<std::str
   });
 }
 
-rules::CurlOptions fast() {
-  rules::CurlOptions o;
-  o.backoff_ms = 10;
-  o.progress = false;
-  o.connect_timeout_s = 5;
-  o.low_speed_time_s = 10;
-  return o;
-}
-
 struct Outcome {
   bool ok = false;
   std::string error;
@@ -237,22 +101,9 @@ struct Outcome {
 Outcome fetch(const std::string& tag, const std::string& from, const std::string& sha = "",
               rules::Fetcher* fetcher = nullptr) {
   Outcome o;
-  rules::CurlFetcher curl(fast());
+  rules::CurlFetcher curl(fast_curl_options());
   o.ok = rules::fetch_rules({tag, from, sha}, fetcher ? *fetcher : curl, &o.result, &o.error);
   return o;
-}
-
-// Runs the referee binary; returns its exit code and fills *out with stdout+stderr.
-int run_referee(const std::string& args, std::string* out) {
-  std::string cmd = std::string(REFEREE_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  out->clear();
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
@@ -266,23 +117,6 @@ std::vector<std::string> rules_entries(const CacheEnv& env) {
   std::sort(out.begin(), out.end());
   return out;
 }
-
-// A fake for the download seam: writes fixed bytes, or fails.
-struct FakeFetcher : rules::Fetcher {
-  std::string bytes;
-  long status = 0;
-  std::vector<std::string> urls;
-  bool fetch(const std::string& url, const std::string& dest, rules::DownloadError* error) override {
-    urls.push_back(url);
-    if (status) {
-      error->http_status = status;
-      error->message = "HTTP " + std::to_string(status);
-      return false;
-    }
-    write_file(dest, bytes);
-    return true;
-  }
-};
 
 }  // namespace
 
@@ -432,7 +266,7 @@ TEST_CASE("HTTP 5xx is retried") {
   });
   s.start();
   SUBCASE("third try succeeds") {
-    rules::CurlFetcher curl(fast());
+    rules::CurlFetcher curl(fast_curl_options());
     rules::FetchResult r;
     std::string err;
     REQUIRE_MESSAGE(rules::fetch_rules({"", s.url("/flaky/4.1.59.tar.gz"), ""}, curl, &r, &err), err);
@@ -621,7 +455,7 @@ TEST_CASE("a download that breaks off mid-body resumes with a Range request") {
   serve_dropping(s, "/drop-once/4.1.59.tar.gz", data, cut, 1);
   s.start();
 
-  rules::CurlFetcher curl(fast());
+  rules::CurlFetcher curl(fast_curl_options());
   rules::FetchResult r;
   std::string err;
   REQUIRE_MESSAGE(rules::fetch_rules({"", s.url("/drop-once/4.1.59.tar.gz"), rules::sha256_hex(*data)}, curl, &r, &err),
@@ -657,7 +491,7 @@ TEST_CASE("a server that ignores Range gets a fresh download") {
     });
   });
   s.start();
-  rules::CurlFetcher curl(fast());
+  rules::CurlFetcher curl(fast_curl_options());
   rules::FetchResult r;
   std::string err;
   REQUIRE_MESSAGE(rules::fetch_rules({"", s.url("/norange/4.1.59.tar.gz"), rules::sha256_hex(*data)}, curl, &r, &err),

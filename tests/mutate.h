@@ -4,10 +4,7 @@
 #pragma once
 
 #include <doctest/doctest.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -23,33 +20,11 @@
 #include "rules/package.h"
 #include "rules/source.h"
 #include "tests/reference_data.h"
+#include "tests/temp_dir.h"
 
 namespace referee::testing {
 
 namespace fs = std::filesystem;
-
-// A fresh folder under the system's temporary directory, removed (with
-// everything in it) when the object goes out of scope, failed REQUIREs included.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = fs::temp_directory_path() / ("referee-mutations-" + std::to_string(::getpid()) + "-" +
-                                         std::to_string(counter++) + "-" + std::to_string(now));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 inline std::string read_bytes(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -204,7 +179,7 @@ struct MiniPackage {
 
 inline MiniPackage make_package(const TempDir& tmp, const Source& src) {
   MiniPackage p;
-  p.org = tmp.path() / src.org;
+  p.org = tmp.path / src.org;
   p.system_dir = p.org / "results" / src.system;
   p.bench = p.system_dir / src.benchmark;
   fs::create_directories(p.org / "systems");

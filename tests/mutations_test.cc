@@ -989,8 +989,8 @@ TEST_SUITE("mutations") {
     if (!have_reference_data()) return;
     TempDir tmp;
     MiniPackage p = make_package(tmp, kSsd);
-    const fs::path out = tmp.path() / "out.json";
-    const fs::path err = tmp.path() / "err.txt";
+    const fs::path out = tmp.path / "out.json";
+    const fs::path err = tmp.path / "err.txt";
     auto check_package_cmd = [&](const fs::path& dir, const std::string& ruleset) {
       return std::string("'") + REFEREE_BINARY + "' check-package " + shell_quote(dir) + " --ruleset " + ruleset +
              " --rules " + shell_quote(reference_rules()) + " -j 2 --json > " + shell_quote(out) + " 2> " +
@@ -1070,7 +1070,7 @@ TEST_SUITE("mutations") {
       CHECK(at(at(at(j, "files"), p.file(1).string()), "compliant").b);
     }
     SUBCASE("a missing directory") {
-      CHECK(run_shell(check_package_cmd(tmp.path() / "no-such-org", "training-3.1.0")) == 2);
+      CHECK(run_shell(check_package_cmd(tmp.path / "no-such-org", "training-3.1.0")) == 2);
       CHECK(contains(read_bytes(err), "not a directory"));
     }
     SUBCASE("an unknown rule set") {
@@ -1079,7 +1079,7 @@ TEST_SUITE("mutations") {
     }
     SUBCASE("a missing file for check") {
       const std::string cmd = std::string("'") + REFEREE_BINARY + "' check " +
-                              shell_quote(tmp.path() / "result_0.txt") + " --ruleset training-3.1.0 --rules " +
+                              shell_quote(tmp.path / "result_0.txt") + " --ruleset training-3.1.0 --rules " +
                               shell_quote(reference_rules()) + " > " + shell_quote(out) + " 2> " + shell_quote(err);
       CHECK(run_shell(cmd) == 2);
     }

@@ -1,0 +1,91 @@
+#include "cli/common.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "submissions/import.h"
+
+namespace referee::cli {
+
+void add_ruleset_options(CLI::App& sub, std::string* ruleset, std::string* rules) {
+  sub.add_option("--ruleset", *ruleset, "rule set, e.g. training-3.1.0")->required();
+  add_rules_option(sub, rules);
+}
+
+void add_rules_option(CLI::App& sub, std::string* rules, const char* for_what) {
+  sub.add_option("--rules", *rules,
+                 std::string("rules root") + for_what + " (a tree with compliance_checker/ and rcp_checker/)");
+}
+
+void add_jobs_option(CLI::App& sub, int* jobs, const char* for_what) {
+  sub.add_option("-j,--jobs", *jobs, std::string("threads") + for_what + " (default: all cores)");
+}
+
+bool load_rules(const char* cmd, const std::string& ruleset, const std::string& rules_flag, LoadedRules* out,
+                bool with_facts) {
+  std::string error;
+  out->ruleset = rules::resolve_ruleset(ruleset, rules_flag, &out->source, &error);
+  if (out->ruleset && (!with_facts || rules::facts_for(*out->ruleset, &out->facts, &error))) return true;
+  std::cerr << "referee " << cmd << ": " << error << "\n";
+  return false;
+}
+
+int job_count(int jobs) {
+  return jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+std::unique_ptr<submissions::Store> open_store(const char* cmd, const std::string& db_flag, std::string* db_path) {
+  std::string db = db_flag.empty() ? submissions::default_db_path() : db_flag;
+  std::string error;
+  auto store = submissions::Store::open(db, &error);
+  if (!store) std::cerr << "referee " << cmd << ": " << error << "\n";
+  if (db_path) *db_path = db;
+  return store;
+}
+
+int import_packages(const char* cmd, submissions::Store& store, const LoadedRules& loaded,
+                    const std::vector<std::string>& packages, int jobs, const std::string& round, const std::string& db) {
+  submissions::ImportOptions opt;
+  opt.jobs = job_count(jobs);
+  bool tty = isatty(2);
+  int rc = kPass;
+  std::string error;
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < packages.size(); ++i) {
+    if (tty) {
+      int width = 30;
+      int done = static_cast<int>(width * i / packages.size());
+      std::cerr << "\r[" << std::string(static_cast<size_t>(done), '#')
+                << std::string(static_cast<size_t>(width - done), '.') << "] " << i << "/" << packages.size() << " "
+                << packages[i] << "\033[K" << std::flush;
+    }
+    submissions::ImportResult r;
+    if (!submissions::import_package(store, *loaded.ruleset, loaded.facts, packages[i], opt, &r, &error)) {
+      if (tty) std::cerr << "\r\033[K";
+      std::cerr << "referee " << cmd << ": " << error << "\n";
+      rc = kCannotCheck;
+      continue;
+    }
+    if (tty) std::cerr << "\r\033[K";
+    std::cout << r.status << " " << r.organisation << " (" << round << "): ";
+    if (r.status == "unchanged")
+      std::cout << "already in the store with the same content\n";
+    else
+      std::cout << r.results << " results, " << r.runs << " runs, package " << r.verdict
+                << (r.resubmitted_runs
+                        ? ", " + std::to_string(r.resubmitted_runs) + " runs resubmitted from an earlier round"
+                        : "")
+                << "\n";
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << packages.size() << " package(s) in " << db << " (" << fixed(secs, 2) << " s)\n";
+  return rc;
+}
+
+}  // namespace referee::cli

@@ -34,6 +34,7 @@ Command rules_command();
 Command score_command();
 Command run_command();
 Command system_command();
+Command workload_command();
 Command import_command();
 Command compare_command();
 Command speedup_command();

@@ -1,12 +1,16 @@
 #include "harness/backends.h"
 
+#include "harness/builtin_backend.h"
 #include "harness/exec_backend.h"
+#include "harness/slurm_backend.h"
 
 namespace referee::harness {
 
 std::unique_ptr<Backend> make_backend(const std::string& name, std::string* error) {
+  if (name == "builtin") return std::make_unique<BuiltinBackend>();
   if (name == "exec") return std::make_unique<ExecBackend>();
-  *error = "backend '" + name + "' is not available in this build (available: exec)";
+  if (name == "slurm") return std::make_unique<SlurmBackend>();
+  *error = "unknown backend '" + name + "' (builtin, exec or slurm)";
   return nullptr;
 }
 

@@ -8,8 +8,8 @@
 
 namespace referee::harness {
 
-// "exec" (and, when built with them, "builtin" and "slurm"); null with *error
-// naming the known backends otherwise.
+// "builtin", "exec" or "slurm"; null with *error
+// naming them otherwise.
 std::unique_ptr<Backend> make_backend(const std::string& name, std::string* error);
 
 }  // namespace referee::harness

@@ -1,0 +1,413 @@
+// The slurm backend: its pieces (quoting, the batch script, sbatch's
+// arguments, state mapping) on their own, then runs on a REAL Slurm cluster,
+// the single-node one that scripts/slurm/start.sh starts. Without a
+// reachable cluster the cluster cases fail under CI and skip elsewhere.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/slurm_backend.h"
+
+namespace fs = std::filesystem;
+using namespace referee::harness;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A directory removed at the end of the test case.
+struct ScratchDir {
+  fs::path path;
+  explicit ScratchDir(const std::string& prefix) {
+    std::string tmpl = (fs::temp_directory_path() / (prefix + "XXXXXX")).string();
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    REQUIRE(::mkdtemp(buf.data()) != nullptr);
+    path = buf.data();
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// SLURM_CONF of the cluster to use: the environment's, else start.sh's.
+std::string cluster_conf() {
+  if (const char* c = std::getenv("SLURM_CONF"); c && *c) return c;
+  const char* d = std::getenv("REFEREE_SLURM_DIR");
+  std::string conf = std::string(d && *d ? d : "/tmp/referee-slurm") + "/slurm.conf";
+  return fs::exists(conf) ? conf : "";
+}
+
+// True when sinfo answers with a usable node. When not: under CI this is a
+// failure; elsewhere the case says that it skips.
+bool have_cluster() {
+  static std::optional<std::string> problem;
+  static bool probed = false;
+  if (!probed) {
+    probed = true;
+    auto r = slurm::run_command({"sinfo", "--noheader", "--format=%t"}, cluster_conf(), 20s);
+    if (!r.started) {
+      problem = r.error;
+    } else if (r.exit_code != 0) {
+      problem = "sinfo failed: " + r.err;
+    } else if (r.out.find("idle") == std::string::npos && r.out.find("mix") == std::string::npos &&
+               r.out.find("alloc") == std::string::npos) {
+      problem = "no usable node (sinfo: " + r.out + ")";
+    }
+  }
+  if (!problem) return true;
+  if (std::getenv("CI")) {
+    FAIL("no Slurm cluster (run scripts/slurm/start.sh): " << *problem << "; CI must have one, so this fails");
+  } else {
+    MESSAGE("SKIPPED: no Slurm cluster (run scripts/slurm/start.sh): " << *problem);
+  }
+  return false;
+}
+
+SlurmOptions fast_options() {
+  SlurmOptions o;
+  o.slurm_conf = cluster_conf();
+  o.read_interval = 100ms;
+  o.state_interval = 250ms;
+  return o;
+}
+
+// Lines received per run, with the time each arrived.
+struct Collector {
+  std::mutex mu;
+  std::map<std::string, std::vector<std::pair<std::string, Clock::time_point>>> lines;
+  LineSink sink() {
+    return [this](const std::string& id, const std::string& line) {
+      std::lock_guard lock(mu);
+      lines[id].emplace_back(line, Clock::now());
+    };
+  }
+  std::vector<std::string> of(const std::string& id) {
+    std::lock_guard lock(mu);
+    std::vector<std::string> out;
+    for (auto& [l, t] : lines[id]) out.push_back(l);
+    return out;
+  }
+  bool has(const std::string& id, const std::string& line) {
+    auto v = of(id);
+    return std::find(v.begin(), v.end(), line) != v.end();
+  }
+};
+
+std::string unique_id(const std::string& what) { return "slurmtest-" + std::to_string(::getpid()) + "-" + what; }
+
+RunRequest request(const std::string& id, std::vector<std::string> command, const ScratchDir& dir) {
+  RunRequest r;
+  r.id = id;
+  r.benchmark = "test";
+  r.command = std::move(command);
+  r.log_path = (dir.path / (id + ".log")).string();
+  r.workdir = dir.path.string();
+  return r;
+}
+
+}  // namespace
+
+TEST_SUITE("slurm") {
+
+// ------------------------------------------------------------ pieces
+
+TEST_CASE("shell_quote and split_words") {
+  CHECK(slurm::shell_quote("plain") == "'plain'");
+  CHECK(slurm::shell_quote("it's") == "'it'\\''s'");
+  CHECK(slurm::shell_quote("") == "''");
+  auto w = slurm::split_words("--exclusive  --constraint='a100&nvlink' \"--comment=x y\" a\\ b");
+  REQUIRE(w);
+  CHECK(*w == std::vector<std::string>{"--exclusive", "--constraint=a100&nvlink", "--comment=x y", "a b"});
+  CHECK(slurm::split_words("")->empty());
+  CHECK_FALSE(slurm::split_words("--comment='open"));
+  CHECK_FALSE(slurm::split_words("trailing\\"));
+}
+
+TEST_CASE("sbatch arguments from the request's options") {
+  RunRequest r;
+  r.id = "bert-1";
+  r.command = {"train"};
+  r.timeout = 90s;
+  r.options = {{"nodes", "8"},        {"tasks_per_node", "8"}, {"gpus_per_node", "8"},
+               {"partition", "gpu"},  {"account", "mlperf"},   {"extra_args", "--exclusive --qos='high prio'"}};
+  auto files = slurm::job_files("/shared/runs/bert-1.abc");
+  std::string err;
+  auto args = slurm::sbatch_args(r, files, "/work", &err);
+  CHECK(err.empty());
+  std::vector<std::string> want = {"--parsable",       "--job-name=bert-1",
+                                   "--output=/shared/runs/bert-1.abc/output.txt",
+                                   "--open-mode=truncate", "--chdir=/work",
+                                   "--nodes=8",        "--ntasks-per-node=8",
+                                   "--gpus-per-node=8", "--partition=gpu",
+                                   "--account=mlperf",  "--time=2",
+                                   "--exclusive",      "--qos=high prio",
+                                   "/shared/runs/bert-1.abc/job.sh"};
+  CHECK(args == want);
+
+  CHECK(slurm::time_limit(0s).empty());
+  CHECK(slurm::time_limit(1s) == "1");
+  CHECK(slurm::time_limit(60s) == "1");
+  CHECK(slurm::time_limit(61s) == "2");
+
+  // % in a path is literal for Slurm only when doubled.
+  RunRequest plain;
+  plain.id = "x";
+  plain.command = {"c"};
+  auto pct = slurm::sbatch_args(plain, slurm::job_files("/tmp/50%"), "/", &err);
+  CHECK(std::find(pct.begin(), pct.end(), "--output=/tmp/50%%/output.txt") != pct.end());
+
+  RunRequest typo = r;
+  typo.options = {{"partiton", "gpu"}};
+  err.clear();
+  CHECK(slurm::sbatch_args(typo, files, "/work", &err).empty());
+  CHECK(err.find("unknown slurm option 'partiton'") != std::string::npos);
+
+  RunRequest unclosed = r;
+  unclosed.options = {{"extra_args", "--comment='x"}};
+  err.clear();
+  CHECK(slurm::sbatch_args(unclosed, files, "/work", &err).empty());
+  CHECK(err.find("unclosed quote") != std::string::npos);
+}
+
+TEST_CASE("the batch script runs the command with its env and workdir, quoted, and records the exit code") {
+  ScratchDir dir("referee-slurm-script-");
+  fs::create_directories(dir.path / "work dir");
+  RunRequest r;
+  r.id = "odd\nid";
+  r.command = {"sh", "-c", "printf '%s|%s|%s\\n' \"$1\" \"$ODD\" \"$(basename \"$PWD\")\"; exit 7", "arg0",
+               "it's $(not run) `nor this` \"q\" ; | &"};
+  r.env = {{"ODD", "a b 'c' $HOME"}};
+  r.workdir = (dir.path / "work dir").string();
+  auto files = slurm::job_files(dir.path.string());
+  std::string err;
+  std::string script = slurm::batch_script(r, files, &err);
+  REQUIRE(err.empty());
+  CHECK(script.find("odd?id") != std::string::npos);  // no newline smuggled into the script
+  {
+    std::ofstream(files.script) << script;
+  }
+  auto res = slurm::run_command({"sh", files.script}, "", 20s);
+  REQUIRE(res.started);
+  CHECK(res.exit_code == 7);
+  CHECK(res.out == "it's $(not run) `nor this` \"q\" ; | &|a b 'c' $HOME|work dir\n");
+  CHECK(slurp(files.exit_code) == "7\n");
+
+  RunRequest bad = r;
+  bad.env = {{"NOT-A-NAME", "x"}};
+  err.clear();
+  CHECK(slurm::batch_script(bad, files, &err).empty());
+  CHECK(err.find("NOT-A-NAME") != std::string::npos);
+
+  bad = r;
+  bad.command.clear();
+  err.clear();
+  CHECK(slurm::batch_script(bad, files, &err).empty());
+  CHECK(err.find("no command") != std::string::npos);
+}
+
+TEST_CASE("Slurm's answers: job ids, scontrol fields, states") {
+  CHECK(slurm::parse_job_id("42\n") == "42");
+  CHECK(slurm::parse_job_id("42;cluster\n") == "42");
+  CHECK(slurm::parse_job_id("sbatch: error: x\n").empty());
+  CHECK(slurm::parse_job_id("").empty());
+
+  auto f = slurm::parse_scontrol(
+      "JobId=5 JobName=x UserId=root(0) JobState=FAILED Reason=NonZeroExitCode ExitCode=3:0 TimeLimit=00:01:00");
+  CHECK(f["JobState"] == "FAILED");
+  CHECK(f["ExitCode"] == "3:0");
+  CHECK(f["Reason"] == "NonZeroExitCode");
+
+  CHECK(slurm::map_state("PENDING", -1, 0, "Resources").state == RunState::Pending);
+  CHECK(slurm::map_state("PENDING", -1, 0, "Resources").detail == "slurm state PENDING (Resources)");
+  CHECK(slurm::map_state("RUNNING", -1, 0, "None").state == RunState::Running);
+  CHECK(slurm::map_state("COMPLETING", -1, 0, "").state == RunState::Running);
+  auto ok = slurm::map_state("COMPLETED", -1, 0, "");
+  CHECK(ok.state == RunState::Succeeded);
+  CHECK(ok.exit_code == 0);
+  auto failed = slurm::map_state("FAILED", 3, 0, "NonZeroExitCode");
+  CHECK(failed.state == RunState::Failed);
+  CHECK(failed.exit_code == 3);
+  CHECK(failed.detail == "exit 3");
+  CHECK(slurm::map_state("FAILED", 0, 9, "").detail.find("killed by signal 9") == 0);
+  CHECK(slurm::map_state("TIMEOUT", -1, 15, "").state == RunState::TimedOut);
+  CHECK(slurm::map_state("TIMEOUT", -1, 15, "").detail.find("time limit") != std::string::npos);
+  CHECK(slurm::map_state("CANCELLED", -1, 15, "").state == RunState::Cancelled);
+  CHECK(slurm::map_state("NODE_FAIL", -1, 0, "").state == RunState::Failed);
+  CHECK(slurm::map_state("NODE_FAIL", -1, 0, "").detail == "slurm state NODE_FAIL");
+  CHECK(slurm::map_state("OUT_OF_MEMORY", -1, 0, "").state == RunState::Failed);
+  CHECK(slurm::is_terminal("COMPLETED"));
+  CHECK_FALSE(slurm::is_terminal("COMPLETING"));
+}
+
+TEST_CASE("a missing Slurm command is a clear error") {
+  auto r = slurm::run_command({"referee-no-such-slurm-command"}, "", 5s);
+  CHECK_FALSE(r.started);
+  CHECK(r.error.find("referee-no-such-slurm-command not found on PATH") != std::string::npos);
+}
+
+// ------------------------------------------------------------ a real cluster
+
+TEST_CASE("a job's lines stream in order while it runs") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-stream-");
+  SlurmBackend backend(fast_options());
+  Collector c;
+  std::string id = unique_id("stream");
+  auto req = request(id, {"sh", "-c", "for i in 1 2 3 4; do echo line $i; sleep 1; done; printf 'no newline'"}, dir);
+  std::string err;
+  auto h = backend.launch(req, c.sink(), &err);
+  REQUIRE_MESSAGE(h, err);
+  CHECK(h->id() == id);
+  auto st = h->wait(60s);
+  auto ended = Clock::now();
+  CHECK(st.state == RunState::Succeeded);
+  CHECK(st.exit_code == 0);
+  CHECK(c.of(id) == std::vector<std::string>{"line 1", "line 2", "line 3", "line 4", "no newline"});
+  std::lock_guard lock(c.mu);
+  auto& lines = c.lines[id];
+  REQUIRE(lines.size() == 5);
+  // The first line came while the job still had seconds to run, and each
+  // about a second after the one before.
+  CHECK(ended - lines[0].second > 2000ms);
+  CHECK(lines[3].second - lines[0].second > 1500ms);
+  // The run's files are beside its log.
+  CHECK(fs::exists(dir.path / ".slurm"));
+}
+
+TEST_CASE("exit 0 is Succeeded, exit 3 is Failed with exit code 3") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-exit-");
+  SlurmBackend backend(fast_options());
+  Collector c;
+  std::string err;
+  auto ok = backend.launch(request(unique_id("exit0"), {"sh", "-c", "echo fine"}, dir), c.sink(), &err);
+  REQUIRE_MESSAGE(ok, err);
+  auto bad = backend.launch(request(unique_id("exit3"), {"sh", "-c", "echo failing >&2; exit 3"}, dir), c.sink(), &err);
+  REQUIRE_MESSAGE(bad, err);
+  auto s0 = ok->wait(60s);
+  auto s3 = bad->wait(60s);
+  CHECK(s0.state == RunState::Succeeded);
+  CHECK(s0.exit_code == 0);
+  CHECK(s3.state == RunState::Failed);
+  CHECK(s3.exit_code == 3);
+  CHECK(s3.detail == "exit 3");
+  CHECK(c.of(unique_id("exit0")) == std::vector<std::string>{"fine"});
+  CHECK(c.of(unique_id("exit3")) == std::vector<std::string>{"failing"});  // stderr too
+}
+
+TEST_CASE("N runs as separate jobs all complete, their logs collected, env and workdir applied") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-many-");
+  SlurmBackend backend(fast_options());
+  Collector c;
+  const int n = 4;
+  std::vector<std::unique_ptr<RunHandle>> handles;
+  for (int i = 0; i < n; ++i) {
+    auto req = request(unique_id("many-" + std::to_string(i)),
+                       {"sh", "-c", "echo \"run $RUN seed $SEED in $(basename \"$PWD\")\"; sleep 1; echo done"}, dir);
+    req.run_index = i;
+    req.seed = 1000 + i;
+    req.env = {{"RUN", std::to_string(i)}, {"SEED", std::to_string(1000 + i)}};
+    std::string err;
+    auto h = backend.launch(req, c.sink(), &err);
+    REQUIRE_MESSAGE(h, err);
+    handles.push_back(std::move(h));
+  }
+  std::string wd = dir.path.filename().string();
+  for (int i = 0; i < n; ++i) {
+    auto st = handles[i]->wait(60s);
+    CHECK_MESSAGE(st.state == RunState::Succeeded, st.detail);
+    CHECK(c.of(unique_id("many-" + std::to_string(i))) ==
+          std::vector<std::string>{"run " + std::to_string(i) + " seed " + std::to_string(1000 + i) + " in " + wd,
+                                   "done"});
+  }
+}
+
+TEST_CASE("cancel reaches scancel: the job leaves squeue, the handle says Cancelled, the job stops") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-cancel-");
+  SlurmBackend backend(fast_options());
+  Collector c;
+  std::string id = unique_id("cancel");
+  fs::path marker = dir.path / "marker";
+  auto t0 = Clock::now();
+  std::string err;
+  auto h = backend.launch(request(id, {"sh", "-c", "echo started; sleep 5; touch marker; echo woke"}, dir), c.sink(),
+                          &err);
+  REQUIRE_MESSAGE(h, err);
+  while (!c.has(id, "started") && Clock::now() - t0 < 30s) std::this_thread::sleep_for(50ms);
+  REQUIRE(c.has(id, "started"));
+  CHECK(h->poll().state == RunState::Running);
+  h->cancel("test asked");
+  h->cancel("twice");  // idempotent
+  auto st = h->wait(30s);
+  CHECK(st.state == RunState::Cancelled);
+  CHECK(st.detail.find("test asked") != std::string::npos);
+  auto q = slurm::run_command({"squeue", "--noheader", "--name=" + id, "--format=%i %T"}, cluster_conf(), 20s);
+  CHECK(q.exit_code == 0);
+  CHECK_MESSAGE(q.out.empty(), "still in squeue: " << q.out);
+  // Past the moment the job would have written its marker.
+  std::this_thread::sleep_until(t0 + 7s);
+  CHECK_FALSE(fs::exists(marker));
+  CHECK_FALSE(c.has(id, "woke"));
+}
+
+TEST_CASE("a job past its timeout is reported TimedOut, the limit explained") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-timeout-");
+  SlurmBackend backend(fast_options());
+  Collector c;
+  std::string id = unique_id("timeout");
+  auto req = request(id, {"sh", "-c", "echo begin; sleep 60; echo never"}, dir);
+  req.timeout = 2s;
+  auto t0 = Clock::now();
+  std::string err;
+  auto h = backend.launch(req, c.sink(), &err);
+  REQUIRE_MESSAGE(h, err);
+  auto st = h->wait(40s);
+  CHECK(st.state == RunState::TimedOut);
+  CHECK_MESSAGE(st.detail.find("time limit of 2 s exceeded") != std::string::npos, st.detail);
+  CHECK(Clock::now() - t0 < 20s);
+  // Slurm may add its own note ("slurmstepd: error: *** JOB n ON node CANCELLED ...").
+  auto lines = c.of(id);
+  REQUIRE(!lines.empty());
+  CHECK(lines[0] == "begin");
+  CHECK_FALSE(c.has(id, "never"));
+  auto q = slurm::run_command({"squeue", "--noheader", "--name=" + id, "--format=%i %T"}, cluster_conf(), 20s);
+  CHECK(q.out.empty());
+}
+
+TEST_CASE("sbatch refusing a job is an error with sbatch's message") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-refused-");
+  SlurmBackend backend(fast_options());
+  auto req = request(unique_id("refused"), {"true"}, dir);
+  req.options = {{"partition", "referee-no-such-partition"}};
+  std::string err;
+  auto h = backend.launch(req, nullptr, &err);
+  CHECK_FALSE(h);
+  CHECK_MESSAGE(err.find("sbatch refused run") != std::string::npos, err);
+  CHECK_MESSAGE(err.find("nvalid partition") != std::string::npos, err);
+}
+
+}  // TEST_SUITE

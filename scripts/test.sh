@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What CI runs (.ci/run), and the README's test command:
 #   1. scripts/setup.sh: missing Debian packages, the release build in build/
-#   2. the release build's tests (ctest)
+#   2. a single-node Slurm cluster (scripts/slurm/start.sh) for the slurm
+#      suite, stopped on exit; then the release build's tests (ctest)
 #   3. an address + undefined-behaviour sanitizer build in build-asan/ (Debug,
 #      only the referee binary and the test binary) and its tests
 #   4. the libFuzzer targets built with clang in build-fuzz/, each run for
@@ -54,6 +55,17 @@ if ! step "setup + release build (build/)" scripts/setup.sh; then
   print_summary
   exit 1
 fi
+# ------------------------------------------------------- slurm cluster
+# The slurm suite runs against a real single-node cluster (docs/slurm.md);
+# start.sh installs slurm-wlm and munge when they are missing. Stopped on exit.
+slurm_start() {
+  local line
+  line=$(scripts/slurm/start.sh) || return 1
+  export SLURM_CONF=${line#export SLURM_CONF=}
+}
+trap 'scripts/slurm/stop.sh >/dev/null 2>&1 || true' EXIT
+step "slurm test cluster (scripts/slurm/start.sh)" slurm_start
+
 step "release tests (ctest build/)" ctest --test-dir build --output-on-failure -j"$JOBS"
 
 # ----------------------------------------------------------- sanitizers

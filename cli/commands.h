@@ -33,6 +33,7 @@ Command check_package_command();
 Command rules_command();
 Command score_command();
 Command run_command();
+Command demo_command();
 Command system_command();
 Command workload_command();
 Command import_command();

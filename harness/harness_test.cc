@@ -307,3 +307,19 @@ TEST_SUITE("harness") {
     fs::remove_all(dir);
   }
 }
+
+#include "tests/run_referee.h"
+
+TEST_SUITE("harness") {
+  TEST_CASE("referee demo: the mini workloads become a package that passes its checks and lands in the store") {
+    fs::path dir = temp_dir();
+    std::string out;
+    int rc = referee::testing::run_referee("demo --out '" + (dir / "demo").string() + "'", &out);
+    CHECK_MESSAGE(rc == 0, out);
+    CHECK(out.find("check-package " + (dir / "demo" / "referee").string() + ": PASS") != std::string::npos);
+    CHECK(out.find("imported referee (mini-1.0.0): 2 results, 10 runs, package pass") != std::string::npos);
+    CHECK(fs::exists(dir / "demo" / "referee.db"));
+    CHECK(fs::exists(dir / "demo" / "referee" / "results" ));
+    fs::remove_all(dir);
+  }
+}

@@ -1,0 +1,103 @@
+// referee demo: the mini workloads through the harness, a package, its
+// checks and scores, and the store, in one command.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/table.h"
+#include "harness/backends.h"
+#include "harness/runner.h"
+#include "harness/spec.h"
+#include "harness/system_describe.h"
+#include "rules/package.h"
+#include "rules/score.h"
+#include "submissions/import.h"
+
+namespace referee::cli {
+
+Command demo_command() {
+  return {"demo", "Run the mini workloads through the harness, then check, score and store the package",
+          [](CLI::App& sub) -> std::function<int()> {
+            struct Opts {
+              std::string out = "referee-demo", db;
+            };
+            auto o = std::make_shared<Opts>();
+            sub.add_option("--out", o->out, "where the package and the demo's store are written (default: referee-demo)");
+            sub.add_option("--db", o->db, "store to import into (default: <out>/referee.db)");
+            return [o]() -> int {
+              LoadedRules loaded;
+              if (!load_rules("demo", "mini-1.0.0", "", &loaded)) return kCannotCheck;
+              std::string error;
+              harness::SystemDescription sys;
+              std::string desc = std::string(REFEREE_SOURCE_DIR) + "/harness/specs/cpu_system.yaml";
+              if (!harness::describe_system(desc, "", &sys, &error)) {
+                std::cerr << "referee demo: " << error << "\n";
+                return kCannotCheck;
+              }
+              sys.fields["division"] = "closed";
+              auto backend = harness::make_backend("builtin", &error);
+              std::cout << "referee demo: mini-1.0.0, builtin backend, package in " << o->out << "/referee\n";
+              std::string package;
+              Table runs({"run", "seed", "state", "seconds", "last eval", "verdict"});
+              struct Bench {
+                const char* name;
+                int batch;
+              };
+              for (const Bench& b : {Bench{"minilm", 64}, Bench{"miniclf", 128}}) {
+                harness::Spec spec;
+                spec.benchmark = b.name;
+                spec.ruleset = "mini-1.0.0";
+                spec.backend = "builtin";
+                spec.batch_size = b.batch;
+                spec.org = "referee";
+                spec.system = sys.fields["system_name"];
+                if (!harness::finalize_spec(&spec, loaded.facts.find(b.name)->runs, &error)) {
+                  std::cerr << "referee demo: " << error << "\n";
+                  return kCannotCheck;
+                }
+                harness::RunnerOptions ropt;
+                ropt.out_dir = o->out;
+                ropt.system_json = sys.to_json();
+                harness::HarnessReport report;
+                if (!harness::run_harness(spec, *backend, *loaded.ruleset, ropt, &report, &error)) {
+                  std::cerr << "referee demo: " << error << "\n";
+                  return kCannotCheck;
+                }
+                package = report.package_dir;
+                for (const auto& r : report.runs)
+                  runs.add({r.id, std::to_string(r.seed), r.aborted ? "aborted" : harness::to_string(r.status.state),
+                            fixed(r.seconds, 2), r.last_eval.empty() ? "-" : r.last_eval.substr(0, 8),
+                            r.verdict.compliant ? "compliant" : "NOT compliant"});
+              }
+              runs.print(std::cout);
+              rules::PackageOptions popt;
+              rules::PackageReport pr;
+              if (!rules::check_package(*loaded.ruleset, loaded.facts, package, popt, &pr, &error)) {
+                std::cerr << "referee demo: " << error << "\n";
+                return kCannotCheck;
+              }
+              auto scores = rules::score_package(pr, loaded.facts, rules::ScaleMode::Published);
+              std::cout << "\ncheck-package " << package << ": " << (pr.pass ? "PASS" : "FAIL") << "\n";
+              Table t({"benchmark", "files", "seeds", "RCP", "score (min)"});
+              for (const auto& d : pr.benchmarks) {
+                std::string score = "-";
+                for (const auto& row : scores.rows)
+                  for (const auto& s : row.scores)
+                    if (s.benchmark == d.benchmark && s.has_score) score = fixed(s.score, 4);
+                t.add({d.system + "/" + d.benchmark, std::to_string(d.result_count) + "/" + std::to_string(d.expected_count),
+                       d.seeds_ok ? "ok" : "FAIL", d.rcp.status + (d.rcp.pass ? "" : " FAIL"), score});
+              }
+              t.print(std::cout);
+              std::string db_path;
+              auto store = open_store("demo", o->db.empty() ? o->out + "/referee.db" : o->db, &db_path);
+              if (!store) return kCannotCheck;
+              std::cout << "\n";
+              int rc = import_packages("demo", *store, loaded, {package}, 0, "mini-1.0.0", db_path);
+              if (rc != kPass) return rc;
+              std::cout << "\nnext: build/referee leaderboard --db " << db_path << " --round mini-1.0.0 --benchmark minilm\n";
+              return pr.pass ? kPass : kFail;
+            };
+          }};
+}
+
+}  // namespace referee::cli

@@ -17,7 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "harness/runner.h"
 #include "harness/slurm_backend.h"
+#include "harness/spec.h"
+#include "harness/system_describe.h"
+#include "rules/facts.h"
+#include "rules/package.h"
+#include "rules/source.h"
 
 namespace fs = std::filesystem;
 using namespace referee::harness;
@@ -408,6 +414,43 @@ TEST_CASE("sbatch refusing a job is an error with sbatch's message") {
   CHECK_FALSE(h);
   CHECK_MESSAGE(err.find("sbatch refused run") != std::string::npos, err);
   CHECK_MESSAGE(err.find("nvalid partition") != std::string::npos, err);
+}
+
+TEST_CASE("the harness on slurm: N runs as jobs, their logs collected into a package that passes check-package") {
+  if (!have_cluster()) return;
+  std::string error;
+  referee::rules::RuleSource src;
+  auto rs = referee::rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+  REQUIRE_MESSAGE(rs, error);
+  referee::rules::RoundFacts facts;
+  REQUIRE(referee::rules::facts_for(*rs, &facts, &error));
+  fs::path dir = fs::temp_directory_path() / ("referee-slurm-harness-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
+  Spec spec;
+  spec.benchmark = "minilm";
+  spec.ruleset = "mini-1.0.0";
+  spec.backend = "slurm";
+  spec.org = "SlurmOrg";
+  spec.system = "cpu_2x_example";
+  spec.command = {"/bin/cat", example + "/results/cpu_2x_example/minilm/result_{run}.txt"};
+  REQUIRE_MESSAGE(finalize_spec(&spec, facts.find("minilm")->runs, &error), error);
+  SystemDescription sys;
+  REQUIRE(describe_system(example + "/systems/cpu_2x_example.json", "", &sys, &error));
+  SlurmOptions so;
+  so.slurm_conf = cluster_conf();
+  SlurmBackend backend(so);
+  RunnerOptions opt;
+  opt.out_dir = (dir / "out").string();
+  opt.system_json = sys.to_json();
+  HarnessReport report;
+  REQUIRE_MESSAGE(run_harness(spec, backend, *rs, opt, &report, &error), error);
+  REQUIRE(report.runs.size() == 5);
+  for (const auto& r : report.runs) CHECK_MESSAGE(r.status.state == RunState::Succeeded, r.id << ": " << r.status.detail);
+  referee::rules::PackageReport pr;
+  REQUIRE(referee::rules::check_package(*rs, facts, report.package_dir, {}, &pr, &error));
+  CHECK(pr.pass);
+  fs::remove_all(dir);
 }
 
 }  // TEST_SUITE

@@ -25,7 +25,7 @@ BIN=build/referee
 # ------------------------------------------------------- micro benchmarks
 
 if [[ "$SKIP_MICRO" != 1 ]]; then
-  for b in reader_bench interp_bench writer_bench store_bench; do
+  for b in reader_bench interp_bench writer_bench store_bench live_bench; do
     if [[ ! -x "build/$b" ]]; then
       echo "bench: build/$b missing (is libbenchmark-dev installed? REFEREE_BENCH=ON?)" >&2
       continue
@@ -34,7 +34,7 @@ if [[ "$SKIP_MICRO" != 1 ]]; then
     echo "==== $b"
     if [[ "$b" == reader_bench && -d "$SHARED/mlperf/training_results_v3.1" ]]; then
       REFEREE_BENCH_DATA="$SHARED/mlperf/training_results_v3.1" "build/$b"
-    elif [[ "$b" == store_bench ]]; then
+    elif [[ "$b" == store_bench || "$b" == live_bench ]]; then
       REFEREE_REFERENCE_DATA="$SHARED" "build/$b"
     else
       "build/$b"

@@ -323,3 +323,64 @@ TEST_SUITE("harness") {
     fs::remove_all(dir);
   }
 }
+
+TEST_SUITE("harness") {
+  TEST_CASE("Ctrl-C cancels every run and leaves a consistent package of what finished") {
+    std::string error;
+    rules::RuleSource src;
+    auto rs = rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+    REQUIRE(rs);
+    rules::RoundFacts facts;
+    REQUIRE(rules::facts_for(*rs, &facts, &error));
+    fs::path dir = temp_dir();
+    std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
+    harness::Spec spec;
+    spec.benchmark = "minilm";
+    spec.ruleset = "mini-1.0.0";
+    spec.backend = "exec";
+    spec.org = "CtrlC";
+    spec.system = "cpu_2x_example";
+    spec.parallel = 5;
+    // Runs 0 and 1 finish at once; the others would take a minute.
+    spec.command = {"/bin/sh", "-c",
+                    "cat " + example + "/results/cpu_2x_example/minilm/result_{run}.txt; [ {run} -lt 2 ] || sleep 60"};
+    REQUIRE(finalize_spec(&spec, facts.find("minilm")->runs, &error));
+    SystemDescription sys;
+    REQUIRE(describe_system(example + "/systems/cpu_2x_example.json", "", &sys, &error));
+    ExecBackend backend(200ms);
+    std::atomic<bool> interrupt{false};
+    RunnerOptions opt;
+    opt.out_dir = (dir / "out").string();
+    opt.system_json = sys.to_json();
+    opt.interrupt = &interrupt;
+    std::thread ctrl_c([&] {
+      std::this_thread::sleep_for(1500ms);
+      interrupt = true;
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    HarnessReport report;
+    bool ok = run_harness(spec, backend, *rs, opt, &report, &error);
+    ctrl_c.join();
+    REQUIRE_MESSAGE(ok, error);
+    CHECK(std::chrono::steady_clock::now() - t0 < 10s);
+    CHECK(report.interrupted);
+    REQUIRE(report.runs.size() == 5);
+    int finished = 0;
+    for (const auto& r : report.runs) {
+      if (r.index < 2) {
+        CHECK(r.status.state == RunState::Succeeded);
+        ++finished;
+      } else {
+        CHECK(r.status.state == RunState::Cancelled);
+        CHECK(r.result_file.empty());
+      }
+    }
+    CHECK(finished == 2);
+    fs::path results = fs::path(report.package_dir) / "results" / "cpu_2x_example" / "minilm";
+    CHECK(fs::exists(results / "result_0.txt"));
+    CHECK(fs::exists(results / "result_1.txt"));
+    CHECK_FALSE(fs::exists(results / "result_2.txt"));
+    for (const auto& e : fs::directory_iterator(results)) CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
+    fs::remove_all(dir);
+  }
+}

@@ -1,5 +1,6 @@
 #include "rules/value.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -87,8 +88,13 @@ bool py_eq(const Value& a, const Value& b) {
     return false;  // a list never equals a tuple in Python
   }
   if (a.h && a.h == b.h) return true;  // Python compares items by identity first
-  thread_local int depth = 0;  // cycles between distinct containers: Python raises RecursionError
-  if (depth > 200) return false;
+  // Cycles between distinct containers (Python raises RecursionError): a
+  // depth limit, and a budget per top-level comparison so that containers
+  // that hold themselves several times cannot make the work exponential.
+  thread_local int depth = 0;
+  thread_local long budget = 0;
+  if (depth == 0) budget = 1'000'000;
+  if (depth > 200 || --budget < 0) return false;
   struct Guard { Guard() { ++depth; } ~Guard() { --depth; } } guard;
   switch (a.kind) {
     case VKind::None: return true;
@@ -121,10 +127,26 @@ bool py_eq(const Value& a, const Value& b) {
 static std::string float_repr(double d) { return mllog::py_float_repr(d); }
 
 std::string py_repr(const Value& v) {
-  // Rule code can build cycles (s['a'] = s): cut them the way reprlib does.
+  // Rule code can build cycles (s['a'] = s): a container already being
+  // printed prints as [...] or {...}, as in Python; the depth limit bounds
+  // deep but acyclic nesting.
   thread_local int depth = 0;
+  thread_local std::vector<const HeapObj*> active;
   if (depth > 64) return "...";
-  struct Guard { Guard() { ++depth; } ~Guard() { --depth; } } guard;
+  bool container = v.kind == VKind::List || v.kind == VKind::Tuple || v.kind == VKind::Dict;
+  if (container && std::find(active.begin(), active.end(), v.h.get()) != active.end())
+    return v.kind == VKind::Dict ? "{...}" : v.kind == VKind::List ? "[...]" : "(...)";
+  struct Guard {
+    const HeapObj* h;
+    explicit Guard(const HeapObj* p) : h(p) {
+      ++depth;
+      if (h) active.push_back(h);
+    }
+    ~Guard() {
+      --depth;
+      if (h) active.pop_back();
+    }
+  } guard(container ? v.h.get() : nullptr);
   switch (v.kind) {
     case VKind::None: return "None";
     case VKind::Bool: return v.b ? "True" : "False";

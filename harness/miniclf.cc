@@ -190,8 +190,6 @@ double evaluate(const Model& model, const DataSet& d) {
   return static_cast<double>(right) / static_cast<double>(d.size());
 }
 
-double round_to(double x, double scale) { return std::round(x * scale) / scale; }
-
 }  // namespace
 
 WorkloadInfo miniclf_info() {
@@ -238,12 +236,7 @@ bool run_miniclf(const WorkloadConfig& config, mllog::Logger& logger, const std:
   result->global_batch_size = batch;
   result->learning_rate = lr;
 
-  log.event(kCacheClear, true);
-  log_submission_info(log, config);
-  log.start(kInitStart);
-  log.event(kSeed, config.seed);
-  log.event(kGlobalBatchSize, batch);
-  log.event(kGradientAccumulationSteps, 1);
+  log_run_preamble(log, config, batch);
   log.event(kOptName, kSgd);
   log.event(kOptBaseLr, lr);
   log.event(kOptLrWarmupEpochs, warmup_epochs);

@@ -237,8 +237,6 @@ double evaluate(const Model& model, const Source& s) {
   return loss / static_cast<double>(kEvalSize);
 }
 
-double round_to(double x, double scale) { return std::round(x * scale) / scale; }
-
 }  // namespace
 
 WorkloadInfo minilm_info() {
@@ -273,12 +271,7 @@ bool run_minilm(const WorkloadConfig& config, mllog::Logger& logger, const std::
   result->global_batch_size = batch;
   result->learning_rate = lr;
 
-  log.event(kCacheClear, true);
-  log_submission_info(log, config);
-  log.start(kInitStart);
-  log.event(kSeed, config.seed);
-  log.event(kGlobalBatchSize, batch);
-  log.event(kGradientAccumulationSteps, 1);
+  log_run_preamble(log, config, batch);
   log.event(kMaxSequenceLength, kContext + 1);
   log.event(kOptName, kAdam);
   log.event(kOptBaseLr, lr);

@@ -87,6 +87,18 @@ void log_submission_info(RunLog& log, const WorkloadConfig& config) {
   log.event(kSubmissionPlatform, config.platform);
 }
 
+void log_run_preamble(RunLog& log, const WorkloadConfig& config, int global_batch_size) {
+  using namespace mllog::constants;
+  log.event(kCacheClear, true);
+  log_submission_info(log, config);
+  log.start(kInitStart);
+  log.event(kSeed, config.seed);
+  log.event(kGlobalBatchSize, global_batch_size);
+  log.event(kGradientAccumulationSteps, 1);
+}
+
+double round_to(double x, double scale) { return std::round(x * scale) / scale; }
+
 }  // namespace detail
 
 std::vector<std::string> builtin_workloads() { return {"minilm", "miniclf"}; }

@@ -128,6 +128,13 @@ class RunLog {
 // cache_clear and the submission_* keys, as the reference implementations log them.
 void log_submission_info(RunLog& log, const WorkloadConfig& config);
 
+// What every workload logs first: cache_clear, the submission_* keys,
+// init_start, seed, global_batch_size and gradient_accumulation_steps (1).
+void log_run_preamble(RunLog& log, const WorkloadConfig& config, int global_batch_size);
+
+// `x` rounded to a multiple of 1/scale (hyperparameters and epoch numbers as logged).
+double round_to(double x, double scale);
+
 bool run_minilm(const WorkloadConfig& config, mllog::Logger& log, const std::atomic<bool>& cancel,
                 WorkloadResult* result);
 bool run_miniclf(const WorkloadConfig& config, mllog::Logger& log, const std::atomic<bool>& cancel,

@@ -109,7 +109,8 @@ void BM_Speedup(benchmark::State& state) {
   auto& s = query_store();
   std::string error;
   for (auto _ : state) {
-    auto sp = submissions::speedups(s, "training-3.0.0", "training-3.1.0", "gpt3", false, "", false, &error);
+    submissions::SpeedupReport sp;
+    submissions::speedups(s, {"training-3.0.0", "training-3.1.0", "gpt3", false, "", false}, &sp, &error);
     benchmark::DoNotOptimize(sp);
   }
 }

@@ -45,11 +45,8 @@ int run(const FetchRoundOpts& o) {
             << res.files << " (" << human_mib(res.bytes) << ")\n  organisations  " << res.organisations.size() << "\n";
   if (!o.import) return kPass;
 
-  std::string db;
-  auto store = open_store("fetch", o.db, &db);
-  if (!store) return kCannotCheck;
   std::vector<std::string> packages = submissions::find_packages(res.dir);
-  return import_packages("fetch", *store, loaded, packages, o.jobs, o.round, db);
+  return import_into_store("fetch", o.db, loaded, packages, o.jobs, o.round);
 }
 
 }  // namespace

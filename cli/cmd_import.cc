@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -21,13 +22,13 @@ Command import_command() {
             sub.add_option("--db", o->db, "database file (default $REFEREE_DB or the user's data directory)");
             add_jobs_option(sub, &o->jobs);
             return [o]() -> int {
-              LoadedRules loaded;
-              if (!load_rules("import", o->round, o->rules, &loaded)) return kCannotCheck;
-              std::string db;
-              auto store = open_store("import", o->db, &db);
-              if (!store) return kCannotCheck;
               std::vector<std::string> packages;
               for (const auto& d : o->dirs) {
+                std::error_code ec;
+                if (!std::filesystem::is_directory(d, ec)) {
+                  std::cerr << "referee import: " << d << ": no such folder\n";
+                  return kCannotCheck;
+                }
                 auto found = submissions::find_packages(d);
                 if (found.empty()) {
                   std::cerr << "referee import: " << d << " holds no package (no results/ folder in it or below it)\n";
@@ -35,7 +36,9 @@ Command import_command() {
                 }
                 packages.insert(packages.end(), found.begin(), found.end());
               }
-              return import_packages("import", *store, loaded, packages, o->jobs, o->round, db);
+              LoadedRules loaded;
+              if (!load_rules("import", o->round, o->rules, &loaded)) return kCannotCheck;
+              return import_into_store("import", o->db, loaded, packages, o->jobs, loaded.ruleset->id().id());
             };
           }};
 }

@@ -38,8 +38,10 @@ Command run_command() {
             sub.add_option("--backend", o->backend, "builtin, exec or slurm (default: the spec's, else builtin)");
             sub.add_option("--out", o->out, "where the package is written (<out>/<org>/...)");
             sub.add_option("--rules", o->rules, "rules root (a tree with compliance_checker/ and rcp_checker/)");
-            sub.add_option("--runs", o->runs, "number of runs (default: the spec's, else what the rules require)");
-            sub.add_option("--parallel", o->parallel, "runs at once (default: the spec's, else the number of cores)");
+            sub.add_option("--runs", o->runs, "number of runs (default: the spec's, else what the rules require)")
+                ->check(CLI::Range(1, 1000));
+            sub.add_option("--parallel", o->parallel, "runs at once (default: the spec's, else the number of cores)")
+                ->check(CLI::Range(1, 4096));
             sub.add_option("--system", o->system, "system name (systems/<name>.json)");
             sub.add_option("--system-description", o->system_description, "YAML/JSON file with the system fields referee cannot detect");
             return [o]() -> int {

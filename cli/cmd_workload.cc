@@ -114,11 +114,16 @@ Command workload_command() {
             auto o = std::make_shared<RunOpts>();
             CLI::App* run = sub.add_subcommand("run", "Train one workload and write its MLLOG result log");
             run->add_option("BENCH", o->config.benchmark, "workload: minilm or miniclf")->required();
-            run->add_option("--seed", o->config.seed, "seed (>= 0): initial weights and data order")->required();
-            run->add_option("--batch-size", o->config.global_batch_size, "global batch size (default: the workload's)");
-            run->add_option("--lr", o->config.learning_rate, "base learning rate (default: scaled to the batch size)");
+            run->add_option("--seed", o->config.seed, "seed (>= 0): initial weights and data order")
+                ->required()
+                ->check(CLI::NonNegativeNumber);
+            run->add_option("--batch-size", o->config.global_batch_size, "global batch size (default: the workload's)")
+                ->check(CLI::Range(0, 1 << 24));
+            run->add_option("--lr", o->config.learning_rate, "base learning rate (default: scaled to the batch size)")
+                ->check(CLI::NonNegativeNumber);
             run->add_option("--max-epochs", o->config.max_epochs,
-                            "epochs before an unconverged run is aborted (default: the workload's)");
+                            "epochs before an unconverged run is aborted (default: the workload's)")
+                ->check(CLI::Range(0, 1000000));
             run->add_option("--log", o->log, "result log to write (replaced), or - for stdout (default)");
             run->add_option("--division", o->config.division, "submission_division (default closed)");
             run->add_option("--org", o->config.org, "submission_org (default referee)");

@@ -27,6 +27,11 @@ struct Command {
 
 std::vector<Command> all_commands();
 
+// When `word` is not a command's name: "unknown command 'word'; did you mean
+// 'X'?" (the closest name, when one is close) and the list of commands.
+// Empty when `word` names a command.
+std::string unknown_command_message(const std::string& word);
+
 // Commands, one per file.
 Command check_command();
 Command check_package_command();
@@ -41,6 +46,7 @@ Command compare_command();
 Command speedup_command();
 Command scaling_command();
 Command leaderboard_command();
+Command list_command();
 Command fetch_command();
 
 }  // namespace referee::cli

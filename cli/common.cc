@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -24,7 +25,8 @@ void add_rules_option(CLI::App& sub, std::string* rules, const char* for_what) {
 }
 
 void add_jobs_option(CLI::App& sub, int* jobs, const char* for_what) {
-  sub.add_option("-j,--jobs", *jobs, std::string("threads") + for_what + " (default: all cores)");
+  sub.add_option("-j,--jobs", *jobs, std::string("threads") + for_what + " (default: all cores)")
+      ->check(CLI::Range(0, 1024));
 }
 
 bool load_rules(const char* cmd, const std::string& ruleset, const std::string& rules_flag, LoadedRules* out,
@@ -40,13 +42,59 @@ int job_count(int jobs) {
   return jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-std::unique_ptr<submissions::Store> open_store(const char* cmd, const std::string& db_flag, std::string* db_path) {
+std::unique_ptr<submissions::Store> open_store(const char* cmd, const std::string& db_flag, std::string* db_path,
+                                               submissions::OpenMode mode) {
   std::string db = db_flag.empty() ? submissions::default_db_path() : db_flag;
   std::string error;
-  auto store = submissions::Store::open(db, &error);
+  auto store = submissions::Store::open(db, &error, mode);
   if (!store) std::cerr << "referee " << cmd << ": " << error << "\n";
   if (db_path) *db_path = db;
   return store;
+}
+
+CreatedByOpen what_open_creates(const std::string& db) {
+  namespace fs = std::filesystem;
+  CreatedByOpen out;
+  std::error_code ec;
+  fs::path p = fs::absolute(db, ec);
+  if (ec || fs::exists(p, ec)) return out;
+  fs::path first_missing = p;
+  for (fs::path q = p.parent_path(); !q.empty() && !fs::exists(q, ec); q = q.parent_path()) {
+    first_missing = q;
+    if (q == q.parent_path()) break;
+  }
+  out.remove_all = first_missing.string();
+  return out;
+}
+
+void CreatedByOpen::undo() const {
+  if (remove_all.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(remove_all, ec);
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) std::filesystem::remove(remove_all + suffix, ec);
+}
+
+int import_into_store(const char* cmd, const std::string& db_flag, const LoadedRules& loaded,
+                      const std::vector<std::string>& packages, int jobs, const std::string& round) {
+  std::string db = db_flag.empty() ? submissions::default_db_path() : db_flag;
+  CreatedByOpen created = what_open_creates(db);
+  int rc;
+  bool empty = false;
+  {
+    auto store = open_store(cmd, db);
+    if (!store) {
+      created.undo();
+      return kCannotCheck;
+    }
+    rc = import_packages(cmd, *store, loaded, packages, jobs, round, db);
+    submissions::Stmt st(store->db(), "SELECT COUNT(*) FROM packages");
+    empty = st.step() && st.col_int(0) == 0;
+  }
+  if (rc != kPass && empty) {
+    created.undo();
+    if (!created.remove_all.empty()) std::cerr << "referee " << cmd << ": nothing was imported; " << db << " was not created\n";
+  }
+  return rc;
 }
 
 int import_packages(const char* cmd, submissions::Store& store, const LoadedRules& loaded,
@@ -55,6 +103,7 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
   opt.jobs = job_count(jobs);
   bool tty = isatty(2);
   int rc = kPass;
+  size_t imported = 0;
   std::string error;
   auto t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < packages.size(); ++i) {
@@ -73,6 +122,7 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
       continue;
     }
     if (tty) std::cerr << "\r\033[K";
+    ++imported;
     std::cout << r.status << " " << r.organisation << " (" << round << "): ";
     if (r.status == "unchanged")
       std::cout << "already in the store with the same content\n";
@@ -84,7 +134,11 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
                 << "\n";
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << packages.size() << " package(s) in " << db << " (" << fixed(secs, 2) << " s)\n";
+  if (imported == packages.size())
+    std::cout << packages.size() << " package(s) in " << db << " (" << fixed(secs, 2) << " s)\n";
+  else if (imported > 0)
+    std::cout << imported << " of " << packages.size() << " package(s) in " << db << " (" << fixed(secs, 2)
+              << " s); the others could not be imported\n";
   return rc;
 }
 

@@ -44,19 +44,37 @@ bool load_rules(const char* cmd, const std::string& ruleset, const std::string& 
 int job_count(int jobs);
 
 // Opens the store at `db_flag` (the --db value; "" for
-// submissions::default_db_path()). Post: the store, with *db_path (when not
-// null) set to the file used; else null after printing "referee <cmd>:
-// <error>" on stderr.
+// submissions::default_db_path()), read-only for questions (nothing is
+// created). Post: the store, with *db_path (when not null) set to the file
+// used; else null after printing "referee <cmd>: <error>" on stderr.
 std::unique_ptr<submissions::Store> open_store(const char* cmd, const std::string& db_flag,
-                                               std::string* db_path = nullptr);
+                                               std::string* db_path = nullptr,
+                                               submissions::OpenMode mode = submissions::OpenMode::ReadWrite);
+
+// The folders and files a ReadWrite open of `db` would create (the first
+// missing ancestor folder, else the file and its -wal/-shm): what
+// import_packages removes again when nothing could be imported.
+struct CreatedByOpen {
+  std::string remove_all;  // "" when `db` already existed
+  void undo() const;
+};
+CreatedByOpen what_open_creates(const std::string& db);
 
 // Pre: `loaded` holds the rule set and facts of `round`. Imports `packages` into
 // `store` (the database file `db`, named in the summary) one by one, with a
 // progress bar on stderr when it is a terminal; prints a line on stdout for
 // each package and a summary line at the end, and "referee <cmd>: <error>" on
-// stderr for each package that could not be imported. Returns kPass, or
-// kCannotCheck when any package failed.
+// stderr for each package that could not be imported. The summary counts
+// only the packages imported; when none was, there is no summary line.
+// Returns kPass, or kCannotCheck when any package failed.
 int import_packages(const char* cmd, submissions::Store& store, const LoadedRules& loaded,
                     const std::vector<std::string>& packages, int jobs, const std::string& round, const std::string& db);
+
+// Opens (creating if needed) the store named by `db_flag` and imports
+// `packages` with import_packages(). A store this call created is removed
+// again, with the folders it created, when no package could be imported:
+// a failed import leaves nothing behind.
+int import_into_store(const char* cmd, const std::string& db_flag, const LoadedRules& loaded,
+                      const std::vector<std::string>& packages, int jobs, const std::string& round);
 
 }  // namespace referee::cli

@@ -12,6 +12,15 @@ int main(int argc, char** argv) {
     auto run = cmd.setup(*sub);
     sub->callback([&handler, run] { handler = run; });
   }
+  // The first word that is not an option names the command: a mistyped one is
+  // answered with the closest name, not with CLI11's "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string msg = referee::cli::unknown_command_message(argv[1]);
+    if (!msg.empty()) {
+      std::cerr << "referee: " << msg << "\nrun 'referee --help' for the options\n";
+      return referee::cli::kCannotCheck;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -128,6 +128,7 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
           r.dropped = !f.verdict.compliant && !f.verdict.errors.empty()
                           ? "non-compliant: " + f.verdict.errors[0].message
                           : "non-compliant";
+          r.drop_kind = "noncompliant";
           bs.runs.push_back(r);
           continue;
         }
@@ -189,6 +190,7 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
             if (idx < lo) r.dropped = "fastest (olympic)";
             else if (idx >= hi) r.dropped = "slowest (olympic)";
             else r.counted = true;
+            if (!r.counted) r.drop_kind = "olympic";
             ++idx;
           }
         }

@@ -20,6 +20,7 @@ struct RunScore {
   double minutes = 0;     // (run_stop - run_start) / 60 / 1000
   bool counted = false;   // inside the olympic window
   std::string dropped;    // why not counted: "non-compliant: ...", "fastest (olympic)", "slowest (olympic)"
+  std::string drop_kind;  // "noncompliant" (dropped before the olympic window), "olympic", or "" (counted, or no score)
 };
 
 struct BenchmarkScore {

@@ -175,8 +175,8 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
                   "published_factor, pipeline_factor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
   Stmt ins_run(store.db(),
                "INSERT INTO runs(result_id, file, content_sha256, run_start_ms, run_stop_ms, minutes, converged, epochs, "
-               "seed, compliant, counted, messages_json, fingerprint) "
-               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+               "seed, compliant, counted, messages_json, fingerprint, dropped) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
   Stmt ins_eval(store.db(),
                 "INSERT INTO eval_points(run_id, seq, time_ms, epoch, samples, metric, value_json) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -232,9 +232,13 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     ++out->results;
     for (const auto& f : d.files) {
       bool counted = false;
+      std::string drop_kind;
       if (pub)
         for (const auto& r : pub->runs)
-          if (r.file == f.name) counted = r.counted;
+          if (r.file == f.name) {
+            counted = r.counted;
+            drop_kind = r.drop_kind;
+          }
       ins_run.reset();
       ins_run.bind(1, result_id).bind(2, f.name).bind(3, f.sha256);
       if (f.has_times)
@@ -245,6 +249,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       if (f.convergence.converged) ins_run.bind(8, f.convergence.epochs); else ins_run.bind_null(8);
       if (!f.seeds.empty()) ins_run.bind(9, static_cast<long long>(f.seeds[0].seed)); else ins_run.bind_null(9);
       ins_run.bind(10, f.verdict.compliant).bind(11, counted).bind(12, findings_json(f.verdict.errors)).bind(13, f.fingerprint);
+      if (drop_kind.empty()) ins_run.bind_null(14); else ins_run.bind(14, drop_kind);
       if (!ins_run.run()) return fail(ins_run.error());
       long long run_id = sqlite3_last_insert_rowid(store.db());
       ++out->runs;

@@ -1,7 +1,11 @@
 #include "submissions/queries.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <set>
+
+#include "rules/ruleset.h"
 
 namespace referee::submissions {
 
@@ -16,6 +20,29 @@ const char* kSelect = R"sql(
   WHERE d.name = ?1 AND x.benchmark = ?2 AND (?3 = '' OR x.division = ?3)
   ORDER BY o.name, s.name)sql";
 
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+bool iequals(const std::string& a, const std::string& b) { return lower(a) == lower(b); }
+
+std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : sep) + x;
+  return out;
+}
+
+// After a statement's rows were read: false with *error when it stopped on an error.
+bool finished(Store& s, const Stmt& st, const char* what, std::string* error) {
+  if (st.ok()) return true;
+  *error = s.describe_error(st.rc(), what);
+  return false;
+}
+
 ResultRow read_row(Stmt& st, bool pipeline) {
   ResultRow r;
   r.result_id = st.col_int(0);
@@ -25,8 +52,9 @@ ResultRow read_row(Stmt& st, bool pipeline) {
   r.system = st.col_text(4);
   r.benchmark = st.col_text(5);
   r.division = st.col_text(6);
-  r.availability = st.col_text(7);
+  r.availability = normalize_availability(st.col_text(7));
   r.accelerator = st.col_text(8);
+  r.accelerator_type = accelerator_type(r.accelerator);
   r.accelerators = st.col_int(9);
   r.nodes = st.col_int(10);
   int score_col = pipeline ? 12 : 11;
@@ -38,28 +66,71 @@ ResultRow read_row(Stmt& st, bool pipeline) {
   return r;
 }
 
-void load_runs(Store& s, ResultRow* r) {
-  Stmt st(s.db(), "SELECT file, minutes, counted FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes");
+bool load_runs(Store& s, ResultRow* r, std::string* error) {
+  Stmt st(s.db(), "SELECT file, minutes, counted, dropped FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes");
   st.bind(1, r->result_id);
   while (st.step()) {
     r->run_files.push_back(st.col_text(0));
     r->run_minutes.push_back(st.col_null(1) ? -1 : st.col_double(1));
     r->run_counted.push_back(st.col_int(2) != 0);
+    r->run_dropped.push_back(st.col_null(3) ? "" : st.col_text(3));
   }
+  return finished(s, st, "reading runs", error);
 }
 
-bool has_round(Store& s, const std::string& round, std::string* error) {
-  Stmt st(s.db(), "SELECT 1 FROM rounds WHERE name = ?1");
-  st.bind(1, round);
-  if (st.step()) return true;
-  std::string known;
-  for (const auto& r : rounds(s)) known += (known.empty() ? "" : ", ") + r;
-  *error = "round " + round + " is not in the store (" + s.path() + "); it has: " + (known.empty() ? "nothing yet" : known) +
-           ". Import it with: referee import DIR --round " + round;
-  return false;
+bool matches_submitter(const ResultRow& r, const std::string& who) {
+  return who.empty() || iequals(r.submitter, who) || iequals(r.organisation, who);
 }
+
+std::string size_of(const ResultRow& r) {
+  return std::to_string(r.accelerators) + " x " + (r.accelerator_type.empty() ? "?" : r.accelerator_type);
+}
+std::string name_of(const ResultRow& r) { return r.organisation + "/" + r.system + " (" + r.round + ")"; }
 
 }  // namespace
+
+std::string normalize_availability(const std::string& raw, bool* known) {
+  // The categories and the spellings the consortium's summarizer maps to them.
+  static const std::map<std::string, std::string> kMap = {
+      {"available on-premise", "Available on-premise"},
+      {"onprem", "Available on-premise"},
+      {"available", "Available on-premise"},
+      {"available onprem", "Available on-premise"},
+      {"available cloud", "Available cloud"},
+      {"cloud", "Available cloud"},
+      {"research, development, or internal (rdi)", "Research, Development, or Internal (RDI)"},
+      {"rdi", "Research, Development, or Internal (RDI)"},
+      {"research", "Research, Development, or Internal (RDI)"},
+      {"development", "Research, Development, or Internal (RDI)"},
+      {"internal", "Research, Development, or Internal (RDI)"},
+      {"preview", "Preview"},
+  };
+  auto it = kMap.find(lower(raw));
+  if (known) *known = it != kMap.end();
+  return it == kMap.end() ? raw : it->second;
+}
+
+std::string accelerator_type(const std::string& model) {
+  static const std::set<std::string> kVendorWords = {"NVIDIA", "AMD", "INTEL", "GOOGLE", "HABANA", "INSTINCT", "TESLA"};
+  std::vector<std::string> tokens;
+  std::string cur;
+  for (char c : model) {
+    if (c == ' ' || c == '-' || c == '_' || c == '/' || c == ',') {
+      if (!cur.empty()) tokens.push_back(upper(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) tokens.push_back(upper(cur));
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (kVendorWords.count(tokens[i])) continue;
+    if (tokens[i] == "TPU" && i + 1 < tokens.size()) return "TPU-" + tokens[i + 1];
+    if (std::any_of(tokens[i].begin(), tokens[i].end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      return tokens[i];
+  }
+  return upper(model);
+}
 
 std::vector<std::string> rounds(Store& s) {
   std::vector<std::string> out;
@@ -68,14 +139,77 @@ std::vector<std::string> rounds(Store& s) {
   return out;
 }
 
+bool resolve_round(Store& s, const std::string& text, std::string* round, std::string* error) {
+  rules::RulesetId id;
+  std::string wanted = text;
+  if (rules::RulesetId::parse(text, &id)) wanted = lower(id.id());
+  std::vector<std::string> known;
+  Stmt st(s.db(), "SELECT name FROM rounds ORDER BY ordinal");
+  while (st.step()) {
+    known.push_back(st.col_text(0));
+    if (iequals(known.back(), wanted)) *round = known.back();
+  }
+  if (!finished(s, st, "reading rounds", error)) return false;
+  for (const auto& k : known)
+    if (iequals(k, wanted)) return true;
+  *error = "round " + text + " is not in the store (" + s.path() + "); it has: " +
+           (known.empty() ? "nothing yet" : join(known)) + ". Import it with: referee import DIR --round " +
+           (rules::RulesetId::parse(text, &id) ? id.id() : text);
+  return false;
+}
+
+bool resolve_benchmark(Store& s, const std::string& round, const std::string& text, std::string* benchmark,
+                       std::string* error) {
+  Stmt st(s.db(), R"sql(SELECT DISTINCT x.benchmark FROM results x JOIN systems s ON x.system_id = s.id
+                        JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id
+                        WHERE ?1 = '' OR d.name = ?1 ORDER BY x.benchmark)sql");
+  st.bind(1, round);
+  std::vector<std::string> known;
+  while (st.step()) known.push_back(st.col_text(0));
+  if (!finished(s, st, "reading benchmarks", error)) return false;
+  for (const auto& k : known)
+    if (iequals(k, text)) {
+      *benchmark = k;
+      return true;
+    }
+  *error = "no benchmark '" + text + "' in " + (round.empty() ? "the store" : round) + "; " +
+           (known.empty() ? std::string("it has no results") : "the benchmarks are: " + join(known));
+  return false;
+}
+
+bool resolve_submitter(Store& s, const std::string& round, const std::string& text, std::string* submitter,
+                       std::string* error) {
+  Stmt st(s.db(), R"sql(SELECT DISTINCT s.submitter FROM systems s JOIN packages p ON s.package_id = p.id
+                          JOIN rounds d ON p.round_id = d.id WHERE ?1 = '' OR d.name = ?1
+                        UNION
+                        SELECT DISTINCT o.name FROM organisations o JOIN packages p ON p.organisation_id = o.id
+                          JOIN rounds d ON p.round_id = d.id WHERE ?1 = '' OR d.name = ?1 ORDER BY 1)sql");
+  st.bind(1, round);
+  std::vector<std::string> known;
+  while (st.step()) known.push_back(st.col_text(0));
+  if (!finished(s, st, "reading submitters", error)) return false;
+  for (const auto& k : known)
+    if (iequals(k, text)) {
+      *submitter = k;
+      return true;
+    }
+  *error = "no submitter or organisation '" + text + "' in " + (round.empty() ? "the store" : round) +
+           "; the submitters and organisations are: " + (known.empty() ? std::string("none") : join(known));
+  return false;
+}
+
 std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error) {
   std::vector<ResultRow> out;
-  if (!has_round(s, q.round, error)) return out;
+  std::string round, benchmark;
+  if (!resolve_round(s, q.round, &round, error)) return out;
+  if (!resolve_benchmark(s, round, q.benchmark, &benchmark, error)) return out;
   Stmt st(s.db(), kSelect);
-  st.bind(1, q.round).bind(2, q.benchmark).bind(3, q.division);
+  st.bind(1, round).bind(2, benchmark).bind(3, lower(q.division));
   while (st.step()) out.push_back(read_row(st, q.pipeline));
-  for (auto& r : out) load_runs(s, &r);
-  if (out.empty()) *error = "no " + q.benchmark + " results in " + q.round;
+  if (!finished(s, st, "reading results", error)) return {};
+  for (auto& r : out)
+    if (!load_runs(s, &r, error)) return {};
+  if (out.empty()) *error = "no " + lower(q.division) + (q.division.empty() ? "" : "-division ") + benchmark + " results in " + round;
   return out;
 }
 
@@ -84,18 +218,26 @@ std::vector<ResultRow> find_results(Store& s, const Query& q, const std::vector<
   std::vector<ResultRow> out;
   if (all.empty()) return out;
   error->clear();
+  std::vector<std::pair<std::string, long long>> seen;
   for (const auto& n : names) {
     std::vector<const ResultRow*> hits;
     for (const auto& r : all) {
-      if (n == r.organisation + "/" + r.system || n == r.system) hits.push_back(&r);
+      if (iequals(n, r.organisation + "/" + r.system) || iequals(n, r.system)) hits.push_back(&r);
     }
     if (hits.size() != 1) {
       std::string known;
       for (const auto& r : all) known += "\n  " + r.organisation + "/" + r.system;
-      *error = (hits.empty() ? "no " : "more than one ") + q.benchmark + " result in " + q.round + " matches '" + n +
-               "'; the results are:" + known;
+      *error = (hits.empty() ? "no " : "more than one ") + all.front().benchmark + " result in " + all.front().round +
+               " matches '" + n + "'; the results are:" + known;
       return {};
     }
+    for (const auto& [name, id] : seen)
+      if (id == hits[0]->result_id) {
+        *error = "'" + n + "' and '" + name + "' name the same result (" + hits[0]->organisation + "/" + hits[0]->system +
+                 "); compare different results";
+        return {};
+      }
+    seen.emplace_back(n, hits[0]->result_id);
     out.push_back(*hits[0]);
   }
   return out;
@@ -107,82 +249,246 @@ std::vector<ResultRow> leaderboard(Store& s, const Query& q, std::string* error)
   for (auto& r : rows)
     if (r.has_score) out.push_back(std::move(r));
   std::stable_sort(out.begin(), out.end(), [](const ResultRow& a, const ResultRow& b) { return a.score < b.score; });
+  if (out.empty() && !rows.empty()) *error = "no scored " + rows.front().benchmark + " results in " + rows.front().round;
   return out;
 }
 
-std::vector<ScalingPoint> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error) {
-  std::vector<ScalingPoint> out;
+std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error) {
+  std::vector<ScalingSeries> out;
+  std::string round, who;
+  if (!resolve_round(s, q.round, &round, error)) return out;
+  if (!resolve_submitter(s, round, submitter, &who, error)) return out;
+  std::map<std::string, ScalingSeries> by_type;
+  std::string bench;
   for (auto& r : results_for(s, q, error)) {
-    if (!r.has_score) continue;
-    if (!submitter.empty() && r.submitter != submitter && r.organisation != submitter) continue;
+    bench = r.benchmark;
+    if (!r.has_score || !matches_submitter(r, who)) continue;
+    auto& series = by_type[r.accelerator_type];
+    series.accelerator_type = r.accelerator_type;
     ScalingPoint p;
     p.result = std::move(r);
-    out.push_back(std::move(p));
+    series.points.push_back(std::move(p));
   }
-  if (out.empty()) {
-    if (error->empty()) *error = "no scored " + q.benchmark + " results of " + submitter + " in " + q.round;
-    return out;
+  if (!error->empty() && bench.empty()) return out;
+  error->clear();
+  for (auto& [type, series] : by_type) {
+    std::stable_sort(series.points.begin(), series.points.end(), [](const ScalingPoint& a, const ScalingPoint& b) {
+      return a.result.accelerators < b.result.accelerators;
+    });
+    const ResultRow& base = series.points.front().result;
+    for (auto& p : series.points) {
+      p.speedup = base.score / p.result.score;
+      p.size_ratio = static_cast<double>(p.result.accelerators) / static_cast<double>(base.accelerators);
+      p.efficiency = p.speedup / p.size_ratio;
+    }
+    out.push_back(std::move(series));
   }
-  std::stable_sort(out.begin(), out.end(), [](const ScalingPoint& a, const ScalingPoint& b) {
-    return a.result.accelerators < b.result.accelerators;
-  });
-  const ResultRow& base = out.front().result;
-  for (auto& p : out) {
-    p.speedup = base.score / p.result.score;
-    p.size_ratio = static_cast<double>(p.result.accelerators) / static_cast<double>(base.accelerators);
-    p.efficiency = p.speedup / p.size_ratio;
-  }
+  if (out.empty()) *error = "no scored " + (bench.empty() ? q.benchmark : bench) + " results of " + who + " in " + round;
   return out;
 }
 
-std::vector<Speedup> speedups(Store& s, const std::string& from_round, const std::string& to_round,
-                              const std::string& benchmark, bool per_submitter, const std::string& submitter,
-                              bool pipeline, std::string* error) {
-  std::vector<Speedup> out;
-  Query qa{from_round, benchmark, "", pipeline}, qb{to_round, benchmark, "", pipeline};
-  auto a = results_for(s, qa, error);
-  if (a.empty()) return out;
-  auto b = results_for(s, qb, error);
-  if (b.empty()) return out;
-  error->clear();
-  auto best_by = [&](const std::vector<ResultRow>& rows, bool exclude_resubmissions) {
-    std::map<std::string, ResultRow> best;
-    for (const auto& r : rows) {
-      if (!r.has_score || r.division != "closed") continue;
-      if (exclude_resubmissions && r.resubmission) continue;
-      if (!submitter.empty() && r.submitter != submitter && r.organisation != submitter) continue;
-      std::string key = per_submitter ? r.submitter : std::string("best overall");
-      auto it = best.find(key);
-      if (it == best.end() || r.score < it->second.score) best[key] = r;
+const char* const kHeadlineScaleRule =
+    "headline: each round's fastest result, whatever its size, same accelerator type only; "
+    "efficiency = speedup / accelerator ratio (assumes linear scaling), given only when the later result uses at least "
+    "as many accelerators; a later result both smaller and slower is not comparable";
+
+bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* error) {
+  *out = SpeedupReport{};
+  std::string from, to, bench, who;
+  if (!resolve_round(s, q.from_round, &from, error) || !resolve_round(s, q.to_round, &to, error)) return false;
+  {
+    Stmt st(s.db(), "SELECT (SELECT ordinal FROM rounds WHERE name = ?1), (SELECT ordinal FROM rounds WHERE name = ?2)");
+    st.bind(1, from).bind(2, to);
+    if (!st.step()) return finished(s, st, "reading rounds", error);
+    if (st.col_int(0) >= st.col_int(1)) {
+      *error = "--from " + from + " is not earlier than --to " + to + "; a speedup goes from an earlier round to a later one";
+      return false;
     }
-    return best;
-  };
-  auto fa = best_by(a, false);
-  auto fb = best_by(b, true);
-  for (const auto& [key, to] : fb) {
-    auto it = fa.find(key);
-    if (it == fa.end()) continue;
-    Speedup sp;
-    sp.submitter = key;
-    sp.from = it->second;
-    sp.to = to;
-    sp.speedup = sp.from.score / sp.to.score;
-    sp.accelerator_ratio = static_cast<double>(sp.to.accelerators) / static_cast<double>(sp.from.accelerators);
-    sp.efficiency = sp.speedup / sp.accelerator_ratio;
-    out.push_back(std::move(sp));
   }
-  // Results resubmitted unchanged are left out of the later round, and said so.
-  for (const auto& r : b)
-    if (r.resubmission && r.has_score && (submitter.empty() || r.submitter == submitter || r.organisation == submitter)) {
-      Speedup sp;
-      sp.submitter = per_submitter ? r.submitter : "best overall";
-      sp.to = r;
-      sp.comparable = false;
-      sp.note = r.organisation + "/" + r.system + " in " + to_round + " is a resubmission of logs from an earlier round; no speedup is computed for it";
-      out.push_back(std::move(sp));
+  if (!resolve_benchmark(s, "", q.benchmark, &bench, error)) return false;
+  if (!q.submitter.empty() && !resolve_submitter(s, "", q.submitter, &who, error)) return false;
+  out->from_round = from;
+  out->to_round = to;
+  out->benchmark = bench;
+  auto a = results_for(s, {from, bench, "closed", q.pipeline}, error);
+  if (a.empty() && error->find("damaged") != std::string::npos) return false;
+  auto b = results_for(s, {to, bench, "closed", q.pipeline}, error);
+  if (b.empty() && error->find("damaged") != std::string::npos) return false;
+  error->clear();
+
+  // Resubmissions, on both sides alike: a result that copies an earlier one is
+  // left out of its round, and the result it copies is left out of its own.
+  std::set<long long> excluded;
+  for (const auto* side : {&a, &b})
+    for (const auto& r : *side) {
+      if (!r.resubmission || !r.has_score || !matches_submitter(r, who)) continue;
+      excluded.insert(r.result_id);
+      Stmt st(s.db(), R"sql(SELECT DISTINCT r2.result_id FROM runs r JOIN runs r2 ON r.resubmission_of = r2.id
+                            WHERE r.result_id = ?1)sql");
+      st.bind(1, r.result_id);
+      std::vector<long long> origins;
+      while (st.step()) origins.push_back(st.col_int(0));
+      if (!finished(s, st, "reading resubmissions", error)) return false;
+      std::string copies;
+      for (long long o : origins) {
+        excluded.insert(o);
+        for (const auto* other : {&a, &b})
+          for (const auto& x : *other)
+            if (x.result_id == o) copies += (copies.empty() ? "" : ", ") + name_of(x);
+      }
+      out->left_out.push_back(name_of(r) + " is a resubmission of logs from an earlier round" +
+                              (copies.empty() ? "" : " (" + copies + ")") + "; left out, with what it copies");
     }
-  if (out.empty()) *error = "no submitter has scored closed-division " + benchmark + " results in both " + from_round + " and " + to_round;
-  return out;
+
+  using Group = std::map<std::string, std::vector<const ResultRow*>>;
+  auto group = [&](const std::vector<ResultRow>& rows) {
+    Group g;
+    for (const auto& r : rows) {
+      if (!r.has_score || excluded.count(r.result_id) || !matches_submitter(r, who)) continue;
+      g[q.per_submitter ? r.submitter : std::string("overall")].push_back(&r);
+    }
+    return g;
+  };
+  Group ga = group(a), gb = group(b);
+  auto fastest = [](const std::vector<const ResultRow*>& v) {
+    return *std::min_element(v.begin(), v.end(), [](const ResultRow* x, const ResultRow* y) { return x->score < y->score; });
+  };
+  std::set<std::string> keys;
+  for (const auto& [k, v] : ga) keys.insert(k);
+  for (const auto& [k, v] : gb) keys.insert(k);
+  for (const auto& key : keys) {
+    auto ia = ga.find(key), ib = gb.find(key);
+    if (ia == ga.end() || ib == gb.end()) {
+      out->notes.push_back(key + ": no scored closed-division " + bench + " result in " + (ia == ga.end() ? from : to) +
+                           " to compare with");
+      continue;
+    }
+    const ResultRow* fa = fastest(ia->second);
+    const ResultRow* fb = fastest(ib->second);
+    Speedup h;
+    h.submitter = key;
+    h.kind = "headline";
+    h.from = *fa;
+    h.to = *fb;
+    h.accelerator_ratio = static_cast<double>(fb->accelerators) / static_cast<double>(fa->accelerators);
+    if (fa->accelerator_type != fb->accelerator_type) {
+      h.comparable = false;
+      h.reason = "accelerator types differ (" + size_of(*fa) + " vs " + size_of(*fb) + ")";
+    } else if (fb->accelerators < fa->accelerators && fb->score > fa->score) {
+      h.comparable = false;
+      h.reason = "the later round's fastest result is both smaller (" + std::to_string(fb->accelerators) + " vs " +
+                 std::to_string(fa->accelerators) + " accelerators) and slower; fastest against fastest says nothing here, "
+                 "see the same-scale rows";
+    } else {
+      h.speedup = fa->score / fb->score;
+      if (fb->accelerators >= fa->accelerators) {
+        h.has_efficiency = true;
+        h.efficiency = h.speedup / h.accelerator_ratio;
+      }
+    }
+    out->pairs.push_back(std::move(h));
+    // Same scale: the fastest of each round at each accelerator type and count both rounds have.
+    std::map<std::pair<std::string, long long>, const ResultRow*> sa, sb;
+    for (const auto* r : ia->second) {
+      auto& slot = sa[{r->accelerator_type, r->accelerators}];
+      if (!slot || r->score < slot->score) slot = r;
+    }
+    for (const auto* r : ib->second) {
+      auto& slot = sb[{r->accelerator_type, r->accelerators}];
+      if (!slot || r->score < slot->score) slot = r;
+    }
+    int same = 0;
+    for (const auto& [size, ra] : sa) {
+      auto it = sb.find(size);
+      if (it == sb.end()) continue;
+      Speedup p;
+      p.submitter = key;
+      p.kind = "same-scale";
+      p.from = *ra;
+      p.to = *it->second;
+      p.accelerator_ratio = 1;
+      p.speedup = ra->score / it->second->score;
+      p.has_efficiency = true;
+      p.efficiency = p.speedup;
+      out->pairs.push_back(std::move(p));
+      ++same;
+    }
+    if (same == 0) {
+      std::string sizes_a, sizes_b;
+      for (const auto& [size, r] : sa) sizes_a += (sizes_a.empty() ? "" : ", ") + size_of(*r);
+      for (const auto& [size, r] : sb) sizes_b += (sizes_b.empty() ? "" : ", ") + size_of(*r);
+      out->notes.push_back(key + ": no same-scale pair (" + from + ": " + sizes_a + "; " + to + ": " + sizes_b + ")");
+    }
+  }
+  return true;
+}
+
+bool list_store(Store& s, const std::string& what, const std::string& round_text, Listing* out, std::string* error) {
+  *out = Listing{};
+  std::string round;
+  if (!round_text.empty() && !resolve_round(s, round_text, &round, error)) return false;
+  const char* sql = nullptr;
+  if (what == "rounds") {
+    out->columns = {"round", "packages", "results", "runs"};
+    sql = R"sql(SELECT d.name, (SELECT COUNT(*) FROM packages p WHERE p.round_id = d.id),
+                  (SELECT COUNT(*) FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
+                     WHERE p.round_id = d.id),
+                  (SELECT COUNT(*) FROM runs r JOIN results x ON r.result_id = x.id JOIN systems s ON x.system_id = s.id
+                     JOIN packages p ON s.package_id = p.id WHERE p.round_id = d.id)
+                FROM rounds d WHERE ?1 = '' OR d.name = ?1 ORDER BY d.ordinal)sql";
+  } else if (what == "benchmarks") {
+    out->columns = {"benchmark", "rounds", "results", "scored"};
+    sql = R"sql(SELECT x.benchmark, group_concat(DISTINCT d.name), COUNT(*), COUNT(x.score_minutes)
+                FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
+                  JOIN rounds d ON p.round_id = d.id
+                WHERE ?1 = '' OR d.name = ?1 GROUP BY x.benchmark ORDER BY x.benchmark)sql";
+  } else if (what == "systems") {
+    out->columns = {"round", "organisation", "system", "submitter", "division", "availability", "accelerators",
+                    "accelerator", "accelerator_type", "results"};
+    sql = R"sql(SELECT d.name, o.name, s.name, s.submitter, s.division, s.availability, s.accelerators_count,
+                       s.accelerator_model_name, '', (SELECT COUNT(*) FROM results x WHERE x.system_id = s.id)
+                FROM systems s JOIN packages p ON s.package_id = p.id JOIN organisations o ON p.organisation_id = o.id
+                  JOIN rounds d ON p.round_id = d.id
+                WHERE ?1 = '' OR d.name = ?1 ORDER BY d.ordinal, o.name, s.name)sql";
+  } else if (what == "submitters") {
+    out->columns = {"submitter", "organisations", "rounds", "systems"};
+    sql = R"sql(SELECT s.submitter, group_concat(DISTINCT o.name), group_concat(DISTINCT d.name), COUNT(*)
+                FROM systems s JOIN packages p ON s.package_id = p.id JOIN organisations o ON p.organisation_id = o.id
+                  JOIN rounds d ON p.round_id = d.id
+                WHERE ?1 = '' OR d.name = ?1 GROUP BY s.submitter ORDER BY s.submitter)sql";
+  } else {
+    *error = "cannot list '" + what + "'; choose one of: rounds, benchmarks, systems, submitters";
+    return false;
+  }
+  Stmt st(s.db(), sql);
+  st.bind(1, round);
+  int n = static_cast<int>(out->columns.size());
+  while (st.step()) {
+    std::vector<std::string> row;
+    for (int i = 0; i < n; ++i) row.push_back(st.col_text(i));
+    out->rows.push_back(std::move(row));
+  }
+  if (!finished(s, st, ("listing " + what).c_str(), error)) return false;
+  if (what == "systems")
+    for (auto& row : out->rows) {
+      row[5] = normalize_availability(row[5]);
+      row[8] = accelerator_type(row[7]);
+    }
+  // group_concat's order is unspecified: sort each list.
+  for (auto& row : out->rows)
+    for (auto& cell : row)
+      if (cell.find(',') != std::string::npos && what != "systems") {
+        std::vector<std::string> parts;
+        size_t start = 0;
+        for (size_t i = 0; i <= cell.size(); ++i)
+          if (i == cell.size() || cell[i] == ',') {
+            parts.push_back(cell.substr(start, i - start));
+            start = i + 1;
+          }
+        std::sort(parts.begin(), parts.end());
+        cell = join(parts, ", ");
+      }
+  return true;
 }
 
 }  // namespace referee::submissions

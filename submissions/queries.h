@@ -1,4 +1,10 @@
-// Questions the store answers: compare, speedup, scaling, leaderboard.
+// Questions the store answers: compare, speedup, scaling, leaderboard, list.
+//
+// Names typed by a user are resolved against the store first: rounds as
+// `training-4.1.0`, `training_4.1.0` or `4.1.0`; benchmark, submitter and
+// organisation names whatever their case. An unknown value is an error that
+// lists the valid ones. A statement that fails on a damaged store is an
+// error that says so, never an empty answer.
 #pragma once
 
 #include <string>
@@ -10,7 +16,10 @@ namespace referee::submissions {
 
 struct ResultRow {
   long long result_id = 0;
-  std::string round, organisation, submitter, system, benchmark, division, availability, accelerator;
+  std::string round, organisation, submitter, system, benchmark, division;
+  std::string availability;      // normalised as the consortium's summarizer does ("Available cloud")
+  std::string accelerator;       // the system description's accelerator_model_name
+  std::string accelerator_type;  // its chip: "H100" for "NVIDIA H100-SXM5-80GB"
   long long accelerators = 0, nodes = 0;
   bool has_score = false;
   double score = 0;           // minutes (published, or pipeline when asked)
@@ -20,50 +29,113 @@ struct ResultRow {
   std::vector<double> run_minutes;  // counted runs first, then the others
   std::vector<std::string> run_files;
   std::vector<bool> run_counted;
+  std::vector<std::string> run_dropped;  // "" (counted, or the result has no score), "noncompliant", "olympic"
 };
 
 struct Query {
-  std::string round;      // training-3.1.0
-  std::string benchmark;  // gpt3
+  std::string round;      // training-3.1.0 (or 3.1.0, training_3.1.0)
+  std::string benchmark;  // gpt3 (any case)
   std::string division;   // "" = any
   bool pipeline = false;  // use the pipeline's scores
 };
 
-// All results of a benchmark in a round.
+// The consortium's availability categories (its summarizer's mapping, case
+// ignored): "onprem", "available" -> "Available on-premise", "cloud" ->
+// "Available cloud", "rdi", "research", ... -> "Research, Development, or
+// Internal (RDI)", "preview" -> "Preview". Anything else comes back as it is,
+// with *known (when not null) false.
+std::string normalize_availability(const std::string& raw, bool* known = nullptr);
+
+// The chip of an accelerator model name: vendor words and form factors left
+// out ("NVIDIA H100-SXM5-80GB" and "NVIDIA H100-SXM-80GB" -> "H100",
+// "NVIDIA B200-SXM-180GB" -> "B200", "TPU-v5p" -> "TPU-v5p"). Results are
+// comparable across rounds, and form one scaling series, only when their
+// types are equal.
+std::string accelerator_type(const std::string& model);
+
+// Name resolution. Each returns false with *error naming the valid values.
+bool resolve_round(Store& s, const std::string& text, std::string* round, std::string* error);
+// `round` "" = any round.
+bool resolve_benchmark(Store& s, const std::string& round, const std::string& text, std::string* benchmark,
+                       std::string* error);
+// A submitter (system descriptions' `submitter`) or organisation folder name.
+bool resolve_submitter(Store& s, const std::string& round, const std::string& text, std::string* submitter,
+                       std::string* error);
+
+// All results of a benchmark in a round (names resolved).
 std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error);
 
-// `ORG/SYSTEM` or `SYSTEM`: matching results of the query's round and benchmark.
+// `ORG/SYSTEM` or `SYSTEM` (any case): matching results of the query's round
+// and benchmark. The same result named twice is an error.
 std::vector<ResultRow> find_results(Store& s, const Query& q, const std::vector<std::string>& names, std::string* error);
 
 struct Speedup {
-  std::string submitter;           // or "best overall"
+  std::string submitter;   // or "overall"
+  std::string kind;        // "headline": each round's fastest result, whatever its size; "same-scale"
   ResultRow from, to;
-  double speedup = 0;              // from.score / to.score
-  double accelerator_ratio = 0;    // to.accelerators / from.accelerators
-  double efficiency = 0;           // speedup / accelerator_ratio
-  bool comparable = true;          // false when `to` is a resubmission of `from`
-  std::string note;
+  bool comparable = true;
+  std::string reason;      // why not, when not comparable
+  double speedup = 0;            // from.score / to.score (comparable only)
+  double accelerator_ratio = 0;  // to.accelerators / from.accelerators
+  bool has_efficiency = false;
+  double efficiency = 0;         // speedup / accelerator_ratio (headline, later at least as large)
 };
 
-// Fastest scored result per submitter in each round (or overall when
-// per_submitter is false), resubmissions excluded from the later round.
-std::vector<Speedup> speedups(Store& s, const std::string& from_round, const std::string& to_round,
-                              const std::string& benchmark, bool per_submitter, const std::string& submitter,
-                              bool pipeline, std::string* error);
+struct SpeedupQuery {
+  std::string from_round, to_round, benchmark;
+  bool per_submitter = true;
+  std::string submitter;  // "" = all (only with per_submitter)
+  bool pipeline = false;
+};
+
+struct SpeedupReport {
+  std::string from_round, to_round, benchmark;  // resolved
+  std::vector<Speedup> pairs;                   // headline first in each group, then same-scale by size
+  std::vector<std::string> left_out;            // resubmissions, left out of both sides
+  std::vector<std::string> notes;               // groups without a pair, and why
+};
+
+// The rule the headline rows follow, printed with them.
+extern const char* const kHeadlineScaleRule;
+
+// Closed-division, scored results. A result that is a resubmission (all its
+// runs are logs of an earlier round) is left out of its round, and the result
+// it copies is left out of the earlier round too: both sides are treated
+// alike. Per group (submitter, or overall): a headline pair (each round's
+// fastest) and one same-scale pair per accelerator type and count present in
+// both rounds. A pair is comparable only when its accelerator types are equal;
+// a headline pair whose later result is both smaller and slower is not
+// comparable either. False with *error when the names do not resolve, when
+// `from` is not earlier than `to`, or when the store cannot be read.
+bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* error);
 
 struct ScalingPoint {
   ResultRow result;
-  double speedup = 1;     // time of the smallest / this time
+  double speedup = 1;     // time of the series' smallest / this time
   double size_ratio = 1;  // accelerators / the smallest's
   double efficiency = 1;  // speedup / size_ratio
 };
 
-std::vector<ScalingPoint> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error);
+struct ScalingSeries {
+  std::string accelerator_type;
+  std::vector<ScalingPoint> points;  // by size; relative to the first
+};
+
+// One submitter's scored results of a benchmark, one series per accelerator type.
+std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error);
 
 // Scored results ranked by score.
 std::vector<ResultRow> leaderboard(Store& s, const Query& q, std::string* error);
 
 // Rounds in the store, oldest first.
 std::vector<std::string> rounds(Store& s);
+
+// `referee list`: what the store holds, as a table (column names, rows).
+struct Listing {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+// `what`: rounds, benchmarks, systems or submitters; `round` "" = all rounds.
+bool list_store(Store& s, const std::string& what, const std::string& round, Listing* out, std::string* error);
 
 }  // namespace referee::submissions

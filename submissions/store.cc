@@ -1,5 +1,10 @@
 #include "submissions/store.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -177,23 +182,91 @@ CREATE TABLE decisions (
   decided_by TEXT NOT NULL, text TEXT, created_at TEXT NOT NULL
 );
 )sql",
+    // 2 -> 3: why a run is not counted: 'noncompliant' (dropped before the
+    // olympic window) or 'olympic' (fastest or slowest); NULL when counted or
+    // when its result has no score. Older rows are filled from what they hold.
+    R"sql(
+ALTER TABLE runs ADD COLUMN dropped TEXT;
+UPDATE runs SET dropped = CASE
+  WHEN counted THEN NULL
+  WHEN compliant = 0 OR minutes IS NULL THEN 'noncompliant'
+  WHEN (SELECT x.score_minutes FROM results x WHERE x.id = runs.result_id) IS NOT NULL THEN 'olympic'
+  ELSE NULL END;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 
+// The tables every referee store has (schema 1 onwards).
+const char* const kTables[] = {"rounds", "organisations", "packages", "systems", "results", "runs", "eval_points"};
+
+// A path as an SQLite URI ("file:" + percent-escaped path).
+std::string uri_of(const std::string& path, const char* query) {
+  std::string out = "file:";
+  for (unsigned char c : path) {
+    if (c == '%' || c == '?' || c == '#' || c < 0x20) {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "?" + query;
+}
+
+bool file_exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+
 }  // namespace
 
-std::unique_ptr<Store> Store::open(const std::string& path, std::string* error) {
+std::string Store::describe_error(int rc, const std::string& what) const {
+  int primary = rc & 0xff;
+  std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB || primary == SQLITE_IOERR)
+    return "the store " + path_ + " is damaged (" + msg + " while " + what +
+           "); it cannot be trusted: rebuild it with referee import, or restore a copy";
+  return "database " + path_ + ": " + msg + " while " + what;
+}
+
+std::unique_ptr<Store> Store::open(const std::string& path, std::string* error, OpenMode mode) {
   auto s = std::unique_ptr<Store>(new Store());
   s->path_ = path;
-  std::error_code ec;
-  auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (sqlite3_open_v2(path.c_str(), &s->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                      nullptr) != SQLITE_OK) {
+  s->read_only_ = mode == OpenMode::ReadOnly;
+  int rc;
+  if (mode == OpenMode::ReadOnly) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      *error = "no store at " + path + " (nothing has been imported there; referee import DIR --round R --db " + path +
+               " creates it)";
+      return nullptr;
+    }
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      *error = path + " is not a file, so not a referee store";
+      return nullptr;
+    }
+    // Without a -wal file no process has the store open in WAL mode, so it can be
+    // read as immutable: SQLite then creates no -wal/-shm files beside it, which
+    // also makes a store in a read-only folder readable. Otherwise read it
+    // through the WAL like any reader.
+    bool immutable = !file_exists(path + "-wal");
+    std::string uri = uri_of(path, immutable ? "mode=ro&immutable=1" : "mode=ro");
+    rc = sqlite3_open_v2(uri.c_str(), &s->db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr);
+  } else {
+    std::error_code ec;
+    auto parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    rc = sqlite3_open_v2(path.c_str(), &s->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                         nullptr);
+  }
+  if (rc != SQLITE_OK) {
     *error = "cannot open database " + path + ": " + (s->db_ ? sqlite3_errmsg(s->db_) : "out of memory");
     return nullptr;
   }
   sqlite3_busy_timeout(s->db_, 60000);  // another process importing: wait for it
+  if (!s->verify(error)) return nullptr;
+  if (s->read_only_) return s;
   if (!s->exec("PRAGMA foreign_keys = ON", error)) return nullptr;
   {
     Stmt st(s->db_, "PRAGMA journal_mode = WAL");
@@ -202,6 +275,101 @@ std::unique_ptr<Store> Store::open(const std::string& path, std::string* error) 
   if (!s->exec("PRAGMA synchronous = NORMAL", error)) return nullptr;
   if (!s->migrate(error)) return nullptr;
   return s;
+}
+
+// Is this file a referee store, and undamaged? Cheap checks first: SQLite's
+// header (reading the schema), the version, the tables, the file's size
+// against the page count its header gives; then PRAGMA quick_check (every
+// page and index entry, no cross-checks; a few milliseconds for a round).
+bool Store::verify(std::string* error) {
+  std::vector<std::string> tables;
+  {
+    Stmt st(db_, "SELECT name FROM sqlite_master WHERE type = 'table'");
+    while (st.step()) tables.push_back(st.col_text(0));
+    if (!st.ok()) {
+      int primary = st.rc() & 0xff;
+      if (primary == SQLITE_NOTADB)
+        *error = path_ + " is not a referee store: it is not an SQLite database (" + st.error() + ")";
+      else if (primary == SQLITE_CANTOPEN && read_only_)
+        *error = "cannot read the store " + path_ + ": " + st.error() +
+                 " (its write-ahead log needs a -shm file that cannot be created there, e.g. in a read-only folder; "
+                 "open it once where the folder is writable)";
+      else
+        *error = describe_error(st.rc(), "reading its schema");
+      return false;
+    }
+  }
+  int version = schema_version();
+  if (tables.empty() && version == 0) {
+    if (read_only_) {
+      *error = path_ + " is an empty file, not a referee store (import into it first)";
+      return false;
+    }
+    return true;  // a new (or empty) file: migrate() creates the schema
+  }
+  if (version > kSchemaVersion) {
+    *error = "database " + path_ + " has schema version " + std::to_string(version) + ", newer than this referee knows (" +
+             std::to_string(kSchemaVersion) + "); use a newer referee";
+    return false;
+  }
+  std::string missing;
+  for (const char* t : kTables)
+    if (std::find(tables.begin(), tables.end(), t) == tables.end()) missing += (missing.empty() ? "" : ", ") + std::string(t);
+  if (version == 0) {
+    *error = path_ + " is an SQLite database but not a referee store (no schema version; tables: ";
+    for (size_t i = 0; i < tables.size(); ++i) *error += (i ? ", " : "") + tables[i];
+    *error += ")";
+    return false;
+  }
+  if (!missing.empty()) {
+    *error = "the store " + path_ + " is damaged: table(s) " + missing + " missing (schema version " +
+             std::to_string(version) + "); rebuild it with referee import";
+    return false;
+  }
+  if (read_only_ && version < kSchemaVersion) {
+    *error = "the store " + path_ + " was written by an older referee (schema version " + std::to_string(version) +
+             ", this referee reads " + std::to_string(kSchemaVersion) +
+             "); importing any package into it migrates it, its data kept";
+    return false;
+  }
+  // A truncated file: the header's page count says more pages than the file
+  // holds (only meaningful without a write-ahead log, whose pages are not yet
+  // in the file).
+  if (!file_exists(path_ + "-wal")) {
+    long long pages = -1, page_size = 0;
+    {
+      Stmt st(db_, "PRAGMA page_count");
+      if (st.step()) pages = st.col_int(0);
+    }
+    {
+      Stmt st(db_, "PRAGMA page_size");
+      if (st.step()) page_size = st.col_int(0);
+    }
+    std::error_code ec;
+    auto size = std::filesystem::file_size(path_, ec);
+    if (!ec && pages >= 0 && static_cast<unsigned long long>(pages * page_size) > size) {
+      *error = "the store " + path_ + " is damaged: truncated (its header counts " + std::to_string(pages) +
+               " pages of " + std::to_string(page_size) + " bytes, the file holds " + std::to_string(size) +
+               " bytes); rebuild it with referee import, or restore a copy";
+      return false;
+    }
+  }
+  Stmt qc(db_, "PRAGMA quick_check(5)");
+  std::string problems;
+  while (qc.step()) {
+    std::string line = qc.col_text(0);
+    if (line != "ok") problems += "\n  " + line;
+  }
+  if (!qc.ok()) {
+    *error = describe_error(qc.rc(), "checking it (PRAGMA quick_check)");
+    return false;
+  }
+  if (!problems.empty()) {
+    *error = "the store " + path_ + " is damaged (PRAGMA quick_check):" + problems +
+             "\n  rebuild it with referee import, or restore a copy";
+    return false;
+  }
+  return true;
 }
 
 Store::~Store() { sqlite3_close_v2(db_); }

@@ -4,6 +4,8 @@
 // One file, WAL mode, foreign keys on, prepared statements only, a schema
 // version in PRAGMA user_version with migrations. Every write is one
 // transaction; a failure or a kill leaves the file as it was before it.
+// Questions open the store read-only and never create anything; a file that
+// is not a referee store, or a damaged one, is reported as such.
 #pragma once
 
 #include <sqlite3.h>
@@ -14,7 +16,7 @@
 
 namespace referee::submissions {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // A prepared statement with bound values; throws nothing, reports via ok().
 class Stmt {
@@ -37,6 +39,7 @@ class Stmt {
   std::string col_text(int i) const;
   bool col_null(int i) const;
   bool ok() const { return rc_ == SQLITE_OK || rc_ == SQLITE_DONE || rc_ == SQLITE_ROW; }
+  int rc() const { return rc_; }
   std::string error() const;
 
  private:
@@ -45,15 +48,32 @@ class Stmt {
   int rc_ = SQLITE_OK;
 };
 
+enum class OpenMode {
+  ReadWrite,  // create the file (and its folders) if needed, migrate: imports
+  ReadOnly,   // the file must exist; nothing is created or written: questions
+};
+
 class Store {
  public:
-  // Opens (creating if needed) and migrates. Returns null with *error.
-  static std::unique_ptr<Store> open(const std::string& path, std::string* error);
+  // ReadWrite: opens (creating if needed) and migrates. ReadOnly: opens an
+  // existing store with SQLITE_OPEN_READONLY; when no other process has it
+  // open (no -wal file beside it) as immutable, so that nothing is created
+  // beside it and a store in a read-only folder can be read. Both modes check
+  // that the file is an undamaged referee store (a SQLite header, the
+  // schema's tables, a size that matches the header, PRAGMA quick_check).
+  // Returns null with *error.
+  static std::unique_ptr<Store> open(const std::string& path, std::string* error,
+                                     OpenMode mode = OpenMode::ReadWrite);
   ~Store();
 
   sqlite3* db() const { return db_; }
   const std::string& path() const { return path_; }
+  bool read_only() const { return read_only_; }
   int schema_version() const;
+
+  // What to say when a statement failed: "the store PATH is damaged: ..."
+  // for corruption, else the SQLite message with the path.
+  std::string describe_error(int rc, const std::string& what) const;
 
   // BEGIN IMMEDIATE (waits for other writers up to the busy timeout).
   bool begin(std::string* error);
@@ -63,8 +83,10 @@ class Store {
 
  private:
   bool migrate(std::string* error);
+  bool verify(std::string* error);
   sqlite3* db_ = nullptr;
   std::string path_;
+  bool read_only_ = false;
 };
 
 // The default database: $REFEREE_DB, else $XDG_DATA_HOME/referee/referee.db,

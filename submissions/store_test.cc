@@ -52,6 +52,52 @@ std::string copy_package(const fs::path& dir, const std::string& from, const std
 }  // namespace
 
 TEST_SUITE("store") {
+  TEST_CASE("a store of schema version 2 gets the drop reasons of its runs filled in") {
+    TempDir t;
+    std::string db = (t.path / "v2.db").string();
+    {
+      std::string error;
+      auto s = Store::open(db, &error);
+      REQUIRE(s);
+      // Back to version 2 as it shipped: no runs.dropped column.
+      REQUIRE(s->exec("ALTER TABLE runs DROP COLUMN dropped; PRAGMA user_version = 2;", &error));
+      REQUIRE(s->exec(R"sql(
+        INSERT INTO rounds(name, usage, version, ordinal) VALUES ('training-3.0.0', 'training', '3.0.0', 3000000);
+        INSERT INTO organisations(name) VALUES ('O');
+        INSERT INTO packages VALUES (1, 1, 1, '/x', 'h', 'pass', 'r', 'v', 't');
+        INSERT INTO systems(id, package_id, name, valid, description_json) VALUES (1, 1, 's', 1, '{}');
+        INSERT INTO results(id, system_id, benchmark, verdict, score_minutes) VALUES (1, 1, 'bert', 'pass', 1.0);
+        INSERT INTO runs(result_id, file, content_sha256, fingerprint, minutes, compliant, counted, messages_json) VALUES
+          (1, 'a', 'c', 'f1', 1.0, 1, 1, '[]'), (1, 'b', 'c', 'f2', 0.5, 1, 0, '[]'), (1, 'c', 'c', 'f3', NULL, 0, 0, '[]');
+      )sql", &error));
+    }
+    std::string error;
+    auto s = Store::open(db, &error);
+    REQUIRE_MESSAGE(s, error);
+    CHECK(s->schema_version() == kSchemaVersion);
+    Stmt st(s->db(), "SELECT file, dropped FROM runs ORDER BY file");
+    std::vector<std::string> got;
+    while (st.step()) got.push_back(st.col_text(0) + "=" + (st.col_null(1) ? "null" : st.col_text(1)));
+    CHECK(got == std::vector<std::string>{"a=null", "b=olympic", "c=noncompliant"});
+  }
+
+  TEST_CASE("a store written by an older referee is not migrated by a question") {
+    TempDir t;
+    std::string db = (t.path / "v2.db").string();
+    {
+      std::string error;
+      auto s = Store::open(db, &error);
+      REQUIRE(s);
+      REQUIRE(s->exec("ALTER TABLE runs DROP COLUMN dropped; PRAGMA user_version = 2;", &error));
+    }
+    std::string error;
+    CHECK_FALSE(Store::open(db, &error, OpenMode::ReadOnly));
+    CHECK(error.find("older referee (schema version 2") != std::string::npos);
+    auto s = Store::open(db, &error);
+    REQUIRE(s);
+    CHECK(s->schema_version() == kSchemaVersion);
+  }
+
   TEST_CASE("a new store has the current schema, WAL and foreign keys") {
     TempDir t;
     std::string error;
@@ -286,18 +332,35 @@ TEST_SUITE("store") {
     CHECK(cmp[0].score == doctest::Approx(3.9172).epsilon(1e-4));
     CHECK(cmp[1].score == doctest::Approx(4.0085).epsilon(1e-4));
     CHECK((cmp[1].score / cmp[0].score - 1) == doctest::Approx(0.0233).epsilon(0.01));
-    // The fastest GPT-3 of 3.0 (NVIDIA+CoreWeave, 3,584 GPUs) to 3.1.
-    auto sp = speedups(*s, "training-3.0.0", "training-3.1.0", "gpt3", false, "", false, &error);
-    REQUIRE_MESSAGE(!sp.empty(), error);
-    CHECK(sp[0].from.submitter == "NVIDIA+CoreWeave");
-    CHECK(sp[0].from.accelerators == 3584);
-    CHECK(sp[0].to.accelerators == 10752);
-    CHECK(sp[0].speedup == doctest::Approx(2.79).epsilon(0.005));
-    CHECK(sp[0].accelerator_ratio == doctest::Approx(3.0));
-    CHECK(sp[0].efficiency == doctest::Approx(0.931).epsilon(0.005));
+    // The fastest GPT-3 of 3.0 (NVIDIA+CoreWeave, 3,584 GPUs) to 3.1: the headline, at different scales.
+    SpeedupReport rep;
+    REQUIRE_MESSAGE(speedups(*s, {"training-3.0.0", "training-3.1.0", "gpt3", false, "", false}, &rep, &error), error);
+    REQUIRE(!rep.pairs.empty());
+    const Speedup& h = rep.pairs[0];
+    CHECK(h.kind == "headline");
+    CHECK(h.comparable);
+    CHECK(h.from.submitter == "NVIDIA+CoreWeave");
+    CHECK(h.from.accelerators == 3584);
+    CHECK(h.to.accelerators == 10752);
+    CHECK(h.speedup == doctest::Approx(2.79).epsilon(0.005));
+    CHECK(h.accelerator_ratio == doctest::Approx(3.0));
+    REQUIRE(h.has_efficiency);
+    CHECK(h.efficiency == doctest::Approx(0.931).epsilon(0.005));
+    // Same-scale pairs: equal accelerator type and count on both sides.
+    int same = 0;
+    for (const auto& p : rep.pairs)
+      if (p.kind == "same-scale") {
+        ++same;
+        CHECK(p.comparable);
+        CHECK(p.from.accelerators == p.to.accelerators);
+        CHECK(p.from.accelerator_type == p.to.accelerator_type);
+      }
+    CHECK(same >= 1);
     // Eos at five sizes from 512 nodes.
     auto sc = scaling(*s, {"training-3.1.0", "gpt3", "", false}, "NVIDIA", &error);
-    REQUIRE(sc.size() >= 5);
+    REQUIRE(sc.size() == 1);
+    CHECK(sc[0].accelerator_type == "H100");
+    REQUIRE(sc[0].points.size() >= 5);
     // Stable Diffusion on 1,024 GPUs, the fastest.
     auto sd = leaderboard(*s, {"training-3.1.0", "stable_diffusion", "closed", false}, &error);
     REQUIRE(!sd.empty());
@@ -328,7 +391,11 @@ TEST_SUITE("store") {
     auto bert = find_results(*s, {"training-3.1.0", "bert", "", false}, {"Azure/ND_H100_v5_pytorch"}, &error);
     REQUIRE(bert.size() == 1);
     CHECK(bert[0].resubmission);
-    auto rsp = speedups(*s, "training-3.0.0", "training-3.1.0", "resnet", true, "Azure", false, &error);
-    for (const auto& x : rsp) CHECK_FALSE(x.comparable);
+    // Azure's 3.1 ResNet copies its 3.0 ResNet: both are left out, so no pair remains.
+    SpeedupReport rsp;
+    REQUIRE(speedups(*s, {"training-3.0.0", "training-3.1.0", "resnet", true, "Azure", false}, &rsp, &error));
+    CHECK(rsp.pairs.empty());
+    REQUIRE(!rsp.left_out.empty());
+    CHECK(rsp.left_out[0].find("Azure/ND_H100_v5_mxnet (training-3.1.0)") != std::string::npos);
   }
 }

@@ -1,0 +1,496 @@
+// The store's questions: comparability in speedup, one scaling series per
+// accelerator type, damaged and missing stores, read-only questions, failed
+// imports, names and their validation, `referee list`, availability, and why
+// a run was not counted. Tests that need the binary run it (tests/run_referee.h).
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "submissions/import.h"
+#include "submissions/queries.h"
+#include "submissions/store.h"
+#include "tests/run_referee.h"
+#include "tests/temp_dir.h"
+
+namespace fs = std::filesystem;
+using namespace referee;
+using namespace referee::submissions;
+using testing::run_referee;
+using testing::TempDir;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// JSON as one line: newlines and the indentation after them left out.
+std::string squash(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\n') {
+      out += s[i];
+      continue;
+    }
+    while (i + 1 < s.size() && s[i + 1] == ' ') ++i;
+  }
+  return out;
+}
+
+// A hand-made store: rounds, results and runs written straight into the schema,
+// so that each question meets exactly the case it is tested on.
+struct Synthetic {
+  std::unique_ptr<Store> s;
+  std::string path;
+  explicit Synthetic(const fs::path& p) : path(p.string()) {
+    std::string error;
+    s = Store::open(path, &error);
+    REQUIRE_MESSAGE(s, error);
+  }
+  void exec(const std::string& sql) {
+    std::string error;
+    REQUIRE_MESSAGE(s->exec(sql.c_str(), &error), error);
+  }
+  long long last() { return sqlite3_last_insert_rowid(s->db()); }
+  long long round(const std::string& name, long long ordinal) {
+    Stmt st(s->db(), "INSERT INTO rounds(name, usage, version, ordinal) VALUES (?1, 'training', ?2, ?3)");
+    st.bind(1, name).bind(2, name.substr(9)).bind(3, ordinal);
+    REQUIRE(st.run());
+    return last();
+  }
+  long long package(long long round_id, const std::string& org) {
+    Stmt o(s->db(), "INSERT OR IGNORE INTO organisations(name) VALUES (?1)");
+    o.bind(1, org);
+    REQUIRE(o.run());
+    Stmt p(s->db(), R"sql(INSERT INTO packages(round_id, organisation_id, path, content_sha256, verdict, ruleset_sha256,
+                            referee_version, imported_at)
+                          VALUES (?1, (SELECT id FROM organisations WHERE name = ?2), '/x', 'h', 'pass', 'r', 'v', 't'))sql");
+    p.bind(1, round_id).bind(2, org);
+    REQUIRE(p.run());
+    return last();
+  }
+  // One scored result with three counted runs; `fingerprint` names its runs
+  // (equal fingerprints in a later round make it a resubmission once linked).
+  long long result(long long package_id, const std::string& system, const std::string& submitter,
+                   const std::string& accelerator, long long count, double minutes, const std::string& fingerprint,
+                   const std::string& availability = "onprem", const std::string& benchmark = "bert") {
+    Stmt sy(s->db(), R"sql(INSERT INTO systems(package_id, name, system_name, submitter, division, availability,
+                             number_of_nodes, accelerators_per_node, accelerators_count, accelerator_model_name, valid,
+                             description_json) VALUES (?1, ?2, ?2, ?3, 'closed', ?4, 1, ?5, ?5, ?6, 1, '{}'))sql");
+    sy.bind(1, package_id).bind(2, system).bind(3, submitter).bind(4, availability).bind(5, count).bind(6, accelerator);
+    REQUIRE(sy.run());
+    long long sys = last();
+    Stmt r(s->db(), R"sql(INSERT INTO results(system_id, benchmark, division, verdict, score_minutes, score_pipeline_minutes)
+                          VALUES (?1, ?2, 'closed', 'pass', ?3, ?3))sql");
+    r.bind(1, sys).bind(2, benchmark).bind(3, minutes);
+    REQUIRE(r.run());
+    long long id = last();
+    for (int i = 0; i < 3; ++i) {
+      Stmt run(s->db(), R"sql(INSERT INTO runs(result_id, file, content_sha256, fingerprint, minutes, compliant, counted,
+                                messages_json) VALUES (?1, ?2, 'c', ?3, ?4, 1, 1, '[]'))sql");
+      run.bind(1, id).bind(2, "result_" + std::to_string(i) + ".txt").bind(3, fingerprint + std::to_string(i)).bind(4, minutes);
+      REQUIRE(run.run());
+    }
+    return id;
+  }
+  // What import does after writing a package: link runs to their earliest copies.
+  void link_resubmissions() {
+    exec(R"sql(UPDATE runs SET resubmission_of = (SELECT r2.id FROM runs r2 JOIN results x2 ON r2.result_id = x2.id
+                 JOIN systems s2 ON x2.system_id = s2.id JOIN packages p2 ON s2.package_id = p2.id
+                 JOIN rounds d2 ON p2.round_id = d2.id
+               WHERE r2.fingerprint = runs.fingerprint AND d2.ordinal < (SELECT d.ordinal FROM results x
+                 JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
+                 JOIN rounds d ON p.round_id = d.id WHERE x.id = runs.result_id) ORDER BY d2.ordinal LIMIT 1);
+               UPDATE results SET resubmission = (SELECT COUNT(*) > 0 AND SUM(r.resubmission_of IS NULL) = 0
+                 FROM runs r WHERE r.result_id = results.id);)sql");
+  }
+  void close() { s.reset(); }
+};
+
+std::string db_arg(const std::string& path) { return "--db '" + path + "'"; }
+
+// The mini example imported into `db` (round mini-1.0.0).
+void import_example(const std::string& db, const std::string& pkg = "") {
+  std::string out;
+  std::string dir = pkg.empty() ? std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg" : pkg;
+  int rc = run_referee("import '" + dir + "' --round mini-1.0.0 " + db_arg(db), &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+}
+
+}  // namespace
+
+TEST_SUITE("store") {
+  // ------------------------------------------------------------ defect 5: speedup
+
+  TEST_CASE("speedup leaves a resubmission out of both sides and never pairs unlike results as comparable") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r30 = d.round("training-3.0.0", 3000000), r31 = d.round("training-3.1.0", 3001000);
+    long long p30 = d.package(r30, "NVIDIA"), p31 = d.package(r31, "NVIDIA");
+    d.result(p30, "big_n434", "NVIDIA", "NVIDIA H100-SXM5-80GB", 3472, 0.13, "big");
+    d.result(p30, "small_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 20.0, "s30");
+    d.result(p31, "big_n434", "NVIDIA", "NVIDIA H100-SXM5-80GB", 3472, 0.13, "big");  // the same logs again
+    d.result(p31, "small_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 16.0, "s31");
+    d.link_resubmissions();
+    SpeedupReport rep;
+    std::string error;
+    REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "training_3.1.0", "BERT", true, "nvidia", false}, &rep, &error), error);
+    CHECK(rep.from_round == "training-3.0.0");
+    CHECK(rep.to_round == "training-3.1.0");
+    REQUIRE(rep.left_out.size() == 1);
+    CHECK(contains(rep.left_out[0], "NVIDIA/big_n434 (training-3.1.0)"));
+    CHECK(contains(rep.left_out[0], "NVIDIA/big_n434 (training-3.0.0)"));  // and what it copies, on the other side
+    REQUIRE(rep.pairs.size() == 2);
+    for (const auto& p : rep.pairs) {
+      CHECK(p.comparable);
+      CHECK(p.from.accelerators == 8);  // never 3,472 against 8
+      CHECK(p.to.accelerators == 8);
+      CHECK(p.speedup == doctest::Approx(1.25));
+    }
+    CHECK(rep.pairs[0].kind == "headline");
+    CHECK(rep.pairs[1].kind == "same-scale");
+  }
+
+  TEST_CASE("speedup says why a pair is not comparable, and an empty answer exits 2") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r40 = d.round("training-4.0.0", 4000000), r50 = d.round("training-5.0.0", 5000000);
+    long long a = d.package(r40, "Org"), b = d.package(r50, "Org");
+    d.result(a, "h100_n8", "Org", "NVIDIA H100-SXM5-80GB", 64, 10.0, "a");
+    d.result(b, "b200_n8", "Org", "NVIDIA B200-SXM-180GB", 64, 4.0, "b");
+    // Smaller and slower in the later round, same type: fastest against fastest says nothing.
+    d.result(a, "h100_n64", "Org2", "NVIDIA H100-SXM5-80GB", 512, 2.0, "c");
+    d.result(b, "h100_n1", "Org2", "NVIDIA H100-SXM-80GB", 8, 50.0, "d");
+    d.close();
+    SpeedupReport rep;
+    std::string error;
+    {
+      auto s = Store::open(d.path, &error, OpenMode::ReadOnly);
+      REQUIRE_MESSAGE(s, error);
+      REQUIRE(speedups(*s, {"training-4.0.0", "training-5.0.0", "bert", true, "", false}, &rep, &error));
+    }
+    REQUIRE(rep.pairs.size() == 2);
+    for (const auto& p : rep.pairs) {
+      CHECK_FALSE(p.comparable);
+      CHECK(p.kind == "headline");
+    }
+    CHECK(contains(rep.pairs[0].reason, "accelerator types differ (64 x H100 vs 64 x B200)"));
+    CHECK(contains(rep.pairs[1].reason, "both smaller (8 vs 512 accelerators) and slower"));
+    std::string out;
+    int rc = run_referee("speedup --benchmark bert --from 4.0.0 --to 5.0.0 --json " + db_arg(d.path), &out);
+    CHECK(rc == 2);
+    CHECK(contains(out, "\"comparable\": false"));
+    CHECK_FALSE(contains(out, "\"comparable\": true"));
+    CHECK(contains(out, "no comparable pair"));
+    // One submitter, nothing comparable: the reason is printed, and the exit code is 2.
+    rc = run_referee("speedup --benchmark bert --from 4.0.0 --to 5.0.0 --submitter Org2 " + db_arg(d.path), &out);
+    CHECK(rc == 2);
+    CHECK(contains(out, "not comparable: Org2 headline"));
+  }
+
+  TEST_CASE("speedup refuses --from later than --to, and --overall with --submitter") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r30 = d.round("training-3.0.0", 3000000), r31 = d.round("training-3.1.0", 3001000);
+    d.result(d.package(r30, "A"), "x", "A", "H100", 8, 2.0, "a");
+    d.result(d.package(r31, "A"), "x", "A", "H100", 8, 1.0, "b");
+    d.close();
+    std::string out;
+    CHECK(run_referee("speedup --benchmark bert --from 3.1.0 --to 3.0.0 " + db_arg(d.path), &out) == 2);
+    CHECK(contains(out, "not earlier than"));
+    CHECK(run_referee("speedup --benchmark bert --from 3.0.0 --to 3.1.0 --overall --submitter A " + db_arg(d.path), &out) == 2);
+    CHECK(contains(out, "excludes"));
+    CHECK(run_referee("speedup --benchmark bert --from 3.0.0 --to 3.1.0 --overall " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "headline    overall"));
+    CHECK(contains(out, "2.00x"));
+    CHECK(contains(out, "scale rule"));
+  }
+
+  // ------------------------------------------------------------ defect 6: scaling
+
+  TEST_CASE("scaling keeps one series per accelerator type, with an accelerator column") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r = d.round("training-5.0.0", 5000000);
+    long long p = d.package(r, "Org");
+    d.result(p, "h100_n8", "Org", "NVIDIA H100-SXM5-80GB", 64, 40.0, "a");
+    d.result(p, "h100_n64", "Org", "NVIDIA H100-SXM5-80GB", 512, 6.0, "b");
+    d.result(p, "b200_n1", "Org", "NVIDIA B200-SXM-180GB", 8, 100.0, "c");
+    d.result(p, "b200_n8", "Org", "NVIDIA B200-SXM-180GB", 64, 14.0, "e");
+    d.close();
+    std::string error;
+    auto s = Store::open(d.path, &error, OpenMode::ReadOnly);
+    REQUIRE_MESSAGE(s, error);
+    auto series = scaling(*s, {"training-5.0.0", "bert", "", false}, "org", &error);
+    REQUIRE_MESSAGE(series.size() == 2, error);
+    CHECK(series[0].accelerator_type == "B200");
+    CHECK(series[1].accelerator_type == "H100");
+    for (const auto& sr : series)
+      for (const auto& pt : sr.points) CHECK(pt.result.accelerator_type == sr.accelerator_type);
+    CHECK(series[0].points[1].size_ratio == doctest::Approx(8.0));
+    CHECK(series[0].points[1].speedup == doctest::Approx(100.0 / 14.0));
+    CHECK(series[1].points[0].speedup == doctest::Approx(1.0));  // relative to its own smallest, not to the B200s
+    std::string out;
+    REQUIRE(run_referee("scaling --round 5.0.0 --benchmark BERT --submitter ORG " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "accelerator  system"));
+    CHECK(contains(out, "B200         b200_n8"));
+    CHECK(contains(out, "H100         h100_n64"));
+  }
+
+  TEST_CASE("accelerator types: vendor words and form factors are left out") {
+    CHECK(accelerator_type("NVIDIA H100-SXM5-80GB") == "H100");
+    CHECK(accelerator_type("NVIDIA H100-SXM-80GB") == "H100");
+    CHECK(accelerator_type("NVIDIA B200-SXM-180GB") == "B200");
+    CHECK(accelerator_type("TPU-v5p") == "TPU-V5P");
+    CHECK(accelerator_type("AMD Instinct MI300X") == "MI300X");
+    CHECK(accelerator_type("N/A") == "N/A");
+  }
+
+  // ------------------------------------------------------------ defect 7: damage, read-only, failed imports
+
+  TEST_CASE("a damaged store is reported as damaged, exit 2, never as missing data") {
+    TempDir t;
+    std::string good = (t.path / "good.db").string();
+    import_example(good);
+    std::string out;
+    REQUIRE(run_referee("leaderboard --round mini-1.0.0 --benchmark miniclf " + db_arg(good), &out) == 0);
+    auto bytes = testing::read_file(good);
+    REQUIRE(bytes.size() > 8192);
+
+    SUBCASE("not a database") {
+      std::string p = (t.path / "passwd.db").string();
+      testing::write_file(p, std::string("root:x:0:0:root:/root:/bin/bash\n") + std::string(5000, 'x'));
+      CHECK(run_referee("leaderboard --round mini-1.0.0 --benchmark miniclf " + db_arg(p), &out) == 2);
+      CHECK(contains(out, "not a referee store: it is not an SQLite database"));
+      CHECK(run_referee("import '" + std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg' --round mini-1.0.0 " +
+                            db_arg(p), &out) == 2);
+      CHECK(testing::read_file(p).rfind("root:x", 0) == 0);  // untouched
+    }
+    SUBCASE("truncated") {
+      std::string p = (t.path / "cut.db").string();
+      testing::write_file(p, bytes.substr(0, bytes.size() / 2));
+      CHECK(run_referee("leaderboard --round mini-1.0.0 --benchmark miniclf " + db_arg(p), &out) == 2);
+      CHECK(contains(out, "is damaged"));
+      CHECK_FALSE(contains(out, "no miniclf results"));
+    }
+    SUBCASE("a page overwritten") {
+      std::string p = (t.path / "bad.db").string();
+      std::string b = bytes;
+      for (size_t i = b.size() - 3000; i < b.size() - 1000; ++i) b[i] = static_cast<char>(i * 7);
+      testing::write_file(p, b);
+      CHECK(run_referee("leaderboard --round mini-1.0.0 --benchmark miniclf " + db_arg(p), &out) == 2);
+      CHECK(contains(out, "is damaged"));
+    }
+    SUBCASE("a table missing") {
+      std::string p = (t.path / "notable.db").string();
+      testing::write_file(p, bytes);
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open(p.c_str(), &raw) == SQLITE_OK);
+      REQUIRE(sqlite3_exec(raw, "PRAGMA foreign_keys=OFF; DROP TABLE eval_points; DROP TABLE runs;", nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+      CHECK(run_referee("leaderboard --round mini-1.0.0 --benchmark miniclf " + db_arg(p), &out) == 2);
+      CHECK(contains(out, "is damaged: table(s) runs, eval_points missing"));
+    }
+    SUBCASE("an empty file") {
+      std::string p = (t.path / "empty.db").string();
+      testing::write_file(p, "");
+      CHECK(run_referee("list rounds " + db_arg(p), &out) == 2);
+      CHECK(contains(out, "an empty file, not a referee store"));
+      CHECK(fs::file_size(p) == 0);
+    }
+  }
+
+  TEST_CASE("questions create nothing: no database, no folder, no side files") {
+    TempDir t;
+    std::string out;
+    std::string missing = (t.path / "nodir/x.db").string();
+    CHECK(run_referee("leaderboard --round training-3.1.0 --benchmark gpt3 " + db_arg(missing), &out) == 2);
+    CHECK(contains(out, "no store at " + missing));
+    CHECK_FALSE(fs::exists(t.path / "nodir"));
+    // The default path.
+    testing::EnvVar xdg("XDG_DATA_HOME", (t.path / "xdg").string());
+    testing::EnvVar db("REFEREE_DB", "");
+    CHECK(run_referee("speedup --benchmark gpt3 --from 3.0.0 --to 3.1.0", &out) == 2);
+    CHECK(contains(out, "no store at " + (t.path / "xdg/referee/referee.db").string()));
+    CHECK_FALSE(fs::exists(t.path / "xdg"));
+    // An existing store: nothing appears beside it.
+    std::string good = (t.path / "store/a.db").string();
+    import_example(good);
+    auto before = testing::snapshot(t.path / "store");
+    CHECK(run_referee("list systems --json " + db_arg(good), &out) == 0);
+    CHECK(run_referee("compare --round mini-1.0.0 --benchmark miniclf cpu_2x_example cpu_2x_example " + db_arg(good), &out) == 2);
+    CHECK(testing::snapshot(t.path / "store") == before);
+  }
+
+  TEST_CASE("a store in a read-only folder answers questions") {
+    TempDir t;
+    fs::path dir = t.path / "ro";
+    std::string db = (dir / "a.db").string();
+    import_example(db);
+    auto before = testing::snapshot(dir);
+    // As root permissions are not enforced: run the question as an unprivileged user then.
+    std::string prefix;
+    if (geteuid() == 0) {
+      if (system("command -v setpriv >/dev/null 2>&1") != 0) {
+        MESSAGE("SKIPPED: running as root without setpriv; cannot make a folder read-only for the question");
+        return;
+      }
+      prefix = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+      fs::permissions(t.path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                  fs::perms::others_read | fs::perms::others_exec);
+    }
+    fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    fs::permissions(dir, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    std::string cmd = prefix + REFEREE_BINARY + " leaderboard --round mini-1.0.0 --benchmark miniclf --db '" + db + "' 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    int st = pclose(p);
+    fs::permissions(dir, fs::perms::owner_all);
+    CHECK_MESSAGE(WEXITSTATUS(st) == 0, out);
+    CHECK(contains(out, "cpu_2x_example"));
+    CHECK(testing::snapshot(dir) == before);
+  }
+
+  TEST_CASE("a failed import leaves no store behind and prints no count") {
+    TempDir t;
+    std::string out;
+    std::string db = (t.path / "new/dir/x.db").string();
+    CHECK(run_referee("import '" + (t.path / "nothing").string() + "' --round mini-1.0.0 " + db_arg(db), &out) == 2);
+    CHECK(contains(out, "no such folder"));
+    CHECK_FALSE(fs::exists(t.path / "new"));
+    // A package that cannot be imported (its results/ cannot be read as a package).
+    fs::create_directories(t.path / "Broken/results");
+    testing::write_file(t.path / "Broken/results/README", "not a system folder");
+    int rc = run_referee("import '" + (t.path / "Broken").string() + "' --round no-such-9.9.9 " + db_arg(db), &out);
+    CHECK(rc == 2);
+    CHECK_FALSE(fs::exists(t.path / "new"));
+    CHECK_FALSE(contains(out, "package(s) in"));
+  }
+
+  // ------------------------------------------------------------ defect 8: names, validation, list
+
+  TEST_CASE("names: rounds in any spelling, names in any case, unknown values listed") {
+    TempDir t;
+    std::string db = (t.path / "a.db").string();
+    import_example(db);
+    std::string out;
+    for (const char* round : {"mini-1.0.0", "mini_1.0.0", "MINI-1.0.0"}) {
+      CHECK_MESSAGE(run_referee(std::string("leaderboard --round ") + round + " --benchmark MiniCLF " + db_arg(db), &out) == 0, out);
+      CHECK(contains(out, "miniclf, mini-1.0.0"));
+    }
+    CHECK(run_referee("leaderboard --round mini-1.0.0 --benchmark miniclf --division closd " + db_arg(db), &out) == 2);
+    CHECK(contains(out, "closed"));
+    CHECK(contains(out, "open"));
+    CHECK(run_referee("leaderboard --round mini-1.0.0 --benchmark miniclf --division CLOSED " + db_arg(db), &out) == 0);
+    CHECK(run_referee("leaderboard --round mini-1.0.0 --benchmark gpt3 " + db_arg(db), &out) == 2);
+    CHECK(contains(out, "no benchmark 'gpt3' in mini-1.0.0; the benchmarks are: miniclf, minilm"));
+    CHECK(run_referee("leaderboard --round 3.1.0 --benchmark miniclf " + db_arg(db), &out) == 2);
+    CHECK(contains(out, "round 3.1.0 is not in the store"));
+    CHECK(contains(out, "it has: mini-1.0.0"));
+    CHECK(run_referee("scaling --round mini-1.0.0 --benchmark miniclf --submitter nobody " + db_arg(db), &out) == 2);
+    CHECK(contains(out, "no submitter or organisation 'nobody'"));
+    CHECK(contains(out, "ExampleOrg"));
+    CHECK(run_referee("scaling --round mini-1.0.0 --benchmark miniclf --submitter exampleorg " + db_arg(db), &out) == 0);
+    CHECK(run_referee("compare --round mini-1.0.0 --benchmark miniclf cpu_2x_example ExampleOrg/CPU_2X_EXAMPLE " + db_arg(db), &out) == 2);
+    CHECK(contains(out, "name the same result"));
+  }
+
+  TEST_CASE("numeric options are validated and a mistyped command is named") {
+    std::string out;
+    CHECK(run_referee("import . --round mini-1.0.0 -j -3", &out) == 2);
+    CHECK(contains(out, "-3"));
+    CHECK(run_referee("workload run minilm --seed -1", &out) == 2);
+    CHECK(run_referee("leaderbord --round x --benchmark y", &out) == 2);
+    CHECK(contains(out, "unknown command 'leaderbord'; did you mean 'leaderboard'?"));
+    CHECK(contains(out, "speedup"));  // the commands are listed
+    CHECK_FALSE(contains(out, "A subcommand is required"));
+    CHECK(run_referee("frobnicate", &out) == 2);
+    CHECK(contains(out, "unknown command 'frobnicate'"));
+    CHECK_FALSE(contains(out, "did you mean"));
+  }
+
+  TEST_CASE("referee list: rounds, benchmarks, systems, submitters") {
+    TempDir t;
+    std::string db = (t.path / "a.db").string();
+    import_example(db);
+    std::string out;
+    REQUIRE(run_referee("list rounds " + db_arg(db), &out) == 0);
+    CHECK(contains(out, "mini-1.0.0"));
+    REQUIRE(run_referee("list benchmarks --round mini_1.0.0 --json " + db_arg(db), &out) == 0);
+    CHECK(contains(out, "\"benchmark\": \"miniclf\""));
+    CHECK(contains(out, "\"benchmark\": \"minilm\""));
+    REQUIRE(run_referee("list systems " + db_arg(db), &out) == 0);
+    CHECK(contains(out, "cpu_2x_example"));
+    CHECK(contains(out, "Available on-premise"));
+    REQUIRE(run_referee("list submitters --json " + db_arg(db), &out) == 0);
+    CHECK(contains(out, "\"submitter\": \"ExampleOrg\""));
+    CHECK(run_referee("list sytems " + db_arg(db), &out) == 2);
+    CHECK(run_referee("list rounds --round 9.9.9 " + db_arg(db), &out) == 2);
+    CHECK(contains(out, "it has: mini-1.0.0"));
+  }
+
+  TEST_CASE("availability is shown as the consortium's summarizer normalises it") {
+    CHECK(normalize_availability("onprem") == "Available on-premise");
+    CHECK(normalize_availability("Available Cloud") == "Available cloud");
+    CHECK(normalize_availability("cloud") == "Available cloud");
+    CHECK(normalize_availability("RDI") == "Research, Development, or Internal (RDI)");
+    CHECK(normalize_availability("preview") == "Preview");
+    bool known = true;
+    CHECK(normalize_availability("somewhere", &known) == "somewhere");
+    CHECK_FALSE(known);
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long p = d.package(d.round("training-3.1.0", 3001000), "A");
+    d.result(p, "x", "A", "H100", 8, 2.0, "a", "Available Cloud");
+    d.result(p, "y", "A", "H100", 8, 3.0, "b", "onprem");
+    d.close();
+    std::string out;
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "Available cloud"));
+    CHECK(contains(out, "Available on-premise"));
+    CHECK_FALSE(contains(out, "onprem "));
+    CHECK_FALSE(contains(out, "Available Cloud"));
+  }
+
+  TEST_CASE("runs dropped as non-compliant and by olympic scoring are told apart") {
+    TempDir t;
+    fs::copy(std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg", t.path / "ExampleOrg",
+             fs::copy_options::recursive);
+    // One miniclf run loses its run_stop: it cannot be timed, so it is non-compliant.
+    fs::path f = t.path / "ExampleOrg/results/cpu_2x_example/miniclf/result_2.txt";
+    std::string text = testing::read_file(f), kept;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      std::string line = text.substr(start, end - start);
+      if (!contains(line, "\"run_stop\"")) kept += line + "\n";
+      start = end + 1;
+    }
+    testing::write_file(f, kept);
+    std::string db = (t.path / "a.db").string();
+    import_example(db, (t.path / "ExampleOrg").string());
+    std::string out;
+    REQUIRE(run_referee("leaderboard --round mini-1.0.0 --benchmark miniclf --json " + db_arg(db), &out) == 0);
+    out = squash(out);
+    CHECK(contains(out, "{\"file\": \"result_2.txt\",\"minutes\": null,\"counted\": false,\"dropped\": \"noncompliant\"}"));
+    CHECK(contains(out, "\"counted\": false,\"dropped\": \"olympic\"}"));
+    CHECK(contains(out, "\"counted\": true,\"dropped\": null}"));
+    // In the table: * for an olympic drop, ! for a non-compliant run.
+    // The untouched package, as a second organisation.
+    fs::copy(std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg", t.path / "Other",
+             fs::copy_options::recursive);
+    import_example(db, (t.path / "Other").string());
+    REQUIRE(run_referee("compare --round mini-1.0.0 --benchmark miniclf ExampleOrg/cpu_2x_example Other/cpu_2x_example " +
+                            db_arg(db), &out) == 0);
+    CHECK(contains(out, "* olympic drop, ! non-compliant"));
+    CHECK(contains(out, " -!"));
+    CHECK(contains(out, "*"));
+  }
+}

@@ -8,6 +8,7 @@
 #include "rules/package.h"
 #include "rules/score.h"
 #include "rules/source.h"
+#include "submissions/queries.h"
 
 namespace referee::cli {
 
@@ -32,7 +33,7 @@ void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rul
   for (const auto& row : r.rows) {
     w.key(row.system_file).begin_object();
     if (!row.complete) w.key("error").value(row.error);
-    w.key("division").value(row.division).key("availability").value(row.availability);
+    w.key("division").value(row.division).key("availability").value(submissions::normalize_availability(row.availability));
     w.key("submitter").value(row.submitter).key("system").value(row.system);
     w.key("number_of_nodes").value(row.number_of_nodes);
     w.key("host_processor_model_name").value(row.host_processor_model_name);
@@ -69,7 +70,7 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
      << (r.mode == rules::ScaleMode::Published ? "scaling as published" : "scaling as the consortium's pipeline recomputes it")
      << ")\n";
   for (const auto& row : r.rows) {
-    os << row.system_file << ": " << row.division << ", " << row.availability << ", " << row.accelerators_count << " x "
+    os << row.system_file << ": " << row.division << ", " << submissions::normalize_availability(row.availability) << ", " << row.accelerators_count << " x "
        << row.accelerator_model_name << " (" << row.number_of_nodes << " nodes), " << row.framework << "\n";
     if (!row.complete) os << "  error: " << row.error << "\n";
     for (const auto& s : row.scores) {

@@ -456,6 +456,16 @@ TEST_SUITE("store") {
     CHECK(contains(out, "Available on-premise"));
     CHECK_FALSE(contains(out, "onprem "));
     CHECK_FALSE(contains(out, "Available Cloud"));
+    // `score` too.
+    fs::copy(std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg", t.path / "ExampleOrg",
+             fs::copy_options::recursive);
+    fs::path sys = t.path / "ExampleOrg/systems/cpu_2x_example.json";
+    std::string desc = testing::read_file(sys);
+    size_t at = desc.find("\"Available on-premise\"");
+    REQUIRE(at != std::string::npos);
+    testing::write_file(sys, desc.replace(at, 22, "\"onprem\""));
+    run_referee("score '" + (t.path / "ExampleOrg").string() + "' --ruleset mini-1.0.0", &out);
+    CHECK(contains(out, "cpu_2x_example: closed, Available on-premise,"));
   }
 
   TEST_CASE("runs dropped as non-compliant and by olympic scoring are told apart") {

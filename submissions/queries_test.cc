@@ -364,7 +364,13 @@ TEST_SUITE("store") {
     CHECK(run_referee("import '" + (t.path / "nothing").string() + "' --round mini-1.0.0 " + db_arg(db), &out) == 2);
     CHECK(contains(out, "no such folder"));
     CHECK_FALSE(fs::exists(t.path / "new"));
-    // A package that cannot be imported (its results/ cannot be read as a package).
+    // A folder that holds no package.
+    fs::create_directories(t.path / "empty");
+    CHECK(run_referee("import '" + (t.path / "empty").string() + "' --round mini-1.0.0 " + db_arg(db), &out) == 2);
+    CHECK(contains(out, "holds no package"));
+    CHECK_FALSE(contains(out, "package(s) in"));
+    CHECK_FALSE(fs::exists(t.path / "new"));
+    // A rule set that cannot be loaded.
     fs::create_directories(t.path / "Broken/results");
     testing::write_file(t.path / "Broken/results/README", "not a system folder");
     int rc = run_referee("import '" + (t.path / "Broken").string() + "' --round no-such-9.9.9 " + db_arg(db), &out);

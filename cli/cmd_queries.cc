@@ -1,5 +1,6 @@
 // compare, speedup, scaling, leaderboard, list: questions the store answers.
 // They open the store read-only and never create it.
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -309,7 +310,13 @@ Command list_command() {
                 w.key(o->what.c_str()).begin_array();
                 for (const auto& row : l.rows) {
                   w.begin_object();
-                  for (size_t i = 0; i < l.columns.size(); ++i) w.key(l.columns[i].c_str()).value(row[i]);
+                  for (size_t i = 0; i < l.columns.size(); ++i) {
+                    const auto& col = l.columns[i];
+                    bool count = col == "packages" || col == "results" || col == "runs" || col == "scored" ||
+                                 col == "systems" || col == "accelerators";
+                    if (count) w.key(col).value(std::atoll(row[i].c_str()));
+                    else w.key(col).value(row[i]);
+                  }
                   w.end_object();
                 }
                 w.end_array().end_object();

@@ -412,6 +412,10 @@ TEST_SUITE("store") {
     CHECK(run_referee("import . --round mini-1.0.0 -j -3", &out) == 2);
     CHECK(contains(out, "-3"));
     CHECK(run_referee("workload run minilm --seed -1", &out) == 2);
+    CHECK(run_referee("run spec.yaml --runs 0", &out) == 2);
+    CHECK(contains(out, "--runs: Value 0 not in range"));
+    CHECK(run_referee("run spec.yaml --parallel -2", &out) == 2);
+    CHECK(run_referee("check-package . --ruleset mini-1.0.0 --jobs 100000", &out) == 2);
     CHECK(run_referee("leaderbord --round x --benchmark y", &out) == 2);
     CHECK(contains(out, "unknown command 'leaderbord'; did you mean 'leaderboard'?"));
     CHECK(contains(out, "speedup"));  // the commands are listed
@@ -431,6 +435,7 @@ TEST_SUITE("store") {
     REQUIRE(run_referee("list benchmarks --round mini_1.0.0 --json " + db_arg(db), &out) == 0);
     CHECK(contains(out, "\"benchmark\": \"miniclf\""));
     CHECK(contains(out, "\"benchmark\": \"minilm\""));
+    CHECK(contains(out, "\"results\": 1,"));  // counts are numbers
     REQUIRE(run_referee("list systems " + db_arg(db), &out) == 0);
     CHECK(contains(out, "cpu_2x_example"));
     CHECK(contains(out, "Available on-premise"));

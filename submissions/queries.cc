@@ -67,7 +67,14 @@ ResultRow read_row(Stmt& st, bool pipeline) {
 }
 
 bool load_runs(Store& s, ResultRow* r, std::string* error) {
-  Stmt st(s.db(), "SELECT file, minutes, counted, dropped FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes");
+  // Stores before schema 3 have no runs.dropped: derive it as migration 3 does.
+  Stmt st(s.db(), s.opened_version() >= 3
+                      ? "SELECT file, minutes, counted, dropped FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes"
+                      : R"sql(SELECT file, minutes, counted, CASE WHEN counted THEN NULL
+                                WHEN compliant = 0 OR minutes IS NULL THEN 'noncompliant'
+                                WHEN (SELECT x.score_minutes FROM results x WHERE x.id = runs.result_id) IS NOT NULL
+                                THEN 'olympic' ELSE NULL END
+                              FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes)sql");
   st.bind(1, r->result_id);
   while (st.step()) {
     r->run_files.push_back(st.col_text(0));

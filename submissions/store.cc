@@ -274,6 +274,7 @@ std::unique_ptr<Store> Store::open(const std::string& path, std::string* error, 
   }
   if (!s->exec("PRAGMA synchronous = NORMAL", error)) return nullptr;
   if (!s->migrate(error)) return nullptr;
+  s->opened_version_ = kSchemaVersion;
   return s;
 }
 
@@ -326,12 +327,7 @@ bool Store::verify(std::string* error) {
              std::to_string(version) + "); rebuild it with referee import";
     return false;
   }
-  if (read_only_ && version < kSchemaVersion) {
-    *error = "the store " + path_ + " was written by an older referee (schema version " + std::to_string(version) +
-             ", this referee reads " + std::to_string(kSchemaVersion) +
-             "); importing any package into it migrates it, its data kept";
-    return false;
-  }
+  opened_version_ = version;  // a question reads an older store as it is (the queries know every version)
   // A truncated file: the header's page count says more pages than the file
   // holds (only meaningful without a write-ahead log, whose pages are not yet
   // in the file).

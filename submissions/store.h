@@ -70,6 +70,9 @@ class Store {
   const std::string& path() const { return path_; }
   bool read_only() const { return read_only_; }
   int schema_version() const;
+  // The version found when the store was opened (after migration for
+  // ReadWrite); a ReadOnly store may be older than kSchemaVersion.
+  int opened_version() const { return opened_version_; }
 
   // What to say when a statement failed: "the store PATH is damaged: ..."
   // for corruption, else the SQLite message with the path.
@@ -87,6 +90,7 @@ class Store {
   sqlite3* db_ = nullptr;
   std::string path_;
   bool read_only_ = false;
+  int opened_version_ = 0;
 };
 
 // The default database: $REFEREE_DB, else $XDG_DATA_HOME/referee/referee.db,

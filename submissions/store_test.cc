@@ -13,6 +13,7 @@
 #include "submissions/queries.h"
 #include "submissions/store.h"
 #include "tests/reference_data.h"
+#include "tests/run_referee.h"
 #include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -372,6 +373,20 @@ TEST_SUITE("store") {
         CHECK(p.from.accelerator_type == p.to.accelerator_type);
       }
     CHECK(same >= 1);
+    s.reset();  // closed: the binary reads it as immutable
+    {
+      std::string out;
+      REQUIRE(testing::run_referee("speedup --benchmark gpt3 --from training-3.0.0 --to training-3.1.0 --overall --db '" +
+                                       (t.path / "r.db").string() + "'",
+                                   &out) == 0);
+      CHECK(out.find("headline    overall    coreweave_hgxh100_n448_ngc23.04_pytorch (3584 x H100)  10.940  "
+                     "eos-dfw_n1344_ngc23.09_nemo (10752 x H100)   3.917    2.79x         3.00x       93.1%") !=
+            std::string::npos);
+      CHECK(out.find("same-scale  overall    dgxh100_n64_nemo (512 x H100)") != std::string::npos);
+      CHECK(out.find("scale rule: ") != std::string::npos);
+    }
+    s = Store::open((t.path / "r.db").string(), &error, OpenMode::ReadOnly);
+    REQUIRE_MESSAGE(s, error);
     // Eos at five sizes from 512 nodes.
     auto sc = scaling(*s, {"training-3.1.0", "gpt3", "", false}, "NVIDIA", &error);
     REQUIRE(sc.size() == 1);

@@ -90,7 +90,11 @@ int import_into_store(const char* cmd, const std::string& db_flag, const LoadedR
     submissions::Stmt st(store->db(), "SELECT COUNT(*) FROM packages");
     empty = st.step() && st.col_int(0) == 0;
   }
-  if (rc != kPass && empty) {
+  // Another process that has the new store open keeps its -wal file after we
+  // closed ours (the last connection to close removes it): leave it alone then.
+  std::error_code ec;
+  bool shared = std::filesystem::exists(db + "-wal", ec);
+  if (rc != kPass && empty && !shared) {
     created.undo();
     if (!created.remove_all.empty()) std::cerr << "referee " << cmd << ": nothing was imported; " << db << " was not created\n";
   }

@@ -347,12 +347,18 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
                               (copies.empty() ? "" : " (" + copies + ")") + "; left out, with what it copies");
     }
 
+  // Groups are keyed by the submitter's name in lower case (a submitter that
+  // changed the case of its name between rounds is one submitter), shown as
+  // the later round spells it.
   using Group = std::map<std::string, std::vector<const ResultRow*>>;
+  std::map<std::string, std::string> shown;
   auto group = [&](const std::vector<ResultRow>& rows) {
     Group g;
     for (const auto& r : rows) {
       if (!r.has_score || excluded.count(r.result_id) || !matches_submitter(r, who)) continue;
-      g[q.per_submitter ? r.submitter : std::string("overall")].push_back(&r);
+      std::string key = q.per_submitter ? lower(r.submitter) : std::string("overall");
+      shown[key] = q.per_submitter ? r.submitter : key;
+      g[key].push_back(&r);
     }
     return g;
   };
@@ -366,14 +372,14 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
   for (const auto& key : keys) {
     auto ia = ga.find(key), ib = gb.find(key);
     if (ia == ga.end() || ib == gb.end()) {
-      out->notes.push_back(key + ": no scored closed-division " + bench + " result in " + (ia == ga.end() ? from : to) +
+      out->notes.push_back(shown[key] + ": no scored closed-division " + bench + " result in " + (ia == ga.end() ? from : to) +
                            " to compare with");
       continue;
     }
     const ResultRow* fa = fastest(ia->second);
     const ResultRow* fb = fastest(ib->second);
     Speedup h;
-    h.submitter = key;
+    h.submitter = shown[key];
     h.kind = "headline";
     h.from = *fa;
     h.to = *fb;
@@ -409,7 +415,7 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       auto it = sb.find(size);
       if (it == sb.end()) continue;
       Speedup p;
-      p.submitter = key;
+      p.submitter = shown[key];
       p.kind = "same-scale";
       p.from = *ra;
       p.to = *it->second;
@@ -424,7 +430,7 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       std::string sizes_a, sizes_b;
       for (const auto& [size, r] : sa) sizes_a += (sizes_a.empty() ? "" : ", ") + size_of(*r);
       for (const auto& [size, r] : sb) sizes_b += (sizes_b.empty() ? "" : ", ") + size_of(*r);
-      out->notes.push_back(key + ": no same-scale pair (" + from + ": " + sizes_a + "; " + to + ": " + sizes_b + ")");
+      out->notes.push_back(shown[key] + ": no same-scale pair (" + from + ": " + sizes_a + "; " + to + ": " + sizes_b + ")");
     }
   }
   return true;

@@ -207,6 +207,21 @@ TEST_SUITE("store") {
     CHECK(contains(out, "scale rule"));
   }
 
+  TEST_CASE("speedup: a submitter whose name changed case between rounds is one submitter") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r30 = d.round("training-3.0.0", 3000000), r31 = d.round("training-3.1.0", 3001000);
+    d.result(d.package(r30, "Acme"), "x", "acme", "H100", 8, 3.0, "a");
+    d.result(d.package(r31, "Acme"), "y", "ACME", "H100", 8, 2.0, "b");
+    SpeedupReport rep;
+    std::string error;
+    REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "3.1.0", "bert", true, "", false}, &rep, &error), error);
+    REQUIRE(rep.pairs.size() == 2);
+    CHECK(rep.pairs[0].submitter == "ACME");
+    CHECK(rep.pairs[0].speedup == doctest::Approx(1.5));
+    CHECK(rep.notes.empty());
+  }
+
   // ------------------------------------------------------------ defect 6: scaling
 
   TEST_CASE("scaling keeps one series per accelerator type, with an accelerator column") {

@@ -428,5 +428,23 @@ TEST_SUITE("store") {
     CHECK(rsp.pairs.empty());
     REQUIRE(!rsp.left_out.empty());
     CHECK(rsp.left_out[0].find("Azure/ND_H100_v5_mxnet (training-3.1.0)") != std::string::npos);
+    // NVIDIA's ResNet: 3.0's fastest ran on 768 GPUs, 3.1's fastest new result on 64 (its 3,584-GPU result
+    // is the NVIDIA+CoreWeave 3.0 logs again): the headline is not comparable, the same-scale pairs are.
+    SpeedupReport nv;
+    REQUIRE(speedups(*s, {"training-3.0.0", "training-3.1.0", "resnet", true, "NVIDIA", false}, &nv, &error));
+    REQUIRE(nv.pairs.size() >= 2);
+    CHECK(nv.pairs[0].kind == "headline");
+    CHECK_FALSE(nv.pairs[0].comparable);
+    CHECK(nv.pairs[0].reason.find("both smaller (64 vs 768 accelerators) and slower") != std::string::npos);
+    for (size_t i = 1; i < nv.pairs.size(); ++i) {
+      CHECK(nv.pairs[i].kind == "same-scale");
+      CHECK(nv.pairs[i].comparable);
+      CHECK(nv.pairs[i].speedup > 0.9);
+      CHECK(nv.pairs[i].speedup < 1.2);
+    }
+    bool coreweave_left_out = false;
+    for (const auto& l : nv.left_out)
+      coreweave_left_out |= l.find("NVIDIA/coreweave_hgxh100_n448_ngc23.04_mxnet (training-3.1.0)") != std::string::npos;
+    CHECK(coreweave_left_out);
   }
 }

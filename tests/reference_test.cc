@@ -187,11 +187,19 @@ TEST_SUITE("reference") {
     if (!referee::testing::have_reference_data()) return;
     compare_round("3.1.0", referee::testing::reference_dir() + "/mlperf/training_results_v3.1");
   }
-  TEST_CASE("every published rule set loads") {
+  // Training rule sets only: referee checks MLPerf Training. The HPC rule
+  // sets that the consortium's package also carries are outside its scope
+  // (docs/known-differences.md), so they are counted but not required to load.
+  TEST_CASE("every published training rule set loads") {
     if (!referee::testing::have_reference_data()) return;
     auto ids = list_rulesets(referee::testing::reference_rules());
-    CHECK(ids.size() >= 14);
+    int training = 0;
     for (const auto& id : ids) {
+      if (id.rfind("training-", 0) != 0) {
+        MESSAGE("not a training rule set, not loaded: " << id);
+        continue;
+      }
+      ++training;
       std::string error;
       RuleSource src;
       auto rs = resolve_ruleset(id, referee::testing::reference_rules(), &src, &error);
@@ -201,5 +209,6 @@ TEST_SUITE("reference") {
         CHECK_MESSAGE(facts_for(*rs, &facts, &error), id << ": " << error);
       }
     }
+    CHECK(training >= 14);
   }
 }

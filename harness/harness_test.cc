@@ -384,3 +384,248 @@ TEST_SUITE("harness") {
     fs::remove_all(dir);
   }
 }
+
+// ---------------------------------------------------------------- system files the consortium can read
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <iterator>
+
+#include "rules/interp.h"
+#include "rules/value.h"
+#include "tests/reference_data.h"
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void spit(const fs::path& p, const std::string& text) {
+  std::ofstream o(p, std::ios::binary | std::ios::trunc);
+  o << text;
+}
+
+// Runs a shell command, returns its exit status and what it printed.
+int shell(const std::string& cmd, std::string* out) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  out->clear();
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+// The consortium's Python package from the reference data, run with Debian's
+// python3. False (skip, or a failure under CI) when either is missing.
+bool have_oracle() {
+  if (!referee::testing::have_reference_data()) return false;
+  std::string out;
+  int rc = shell("PYTHONPATH='" + referee::testing::reference_dir() +
+                     "/mlperf/logging' /usr/bin/python3 -c 'from mlperf_logging.system_desc_checker import "
+                     "system_desc_checker; from mlperf_logging import mllog'",
+                 &out);
+  if (rc == 0) return true;
+  if (std::getenv("CI")) {
+    FAIL("the consortium's mlperf_logging cannot be imported with /usr/bin/python3 (CI must install "
+         "python3-numpy python3-scipy python3-pandas python3-yaml): "
+         << out);
+  } else {
+    MESSAGE("SKIPPED: the consortium's mlperf_logging cannot be imported with /usr/bin/python3: " << out);
+  }
+  return false;
+}
+
+// The consortium's system_desc_checker on `file`: "valid", "invalid", or "CRASH <exception>".
+std::string oracle_system_desc(const fs::path& file, const std::string& ruleset) {
+  std::string out;
+  shell("cd '" + file.parent_path().string() + "' && PYTHONPATH='" + referee::testing::reference_dir() +
+            "/mlperf/logging' /usr/bin/python3 -c '\n"
+            "import sys\n"
+            "from mlperf_logging.system_desc_checker import system_desc_checker as s\n"
+            "try:\n"
+            "  print(\"RESULT\", \"valid\" if s.check_system_desc(sys.argv[1], \"training\", sys.argv[2])[0] else \"invalid\")\n"
+            "except Exception as e:\n"
+            "  print(\"RESULT\", \"CRASH\", type(e).__name__, e)\n"
+            "' '" + file.string() + "' " + ruleset,
+        &out);
+  auto at = out.rfind("RESULT ");
+  if (at == std::string::npos) return "no answer: " + out;
+  std::string r = out.substr(at + 7);
+  while (!r.empty() && r.back() == '\n') r.pop_back();
+  return r;
+}
+
+}  // namespace
+
+TEST_SUITE("harness") {
+  TEST_CASE("system descriptions: every scalar is written as a string, as in every published system file") {
+    fs::path dir = temp_dir();
+    spit(dir / "sys.yaml",
+         "submitter: Org\nstatus: Available on-premise\nsystem_name: box\nnumber_of_nodes: 2\n"
+         "host_processors_per_node: 2\nhost_processor_core_count: 64\nhost_processor_vcpu_count: 128\n"
+         "accelerators_per_node: 8\naccelerator_model_name: X\nframework: F\nhw_notes: \"\"\n"
+         "other_software_stack: {compiler: gcc 12, cuda: 12.2}\n");
+    SystemDescription sys;
+    std::string error;
+    REQUIRE_MESSAGE(describe_system((dir / "sys.yaml").string(), "", &sys, &error), error);
+    bool ok = false;
+    rules::Value v = rules::value_from_json(sys.to_json(), &ok, &error);
+    REQUIRE(ok);
+    REQUIRE(v.kind == rules::VKind::Dict);
+    for (const auto& [k, val] : v.d().entries) {
+      if (k.s() == "other_software_stack") {
+        CHECK(val.kind == rules::VKind::Dict);
+        continue;
+      }
+      CHECK_MESSAGE(val.kind == rules::VKind::Str, k.s() << " is not a string in " << sys.to_json());
+    }
+    CHECK(v.d().find_str("accelerators_per_node")->s() == "8");
+    CHECK(v.d().find_str("number_of_nodes")->s() == "2");
+    CHECK(v.d().find_str("host_processor_core_count")->s() == "64");
+    CHECK(consortium_read_problems(sys.to_json()).empty());
+    // What neither consortium tool can read is refused before anything runs.
+    std::string bad = sys.to_json();
+    bad.replace(bad.find("\"framework\": \"F\""), 16, "\"framework\": [\"F\"]");
+    auto problems = consortium_read_problems(bad);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].find("framework") == 0);
+    CHECK(problems[0].find("TypeError") != std::string::npos);
+    std::string nodes = sys.to_json();
+    nodes.replace(nodes.find("\"number_of_nodes\": \"2\""), 22, "\"number_of_nodes\": \"two\"");
+    problems = consortium_read_problems(nodes);
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].find("int()") != std::string::npos);
+    harness::Spec spec;
+    spec.benchmark = "minilm";
+    spec.ruleset = "mini-1.0.0";
+    spec.backend = "exec";
+    spec.system = "box";
+    spec.command = {"/bin/true"};
+    REQUIRE(finalize_spec(&spec, 5, &error));
+    rules::RuleSource src;
+    auto rs = rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+    REQUIRE(rs);
+    ExecBackend backend;
+    RunnerOptions opt;
+    opt.out_dir = (dir / "out").string();
+    opt.system_json = bad;
+    HarnessReport report;
+    CHECK_FALSE(run_harness(spec, backend, *rs, opt, &report, &error));
+    CHECK(error.find("nothing was run") != std::string::npos);
+    CHECK(error.find("framework") != std::string::npos);
+    CHECK(report.runs.empty());
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("check-package rejects a system file the consortium's package checker cannot read, naming the field") {
+    std::string error;
+    rules::RuleSource src;
+    auto rs = rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+    REQUIRE(rs);
+    rules::RoundFacts facts;
+    REQUIRE(rules::facts_for(*rs, &facts, &error));
+    fs::path dir = temp_dir();
+    fs::copy(std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg", dir / "ExampleOrg",
+             fs::copy_options::recursive);
+    fs::path sys = dir / "ExampleOrg" / "systems" / "cpu_2x_example.json";
+    std::string original = slurp(sys);
+    rules::PackageReport pr;
+    REQUIRE(rules::check_package(*rs, facts, (dir / "ExampleOrg").string(), {}, &pr, &error));
+    REQUIRE(pr.pass);
+    struct Case {
+      std::string from, to, field, found;
+    };
+    for (const Case& c : {Case{"\"accelerators_per_node\": \"0\"", "\"accelerators_per_node\": 0", "accelerators_per_node", "0 (a number)"},
+                          Case{"\"host_processor_core_count\": \"16\"", "\"host_processor_core_count\": 16", "host_processor_core_count", "16 (a number)"},
+                          Case{"\"framework\": \"referee builtin\"", "\"framework\": null", "framework", "null"},
+                          Case{"\"submitter\": \"ExampleOrg\"", "\"submitter\": [\"ExampleOrg\"]", "submitter", "a list"}}) {
+      std::string text = original;
+      REQUIRE(text.find(c.from) != std::string::npos);
+      text.replace(text.find(c.from), c.from.size(), c.to);
+      spit(sys, text);
+      REQUIRE(rules::check_package(*rs, facts, (dir / "ExampleOrg").string(), {}, &pr, &error));
+      CHECK_FALSE(pr.pass);
+      REQUIRE(pr.systems.size() == 1);
+      CHECK_FALSE(pr.systems[0].valid);
+      bool named = false;
+      for (const auto& f : pr.systems[0].errors) {
+        if (f.rule != "system description: field type") continue;
+        named = true;
+        CHECK(f.key == c.field);
+        CHECK(f.message.find("\"" + c.field + "\"") == 0);
+        CHECK(f.message.find("TypeError") != std::string::npos);
+        CHECK(f.expected.find("a JSON string") == 0);
+        CHECK(f.found == c.found);
+        CHECK_FALSE(f.hint.empty());
+      }
+      CHECK_MESSAGE(named, c.field);
+    }
+    // Counts the package checker does not join stay as they are (it reads them fine).
+    std::string text = original;
+    text.replace(text.find("\"number_of_nodes\": \"1\""), 22, "\"number_of_nodes\": 1");
+    spit(sys, text);
+    REQUIRE(rules::check_package(*rs, facts, (dir / "ExampleOrg").string(), {}, &pr, &error));
+    CHECK(pr.pass);
+    // The CLI says which field, expected, found and the fix, and exits 1.
+    text = original;
+    text.replace(text.find("\"accelerators_per_node\": \"0\""), 28, "\"accelerators_per_node\": 8");
+    spit(sys, text);
+    std::string out;
+    int rc = referee::testing::run_referee("check-package '" + (dir / "ExampleOrg").string() + "' --ruleset mini-1.0.0", &out);
+    CHECK(rc == 1);
+    CHECK(out.find("accelerators_per_node") != std::string::npos);
+    CHECK(out.find("write the value in quotes: \"accelerators_per_node\": \"8\"") != std::string::npos);
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("oracle: the consortium reads the system file referee writes, and crashes where check-package says it would") {
+    if (!have_oracle()) return;
+    fs::path dir = temp_dir();
+    std::string out;
+    int rc = referee::testing::run_referee("demo --out '" + (dir / "demo").string() + "'", &out);
+    REQUIRE_MESSAGE(rc == 0, out);
+    fs::path systems = dir / "demo" / "referee" / "systems";
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(systems)) files.push_back(e.path());
+    REQUIRE(files.size() == 1);
+    // The round the consortium's tools know that is closest to the mini set's checks (status wording from 4.0).
+    CHECK(oracle_system_desc(files[0], "3.1.0") == "valid");
+    CHECK(oracle_system_desc(files[0], "4.0.0") == "valid");
+    // Every field the consortium joins as text: a number there stops it, and check-package says so.
+    rules::RuleSource src;
+    std::string error;
+    auto rs = rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+    REQUIRE(rs);
+    rules::RoundFacts facts;
+    REQUIRE(rules::facts_for(*rs, &facts, &error));
+    std::string original = slurp(files[0]);
+    for (const auto& field : rules::system_text_fields()) {
+      std::string text = original;
+      auto at = text.find("\"" + field + "\": \"");
+      REQUIRE_MESSAGE(at != std::string::npos, field);
+      auto end = text.find('"', at + field.size() + 5);
+      text.replace(at, end + 1 - at, "\"" + field + "\": 8");
+      spit(files[0], text);
+      CHECK_MESSAGE(oracle_system_desc(files[0], "3.1.0").find("CRASH TypeError") == 0, field);
+      rules::PackageReport pr;
+      REQUIRE(rules::check_package(*rs, facts, (dir / "demo" / "referee").string(), {}, &pr, &error));
+      CHECK_MESSAGE(!pr.pass, field);
+    }
+    // A field outside that list, as a number: the consortium reads it, and so does check-package.
+    std::string text = original;
+    auto at = text.find("\"number_of_nodes\": \"1\"");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 22, "\"number_of_nodes\": 1");
+    spit(files[0], text);
+    CHECK(oracle_system_desc(files[0], "3.1.0") == "valid");
+    rules::PackageReport pr;
+    REQUIRE(rules::check_package(*rs, facts, (dir / "demo" / "referee").string(), {}, &pr, &error));
+    CHECK(pr.pass);
+    fs::remove_all(dir);
+  }
+}

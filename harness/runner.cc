@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "harness/live_check.h"
+#include "harness/system_describe.h"
 
 namespace fs = std::filesystem;
 
@@ -65,6 +66,12 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
   fs::path results = pkg / "results" / spec.system / spec.benchmark;
   fs::path logs = fs::path(opt.out_dir) / ".referee-runs" / spec.benchmark;
   std::error_code ec;
+  // The system description must be one the consortium's tools can read, before any run starts.
+  if (auto problems = consortium_read_problems(opt.system_json); !problems.empty()) {
+    *error = "the system description " + spec.system + ".json cannot be read by the consortium's tools (nothing was run):";
+    for (const auto& p : problems) *error += "\n  " + p;
+    return false;
+  }
   fs::create_directories(results, ec);
   fs::create_directories(pkg / "systems", ec);
   fs::create_directories(logs, ec);

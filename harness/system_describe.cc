@@ -11,6 +11,9 @@
 
 #include "mllog/json_writer.h"
 #include "rules/facts.h"
+#include "rules/interp.h"
+#include "rules/package.h"
+#include "rules/value.h"
 
 namespace referee::harness {
 
@@ -135,17 +138,6 @@ std::string yaml_to_json(const YAML::Node& n) {
   return w.str();
 }
 
-bool looks_numeric(const std::string& s) {
-  if (s.empty()) return false;
-  size_t used = 0;
-  try {
-    std::stoll(s, &used);
-  } catch (...) {
-    return false;
-  }
-  return used == s.size();
-}
-
 }  // namespace
 
 bool describe_system(const std::string& file, const std::string& name, SystemDescription* out, std::string* error) {
@@ -180,6 +172,44 @@ bool describe_system(const std::string& file, const std::string& name, SystemDes
   return true;
 }
 
+std::vector<std::string> consortium_read_problems(const std::string& system_json) {
+  std::vector<std::string> out;
+  bool ok = false;
+  std::string err;
+  rules::Value v = rules::value_from_json(system_json, &ok, &err);
+  if (!ok || v.kind != rules::VKind::Dict) {
+    out.push_back("not a JSON object" + (err.empty() ? "" : ": " + err));
+    return out;
+  }
+  for (const auto& f : rules::system_field_type_errors(v))
+    out.push_back(f.key + ": " + f.message + "; found " + f.found + "; fix: " + f.hint);
+  // Python's int(): an integer, or a string of digits (spaces around allowed).
+  auto is_int_text = [](const std::string& s) {
+    size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+    if (b == std::string::npos) return false;
+    if (s[b] == '+' || s[b] == '-') ++b;
+    if (b > e) return false;
+    for (size_t i = b; i <= e; ++i)
+      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+    return true;
+  };
+  for (const char* field : {"number_of_nodes", "host_processors_per_node", "accelerators_per_node"}) {
+    const rules::Value* x = v.d().find_str(field);
+    if (!x || (x->kind == rules::VKind::Str && is_int_text(x->s())) || x->kind == rules::VKind::Int) continue;
+    out.push_back(std::string(field) + ": the consortium's result summarizer reads it with int(), and " +
+                  (x->kind == rules::VKind::Str ? "\"" + x->s() + "\"" : rules::py_str(*x)) +
+                  " is not an integer; fix: a count of whole units, e.g. \"1\" (\"0\" for no accelerators)");
+  }
+  for (const char* field : {"hw_notes", "sw_notes"}) {
+    const rules::Value* x = v.d().find_str(field);
+    if (!x || x->kind == rules::VKind::Str || x->kind == rules::VKind::None) continue;
+    out.push_back(std::string(field) +
+                  ": the consortium's result summarizer joins the notes as text and stops on anything else; fix: "
+                  "one string (\"\" when there is nothing to say)");
+  }
+  return out;
+}
+
 std::string SystemDescription::to_json() const {
   mllog::JsonWriter w(4);
   w.begin_object();
@@ -189,12 +219,10 @@ std::string SystemDescription::to_json() const {
       w.raw(v);
       continue;
     }
-    // The published descriptions write counts as strings or numbers; keep numbers numbers.
-    if ((k == "number_of_nodes" || k == "host_processors_per_node" || k == "accelerators_per_node" ||
-         k == "host_processor_core_count" || k == "host_processor_vcpu_count") && looks_numeric(v))
-      w.value(std::stoll(v));
-    else
-      w.value(v);
+    // Every published description writes its scalar fields, counts included,
+    // as strings; the consortium's package checker stops on a number in
+    // accelerators_per_node or host_processor_core_count (it joins them as text).
+    w.value(v);
   }
   w.end_object();
   return w.str() + "\n";

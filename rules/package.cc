@@ -82,6 +82,28 @@ void read_params(const fs::path& p, bool* rcp, bool* seed, std::vector<Finding>*
   }
 }
 
+const char* json_type_name(const Value& v) {
+  switch (v.kind) {
+    case VKind::None: return "null";
+    case VKind::Bool: return "a boolean";
+    case VKind::Int:
+    case VKind::Float: return "a number";
+    case VKind::List:
+    case VKind::Tuple: return "a list";
+    case VKind::Dict: return "an object";
+    default: return "not text";
+  }
+}
+
+// The JSON text of a scalar, for the message and the fix.
+std::string json_scalar(const Value& v) {
+  switch (v.kind) {
+    case VKind::None: return "null";
+    case VKind::Bool: return v.b ? "true" : "false";
+    default: return py_str(v);
+  }
+}
+
 void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, std::string* division) {
   out->name = p.filename().string();
   bool ok = false;
@@ -130,6 +152,12 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
         out->errors.push_back(f);
       }
     }
+  }
+  // The consortium joins these fields before it looks at status; a value that
+  // is not a string stops it there (TypeError), whatever else the file holds.
+  for (Finding& f : system_field_type_errors(v)) {
+    out->valid = false;
+    out->errors.push_back(std::move(f));
   }
 }
 
@@ -307,6 +335,38 @@ void check_seeds(BenchmarkDir* d) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& system_text_fields() {
+  static const std::vector<std::string> fields = {"submitter", "system_name", "host_processor_model_name",
+                                                  "host_processor_core_count", "accelerator_model_name",
+                                                  "accelerators_per_node", "framework"};
+  return fields;
+}
+
+std::vector<Finding> system_field_type_errors(const Value& desc) {
+  std::vector<Finding> out;
+  if (desc.kind != VKind::Dict) return out;
+  for (const auto& field : system_text_fields()) {
+    const Value* v = desc.d().find_str(field);
+    if (!v || v->kind == VKind::Str) continue;
+    bool scalar = v->kind == VKind::None || v->is_num();
+    Finding f;
+    f.rule = "system description: field type";
+    f.key = field;
+    f.message = "\"" + field + "\" is " + json_type_name(*v) +
+                ", not a string: the consortium's package checker joins this field as text and stops with a "
+                "TypeError, so it cannot check the package";
+    f.expected = "a JSON string, as in every published system file (\"" + field + "\": \"8\")";
+    f.found = v->kind == VKind::None ? std::string("null")
+              : scalar                ? json_scalar(*v) + " (" + json_type_name(*v) + ")"
+                                      : std::string(json_type_name(*v));
+    f.hint = v->kind == VKind::Int || v->kind == VKind::Float
+                 ? "write the value in quotes: \"" + field + "\": \"" + json_scalar(*v) + "\""
+                 : "write the value as one string, e.g. \"" + field + "\": \"N/A\" when it does not apply";
+    out.push_back(std::move(f));
+  }
+  return out;
+}
 
 bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::string& org_dir,
                    const PackageOptions& opt, PackageReport* out, std::string* error) {

@@ -88,6 +88,17 @@ struct PackageReport {
   size_t files = 0;
 };
 
+// The fields of systems/<system>.json that the consortium's package checker
+// joins as text (the summary-table prefix of system_desc_checker): a value of
+// any other JSON type (number, true/false, null, list, object) stops it with a
+// TypeError, so the package cannot be checked at all.
+const std::vector<std::string>& system_text_fields();
+
+// One error per field of `desc` (a system description, a JSON object) that the
+// consortium's package checker cannot read: which field, what it expected,
+// what it found and the fix.
+std::vector<Finding> system_field_type_errors(const Value& desc);
+
 // Checks `org_dir`. Returns false (with *error) only when the package cannot
 // be checked at all (missing folder); rule breaks are in the report.
 bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::string& org_dir,

@@ -1,5 +1,6 @@
 // referee demo: the mini workloads through the harness, a package, its
 // checks and scores, and the store, in one command.
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -38,7 +39,8 @@ Command demo_command() {
               auto backend = harness::make_backend("builtin", &error);
               std::cout << "referee demo: mini-1.0.0, builtin backend, package in " << o->out << "/referee\n";
               std::string package;
-              Table runs({"run", "seed", "state", "seconds", "last eval", "verdict"});
+              Table runs({"run", "seed", "state", "seconds", "last eval", "verdict", "in package"});
+              std::vector<std::string> left_out;
               struct Bench {
                 const char* name;
                 int batch;
@@ -67,9 +69,13 @@ Command demo_command() {
                 for (const auto& r : report.runs)
                   runs.add({r.id, std::to_string(r.seed), r.aborted ? "aborted" : harness::to_string(r.status.state),
                             fixed(r.seconds, 2), r.last_eval.empty() ? "-" : r.last_eval.substr(0, 8),
-                            r.verdict.compliant ? "compliant" : "NOT compliant"});
+                            r.verdict.compliant ? "compliant" : "NOT compliant",
+                            r.result_file.empty() ? "no" : std::filesystem::path(r.result_file).filename().string()});
+                for (const auto& r : report.runs)
+                  if (!r.left_out.empty()) left_out.push_back(r.id + " is not in the package: " + r.left_out);
               }
               runs.print(std::cout);
+              for (const auto& l : left_out) std::cout << l << "\n";
               rules::PackageOptions popt;
               rules::PackageReport pr;
               if (!rules::check_package(*loaded.ruleset, loaded.facts, package, popt, &pr, &error)) {

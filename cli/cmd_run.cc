@@ -141,10 +141,10 @@ Command run_command() {
               std::cout << "\n";
               t.print(std::cout);
               for (const auto& r : report.runs) {
-                if (r.aborted) std::cout << r.id << " was stopped: " << r.abort_reason << "\n";
-                else if (!r.verdict.compliant && !r.verdict.errors.empty())
-                  std::cout << r.id << ": " << r.verdict.errors[0].rule << ": " << r.verdict.errors[0].message << "\n";
-                if (r.result_file.empty()) std::cout << "  its log is kept in " << r.kept_log << "\n";
+                if (r.left_out.empty()) continue;
+                std::cout << r.id << " is not in the package: " << r.left_out << "\n";
+                if (std::filesystem::exists(r.kept_log)) std::cout << "  its log is kept in " << r.kept_log << "\n";
+                if (!r.output_file.empty()) std::cout << "  its output is kept in " << r.output_file << "\n";
               }
               rules::PackageOptions popt;
               rules::PackageReport pr;

@@ -629,3 +629,173 @@ TEST_SUITE("harness") {
     fs::remove_all(dir);
   }
 }
+
+// ---------------------------------------------------------------- {log}: the workload's own log file
+
+namespace {
+
+struct ExecSetup {
+  std::unique_ptr<rules::RuleSet> rs;
+  rules::RoundFacts facts;
+  std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
+  SystemDescription sys;
+};
+
+void setup(ExecSetup* s) {
+  std::string error;
+  rules::RuleSource src;
+  auto rs = rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+  REQUIRE_MESSAGE(rs, error);
+  s->rs = std::move(rs);
+  REQUIRE(rules::facts_for(*s->rs, &s->facts, &error));
+  REQUIRE(describe_system(s->example + "/systems/cpu_2x_example.json", "", &s->sys, &error));
+}
+
+harness::Spec exec_spec(const ExecSetup& s, const std::string& org, std::vector<std::string> command) {
+  harness::Spec spec;
+  spec.benchmark = "minilm";
+  spec.ruleset = "mini-1.0.0";
+  spec.backend = "exec";
+  spec.org = org;
+  spec.system = "cpu_2x_example";
+  spec.command = std::move(command);
+  std::string error;
+  REQUIRE_MESSAGE(finalize_spec(&spec, s.facts.find("minilm")->runs, &error), error);
+  return spec;
+}
+
+std::string example_log(const ExecSetup& s, int run) {
+  return s.example + "/results/cpu_2x_example/minilm/result_" + std::to_string(run) + ".txt";
+}
+
+}  // namespace
+
+TEST_SUITE("harness") {
+  TEST_CASE("{log}: a shell workload that writes its log to {log} has that log followed, kept and packaged as written") {
+    ExecSetup s;
+    setup(&s);
+    fs::path dir = temp_dir();
+    // The log goes to {log} line by line while the script prints something else.
+    spit(dir / "train.sh",
+         "echo \"training run $1\"\n"
+         "while IFS= read -r l; do printf '%s\\n' \"$l\" >> \"$3\"; done < \"$2\"\n"
+         "echo 'done'\n");
+    auto spec = exec_spec(s, "LogFileOrg", {"/bin/sh", (dir / "train.sh").string(), "{run}", s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
+    ExecBackend backend;
+    RunnerOptions opt;
+    opt.out_dir = (dir / "out").string();
+    opt.system_json = s.sys.to_json();
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, opt, &report, &error), error);
+    REQUIRE(report.runs.size() == 5);
+    for (const auto& r : report.runs) {
+      CHECK_MESSAGE(r.verdict.compliant, r.id << ": " << (r.verdict.errors.empty() ? "" : r.verdict.errors[0].message));
+      CHECK_MESSAGE(r.left_out.empty(), r.left_out);
+      REQUIRE_FALSE(r.result_file.empty());
+      // The workload's file is untouched, and the package holds it byte for byte.
+      CHECK(slurp(r.kept_log) == slurp(example_log(s, r.index)));
+      CHECK(slurp(r.result_file) == slurp(example_log(s, r.index)));
+      CHECK(slurp(r.output_file) == "training run " + std::to_string(r.index) + "\ndone\n");
+      CHECK(r.lines > 100);
+    }
+    rules::PackageReport pr;
+    REQUIRE(rules::check_package(*s.rs, s.facts, report.package_dir, {}, &pr, &error));
+    CHECK(pr.pass);
+    // A second invocation keeps the first one's logs: nothing is appended to or overwritten.
+    std::string first_log = report.runs[0].kept_log;
+    HarnessReport again;
+    REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, opt, &again, &error), error);
+    CHECK(again.runs[0].kept_log != first_log);
+    CHECK(slurp(first_log) == slurp(example_log(s, 0)));
+    CHECK(slurp(again.runs[0].kept_log) == slurp(example_log(s, 0)));
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("{log}: a Python workload logging with the consortium's mllog.config(filename=...) is followed") {
+    if (!have_oracle()) return;
+    ExecSetup s;
+    setup(&s);
+    fs::path dir = temp_dir();
+    // Replays a result log through the consortium's logger, which writes to the file and to stdout.
+    spit(dir / "train.py",
+         "import json, sys\n"
+         "from mlperf_logging import mllog\n"
+         "src, log = sys.argv[1], sys.argv[2]\n"
+         "mllog.config(filename=log)\n"
+         "m = mllog.get_mllogger()\n"
+         "for line in open(src):\n"
+         "    i = line.find(':::MLLOG ')\n"
+         "    if i < 0:\n"
+         "        continue\n"
+         "    e = json.loads(line[i + 9:])\n"
+         "    md = {k: v for k, v in (e.get('metadata') or {}).items() if k not in ('file', 'lineno')}\n"
+         "    f = {'INTERVAL_START': m.start, 'INTERVAL_END': m.end}.get(e['event_type'], m.event)\n"
+         "    f(key=e['key'], value=e['value'], metadata=md or None, time_ms=e['time_ms'])\n");
+    auto spec = exec_spec(s, "MllogOrg", {"/usr/bin/python3", (dir / "train.py").string(), s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
+    spec.env["PYTHONPATH"] = referee::testing::reference_dir() + "/mlperf/logging";
+    ExecBackend backend;
+    RunnerOptions opt;
+    opt.out_dir = (dir / "out").string();
+    opt.system_json = s.sys.to_json();
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, opt, &report, &error), error);
+    REQUIRE(report.runs.size() == 5);
+    for (const auto& r : report.runs) {
+      CHECK_MESSAGE(r.status.state == RunState::Succeeded, r.status.detail << " " << slurp(r.output_file));
+      CHECK_MESSAGE(r.verdict.compliant, r.id << ": " << (r.verdict.errors.empty() ? "" : r.verdict.errors[0].rule + ": " + r.verdict.errors[0].message));
+      REQUIRE_FALSE(r.result_file.empty());
+      std::string written = slurp(r.kept_log);
+      CHECK(slurp(r.result_file) == written);
+      // mllog also printed every line: counted once, from the file.
+      size_t in_file = 0;
+      for (size_t p = 0; (p = written.find(":::MLLOG ", p)) != std::string::npos; ++p) ++in_file;
+      CHECK(in_file == r.verdict.mllog_lines);
+      CHECK(slurp(r.output_file).find(":::MLLOG ") != std::string::npos);
+    }
+    rules::PackageReport pr;
+    REQUIRE(rules::check_package(*s.rs, s.facts, report.package_dir, {}, &pr, &error));
+    CHECK(pr.pass);
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("package: a run that exits 0 with a non-compliant log, or writes nothing to {log}, is left out with the reason") {
+    ExecSetup s;
+    setup(&s);
+    fs::path dir = temp_dir();
+    // Run 3 stops writing half-way (no run_stop) and exits 0.
+    spit(dir / "train.sh",
+         "if [ \"$1\" = 3 ]; then head -n 40 \"$2\" > \"$3\"; else cat \"$2\" > \"$3\"; fi\n");
+    auto spec = exec_spec(s, "HalfOrg", {"/bin/sh", (dir / "train.sh").string(), "{run}", s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
+    ExecBackend backend;
+    RunnerOptions opt;
+    opt.out_dir = (dir / "out").string();
+    opt.system_json = s.sys.to_json();
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, opt, &report, &error), error);
+    REQUIRE(report.runs.size() == 5);
+    CHECK(report.runs[3].status.state == RunState::Succeeded);
+    CHECK_FALSE(report.runs[3].verdict.compliant);
+    CHECK(report.runs[3].result_file.empty());
+    CHECK(report.runs[3].left_out.find("its log is not compliant") == 0);
+    CHECK(fs::file_size(report.runs[3].kept_log) > 0);
+    int in_package = 0;
+    for (const auto& r : report.runs) in_package += r.result_file.empty() ? 0 : 1;
+    CHECK(in_package == 4);
+    fs::path results = fs::path(report.package_dir) / "results" / "cpu_2x_example" / "minilm";
+    CHECK_FALSE(fs::exists(results / "result_4.txt"));
+
+    // A command that names {log} but prints its log: nothing in the file, so nothing in the package, and it says why.
+    spec = exec_spec(s, "StdoutOrg", {"/bin/sh", "-c", "cat " + s.example + "/results/cpu_2x_example/minilm/result_{run}.txt; : {log}"});
+    REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, opt, &report, &error), error);
+    for (const auto& r : report.runs) {
+      CHECK(r.status.state == RunState::Succeeded);
+      CHECK(r.result_file.empty());
+      CHECK(r.left_out.find("was never written") != std::string::npos);
+      CHECK(r.left_out.find("its output had") != std::string::npos);
+    }
+    fs::remove_all(dir);
+  }
+}

@@ -2,10 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -46,6 +51,13 @@ bool write_atomically(const fs::path& path, const std::string& text, std::string
   return true;
 }
 
+bool read_file(const fs::path& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return true;
+}
+
 struct Live {
   RunReport report;
   RunRequest request;
@@ -54,7 +66,68 @@ struct Live {
   std::mutex mu;
   Clock::time_point started;
   bool launched = false, finished = false;
+  // When the command names {log}: the file the workload writes is the log,
+  // followed as it grows; its output (stdout and stderr) is kept apart.
+  bool follows_file = false;
+  unsigned long long offset = 0;
+  std::string partial;
+  std::string output;
+  size_t output_mllog_lines = 0;
 };
+
+// Feeds what the workload added to its {log} file to the live checker, whole
+// lines only (the last partial line too when `final`). Returns an
+// irreparable finding once there is one. REQUIRES: l.mu held.
+std::optional<rules::Finding> follow_log_file(Live& l, const rules::RuleSet& rules, bool final) {
+  std::optional<rules::Finding> found;
+  std::ifstream in(l.request.log_path, std::ios::binary);
+  if (in) {
+    in.seekg(0, std::ios::end);
+    auto size = static_cast<unsigned long long>(std::max<std::streamoff>(0, in.tellg()));
+    if (size < l.offset) {
+      // The workload truncated its log and started it again: check it afresh.
+      l.checker = std::make_unique<LiveChecker>(rules);
+      l.offset = 0;
+      l.partial.clear();
+      l.report.lines = 0;
+    }
+    if (size > l.offset) {
+      in.seekg(static_cast<std::streamoff>(l.offset));
+      std::string chunk(static_cast<size_t>(size - l.offset), '\0');
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      chunk.resize(static_cast<size_t>(in.gcount()));
+      l.offset += chunk.size();
+      l.partial += chunk;
+      size_t start = 0;
+      for (size_t nl; (nl = l.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+        std::string line = l.partial.substr(start, nl - start);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        ++l.report.lines;
+        if (auto f = l.checker->add_line(line); f && !found) found = f;
+      }
+      l.partial.erase(0, start);
+    }
+  }
+  if (final && !l.partial.empty()) {
+    ++l.report.lines;
+    if (auto f = l.checker->add_line(l.partial); f && !found) found = f;
+    l.partial.clear();
+  }
+  return found;
+}
+
+// The time, the process id and a count: each invocation keeps its runs' logs
+// in a folder of its own, so no earlier log is ever overwritten or appended
+// to (mllog appends to an existing file).
+std::string invocation_stamp() {
+  static std::atomic<int> count{0};
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return std::string(buf) + "-" + std::to_string(getpid()) + "-" + std::to_string(count++);
+}
 
 }  // namespace
 
@@ -64,8 +137,9 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
   out->system = spec.system;
   fs::path pkg = fs::path(opt.out_dir) / spec.org;
   fs::path results = pkg / "results" / spec.system / spec.benchmark;
-  fs::path logs = fs::path(opt.out_dir) / ".referee-runs" / spec.benchmark;
   std::error_code ec;
+  // Absolute: a workload may run in another directory (workdir, a Slurm node) and must find {log}.
+  fs::path logs = fs::absolute(fs::path(opt.out_dir), ec) / ".referee-runs" / spec.benchmark / invocation_stamp();
   // The system description must be one the consortium's tools can read, before any run starts.
   if (auto problems = consortium_read_problems(opt.system_json); !problems.empty()) {
     *error = "the system description " + spec.system + ".json cannot be read by the consortium's tools (nothing was run):";
@@ -85,6 +159,10 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
   for (const auto& e : fs::directory_iterator(results, ec))
     if (e.path().filename().string().rfind("result_", 0) == 0) fs::remove(e.path(), ec);
 
+  // A command that names {log} writes its log there (mllog.config(filename=...)):
+  // that file is the run's log; what it prints is only output.
+  bool uses_log_file = false;
+  for (const auto& a : spec.command) uses_log_file = uses_log_file || a.find("{log}") != std::string::npos;
   std::vector<std::unique_ptr<Live>> runs;
   for (int i = 0; i < spec.runs; ++i) {
     auto l = std::make_unique<Live>();
@@ -92,6 +170,8 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     l->report.seed = spec.seeds[static_cast<size_t>(i)];
     l->report.id = spec.benchmark + "-" + std::to_string(i);
     l->report.kept_log = (logs / (l->report.id + ".log")).string();
+    l->follows_file = uses_log_file;
+    if (uses_log_file) l->report.output_file = (logs / (l->report.id + ".out")).string();
     RunRequest& r = l->request;
     r.id = l->report.id;
     r.benchmark = spec.benchmark;
@@ -145,6 +225,12 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       Live* lp = &l;
       auto h = backend.launch(l.request, [lp, &stop_run](const std::string&, const std::string& line) {
         std::lock_guard<std::mutex> lock(lp->mu);
+        if (lp->follows_file) {
+          lp->output += line;
+          lp->output += '\n';
+          if (line.find(mllog::kToken) != std::string::npos) ++lp->output_mllog_lines;
+          return;
+        }
         ++lp->report.lines;
         if (auto f = lp->checker->add_line(line)) stop_run(*lp, *f);
       }, &err);
@@ -170,6 +256,8 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         if (!out->interrupted) all_done = false;
         continue;
       }
+      if (l.follows_file)
+        if (auto f = follow_log_file(l, rules, false)) stop_run(l, *f);
       // A run that went quiet is still checked on time.
       if (auto f = l.checker->check_now()) stop_run(l, *f);
       RunStatus s = l.handle->poll();
@@ -181,10 +269,18 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       --active;
       l.report.status = s;
       l.report.seconds = std::chrono::duration<double>(Clock::now() - l.started).count();
+      std::string err;
+      if (l.follows_file) {
+        // The workload's own file stays as it wrote it; its output goes beside it.
+        if (auto f = follow_log_file(l, rules, true)) stop_run(l, *f);
+        write_atomically(l.report.output_file, l.output, &err);
+      } else if (!fs::exists(l.report.kept_log, ec)) {
+        write_atomically(l.report.kept_log, l.checker->text(), &err);
+      }
+      if (!l.report.aborted)
+        if (auto f = l.checker->check_now()) stop_run(l, *f);
       l.report.verdict = l.checker->final_verdict();
       l.report.last_eval = l.checker->last_eval();
-      std::string err;
-      write_atomically(l.report.kept_log, l.checker->text(), &err);
       event(l.report.id + ": " + to_string(s.state) + (l.report.aborted ? " (aborted: " + l.report.abort_reason + ")" : "") +
             (s.detail.empty() ? "" : " [" + s.detail + "]"));
     }
@@ -208,13 +304,40 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 
-  // The package: the runs that finished, renumbered result_0.. in run order.
+  // The package: the runs that ended by themselves with exit status 0 and
+  // whose whole log the rules find compliant, renumbered result_0.. in run
+  // order. Every other run stays out, its log kept, with the reason.
   int n = 0;
   for (auto& lp : runs) {
     RunReport& r = lp->report;
-    if (r.aborted || r.status.state != RunState::Succeeded) continue;
+    if (r.aborted) {
+      r.left_out = "stopped by the live checker: " + r.abort_reason;
+    } else if (r.status.state != RunState::Succeeded) {
+      r.left_out = std::string(to_string(r.status.state)) + (r.status.detail.empty() ? "" : " (" + r.status.detail + ")");
+    } else if (!r.verdict.compliant) {
+      if (lp->follows_file && lp->checker->mllog_lines() == 0)
+        r.left_out = "its log " + r.kept_log + (fs::exists(r.kept_log, ec) ? " has no MLLOG lines" : " was never written") +
+                     " (the command names {log}, so the harness reads that file)" +
+                     (lp->output_mllog_lines ? "; its output had " + std::to_string(lp->output_mllog_lines) +
+                                                   " MLLOG lines (kept in " + r.output_file +
+                                                   "): the workload must write its log to the path {log} gives"
+                                             : std::string());
+      else if (!r.verdict.errors.empty())
+        r.left_out = "its log is not compliant: " +
+                     (r.verdict.errors[0].line ? "line " + std::to_string(r.verdict.errors[0].line) + ": " : std::string()) +
+                     r.verdict.errors[0].rule + ": " + r.verdict.errors[0].message;
+      else
+        r.left_out = "its log is not compliant";
+    }
+    if (!r.left_out.empty()) continue;
     fs::path f = results / ("result_" + std::to_string(n++) + ".txt");
-    if (!write_atomically(f, lp->checker->text(), error)) return false;
+    std::string text = lp->checker->text();
+    // The workload's file, byte for byte, when it wrote one.
+    if (lp->follows_file && !read_file(r.kept_log, &text)) {
+      *error = "cannot read " + r.kept_log;
+      return false;
+    }
+    if (!write_atomically(f, text, error)) return false;
     r.result_file = f.string();
   }
   for (auto& lp : runs) out->runs.push_back(lp->report);

@@ -1,6 +1,14 @@
 // The harness: runs a spec's runs on a backend, checks every line as it
-// arrives, stops a run that broke a rule no later line can repair, and writes
-// the submission package of the runs that finished.
+// arrives, stops a run that broke a rule no later line can repair (or that
+// logged a second run_start), and writes the submission package.
+//
+// The log of a run is what it prints (stdout and stderr), or, when the spec's
+// command names {log}, the file at that path, followed as it grows (that is
+// where mllog.config(filename=...) writes; what it prints is then kept apart).
+// Logs are kept under <out>/.referee-runs/<benchmark>/<invocation>/; a file
+// the workload wrote is never rewritten. A run enters the package only when
+// it ended by itself with exit status 0, was not stopped, and the rules find
+// its whole log compliant; every other run is left out with the reason.
 #pragma once
 
 #include <atomic>
@@ -24,7 +32,10 @@ struct RunReport {
   std::string abort_reason;    // the irreparable finding
   rules::FileVerdict verdict;  // the batch verdict over its whole log
   std::string result_file;     // in the package; "" when the run is not in it
-  std::string kept_log;        // where the log of a run left out of the package was kept
+  std::string left_out;        // why the run is not in the package ("" when it is)
+  std::string kept_log;        // the run's log, kept for every run: the file the workload wrote when
+                               // the command names {log}, else what it printed
+  std::string output_file;     // when the command names {log}: what it printed (stdout and stderr)
   double seconds = 0;
   std::string last_eval;
   size_t lines = 0;

@@ -141,6 +141,9 @@ Command run_command() {
               std::cout << "\n";
               t.print(std::cout);
               for (const auto& r : report.runs) {
+                for (const auto& w : r.verdict.warnings)
+                  std::cout << r.id << ": warning: " << (w.line ? "line " + std::to_string(w.line) + ": " : std::string())
+                            << w.rule << ": " << w.message << "\n";
                 if (r.left_out.empty()) continue;
                 std::cout << r.id << " is not in the package: " << r.left_out << "\n";
                 if (std::filesystem::exists(r.kept_log)) std::cout << "  its log is kept in " << r.kept_log << "\n";

@@ -798,4 +798,66 @@ TEST_SUITE("harness") {
     }
     fs::remove_all(dir);
   }
+
+  TEST_CASE("run_start twice: the live checker stops the run with the reason, and it is kept aside as aborted") {
+    ExecSetup s;
+    setup(&s);
+    fs::path dir = temp_dir();
+    std::string again =
+        ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1700000999000, \"event_type\": \"INTERVAL_START\", \"key\": "
+        "\"run_start\", \"value\": null, \"metadata\": {\"file\": \"train.py\", \"lineno\": 9}}";
+    // Run 1 relaunches inside its log (to {log}) and would go on for a minute.
+    spit(dir / "again.txt", again + "\n");
+    spit(dir / "train.sh",
+         "cat \"$2\" > \"$3\"\n"
+         "if [ \"$1\" = 1 ]; then cat '" + (dir / "again.txt").string() + "' >> \"$3\"; sleep 60; fi\n");
+    auto spec = exec_spec(s, "RelaunchOrg", {"/bin/sh", (dir / "train.sh").string(), "{run}", s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
+    ExecBackend backend(300ms);
+    RunnerOptions opt;
+    opt.out_dir = (dir / "out").string();
+    opt.system_json = s.sys.to_json();
+    HarnessReport report;
+    std::string error;
+    auto t0 = std::chrono::steady_clock::now();
+    REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, opt, &report, &error), error);
+    CHECK(std::chrono::steady_clock::now() - t0 < 20s);
+    const RunReport& r = report.runs[1];
+    CHECK(r.aborted);
+    CHECK(r.status.state == RunState::Cancelled);
+    CHECK(r.abort_reason.find("harness: second run_start") != std::string::npos);
+    CHECK(r.abort_reason.find("run_start at lines ") != std::string::npos);
+    CHECK(r.result_file.empty());
+    CHECK(r.left_out.find("stopped by the live checker") == 0);
+    CHECK(slurp(r.kept_log).find(again) != std::string::npos);  // kept as the workload wrote it
+
+    // Through the command line: the reason and the package's state are printed.
+    fs::path spec_file = dir / "relaunch.yaml";
+    spit(spec_file, "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: RelaunchCli\nsystem: cpu_2x_example\n"
+                    "system_description: " + s.example + "/systems/cpu_2x_example.json\n"
+                    "command: [\"/bin/sh\", \"" + (dir / "train.sh").string() + "\", \"{run}\", \"" + s.example +
+                    "/results/cpu_2x_example/minilm/result_{run}.txt\", \"{log}\"]\n");
+    std::string out;
+    int rc = referee::testing::run_referee("run '" + spec_file.string() + "' --out '" + (dir / "cli").string() + "'", &out);
+    CHECK(rc == 1);  // four results where five are required
+    CHECK_MESSAGE(out.find("minilm-1 is not in the package: stopped by the live checker: line ") != std::string::npos, out);
+    CHECK(out.find("harness: second run_start") != std::string::npos);
+    CHECK(out.find("its log is kept in ") != std::string::npos);
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("live: a second run_start is found by the harness itself, whatever the rules' verdict") {
+    std::ifstream in(std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg/results/cpu_2x_example/minilm/result_0.txt");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    mllog::LogReader reader;
+    mllog::ParsedLog log;
+    reader.parse(text, &log);
+    CHECK_FALSE(second_run_start(log).has_value());
+    size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+    text += ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"INTERVAL_START\", \"key\": \"run_start\", \"value\": null, \"metadata\": {\"file\": \"x\", \"lineno\": 1}}\n";
+    reader.parse(text, &log);
+    auto f = second_run_start(log);
+    REQUIRE(f.has_value());
+    CHECK(f->line == lines + 1);
+    CHECK(f->rule == "harness: second run_start");
+  }
 }

@@ -14,6 +14,31 @@ bool is_irreparable(const rules::Finding& f) {
   return false;
 }
 
+std::optional<rules::Finding> second_run_start(const mllog::ParsedLog& log) {
+  int key = log.find_key("run_start");
+  if (key < 0) return std::nullopt;
+  const mllog::Event* first = nullptr;
+  for (const auto& e : log.events) {
+    if (e.key_id != static_cast<uint32_t>(key)) continue;
+    if (!first) {
+      first = &e;
+      continue;
+    }
+    rules::Finding f;
+    f.line = e.file_line;
+    f.key = "run_start";
+    f.rule = "harness: second run_start";
+    f.message = "a second run_start: the run started again inside its log, and time to train would count from "
+                "the last run_start (the consortium only warns)";
+    f.expected = "one run_start per log";
+    f.found = "run_start at lines " + std::to_string(first->file_line) + " and " + std::to_string(e.file_line);
+    f.hint = "give each attempt its own log (a new run); a relaunched run cannot be a result";
+    f.log_text = std::string(e.json.substr(0, 300));
+    return f;
+  }
+  return std::nullopt;
+}
+
 LiveChecker::LiveChecker(const rules::RuleSet& rules, std::chrono::milliseconds min_interval)
     : rules_(rules), min_interval_(min_interval) {}
 
@@ -49,6 +74,10 @@ std::optional<rules::Finding> LiveChecker::check_now() {
   ++checks_;
   mllog::ParsedLog log;
   reader_.parse(text_, &log);
+  if (auto f = second_run_start(log)) {
+    reported_ = true;
+    return f;
+  }
   rules::FileVerdict v = rules::check_log(rules_, log);
   for (const auto& f : v.errors) {
     if (is_irreparable(f)) {

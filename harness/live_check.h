@@ -8,7 +8,8 @@
 // is a parse error, a failed CHECK or FIRST_CHECK (later lines never clear
 // one), a key required EXACTLY_ONE logged again with another value (a
 // second run_start), or a rule file that cannot be found; requirements not
-// met yet (a missing run_stop, a target not reached) are not.
+// met yet (a missing run_stop, a target not reached) are not. A second
+// run_start stops a run whatever the rules say of it (second_run_start).
 #pragma once
 
 #include <chrono>
@@ -23,6 +24,12 @@
 namespace referee::harness {
 
 bool is_irreparable(const rules::Finding& f);
+
+// A second run_start in `log` (the run was relaunched inside one log): the
+// consortium only warns, and counts time to train from the last one, so the
+// harness stops such a run itself, whatever the rules' verdict. The finding
+// names both lines.
+std::optional<rules::Finding> second_run_start(const mllog::ParsedLog& log);
 
 class LiveChecker {
  public:

@@ -281,8 +281,9 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         if (auto f = l.checker->check_now()) stop_run(l, *f);
       l.report.verdict = l.checker->final_verdict();
       l.report.last_eval = l.checker->last_eval();
-      event(l.report.id + ": " + to_string(s.state) + (l.report.aborted ? " (aborted: " + l.report.abort_reason + ")" : "") +
-            (s.detail.empty() ? "" : " [" + s.detail + "]"));
+      event(l.report.id + ": " +
+            (l.report.aborted ? "stopped by the live checker: " + l.report.abort_reason
+                              : to_string(s.state) + (s.detail.empty() ? "" : " [" + s.detail + "]")));
     }
     if (opt.status && Clock::now() - last_status > std::chrono::seconds(1)) {
       last_status = Clock::now();

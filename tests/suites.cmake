@@ -4,3 +4,10 @@ foreach(suite ${REFEREE_TEST_SUITES})
   add_test(NAME ${suite} COMMAND referee_tests --test-suite=${suite} --no-intro=true
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 endforeach()
+
+# The differential test: generated logs and packages of every round 3.0 to 5.1 through referee
+# and through the consortium's tools from the reference data (tests/oracle/README.md).
+add_test(NAME differential
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/oracle/run_differential.sh $<TARGET_FILE:referee>
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(differential PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)

@@ -75,7 +75,39 @@ def _import_consortium():
     from mlperf_logging.package_checker import package_checker
     from mlperf_logging.result_summarizer import result_summarizer
     from mlperf_logging.system_desc_checker import system_desc_checker
+    mlp_compliance.yaml = _CachedYaml(mlp_compliance.yaml)
     return mlp_compliance, mlp_parser, package_checker, result_summarizer, system_desc_checker
+
+
+def _plain_copy(x):
+    # What yaml's BaseLoader builds: dicts, lists and strings.
+    if isinstance(x, dict):
+        return {k: _plain_copy(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_plain_copy(v) for v in x]
+    return x
+
+
+class _CachedYaml:
+    """Stands for the yaml module inside mlp_compliance: each rule file is parsed once per
+    process and handed out as a fresh copy (the checker parses every file for every log, which
+    is most of its time on small logs; the rule files do not change while the oracle runs)."""
+
+    def __init__(self, real):
+        self._real = real
+        self._cache = {}
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def load(self, stream, Loader=None):
+        name = getattr(stream, 'name', None)
+        if not isinstance(name, str):
+            return self._real.load(stream, Loader=Loader)
+        key = (os.path.abspath(name), Loader)
+        if key not in self._cache:
+            self._cache[key] = self._real.load(stream, Loader=Loader)
+        return _plain_copy(self._cache[key])
 
 
 class _Capture(logging.Handler):

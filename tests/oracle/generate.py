@@ -25,6 +25,7 @@ import argparse
 import json
 import math
 import os
+import re
 
 ROUNDS = ['3.0.0', '3.1.0', '4.0.0', '4.1.0', '5.0.0', '5.1.0']
 
@@ -141,7 +142,8 @@ TEMPLATES['rgat'] = TEMPLATES['gnn']
 # Variants of a single log. Each is a compliant log with one thing changed.
 LOG_VARIANTS = ['compliant', 'missing_key', 'bad_hyperparameter', 'not_converged', 'aborted', 'init_too_long',
                 'open_division', 'second_run_start', 'bad_status', 'no_seed', 'eval_before_run_start',
-                'unknown_benchmark', 'parse_error']
+                'unknown_benchmark', 'parse_error', 'eval_after_target', 'duplicate_hp_same', 'duplicate_hp_different',
+                'float_times', 'prefixed_lines', 'noise_lines', 'crlf', 'no_run_stop_status', 'empty']
 
 
 def conv_unit(benchmark, ruleset):
@@ -261,7 +263,7 @@ def write_log(ruleset, benchmark, bs, conv, run, variant='compliant', division='
     total = duration_ms if duration_ms is not None else 600_000 + run * 7_000
     evals = 3
     good, poor = tpl['good'], tpl['poor']
-    for i in range(1, evals + 1):
+    for i in range(1, evals + (2 if variant == 'eval_after_target' else 1)):
         point = conv * i / evals
         if unit == 'epoch_num':
             point = round(point, 3)
@@ -288,8 +290,26 @@ def write_log(ruleset, benchmark, bs, conv, run, variant='compliant', division='
             L.start('run_start')
         L.tick(total / evals / 2)
     status = 'aborted' if variant in ('aborted', 'not_converged') else 'success'
-    L.stop('run_stop', status=status)
-    return L.text()
+    if variant == 'no_run_stop_status':
+        L.stop('run_stop')
+    else:
+        L.stop('run_stop', status=status)
+    if variant == 'duplicate_hp_same':
+        L.lines.insert(12, L.lines[11])
+    if variant == 'duplicate_hp_different':
+        L.lines.insert(12, L.lines[11].replace('"value": ', '"value": [', 1).replace(', "metadata"', '], "metadata"', 1))
+    if variant == 'empty':
+        return ''
+    text = L.text()
+    if variant == 'float_times':
+        text = re.sub(r'"time_ms": (\d+)', lambda m: '"time_ms": %s.25' % m.group(1), text)
+    if variant == 'prefixed_lines':
+        text = ''.join('[1,0]<stdout>:' + line + '\n' for line in text.splitlines())
+    if variant == 'noise_lines':
+        text = ''.join(line + '\nstep loss 1.2345 :::MLL not a record\n' for line in text.splitlines())
+    if variant == 'crlf':
+        text = text.replace('\n', '\r\n')
+    return text
 
 
 def system_json(name, division, ruleset, status=None, numeric=False):
@@ -323,7 +343,8 @@ def write(path, text):
 # every pair (the consortium's checker runs three times per directory: keep the test short).
 PACKAGE_VARIANTS = ['rcp_too_fast', 'rcp_scaled', 'one_bad_file', 'two_bad_files', 'wrong_count',
                     'duplicate_seeds', 'not_converged_runs', 'rcp_interpolated', 'rcp_missing_bs', 'relaunched',
-                    'published_scaling', 'rcp_bypass', 'rcp_bypass_newline', 'extra_file', 'string_seed']
+                    'published_scaling', 'rcp_bypass', 'rcp_bypass_newline', 'extra_file', 'string_seed', 'one_aborted',
+                    'division_mismatch', 'eval_after_target', 'float_times', 'prefixed_lines', 'crlf']
 
 # Files beside the result files, per variant. The consortium compares each line of
 # package_checker_params with "rcp-bypass" as read by readlines(), newline included: only a
@@ -364,10 +385,14 @@ def package_dir_logs(ruleset, benchmark, bs, mean, sizes, variant, spread=True):
             v = 'bad_hyperparameter' if TEMPLATES[benchmark]['bad'] else 'missing_key'
         if variant == 'two_bad_files' and 1 <= r <= (5 if benchmark == 'unet3d' else 2):  # one more than olympic scoring drops
             v = 'missing_key'
-        if variant == 'not_converged_runs' and r in (0, 3):
+        if variant == 'not_converged_runs' and r < (5 if benchmark == 'unet3d' else 2):  # one more than dropped
             v = 'not_converged'
         if variant == 'relaunched' and r == 2:
             v = 'second_run_start'
+        if variant == 'one_aborted' and r == 0:
+            v = 'aborted'
+        if variant in ('eval_after_target', 'float_times', 'prefixed_lines', 'crlf'):
+            v = variant
         seed = 7 if variant == 'duplicate_seeds' and r < 2 else 1000 + r
         if variant == 'string_seed' and r == 0:
             seed = 'abc'
@@ -402,6 +427,8 @@ def generate(rules_root, out, rounds):
                 extras.append('rcp_scaled')  # its max speedup has a formula of its own
             for system, variant in [('gen_closed', 'compliant'), ('gen_open', 'compliant')] + [('gen_' + x, x) for x in extras]:
                 division = 'open' if system == 'gen_open' else 'closed'
+                if variant == 'division_mismatch':
+                    systems[system] = 'open'  # the logs say closed
                 if division == 'open' and not os.path.exists(os.path.join(
                         rules_root, 'compliance_checker', 'training_' + ruleset, 'open_%s.yaml' % benchmark)):
                     # The consortium's checker raises on such a log and its summarizer then stops for
@@ -431,7 +458,25 @@ def generate(rules_root, out, rounds):
         write(os.path.join(org2, 'systems', 'gen_oldstatus.json'),
               system_json('gen_oldstatus', 'closed', ruleset, status='onprem'))
         manifest['packages'].append({'path': org2, 'ruleset': ruleset})
-        counts[ruleset] = {'single_logs': nsingle, 'package_logs': nlogs, 'packages': 2}
+        # Two packages on which the consortium's summarizer stops with a traceback: a system
+        # description without a field its table needs (NameError in its error path), and a
+        # directory of a benchmark the round does not have (its compliance check raises).
+        org3 = os.path.join(base, 'GenOrgNoField')
+        org4 = os.path.join(base, 'GenOrgStale')
+        stale = 'resnet' if 'resnet' not in BENCHMARKS[ruleset] else 'flux1'
+        for r, text in enumerate(package_dir_logs(ruleset, bench, bs, mean, sizes, 'compliant', spread)):
+            write(os.path.join(org3, 'results', 'gen_nofield', bench, 'result_%d.txt' % r), text)
+            write(os.path.join(org4, 'results', 'gen_stale', bench, 'result_%d.txt' % r), text)
+            write(os.path.join(org4, 'results', 'gen_stale', stale, 'result_%d.txt' % r),
+                  text.replace('"value": "%s"' % bench, '"value": "%s"' % stale))
+            nlogs += 3
+        desc = json.loads(system_json('gen_nofield', 'closed', ruleset))
+        del desc['hw_notes']
+        write(os.path.join(org3, 'systems', 'gen_nofield.json'), json.dumps(desc, indent=4) + '\n')
+        write(os.path.join(org4, 'systems', 'gen_stale.json'), system_json('gen_stale', 'closed', ruleset))
+        manifest['packages'].append({'path': org3, 'ruleset': ruleset})
+        manifest['packages'].append({'path': org4, 'ruleset': ruleset})
+        counts[ruleset] = {'single_logs': nsingle, 'package_logs': nlogs, 'packages': 4}
     manifest['counts'] = counts
     write(os.path.join(out, 'manifest.json'), json.dumps(manifest, indent=1) + '\n')
     return manifest

@@ -61,6 +61,9 @@ KNOWN_DIFFERENCES = {
         'the summarizer runs the compliance checker on a directory of a benchmark the round does not have, '
         'which raises FileNotFoundError, and scores nothing; referee skips that directory, as the package '
         'checker does, and scores the rest',
+    '*/GenOrgPowerMissing/score-*':
+        'a run without power files: the summarizer stops with an AssertionError and scores nothing; referee '
+        'scores the package and says, in energy_note, which run has no power files',
     '*/log/maskrcnn/eval_before_run_start':
         'an eval_accuracy whose value is a number where maskrcnn expects {"BBOX", "SEGM"}: the consortium\'s '
         'ATLEAST_ONE_CHECK raises TypeError; referee counts the line as not passing and the log fails',
@@ -89,7 +92,8 @@ EXPECT_DIR = {'closed': 'pass', 'one_bad_file': 'pass', 'rcp_scaled': 'pass', 'r
               'not_converged_runs': 'fail', 'rcp_missing_bs': 'fail', 'relaunched': 'pass', 'published_scaling': 'pass',
               'rcp_bypass': 'pass', 'rcp_bypass_newline': 'fail', 'extra_file': 'pass', 'string_seed': 'fail',
               'one_aborted': 'pass', 'eval_after_target': 'pass', 'float_times': 'pass', 'prefixed_lines': 'pass',
-              'crlf': 'pass'}
+              'crlf': 'pass', 'power': 'pass', 'power_one_missing': 'pass', 'power_two_missing': 'fail',
+              'power_bad_name': 'pass', 'power_node_count': 'pass', 'power_no_stop': 'pass'}
 
 
 def fail_or_skip(msg):
@@ -226,7 +230,7 @@ def main():
             o = ours.get('benchmarks', {}).get(key, {})
             ov = 'skipped' if o.get('skipped') else o.get('verdict')
             tv = 'crash: ' + t['crash'] if t['crash'] else t['verdict']
-            want = EXPECT_DIR.get(key.split('/')[0][len('gen_'):]) if name == 'GenOrg' else None
+            want = EXPECT_DIR.get(key.split('/')[0][len('gen_'):]) if name.startswith('GenOrg') else None
             if want is not None and not t['crash'] and tv != want:
                 rep.generator.append('%s/%s/%s: the consortium says %s (%s), the generator meant %s' % (
                     rnd, name, key, tv, short([l for l in t['log'] if 'ERROR' in l], 2), want))
@@ -258,6 +262,11 @@ def main():
                 rep.ids.add('%s/%s/score-%s/%s' % (rnd, name, mode, key))
                 om = ourmap.get(key, {}).get('score_minutes')
                 tm = t['scores'].get(key, {}).get('minutes')
+                oe = ourmap.get(key, {}).get('energy')
+                te = t['scores'].get(key, {}).get('energy')
+                if not close(oe, te):
+                    rep.differ('%s/%s/energy-%s/%s' % (rnd, name, mode, key), '%s energy of %s/results/%s' % (mode, org, key),
+                               {'energy': oe, 'note': ourmap.get(key, {}).get('energy_note')}, {'energy': te})
                 if not close(om, tm):
                     rep.differ('%s/%s/score-%s/%s' % (rnd, name, mode, key), '%s score of %s/results/%s' % (mode, org, key),
                                {'minutes': om, 'factor': ourmap.get(key, {}).get('factor'),

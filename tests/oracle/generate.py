@@ -346,6 +346,11 @@ PACKAGE_VARIANTS = ['rcp_too_fast', 'rcp_scaled', 'one_bad_file', 'two_bad_files
                     'published_scaling', 'rcp_bypass', 'rcp_bypass_newline', 'extra_file', 'string_seed', 'one_aborted',
                     'division_mismatch', 'eval_after_target', 'float_times', 'prefixed_lines', 'crlf']
 
+# Power results go to a package of their own (GenOrgPower): the consortium's summarizer stops
+# with an AssertionError on a run without power files, which would hide every other score.
+POWER_VARIANTS = ['power', 'power_one_missing', 'power_two_missing', 'power_bad_name', 'power_node_count',
+                  'power_no_stop']
+
 # Files beside the result files, per variant. The consortium compares each line of
 # package_checker_params with "rcp-bypass" as read by readlines(), newline included: only a
 # last line without a newline takes effect.
@@ -355,6 +360,39 @@ DIR_EXTRAS = {
     'rcp_bypass_newline': {'package_checker_params': 'rcp-bypass\n'},
     'extra_file': {'notes.txt': 'not a result\n'},
 }
+
+
+def power_files(variant, n, start_ms=1700000000000):
+    """{relative path: text} of the power/ folder for n runs: two nodes and a switch per run."""
+    out = {}
+    for r in range(n):
+        if variant == 'power_one_missing' and r == 1:
+            continue
+        if variant == 'power_two_missing' and r in (1, 2):
+            continue
+        nodes = ['node_0', 'node_1']
+        if variant == 'power_bad_name' and r == 0:
+            nodes = ['node_0', 'node_5']
+        if variant == 'power_node_count' and r == 3:
+            nodes = ['node_0']
+        t0 = start_ms + r * 10_000_000 + 61_000
+        for k, node in enumerate(nodes):
+            L = Log(t0)
+            L.point('power_measurement_start', None)
+            for i in range(6):
+                L.tick(100_000)
+                L.point('power_reading', 5200.0 + 37.5 * i + 11 * k + r, unit='W')
+            if variant != 'power_no_stop':
+                L.tick(1000)
+                L.point('power_measurement_stop', None)
+            if k == 1:
+                L.point('conversion_eff', 0.95)
+            out['power/result_%d/%s.txt' % (r, node)] = L.text()
+        L = Log(t0)
+        L.point('conversion_eff', 0.9)
+        L.point('interconnect_power_est', 850.0 + r)
+        out['power/result_%d/sw_0.txt' % r] = L.text()
+    return out
 
 
 def package_dir_logs(ruleset, benchmark, bs, mean, sizes, variant, spread=True):
@@ -476,7 +514,27 @@ def generate(rules_root, out, rounds):
         write(os.path.join(org4, 'systems', 'gen_stale.json'), system_json('gen_stale', 'closed', ruleset))
         manifest['packages'].append({'path': org3, 'ruleset': ruleset})
         manifest['packages'].append({'path': org4, 'ruleset': ruleset})
-        counts[ruleset] = {'single_logs': nsingle, 'package_logs': nlogs, 'packages': 4}
+        # Power: every variant on a benchmark of the round (a different one each round).
+        # Runs without power files stop the summarizer: those variants get a package of their own.
+        org5 = os.path.join(base, 'GenOrgPower')
+        org6 = os.path.join(base, 'GenOrgPowerMissing')
+        candidates = [b for b in BENCHMARKS[ruleset] if b != 'unet3d']  # 40 runs a directory: too slow here
+        pbench = candidates[-1 - ROUNDS.index(ruleset) % len(candidates)]
+        bs, mean, sizes, spread = rcp_choice(rules_root, ruleset, pbench)
+        logs = package_dir_logs(ruleset, pbench, bs, mean, sizes, 'compliant', spread)
+        for variant in POWER_VARIANTS:
+            system = 'gen_' + variant
+            org5 = os.path.join(base, 'GenOrgPowerMissing' if 'missing' in variant else 'GenOrgPower')
+            d = os.path.join(org5, 'results', system, pbench)
+            for r, text in enumerate(logs):
+                write(os.path.join(d, 'result_%d.txt' % r), text)
+                nlogs += 1
+            for fname, text in power_files(variant, len(logs)).items():
+                write(os.path.join(d, fname), text)
+            write(os.path.join(org5, 'systems', system + '.json'), system_json(system, 'closed', ruleset))
+        manifest['packages'].append({'path': os.path.join(base, 'GenOrgPower'), 'ruleset': ruleset})
+        manifest['packages'].append({'path': org6, 'ruleset': ruleset})
+        counts[ruleset] = {'single_logs': nsingle, 'package_logs': nlogs, 'packages': 6}
     manifest['counts'] = counts
     write(os.path.join(out, 'manifest.json'), json.dumps(manifest, indent=1) + '\n')
     return manifest

@@ -261,7 +261,7 @@ def main():
                 rep.ids.add('%s/%s/score-%s/%s' % (rnd, name, mode, key))
                 om = ourmap.get(key, {}).get('score_minutes')
                 tm = t['scores'].get(key, {}).get('minutes')
-                oe = ourmap.get(key, {}).get('energy')
+                oe = ourmap.get(key, {}).get('energy_joules')
                 te = t['scores'].get(key, {}).get('energy')
                 if not close(oe, te):
                     rep.differ('%s/%s/energy-%s/%s' % (rnd, name, mode, key), '%s energy of %s/results/%s' % (mode, org, key),

@@ -21,3 +21,21 @@ add_test(NAME reference_skip
          COMMAND ${CMAKE_COMMAND} -DTESTS=$<TARGET_FILE:referee_tests> -DCTEST=${CMAKE_CTEST_COMMAND}
                  -DBUILD_DIR=${CMAKE_BINARY_DIR} -P ${CMAKE_SOURCE_DIR}/tests/skip_check.cmake
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+
+# Differential tests: every mutation class of the mutations suite, applied to
+# copies of real logs, checked by referee and by the consortium's own tools
+# (Debian's Python; tests/differential/differential.py), and a self-test that
+# the comparison catches a referee that accepts everything. Skipped (77)
+# without the reference data or the Python packages, unless CI is set.
+foreach(mode mutations selftest)
+  if(EXISTS /usr/bin/python3)
+    add_test(NAME differential_${mode}
+             COMMAND /usr/bin/python3 ${CMAKE_SOURCE_DIR}/tests/differential/differential.py ${mode}
+                     --referee $<TARGET_FILE:referee> --keep ${CMAKE_BINARY_DIR}/differential-findings
+             WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+  else()
+    add_test(NAME differential_${mode}
+             COMMAND sh -c "if [ -n \"$CI\" ]; then echo 'FAIL: /usr/bin/python3 is missing'; exit 1; fi; echo 'SKIPPED: /usr/bin/python3 is missing (Debian: python3)'; exit 77")
+  endif()
+  set_tests_properties(differential_${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1200)
+endforeach()

@@ -15,22 +15,7 @@ PACKAGES=(
   clang libclang-rt-dev
 )
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-  [[ "$status" == installed ]] || missing+=("$p")
-done
-
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
-  SUDO=()
-  if [[ $(id -u) -ne 0 ]]; then SUDO=(sudo); fi
-  export DEBIAN_FRONTEND=noninteractive
-  "${SUDO[@]}" apt-get update -q
-  "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-else
-  echo "setup: all ${#PACKAGES[@]} packages present"
-fi
+scripts/apt_missing.sh setup "${PACKAGES[@]}"
 
 BUILD_DIR=${BUILD_DIR:-build}
 # BUILD_DIR is for CI variants and tests of this script; the release build is build/.

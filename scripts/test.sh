@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # What CI runs (.ci/run), and the README's test command:
 #   1. scripts/setup.sh: missing Debian packages, the release build in build/
-#   2. a single-node Slurm cluster (scripts/slurm/start.sh) for the slurm
-#      suite, stopped on exit; then the release build's tests (ctest)
-#   3. an address + undefined-behaviour sanitizer build in build-asan/ (Debug,
+#   2. the Debian packages the differential tests need to run the consortium's
+#      Python tools as their oracle (python3 with numpy, scipy, pandas, yaml;
+#      referee itself never needs them), when missing
+#   3. a single-node Slurm cluster (scripts/slurm/start.sh) for the slurm
+#      suite, stopped on exit; then the release build's tests (ctest), the
+#      differential_mutations test among them
+#   4. the differential fuzz: mutated real logs checked by referee and the
+#      consortium's compliance checker for DIFF_FUZZ_SECONDS (default 60);
+#      inputs they disagree on are kept in build/differential-findings/
+#   5. an address + undefined-behaviour sanitizer build in build-asan/ (Debug,
 #      only the referee binary and the test binary) and its tests
-#   4. the libFuzzer targets built with clang in build-fuzz/, each run for
+#   6. the libFuzzer targets built with clang in build-fuzz/, each run for
 #      FUZZ_SECONDS (default 30) from a copy of its seed corpus fuzz/corpus/<target>/
 # Exits non-zero when any step fails; prints a summary at the end.
 #
 # Environment:
 #   FUZZ_SECONDS  seconds per fuzz target (default 30; 0 skips fuzzing)
+#   DIFF_FUZZ_SECONDS  seconds of differential fuzz (default 60; 0 skips it)
+#   DIFF_FUZZ_SEED     its seed (default: a new one each run, printed)
 #   JOBS          parallel build/test jobs (default: number of cores)
 #   SKIP_ASAN=1   leave out the sanitizer build (quick local runs)
 #   SKIP_FUZZ=1   leave out the fuzz build and runs
@@ -18,6 +27,8 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+DIFF_FUZZ_SECONDS=${DIFF_FUZZ_SECONDS:-60}
+DIFF_FUZZ_SEED=${DIFF_FUZZ_SEED:-}
 JOBS=${JOBS:-$(nproc)}
 SKIP_ASAN=${SKIP_ASAN:-0}
 SKIP_FUZZ=${SKIP_FUZZ:-0}
@@ -55,6 +66,10 @@ if ! step "setup + release build (build/)" scripts/setup.sh; then
   print_summary
   exit 1
 fi
+# The differential tests run the consortium's tools with Debian's Python
+# (tests/differential/differential.py).
+step "oracle packages (Debian python3, numpy, scipy, pandas, yaml)" \
+  scripts/apt_missing.sh oracle python3 python3-numpy python3-scipy python3-pandas python3-yaml
 # ------------------------------------------------------- slurm cluster
 # The slurm suite runs against a real single-node cluster (docs/slurm.md);
 # start.sh installs slurm-wlm and munge when they are missing. Stopped on exit.
@@ -67,6 +82,16 @@ trap 'scripts/slurm/stop.sh >/dev/null 2>&1 || true' EXIT
 step "slurm test cluster (scripts/slurm/start.sh)" slurm_start
 
 step "release tests (ctest build/)" ctest --test-dir build --output-on-failure -j"$JOBS"
+
+diff_fuzz() {
+  local seed=()
+  [[ -n "$DIFF_FUZZ_SEED" ]] && seed=(--seed "$DIFF_FUZZ_SEED")
+  /usr/bin/python3 tests/differential/differential.py fuzz "${seed[@]}" --seconds "$DIFF_FUZZ_SECONDS" \
+    --referee build/referee --keep build/differential-findings
+}
+if [[ "$DIFF_FUZZ_SECONDS" != 0 ]]; then
+  step "differential fuzz (${DIFF_FUZZ_SECONDS} s, referee vs the consortium's checker)" diff_fuzz
+fi
 
 # ----------------------------------------------------------- sanitizers
 

@@ -1,26 +1,34 @@
 #!/usr/bin/env bash
-# Benchmarks: builds the release binary and the Google Benchmark programs,
-# runs them, then times whole `referee check-package` runs over the real
-# packages in ../shared/mlperf and compares with the consortium's package
-# checker (about 0.9 s per MB of result logs on one core of this machine class).
+# Benchmarks: builds the release binary and the Google Benchmark programs and
+# runs them; then, in this one run and on the same data, times the
+# consortium's package checker and `referee check-package` side by side (two
+# small packages and the whole rounds 3.0 and 3.1 of ../shared/mlperf; referee
+# with --jobs 1 and with its default) and prints the ratio; then referee's
+# per-process start-up cost and an import of both rounds into a fresh store.
+# The consortium's checker needs Debian's python3-numpy, -scipy, -pandas and
+# -yaml (scripts/test.sh installs them); without them referee is timed alone.
 #
 # Environment:
 #   SHARED=DIR      the shared reference data (default ../shared)
-#   RUNS=N          timed runs per command, best taken (default 3)
-#   JOBS_LIST="1 2" --jobs values to time
+#   RUNS=N          timed runs per referee command, best taken (default 3);
+#                   the consortium's checker runs once
 #   SKIP_MICRO=1    leave out the Google Benchmark programs
+#   REFEREE_BIN=F   time this referee binary; skips scripts/setup.sh (no build)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 SHARED=${SHARED:-../shared}
+if [[ -d "$SHARED" ]]; then SHARED=$(cd "$SHARED" && pwd); fi  # the consortium's checker runs elsewhere
 RUNS=${RUNS:-3}
-JOBS_LIST=${JOBS_LIST:-"1 2"}
 SKIP_MICRO=${SKIP_MICRO:-0}
 RULES="$SHARED/mlperf/logging/mlperf_logging"
-CONSORTIUM_S_PER_MB=0.9
 
-scripts/setup.sh || exit 1
-BIN=build/referee
+if [[ -n "${REFEREE_BIN:-}" ]]; then
+  BIN=$REFEREE_BIN
+else
+  scripts/setup.sh || exit 1
+  BIN=build/referee
+fi
 
 # ------------------------------------------------------- micro benchmarks
 
@@ -42,123 +50,160 @@ if [[ "$SKIP_MICRO" != 1 ]]; then
   done
 fi
 
-# ---------------------------------------------------- whole commands
+# ------------------------------------------- side by side with the consortium
 
-now() { date +%s.%N; }
-# best_time CMD...: sets best (the shortest wall time of RUNS runs, in
-# seconds) and last_rc (the exit status of the last run).
-best="" last_rc=0
-best_time() {
-  local t0 t1 d i
-  best=""
-  for ((i = 0; i < RUNS; i++)); do
-    t0=$(now)
-    "$@" >/dev/null 2>&1
-    last_rc=$?
-    t1=$(now)
-    d=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-    if [[ -z "$best" ]] || awk -v d="$d" -v b="$best" 'BEGIN { exit !(d < b) }'; then best=$d; fi
-  done
-}
+# Both tools on the same data in this one run: the consortium's package
+# checker (Debian's /usr/bin/python3, mlperf_logging from $SHARED, one process
+# per organisation, on a temporary copy since it writes scaling.json files and
+# a log) and `referee check-package` (one process; --jobs 1, then the default).
+# ratio = consortium's wall time / referee's wall time.
 
-# MB of result logs under a folder.
-result_mb() {
-  find "$1" -type f -name 'result_*.txt' -printf '%s\n' | awk '{ s += $1 } END { printf "%.2f", s / 1e6 }'
-}
-cat_results() { find "$1" -type f -name 'result_*.txt' -print0 | xargs -0 cat >/dev/null; }
-
-have_check_package=0
-if "$BIN" check-package --help >/dev/null 2>&1; then have_check_package=1; fi
-if ((!have_check_package)); then
-  echo "bench: $BIN has no check-package command yet; timing only the floor (cat)" >&2
-fi
 if [[ ! -d "$RULES" ]]; then
   echo "bench: no rules at $RULES; skipping whole-command timings" >&2
   exit 0
 fi
+PY=/usr/bin/python3
+have_consortium=1
+if ! PYTHONPATH="$SHARED/mlperf/logging" "$PY" -c 'import numpy, scipy, pandas, yaml, mlperf_logging.package_checker' 2>/dev/null; then
+  echo "bench: the consortium's package checker does not import (Debian: python3-numpy python3-scipy" \
+    "python3-pandas python3-yaml); timing referee alone" >&2
+  have_consortium=0
+fi
 
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+# Sets cpu_now: CPU seconds (user + system) used so far by this shell's
+# finished children (`times` runs in this shell, not in a subshell).
+cpu_now=0
+child_cpu() {
+  times >"$TMP/times"
+  cpu_now=$(awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); s += p[1] * 60 + p[2] } printf "%.3f", s }' "$TMP/times")
+}
+# best_time CMD...: runs CMD RUNS times; sets best (the shortest wall time, in
+# seconds), best_cpu (that run's CPU seconds) and last_rc (the exit status of
+# the last run).
+best="" best_cpu="" last_rc=0
+best_time() {
+  local t0 t1 c0 c1 d i
+  best=""
+  for ((i = 0; i < RUNS; i++)); do
+    child_cpu
+    c0=$cpu_now
+    t0=$(now)
+    "$@" >/dev/null 2>&1
+    last_rc=$?
+    t1=$(now)
+    child_cpu
+    c1=$cpu_now
+    d=$(elapsed "$t0" "$t1")
+    if [[ -z "$best" ]] || awk -v d="$d" -v b="$best" 'BEGIN { exit !(d < b) }'; then
+      best=$d
+      best_cpu=$(elapsed "$c0" "$c1")
+    fi
+  done
+}
+result_mb() {
+  find -L "$@" -type f -name 'result_*.txt' -printf '%s\n' | awk '{ s += $1 } END { printf "%.1f", s / 1e6 }'
+}
+ratio() { awk -v c="$1" -v r="$2" 'BEGIN { if (c == "" || r <= 0) print "-"; else printf "%.0fx", c / r }'; }
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/referee-bench.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+# consortium ORG_COPY... RULESET: runs the package checker once per
+# organisation (its unit of work), from $TMP; sets cons_s (total wall time) and
+# cons_verdict (pass when every organisation passed).
+cons_s="" cons_cpu="" cons_verdict=""
+consortium() {
+  local ruleset=${*: -1} n=$(($# - 1)) t0 t1 c0 c1 org
+  cons_verdict=pass
+  child_cpu
+  c0=$cpu_now
+  t0=$(now)
+  for org in "${@:1:$n}"; do
+    (cd "$TMP" && PYTHONPATH="$SHARED/mlperf/logging" "$PY" -m mlperf_logging.package_checker "$org" training "$ruleset" \
+      --log_output "$TMP/package_checker.log" >"$TMP/cons.out" 2>&1)
+    grep -q 'PACKAGE CHECKER FOUND NO ERRORS' "$TMP/cons.out" || cons_verdict=fail
+  done
+  t1=$(now)
+  child_cpu
+  c1=$cpu_now
+  cons_s=$(elapsed "$t0" "$t1")
+  cons_cpu=$(elapsed "$c0" "$c1")
+}
+
+# side_by_side LABEL RULESET PATH...: one table row; PATH is organisations of
+# one round or a round folder.
 rows=()
-row() { rows+=("$(printf '%-28s %-10s %8s %8s %9s %9s  %s' "$@")"); }
-row "package" "command" "MB" "seconds" "MB/s" "vs 0.9s/MB" "note"
+row() { rows+=("$(printf '%-26s %6s %10s %8s %7s %8s %7s %9s  %s' "$@")"); }
+row "work" "MB" "consortium" "ref -j1" "ratio" "ref -j$(nproc)" "ratio" "CPU ratio" "verdicts (consortium / referee)"
+side_by_side() {
+  local label=$1 ruleset=$2
+  shift 2
+  local mb orgs=() copies=() p o
+  mb=$(result_mb "$@")
+  for p in "$@"; do
+    if [[ -d "$p/results" ]]; then orgs+=("$p"); else for o in "$p"/*/; do [[ -d "$o/results" ]] && orgs+=("${o%/}"); done; fi
+  done
+  cons_s="" cons_cpu="" cons_verdict="-"
+  if ((have_consortium)); then
+    rm -rf "$TMP/copy" && mkdir -p "$TMP/copy"
+    for o in "${orgs[@]}"; do
+      cp -RL "$o" "$TMP/copy/" && chmod -R u+w "$TMP/copy/$(basename "$o")"
+      copies+=("$TMP/copy/$(basename "$o")")
+    done
+    consortium "${copies[@]}" "$ruleset"
+  fi
+  best_time "$BIN" check-package "$@" --ruleset "training-$ruleset" --rules "$RULES" --jobs 1
+  local r1=$best c1=$best_cpu rv
+  case $last_rc in 0) rv=pass ;; 1) rv=fail ;; *) rv="exit $last_rc" ;; esac
+  best_time "$BIN" check-package "$@" --ruleset "training-$ruleset" --rules "$RULES"
+  local rn=$best
+  row "$label" "$mb" "${cons_s:--}" "$r1" "$(ratio "$cons_s" "$r1")" "$rn" "$(ratio "$cons_s" "$rn")" \
+    "$(ratio "$cons_cpu" "$c1")" "$cons_verdict / $rv"
+}
 
-declare -A tot_mb=() tot_s=()
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+R30="$SHARED/mlperf/training_results_v3.0"
+R31="$SHARED/mlperf/training_results_v3.1"
+[[ -d "$R31/Azure+NVIDIA" ]] && side_by_side "3.1 Azure+NVIDIA" 3.1.0 "$R31/Azure+NVIDIA"
+[[ -d "$R30/Azure" ]] && side_by_side "3.0 Azure" 3.0.0 "$R30/Azure"
+[[ -d "$R30" ]] && side_by_side "round 3.0 (whole folder)" 3.0.0 "$R30"
+[[ -d "$R31" ]] && side_by_side "round 3.1 (whole folder)" 3.1.0 "$R31"
+
+# ------------------------------------------------------------ start-up
+
+# Per-process cost before any work: the mean of 20 runs of each command.
+mean_time() {
+  local t0 t1 i
+  t0=$(now)
+  for ((i = 0; i < 20; i++)); do "$@" >/dev/null 2>&1; done
+  t1=$(now)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 20 * 1000 }'
+}
+startup_version=$(mean_time "$BIN" --version)
+startup_rules=$(mean_time "$BIN" check /dev/null --ruleset training-3.1.0 --rules "$RULES")
+
+# ------------------------------------------------------------ import
+
+db="$TMP/bench.db"
+t0=$(now)
+ok=1
 for round in v3.0 v3.1; do
   dir="$SHARED/mlperf/training_results_$round"
   [[ -d "$dir" ]] || continue
-  ruleset="training-${round#v}.0"
-  for org in "$dir"/*/; do
-    org=${org%/}
-    [[ -d "$org/results" ]] || continue
-    name="$round/$(basename "$org")"
-    mb=$(result_mb "$org")
-    cat_results "$org"  # warm the page cache
-    best_time cat_results "$org"
-    s=$best
-    row "$name" "cat" "$mb" "$s" "$(awk -v m="$mb" -v s="$s" 'BEGIN { printf "%.0f", m / s }')" "" "floor"
-    if ((have_check_package)); then
-      for n in $JOBS_LIST; do
-        best_time "$BIN" check-package "$org" --ruleset "$ruleset" --rules "$RULES" --jobs "$n"
-        s=$best
-        note=""
-        case $last_rc in
-          0) note="compliant" ;;
-          1) note="not compliant" ;;
-          *) note="exit $last_rc (could not check)" ;;
-        esac
-        mbps=$(awk -v m="$mb" -v s="$s" 'BEGIN { printf "%.1f", m / s }')
-        ratio=$(awk -v m="$mb" -v s="$s" -v c="$CONSORTIUM_S_PER_MB" 'BEGIN { printf "%.0fx", m * c / s }')
-        row "$name" "-j$n" "$mb" "$s" "$mbps" "$ratio" "$note"
-        tot_mb[$n]=$(awk -v a="${tot_mb[$n]:-0}" -v b="$mb" 'BEGIN { printf "%.2f", a + b }')
-        tot_s[$n]=$(awk -v a="${tot_s[$n]:-0}" -v b="$s" 'BEGIN { printf "%.3f", a + b }')
-      done
-    fi
-  done
+  "$BIN" import "$dir" --round "training-${round#v}.0" --rules "$RULES" --db "$db" >/dev/null 2>&1 || ok=0
 done
-# A whole round in one process: start-up (dynamic loading, rule compilation) paid once.
-if ((have_check_package)); then
-  declare -A round_mb=() round_s=()
-  for round in v3.0 v3.1; do
-    dir="$SHARED/mlperf/training_results_$round"
-    [[ -d "$dir" ]] || continue
-    ruleset="training-${round#v}.0"
-    mb=$(result_mb "$dir")
-    for n in $JOBS_LIST; do
-      best_time "$BIN" check-package "$dir" --ruleset "$ruleset" --rules "$RULES" --jobs "$n"
-      row "$round (one process)" "-j$n" "$mb" "$best" "$(awk -v m="$mb" -v s="$best" 'BEGIN { printf "%.1f", m / s }')" \
-        "$(awk -v m="$mb" -v s="$best" -v c="$CONSORTIUM_S_PER_MB" 'BEGIN { printf "%.0fx", m * c / s }')" ""
-      round_mb[$n]=$(awk -v a="${round_mb[$n]:-0}" -v b="$mb" 'BEGIN { printf "%.2f", a + b }')
-      round_s[$n]=$(awk -v a="${round_s[$n]:-0}" -v b="$best" 'BEGIN { printf "%.3f", a + b }')
-    done
-  done
-  for n in $JOBS_LIST; do
-    [[ -n "${round_mb[$n]:-}" ]] || continue
-    m=${round_mb[$n]} s=${round_s[$n]}
-    row "both rounds (2 processes)" "-j$n" "$m" "$s" "$(awk -v m="$m" -v s="$s" 'BEGIN { printf "%.1f", m / s }')" \
-      "$(awk -v m="$m" -v s="$s" -v c="$CONSORTIUM_S_PER_MB" 'BEGIN { printf "%.0fx", m * c / s }')" ""
-  done
-  # Importing both rounds into a fresh store.
-  db=$(mktemp -d)/bench.db
-  t0=$(now)
-  ok=1
-  for round in v3.0 v3.1; do
-    dir="$SHARED/mlperf/training_results_$round"
-    [[ -d "$dir" ]] || continue
-    "$BIN" import "$dir" --round "training-${round#v}.0" --rules "$RULES" --db "$db" >/dev/null 2>&1 || ok=0
-  done
-  t1=$(now)
-  row "import both rounds" "-j$(nproc)" "" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" "" "" \
-    "$([[ $ok == 1 ]] && echo "store $(du -h "$db" | cut -f1)" || echo failed)"
-  rm -rf "$(dirname "$db")"
-fi
-
-for n in $JOBS_LIST; do
-  [[ -n "${tot_mb[$n]:-}" ]] || continue
-  m=${tot_mb[$n]} s=${tot_s[$n]}
-  row "all packages" "-j$n" "$m" "$s" "$(awk -v m="$m" -v s="$s" 'BEGIN { printf "%.1f", m / s }')" \
-    "$(awk -v m="$m" -v s="$s" -v c="$CONSORTIUM_S_PER_MB" 'BEGIN { printf "%.0fx", m * c / s }')" \
-    "consortium: $(awk -v m="$m" -v c="$CONSORTIUM_S_PER_MB" 'BEGIN { printf "%.0f s", m * c }')"
-done
+t1=$(now)
+import_s=$(elapsed "$t0" "$t1")
 
 echo
-echo "==== whole commands (best of $RUNS; ratio = consortium's 0.9 s/MB time / referee's time)"
+echo "==== side by side: the consortium's package checker and referee check-package on the same data"
+echo "     (wall seconds; referee best of $RUNS; ratio = consortium / referee; CPU ratio: the same with"
+echo "     CPU seconds, consortium / referee -j1; $(nproc) cores, load average $load_before before, $(cut -d' ' -f1-3 /proc/loadavg) after)"
 printf '%s\n' "${rows[@]}"
+echo
+echo "==== referee per process"
+echo "start-up (referee --version):                          $startup_version ms"
+echo "start-up + one round's rules (referee check /dev/null): $startup_rules ms"
+echo "import both rounds into a fresh store:                  ${import_s} s$([[ $ok == 1 ]] || echo " (failed)")"

@@ -270,10 +270,17 @@ def fuzz_sources(ref):
     return out
 
 
-def make_case(sources, seed, case):
+OTHER_RULESETS = ['3.0.0', '3.1.0', '4.0.0', '4.1.0', '5.0.0', '5.1.0']
+
+
+def make_case(sources, seed, case, other_rulesets=False):
+    """A mutated log and the rule set to check it against: its round's, or with
+    other_rulesets, in one case of three a rule set of another round (3.0 to 5.1)."""
     rng = random.Random('%d:%d' % (seed, case))
     path, ruleset = rng.choice(sources)
     text, what = mut.random_mutation(rng, mut.read_text(path))
+    if other_rulesets and rng.random() < 1 / 3:
+        ruleset = rng.choice(OTHER_RULESETS)
     return path, ruleset, text, what
 
 
@@ -283,7 +290,8 @@ def run_fuzz(args, oracle, referee):
     if not sources:
         skip_or_fail('no result files under %s/mlperf' % ref)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
-    rerun = 'tests/differential/differential.py fuzz --seed %d' % seed
+    rerun = 'tests/differential/differential.py fuzz --seed %d%s' % (
+        seed, ' --other-rulesets' if args.other_rulesets else '')
     print('fuzz: seed %d, %d source logs, up to %d cases in %d s (rerun: %s)' % (
         seed, len(sources), args.count, args.seconds, rerun))
     tmp = tempfile.mkdtemp(prefix='referee-fuzz-')
@@ -319,7 +327,7 @@ def run_fuzz(args, oracle, referee):
         for case in cases:
             if args.case is None and time.time() > t_end:
                 break
-            src, rs, text, what = make_case(sources, seed, case)
+            src, rs, text, what = make_case(sources, seed, case, args.other_rulesets)
             path = os.path.join(tmp, 'case%d_%s' % (case, os.path.basename(src)))
             mut.write_text(path, text)
             cons = oracle.check_file(path, rs)
@@ -355,7 +363,7 @@ def run_selftest(args, oracle):
             f.write(FAKE_REFEREE)
         os.chmod(fake, 0o755)
         keep_dir = os.path.join(tmp, 'kept')
-        ns = argparse.Namespace(seed=7, count=40, seconds=600, case=None, keep=keep_dir)
+        ns = argparse.Namespace(seed=7, count=40, seconds=600, case=None, keep=keep_dir, other_rulesets=False)
         found = run_fuzz(ns, oracle, Referee(fake, '/nonexistent'))
         kept = [n for n in os.listdir(keep_dir) if n.endswith('.why.txt')] if os.path.isdir(keep_dir) else []
         print('self-test: %d disagreements found with a referee that accepts everything, %d inputs kept' % (
@@ -376,6 +384,8 @@ def main():
     ap.add_argument('--seconds', type=float, default=float(os.environ.get('FUZZ_SECONDS', 60)),
                     help='fuzz time budget (default $FUZZ_SECONDS, else 60)')
     ap.add_argument('--case', type=int, help='redo one fuzz case of --seed')
+    ap.add_argument('--other-rulesets', action='store_true',
+                    help="fuzz: check one log in three against another round's rule set (3.0 to 5.1)")
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
     warnings.simplefilter('ignore')  # the consortium's UserWarnings (more than one seed, ...) are not verdicts

@@ -1,3 +1,4 @@
+#include <exception>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -27,5 +28,18 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : referee::cli::kCannotCheck;
   }
-  return handler ? handler() : referee::cli::kCannotCheck;
+  if (!handler) return referee::cli::kCannotCheck;
+  // Last resort: commands report bad input as messages; anything that still
+  // escapes (a library's exception, a bug) ends with a message and exit code 2,
+  // never with an abort.
+  try {
+    return handler();
+  } catch (const std::exception& e) {
+    std::cerr << "referee: could not finish '" << (argc > 1 ? argv[1] : "") << "': " << e.what()
+              << " (an unexpected error; exit code 2)\n";
+  } catch (...) {
+    std::cerr << "referee: could not finish '" << (argc > 1 ? argv[1] : "")
+              << "': an unexpected error of unknown type (exit code 2)\n";
+  }
+  return referee::cli::kCannotCheck;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <mutex>
 #include <unordered_map>
@@ -1741,9 +1743,82 @@ Value min_max(std::vector<Value>& a, bool is_min) {
   return best;
 }
 
+// A decimal number in a format string, as CPython's get_integer reads it:
+// above PY_SSIZE_T_MAX it is "Too many decimal digits in format string".
+int64_t format_number(const std::string& digits) {
+  int64_t n = 0;
+  for (char c : digits) {
+    int d = c - '0';
+    if (n > (INT64_MAX - d) / 10) raise("ValueError", "Too many decimal digits in format string");
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// One replacement field's format spec, for the subset rule files use:
+// [sign][#][0][width][.precision][type] with type f F e E g G d or none.
+// Anything else raises ValueError, as an unsupported spec must not pass.
+std::string format_value(const Value& v, const std::string& spec) {
+  if (spec.empty()) return py_str(v);
+  size_t i = 0;
+  std::string flags;
+  if (i < spec.size() && (spec[i] == '+' || spec[i] == '-' || spec[i] == ' ')) flags += spec[i++];
+  if (i < spec.size() && spec[i] == '#') flags += spec[i++];
+  if (i < spec.size() && spec[i] == '0') flags += spec[i++];
+  std::string width, precision;
+  while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') width += spec[i++];
+  bool has_precision = false;
+  if (i < spec.size() && spec[i] == '.') {
+    has_precision = true;
+    ++i;
+    while (i < spec.size() && spec[i] >= '0' && spec[i] <= '9') precision += spec[i++];
+    if (precision.empty()) raise("ValueError", "Format specifier missing precision");
+  }
+  // Python reads the numbers before it looks at the rest of the spec.
+  int64_t w = width.empty() ? -1 : format_number(width);
+  int64_t p = precision.empty() ? -1 : format_number(precision);
+  std::string type = spec.substr(i);
+  static const std::string kTypes = "fFeEgGd";
+  if (type.size() != 1 || kTypes.find(type[0]) == std::string::npos)
+    raise("ValueError", "format spec '" + spec + "' is not supported");
+  constexpr int64_t kMaxField = 4096;
+  if (w > kMaxField || p > kMaxField)
+    raise("ValueError", "format width or precision above " + std::to_string(kMaxField) + " is not supported: '" + spec + "'");
+  std::string cfmt = "%" + flags + width + (has_precision ? "." + precision : std::string());
+  std::string out;
+  if (type[0] == 'd') {
+    if (v.kind != VKind::Int && v.kind != VKind::Bool)
+      raise("ValueError", std::string("Unknown format code 'd' for object of type '") + py_type_name(v) + "'");
+    if (has_precision) raise("ValueError", "Precision not allowed in integer format specifier");
+    if (flags.find('#') != std::string::npos) raise("ValueError", "Alternate form (#) not allowed with integer format specifier 'd'");
+    cfmt += "lld";
+    long long x = v.kind == VKind::Int ? static_cast<long long>(v.i) : static_cast<long long>(v.b);
+    int n = std::snprintf(nullptr, 0, cfmt.c_str(), x);
+    out.resize(static_cast<size_t>(n) + 1);
+    std::snprintf(out.data(), out.size(), cfmt.c_str(), x);
+  } else {
+    if (!v.is_num())
+      raise("ValueError", std::string("Unknown format code '") + type + "' for object of type '" + py_type_name(v) + "'");
+    cfmt += type;
+    double x = v.as_double();
+    if (std::isnan(x)) x = std::fabs(x);  // Python prints "nan", never "-nan"
+    int n = std::snprintf(nullptr, 0, cfmt.c_str(), x);
+    out.resize(static_cast<size_t>(n) + 1);
+    std::snprintf(out.data(), out.size(), cfmt.c_str(), x);
+  }
+  out.pop_back();
+  return out;
+}
+
+// str.format with positional fields: {} {0} {0:spec} {0!r} {0!s}, {{ and }}.
 std::string format_str(const std::string& fmt, const std::vector<Value>& args) {
   std::string out;
   size_t auto_idx = 0;
+  enum { kNone, kAuto, kManual } numbering = kNone;
   for (size_t i = 0; i < fmt.size(); ++i) {
     char c = fmt[i];
     if (c == '{') {
@@ -1757,31 +1832,45 @@ std::string format_str(const std::string& fmt, const std::vector<Value>& args) {
         spec = field.substr(colon + 1);
         field = field.substr(0, colon);
       }
-      size_t idx = auto_idx;
-      if (field.empty()) ++auto_idx;
-      else if (std::all_of(field.begin(), field.end(), ::isdigit)) idx = std::stoul(field);
-      else raise("KeyError", "'" + field + "'");
-      if (idx >= args.size()) raise("IndexError", "Replacement index " + std::to_string(idx) + " out of range");
-      const Value& v = args[idx];
-      if (spec.empty()) {
-        out += py_str(v);
-      } else if (v.is_num() && !spec.empty() && (spec.back() == 'f' || spec.back() == 'e' || spec.back() == 'g' || spec.back() == 'd')) {
-        char buf[128];
-        std::string cfmt = "%" + spec;
-        if (spec.back() == 'd') {
-          cfmt.insert(cfmt.size() - 1, "ll");
-          std::snprintf(buf, sizeof buf, cfmt.c_str(), static_cast<long long>(to_int(v).i));
-        } else {
-          std::snprintf(buf, sizeof buf, cfmt.c_str(), v.as_double());
-        }
-        out += buf;
-      } else {
-        raise("ValueError", "format spec '" + spec + "' is not supported");
+      char conversion = 0;
+      size_t bang = field.find('!');
+      if (bang != std::string::npos) {
+        std::string conv = field.substr(bang + 1);
+        field = field.substr(0, bang);
+        if (conv.size() != 1) raise("ValueError", "expected ':' after conversion specifier");
+        if (conv[0] != 'r' && conv[0] != 's') raise("ValueError", "Unknown conversion specifier " + conv);
+        conversion = conv[0];
       }
+      size_t idx = 0;
+      if (field.empty()) {
+        if (numbering == kManual)
+          raise("ValueError", "cannot switch from manual field specification to automatic field numbering");
+        numbering = kAuto;
+        idx = auto_idx++;
+      } else if (all_digits(field)) {
+        int64_t n = format_number(field);
+        if (numbering == kAuto)
+          raise("ValueError", "cannot switch from automatic field numbering to manual field specification");
+        numbering = kManual;
+        idx = static_cast<size_t>(n);
+        if (idx >= args.size())
+          raise("IndexError", "Replacement index " + std::to_string(n) + " out of range for positional args tuple");
+      } else {
+        raise("KeyError", "'" + field + "'");
+      }
+      if (idx >= args.size())
+        raise("IndexError", "Replacement index " + std::to_string(idx) + " out of range for positional args tuple");
+      const Value& v = args[idx];
+      if (conversion == 'r') out += format_value(Value::str(py_repr(v)), spec);
+      else if (conversion == 's') out += format_value(Value::str(py_str(v)), spec);
+      else out += format_value(v, spec);
       i = close;
       continue;
     }
-    if (c == '}' && i + 1 < fmt.size() && fmt[i + 1] == '}') { out += '}'; ++i; continue; }
+    if (c == '}') {
+      if (i + 1 < fmt.size() && fmt[i + 1] == '}') { out += '}'; ++i; continue; }
+      raise("ValueError", "Single '}' encountered in format string");
+    }
     out += c;
   }
   return out;
@@ -2016,11 +2105,17 @@ Value call_value(const Value& fn, std::vector<Value>& a, Frame& f) {
       if (a.size() == 1) hi = as_index(a[0]);
       else { lo = as_index(a[0]); hi = as_index(a[1]); if (a.size() == 3) step = as_index(a[2]); }
       if (step == 0) raise("ValueError", "range() arg 3 must not be zero");
+      // The length first: a huge range fails at once instead of after
+      // building ten million values. Building it counts as loop steps.
+      __int128 span = step > 0 ? static_cast<__int128>(hi) - lo : static_cast<__int128>(lo) - hi;
+      __int128 n = span <= 0 ? 0 : (span + (step > 0 ? step : -static_cast<__int128>(step)) - 1) /
+                                       (step > 0 ? step : -static_cast<__int128>(step));
+      if (n > 10'000'000) raise("MemoryError", "range too large");
+      f.steps += static_cast<int>(n);
+      if (f.steps > kMaxSteps) raise("RuntimeError", "loop ran too long");
       std::vector<Value> v;
-      for (__int128 i = lo; step > 0 ? i < hi : i > hi; i += step) {
-        if (v.size() > 10'000'000) raise("MemoryError", "range too large");
-        v.push_back(Value::integer(static_cast<int64_t>(i)));
-      }
+      v.reserve(static_cast<size_t>(n));
+      for (__int128 i = lo; step > 0 ? i < hi : i > hi; i += step) v.push_back(Value::integer(static_cast<int64_t>(i)));
       return Value::list(std::move(v));
     }
     case Builtin::IsInteger: want_args(a, 1, 1, "is_integer"); return Value::boolean(py_is_integer(a[0]));

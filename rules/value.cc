@@ -153,13 +153,24 @@ std::string py_repr(const Value& v) {
     case VKind::Int: return std::to_string(v.i);
     case VKind::Float: return float_repr(v.f);
     case VKind::Str: {
-      std::string out = "'";
-      for (char c : v.s()) {
-        if (c == '\'' || c == '\\') out += '\\';
-        if (c == '\n') { out += "\\n"; continue; }
-        out += c;
+      // Python's repr: single quotes unless the text has one and no double quote.
+      const std::string& t = v.s();
+      char q = t.find('\'') != std::string::npos && t.find('"') == std::string::npos ? '"' : '\'';
+      std::string out(1, q);
+      for (char c : t) {
+        unsigned char u = static_cast<unsigned char>(c);
+        if (c == q || c == '\\') { out += '\\'; out += c; }
+        else if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (u < 0x20 || (u >= 0x7f && u <= 0xa0) || u == 0xad) {  // not printable in latin-1
+          static const char* hex = "0123456789abcdef";
+          out += "\\x";
+          out += hex[u >> 4];
+          out += hex[u & 15];
+        } else out += c;
       }
-      return out + "'";
+      return out + q;
     }
     case VKind::List:
     case VKind::Tuple: {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <filesystem>
 #include <regex>
 
 namespace referee::rules {
@@ -123,22 +125,22 @@ class Run : public Host {
       f.found = "none";
       f.hint = "is this the right file? result files hold the MLLOG output of one run";
       msgs_.put("", std::move(f));
+      // Not a log: that is the reason, alone. The consortium's checker also
+      // runs every rule over no lines, and fails for the same reason with
+      // dozens of "missing" messages that say nothing more.
+      msgs_.finish(&out);
+      return out;
     }
-    queue_.push_back(entry.empty() ? rules_.entry() : entry);
+    queue_.push_back(Enqueued{entry.empty() ? rules_.entry() : entry, "", "", UINT32_MAX});
     size_t guard = 0;
     while (!queue_.empty()) {
-      std::string rel = queue_.front();
+      Enqueued item = std::move(queue_.front());
       queue_.erase(queue_.begin());
       if (++guard > 1000) break;  // enqueue loops
-      const RuleFile* rf = rules_.file(rel);
+      std::string why;
+      const RuleFile* rf = rules_.resolve(item.rel, &why);
       if (!rf) {
-        Finding f;
-        f.rule = "enqueue_config";
-        f.message = "Could not find config file: " + rel;
-        f.expected = "a rule file " + rel + " in " + rules_.checker_root();
-        f.found = "no such file";
-        f.hint = "the log names a benchmark or division this rule set does not have (see submission_benchmark and submission_division)";
-        msgs_.put("", std::move(f));
+        msgs_.put("", missing_file(item, why));
         continue;
       }
       run_file(*rf);
@@ -148,7 +150,9 @@ class Run : public Host {
   }
 
   // Host
-  void enqueue_config(const std::string& path) override { queue_.push_back(path); }
+  void enqueue_config(const std::string& path) override {
+    queue_.push_back(Enqueued{path, cur_file_ ? base_name(cur_file_->rel) : "", cur_key_, cur_slot_});
+  }
 
   void load_line_value(const LineObj& line) override {
     line.value = line_value_from_json(line.json);
@@ -179,6 +183,63 @@ class Run : public Host {
       s.obj.h = std::move(l);
     }
     return s.obj;
+  }
+
+  // A rule file to run, and the code that asked for it.
+  struct Enqueued {
+    std::string rel;
+    std::string by_file;  // the rule file whose code enqueued it ("" for the entry)
+    std::string by_key;   // the KEY record whose code did, "" for BEGIN/END code
+    size_t slot;          // the log line that code ran for, UINT32_MAX when none
+  };
+
+  // "Could not find config file", and when the path was built from a logged
+  // value, which line, key and value chose it.
+  Finding missing_file(const Enqueued& item, const std::string& why) {
+    Finding f;
+    f.rule = "enqueue_config";
+    f.message = "Could not find config file: " + item.rel;
+    f.expected = "a rule file " + item.rel + " under " + rules_.checker_root();
+    f.found = why;
+    f.hint = "the log names a benchmark or division this rule set does not have (see submission_benchmark and submission_division)";
+    if (item.slot == UINT32_MAX || item.slot >= slots_.size()) return f;
+    Value v = line_value(static_cast<uint32_t>(item.slot));
+    std::string text = v.kind == VKind::None ? "" : py_str(v);
+    f.line = line_of(item.slot);
+    f.key = item.by_key;
+    f.log_text = line_text(item.slot);
+    size_t at = text.empty() ? std::string::npos : item.rel.find(text);
+    if (at == std::string::npos) {
+      f.message += " (enqueued by " + item.by_file + " KEY " + item.by_key + " for this line)";
+      return f;
+    }
+    f.rule = item.by_file + " KEY " + item.by_key + " enqueue_config";
+    f.message = "Could not find config file: " + item.rel + ", chosen by the logged value " + item.by_key + " = " +
+                clip(py_repr(v), 80);
+    // Which values would have found a file: the path with the value as a wildcard.
+    std::string head = item.rel.substr(0, at), tail = item.rel.substr(at + text.size());
+    std::vector<std::string> values;
+    std::error_code ec;
+    std::filesystem::path dir = std::filesystem::path(rules_.checker_root()) / std::filesystem::path(item.rel).parent_path();
+    std::string dir_rel = std::filesystem::path(item.rel).parent_path().generic_string();
+    std::string dir_prefix = dir_rel.empty() ? "" : dir_rel + "/";
+    if (head.rfind(dir_prefix, 0) == 0 && tail.find('/') == std::string::npos && std::filesystem::is_directory(dir, ec)) {
+      std::string name_head = head.substr(dir_prefix.size());
+      for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+        std::string name = e.path().filename().string();
+        if (name.size() > name_head.size() + tail.size() && name.rfind(name_head, 0) == 0 &&
+            name.compare(name.size() - tail.size(), tail.size(), tail) == 0)
+          values.push_back(name.substr(name_head.size(), name.size() - name_head.size() - tail.size()));
+      }
+      std::sort(values.begin(), values.end());
+    }
+    std::string listed;
+    for (const auto& x : values) listed += (listed.empty() ? "'" : ", '") + x + "'";
+    f.expected = "a value of '" + item.by_key + "' with a rule file " + head + "<value>" + tail +
+                 (listed.empty() ? "" : ": one of " + listed);
+    f.found = item.by_key + " = " + clip(py_repr(v), 80) + " (" + item.rel + ": " + why + ")";
+    f.hint = "the rules check '" + item.by_key + "' further only for the values they have a file for; log one of them, or submit to the open division";
+    return f;
   }
 
   uint32_t intern_key(const std::string& k) {
@@ -306,6 +367,9 @@ class Run : public Host {
   }
 
   void run_file(const RuleFile& rf) {
+    cur_file_ = &rf;
+    cur_key_.clear();
+    cur_slot_ = UINT32_MAX;
     Vars state;
     state.set(kNameS, Value::dict());
     if (rf.has_begin) {
@@ -342,6 +406,8 @@ class Run : public Host {
       if (r < 0) continue;
       const KeyRecord& rec = rf.keys[static_cast<size_t>(r)];
       occurrences[static_cast<size_t>(r)].push_back(static_cast<uint32_t>(i));
+      cur_key_ = rec.name;
+      cur_slot_ = i;
       const Value& ll = obj_or_existing(i);
       locals.vars.clear();
       Frame fr{&locals, &state, &ll, this, 0};
@@ -380,6 +446,8 @@ class Run : public Host {
       if (rec.name.find("submission_") != std::string::npos) done[static_cast<size_t>(r)] = true;
     }
 
+    cur_key_.clear();
+    cur_slot_ = UINT32_MAX;
     for (size_t r = 0; r < rf.keys.size(); ++r) {
       if (atleast_passes[r] != 0) continue;
       const KeyRecord& rec = rf.keys[r];
@@ -433,6 +501,20 @@ class Run : public Host {
         }
         if (all_same) {
           f.message = "'" + rec.name + "' is logged " + std::to_string(n) + " times with the same value (a warning only)";
+          if (rec.name == "run_start") {
+            // The summarizer's run_start: the last one before the first run_stop.
+            size_t stop = SIZE_MAX;
+            for (size_t i = 0; i < slots_.size(); ++i)
+              if (keys_[slots_[i].key] == "run_stop") {
+                stop = i;
+                break;
+              }
+            uint32_t chosen = occurrences[r][0];
+            for (uint32_t o : occurrences[r])
+              if (o < stop) chosen = o;
+            f.hint = "a relaunched run? the consortium accepts the log with this warning, and its summarizer times the "
+                     "run from the last run_start before run_stop: line " + std::to_string(line_of(chosen));
+          }
           msgs_.warn(rec.name, std::move(f));
         } else {
           f.message = n == 0 ? "required line '" + rec.name + "' is missing"
@@ -452,7 +534,13 @@ class Run : public Host {
         f.hint = "log '" + rec.name + "' with mllog";
         msgs_.put(rec.name, std::move(f));
       } else if (rec.req.rfind("AT_LEAST(", 0) == 0) {
-        size_t want = std::stoul(rec.req.substr(9));
+        // The loader admits only digits here; Python's int() has no upper bound,
+        // so a number too large for size_t saturates (no log has that many lines).
+        size_t want = 0;
+        for (char ch : rec.req.substr(9, rec.req.size() - 10)) {
+          size_t d = static_cast<size_t>(ch - '0');
+          want = want > (SIZE_MAX - d) / 10 ? SIZE_MAX : want * 10 + d;
+        }
         if (n < want) {
           Finding f;
           f.key = rec.name;
@@ -539,7 +627,10 @@ class Run : public Host {
   std::vector<std::string> keys_;
   std::vector<Value> key_values_;
   std::vector<Slot> slots_;
-  std::vector<std::string> queue_;
+  std::vector<Enqueued> queue_;
+  const RuleFile* cur_file_ = nullptr;  // what enqueue_config reports as its origin
+  std::string cur_key_;
+  size_t cur_slot_ = UINT32_MAX;
   Value loglines_;
   Messages msgs_;
 };

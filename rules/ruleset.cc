@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -207,6 +208,43 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
     hash_input += rel + '\0' + ss.str() + '\0';
     rs->files_.emplace(rel, std::move(f));
   }
+  // Other rounds' folders that the rule files name (enqueue_config paths such
+  // as 'training_3.1.0/closed_resnet_{}.yaml') count towards the hash too:
+  // their files decide verdicts of this rule set.
+  {
+    static const std::regex folder_re(R"(([A-Za-z][A-Za-z0-9]*_\d+\.\d+\.\d+(?:_[A-Za-z0-9]+)?)/)");
+    std::vector<std::string> folders{id.dir()}, pending{hash_input};
+    while (!pending.empty()) {
+      std::string text = std::move(pending.back());
+      pending.pop_back();
+      // Cheap scan: each '/' and the folder-like word before it.
+      for (size_t slash = text.find('/'); slash != std::string::npos; slash = text.find('/', slash + 1)) {
+        size_t b = slash;
+        while (b > 0 && (std::isalnum(static_cast<unsigned char>(text[b - 1])) || text[b - 1] == '_' || text[b - 1] == '.')) --b;
+        std::string word = text.substr(b, slash + 1 - b);
+        std::smatch m;
+        if (word.size() < 7 || !std::regex_match(word, m, folder_re)) continue;
+        std::string name = m[1].str();
+        if (std::find(folders.begin(), folders.end(), name) != folders.end()) continue;
+        folders.push_back(name);
+        fs::path other = fs::path(root) / "compliance_checker" / name;
+        if (!fs::is_directory(other, ec)) continue;
+        std::vector<fs::path> others;
+        for (const auto& e : fs::directory_iterator(other, ec))
+          if (e.is_regular_file() && e.path().extension() == ".yaml") others.push_back(e.path());
+        std::sort(others.begin(), others.end());
+        std::string bytes;
+        for (const auto& p : others) {
+          std::ifstream in(p, std::ios::binary);
+          std::stringstream ss;
+          ss << in.rdbuf();
+          bytes += name + "/" + p.filename().string() + '\0' + ss.str() + '\0';
+        }
+        hash_input += bytes;
+        pending.push_back(std::move(bytes));
+      }
+    }
+  }
   // RCP tables count towards the hash too: they decide verdicts.
   fs::path rcp = fs::path(root) / "rcp_checker" / id.dir();
   std::vector<fs::path> rcps;
@@ -227,6 +265,39 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
 const RuleFile* RuleSet::file(const std::string& rel) const {
   auto it = files_.find(rel);
   return it == files_.end() ? nullptr : it->second.get();
+}
+
+const RuleFile* RuleSet::resolve(const std::string& rel, std::string* why) const {
+  if (const RuleFile* f = file(rel)) return f;
+  fs::path norm = fs::path(rel).lexically_normal();
+  std::string key = norm.generic_string();
+  if (const RuleFile* f = file(key)) return f;
+  if (norm.empty() || norm.is_absolute() || key == ".." || key.rfind("../", 0) == 0) {
+    *why = "the path leaves " + checker_root();
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(extra_mu_);
+  if (auto it = extra_.find(key); it != extra_.end()) return it->second.get();
+  if (auto it = extra_errors_.find(key); it != extra_errors_.end()) {
+    *why = it->second;
+    return nullptr;
+  }
+  fs::path path = fs::path(checker_root()) / norm;
+  std::error_code ec;
+  std::string error;
+  if (!fs::is_regular_file(path, ec)) {
+    error = "no such file";
+  } else {
+    auto f = std::make_unique<RuleFile>();
+    if (load_rule_file(path.string(), key, f.get(), &error)) {
+      const RuleFile* out = f.get();
+      extra_.emplace(key, std::move(f));
+      return out;
+    }
+  }
+  extra_errors_.emplace(key, error);
+  *why = error;
+  return nullptr;
 }
 
 std::vector<std::string> list_rulesets(const std::string& root) {

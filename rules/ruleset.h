@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,13 @@ class RuleSet {
   std::string entry() const { return id_.dir() + "/common.yaml"; }
   // null when `rel` is not part of the rule set
   const RuleFile* file(const std::string& rel) const;
+  // The file enqueue_config names: `rel` is resolved from checker_root(), as
+  // the consortium does, so a rule file may enqueue another round's file
+  // ("training_3.1.0/closed_resnet_lars.yaml" from training_4.0.0). Files
+  // outside the rule set's own folder are loaded on first use and kept.
+  // null, with *why set, when there is no such file, it leaves the root, or
+  // it does not load.
+  const RuleFile* resolve(const std::string& rel, std::string* why) const;
   const std::map<std::string, std::unique_ptr<RuleFile>>& files() const { return files_; }
   // sha256 over the rule files (names and bytes), for provenance.
   const std::string& sha256() const { return sha256_; }
@@ -69,6 +77,10 @@ class RuleSet {
   RulesetId id_;
   std::string root_;
   std::map<std::string, std::unique_ptr<RuleFile>> files_;
+  // Other folders' files, loaded by resolve(); failures are kept as messages.
+  mutable std::mutex extra_mu_;
+  mutable std::map<std::string, std::unique_ptr<RuleFile>> extra_;
+  mutable std::map<std::string, std::string> extra_errors_;
   std::string sha256_;
 };
 

@@ -44,12 +44,20 @@ struct RcpOutcome {
   double norm_factor = 1.0;
   double rcp_mean = 0, rcp_stdev = 0, max_speedup = 0, min_epochs = 0, submission_mean = 0;
   std::vector<double> run_epochs;  // sorted
+  bool too_few_runs = false;       // no olympic mean: at most 2 x the dropped runs (the mean is nan)
 };
 
 class RcpTable {
  public:
   // Loads rcps_<benchmark>.json. n_runs: the benchmark's required submission runs.
-  bool load(const std::string& path, const std::string& benchmark, int n_runs, std::string* error);
+  // ruleset_version ("5.0.0"): rules that changed between rounds depend on it
+  // (llama31_405b's max speedup from 5.0.0 on).
+  bool load(const std::string& path, const std::string& benchmark, int n_runs, std::string* error,
+            const std::string& ruleset_version = "");
+  // Max speedup the evaluation uses for `rec`: the record's, except for
+  // llama31_405b from ruleset 5.0.0 on, where the consortium's checker replaces
+  // it with RCP mean / (min acceptable mean - 46080).
+  double eval_max_speedup(const RcpRecord& rec) const;
   const std::vector<RcpRecord>& records() const { return all_; }
   const std::vector<RcpRecord>& pruned() const { return pruned_; }
 
@@ -62,6 +70,7 @@ class RcpTable {
   void prune();
 
   std::string benchmark_;
+  std::string version_;
   int n_runs_ = 0;
   int drop_ = 1;
   std::vector<RcpRecord> all_;     // sorted by BS (stable)
@@ -74,6 +83,10 @@ double np_mean(const std::vector<double>& v);
 double np_std(const std::vector<double>& v);
 // One-sided p-value of the consortium's t-test (scipy ttest_ind_from_stats, equal variances).
 double one_sided_p(double m1, double s1, double n1, double m2, double s2, double n2);
+// The consortium's is_version_at_least("5.1.0", "5.0.0"): dotted integers
+// compared as tuples, the shorter padded with zeros. False when either is not
+// such a version.
+bool version_at_least(const std::string& version, const std::string& min_version);
 // Python's round(x, n) for a float.
 double py_round_to(double x, int n);
 

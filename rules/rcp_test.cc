@@ -262,6 +262,80 @@ TEST_CASE("RcpTable: lookups") {
   }
 }
 
+TEST_CASE("RcpTable: too few runs fail, and the explanation says so") {
+  TempDir dir;
+  RcpTable t = load(dir, standard_table());
+  for (int n : {1, 2}) {
+    CAPTURE(n);
+    RcpOutcome o = t.evaluate(runs(n, 14, 200), false);
+    // The consortium's olympic mean of n <= 2 runs is nan, which fails the comparison.
+    CHECK(o.status == "found");
+    CHECK_FALSE(o.pass);
+    CHECK(o.too_few_runs);
+    CHECK(std::isnan(o.submission_mean));
+    CHECK(o.explanation.find("too few runs") != std::string::npos);
+    CHECK(o.explanation.find(std::to_string(n) + " result file(s)") != std::string::npos);
+    CHECK(o.explanation.find("requires 10") != std::string::npos);
+    CHECK(o.explanation.find("faster") == std::string::npos);
+    CHECK(o.explanation.find("nan") == std::string::npos);
+  }
+  RcpOutcome three = t.evaluate(runs(3, 14, 200), false);
+  CHECK_FALSE(three.too_few_runs);
+  CHECK(three.pass);
+}
+
+TEST_CASE("RcpTable: llama31_405b's own max speedup from ruleset 5.0.0") {
+  // Expected figures come from the consortium's rcp_checker.py (mlperf_logging
+  // 4.1.59) run on the same table: RCP_Checker("training", <ruleset>,
+  // "llama31_405b", False, rcp_file=<this JSON>), then _find_rcp(bs,
+  // 'pruned_rcps') (or _create_interp_rcp between its neighbours for BS 1512),
+  // then _eval_submission_record(record, [epochs] * 3, ''), printing the
+  // record's 'Max Speedup' afterwards and the returned pass flag.
+  TempDir dir;
+  std::string json = table({record("llama31_405b_ref_1008", "llama31_405b", 1008, 300000, 30000),
+                            record("llama31_405b_ref_2016", "llama31_405b", 2016, 400000, 30000)});
+  fs::path p = dir.path / "rcps_llama31_405b.json";
+  std::ofstream(p, std::ios::binary | std::ios::trunc) << json;
+  struct Row {
+    const char* version;
+    int64_t bs;
+    double epochs;
+    double max_speedup;
+    bool pass;
+  };
+  static const Row rows[] = {
+      {"4.1.0", 1008, 250000, 1.098741424031325, false},   {"4.1.0", 1008, 280000, 1.098741424031325, true},
+      {"4.1.0", 1512, 280000, 1.0910252501771416, false},  {"5.0.0", 1008, 250000, 1.3218207225397278, true},
+      {"5.0.0", 1512, 260000, 1.2740282879343976, false},  {"5.0.0", 1512, 280000, 1.2740282879343976, true},
+      {"5.1.0", 1008, 250000, 1.3218207225397278, true},   {"5.1.0", 1512, 250000, 1.2740282879343976, false},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.version);
+    CAPTURE(r.bs);
+    CAPTURE(r.epochs);
+    RcpTable t;
+    std::string error;
+    REQUIRE_MESSAGE(t.load(p.string(), "llama31_405b", 3, &error, r.version), error);
+    RcpOutcome o = t.evaluate(runs(3, r.epochs, r.bs, "llama31_405b"), false);
+    CHECK(o.evaluated);
+    CHECK(std::fabs(o.max_speedup - r.max_speedup) < 1e-9 * r.max_speedup);
+    CHECK(o.pass == r.pass);
+  }
+  // Other benchmarks keep the record's max speedup in 5.0.0.
+  RcpTable bert = load(dir, standard_table());
+  CHECK(bert.eval_max_speedup(bert.pruned()[0]) == bert.pruned()[0].max_speedup);
+}
+
+TEST_CASE("version_at_least compares as the consortium's is_version_at_least") {
+  CHECK(version_at_least("5.0.0", "5.0.0"));
+  CHECK(version_at_least("5.1.0", "5.0.0"));
+  CHECK(version_at_least("10.0.0", "5.0.0"));
+  CHECK_FALSE(version_at_least("4.1.0", "5.0.0"));
+  CHECK(version_at_least("5.0", "5.0.0"));
+  CHECK_FALSE(version_at_least("", "5.0.0"));
+  CHECK_FALSE(version_at_least("5.x.0", "5.0.0"));
+}
+
 TEST_CASE("RcpTable: no records") {
   TempDir dir;
   RcpTable t = load(dir, "{}");

@@ -36,7 +36,9 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
   for (const auto& s : r.systems) {
     w.key(s.name).begin_object().key("valid").value(s.valid).key("errors").begin_array();
     for (const auto& e : s.errors) write_finding_json(w, e);
-    w.end_array().end_object();
+    w.end_array();
+    if (!s.warnings.empty()) write_findings_json(w, "warnings", s.warnings);
+    w.end_object();
   }
   w.end_object();
   w.key("benchmarks").begin_object();
@@ -81,6 +83,7 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
         w.key("max_speedup").value(c.max_speedup);
         w.key("min_epochs").value(c.min_epochs);
         w.key("submission_mean_epochs").value(c.submission_mean);
+        if (c.too_few_runs) w.key("too_few_runs").value(true);
       }
       if (!c.run_epochs.empty()) {
         w.key("run_epochs").begin_array();
@@ -109,6 +112,12 @@ void print_human(const rules::PackageReport& r, const rules::RuleSet& rs, const 
     os << paint(color, "31", "FAIL") << " systems/" << s.name << "\n";
     for (const auto& e : s.errors) print_finding(os, "systems/" + s.name, e, "  ");
   }
+  if (verbose)
+    for (const auto& s : r.systems)
+      for (const auto& e : s.warnings) {
+        os << paint(color, "33", "warning") << " systems/" << s.name << ": " << e.message << "\n";
+        if (!e.hint.empty()) os << "      hint:     " << e.hint << "\n";
+      }
   os << "systems: " << r.systems.size() << " checked, " << (r.systems.size() - static_cast<size_t>(bad_sys)) << " valid\n";
   int failed = 0, checked = 0;
   for (const auto& d : r.benchmarks) {
@@ -128,7 +137,9 @@ void print_human(const rules::PackageReport& r, const rules::RuleSet& rs, const 
     if (d.rcp_checked) {
       const auto& c = d.rcp;
       os << "  RCP " << c.status << (c.pass ? "" : " FAIL") << (c.bypassed ? " (bypassed)" : "");
-      if (c.evaluated)
+      if (c.evaluated && c.too_few_runs)
+        os << " (" << c.run_epochs.size() << " runs: too few for an olympic mean)";
+      else if (c.evaluated)
         os << " (mean " << fmt("%.6g", c.submission_mean) << " vs min " << fmt("%.6g", c.rcp_mean / c.max_speedup)
            << ", factor " << fmt("%.4f", c.norm_factor) << ")";
     }

@@ -104,6 +104,33 @@ std::string json_scalar(const Value& v) {
   }
 }
 
+// The result summarizer's availability map (its config.yaml): the spellings
+// systems used before the values were fixed, and the value each stands for.
+// "" when the value is not one of them.
+std::string canonical_availability(const std::string& status) {
+  static const std::pair<const char*, const char*> map[] = {
+      {"available on-premise", "Available on-premise"},
+      {"onprem", "Available on-premise"},
+      {"available", "Available on-premise"},
+      {"available onprem", "Available on-premise"},
+      {"available cloud", "Available cloud"},
+      {"cloud", "Available cloud"},
+      {"research, development, or internal (rdi)", "Research, Development, or Internal (RDI)"},
+      {"rdi", "Research, Development, or Internal (RDI)"},
+      {"research", "Research, Development, or Internal (RDI)"},
+      {"development", "Research, Development, or Internal (RDI)"},
+      {"internal", "Research, Development, or Internal (RDI)"},
+      {"preview", "Preview"},
+  };
+  std::string lower = status;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& [k, v] : map)
+    if (lower == k) return v;
+  return "";
+}
+
+}  // namespace
+
 void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, std::string* division) {
   out->name = p.filename().string();
   bool ok = false;
@@ -132,11 +159,29 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
     f.hint = "add \"" + field + "\" (use \"\" or \"N/A\" when it does not apply)";
     out->errors.push_back(f);
   }
+  Value* st = v.d().find_str("status");
+  const auto& allowed = availability_values();
+  bool status_good = st && st->kind == VKind::Str && std::find(allowed.begin(), allowed.end(), st->s()) != allowed.end();
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
+  std::string suggestion;
+  if (st && st->kind == VKind::Str)
+    if (std::string c = canonical_availability(st->s()); !c.empty() && c != st->s())
+      suggestion = "; \"" + st->s() + "\" is written \"" + c + "\" today";
+  if (st && !status_good && !facts.system_status_check) {
+    // Today's consortium checker enforces the list only from ruleset 4.0.0 on.
+    Finding f;
+    f.rule = "system description: status";
+    f.message = "status " + py_repr(*st) + " is accepted for " + facts.ruleset +
+                ": today's consortium checker requires one of the availability values only from ruleset 4.0.0 on";
+    f.expected = "one of " + list + " (from 4.0.0 on)";
+    f.found = py_repr(*st);
+    f.hint = "nothing to do for this round" + suggestion;
+    out->warnings.push_back(f);
+  }
   if (facts.system_status_check) {
-    Value* st = v.d().find_str("status");
     if (st) {
-      const auto& allowed = availability_values();
-      bool good = st->kind == VKind::Str && std::find(allowed.begin(), allowed.end(), st->s()) != allowed.end();
+      bool good = status_good;
       if (!good) {
         // The consortium replaces earlier reasons with this one.
         out->valid = false;
@@ -144,11 +189,11 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
         Finding f;
         f.rule = "system description: status";
         f.message = "Field status contains a non valid value: " + py_str(*st);
-        std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
         f.expected = "one of " + list;
         f.found = py_repr(*st);
-        f.hint = "rounds from 4.0 use the availability wording, e.g. \"Available on-premise\"";
+        f.hint = "the rule changed since " + facts.ruleset + " was reviewed: today's consortium checker refuses any "
+                 "other value for every round from 4.0.0 on, so a package published in its round with another value "
+                 "fails today" + suggestion;
         out->errors.push_back(f);
       }
     }
@@ -160,6 +205,8 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
     out->errors.push_back(std::move(f));
   }
 }
+
+namespace {
 
 // A seed's file and lineno as Python compares them in a tuple: numbers by
 // value (1272 == 1272.0 == True + 1271), everything else by type and value.
@@ -245,9 +292,21 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
   int start_key = log.find_key("run_start"), stop_key = log.find_key("run_stop");
   bool have_start = false, have_stop = false;
   for (const auto& ev : log.events) {
-    if (static_cast<int>(ev.key_id) == start_key) { rf->run_start_ms = ev.time_ms; have_start = true; }
-    if (static_cast<int>(ev.key_id) == stop_key) { rf->run_stop_ms = ev.time_ms; have_stop = true; }
-    if (have_start && have_stop) break;
+    if (static_cast<int>(ev.key_id) == start_key) {
+      if (++rf->run_starts == 1) {
+        rf->first_run_start_ms = ev.time_ms;
+        rf->first_run_start_line = ev.file_line;
+      }
+      if (!(have_start && have_stop)) {
+        rf->run_start_ms = ev.time_ms;
+        rf->run_start_line = ev.file_line;
+        have_start = true;
+      }
+    }
+    if (static_cast<int>(ev.key_id) == stop_key && !(have_start && have_stop)) {
+      rf->run_stop_ms = ev.time_ms;
+      have_stop = true;
+    }
   }
   rf->has_times = have_start && have_stop;
   if (!details) return;
@@ -560,7 +619,7 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
         std::string err;
         std::string path = rules.rcp_dir() + "/rcps_" + bench + ".json";
         int n_runs = facts.find(bench) ? facts.find(bench)->runs : rcp_submission_runs(bench);
-        bool ok = t->load(path, bench, n_runs, &err);
+        bool ok = t->load(path, bench, n_runs, &err, rules.id().version);
         cached = tables.emplace(bench, std::make_pair(ok ? std::move(t) : nullptr, err)).first;
       }
       const RcpTable* table = cached->second.first.get();
@@ -580,13 +639,20 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
         f.rule = "RCP";
         f.message = "RCP Test Failed: " + d.rcp.message;
         f.found = d.rcp.explanation;
-        if (d.rcp.evaluated) {
+        if (d.rcp.evaluated && d.rcp.too_few_runs) {
+          char buf[200];
+          std::snprintf(buf, sizeof buf, "at least %d runs, whose olympic mean is >= %.6g (RCP mean %.6g / max speedup %.6g)",
+                        d.benchmark == "unet3d" ? 9 : 3, d.rcp.rcp_mean / d.rcp.max_speedup, d.rcp.rcp_mean,
+                        d.rcp.max_speedup);
+          f.expected = buf;
+        } else if (d.rcp.evaluated) {
           char buf[200];
           std::snprintf(buf, sizeof buf, "olympic mean >= %.6g (RCP mean %.6g / max speedup %.6g)",
                         d.rcp.rcp_mean / d.rcp.max_speedup, d.rcp.rcp_mean, d.rcp.max_speedup);
           f.expected = buf;
         }
-        f.hint = d.rcp.status == "missing" ? "submit an RCP for this batch size, or run at a batch size the RCPs cover"
+        f.hint = d.rcp.too_few_runs ? "submit the " + std::to_string(d.expected_count) + " result files the benchmark requires"
+                 : d.rcp.status == "missing" ? "submit an RCP for this batch size, or run at a batch size the RCPs cover"
                  : d.rcp.status == "not_converged" ? "only one run may fail to converge"
                  : d.rcp.status == "no_batch_size" ? "every result file must log the same global_batch_size"
                  : "convergence faster than the reference needs review; a justified exception uses package_checker_params rcp-bypass";

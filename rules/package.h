@@ -2,6 +2,7 @@
 // a training submission package <org>/{systems,results}, without modifying it.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,6 +39,12 @@ struct ResultFile {
   // The result summarizer's time to train: run_start and run_stop timestamps (ms).
   bool has_times = false;
   double run_start_ms = 0, run_stop_ms = 0;
+  // run_start lines in the file. The summarizer takes the last one before the
+  // first run_stop; a relaunched run logs more than one.
+  int run_starts = 0;
+  uint32_t run_start_line = 0;        // file line of the run_start the time counts from
+  uint32_t first_run_start_line = 0;  // and of the first one
+  double first_run_start_ms = 0;
   bool parse_errors = false;
   // The evaluation curve: every eval_accuracy line.
   struct EvalPoint {
@@ -74,6 +81,7 @@ struct SystemFile {
   std::string name;  // eos_n8.json
   bool valid = true;
   std::vector<Finding> errors;
+  std::vector<Finding> warnings;  // accepted, but today's rules for later rounds would refuse it
 };
 
 struct PackageReport {
@@ -103,6 +111,10 @@ std::vector<Finding> system_field_type_errors(const Value& desc);
 // be checked at all (missing folder); rule breaks are in the report.
 bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::string& org_dir,
                    const PackageOptions& opt, PackageReport* out, std::string* error);
+
+// Checks one systems/<system>.json as the consortium's system_desc_checker
+// does for facts.ruleset; *division gets its "division" field.
+void check_system(const std::filesystem::path& p, const RoundFacts& facts, SystemFile* out, std::string* division);
 
 // Does to scaling.json files what the consortium's RCP pass does: in every
 // RCP-evaluated directory, writes {"scaling_factor": f} (atomically) where the

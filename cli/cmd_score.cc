@@ -55,6 +55,9 @@ void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rul
       for (const auto& run : s.runs) {
         w.begin_object().key("file").value(run.file).key("minutes").value(run.minutes).key("counted").value(run.counted);
         if (!run.dropped.empty()) w.key("dropped").value(run.dropped);
+        if (!run.warning.empty())
+          w.key("run_starts").value(run.run_starts).key("minutes_from_first_run_start").value(run.minutes_from_first_start)
+              .key("warning").value(run.warning);
         w.end_object();
       }
       w.end_array().end_object();
@@ -88,6 +91,8 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
         if (!run.counted) os << "[" << (run.dropped.rfind("non-compliant", 0) == 0 ? "non-compliant" : run.dropped.rfind("fastest", 0) == 0 ? "fastest" : "slowest") << "]";
       }
       os << "\n";
+      for (const auto& run : s.runs)
+        if (!run.warning.empty()) os << "    warning: " << run.file << ": " << run.warning << "\n";
       bool differs = (s.has_published_factor ? s.published_factor : 1.0) != s.pipeline_factor;
       if (differs && s.has_score) {
         double pub = s.unscaled * (s.has_published_factor ? s.published_factor : 1.0);

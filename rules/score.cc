@@ -1,6 +1,7 @@
 #include "rules/score.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -136,6 +137,16 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
         RunScore r;
         r.file = f.name;
         r.minutes = ms / 60 / 1000;
+        r.run_starts = f.run_starts;
+        r.minutes_from_first_start = (f.run_stop_ms - f.first_run_start_ms) / 60 / 1000;
+        if (f.run_starts > 1) {
+          char buf[320];
+          std::snprintf(buf, sizeof buf,
+                        "%d run_start lines: time to train counts from line %u, the last before run_stop, as the "
+                        "consortium's summarizer does (%.3f min); from the first, line %u, it would be %.3f min",
+                        f.run_starts, f.run_start_line, r.minutes, f.first_run_start_line, r.minutes_from_first_start);
+          r.warning = buf;
+        }
         bs.runs.push_back(r);
         times.push_back(r.minutes);
       }

@@ -4,9 +4,11 @@
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <random>
+#include <regex>
 
 #include "rules/interp.h"
 #include "rules/rcp.h"
@@ -700,11 +702,20 @@ TEST_SUITE("mutations") {
     for (size_t c : cuts) {
       CAPTURE(c);
       const std::string text = orig.substr(0, c);
-      FileVerdict v = check_text(text);
+      ParsedLog log;
+      FileVerdict v = check_text(text, &log);
       const auto tail = split_lines(text).back();
       const bool half_line = contains(tail, ":::MLLOG ") && tail.back() != '}';
       if (c < stop_end || half_line) CHECK_FALSE(v.compliant);
-      if (c < stop_end) CHECK(find_rule(v.errors, "KEY run_stop REQ EXACTLY_ONE"));
+      if (log.events.empty()) {
+        // Not one MLLOG line left: that is the reason, and no rule runs.
+        CHECK(find_rule(v.errors, "parse"));
+        CHECK_FALSE(find_rule(v.errors, "REQ"));
+        CHECK(std::any_of(v.errors.begin(), v.errors.end(),
+                          [](const Finding& f) { return f.message == "No log lines detected"; }));
+      } else if (c < stop_end) {
+        CHECK(find_rule(v.errors, "KEY run_stop REQ EXACTLY_ONE"));
+      }
       if (half_line) CHECK(find_rule(v.errors, "parse"));
     }
     FileVerdict empty = check_text("");
@@ -1083,5 +1094,242 @@ TEST_SUITE("mutations") {
                               shell_quote(reference_rules()) + " > " + shell_quote(out) + " 2> " + shell_quote(err);
       CHECK(run_shell(cmd) == 2);
     }
+  }
+
+  // ------------------------------------------------ later rounds, odd inputs
+  TEST_CASE("round 4.0 ResNet: closed_resnet.yaml enqueues round 3.1's closed_resnet_lars.yaml") {
+    // The consortium resolves enqueue_config paths from the compliance_checker
+    // root, any round's folder. On this published 3.1 log its compliance
+    // checker (--ruleset 4.0.0) says SUCCESS after running
+    // training_3.1.0/closed_resnet_lars.yaml; without the lars_opt_momentum
+    // line it says FAILED ("Required EXACTLY_ONE occurrence of
+    // 'lars_opt_momentum' but found 0").
+    if (!have_reference_data()) return;
+    referee::rules::RuleSource src;
+    std::string error;
+    auto rs = referee::rules::resolve_ruleset("training-4.0.0", reference_rules(), &src, &error);
+    REQUIRE_MESSAGE(rs, error);
+    const Source resnet{"NVIDIA", "eos_n8_ngc23.09_mxnet", "resnet"};
+    const std::string orig = read_bytes(resnet.file(0));
+    auto check40 = [&](const std::string& text) {
+      referee::mllog::LogReader reader;
+      ParsedLog log;
+      reader.parse(text, &log);
+      return check_log(*rs, log);
+    };
+    FileVerdict v = check40(orig);
+    CHECK_MESSAGE(v.compliant, describe(v.errors));
+
+    auto lines = split_lines(orig);
+    CHECK(drop_lines(lines, key_text("lars_opt_momentum")) == 1);
+    FileVerdict no_momentum = check40(join_lines(lines));
+    CHECK_FALSE(no_momentum.compliant);
+    CHECK_MESSAGE(find_rule(no_momentum.errors, "closed_resnet_lars.yaml KEY lars_opt_momentum REQ EXACTLY_ONE"),
+                  describe(no_momentum.errors));
+
+    SUBCASE("opt_name 'adam' has no rule file: the finding names the line, the key and the value") {
+      // The consortium's checker stops with FileNotFoundError on
+      // training_3.1.0/closed_resnet_adam.yaml (after a failed CHECK on opt_name).
+      auto l = split_lines(orig);
+      size_t i = index_of(l, key_text("opt_name"));
+      l[i] = replace_once(l[i], "\"value\": \"lars\"", "\"value\": \"adam\"");
+      FileVerdict adam = check40(join_lines(l));
+      CHECK_FALSE(adam.compliant);
+      const Finding* f = find_rule(adam.errors, "enqueue_config");
+      REQUIRE_MESSAGE(f, describe(adam.errors));
+      CHECK(f->line == i + 1);
+      CHECK(f->key == "opt_name");
+      CHECK(f->rule == "closed_resnet.yaml KEY opt_name enqueue_config");
+      CHECK(contains(f->message, "training_3.1.0/closed_resnet_adam.yaml"));
+      CHECK(contains(f->message, "opt_name = 'adam'"));
+      CHECK(contains(f->expected, "one of 'lars', 'sgd'"));
+      CHECK_FALSE(contains(f->hint, "benchmark"));
+    }
+  }
+
+  TEST_CASE("a file that is not a log: the reason comes first and alone") {
+    if (!have_reference_data()) return;
+    TempDir tmp;
+    const fs::path text = tmp.path / "passwd.txt", binary = tmp.path / "random.bin", empty = tmp.path / "empty.txt";
+    write_bytes(text, fs::exists("/etc/passwd") ? read_bytes("/etc/passwd") : "root:x:0:0:root:/root:/bin/bash\n");
+    std::mt19937 rng(9);
+    std::string bytes(4096, '\0');
+    for (auto& c : bytes) c = static_cast<char>(rng() & 0xff);
+    REQUIRE_FALSE(contains(bytes, ":::MLLOG"));
+    write_bytes(binary, bytes);
+    write_bytes(empty, "");
+    const fs::path out = tmp.path / "out.txt", err = tmp.path / "err.txt";
+    const std::string files = shell_quote(text) + " " + shell_quote(binary) + " " + shell_quote(empty);
+    const std::string base = std::string("'") + REFEREE_BINARY + "' check " + files +
+                             " --ruleset training-3.1.0 --rules " + shell_quote(reference_rules());
+    CHECK(run_shell(base + " > " + shell_quote(out) + " 2> " + shell_quote(err)) == 1);
+    const auto human = split_lines(read_bytes(out));
+    // Per file: the FAIL line, then one finding ("No log lines detected") and its details.
+    size_t fails = 0, reasons = 0;
+    for (size_t k = 0; k < human.size(); ++k) {
+      if (human[k].rfind("FAIL ", 0) == 0) {
+        ++fails;
+        REQUIRE(k + 1 < human.size());
+        CHECK_MESSAGE(contains(human[k + 1], "No log lines detected"), human[k + 1]);
+      }
+      if (contains(human[k], "No log lines detected")) ++reasons;
+      CHECK_FALSE(contains(human[k], "REQ"));
+      CHECK_FALSE(contains(human[k], "enqueue_config"));
+    }
+    CHECK(fails == 3);
+    CHECK(reasons == 3);
+    CHECK(human.size() <= 3 * 6 + 1);
+
+    CHECK(run_shell(base + " --json > " + shell_quote(out) + " 2> " + shell_quote(err)) == 1);
+    Value j = parse_json_file(out);
+    for (const auto& f : {text, binary, empty}) {
+      CAPTURE(f);
+      const Value& errors = at(at(at(j, "files"), f.string()), "errors");
+      REQUIRE(errors.kind == VKind::List);
+      CHECK(errors.items().size() == 1);
+      CHECK(str(at(item(errors, 0), "message")) == "No log lines detected");
+    }
+  }
+
+  TEST_CASE("a second run_start: a warning in check and score, time to train as the summarizer counts it") {
+    // The mutation below (a copy of run_start after the 21st MLLOG line that
+    // follows it, with that line's time_ms) gives, with the consortium's tools:
+    // compliance checker 3.1.0 "WARNING - Required EXACTLY_ONE occurrence of
+    // 'run_start' but found 2" and success; result_summarizer on this mini
+    // package (the ten files, no scaling.json): bert 5.248664583333333.
+    if (!have_reference_data()) return;
+    TempDir tmp;
+    MiniPackage p = make_package(tmp, kBert);
+    double first_ms = 0, second_ms = 0, stop_ms = 0;
+    size_t second_line = 0;
+    edit_lines(p.file(0), [&](auto& l) {
+      size_t rs = index_of(l, key_text("run_start"));
+      size_t j = rs, seen = 0;
+      while (seen < 21) {
+        ++j;
+        REQUIRE(j < l.size());
+        if (contains(l[j], ":::MLLOG")) ++seen;
+      }
+      static const std::regex t_re(R"("time_ms": ([0-9]+))");
+      std::smatch m;
+      REQUIRE(std::regex_search(l[j], m, t_re));
+      second_ms = std::stod(m[1].str());
+      REQUIRE(std::regex_search(l[rs], m, t_re));
+      first_ms = std::stod(m[1].str());
+      l.insert(l.begin() + static_cast<long>(j) + 1, with_time_ms(l[rs], static_cast<long long>(second_ms)));
+      second_line = j + 2;
+      size_t stop = index_of(l, key_text("run_stop"));
+      REQUIRE(std::regex_search(l[stop], m, t_re));
+      stop_ms = std::stod(m[1].str());
+    });
+    const fs::path out = tmp.path / "out.txt", err = tmp.path / "err.txt";
+    const std::string rules_opt = " --ruleset training-3.1.0 --rules " + shell_quote(reference_rules());
+    const std::string check = std::string("'") + REFEREE_BINARY + "' check " + shell_quote(p.file(0)) + rules_opt;
+    CHECK(run_shell(check + " > " + shell_quote(out) + " 2> " + shell_quote(err)) == 0);  // the verdict stays
+    std::string human = read_bytes(out);
+    CHECK(contains(human, "PASS"));
+    CHECK(contains(human, "warning"));
+    CHECK(contains(human, "'run_start' is logged 2 times"));
+    CHECK(contains(human, "last run_start before run_stop: line " + std::to_string(second_line)));
+    CHECK(run_shell(check + " --json > " + shell_quote(out) + " 2> " + shell_quote(err)) == 0);
+    Value j = parse_json_file(out);
+    const Value& w = at(at(at(j, "files"), p.file(0).string()), "warnings");
+    CHECK(str(at(item(w, 0), "key")) == "run_start");
+
+    const std::string score = std::string("'") + REFEREE_BINARY + "' score " + shell_quote(p.org) + rules_opt;
+    CHECK(run_shell(score + " > " + shell_quote(out) + " 2> " + shell_quote(err)) == 0);
+    human = read_bytes(out);
+    CHECK_MESSAGE(contains(human, "warning: result_0.txt: 2 run_start lines: time to train counts from line " +
+                                      std::to_string(second_line)),
+                  human);
+    CHECK(run_shell(score + " --json > " + shell_quote(out) + " 2> " + shell_quote(err)) == 0);
+    j = parse_json_file(out);
+    const Value& bert = at(at(at(at(j, "systems"), kBert.system), "benchmarks"), "bert");
+    CHECK(std::fabs(at(bert, "score_minutes").as_double() - 5.248664583333333) < 1e-12);
+    bool found = false;
+    for (const auto& run : at(bert, "runs").items()) {
+      if (str(at(run, "file")) != "result_0.txt") continue;
+      found = true;
+      CHECK(at(run, "run_starts").as_double() == 2);
+      CHECK(at(run, "minutes").as_double() == (stop_ms - second_ms) / 60 / 1000);
+      CHECK(at(run, "minutes_from_first_run_start").as_double() == (stop_ms - first_ms) / 60 / 1000);
+      CHECK(contains(str(at(run, "warning")), "2 run_start lines"));
+    }
+    CHECK(found);
+    CHECK(run_shell(score + " --csv > " + shell_quote(out) + " 2> " + shell_quote(err)) == 0);
+    const std::string csv = read_bytes(out);
+    CHECK_FALSE(contains(csv, "warning"));
+    CHECK(contains(csv, "5.248664583333333"));
+  }
+
+  TEST_CASE("too few runs: the RCP explanation says so, the verdict is the consortium's") {
+    // The consortium's package checker on this mini package (2 bert files):
+    // "Incorrect number of files ... found 2, expected 10" and "RCP Test
+    // Failed: RCP Interpolation" (numpy: "Mean of empty slice").
+    if (!have_reference_data()) return;
+    TempDir tmp;
+    MiniPackage p = make_package(tmp, kBert);
+    for (int n = 2; n < 10; ++n) fs::remove(p.file(n));
+    PackageReport r = run_package(p.org);
+    const BenchmarkDir& d = only_dir(r);
+    CHECK_FALSE(r.pass);
+    CHECK_FALSE(d.pass);
+    CHECK(d.rcp_checked);
+    CHECK_FALSE(d.rcp.pass);
+    CHECK(d.rcp.message == "RCP Interpolation");
+    CHECK(d.rcp.too_few_runs);
+    const Finding* f = find_rule(d.errors, "RCP");
+    REQUIRE_MESSAGE(f, describe(d.errors));
+    CHECK(f->message == "RCP Test Failed: RCP Interpolation");
+    CHECK(contains(f->found, "too few runs"));
+    CHECK_FALSE(contains(f->found, "nan"));
+    CHECK_FALSE(contains(f->found, "faster"));
+    CHECK(contains(f->hint, "10 result files"));
+  }
+
+  TEST_CASE("system status: today's values from 4.0.0 on, with the rule change named; accepted before") {
+    // The consortium's system_desc_checker (today's) refuses a status outside
+    // its four values for every ruleset from 4.0.0 on, and checks nothing before.
+    if (!have_reference_data()) return;
+    TempDir tmp;
+    MiniPackage p = make_package(tmp, kBert);
+    fs::path sys = p.org / "systems" / (std::string(kBert.system) + ".json");
+    write_bytes(sys, replace_once(read_bytes(sys), "\"status\": \"Available Cloud\"", "\"status\": \"cloud\""));
+    SystemFile sf31, sf40;
+    std::string division;
+    RoundFacts f40 = facts31();
+    f40.ruleset = "training-4.0.0";
+    f40.system_status_check = true;
+    check_system(sys, facts31(), &sf31, &division);
+    check_system(sys, f40, &sf40, &division);
+    CHECK(sf31.valid);
+    REQUIRE(sf31.warnings.size() == 1);
+    CHECK(contains(sf31.warnings[0].message, "accepted for training-3.1.0"));
+    CHECK(contains(sf31.warnings[0].hint, "\"Available cloud\""));
+    CHECK_FALSE(sf40.valid);
+    REQUIRE(sf40.errors.size() == 1);
+    CHECK(sf40.errors[0].message == "Field status contains a non valid value: cloud");
+    CHECK(contains(sf40.errors[0].hint, "the rule changed since training-4.0.0"));
+    CHECK(contains(sf40.errors[0].hint, "\"cloud\" is written \"Available cloud\" today"));
+  }
+
+  TEST_CASE("rule code that formats with a huge field number: a Python error, not an abort") {
+    // '{0777777777777777777777777}'.format(...) raised std::out_of_range in
+    // referee; Python raises ValueError "Too many decimal digits in format string".
+    TempDir tmp;
+    fs::path dir = tmp.path / "compliance_checker" / "training_9.0.0";
+    fs::create_directories(dir);
+    write_bytes(dir / "common.yaml",
+                "- KEY:\n    NAME: run_start\n    REQ: EXACTLY_ONE\n"
+                "    CHECK: \" '{0777777777777777777777777}'.format(v['value']) == 'x' \"\n");
+    fs::path log = tmp.path / "result_0.txt";
+    write_bytes(log, ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"POINT_IN_TIME\", \"key\": "
+                     "\"run_start\", \"value\": null, \"metadata\": {\"file\": \"a.py\", \"lineno\": 1}}\n");
+    const fs::path out = tmp.path / "out.txt", err = tmp.path / "err.txt";
+    const std::string cmd = std::string("'") + REFEREE_BINARY + "' check " + shell_quote(log) +
+                            " --ruleset training-9.0.0 --rules " + shell_quote(tmp.path) + " > " + shell_quote(out) +
+                            " 2> " + shell_quote(err);
+    CHECK(run_shell(cmd) == 1);
+    CHECK_MESSAGE(contains(read_bytes(out), "ValueError: Too many decimal digits in format string"), read_bytes(out));
   }
 }

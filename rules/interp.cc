@@ -318,6 +318,9 @@ namespace {
 enum class Flow { Normal, Break, Continue };
 thread_local Flow g_flow = Flow::Normal;
 constexpr int kMaxSteps = 10'000'000;
+// Strings that rule code builds stay below 16 MiB (Python has no such limit;
+// no rule comes near it, and a fuzzed rule must not spend seconds copying).
+constexpr size_t kMaxStr = 16u << 20;
 
 Value call_value(const Value& fn, std::vector<Value>& args, Frame& f);
 Value get_attr(const Value& obj, const std::string& name);
@@ -1504,7 +1507,7 @@ Value binop(const std::string& op, const Value& a, const Value& b) {
     }
   }
   if (op == "+" && a.kind == VKind::Str && b.kind == VKind::Str) {
-    if (a.s().size() + b.s().size() > 100'000'000) raise("MemoryError", "string too large");
+    if (a.s().size() + b.s().size() > kMaxStr) raise("MemoryError", "string too large");
     return Value::str(a.s() + b.s());
   }
   if (op == "+" && a.kind == b.kind && (a.kind == VKind::List || a.kind == VKind::Tuple)) {
@@ -1516,11 +1519,12 @@ Value binop(const std::string& op, const Value& a, const Value& b) {
   if (op == "*" && ((a.kind == VKind::Str && b.kind == VKind::Int) || (a.kind == VKind::Int && b.kind == VKind::Str))) {
     const Value& s = a.kind == VKind::Str ? a : b;
     int64_t n = a.kind == VKind::Int ? a.i : b.i;
-    if (n > 1'000'000 || (n > 0 && s.s().size() > 100'000'000 / static_cast<size_t>(n)))
+    if (n > 1'000'000 || (n > 0 && s.s().size() > kMaxStr / static_cast<size_t>(n)))
       raise("MemoryError", "string repetition too large");
     std::string out;
+    if (n > 0) out.reserve(s.s().size() * static_cast<size_t>(n));
     for (int64_t k = 0; k < n; ++k) out += s.s();
-    return Value::str(out);
+    return Value::str(std::move(out));
   }
   if (op == "%" && a.kind == VKind::Str) raise("TypeError", "'%' string formatting is not supported");
   raise("TypeError", "unsupported operand type(s) for " + op + ": '" + py_type_name(a) + "' and '" + py_type_name(b) + "'");
@@ -1976,6 +1980,7 @@ Value call_method(const MethodObj& m, std::vector<Value>& a) {
         size_t f = s.find(from, pos);
         if (f == std::string::npos) break;
         out += s.substr(pos, f - pos) + to;
+        if (out.size() > kMaxStr) raise("MemoryError", "string too large");
         pos = f + from.size();
       }
       out += s.substr(pos);
@@ -2041,8 +2046,9 @@ Value call_method(const MethodObj& m, std::vector<Value>& a) {
         if (!first) out += self.s();
         first = false;
         out += x.s();
+        if (out.size() > kMaxStr) raise("MemoryError", "string too large");
       }
-      return Value::str(out);
+      return Value::str(std::move(out));
     }
     case MethodId::FloatIsInteger:
       return Value::boolean(std::isfinite(self.f) && self.f == std::floor(self.f));

@@ -131,7 +131,7 @@ class Run : public Host {
       msgs_.finish(&out);
       return out;
     }
-    queue_.push_back(Enqueued{entry.empty() ? rules_.entry() : entry, "", "", UINT32_MAX});
+    queue_.push_back(Enqueued{entry.empty() ? rules_.entry() : entry, "", "", false, 0, Value(), ""});
     size_t guard = 0;
     while (!queue_.empty()) {
       Enqueued item = std::move(queue_.front());
@@ -151,7 +151,15 @@ class Run : public Host {
 
   // Host
   void enqueue_config(const std::string& path) override {
-    queue_.push_back(Enqueued{path, cur_file_ ? base_name(cur_file_->rel) : "", cur_key_, cur_slot_});
+    Enqueued e{path, cur_file_ ? base_name(cur_file_->rel) : "", cur_key_, false, 0, Value(), ""};
+    if (cur_slot_ < slots_.size()) {
+      // What the line is now: later BEGIN code may rebuild the list of lines.
+      e.by_line = true;
+      e.line = line_of(cur_slot_);
+      e.value = line_value(static_cast<uint32_t>(cur_slot_));
+      e.log_text = line_text(cur_slot_);
+    }
+    queue_.push_back(std::move(e));
   }
 
   void load_line_value(const LineObj& line) override {
@@ -188,9 +196,12 @@ class Run : public Host {
   // A rule file to run, and the code that asked for it.
   struct Enqueued {
     std::string rel;
-    std::string by_file;  // the rule file whose code enqueued it ("" for the entry)
-    std::string by_key;   // the KEY record whose code did, "" for BEGIN/END code
-    size_t slot;          // the log line that code ran for, UINT32_MAX when none
+    std::string by_file;   // the rule file whose code enqueued it ("" for the entry)
+    std::string by_key;    // the KEY record whose code did, "" for BEGIN/END code
+    bool by_line = false;  // code that ran for a log line:
+    uint32_t line = 0;     // its line in the file,
+    Value value;           // its v['value'],
+    std::string log_text;  // and its text
   };
 
   // "Could not find config file", and when the path was built from a logged
@@ -202,12 +213,12 @@ class Run : public Host {
     f.expected = "a rule file " + item.rel + " under " + rules_.checker_root();
     f.found = why;
     f.hint = "the log names a benchmark or division this rule set does not have (see submission_benchmark and submission_division)";
-    if (item.slot == UINT32_MAX || item.slot >= slots_.size()) return f;
-    Value v = line_value(static_cast<uint32_t>(item.slot));
+    if (!item.by_line) return f;
+    const Value& v = item.value;
     std::string text = v.kind == VKind::None ? "" : py_str(v);
-    f.line = line_of(item.slot);
+    f.line = item.line;
     f.key = item.by_key;
-    f.log_text = line_text(item.slot);
+    f.log_text = item.log_text;
     size_t at = text.empty() ? std::string::npos : item.rel.find(text);
     if (at == std::string::npos) {
       f.message += " (enqueued by " + item.by_file + " KEY " + item.by_key + " for this line)";
@@ -369,7 +380,7 @@ class Run : public Host {
   void run_file(const RuleFile& rf) {
     cur_file_ = &rf;
     cur_key_.clear();
-    cur_slot_ = UINT32_MAX;
+    cur_slot_ = SIZE_MAX;
     Vars state;
     state.set(kNameS, Value::dict());
     if (rf.has_begin) {
@@ -447,7 +458,7 @@ class Run : public Host {
     }
 
     cur_key_.clear();
-    cur_slot_ = UINT32_MAX;
+    cur_slot_ = SIZE_MAX;
     for (size_t r = 0; r < rf.keys.size(); ++r) {
       if (atleast_passes[r] != 0) continue;
       const KeyRecord& rec = rf.keys[r];
@@ -630,7 +641,7 @@ class Run : public Host {
   std::vector<Enqueued> queue_;
   const RuleFile* cur_file_ = nullptr;  // what enqueue_config reports as its origin
   std::string cur_key_;
-  size_t cur_slot_ = UINT32_MAX;
+  size_t cur_slot_ = SIZE_MAX;
   Value loglines_;
   Messages msgs_;
 };

@@ -318,9 +318,9 @@ namespace {
 enum class Flow { Normal, Break, Continue };
 thread_local Flow g_flow = Flow::Normal;
 constexpr int kMaxSteps = 10'000'000;
-// Strings that rule code builds stay below 16 MiB (Python has no such limit;
+// Strings that rule code builds stay below 1 MiB (Python has no such limit;
 // no rule comes near it, and a fuzzed rule must not spend seconds copying).
-constexpr size_t kMaxStr = 16u << 20;
+constexpr size_t kMaxStr = 1u << 20;
 
 Value call_value(const Value& fn, std::vector<Value>& args, Frame& f);
 Value get_attr(const Value& obj, const std::string& name);

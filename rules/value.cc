@@ -156,9 +156,17 @@ std::string py_repr(const Value& v) {
       // Python's repr: single quotes unless the text has one and no double quote.
       const std::string& t = v.s();
       char q = t.find('\'') != std::string::npos && t.find('"') == std::string::npos ? '"' : '\'';
-      std::string out(1, q);
-      for (char c : t) {
+      std::string out;
+      out.reserve(t.size() + 2);
+      out += q;
+      size_t plain = 0;  // start of the run of characters copied as they are
+      for (size_t k = 0; k < t.size(); ++k) {
+        char c = t[k];
         unsigned char u = static_cast<unsigned char>(c);
+        bool as_is = c != q && c != '\\' && u >= 0x20 && !(u >= 0x7f && u <= 0xa0) && u != 0xad;
+        if (as_is) continue;
+        out.append(t, plain, k - plain);
+        plain = k + 1;
         if (c == q || c == '\\') { out += '\\'; out += c; }
         else if (c == '\n') out += "\\n";
         else if (c == '\r') out += "\\r";
@@ -168,9 +176,11 @@ std::string py_repr(const Value& v) {
           out += "\\x";
           out += hex[u >> 4];
           out += hex[u & 15];
-        } else out += c;
+        }
       }
-      return out + q;
+      out.append(t, plain, t.size() - plain);
+      out += q;
+      return out;
     }
     case VKind::List:
     case VKind::Tuple: {

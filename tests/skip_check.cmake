@@ -37,13 +37,13 @@ execute_process(
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 expect("the writer suite without reference data exited ${rc}, expected 0 (it has other tests):\n${out}${err}" rc EQUAL 0)
 
-# 4. CTest itself: the mutations entry is reported as skipped, not passed.
+# 4. CTest itself: the reference entry is reported as skipped, not passed.
 execute_process(
   COMMAND ${CMAKE_COMMAND} -E env --unset=CI REFEREE_REFERENCE_DATA=${missing}
-          ${CTEST} --test-dir ${BUILD_DIR} -R "^mutations$" --output-on-failure
+          ${CTEST} --test-dir ${BUILD_DIR} -R "^reference$" --output-on-failure
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 string(FIND "${out}" "***Skipped" at)
-expect("ctest did not report mutations as skipped:\n${out}${err}" NOT at EQUAL -1)
+expect("ctest did not report reference as skipped:\n${out}${err}" NOT at EQUAL -1)
 string(FIND "${out}" "(Skipped)" at)
-expect("ctest's summary does not list mutations as not run (Skipped):\n${out}${err}" NOT at EQUAL -1)
+expect("ctest's summary does not list reference as not run (Skipped):\n${out}${err}" NOT at EQUAL -1)
 expect("ctest exited ${rc} on a skipped test:\n${out}${err}" rc EQUAL 0)

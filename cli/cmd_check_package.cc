@@ -254,6 +254,7 @@ Command check_package_command() {
                 if (!report.pass && rc == kPass) rc = kFail;
               }
               if (o->json && many) std::cout << "]\n";
+              if (rules_broken("check-package", *loaded.ruleset)) return kCannotCheck;
               return rc;
             };
           }};

@@ -171,6 +171,7 @@ Command score_command() {
               else if (o->csv_detailed) std::cout << rules::scores_csv_detailed(scores, true);
               else if (o->json) write_json(scores, *loaded.ruleset, loaded.source, std::cout);
               else print_human(scores, std::cout);
+              if (rules_broken("score", *loaded.ruleset)) return kCannotCheck;
               return kPass;
             };
           }};

@@ -40,7 +40,7 @@ void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rul
     w.key("host_processors_count").value(row.host_processors_count);
     w.key("accelerator_model_name").value(row.accelerator_model_name);
     w.key("accelerators_count").value(row.accelerators_count);
-    w.key("framework").value(row.framework).key("notes").value(row.notes);
+    w.key("framework").value(row.framework).key("notes").value(row.notes).key("private_id").value(row.private_id);
     w.key("details_url").value(row.details_url).key("code_url").value(row.code_url);
     w.key("benchmarks").begin_object();
     for (const auto& s : row.scores) {

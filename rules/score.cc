@@ -113,6 +113,19 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
         row.complete = false;
         row.error = "systems/" + sys + ".json lacks a field the summary needs (or a count is not an integer)";
       }
+      // The summarizer's private id: results/<system>/privateid.json, when there is one.
+      fs::path idf = fs::path(report.path) / "results" / sys / "privateid.json";
+      std::error_code iec;
+      if (fs::exists(idf, iec)) {
+        bool iok = false;
+        Value id = read_json_file(idf, &iok);
+        if (!iok || id.kind != VKind::Dict) {
+          row.complete = false;
+          row.error = "results/" + sys + "/privateid.json is not a JSON object";
+        } else if (Value* v = id.d().find_str("private_id")) {
+          row.private_id = py_str(*v);
+        }
+      }
       row.details_url = prefix + "/blob/main/" + row.submitter + "/systems/" + sys + ".json";
       row.code_url = prefix + "/blob/master/" + row.submitter + "/benchmarks";
     }
@@ -315,7 +328,7 @@ std::string scores_csv_detailed(const ScoreReport& r, bool header) {
            csv_field(row.system) + "," + csv_field(row.number_of_nodes) + "," +
            csv_field(row.host_processor_model_name) + "," + std::to_string(row.host_processors_count) + "," +
            csv_field(row.accelerator_model_name) + "," + std::to_string(row.accelerators_count) + "," +
-           csv_field(row.framework) + "," + csv_field(row.notes) + ",";  // private_id: empty unless generated
+           csv_field(row.framework) + "," + csv_field(row.notes) + "," + csv_field(row.private_id);
     for (const auto& b : r.benchmarks) {
       const BenchmarkScore* s = nullptr;
       for (const auto& x : row.scores)
@@ -342,7 +355,7 @@ std::string scores_csv(const ScoreReport& r, bool header) {
   std::string out;
   if (header) {
     out += "division,availability,submitter,system,number_of_nodes,host_processor_model_name,host_processors_count,"
-           "accelerator_model_name,accelerators_count,framework,notes";
+           "accelerator_model_name,accelerators_count,framework,notes,private_id";
     for (const auto& b : r.benchmarks) out += "," + b;
     out += ",details_url,code_url\n";
   }
@@ -352,7 +365,7 @@ std::string scores_csv(const ScoreReport& r, bool header) {
            csv_field(row.system) + "," + csv_field(row.number_of_nodes) + "," +
            csv_field(row.host_processor_model_name) + "," + std::to_string(row.host_processors_count) + "," +
            csv_field(row.accelerator_model_name) + "," + std::to_string(row.accelerators_count) + "," +
-           csv_field(row.framework) + "," + csv_field(row.notes);
+           csv_field(row.framework) + "," + csv_field(row.notes) + "," + csv_field(row.private_id);
     for (const auto& b : r.benchmarks) {
       out += ",";
       for (const auto& s : row.scores)

@@ -65,6 +65,7 @@ struct SystemRow {
   std::string division, availability, submitter, system, number_of_nodes, host_processor_model_name;
   long long host_processors_count = 0, accelerators_count = 0;
   std::string accelerator_model_name, framework, notes, details_url, code_url;
+  std::string private_id;   // results/<system>/privateid.json's "private_id", else ""
   bool complete = true;
   std::string error;  // a required field is missing
   std::vector<BenchmarkScore> scores;  // one per benchmark directory of this system

@@ -57,6 +57,8 @@ void make_power_package(const fs::path& pkg) {
            fs::copy_options::recursive);
   for (auto& e : fs::recursive_directory_iterator(pkg))
     fs::permissions(e.path(), fs::perms::owner_write, fs::perm_options::add);
+  // The summarizer's private id for the system (its --generate_private_ids writes such files).
+  write_file(pkg / "results" / "ND_H100_v5_n1344_pytorch" / "privateid.json", "{\"private_id\": \"alpha-bravo-charlie-delta\"}");
   fs::path d = gpt3_dir(pkg);
   for (int r = 0; r < 3; ++r) {
     std::string name = "result_" + std::to_string(r);
@@ -159,6 +161,11 @@ TEST_SUITE("power") {
       CHECK(run_referee("score " + shell_quote(pkg.string()) + " --ruleset training-3.1.0 --rules " + shell_quote(rules) +
                             " --csv-detailed -j 2",
                         &csv) == 0);
+      std::string summary;
+      CHECK(run_referee("score " + shell_quote(pkg.string()) + " --ruleset training-3.1.0 --rules " + shell_quote(rules) +
+                            " --csv -j 2",
+                        &summary) == 0);
+      CHECK(summary.find(",alpha-bravo-charlie-delta,") != std::string::npos);
       std::string human;
       CHECK(run_referee("score " + shell_quote(pkg.string()) + " --ruleset training-3.1.0 --rules " + shell_quote(rules) +
                             " -j 2",
@@ -187,6 +194,7 @@ TEST_SUITE("power") {
       std::string detailed = read_file(rs / "out_detailed.csv");
       REQUIRE_FALSE(detailed.empty());
       CHECK(csv == detailed);
+      CHECK(summary == read_file(rs / "out.csv"));
       if (!v.oracle_energy.empty()) CHECK(detailed.find("," + v.oracle_energy + ",") != std::string::npos);
     }
   }

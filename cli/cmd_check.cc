@@ -77,7 +77,7 @@ Command check_command() {
                 w.end_object();
                 std::cout << w.str() << "\n";
               }
-              if (any_unreadable) return kCannotCheck;
+              if (any_unreadable || rules_broken("check", *rs)) return kCannotCheck;
               return any_fail ? kFail : kPass;
             };
           }};

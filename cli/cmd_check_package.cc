@@ -92,6 +92,15 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
       }
       w.end_object();
     }
+    if (d.power.present) {
+      w.key("power").begin_object();
+      w.key("failing").begin_array();
+      for (const auto& n : d.power.failing) w.value(n);
+      w.end_array();
+      write_findings_json(w, "errors", d.power.errors);
+      if (!d.power.consortium_stops.empty()) w.key("consortium_stops").value(d.power.consortium_stops);
+      w.end_object();
+    }
     write_findings_json(w, "errors", d.errors);
     write_findings_json(w, "warnings", d.warnings);
     w.end_object();
@@ -143,6 +152,9 @@ void print_human(const rules::PackageReport& r, const rules::RuleSet& rs, const 
         os << " (mean " << fmt("%.6g", c.submission_mean) << " vs min " << fmt("%.6g", c.rcp_mean / c.max_speedup)
            << ", factor " << fmt("%.4f", c.norm_factor) << ")";
     }
+    if (d.power.present)
+      os << "  power " << (d.files.size() - std::min(d.files.size(), d.power.failing.size())) << "/" << d.files.size()
+         << " runs ok";
     os << "\n";
     for (const auto& e : d.errors) {
       os << "  " << e.rule << ": " << e.message << "\n";
@@ -151,6 +163,10 @@ void print_human(const rules::PackageReport& r, const rules::RuleSet& rs, const 
       if (!e.hint.empty()) os << "      hint:     " << e.hint << "\n";
     }
     for (const auto& e : d.seed_errors) os << "  seeds: " << e.message << "\n";
+    for (const auto& e : d.power.errors) print_finding(os, name, e, "  ");
+    if (!d.power.consortium_stops.empty())
+      os << "  note: the consortium's package checker stops with a traceback on this folder (" << d.power.consortium_stops
+         << "); referee counts the runs above as not complying\n";
     for (const auto& f : d.files) {
       if (f.verdict.compliant) continue;
       for (const auto& e : f.verdict.errors) print_finding(os, name + "/" + f.name, e, "  ");
@@ -238,6 +254,7 @@ Command check_package_command() {
                 if (!report.pass && rc == kPass) rc = kFail;
               }
               if (o->json && many) std::cout << "]\n";
+              if (rules_broken("check-package", *loaded.ruleset)) return kCannotCheck;
               return rc;
             };
           }};

@@ -67,6 +67,7 @@ int run_resolve(const ListOpts& o) {
   rules::RuleSource src;
   std::string error;
   auto rs = rules::resolve_ruleset(o.ruleset, o.rules, &src, &error);
+  if (rs && !rs->compile_all(&error)) rs.reset();  // listing one rule set checks every file of it
   if (!rs) {
     if (o.json) {
       mllog::JsonWriter w;

@@ -40,7 +40,7 @@ void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rul
     w.key("host_processors_count").value(row.host_processors_count);
     w.key("accelerator_model_name").value(row.accelerator_model_name);
     w.key("accelerators_count").value(row.accelerators_count);
-    w.key("framework").value(row.framework).key("notes").value(row.notes);
+    w.key("framework").value(row.framework).key("notes").value(row.notes).key("private_id").value(row.private_id);
     w.key("details_url").value(row.details_url).key("code_url").value(row.code_url);
     w.key("benchmarks").begin_object();
     for (const auto& s : row.scores) {
@@ -51,6 +51,15 @@ void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rul
       w.key("factor").value(s.factor).key("factor_source").value(s.factor_source);
       if (s.has_published_factor) w.key("published_factor").value(s.published_factor);
       w.key("pipeline_factor").value(s.pipeline_factor);
+      if (s.has_power) {
+        if (s.has_energy) w.key("energy_joules").value(s.energy_j).key("unscaled_energy_joules").value(s.unscaled_energy_j);
+        else w.key("energy_joules").null().key("energy_note").value(s.energy_note);
+        if (!s.energy_warnings.empty()) {
+          w.key("energy_warnings").begin_array();
+          for (const auto& x : s.energy_warnings) w.value(x);
+          w.end_array();
+        }
+      }
       w.key("runs").begin_array();
       for (const auto& run : s.runs) {
         w.begin_object().key("file").value(run.file).key("minutes").value(run.minutes).key("counted").value(run.counted);
@@ -58,6 +67,8 @@ void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rul
         if (!run.warning.empty())
           w.key("run_starts").value(run.run_starts).key("minutes_from_first_run_start").value(run.minutes_from_first_start)
               .key("warning").value(run.warning);
+        if (run.has_energy) w.key("energy_joules").value(run.energy_j);
+        else if (!run.energy_error.empty()) w.key("energy_error").value(run.energy_error);
         w.end_object();
       }
       w.end_array().end_object();
@@ -85,6 +96,16 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
         if (s.factor != 1.0) os << " = " << num(s.unscaled) << " x " << num(s.factor, "%.6g") << " (" << s.factor_source << ")";
         os << "\n";
       }
+      if (s.has_power) {
+        if (s.has_energy) {
+          os << "    energy to train: " << num(s.energy_j / 1e6, "%.6f") << " MJ";
+          if (s.factor != 1.0) os << " = " << num(s.unscaled_energy_j / 1e6, "%.6f") << " x " << num(s.factor, "%.6g");
+          os << " (" << num(s.energy_j, "%.3f") << " J)\n";
+        } else {
+          os << "    energy to train: none (" << s.energy_note << ")\n";
+        }
+        for (const auto& w : s.energy_warnings) os << "    energy warning: " << w << "\n";
+      }
       os << "    runs:";
       for (const auto& run : s.runs) {
         os << " " << run.file << "=" << (run.dropped.rfind("non-compliant", 0) == 0 ? std::string("-") : num(run.minutes, "%.3f"));
@@ -93,6 +114,12 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
       os << "\n";
       for (const auto& run : s.runs)
         if (!run.warning.empty()) os << "    warning: " << run.file << ": " << run.warning << "\n";
+      if (s.has_power) {
+        os << "    energy (MJ):";
+        for (const auto& run : s.runs)
+          os << " " << run.file << "=" << (run.has_energy ? num(run.energy_j / 1e6, "%.3f") : std::string("-"));
+        os << "\n";
+      }
       bool differs = (s.has_published_factor ? s.published_factor : 1.0) != s.pipeline_factor;
       if (differs && s.has_score) {
         double pub = s.unscaled * (s.has_published_factor ? s.published_factor : 1.0);
@@ -115,14 +142,17 @@ Command score_command() {
             struct Opts {
               std::string dir, ruleset, rules;
               int jobs = 0;
-              bool csv = false, json = false, rescale = false;
+              bool csv = false, csv_detailed = false, json = false, rescale = false;
             };
             auto o = std::make_shared<Opts>();
             sub.add_option("ORG_DIR", o->dir, "the organisation's folder (holds systems/ and results/)")->required();
             add_ruleset_options(sub, &o->ruleset, &o->rules);
             add_jobs_option(sub, &o->jobs);
             auto* csv = sub.add_flag("--csv", o->csv, "the consortium's summary CSV");
-            sub.add_flag("--json", o->json, "JSON (schema referee.score/1)")->excludes(csv);
+            auto* detailed = sub.add_flag("--csv-detailed", o->csv_detailed,
+                                          "the consortium's detailed CSV: per benchmark time_to_train, Energy, GBS, "
+                                          "samples_to_converge, RCP, rcp_scaling_factor")->excludes(csv);
+            sub.add_flag("--json", o->json, "JSON (schema referee.score/1)")->excludes(csv)->excludes(detailed);
             sub.add_flag("--rescale", o->rescale,
                          "apply the factors the consortium's pipeline computes today (its RCP pass replaces scaling.json) "
                          "instead of the published scaling.json files; nothing is written");
@@ -138,8 +168,10 @@ Command score_command() {
               }
               auto scores = rules::score_package(report, loaded.facts, o->rescale ? rules::ScaleMode::Pipeline : rules::ScaleMode::Published);
               if (o->csv) std::cout << rules::scores_csv(scores, true);
+              else if (o->csv_detailed) std::cout << rules::scores_csv_detailed(scores, true);
               else if (o->json) write_json(scores, *loaded.ruleset, loaded.source, std::cout);
               else print_human(scores, std::cout);
+              if (rules_broken("score", *loaded.ruleset)) return kCannotCheck;
               return kPass;
             };
           }};

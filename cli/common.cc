@@ -38,6 +38,12 @@ bool load_rules(const char* cmd, const std::string& ruleset, const std::string& 
   return false;
 }
 
+bool rules_broken(const char* cmd, const rules::RuleSet& rs) {
+  auto errors = rs.load_errors();
+  for (const auto& e : errors) std::cerr << "referee " << cmd << ": rule set " << rs.id().id() << " is broken: " << e << "\n";
+  return !errors.empty();
+}
+
 int job_count(int jobs) {
   return jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -109,6 +115,11 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
   int rc = kPass;
   size_t imported = 0;
   std::string error;
+  // A store keeps what it is given: every rule file must load before anything is imported.
+  if (!loaded.ruleset->compile_all(&error)) {
+    std::cerr << "referee " << cmd << ": rule set " << loaded.ruleset->id().id() << " is broken: " << error << "\n";
+    return kCannotCheck;
+  }
   auto t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < packages.size(); ++i) {
     if (tty) {

@@ -39,6 +39,11 @@ struct LoadedRules {
 bool load_rules(const char* cmd, const std::string& ruleset, const std::string& rules_flag, LoadedRules* out,
                 bool with_facts = true);
 
+// After a command's checks: the rule files its logs enqueued that failed to
+// load (rule sets compile lazily). Prints each as "referee <cmd>: ..." and
+// returns true when there is any; the command then exits with kCannotCheck.
+bool rules_broken(const char* cmd, const rules::RuleSet& rs);
+
 // The thread count for a --jobs value: `jobs` when positive, else the
 // machine's hardware threads (at least 1).
 int job_count(int jobs);

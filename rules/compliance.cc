@@ -139,6 +139,17 @@ class Run : public Host {
       if (++guard > 1000) break;  // enqueue loops
       std::string why;
       const RuleFile* rf = rules_.resolve(item.rel, &why);
+      std::string load_error;
+      if (!rf) rules_.file(item.rel, &load_error);
+      if (!rf && !load_error.empty()) {
+        // A rule file of the set that does not load: the rule set is broken, not the log.
+        Finding f;
+        f.rule = "enqueue_config";
+        f.message = "rule file " + item.rel + " cannot be loaded: " + load_error;
+        f.hint = "the rule set is broken; fix the file (referee rules list --ruleset " + rules_.id().id() + " checks every file)";
+        msgs_.put("", std::move(f));
+        continue;
+      }
       if (!rf) {
         msgs_.put("", missing_file(item, why));
         continue;

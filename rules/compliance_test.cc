@@ -25,6 +25,7 @@
 #include "mllog/reader.h"
 #include "rules/compliance.h"
 #include "rules/ruleset.h"
+#include "tests/run_referee.h"
 #include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -194,6 +195,61 @@ TEST_CASE("RuleSet::load reports a missing rule set and bad records") {
   CHECK(rs->file("test_1.0.0/common.yaml")->keys.size() == 2);
   CHECK(rs->entry() == "test_1.0.0/common.yaml");
   CHECK(rs->sha256().size() == 64);
+}
+
+TEST_CASE("a lazily loaded rule set compiles only the files a log enqueues, once; a broken one surfaces when used") {
+  TempDir tmp;
+  fs::path dir = tmp.path / "compliance_checker" / "test_1.0.0";
+  fs::create_directories(dir);
+  std::ofstream(dir / "common.yaml") << "- BEGIN:\n    CODE: enqueue_config('test_1.0.0/a.yaml')\n"
+                                        "- KEY:\n    NAME: submission_benchmark\n    REQ: EXACTLY_ONE\n"
+                                        "    POST: enqueue_config('test_1.0.0/{}.yaml'.format(v['value']))\n";
+  std::ofstream(dir / "a.yaml") << "- KEY:\n    NAME: x\n    REQ: AT_LEAST_ONE\n";
+  std::ofstream(dir / "broken.yaml") << "- KEY:\n    NAME: x\n    CHECK: \" v['value'] == \"\n";
+  std::ofstream(dir / "unused.yaml") << "- KEY:\n    NAME: y\n";
+  std::string error;
+  // Eager (the default) refuses the rule set.
+  CHECK(RuleSet::load(tmp.path.string(), RulesetId{"test", "1.0.0"}, &error) == nullptr);
+  CHECK(error.find("broken.yaml") != std::string::npos);
+  auto rs = RuleSet::load(tmp.path.string(), RulesetId{"test", "1.0.0"}, &error, LoadMode::Lazy);
+  REQUIRE_MESSAGE(rs, error);
+  CHECK(rs->file_count() == 4);
+  CHECK(rs->compiled_count() == 0);
+  auto check = [&](const std::string& bench) {
+    std::string text = ":::MLLOG {\"time_ms\": 1, \"key\": \"submission_benchmark\", \"value\": \"" + bench +
+                       "\", \"metadata\": {}}\n:::MLLOG {\"time_ms\": 2, \"key\": \"x\", \"value\": 1, \"metadata\": {}}\n";
+    mllog::LogReader reader;
+    mllog::ParsedLog log;
+    reader.parse(text, &log);
+    return check_log(*rs, log);
+  };
+  FileVerdict ok = check("a");  // enqueues a.yaml twice: compiled once
+  CHECK(ok.compliant);
+  CHECK(rs->compiled_count() == 2);
+  CHECK(rs->load_errors().empty());
+  FileVerdict bad = check("broken");
+  CHECK_FALSE(bad.compliant);
+  bool named = false;
+  for (const auto& f : bad.errors) named |= f.message.find("rule file test_1.0.0/broken.yaml cannot be loaded") != std::string::npos;
+  CHECK(named);
+  REQUIRE(rs->load_errors().size() == 1);
+  check("broken");
+  CHECK(rs->load_errors().size() == 1);  // reported once
+  CHECK(rs->compiled_count() == 2);
+  CHECK_FALSE(rs->compile_all(&error));
+  CHECK(error.find("broken.yaml") != std::string::npos);
+
+  // The command line: a log that uses the broken file cannot be judged (exit 2); one that does not is.
+  std::ofstream(tmp.path / "a.txt") << ":::MLLOG {\"time_ms\": 1, \"key\": \"submission_benchmark\", \"value\": \"a\", "
+                                       "\"metadata\": {}}\n:::MLLOG {\"time_ms\": 2, \"key\": \"x\", \"value\": 1, \"metadata\": {}}\n";
+  std::ofstream(tmp.path / "b.txt") << ":::MLLOG {\"time_ms\": 1, \"key\": \"submission_benchmark\", \"value\": \"broken\", "
+                                       "\"metadata\": {}}\n";
+  std::string out;
+  std::string args = " --ruleset test-1.0.0 --rules '" + tmp.path.string() + "'";
+  CHECK(referee::testing::run_referee("check '" + (tmp.path / "a.txt").string() + "'" + args, &out) == 0);
+  CHECK(referee::testing::run_referee("check '" + (tmp.path / "b.txt").string() + "'" + args, &out) == 2);
+  CHECK_MESSAGE(out.find("rule set test-1.0.0 is broken") != std::string::npos, out);
+  CHECK(referee::testing::run_referee("rules list --ruleset test-1.0.0 --rules '" + tmp.path.string() + "'", &out) == 2);
 }
 
 }  // TEST_SUITE("compliance")

@@ -1,8 +1,5 @@
 #include "rules/fetch.h"
 
-#include <archive.h>
-#include <archive_entry.h>
-#include <curl/curl.h>
 #include <openssl/evp.h>
 #include <unistd.h>
 
@@ -23,6 +20,7 @@
 
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
+#include "rules/dynlib.h"
 #include "rules/ruleset.h"
 #include "rules/source.h"
 
@@ -44,10 +42,6 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 // ---------------------------------------------------------------- libcurl
 
-void curl_global() {
-  static const bool once = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
-  (void)once;
-}
 
 struct Progress {
   std::string label;
@@ -126,10 +120,15 @@ bool valid_tag(const std::string& tag) {
 }
 
 bool CurlFetcher::fetch(const std::string& url, const std::string& dest, DownloadError* error) {
-  curl_global();
   requests_ = 0;
   resumed_ = 0;
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  std::string load_error;
+  const dyn::Curl* api = dyn::curl(&load_error);
+  if (!api) {
+    error->message = load_error;
+    return false;
+  }
+  std::unique_ptr<CURL, void (*)(CURL*)> curl(api->easy_init(), api->easy_cleanup);
   if (!curl) {
     error->message = "cannot start libcurl";
     return false;
@@ -154,34 +153,34 @@ bool CurlFetcher::fetch(const std::string& url, const std::string& dest, Downloa
     progress.label = options_.label.empty() ? std::string("downloading") : options_.label;
     progress.offset = offset;
     CURL* h = curl.get();
-    curl_easy_reset(h);
-    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
-    curl_easy_setopt(h, CURLOPT_FAILONERROR, 1L);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "referee/" REFEREE_VERSION);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, options_.connect_timeout_s);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, options_.low_speed_limit);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, options_.low_speed_time_s);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, f);
+    api->easy_reset(h);
+    api->easy_setopt(h, CURLOPT_URL, url.c_str());
+    api->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    api->easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    api->easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    api->easy_setopt(h, CURLOPT_MAXREDIRS, 10L);
+    api->easy_setopt(h, CURLOPT_FAILONERROR, 1L);
+    api->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    api->easy_setopt(h, CURLOPT_USERAGENT, "referee/" REFEREE_VERSION);
+    api->easy_setopt(h, CURLOPT_CONNECTTIMEOUT, options_.connect_timeout_s);
+    api->easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, options_.low_speed_limit);
+    api->easy_setopt(h, CURLOPT_LOW_SPEED_TIME, options_.low_speed_time_s);
+    api->easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    api->easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
+    api->easy_setopt(h, CURLOPT_WRITEDATA, f);
     if (offset > 0) {
-      curl_easy_setopt(h, CURLOPT_RESUME_FROM_LARGE, offset);
+      api->easy_setopt(h, CURLOPT_RESUME_FROM_LARGE, offset);
       ++resumed_;
     }
     if (show_progress) {
-      curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-      curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress_cb);
-      curl_easy_setopt(h, CURLOPT_XFERINFODATA, &progress);
+      api->easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+      api->easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress_cb);
+      api->easy_setopt(h, CURLOPT_XFERINFODATA, &progress);
     }
     ++requests_;
-    CURLcode rc = curl_easy_perform(h);
+    CURLcode rc = api->easy_perform(h);
     long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    api->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     bool write_failed = std::fclose(f) != 0;
     if (progress.printed) std::fputs("\n", stderr);
     if (rc == CURLE_OK && !write_failed) return true;
@@ -189,7 +188,7 @@ bool CurlFetcher::fetch(const std::string& url, const std::string& dest, Downloa
       error->message = "cannot write " + dest + ": " + std::strerror(errno);
       return false;
     }
-    std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    std::string detail = errbuf[0] ? errbuf : api->easy_strerror(rc);
     if (offset > 0 && (rc == CURLE_RANGE_ERROR || status == 416) && !restarted) {
       // The server does not honour Range: start over from byte 0.
       restarted = true;
@@ -398,8 +397,8 @@ const char* kind_name(mode_t type) {
   }
 }
 
-std::string archive_why(struct archive* a, const char* otherwise) {
-  const char* why = archive_error_string(a);
+std::string archive_why(const dyn::Archive* api, struct archive* a, const char* otherwise) {
+  const char* why = api->error_string(a);
   return why ? why : otherwise;
 }
 
@@ -436,7 +435,9 @@ bool InstallCleanup::create_directories(const fs::path& dir, std::error_code* ec
 }
 
 struct ArchiveReader::Impl {
-  std::unique_ptr<struct archive, decltype(&archive_read_free)> a{archive_read_new(), archive_read_free};
+  const dyn::Archive* api = nullptr;
+  std::string load_error;
+  std::unique_ptr<struct archive, int (*)(struct archive*)> a{nullptr, nullptr};
   std::string damaged_fix, unsafe_fix;
   std::string path;  // of the current entry
 };
@@ -444,29 +445,38 @@ struct ArchiveReader::Impl {
 ArchiveReader::ArchiveReader(std::string damaged_fix, std::string unsafe_fix) : impl_(std::make_unique<Impl>()) {
   impl_->damaged_fix = std::move(damaged_fix);
   impl_->unsafe_fix = std::move(unsafe_fix);
-  archive_read_support_filter_all(impl_->a.get());
-  archive_read_support_format_all(impl_->a.get());
+  impl_->api = dyn::archive(&impl_->load_error);
+  if (!impl_->api) return;
+  impl_->a = {impl_->api->read_new(), impl_->api->read_free};
+  impl_->api->read_support_filter_all(impl_->a.get());
+  impl_->api->read_support_format_all(impl_->a.get());
 }
+
+bool ArchiveReader::available(std::string* why) { return dyn::archive(why) != nullptr; }
 
 ArchiveReader::~ArchiveReader() = default;
 
 bool ArchiveReader::open(const std::string& path, std::string* why) {
-  if (archive_read_open_filename(impl_->a.get(), path.c_str(), 1 << 16) == ARCHIVE_OK) return true;
-  *why = archive_why(impl_->a.get(), "cannot open it");
+  if (!impl_->api) {
+    *why = impl_->load_error;
+    return false;
+  }
+  if (impl_->api->read_open_filename(impl_->a.get(), path.c_str(), 1 << 16) == ARCHIVE_OK) return true;
+  *why = archive_why(impl_->api, impl_->a.get(), "cannot open it");
   return false;
 }
 
 ArchiveReader::Next ArchiveReader::next(ArchiveEntry* entry, std::string* error) {
   struct archive_entry* e = nullptr;
-  int r = archive_read_next_header(impl_->a.get(), &e);
+  int r = impl_->api->read_next_header(impl_->a.get(), &e);
   if (r == ARCHIVE_EOF) return Next::End;
   if (r < ARCHIVE_WARN) {
-    *error = "the archive is damaged or truncated: " + archive_why(impl_->a.get(), "unreadable entry") +
+    *error = "the archive is damaged or truncated: " + archive_why(impl_->api, impl_->a.get(), "unreadable entry") +
              impl_->damaged_fix;
     return Next::Error;
   }
-  const char* name = archive_entry_pathname(e);
-  if (!name) name = archive_entry_pathname_utf8(e);
+  const char* name = impl_->api->entry_pathname(e);
+  if (!name) name = impl_->api->entry_pathname_utf8(e);
   if (!name) {
     *error = "the archive has an entry without a readable name" + impl_->damaged_fix;
     return Next::Error;
@@ -481,19 +491,19 @@ ArchiveReader::Next ArchiveReader::next(ArchiveEntry* entry, std::string* error)
              "' has an unsafe path (absolute or containing '..'); refusing the whole archive" + impl_->unsafe_fix;
     return Next::Error;
   }
-  const mode_t type = archive_entry_filetype(e);
+  const mode_t type = impl_->api->entry_filetype(e);
   entry->directory = type == AE_IFDIR;
   entry->regular = type == AE_IFREG;
-  entry->hard_link = archive_entry_hardlink(e) != nullptr;
+  entry->hard_link = impl_->api->entry_hardlink(e) != nullptr;
   entry->kind = entry->hard_link ? "a hard link" : entry->directory || entry->regular ? "" : kind_name(type);
   return Next::Entry;
 }
 
 long ArchiveReader::read(char* buf, std::size_t size, std::string* error) {
-  la_ssize_t n = archive_read_data(impl_->a.get(), buf, size);
+  la_ssize_t n = impl_->api->read_data(impl_->a.get(), buf, size);
   if (n >= 0) return static_cast<long>(n);
   *error = "the archive is damaged or truncated (in " + impl_->path + "): " +
-           archive_why(impl_->a.get(), "read error") + impl_->damaged_fix;
+           archive_why(impl_->api, impl_->a.get(), "read error") + impl_->damaged_fix;
   return -1;
 }
 
@@ -529,8 +539,12 @@ bool extract(const std::string& archive_path, const fs::path& staging, std::map<
   const std::string damaged_fix =
       "\nfix: run the command again; if it keeps failing, download the archive with a browser or curl and pass "
       "--from PATH";
-  ArchiveReader reader(damaged_fix, std::string(", nothing was installed") + kMaliciousFix);
   std::string why;
+  if (!ArchiveReader::available(&why)) {
+    *error = "cannot unpack the download: " + why;
+    return false;
+  }
+  ArchiveReader reader(damaged_fix, std::string(", nothing was installed") + kMaliciousFix);
   if (!reader.open(archive_path, &why)) {
     *error = "the download is not a readable archive (damaged, truncated, or not an archive at all): " + why +
              damaged_fix;

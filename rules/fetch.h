@@ -223,6 +223,8 @@ class ArchiveReader {
   // `unsafe_fix` the message for an unsafe entry path.
   ArchiveReader(std::string damaged_fix, std::string unsafe_fix);
   ~ArchiveReader();
+  // True when libarchive can be loaded; else false with *why (what to install).
+  static bool available(std::string* why);
   ArchiveReader(const ArchiveReader&) = delete;
   ArchiveReader& operator=(const ArchiveReader&) = delete;
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -513,12 +514,14 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
           rf.name = n;
           rf.path = e.path().string();
           d.files.push_back(std::move(rf));
+        } else if (n == "power") {
+          // Checked by the power pass below.
         } else if (n != "package_checker_params" && n[0] != '.') {
           ++others;
           Finding f;
           f.rule = "files";
           f.message = "unexpected file " + n + " in " + d.system + "/" + d.benchmark;
-          f.hint = e.is_directory() ? "extra folders (power/, ...) are not checked by referee yet"
+          f.hint = e.is_directory() ? "only result_<n>.txt files, package_checker_params and a power/ folder are read here"
                                     : "result files must be named result_<n>.txt; should this one be renamed?";
           d.warnings.push_back(f);
         }
@@ -578,8 +581,19 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
       f.hint = d.benchmark + " needs " + std::to_string(d.expected_count) + " runs";
       d.errors.push_back(f);
     }
-    int failing = 0;
-    for (const auto& f : d.files) failing += f.verdict.compliant ? 0 : 1;
+    // The files that do not comply: non-compliant logs and runs the power
+    // checker rejects, each counted once.
+    std::set<std::string> failing_names;
+    for (const auto& f : d.files)
+      if (!f.verdict.compliant) failing_names.insert(f.name.substr(0, f.name.size() - 4));
+    {
+      std::vector<std::string> names;
+      for (const auto& f : d.files) names.push_back(f.name);
+      d.power = check_power(d.path, names);
+      failing_names.insert(d.power.failing.begin(), d.power.failing.end());
+      for (const auto& w : d.power.warnings) d.warnings.push_back(w);
+    }
+    int failing = static_cast<int>(failing_names.size());
     if (failing > bf.allowed_failures || (failing > 0 && failing > bf.allowed_failures)) {
       d.pass = false;
       Finding f;

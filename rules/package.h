@@ -9,6 +9,7 @@
 
 #include "rules/compliance.h"
 #include "rules/facts.h"
+#include "rules/power.h"
 #include "rules/rcp.h"
 #include "rules/ruleset.h"
 
@@ -73,6 +74,7 @@ struct BenchmarkDir {
   bool rcp_checked = false;
   RcpOutcome rcp;
   bool rcp_bypass = false;
+  PowerCheck power;               // the power checker's pass over power/ (power.present when there is one)
   std::vector<Finding> errors;    // directory-level reasons for failure
   std::vector<Finding> warnings;  // stray files, ignored bypass lines, ...
 };

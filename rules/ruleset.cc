@@ -183,7 +183,8 @@ bool load_rule_file(const std::string& path, const std::string& rel, RuleFile* o
   return true;
 }
 
-std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId& id, std::string* error) {
+std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId& id, std::string* error,
+                                       LoadMode mode) {
   auto rs = std::make_unique<RuleSet>();
   rs->id_ = id;
   rs->root_ = root;
@@ -199,14 +200,14 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
   std::sort(paths.begin(), paths.end());
   std::string hash_input;
   for (const auto& p : paths) {
-    auto f = std::make_unique<RuleFile>();
+    auto slot = std::make_unique<Slot>();
+    slot->path = p.string();
     std::string rel = id.dir() + "/" + p.filename().string();
-    if (!load_rule_file(p.string(), rel, f.get(), error)) return nullptr;
     std::ifstream in(p, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
     hash_input += rel + '\0' + ss.str() + '\0';
-    rs->files_.emplace(rel, std::move(f));
+    rs->slots_.emplace(rel, std::move(slot));
   }
   // Other rounds' folders that the rule files name (enqueue_config paths such
   // as 'training_3.1.0/closed_resnet_{}.yaml') count towards the hash too:
@@ -245,6 +246,7 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
       }
     }
   }
+  if (mode == LoadMode::Eager && !rs->compile_all(error)) return nullptr;
   // RCP tables count towards the hash too: they decide verdicts.
   fs::path rcp = fs::path(root) / "rcp_checker" / id.dir();
   std::vector<fs::path> rcps;
@@ -262,9 +264,46 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
   return rs;
 }
 
-const RuleFile* RuleSet::file(const std::string& rel) const {
-  auto it = files_.find(rel);
-  return it == files_.end() ? nullptr : it->second.get();
+const RuleFile* RuleSet::file(const std::string& rel, std::string* why) const {
+  auto it = slots_.find(rel);
+  if (it == slots_.end()) return nullptr;
+  Slot& s = *it->second;
+  std::call_once(s.once, [&] {
+    auto f = std::make_unique<RuleFile>();
+    std::string err;
+    if (load_rule_file(s.path, rel, f.get(), &err)) {
+      s.file = std::move(f);
+    } else {
+      s.error = err;
+      std::lock_guard<std::mutex> lock(errors_mu_);
+      errors_.push_back(err);
+    }
+    s.done.store(true, std::memory_order_release);
+  });
+  if (!s.file && why) *why = s.error;
+  return s.file.get();
+}
+
+bool RuleSet::compile_all(std::string* error) const {
+  for (const auto& [rel, slot] : slots_) {
+    std::string why;
+    if (!file(rel, &why)) {
+      *error = why;
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<std::string> RuleSet::load_errors() const {
+  std::lock_guard<std::mutex> lock(errors_mu_);
+  return errors_;
+}
+
+size_t RuleSet::compiled_count() const {
+  size_t n = 0;
+  for (const auto& [rel, slot] : slots_) n += slot->done.load(std::memory_order_acquire) && slot->file ? 1 : 0;
+  return n;
 }
 
 const RuleFile* RuleSet::resolve(const std::string& rel, std::string* why) const {

@@ -2,11 +2,13 @@
 //
 // A rules root holds `compliance_checker/<usage>_<version>/*.yaml` and
 // `rcp_checker/<usage>_<version>/rcps_<benchmark>.json`. Every YAML file is a
-// list of BEGIN / KEY / END records whose code is compiled at load time; a
-// construct outside the supported subset is a load error naming the file,
+// list of BEGIN / KEY / END records whose code is compiled when the file is
+// loaded (at once, or on first use); a construct outside the supported
+// subset is a load error naming the file,
 // the record and the construct.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,11 +50,19 @@ struct RulesetId {
   static bool parse(const std::string& text, RulesetId* out);
 };
 
+enum class LoadMode {
+  Eager,  // parse and compile every file now; any error fails the load
+  Lazy,   // find the files and hash them now; parse and compile a file the first time it is used
+};
+
 class RuleSet {
  public:
-  // Loads every YAML file of `<root>/compliance_checker/<id.dir()>/`.
-  // On failure returns null and sets *error.
-  static std::unique_ptr<RuleSet> load(const std::string& root, const RulesetId& id, std::string* error);
+  // Loads the YAML files of `<root>/compliance_checker/<id.dir()>/`. On
+  // failure returns null and sets *error. Lazy: a file's errors surface when
+  // it is first used (file() and load_errors()), as the consortium's checker
+  // only reads the files a log enqueues.
+  static std::unique_ptr<RuleSet> load(const std::string& root, const RulesetId& id, std::string* error,
+                                       LoadMode mode = LoadMode::Eager);
 
   const RulesetId& id() const { return id_; }
   const std::string& root() const { return root_; }
@@ -60,8 +70,16 @@ class RuleSet {
   std::string checker_root() const { return root_ + "/compliance_checker"; }
   std::string rcp_dir() const { return root_ + "/rcp_checker/" + id_.dir(); }
   std::string entry() const { return id_.dir() + "/common.yaml"; }
-  // null when `rel` is not part of the rule set
-  const RuleFile* file(const std::string& rel) const;
+  // null when `rel` is not part of the rule set, or (with *why set) when
+  // the file does not load. Compiles the file on first use, once; safe to
+  // call from several threads.
+  const RuleFile* file(const std::string& rel, std::string* why = nullptr) const;
+  // Compiles every file not compiled yet. False with *error on the first that fails.
+  bool compile_all(std::string* error) const;
+  // Errors of files that failed to load so far (each once).
+  std::vector<std::string> load_errors() const;
+  size_t file_count() const { return slots_.size(); }
+  size_t compiled_count() const;  // files parsed and compiled so far
   // The file enqueue_config names: `rel` is resolved from checker_root(), as
   // the consortium does, so a rule file may enqueue another round's file
   // ("training_3.1.0/closed_resnet_lars.yaml" from training_4.0.0). Files
@@ -69,14 +87,22 @@ class RuleSet {
   // null, with *why set, when there is no such file, it leaves the root, or
   // it does not load.
   const RuleFile* resolve(const std::string& rel, std::string* why) const;
-  const std::map<std::string, std::unique_ptr<RuleFile>>& files() const { return files_; }
   // sha256 over the rule files (names and bytes), for provenance.
   const std::string& sha256() const { return sha256_; }
 
  private:
+  struct Slot {
+    std::string path;
+    std::once_flag once;
+    std::atomic<bool> done{false};
+    std::unique_ptr<RuleFile> file;
+    std::string error;
+  };
   RulesetId id_;
   std::string root_;
-  std::map<std::string, std::unique_ptr<RuleFile>> files_;
+  std::map<std::string, std::unique_ptr<Slot>> slots_;
+  mutable std::mutex errors_mu_;
+  mutable std::vector<std::string> errors_;
   // Other folders' files, loaded by resolve(); failures are kept as messages.
   mutable std::mutex extra_mu_;
   mutable std::map<std::string, std::unique_ptr<RuleFile>> extra_;

@@ -8,6 +8,8 @@
 
 #include "mllog/json_writer.h"
 #include "rules/interp.h"
+#include "rules/power.h"
+#include "rules/rcp.h"
 
 namespace fs = std::filesystem;
 
@@ -111,6 +113,19 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
         row.complete = false;
         row.error = "systems/" + sys + ".json lacks a field the summary needs (or a count is not an integer)";
       }
+      // The summarizer's private id: results/<system>/privateid.json, when there is one.
+      fs::path idf = fs::path(report.path) / "results" / sys / "privateid.json";
+      std::error_code iec;
+      if (fs::exists(idf, iec)) {
+        bool iok = false;
+        Value id = read_json_file(idf, &iok);
+        if (!iok || id.kind != VKind::Dict) {
+          row.complete = false;
+          row.error = "results/" + sys + "/privateid.json is not a JSON object";
+        } else if (Value* v = id.d().find_str("private_id")) {
+          row.private_id = py_str(*v);
+        }
+      }
       row.details_url = prefix + "/blob/main/" + row.submitter + "/systems/" + sys + ".json";
       row.code_url = prefix + "/blob/master/" + row.submitter + "/benchmarks";
     }
@@ -121,6 +136,7 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
       bs.benchmark = d.benchmark;
       bs.max_dropped = facts.find(d.benchmark) ? facts.find(d.benchmark)->olympic_drop : 1;
       std::vector<double> times;
+      bs.has_power = has_power_folder(d.path);
       for (const auto& f : d.files) {
         if (!f.verdict.compliant || f.parse_errors || !f.has_times) {
           ++bs.noncompliant;
@@ -146,6 +162,14 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
                         "consortium's summarizer does (%.3f min); from the first, line %u, it would be %.3f min",
                         f.run_starts, f.run_start_line, r.minutes, f.first_run_start_line, r.minutes_from_first_start);
           r.warning = buf;
+        }
+        if (bs.has_power) {
+          // The summarizer computes the energy of every run it scores.
+          RunEnergy e = run_energy(d.path, f.name, ms);
+          r.has_energy = e.ok;
+          r.energy_j = e.joules;
+          r.energy_error = e.error;
+          for (auto& w : e.warnings) bs.energy_warnings.push_back(std::move(w));
         }
         bs.runs.push_back(r);
         times.push_back(r.minutes);
@@ -206,6 +230,69 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
           }
         }
       }
+      if (bs.has_power) {
+        // The summarizer's _index_olympic_average: the energies of the runs in
+        // the order of their times, the same window as the times.
+        std::string failed;
+        for (const auto& r : bs.runs)
+          if (r.dropped.rfind("non-compliant", 0) != 0 && !r.has_energy && failed.empty()) failed = r.file + ": " + r.energy_error;
+        if (!failed.empty()) {
+          bs.energy_note = "no energy figure: " + failed +
+                           "; the consortium's result summarizer stops with this exception and reports nothing for the package";
+        } else if (dropped > k) {
+          bs.energy_note = "no energy figure: too many non-compliant runs";
+        } else {
+          double sum = 0;
+          long n = 0;
+          for (const auto& r : bs.runs)
+            if (r.counted) sum += r.energy_j, ++n;
+          if (n == 0) {
+            bs.energy_note = "no energy figure: no runs left after olympic dropping";
+          } else {
+            bs.unscaled_energy_j = sum * 1.0 / static_cast<double>(n);
+            bs.energy_j = bs.unscaled_energy_j * bs.factor;
+            bs.has_energy = true;
+          }
+        }
+      }
+      if (d.rcp_checked) {
+        // The detailed summary's RCP columns. The summarizer runs the RCP
+        // check without the package's bypasses.
+        std::string msg = d.rcp.message;
+        bool pass = d.rcp.pass;
+        if (d.rcp.bypassed) {
+          pass = false;
+          const std::string suffix = " passed using rcp_bypass";
+          if (msg.size() >= suffix.size() && msg.compare(msg.size() - suffix.size(), suffix.size(), suffix) == 0)
+            msg.resize(msg.size() - suffix.size());
+        }
+        bs.rcp_label = pass ? "Pass"
+                       : msg == "RCP found" ? "Fail"
+                       : msg == "RCP Interpolation" ? "Interp. Fail"
+                       : msg.find("Missing") != std::string::npos ? "Missing"
+                       : msg == "Cannot find any RCPs" ? "No RCP"
+                       : "Unknown state";
+        if (d.rcp.status == "no_batch_size") {
+          bs.has_gbs = true;
+          bs.gbs = -1;
+        } else if (d.rcp.has_batch_size) {
+          bs.has_gbs = true;
+          bs.gbs = d.rcp.submission_batch_size;
+        }
+        std::vector<double> points;
+        int not_converged = 0;
+        for (const auto& f : d.files) {
+          points.push_back(f.convergence.epochs);
+          not_converged += f.convergence.converged ? 0 : 1;
+        }
+        bool too_many = not_converged > (d.benchmark == "unet3d" ? 4 : 1);
+        if (d.rcp.status != "no_batch_size" && !too_many && points.size() >= 3) {
+          std::sort(points.begin(), points.end());
+          std::vector<double> mid(points.begin() + 1, points.end() - 1);
+          bs.samples_to_converge = np_mean(mid);
+          bs.has_samples_to_converge = true;
+        }
+      }
       row.scores.push_back(std::move(bs));
     }
     out.rows.push_back(std::move(row));
@@ -225,11 +312,50 @@ std::string csv_field(const std::string& s) {
 }
 }  // namespace
 
+std::string scores_csv_detailed(const ScoreReport& r, bool header) {
+  static const char* metrics[] = {"time_to_train", "Energy", "GBS", "samples_to_converge", "RCP", "rcp_scaling_factor"};
+  std::string out;
+  if (header) {
+    out += "division,availability,submitter,system,number_of_nodes,host_processor_model_name,host_processors_count,"
+           "accelerator_model_name,accelerators_count,framework,notes,private_id";
+    for (const auto& b : r.benchmarks)
+      for (const char* m : metrics) out += "," + b + ":" + m;
+    out += ",details_url,code_url\n";
+  }
+  for (const auto& row : r.rows) {
+    if (!row.complete) continue;
+    out += csv_field(row.division) + "," + csv_field(row.availability) + "," + csv_field(row.submitter) + "," +
+           csv_field(row.system) + "," + csv_field(row.number_of_nodes) + "," +
+           csv_field(row.host_processor_model_name) + "," + std::to_string(row.host_processors_count) + "," +
+           csv_field(row.accelerator_model_name) + "," + std::to_string(row.accelerators_count) + "," +
+           csv_field(row.framework) + "," + csv_field(row.notes) + "," + csv_field(row.private_id);
+    for (const auto& b : r.benchmarks) {
+      const BenchmarkScore* s = nullptr;
+      for (const auto& x : row.scores)
+        if (x.benchmark == b) s = &x;
+      if (!s) {
+        out += ",,,,,";
+        out += ",";
+        continue;
+      }
+      out += "," + (s->has_score ? mllog::json_number(s->score) : "");
+      out += "," + (s->has_energy ? mllog::json_number(s->energy_j) : "");
+      out += "," + (s->has_gbs ? mllog::json_number(s->gbs) : "");
+      out += "," + (s->has_samples_to_converge ? mllog::json_number(s->samples_to_converge) : "");
+      out += "," + csv_field(s->rcp_label);
+      // The factor the summarizer read from scaling.json when it scored the directory.
+      out += "," + mllog::json_number(s->factor);
+    }
+    out += "," + csv_field(row.details_url) + "," + csv_field(row.code_url) + "\n";
+  }
+  return out;
+}
+
 std::string scores_csv(const ScoreReport& r, bool header) {
   std::string out;
   if (header) {
     out += "division,availability,submitter,system,number_of_nodes,host_processor_model_name,host_processors_count,"
-           "accelerator_model_name,accelerators_count,framework,notes";
+           "accelerator_model_name,accelerators_count,framework,notes,private_id";
     for (const auto& b : r.benchmarks) out += "," + b;
     out += ",details_url,code_url\n";
   }
@@ -239,7 +365,7 @@ std::string scores_csv(const ScoreReport& r, bool header) {
            csv_field(row.system) + "," + csv_field(row.number_of_nodes) + "," +
            csv_field(row.host_processor_model_name) + "," + std::to_string(row.host_processors_count) + "," +
            csv_field(row.accelerator_model_name) + "," + std::to_string(row.accelerators_count) + "," +
-           csv_field(row.framework) + "," + csv_field(row.notes);
+           csv_field(row.framework) + "," + csv_field(row.notes) + "," + csv_field(row.private_id);
     for (const auto& b : r.benchmarks) {
       out += ",";
       for (const auto& s : row.scores)

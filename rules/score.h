@@ -27,6 +27,9 @@ struct RunScore {
   std::string warning;
   int run_starts = 1;
   double minutes_from_first_start = 0;
+  bool has_energy = false;   // the run's energy to train (benchmark directories with a power/ folder)
+  double energy_j = 0;       // joules, as the summarizer's _compute_total_power
+  std::string energy_error;  // why the run has no energy figure
 };
 
 struct BenchmarkScore {
@@ -43,6 +46,18 @@ struct BenchmarkScore {
   int noncompliant = 0;
   int max_dropped = 1;
   std::string note;                // why there is no score
+  // Energy to train (the summarizer's "<benchmark>:Energy"), when the
+  // directory has a power/ folder: the mean energy of the runs that the
+  // olympic window of times counts, times the same factor.
+  bool has_power = false;
+  bool has_energy = false;
+  double energy_j = 0, unscaled_energy_j = 0;
+  std::string energy_note;                // why there is no energy figure
+  std::vector<std::string> energy_warnings;
+  // For the detailed CSV: the RCP columns as the summarizer fills them (closed division).
+  bool has_gbs = false, has_samples_to_converge = false;
+  double gbs = 0, samples_to_converge = 0;
+  std::string rcp_label;                  // "Pass", "Fail", "Interp. Fail", "Missing", "No RCP", "Unknown state" or ""
 };
 
 struct SystemRow {
@@ -50,6 +65,7 @@ struct SystemRow {
   std::string division, availability, submitter, system, number_of_nodes, host_processor_model_name;
   long long host_processors_count = 0, accelerators_count = 0;
   std::string accelerator_model_name, framework, notes, details_url, code_url;
+  std::string private_id;   // results/<system>/privateid.json's "private_id", else ""
   bool complete = true;
   std::string error;  // a required field is missing
   std::vector<BenchmarkScore> scores;  // one per benchmark directory of this system
@@ -68,5 +84,9 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
 
 // The consortium's CSV (result summarizer columns).
 std::string scores_csv(const ScoreReport& r, bool header);
+
+// The summarizer's detailed CSV (its `<name>_detailed.csv`): per benchmark
+// time_to_train, Energy, GBS, samples_to_converge, RCP, rcp_scaling_factor.
+std::string scores_csv_detailed(const ScoreReport& r, bool header);
 
 }  // namespace referee::rules

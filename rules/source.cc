@@ -86,7 +86,8 @@ std::unique_ptr<RuleSet> resolve_ruleset(const std::string& ruleset, const std::
       if (std::string(sub) == "/.." && fs::path(src.root).filename() != "compliance_checker") continue;
       if (fs::is_directory(root / "compliance_checker" / id.dir(), ec)) {
         src.root = fs::weakly_canonical(root, ec).string();
-        auto rs = RuleSet::load(src.root, id, error);
+        // Lazy: a command compiles only the files its logs enqueue.
+        auto rs = RuleSet::load(src.root, id, error, LoadMode::Lazy);
         if (!rs) return nullptr;
         if (source) *source = src;
         return rs;

@@ -44,8 +44,12 @@ bool extract(const std::string& archive_path, bool is_local, const fs::path& sta
       is_local ? "\nfix: the file " + archive_path + " is damaged or incomplete; download it again"
                : std::string("\nfix: run the command again; if it keeps failing, download the archive with a browser "
                              "or curl and pass --from PATH");
-  rules::ArchiveReader reader(damaged_fix, kMaliciousFix);
   std::string why;
+  if (!rules::ArchiveReader::available(&why)) {
+    *error = "cannot unpack " + archive_path + ": " + why;
+    return false;
+  }
+  rules::ArchiveReader reader(damaged_fix, kMaliciousFix);
   if (!reader.open(archive_path, &why)) {
     *error = "the downloaded file is not a readable archive (damaged, truncated, or not an archive at all): " + why +
              damaged_fix;

@@ -109,6 +109,16 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       std::error_code ec;
       if (fs::exists(p, ec)) manifest += d.system + "/" + d.benchmark + "/" + extra + " " + rules::sha256_hex(slurp(p)) + "\n";
     }
+    // Power logs decide the energy figures.
+    std::vector<std::string> power;
+    std::error_code ec;
+    fs::path pdir = fs::path(d.path) / "power";
+    if (fs::is_directory(pdir, ec))
+      for (auto it = fs::recursive_directory_iterator(pdir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_regular_file(ec)) power.push_back(fs::relative(it->path(), d.path, ec).generic_string());
+    std::sort(power.begin(), power.end());
+    for (const auto& rel : power)
+      manifest += d.system + "/" + d.benchmark + "/" + rel + " " + rules::sha256_hex(slurp(fs::path(d.path) / rel)) + "\n";
   }
   std::string content_hash = rules::sha256_hex(manifest);
 
@@ -172,11 +182,12 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
   Stmt ins_result(store.db(),
                   "INSERT INTO results(system_id, benchmark, division, verdict, result_count, expected_count, seeds_ok, "
                   "rcp_status, rcp_pass, rcp_norm_factor, score_minutes, score_pipeline_minutes, unscaled_minutes, "
-                  "published_factor, pipeline_factor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+                  "published_factor, pipeline_factor, energy_joules, energy_pipeline_joules, energy_note) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
   Stmt ins_run(store.db(),
                "INSERT INTO runs(result_id, file, content_sha256, run_start_ms, run_stop_ms, minutes, converged, epochs, "
-               "seed, compliant, counted, messages_json, fingerprint, dropped) "
-               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+               "seed, compliant, counted, messages_json, fingerprint, dropped, energy_joules) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
   Stmt ins_eval(store.db(),
                 "INSERT INTO eval_points(run_id, seq, time_ms, epoch, samples, metric, value_json) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -227,17 +238,22 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     if (pipe && pipe->has_score) ins_result.bind(12, pipe->score); else ins_result.bind_null(12);
     if (pub) ins_result.bind(14, pub->has_published_factor ? pub->published_factor : 1.0).bind(15, pub->pipeline_factor);
     else ins_result.bind_null(14).bind_null(15);
+    if (pub && pub->has_energy) ins_result.bind(16, pub->energy_j); else ins_result.bind_null(16);
+    if (pipe && pipe->has_energy) ins_result.bind(17, pipe->energy_j); else ins_result.bind_null(17);
+    if (pub && pub->has_power && !pub->has_energy) ins_result.bind(18, pub->energy_note); else ins_result.bind_null(18);
     if (!ins_result.run()) return fail(ins_result.error());
     long long result_id = sqlite3_last_insert_rowid(store.db());
     ++out->results;
     for (const auto& f : d.files) {
       bool counted = false;
       std::string drop_kind;
+      const rules::RunScore* scored = nullptr;
       if (pub)
         for (const auto& r : pub->runs)
           if (r.file == f.name) {
             counted = r.counted;
             drop_kind = r.drop_kind;
+            scored = &r;
           }
       ins_run.reset();
       ins_run.bind(1, result_id).bind(2, f.name).bind(3, f.sha256);
@@ -250,6 +266,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       if (!f.seeds.empty()) ins_run.bind(9, static_cast<long long>(f.seeds[0].seed)); else ins_run.bind_null(9);
       ins_run.bind(10, f.verdict.compliant).bind(11, counted).bind(12, findings_json(f.verdict.errors)).bind(13, f.fingerprint);
       if (drop_kind.empty()) ins_run.bind_null(14); else ins_run.bind(14, drop_kind);
+      if (scored && scored->has_energy) ins_run.bind(15, scored->energy_j); else ins_run.bind_null(15);
       if (!ins_run.run()) return fail(ins_run.error());
       long long run_id = sqlite3_last_insert_rowid(store.db());
       ++out->runs;

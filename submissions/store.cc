@@ -193,6 +193,15 @@ UPDATE runs SET dropped = CASE
   WHEN (SELECT x.score_minutes FROM results x WHERE x.id = runs.result_id) IS NOT NULL THEN 'olympic'
   ELSE NULL END;
 )sql",
+    // 3 -> 4: energy to train, for benchmark directories with a power/
+    // folder (the summarizer's "<benchmark>:Energy", joules). NULL where the
+    // directory has no power results, and in rows imported before.
+    R"sql(
+ALTER TABLE results ADD COLUMN energy_joules REAL;           -- as published (scaling.json applied)
+ALTER TABLE results ADD COLUMN energy_pipeline_joules REAL;  -- with the pipeline's factor
+ALTER TABLE results ADD COLUMN energy_note TEXT;             -- why a directory with power/ has no figure
+ALTER TABLE runs ADD COLUMN energy_joules REAL;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

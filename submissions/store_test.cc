@@ -60,8 +60,11 @@ TEST_SUITE("store") {
       std::string error;
       auto s = Store::open(db, &error);
       REQUIRE(s);
-      // Back to version 2 as it shipped: no runs.dropped column.
-      REQUIRE(s->exec("ALTER TABLE runs DROP COLUMN dropped; PRAGMA user_version = 2;", &error));
+      // Back to version 2 as it shipped: no runs.dropped column (3), no energy columns (4).
+      REQUIRE(s->exec("ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
+                      "ALTER TABLE results DROP COLUMN energy_joules; ALTER TABLE results DROP COLUMN energy_pipeline_joules; "
+                      "ALTER TABLE results DROP COLUMN energy_note; PRAGMA user_version = 2;",
+                      &error));
       REQUIRE(s->exec(R"sql(
         INSERT INTO rounds(name, usage, version, ordinal) VALUES ('training-3.0.0', 'training', '3.0.0', 3000000);
         INSERT INTO organisations(name) VALUES ('O');
@@ -89,7 +92,10 @@ TEST_SUITE("store") {
       std::string error;
       auto s = Store::open(db, &error);
       REQUIRE(s);
-      REQUIRE(s->exec("ALTER TABLE runs DROP COLUMN dropped; PRAGMA user_version = 2;", &error));
+      REQUIRE(s->exec("ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
+                      "ALTER TABLE results DROP COLUMN energy_joules; ALTER TABLE results DROP COLUMN energy_pipeline_joules; "
+                      "ALTER TABLE results DROP COLUMN energy_note; PRAGMA user_version = 2;",
+                      &error));
       REQUIRE(s->exec(R"sql(
         INSERT INTO rounds(name, usage, version, ordinal) VALUES ('training-3.0.0', 'training', '3.0.0', 3000000);
         INSERT INTO organisations(name) VALUES ('O');
@@ -148,6 +154,60 @@ TEST_SUITE("store") {
     CHECK(count(*s, "eval_points") == points);
     CHECK(count(*s, "results") == results);
     CHECK(count(*s, "packages") == 1);
+  }
+
+  TEST_CASE("energy to train is stored for a directory with power results; adding them changes the package") {
+    Mini m;
+    TempDir t;
+    std::string pkg = copy_package(t.path, m.example, "ExampleOrg");
+    std::string error;
+    auto s = Store::open((t.path / "a.db").string(), &error);
+    REQUIRE(s);
+    ImportResult r;
+    REQUIRE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error));
+    auto energy = [&](const char* bench, const char* column) {
+      Stmt q(s->db(), (std::string("SELECT ") + column + ", score_minutes FROM results WHERE benchmark = ?1").c_str());
+      q.bind(1, std::string(bench));
+      REQUIRE(q.step());
+      return std::make_pair(q.col_null(0) ? -1.0 : q.col_double(0), q.col_double(1));
+    };
+    CHECK(energy("minilm", "energy_joules").first == -1.0);  // no power results: NULL
+    // A constant 250 W on each of two nodes, read every second over each run:
+    // each run's energy is 2 x 250 W x its time to train, so the directory's
+    // figure is 500 W x 60 s/min x its score in minutes.
+    fs::path bench = fs::path(pkg) / "results/cpu_2x_example/minilm";
+    for (int i = 0; i < 5; ++i) {
+      std::string name = "result_" + std::to_string(i);
+      std::string log = testing::read_file(bench / (name + ".txt"));
+      auto time_of = [&](const std::string& key) {
+        size_t k = log.find("\"key\": \"" + key + "\"");
+        size_t t0 = log.rfind("\"time_ms\": ", k);
+        return std::atoll(log.c_str() + t0 + 11);
+      };
+      long long start = time_of("run_start"), stop = time_of("run_stop");
+      for (int node = 0; node < 2; ++node) {
+        std::string text = ":::MLLOG {\"time_ms\": " + std::to_string(start) +
+                           ", \"key\": \"power_measurement_start\", \"value\": null, \"metadata\": {}}\n";
+        for (long long tm = start; tm < stop;) {
+          tm = std::min(tm + 1000, stop);
+          text += ":::MLLOG {\"time_ms\": " + std::to_string(tm) +
+                  ", \"key\": \"power_reading\", \"value\": 250, \"metadata\": {}}\n";
+        }
+        text += ":::MLLOG {\"time_ms\": " + std::to_string(stop) +
+                ", \"key\": \"power_measurement_stop\", \"value\": null, \"metadata\": {}}\n";
+        testing::write_file(bench / "power" / name / ("node_" + std::to_string(node) + ".txt"), text);
+      }
+    }
+    REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error), error);
+    CHECK(r.status != "unchanged");
+    auto [joules, minutes] = energy("minilm", "energy_joules");
+    CHECK(joules == doctest::Approx(500.0 * 60 * minutes).epsilon(1e-12));
+    CHECK(energy("minilm", "energy_pipeline_joules").first == doctest::Approx(joules));
+    CHECK(energy("miniclf", "energy_joules").first == -1.0);
+    Stmt runs(s->db(), "SELECT COUNT(*) FROM runs r JOIN results x ON r.result_id = x.id "
+                       "WHERE x.benchmark = 'minilm' AND r.energy_joules > 0");
+    REQUIRE(runs.step());
+    CHECK(runs.col_int(0) == 5);
   }
 
   TEST_CASE("a changed package is replaced whole") {

@@ -105,6 +105,9 @@ std::string json_scalar(const Value& v) {
   }
 }
 
+
+}  // namespace
+
 // The result summarizer's availability map (its config.yaml): the spellings
 // systems used before the values were fixed, and the value each stands for.
 // "" when the value is not one of them.
@@ -129,8 +132,6 @@ std::string canonical_availability(const std::string& status) {
     if (lower == k) return v;
   return "";
 }
-
-}  // namespace
 
 void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, std::string* division) {
   out->name = p.filename().string();
@@ -157,7 +158,13 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
     f.message = "Missing field " + field;
     f.expected = "a \"" + field + "\" field";
     f.found = "none";
-    f.hint = "add \"" + field + "\" (use \"\" or \"N/A\" when it does not apply)";
+    if (field == "status" && facts.system_status_check) {
+      std::string values;
+      for (const auto& a : availability_values()) values += (values.empty() ? "" : ", ") + ("\"" + a + "\"");
+      f.hint = "add \"status\" with one of " + values + " (from ruleset 4.0.0 on no other value is accepted)";
+    } else {
+      f.hint = "add \"" + field + "\" (use \"\" or \"N/A\" when it does not apply)";
+    }
     out->errors.push_back(f);
   }
   Value* st = v.d().find_str("status");
@@ -416,7 +423,7 @@ std::vector<Finding> system_field_type_errors(const Value& desc) {
     f.message = "\"" + field + "\" is " + json_type_name(*v) +
                 ", not a string: the consortium's package checker joins this field as text and stops with a "
                 "TypeError, so it cannot check the package";
-    f.expected = "a JSON string, as in every published system file (\"" + field + "\": \"8\")";
+    f.expected = "a JSON string, as in every published system file";
     f.found = v->kind == VKind::None ? std::string("null")
               : scalar                ? json_scalar(*v) + " (" + json_type_name(*v) + ")"
                                       : std::string(json_type_name(*v));
@@ -610,6 +617,19 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
       d.warnings.push_back(f);
     }
     bool closed = d.division == "closed";
+    if (!closed && d.division != "open" && !d.division.empty()) {
+      // The consortium's checker compares with "closed" exactly: "Closed" turns
+      // the seed and RCP checks off without a word. Same verdict, said aloud.
+      Finding f;
+      f.rule = "division";
+      f.message = "division \"" + d.division + "\" in systems/" + d.system +
+                  ".json is neither \"closed\" nor \"open\": as in the consortium's checker, the seed and RCP "
+                  "checks run only for \"closed\", so they were not run";
+      f.expected = "\"closed\" or \"open\"";
+      f.found = "\"" + d.division + "\"";
+      f.hint = "write the division in lower case in systems/" + d.system + ".json";
+      d.warnings.push_back(f);
+    }
     if (closed && facts.seed_check) {
       d.seeds_checked = true;
       if (!d.seeds_bypassed) {

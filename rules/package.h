@@ -109,6 +109,11 @@ const std::vector<std::string>& system_text_fields();
 // what it found and the fix.
 std::vector<Finding> system_field_type_errors(const Value& desc);
 
+// The result summarizer's availability map (its config.yaml): the value a
+// system's `status` stands for ("cloud" -> "Available cloud"), case aside;
+// "" when it is none of the spellings the summarizer knows.
+std::string canonical_availability(const std::string& status);
+
 // Checks `org_dir`. Returns false (with *error) only when the package cannot
 // be checked at all (missing folder); rule breaks are in the report.
 bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::string& org_dir,

@@ -312,23 +312,31 @@ std::string csv_field(const std::string& s) {
 }
 }  // namespace
 
+// The summarizer's columns before the benchmarks, and a row's values for them.
+constexpr const char* kCsvSystemColumns =
+    "division,availability,submitter,system,number_of_nodes,host_processor_model_name,host_processors_count,"
+    "accelerator_model_name,accelerators_count,framework,notes,private_id";
+
+std::string csv_system_fields(const SystemRow& row) {
+  return csv_field(row.division) + "," + csv_field(row.availability) + "," + csv_field(row.submitter) + "," +
+         csv_field(row.system) + "," + csv_field(row.number_of_nodes) + "," +
+         csv_field(row.host_processor_model_name) + "," + std::to_string(row.host_processors_count) + "," +
+         csv_field(row.accelerator_model_name) + "," + std::to_string(row.accelerators_count) + "," +
+         csv_field(row.framework) + "," + csv_field(row.notes) + "," + csv_field(row.private_id);
+}
+
 std::string scores_csv_detailed(const ScoreReport& r, bool header) {
   static const char* metrics[] = {"time_to_train", "Energy", "GBS", "samples_to_converge", "RCP", "rcp_scaling_factor"};
   std::string out;
   if (header) {
-    out += "division,availability,submitter,system,number_of_nodes,host_processor_model_name,host_processors_count,"
-           "accelerator_model_name,accelerators_count,framework,notes,private_id";
+    out += kCsvSystemColumns;
     for (const auto& b : r.benchmarks)
       for (const char* m : metrics) out += "," + b + ":" + m;
     out += ",details_url,code_url\n";
   }
   for (const auto& row : r.rows) {
     if (!row.complete) continue;
-    out += csv_field(row.division) + "," + csv_field(row.availability) + "," + csv_field(row.submitter) + "," +
-           csv_field(row.system) + "," + csv_field(row.number_of_nodes) + "," +
-           csv_field(row.host_processor_model_name) + "," + std::to_string(row.host_processors_count) + "," +
-           csv_field(row.accelerator_model_name) + "," + std::to_string(row.accelerators_count) + "," +
-           csv_field(row.framework) + "," + csv_field(row.notes) + "," + csv_field(row.private_id);
+    out += csv_system_fields(row);
     for (const auto& b : r.benchmarks) {
       const BenchmarkScore* s = nullptr;
       for (const auto& x : row.scores)
@@ -354,18 +362,13 @@ std::string scores_csv_detailed(const ScoreReport& r, bool header) {
 std::string scores_csv(const ScoreReport& r, bool header) {
   std::string out;
   if (header) {
-    out += "division,availability,submitter,system,number_of_nodes,host_processor_model_name,host_processors_count,"
-           "accelerator_model_name,accelerators_count,framework,notes,private_id";
+    out += kCsvSystemColumns;
     for (const auto& b : r.benchmarks) out += "," + b;
     out += ",details_url,code_url\n";
   }
   for (const auto& row : r.rows) {
     if (!row.complete) continue;
-    out += csv_field(row.division) + "," + csv_field(row.availability) + "," + csv_field(row.submitter) + "," +
-           csv_field(row.system) + "," + csv_field(row.number_of_nodes) + "," +
-           csv_field(row.host_processor_model_name) + "," + std::to_string(row.host_processors_count) + "," +
-           csv_field(row.accelerator_model_name) + "," + std::to_string(row.accelerators_count) + "," +
-           csv_field(row.framework) + "," + csv_field(row.notes) + "," + csv_field(row.private_id);
+    out += csv_system_fields(row);
     for (const auto& b : r.benchmarks) {
       out += ",";
       for (const auto& s : row.scores)

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "rules/package.h"
 #include "rules/ruleset.h"
 
 namespace referee::submissions {
@@ -97,24 +98,9 @@ std::string name_of(const ResultRow& r) { return r.organisation + "/" + r.system
 }  // namespace
 
 std::string normalize_availability(const std::string& raw, bool* known) {
-  // The categories and the spellings the consortium's summarizer maps to them.
-  static const std::map<std::string, std::string> kMap = {
-      {"available on-premise", "Available on-premise"},
-      {"onprem", "Available on-premise"},
-      {"available", "Available on-premise"},
-      {"available onprem", "Available on-premise"},
-      {"available cloud", "Available cloud"},
-      {"cloud", "Available cloud"},
-      {"research, development, or internal (rdi)", "Research, Development, or Internal (RDI)"},
-      {"rdi", "Research, Development, or Internal (RDI)"},
-      {"research", "Research, Development, or Internal (RDI)"},
-      {"development", "Research, Development, or Internal (RDI)"},
-      {"internal", "Research, Development, or Internal (RDI)"},
-      {"preview", "Preview"},
-  };
-  auto it = kMap.find(lower(raw));
-  if (known) *known = it != kMap.end();
-  return it == kMap.end() ? raw : it->second;
+  std::string canonical = rules::canonical_availability(raw);
+  if (known) *known = !canonical.empty();
+  return canonical.empty() ? raw : canonical;
 }
 
 std::string accelerator_type(const std::string& model) {

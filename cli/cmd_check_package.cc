@@ -171,8 +171,10 @@ void print_human(const rules::PackageReport& r, const rules::RuleSet& rs, const 
       if (f.verdict.compliant) continue;
       for (const auto& e : f.verdict.errors) print_finding(os, name + "/" + f.name, e, "  ");
     }
-    if (verbose)
-      for (const auto& e : d.warnings) os << "  " << paint(color, "33", "warning") << " " << e.rule << ": " << e.message << "\n";
+    // A division that silently turns checks off is shown without -v.
+    for (const auto& e : d.warnings)
+      if (verbose || e.rule == "division")
+        os << "  " << paint(color, "33", "warning") << " " << e.rule << ": " << e.message << "\n";
   }
   os << "verdict: " << (r.pass ? paint(color, "32", "PASS") : paint(color, "31", "FAIL")) << " (" << checked
      << " benchmark directories, " << failed << " failing; " << bad_sys << " invalid system files; " << r.files

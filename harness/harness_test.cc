@@ -242,6 +242,19 @@ TEST_SUITE("harness") {
 #include "rules/package.h"
 
 TEST_SUITE("harness") {
+  TEST_CASE("a relative system_description in a spec is found beside the spec, from any working directory") {
+    fs::path dir = temp_dir();
+    fs::path spec_file = dir / "spec.yaml";
+    {
+      std::ofstream o(spec_file);
+      o << "benchmark: minilm\nruleset: mini-1.0.0\nsystem_description: sys/desc.yaml\n";
+    }
+    harness::Spec spec;
+    std::string error;
+    REQUIRE_MESSAGE(load_spec(spec_file.string(), &spec, &error), error);
+    CHECK(spec.system_description == (dir / "sys" / "desc.yaml").lexically_normal().string());
+  }
+
   TEST_CASE("run: five exec runs become a package that passes check-package; a broken run is stopped and left out") {
     std::string error;
     rules::RuleSource src;

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <set>
 
@@ -104,6 +105,10 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
     *error = path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
     return false;
   }
+  // A file the spec names is found beside the spec, wherever referee runs from.
+  if (!out->system_description.empty() && std::filesystem::path(out->system_description).is_relative())
+    out->system_description =
+        (std::filesystem::absolute(path).parent_path() / out->system_description).lexically_normal().string();
   return true;
 }
 

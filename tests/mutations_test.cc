@@ -1313,6 +1313,26 @@ TEST_SUITE("mutations") {
     CHECK(contains(sf40.errors[0].hint, "\"cloud\" is written \"Available cloud\" today"));
   }
 
+  TEST_CASE("a division written \"Closed\": the consortium's verdict, and a warning that seeds and RCPs were not checked") {
+    // The consortium's package checker compares the division with "closed"
+    // exactly, so "Closed" passes without its seed and RCP checks.
+    if (!have_reference_data()) return;
+    TempDir tmp;
+    MiniPackage p = make_package(tmp, kBert);
+    fs::path sys = p.org / "systems" / (std::string(kBert.system) + ".json");
+    const std::string json = read_bytes(sys);
+    REQUIRE(contains(json, "\"division\": \"closed\""));
+    write_bytes(sys, replace_once(json, "\"division\": \"closed\"", "\"division\": \"Closed\""));
+    PackageReport r = run_package(p.org);
+    const BenchmarkDir& d = only_dir(r);
+    CHECK(d.pass);
+    CHECK_FALSE(d.rcp_checked);
+    const Finding* f = find_rule(d.warnings, "division");
+    REQUIRE_MESSAGE(f, describe(d.warnings));
+    CHECK(contains(f->message, "seed and RCP checks run only for \"closed\""));
+    CHECK(f->found == "\"Closed\"");
+  }
+
   TEST_CASE("rule code that formats with a huge field number: a Python error, not an abort") {
     // '{0777777777777777777777777}'.format(...) raised std::out_of_range in
     // referee; Python raises ValueError "Too many decimal digits in format string".

@@ -122,8 +122,14 @@ class Run : public Host {
       f.rule = "parse";
       f.message = "No log lines detected";
       f.expected = "lines containing \":::MLLOG {json}\"";
-      f.found = "none";
-      f.hint = "is this the right file? result files hold the MLLOG output of one run";
+      if (log_.errors.empty()) {
+        f.found = "none";
+        f.hint = "is this the right file? result files hold the MLLOG output of one run";
+      } else {
+        // Lines with the token exist, but none of them parses (listed above).
+        f.found = std::to_string(log_.errors.size()) + " line(s) with \":::MLLOG \", none of them valid JSON";
+        f.hint = "the log is damaged or not written by an MLLOG logger: each line that does not parse is listed with this file";
+      }
       msgs_.put("", std::move(f));
       // Not a log: that is the reason, alone. The consortium's checker also
       // runs every rule over no lines, and fails for the same reason with

@@ -1191,6 +1191,30 @@ TEST_SUITE("mutations") {
     }
   }
 
+  TEST_CASE("a file whose only MLLOG line does not parse: the reason says so, the bad line follows") {
+    if (!have_reference_data()) return;
+    TempDir tmp;
+    const fs::path log = tmp.path / "damaged.txt", out = tmp.path / "out.txt", err = tmp.path / "err.txt";
+    write_bytes(log, "garbage\n:::MLLOG {\"key\": bad json\n");
+    const std::string cmd = std::string("'") + REFEREE_BINARY + "' check " + shell_quote(log) +
+                            " --ruleset training-3.1.0 --rules " + shell_quote(reference_rules());
+    CHECK(run_shell(cmd + " --json > " + shell_quote(out) + " 2> " + shell_quote(err)) == 1);
+    Value j = parse_json_file(out);
+    const Value& errors = at(at(at(j, "files"), log.string()), "errors");
+    REQUIRE(errors.kind == VKind::List);
+    REQUIRE(errors.items().size() == 2);
+    bool reason = false, bad_line = false;
+    for (const auto& e : errors.items()) {
+      if (str(at(e, "message")) == "No log lines detected") {
+        reason = true;
+        CHECK(contains(str(at(e, "found")), "none of them valid JSON"));
+      }
+      if (contains(str(at(e, "message")), "MLLOG line does not parse")) bad_line = true;
+    }
+    CHECK(reason);
+    CHECK(bad_line);
+  }
+
   TEST_CASE("a second run_start: a warning in check and score, time to train as the summarizer counts it") {
     // The mutation below (a copy of run_start after the 21st MLLOG line that
     // follows it, with that line's time_ms) gives, with the consortium's tools:

@@ -422,16 +422,7 @@ void spit(const fs::path& p, const std::string& text) {
 }
 
 // Runs a shell command, returns its exit status and what it printed.
-int shell(const std::string& cmd, std::string* out) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  out->clear();
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+int shell(const std::string& cmd, std::string* out) { return referee::testing::run_shell_capture(cmd, out); }
 
 // The consortium's Python package from the reference data, run with Debian's
 // python3. False (skip, or a failure under CI) when either is missing.

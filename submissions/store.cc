@@ -202,6 +202,160 @@ ALTER TABLE results ADD COLUMN energy_pipeline_joules REAL;  -- with the pipelin
 ALTER TABLE results ADD COLUMN energy_note TEXT;             -- why a directory with power/ has no figure
 ALTER TABLE runs ADD COLUMN energy_joules REAL;
 )sql",
+    // 4 -> 5: the peer review of a round. The review tables of schema 2 were
+    // never written by any command; they are replaced. Events are an
+    // append-only log chained by hash: triggers refuse to change or delete one.
+    R"sql(
+DROP TABLE IF EXISTS decisions;
+DROP TABLE IF EXISTS responses;
+DROP TABLE IF EXISTS objections;
+DROP TABLE IF EXISTS reviews;
+DROP TABLE IF EXISTS reviewers;
+CREATE TABLE users (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  organisation_id INTEGER REFERENCES organisations(id),  -- NULL only for administrators
+  role TEXT NOT NULL CHECK (role IN ('member', 'chair', 'admin')),
+  created_at TEXT NOT NULL,
+  disabled_at TEXT
+);
+CREATE TABLE tokens (
+  id INTEGER PRIMARY KEY,
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  hash TEXT NOT NULL UNIQUE,          -- hex BLAKE2b-256 of the token; the token itself is never stored
+  prefix TEXT NOT NULL,               -- its first characters, to name it in lists
+  created_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+CREATE TABLE round_reviews (          -- a round under review: its state and schedule (UTC ISO-8601)
+  round_id INTEGER PRIMARY KEY REFERENCES rounds(id),
+  state TEXT NOT NULL CHECK (state IN ('review', 'final', 'published')),
+  submission_deadline TEXT, objections_due TEXT, responses_due TEXT, decisions_due TEXT,
+  scores_final TEXT, publication TEXT, first_meeting TEXT,
+  version INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE pairings (               -- required reviews: reviewer organisation -> reviewed organisation
+  id INTEGER PRIMARY KEY,
+  round_id INTEGER NOT NULL REFERENCES rounds(id),
+  reviewer_org INTEGER NOT NULL REFERENCES organisations(id),
+  reviewed_org INTEGER NOT NULL REFERENCES organisations(id),
+  reason TEXT NOT NULL,               -- rank | scale-512
+  status TEXT NOT NULL DEFAULT 'assigned' CHECK (status IN ('assigned', 'in-progress', 'done')),
+  version INTEGER NOT NULL DEFAULT 1,
+  UNIQUE (round_id, reviewer_org, reviewed_org)
+);
+CREATE TABLE findings (               -- what `referee audit` found; ids stay when an audit is re-run
+  id INTEGER PRIMARY KEY,
+  round_id INTEGER NOT NULL REFERENCES rounds(id),
+  organisation_id INTEGER NOT NULL REFERENCES organisations(id),  -- whose result it is about
+  result_id INTEGER REFERENCES results(id),
+  kind TEXT NOT NULL,                 -- cherry-picking | unannounced-resubmission | repeated-run-start | rcp-near-fail | power-sampling | system-mismatch | shared-hyperparameters | check-failure
+  rule TEXT NOT NULL,                 -- rule file and key, or policy section
+  summary TEXT NOT NULL,
+  evidence_json TEXT NOT NULL,        -- [{"file","line","text"} | {"figure","value","unit"}]
+  impact_minutes REAL,                -- the score if the finding holds, when it can be computed
+  fingerprint TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE announcements (          -- resubmitted logs of an earlier round, announced
+  id INTEGER PRIMARY KEY,
+  round_id INTEGER NOT NULL REFERENCES rounds(id),
+  organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+  result_id INTEGER REFERENCES results(id),
+  text TEXT NOT NULL,
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  created_at TEXT NOT NULL
+);
+CREATE TABLE objections (
+  id INTEGER PRIMARY KEY,
+  round_id INTEGER NOT NULL REFERENCES rounds(id),
+  by_org INTEGER NOT NULL REFERENCES organisations(id),
+  against_org INTEGER NOT NULL REFERENCES organisations(id),
+  filed_by INTEGER NOT NULL REFERENCES users(id),
+  title TEXT NOT NULL,
+  rule TEXT NOT NULL,                 -- rule file and key, or policy section
+  text TEXT NOT NULL,
+  finding_id INTEGER REFERENCES findings(id),
+  state TEXT NOT NULL CHECK (state IN ('open', 'responded', 'decided', 'withdrawn')),
+  impact_minutes REAL,                -- the score if the objection holds
+  version INTEGER NOT NULL DEFAULT 1, -- bumped by every change: a stale update is refused
+  created_at TEXT NOT NULL
+);
+CREATE TABLE objection_results (
+  objection_id INTEGER NOT NULL REFERENCES objections(id),
+  result_id INTEGER NOT NULL REFERENCES results(id),
+  PRIMARY KEY (objection_id, result_id)
+) WITHOUT ROWID;
+CREATE TABLE evidence (
+  id INTEGER PRIMARY KEY,
+  objection_id INTEGER NOT NULL REFERENCES objections(id),
+  kind TEXT NOT NULL CHECK (kind IN ('finding', 'lines', 'figure', 'check')),
+  finding_id INTEGER REFERENCES findings(id),
+  run_id INTEGER REFERENCES runs(id),
+  first_line INTEGER, last_line INTEGER,
+  quoted TEXT,                        -- the log lines or check message, quoted when added
+  figure_name TEXT, figure_value REAL, figure_unit TEXT,
+  note TEXT,
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  created_at TEXT NOT NULL
+);
+CREATE TABLE responses (
+  id INTEGER PRIMARY KEY,
+  objection_id INTEGER NOT NULL REFERENCES objections(id),
+  organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  text TEXT NOT NULL,
+  remedy TEXT CHECK (remedy IN ('none', 'fix', 'open', 'withdraw', 'normalise')),  -- what the accused proposes
+  factor REAL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE votes (                  -- one per submitting organisation; a later vote replaces it
+  objection_id INTEGER NOT NULL REFERENCES objections(id),
+  organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  vote TEXT NOT NULL CHECK (vote IN ('uphold', 'reject', 'abstain')),
+  remedy TEXT CHECK (remedy IN ('none', 'fix', 'open', 'withdraw', 'normalise')),
+  factor REAL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (objection_id, organisation_id)
+) WITHOUT ROWID;
+CREATE TABLE decisions (
+  id INTEGER PRIMARY KEY,
+  objection_id INTEGER NOT NULL UNIQUE REFERENCES objections(id),
+  outcome TEXT NOT NULL CHECK (outcome IN ('upheld', 'rejected', 'waived')),
+  remedy TEXT NOT NULL CHECK (remedy IN ('none', 'fix', 'open', 'withdraw', 'normalise')),
+  factor REAL,                        -- normalise: the score is the unscaled score times this
+  votes_uphold INTEGER NOT NULL, votes_reject INTEGER NOT NULL, votes_abstain INTEGER NOT NULL,
+  majority TEXT NOT NULL,             -- simple | two-thirds | chair-tie-break | waiver
+  decided_by INTEGER NOT NULL REFERENCES users(id),
+  text TEXT,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE result_status (          -- what the review did to a result; every question shows it
+  result_id INTEGER PRIMARY KEY REFERENCES results(id) ON DELETE CASCADE,
+  status TEXT NOT NULL CHECK (status IN ('objection-open', 'fixed', 'moved-to-open', 'withdrawn', 'normalised')),
+  factor REAL,                        -- normalised: score = unscaled_minutes * factor
+  objection_id INTEGER REFERENCES objections(id),
+  decision_id INTEGER REFERENCES decisions(id),
+  updated_at TEXT NOT NULL
+);
+CREATE TABLE events (                 -- the audit trail: append-only, chained by hash
+  seq INTEGER PRIMARY KEY,
+  at TEXT NOT NULL,                   -- UTC, ISO-8601 with milliseconds
+  actor TEXT NOT NULL,                -- user name
+  organisation TEXT,                  -- acting for
+  role TEXT NOT NULL,
+  action TEXT NOT NULL,               -- objection.file, response.add, vote.cast, decision.record, ...
+  subject TEXT NOT NULL,              -- objection/12, round/training-3.1.0, user/alice
+  payload_json TEXT NOT NULL,
+  prev_hash TEXT NOT NULL,            -- the previous event's hash; 64 zeros for the first
+  hash TEXT NOT NULL                  -- hex SHA-256 over prev_hash and the fields above
+);
+CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'the review log is append-only: an event cannot be changed'); END;
+CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'the review log is append-only: an event cannot be deleted'); END;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

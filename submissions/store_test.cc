@@ -60,8 +60,18 @@ TEST_SUITE("store") {
       std::string error;
       auto s = Store::open(db, &error);
       REQUIRE(s);
-      // Back to version 2 as it shipped: no runs.dropped column (3), no energy columns (4).
-      REQUIRE(s->exec("ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
+      // Back to version 2 as it shipped: no review tables of schema 5 (the
+      // schema-2 ones instead), no runs.dropped column (3), no energy columns (4).
+      REQUIRE(s->exec("DROP TABLE events; DROP TABLE result_status; DROP TABLE decisions; DROP TABLE votes; "
+                      "DROP TABLE responses; DROP TABLE evidence; DROP TABLE objection_results; DROP TABLE objections; "
+                      "DROP TABLE announcements; DROP TABLE findings; DROP TABLE pairings; DROP TABLE round_reviews; "
+                      "DROP TABLE tokens; DROP TABLE users; "
+                      "CREATE TABLE reviewers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, organisation_id INTEGER); "
+                      "CREATE TABLE reviews (id INTEGER PRIMARY KEY, result_id INTEGER NOT NULL); "
+                      "CREATE TABLE objections (id INTEGER PRIMARY KEY, result_id INTEGER NOT NULL, text TEXT); "
+                      "CREATE TABLE responses (id INTEGER PRIMARY KEY, objection_id INTEGER NOT NULL); "
+                      "CREATE TABLE decisions (id INTEGER PRIMARY KEY, objection_id INTEGER NOT NULL); "
+                      "ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
                       "ALTER TABLE results DROP COLUMN energy_joules; ALTER TABLE results DROP COLUMN energy_pipeline_joules; "
                       "ALTER TABLE results DROP COLUMN energy_note; PRAGMA user_version = 2;",
                       &error));

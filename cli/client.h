@@ -1,0 +1,34 @@
+// The CLI as a client of the review service: a command builds an API
+// request (review/api.h) and sends it to a server (--server URL, else
+// $REFEREE_SERVER) with the token from --token or $REFEREE_TOKEN, or, with
+// no server, hands it to a review::Api on the local store (--db). The answer
+// is the same either way, so the command prints the same output.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "review/api.h"
+
+namespace referee::cli {
+
+struct ClientOptions {
+  std::string server;  // --server, else $REFEREE_SERVER; "" = local store
+  std::string token;   // --token, else $REFEREE_TOKEN
+  std::string db;      // --db, else the default store (local only)
+};
+
+// Registers --server, --token and --db on `sub`.
+void add_client_options(CLI::App& sub, ClientOptions* o);
+
+// Fills server and token from the environment where the flags were not given.
+void resolve_client_options(ClientOptions* o);
+
+// Sends `r` (its token is filled from `o`). With no server and no token the
+// request is made as the local store's administrator. A transport failure
+// (server unreachable, TLS error, timeout) is a Response with status 0 and
+// the reason in body as {"error": {...}}.
+review::Response call_api(const ClientOptions& o, review::Request r);
+
+}  // namespace referee::cli

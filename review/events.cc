@@ -1,0 +1,174 @@
+#include "review/events.h"
+
+#include <openssl/sha.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace referee::review {
+
+const char* role_name(Role r) {
+  switch (r) {
+    case Role::Member: return "member";
+    case Role::Chair: return "chair";
+    case Role::Admin: return "admin";
+  }
+  return "member";
+}
+
+bool parse_role(const std::string& text, Role* out) {
+  std::string t;
+  for (char c : text) t += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (t == "member") *out = Role::Member;
+  else if (t == "chair") *out = Role::Chair;
+  else if (t == "admin" || t == "administrator") *out = Role::Admin;
+  else return false;
+  return true;
+}
+
+std::string now_utc() {
+  auto now = std::chrono::system_clock::now();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
+  return buf;
+}
+
+namespace {
+
+// Each field as "<length>:<bytes>\n", so no two different events hash the same text.
+void field(std::string* out, const std::string& v) {
+  *out += std::to_string(v.size());
+  *out += ':';
+  *out += v;
+  *out += '\n';
+}
+
+const std::string kZeroHash(64, '0');
+
+}  // namespace
+
+std::string event_hash(const Event& e) {
+  std::string text;
+  field(&text, e.prev_hash);
+  field(&text, std::to_string(e.seq));
+  field(&text, e.at);
+  field(&text, e.actor);
+  field(&text, e.organisation);
+  field(&text, e.role);
+  field(&text, e.action);
+  field(&text, e.subject);
+  field(&text, e.payload_json);
+  unsigned char md[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), md);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : md) {
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  return out;
+}
+
+bool append_event(submissions::Store& s, const Actor& who, const std::string& action, const std::string& subject,
+                  const std::string& payload_json, std::string* error, long long* seq) {
+  Event e;
+  {
+    submissions::Stmt last(s.db(), "SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1");
+    if (last.step()) {
+      e.seq = last.col_int(0) + 1;
+      e.prev_hash = last.col_text(1);
+    } else if (!last.ok()) {
+      *error = s.describe_error(last.rc(), "reading the review log");
+      return false;
+    } else {
+      e.seq = 1;
+      e.prev_hash = kZeroHash;
+    }
+  }
+  e.at = now_utc();
+  e.actor = who.user;
+  e.organisation = who.organisation;
+  e.role = role_name(who.role);
+  e.action = action;
+  e.subject = subject;
+  e.payload_json = payload_json.empty() ? "{}" : payload_json;
+  e.hash = event_hash(e);
+  submissions::Stmt ins(s.db(),
+                        "INSERT INTO events (seq, at, actor, organisation, role, action, subject, payload_json, "
+                        "prev_hash, hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  ins.bind(1, e.seq).bind(2, e.at).bind(3, e.actor);
+  if (e.organisation.empty()) ins.bind_null(4); else ins.bind(4, e.organisation);
+  ins.bind(5, e.role).bind(6, e.action).bind(7, e.subject).bind(8, e.payload_json).bind(9, e.prev_hash).bind(10, e.hash);
+  if (!ins.run()) {
+    *error = s.describe_error(ins.rc(), "appending to the review log");
+    return false;
+  }
+  if (seq) *seq = e.seq;
+  return true;
+}
+
+std::vector<Event> read_events(submissions::Store& s, const std::string& subject_prefix, std::string* error) {
+  std::vector<Event> out;
+  submissions::Stmt q(s.db(),
+                      "SELECT seq, at, actor, COALESCE(organisation, ''), role, action, subject, payload_json, "
+                      "prev_hash, hash FROM events WHERE substr(subject, 1, length(?1)) = ?1 ORDER BY seq");
+  q.bind(1, subject_prefix);
+  while (q.step()) {
+    Event e;
+    e.seq = q.col_int(0);
+    e.at = q.col_text(1);
+    e.actor = q.col_text(2);
+    e.organisation = q.col_text(3);
+    e.role = q.col_text(4);
+    e.action = q.col_text(5);
+    e.subject = q.col_text(6);
+    e.payload_json = q.col_text(7);
+    e.prev_hash = q.col_text(8);
+    e.hash = q.col_text(9);
+    out.push_back(std::move(e));
+  }
+  if (!q.ok()) *error = s.describe_error(q.rc(), "reading the review log");
+  return out;
+}
+
+ChainCheck verify_events(submissions::Store& s, std::string* error) {
+  ChainCheck c;
+  std::string err;
+  auto events = read_events(s, "", &err);
+  if (!err.empty()) {
+    *error = err;
+    c.ok = false;
+    c.problem = err;
+    return c;
+  }
+  std::string prev = kZeroHash;
+  long long expect = 1;
+  for (const auto& e : events) {
+    ++c.events;
+    std::string bad;
+    if (e.seq != expect)
+      bad = "event " + std::to_string(expect) + " is missing (the next one is " + std::to_string(e.seq) + ")";
+    else if (e.prev_hash != prev)
+      bad = "its link to the previous event (" + e.prev_hash.substr(0, 12) + "...) does not match that event's hash (" +
+            prev.substr(0, 12) + "...): an event before it was changed or removed";
+    else if (event_hash(e) != e.hash)
+      bad = "its hash does not match its contents: the event was changed after it was written";
+    if (!bad.empty()) {
+      c.ok = false;
+      c.first_bad = e.seq;
+      c.problem = bad;
+      return c;
+    }
+    prev = e.hash;
+    ++expect;
+  }
+  return c;
+}
+
+}  // namespace referee::review

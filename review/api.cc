@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "mllog/json_writer.h"
+#include "review/router.h"
 #include "submissions/store.h"
 
 namespace referee::review {
@@ -28,6 +29,7 @@ struct Api::Impl {
   bool read_only = false;
   std::mutex mu;
   std::map<std::thread::id, std::unique_ptr<submissions::Store>> stores;
+  std::vector<Route> routes;
 
   // This thread's connection (opened on first use). Null with *error.
   submissions::Store* store(std::string* error) {
@@ -42,6 +44,8 @@ struct Api::Impl {
 Api::Api(std::string db_path, bool read_only) : impl_(std::make_unique<Impl>()) {
   impl_->db_path = std::move(db_path);
   impl_->read_only = read_only;
+  for (auto part : {identity_routes, round_routes, objection_routes, audit_routes})
+    for (auto& route : part()) impl_->routes.push_back(std::move(route));
   if (sodium_init() < 0) {
     // libsodium could not initialise (no entropy source): tokens cannot be
     // made; authentication below still hashes with it, which works without.
@@ -127,12 +131,105 @@ bool Api::can_see_round(const Actor& who, const std::string& round) {
   return sub.step();
 }
 
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decodes one path segment; false on a bad escape.
+bool decode_segment(const std::string& in, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      *out += in[i];
+      continue;
+    }
+    int a = i + 1 < in.size() ? hex_value(in[i + 1]) : -1, b = i + 2 < in.size() ? hex_value(in[i + 2]) : -1;
+    if (a < 0 || b < 0) return false;
+    *out += static_cast<char>(a * 16 + b);
+    i += 2;
+  }
+  return true;
+}
+
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i <= path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (j > i) out.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+// Matches `path` against `pattern`; *params gets the decoded captures.
+bool match(const std::string& pattern, const std::vector<std::string>& segs, std::vector<std::string>* params,
+           bool* bad_escape) {
+  auto pat = split_path(pattern);
+  if (pat.size() != segs.size()) return false;
+  std::vector<std::string> got;
+  for (size_t i = 0; i < pat.size(); ++i) {
+    if (pat[i].size() > 2 && pat[i].front() == '{' && pat[i].back() == '}') {
+      std::string v;
+      if (!decode_segment(segs[i], &v)) {
+        *bad_escape = true;
+        return false;
+      }
+      got.push_back(std::move(v));
+    } else if (pat[i] != segs[i]) {
+      return false;
+    }
+  }
+  *params = std::move(got);
+  return true;
+}
+
+}  // namespace
+
 Response Api::handle(const Request& r) {
   try {
+    auto segs = split_path(r.path);
+    const Route* found = nullptr;
+    std::vector<std::string> params;
+    std::vector<std::string> methods;
+    bool bad_escape = false;
+    for (const auto& route : impl_->routes) {
+      std::vector<std::string> p;
+      if (!match(route.pattern, segs, &p, &bad_escape)) continue;
+      if (route.method != r.method) {
+        methods.push_back(route.method);
+        continue;
+      }
+      found = &route;
+      params = std::move(p);
+      break;
+    }
+    if (bad_escape && !found) return error_response(400, "bad-request", "a bad %-escape in the path " + r.path);
+    if (!found) {
+      if (!methods.empty()) {
+        std::string list;
+        for (const auto& m : methods) list += (list.empty() ? "" : ", ") + m;
+        return error_response(405, "method-not-allowed", r.method + " is not allowed on " + r.path,
+                              "allowed: " + list);
+      }
+      return error_response(404, "not-found", "no route " + r.method + " " + r.path, "see docs/openapi.yaml");
+    }
+    if (found->writes && impl_->read_only)
+      return error_response(503, "read-only", "this server serves the store read-only; it takes no changes");
     Actor who;
     Response err;
-    if (!authenticate(r, &who, &err)) return err;
-    return error_response(404, "not-found", "no route " + r.method + " " + r.path, "see docs/openapi.yaml");
+    if (!found->anonymous && !authenticate(r, &who, &err)) return err;
+    std::string serr;
+    auto* s = impl_->store(&serr);
+    if (!s) return error_response(500, "store", serr);
+    Context ctx{*s, who, r, *this, std::move(params)};
+    return found->handler(ctx);
   } catch (const std::exception& e) {
     return error_response(500, "internal", e.what());
   }

@@ -1,0 +1,205 @@
+#include "review/router.h"
+
+#include <cmath>
+
+#include "mllog/json_writer.h"
+
+namespace referee::review {
+
+std::string Context::query(const std::string& name, const std::string& fallback) const {
+  std::string v = fallback;
+  for (const auto& [k, val] : req.query)
+    if (k == name) v = val;
+  return v;
+}
+
+bool valid_utf8(const std::string& text, size_t* bad_at) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  size_t n = text.size(), i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) { ++i; continue; }
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
+    else { if (bad_at) *bad_at = i; return false; }
+    if (i + len > n) { if (bad_at) *bad_at = i; return false; }
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) { if (bad_at) *bad_at = i; return false; }
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
+      if (bad_at) *bad_at = i;
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+namespace {
+
+int depth_of(const mllog::Json& j) {
+  int d = 0;
+  for (const auto& x : j.items) d = std::max(d, depth_of(x));
+  for (const auto& [k, x] : j.fields) d = std::max(d, depth_of(x));
+  return d + 1;
+}
+
+bool strings_valid(const mllog::Json& j) {
+  if (j.kind == mllog::Json::Kind::String && !valid_utf8(j.s)) return false;
+  for (const auto& x : j.items)
+    if (!strings_valid(x)) return false;
+  for (const auto& [k, x] : j.fields)
+    if (!valid_utf8(k) || !strings_valid(x)) return false;
+  return true;
+}
+
+}  // namespace
+
+bool parse_body(const Request& r, std::initializer_list<const char*> allowed, mllog::Json* out, Response* err) {
+  *out = mllog::Json{};
+  out->kind = mllog::Json::Kind::Object;
+  size_t only_space = r.body.find_first_not_of(" \t\r\n");
+  if (only_space == std::string::npos) return true;
+  size_t bad = 0;
+  if (!valid_utf8(r.body, &bad)) {
+    *err = error_response(400, "bad-request", "the request body is not valid UTF-8 (byte " + std::to_string(bad) + ")",
+                          "send JSON encoded as UTF-8");
+    return false;
+  }
+  std::string perr;
+  if (!mllog::parse_json_permissive(r.body, out, &perr)) {
+    *err = error_response(400, "bad-request", "the request body is not JSON: " + perr);
+    return false;
+  }
+  if (out->kind != mllog::Json::Kind::Object) {
+    *err = error_response(400, "bad-request", "the request body must be a JSON object");
+    return false;
+  }
+  if (depth_of(*out) > 32) {
+    *err = error_response(400, "bad-request", "the request body is nested more than 32 deep");
+    return false;
+  }
+  if (!strings_valid(*out)) {  // \ud800 escapes decode to surrogates
+    *err = error_response(400, "bad-request", "a string in the request body is not valid Unicode (a lone surrogate)");
+    return false;
+  }
+  for (const auto& [k, v] : out->fields) {
+    bool known = false;
+    for (const char* a : allowed)
+      if (k == a) known = true;
+    if (!known) {
+      std::string list;
+      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      *err = error_response(400, "unknown-field", "unknown field '" + k + "' in the request body",
+                            list.empty() ? "this request takes no body" : "the fields are: " + list);
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+Response type_error(const char* name, const char* expected) {
+  return error_response(400, "bad-field", std::string("field '") + name + "' must be " + expected);
+}
+
+}  // namespace
+
+bool body_string(const mllog::Json& body, const char* name, bool required, std::string* out, Response* err) {
+  const mllog::Json* v = body.find(name);
+  if (!v || v->kind == mllog::Json::Kind::Null) {
+    if (required) {
+      *err = error_response(400, "missing-field", std::string("field '") + name + "' is required");
+      return false;
+    }
+    return true;
+  }
+  if (v->kind != mllog::Json::Kind::String) {
+    *err = type_error(name, "a string");
+    return false;
+  }
+  *out = v->s;
+  return true;
+}
+
+bool body_number(const mllog::Json& body, const char* name, bool required, double* out, bool* present, Response* err) {
+  const mllog::Json* v = body.find(name);
+  if (present) *present = false;
+  if (!v || v->kind == mllog::Json::Kind::Null) {
+    if (required) {
+      *err = error_response(400, "missing-field", std::string("field '") + name + "' is required");
+      return false;
+    }
+    return true;
+  }
+  if (v->kind == mllog::Json::Kind::Int) *out = static_cast<double>(v->i);
+  else if (v->kind == mllog::Json::Kind::Float && std::isfinite(v->f)) *out = v->f;
+  else {
+    *err = type_error(name, "a finite number");
+    return false;
+  }
+  if (present) *present = true;
+  return true;
+}
+
+bool body_int(const mllog::Json& body, const char* name, bool required, long long* out, bool* present, Response* err) {
+  const mllog::Json* v = body.find(name);
+  if (present) *present = false;
+  if (!v || v->kind == mllog::Json::Kind::Null) {
+    if (required) {
+      *err = error_response(400, "missing-field", std::string("field '") + name + "' is required");
+      return false;
+    }
+    return true;
+  }
+  if (v->kind != mllog::Json::Kind::Int) {
+    *err = type_error(name, "an integer");
+    return false;
+  }
+  *out = v->i;
+  if (present) *present = true;
+  return true;
+}
+
+bool body_strings(const mllog::Json& body, const char* name, bool required, std::vector<std::string>* out,
+                  Response* err) {
+  const mllog::Json* v = body.find(name);
+  if (!v || v->kind == mllog::Json::Kind::Null) {
+    if (required) {
+      *err = error_response(400, "missing-field", std::string("field '") + name + "' is required");
+      return false;
+    }
+    return true;
+  }
+  if (v->kind != mllog::Json::Kind::Array) {
+    *err = type_error(name, "an array of strings");
+    return false;
+  }
+  out->clear();
+  for (const auto& x : v->items) {
+    if (x.kind != mllog::Json::Kind::String) {
+      *err = type_error(name, "an array of strings");
+      return false;
+    }
+    out->push_back(x.s);
+  }
+  return true;
+}
+
+Response json_response(std::string body, int status) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+Response store_error(submissions::Store& s, int rc, const std::string& what) {
+  return error_response(500, "store", s.describe_error(rc, what));
+}
+
+}  // namespace referee::review

@@ -1,0 +1,72 @@
+// How the API's routes are declared and what a handler gets. Each part of
+// the review registers its routes in its own file; api.cc matches a request
+// to a route, authenticates it, opens this thread's store connection and
+// calls the handler. A handler that writes does so in one transaction
+// (Store::begin/commit) that also appends its event (review/events.h).
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "mllog/json.h"
+#include "review/actor.h"
+#include "review/api.h"
+#include "submissions/store.h"
+
+namespace referee::review {
+
+struct Context {
+  submissions::Store& store;
+  const Actor& who;
+  const Request& req;
+  Api& api;
+  std::vector<std::string> params;  // the {captures} of the route's pattern, in order, percent-decoded
+
+  // The last value of query parameter `name`, or `fallback`.
+  std::string query(const std::string& name, const std::string& fallback = "") const;
+};
+
+using Handler = std::function<Response(Context&)>;
+
+struct Route {
+  std::string method;   // GET, POST, PUT, PATCH, DELETE
+  std::string pattern;  // /api/v1/objections/{id}: a {name} matches one path segment
+  bool writes = false;  // refused (503) on a read-only Api
+  Handler handler;
+  // Whether the route is served without a token (GET /api/v1/health).
+  bool anonymous = false;
+};
+
+// The routes of each part, each defined in its own file.
+std::vector<Route> identity_routes();   // review/identity.cc: users, tokens, /me
+std::vector<Route> round_routes();      // review/rounds.cc: rounds, schedule, state, pairings, announcements, report
+std::vector<Route> objection_routes();  // review/objections.cc: objections, evidence, responses, votes, decisions, log
+std::vector<Route> audit_routes();      // review/audit.cc: audit, findings
+
+// Parses r.body as one JSON object whose field names are all in `allowed`
+// and whose text is valid UTF-8, nested at most 32 deep. Post: true with
+// *out; else false with *err a 400 naming the problem (unknown field and the
+// allowed ones, invalid UTF-8 at byte N, not JSON at column N, not an object).
+// An empty body is an empty object.
+bool parse_body(const Request& r, std::initializer_list<const char*> allowed, mllog::Json* out, Response* err);
+
+// Field readers for a parsed body. Each returns false with *err a 400 when
+// the field is present with the wrong type (or absent when required).
+bool body_string(const mllog::Json& body, const char* name, bool required, std::string* out, Response* err);
+bool body_number(const mllog::Json& body, const char* name, bool required, double* out, bool* present, Response* err);
+bool body_int(const mllog::Json& body, const char* name, bool required, long long* out, bool* present, Response* err);
+bool body_strings(const mllog::Json& body, const char* name, bool required, std::vector<std::string>* out, Response* err);
+
+// Whether `text` is valid UTF-8 (no overlongs, no surrogates); *bad_at is
+// the offset of the first bad byte.
+bool valid_utf8(const std::string& text, size_t* bad_at = nullptr);
+
+// A 200 (or `status`) response with a JSON body.
+Response json_response(std::string body, int status = 200);
+
+// Reports a failed statement as a 500 naming the store.
+Response store_error(submissions::Store& s, int rc, const std::string& what);
+
+}  // namespace referee::review

@@ -44,6 +44,18 @@ void row_json(mllog::JsonWriter& w, const submissions::ResultRow& r) {
   w.key("accelerators").value(r.accelerators).key("nodes").value(r.nodes);
   if (r.has_score) w.key("score_minutes").value(r.score); else w.key("score_minutes").null();
   w.key("checks_pass").value(r.pass).key("rcp_status").value(r.rcp_status).key("resubmission").value(r.resubmission);
+  w.key("review_status");
+  if (r.review_status.empty()) {
+    w.null();
+  } else {
+    w.begin_object().key("status").value(r.review_status);
+    if (r.has_review_factor) w.key("factor").value(r.review_factor); else w.key("factor").null();
+    if (r.objection_id) w.key("objection_id").value(r.objection_id); else w.key("objection_id").null();
+    if (r.decision_id) w.key("decision_id").value(r.decision_id); else w.key("decision_id").null();
+    w.key("submitted_division").value(r.submitted_division);
+    if (r.has_published_score) w.key("published_score_minutes").value(r.published_score);
+    w.end_object();
+  }
   w.key("runs").begin_array();
   for (size_t i = 0; i < r.run_files.size(); ++i) {
     w.begin_object().key("file").value(r.run_files[i]);
@@ -71,6 +83,32 @@ std::string runs_cell(const submissions::ResultRow& r) {
 }
 
 std::string size_cell(const submissions::ResultRow& r) { return std::to_string(r.accelerators) + " x " + r.accelerator; }
+
+// The review's status column: shown only when some row has a status, so
+// that a store without a review answers as before.
+const char* kReviewHeader = "review status";
+
+template <typename Rows, typename Get>
+bool any_status(const Rows& rows, Get get) {
+  for (const auto& x : rows)
+    if (!get(x).review_status.empty()) return true;
+  return false;
+}
+
+std::string status_cell(const submissions::ResultRow& r) {
+  std::string s = submissions::review_status_text(r);
+  return s.empty() ? "-" : s;
+}
+
+// A score cell that says when the committee's factor made it.
+std::string reviewed_score_cell(const submissions::ResultRow& r) {
+  return score_cell(r) + (r.review_status == "normalised" ? " (normalised)" : "");
+}
+
+std::vector<std::string> with_status(std::vector<std::string> cols, bool show) {
+  if (show) cols.push_back(kReviewHeader);
+  return cols;
+}
 
 }  // namespace
 
@@ -103,11 +141,14 @@ Command compare_command() {
                 std::cout << w.str() << "\n";
                 return kPass;
               }
-              Table t({"result", "accelerators", "score (min)", "vs first", "checks", kRunsHeader});
+              bool status = any_status(rows, [](const auto& r) -> const submissions::ResultRow& { return r; });
+              Table t(with_status({"result", "accelerators", "score (min)", "vs first", "checks", kRunsHeader}, status));
               for (const auto& r : rows) {
                 std::string rel = r.has_score && base.has_score ? (r.score >= base.score ? "+" : "") + percent(r.score / base.score - 1, 2) : "-";
-                t.add({r.organisation + "/" + r.system, size_cell(r), score_cell(r), &r == &base ? "" : rel,
-                       std::string(r.pass ? "pass" : "FAIL") + (r.resubmission ? " (resubmitted)" : ""), runs_cell(r)});
+                std::vector<std::string> row = {r.organisation + "/" + r.system, size_cell(r), reviewed_score_cell(r), &r == &base ? "" : rel,
+                       std::string(r.pass ? "pass" : "FAIL") + (r.resubmission ? " (resubmitted)" : ""), runs_cell(r)};
+                if (status) row.push_back(status_cell(r));
+                t.add(row);
               }
               std::cout << base.benchmark << ", " << base.round << (c->pipeline ? " (pipeline scores)" : "") << "\n";
               t.print(std::cout);
@@ -126,7 +167,8 @@ Command leaderboard_command() {
               auto store = open_for_question("leaderboard", c->db);
               if (!store) return kCannotCheck;
               std::string error;
-              auto rows = submissions::leaderboard(*store, {c->round, c->benchmark, c->division, c->pipeline}, &error);
+              std::vector<std::string> left_out;
+              auto rows = submissions::leaderboard(*store, {c->round, c->benchmark, c->division, c->pipeline}, &error, &left_out);
               if (rows.empty()) {
                 std::cerr << "referee leaderboard: " << (error.empty() ? "no scored results" : error) << "\n";
                 return kCannotCheck;
@@ -136,17 +178,24 @@ Command leaderboard_command() {
                 w.begin_object().key("schema").value("referee.leaderboard/1").key("round").value(rows.front().round);
                 w.key("benchmark").value(rows.front().benchmark).key("results").begin_array();
                 for (const auto& r : rows) row_json(w, r);
+                w.end_array().key("left_out").begin_array();
+                for (const auto& n : left_out) w.value(n);
                 w.end_array().end_object();
                 std::cout << w.str() << "\n";
                 return kPass;
               }
-              Table t({"#", "submitter", "system", "division", "availability", "accelerators", "score (min)", "checks"});
+              bool status = any_status(rows, [](const auto& r) -> const submissions::ResultRow& { return r; });
+              Table t(with_status({"#", "submitter", "system", "division", "availability", "accelerators", "score (min)", "checks"}, status));
               int rank = 0;
-              for (const auto& r : rows)
-                t.add({std::to_string(++rank), r.submitter, r.system, r.division, r.availability, size_cell(r), score_cell(r),
-                       std::string(r.pass ? "pass" : "FAIL") + (r.resubmission ? " (resubmitted)" : "")});
+              for (const auto& r : rows) {
+                std::vector<std::string> row = {std::to_string(++rank), r.submitter, r.system, r.division, r.availability, size_cell(r),
+                                                reviewed_score_cell(r), std::string(r.pass ? "pass" : "FAIL") + (r.resubmission ? " (resubmitted)" : "")};
+                if (status) row.push_back(status_cell(r));
+                t.add(row);
+              }
               std::cout << rows.front().benchmark << ", " << rows.front().round << "\n";
               t.print(std::cout);
+              for (const auto& n : left_out) std::cout << "left out: " << n << "\n";
               return kPass;
             };
           }};
@@ -163,7 +212,8 @@ Command scaling_command() {
               auto store = open_for_question("scaling", c->db);
               if (!store) return kCannotCheck;
               std::string error;
-              auto series = submissions::scaling(*store, {c->round, c->benchmark, "", c->pipeline}, *who, &error);
+              std::vector<std::string> left_out;
+              auto series = submissions::scaling(*store, {c->round, c->benchmark, "", c->pipeline}, *who, &error, &left_out);
               if (series.empty()) {
                 std::cerr << "referee scaling: " << error << "\n";
                 return kCannotCheck;
@@ -182,18 +232,27 @@ Command scaling_command() {
                   }
                   w.end_array().end_object();
                 }
+                w.end_array().key("left_out").begin_array();
+                for (const auto& n : left_out) w.value(n);
                 w.end_array().end_object();
                 std::cout << w.str() << "\n";
                 return kPass;
               }
               std::cout << *who << ", " << first.benchmark << ", " << first.round
                         << " (one series per accelerator type, relative to its smallest)\n";
-              Table t({"accelerator", "system", "accelerators", "score (min)", "speedup", "size ratio", "efficiency"});
+              bool status = false;
+              for (const auto& s : series) status = status || any_status(s.points, [](const auto& p) -> const submissions::ResultRow& { return p.result; });
+              Table t(with_status({"accelerator", "system", "accelerators", "score (min)", "speedup", "size ratio", "efficiency"}, status));
               for (const auto& s : series)
-                for (const auto& p : s.points)
-                  t.add({s.accelerator_type, p.result.system, std::to_string(p.result.accelerators), score_cell(p.result),
-                         fixed(p.speedup, 3) + "x", fixed(p.size_ratio, 3) + "x", percent(p.efficiency, 1)});
+                for (const auto& p : s.points) {
+                  std::vector<std::string> row = {s.accelerator_type, p.result.system, std::to_string(p.result.accelerators),
+                                                  reviewed_score_cell(p.result), fixed(p.speedup, 3) + "x",
+                                                  fixed(p.size_ratio, 3) + "x", percent(p.efficiency, 1)};
+                  if (status) row.push_back(status_cell(p.result));
+                  t.add(row);
+                }
               t.print(std::cout);
+              for (const auto& n : left_out) std::cout << "left out: " << n << "\n";
               return kPass;
             };
           }};
@@ -255,7 +314,9 @@ Command speedup_command() {
                          "efficiency"});
                 for (const auto& s : rep.pairs) {
                   auto cell = [](const submissions::ResultRow& r) {
-                    return r.system + " (" + std::to_string(r.accelerators) + " x " + r.accelerator_type + ")";
+                    std::string st = submissions::review_status_text(r);
+                    return r.system + " (" + std::to_string(r.accelerators) + " x " + r.accelerator_type + ")" +
+                           (st.empty() ? "" : " [" + st + "]");
                   };
                   t.add({s.kind, s.submitter, cell(s.from), fixed(s.from.score, 3), cell(s.to), fixed(s.to.score, 3),
                          s.comparable ? fixed(s.speedup, 2) + "x" : "not comparable", fixed(s.accelerator_ratio, 2) + "x",

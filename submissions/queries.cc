@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -12,14 +13,34 @@ namespace referee::submissions {
 
 namespace {
 
+// The division filter (?3) is applied after reading: a result the review
+// moved to the open division counts as open.
 const char* kSelect = R"sql(
   SELECT x.id, d.name, o.name, s.submitter, s.name, x.benchmark, x.division, s.availability,
          s.accelerator_model_name, s.accelerators_count, s.number_of_nodes,
-         x.score_minutes, x.score_pipeline_minutes, x.verdict, x.rcp_status, x.resubmission
+         x.score_minutes, x.score_pipeline_minutes, x.verdict, x.rcp_status, x.resubmission,
+         x.unscaled_minutes, rs.status, rs.factor, rs.objection_id, rs.decision_id
   FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
        JOIN organisations o ON p.organisation_id = o.id JOIN rounds d ON p.round_id = d.id
-  WHERE d.name = ?1 AND x.benchmark = ?2 AND (?3 = '' OR x.division = ?3)
+       LEFT JOIN result_status rs ON rs.result_id = x.id
+  WHERE d.name = ?1 AND x.benchmark = ?2
   ORDER BY o.name, s.name)sql";
+
+// The same for a store from before the review (schema < 5, opened read-only): no status.
+const char* kSelectNoReview = R"sql(
+  SELECT x.id, d.name, o.name, s.submitter, s.name, x.benchmark, x.division, s.availability,
+         s.accelerator_model_name, s.accelerators_count, s.number_of_nodes,
+         x.score_minutes, x.score_pipeline_minutes, x.verdict, x.rcp_status, x.resubmission,
+         x.unscaled_minutes, NULL, NULL, NULL, NULL
+  FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
+       JOIN organisations o ON p.organisation_id = o.id JOIN rounds d ON p.round_id = d.id
+  WHERE d.name = ?1 AND x.benchmark = ?2
+  ORDER BY o.name, s.name)sql";
+
+bool has_review_tables(Store& s) {
+  Stmt st(s.db(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'result_status'");
+  return st.step();
+}
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -64,6 +85,21 @@ ResultRow read_row(Stmt& st, bool pipeline) {
   r.pass = st.col_text(13) == "pass";
   r.rcp_status = st.col_text(14);
   r.resubmission = st.col_int(15) != 0;
+  r.submitted_division = r.division;
+  if (!st.col_null(17)) {
+    r.review_status = st.col_text(17);
+    r.has_review_factor = !st.col_null(18);
+    r.review_factor = st.col_double(18);
+    r.objection_id = st.col_null(19) ? 0 : st.col_int(19);
+    r.decision_id = st.col_null(20) ? 0 : st.col_int(20);
+  }
+  if (r.review_status == "moved-to-open") r.division = "open";
+  if (r.review_status == "normalised" && r.has_review_factor && !st.col_null(16)) {
+    r.has_published_score = r.has_score;
+    r.published_score = r.score;
+    r.has_score = true;
+    r.score = st.col_double(16) * r.review_factor;
+  }
   return r;
 }
 
@@ -196,9 +232,13 @@ std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error)
   std::string round, benchmark;
   if (!resolve_round(s, q.round, &round, error)) return out;
   if (!resolve_benchmark(s, round, q.benchmark, &benchmark, error)) return out;
-  Stmt st(s.db(), kSelect);
-  st.bind(1, round).bind(2, benchmark).bind(3, lower(q.division));
-  while (st.step()) out.push_back(read_row(st, q.pipeline));
+  Stmt st(s.db(), has_review_tables(s) ? kSelect : kSelectNoReview);
+  st.bind(1, round).bind(2, benchmark);
+  std::string division = lower(q.division);
+  while (st.step()) {
+    ResultRow r = read_row(st, q.pipeline);
+    if (division.empty() || r.division == division) out.push_back(std::move(r));
+  }
   if (!finished(s, st, "reading results", error)) return {};
   for (auto& r : out)
     if (!load_runs(s, &r, error)) return {};
@@ -236,17 +276,48 @@ std::vector<ResultRow> find_results(Store& s, const Query& q, const std::vector<
   return out;
 }
 
-std::vector<ResultRow> leaderboard(Store& s, const Query& q, std::string* error) {
+std::string review_status_text(const ResultRow& r) {
+  if (r.review_status.empty()) return "";
+  std::string out = r.review_status == "objection-open" ? "objection open"
+                    : r.review_status == "moved-to-open" ? "moved to open"
+                                                         : r.review_status;
+  if (r.review_status == "normalised" && r.has_review_factor) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " x%.4f", r.review_factor);
+    out += buf;
+  }
+  if (r.decision_id) out += " (decision " + std::to_string(r.decision_id) + ")";
+  else if (r.objection_id) out += " (objection " + std::to_string(r.objection_id) + ")";
+  return out;
+}
+
+namespace {
+
+// The reason a withdrawn result is left out of a ranking.
+std::string withdrawn_note(const ResultRow& r) {
+  return name_of(r) + " was withdrawn by the review" +
+         (r.decision_id ? " (decision " + std::to_string(r.decision_id) + ")" : std::string()) + "; not ranked";
+}
+
+}  // namespace
+
+std::vector<ResultRow> leaderboard(Store& s, const Query& q, std::string* error, std::vector<std::string>* left_out) {
   std::vector<ResultRow> rows = results_for(s, q, error);
   std::vector<ResultRow> out;
-  for (auto& r : rows)
+  for (auto& r : rows) {
+    if (r.review_status == "withdrawn") {
+      if (left_out) left_out->push_back(withdrawn_note(r));
+      continue;
+    }
     if (r.has_score) out.push_back(std::move(r));
+  }
   std::stable_sort(out.begin(), out.end(), [](const ResultRow& a, const ResultRow& b) { return a.score < b.score; });
   if (out.empty() && !rows.empty()) *error = "no scored " + rows.front().benchmark + " results in " + rows.front().round;
   return out;
 }
 
-std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error) {
+std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error,
+                                   std::vector<std::string>* left_out) {
   std::vector<ScalingSeries> out;
   std::string round, who;
   if (!resolve_round(s, q.round, &round, error)) return out;
@@ -256,6 +327,10 @@ std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& 
   for (auto& r : results_for(s, q, error)) {
     bench = r.benchmark;
     if (!r.has_score || !matches_submitter(r, who)) continue;
+    if (r.review_status == "withdrawn") {
+      if (left_out) left_out->push_back(withdrawn_note(r));
+      continue;
+    }
     auto& series = by_type[r.accelerator_type];
     series.accelerator_type = r.accelerator_type;
     ScalingPoint p;
@@ -332,6 +407,12 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       out->left_out.push_back(name_of(r) + " is a resubmission of logs from an earlier round" +
                               (copies.empty() ? "" : " (" + copies + ")") + "; left out, with what it copies");
     }
+
+  // Withdrawn results are never ranked, on either side.
+  for (const auto* side : {&a, &b})
+    for (const auto& r : *side)
+      if (r.review_status == "withdrawn" && r.has_score && matches_submitter(r, who) && excluded.insert(r.result_id).second)
+        out->left_out.push_back(withdrawn_note(r));
 
   // Groups are keyed by the submitter's name in lower case (a submitter that
   // changed the case of its name between rounds is one submitter), shown as

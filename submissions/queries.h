@@ -30,7 +30,24 @@ struct ResultRow {
   std::vector<std::string> run_files;
   std::vector<bool> run_counted;
   std::vector<std::string> run_dropped;  // "" (counted, or the result has no score), "noncompliant", "olympic"
+  // What the peer review did to the result (table result_status; none in a
+  // store from before the review, or for a result nobody objected to):
+  // "" | objection-open | fixed | moved-to-open | withdrawn | normalised.
+  // moved-to-open: `division` is "open" (submitted_division keeps what was
+  // submitted). normalised: `score` is unscaled minutes x review_factor, the
+  // committee's factor; `published_score` keeps the score as submitted.
+  std::string review_status;
+  bool has_review_factor = false;
+  double review_factor = 0;
+  long long objection_id = 0, decision_id = 0;  // 0 = none
+  std::string submitted_division;
+  bool has_published_score = false;
+  double published_score = 0;
 };
+
+// "withdrawn (decision 4)", "normalised x1.0758 (decision 7)", ...; "" when
+// the result has no review status.
+std::string review_status_text(const ResultRow& r);
 
 struct Query {
   std::string round;      // training-3.1.0 (or 3.1.0, training_3.1.0)
@@ -91,7 +108,7 @@ struct SpeedupQuery {
 struct SpeedupReport {
   std::string from_round, to_round, benchmark;  // resolved
   std::vector<Speedup> pairs;                   // headline first in each group, then same-scale by size
-  std::vector<std::string> left_out;            // resubmissions, left out of both sides
+  std::vector<std::string> left_out;            // resubmissions (left out of both sides) and withdrawn results
   std::vector<std::string> notes;               // groups without a pair, and why
 };
 
@@ -122,10 +139,14 @@ struct ScalingSeries {
 };
 
 // One submitter's scored results of a benchmark, one series per accelerator type.
-std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error);
+// Withdrawn results are left out, named in *left_out (when not null).
+std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error,
+                                   std::vector<std::string>* left_out = nullptr);
 
-// Scored results ranked by score.
-std::vector<ResultRow> leaderboard(Store& s, const Query& q, std::string* error);
+// Scored results ranked by score. A withdrawn result is never ranked: it is
+// named in *left_out (when not null) with the reason.
+std::vector<ResultRow> leaderboard(Store& s, const Query& q, std::string* error,
+                                   std::vector<std::string>* left_out = nullptr);
 
 // Rounds in the store, oldest first.
 std::vector<std::string> rounds(Store& s);

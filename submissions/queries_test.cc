@@ -529,4 +529,101 @@ TEST_SUITE("store") {
     CHECK(contains(out, " -!"));
     CHECK(contains(out, "*"));
   }
+
+  // ------------------------------------------------------------ review status in every question
+
+  TEST_CASE("review decisions: normalised scores, withdrawn results never ranked, moved-to-open counts as open") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r30 = d.round("training-3.0.0", 3000000), r31 = d.round("training-3.1.0", 3001000);
+    long long p30 = d.package(r30, "NVIDIA"), p31 = d.package(r31, "NVIDIA"), g31 = d.package(r31, "Google");
+    d.result(p30, "eos_n32", "NVIDIA", "NVIDIA H100-SXM5-80GB", 256, 1.2, "a30");
+    d.result(p30, "eos_n64", "NVIDIA", "NVIDIA H100-SXM5-80GB", 512, 0.7, "b30");
+    long long norm = d.result(p31, "eos_n32", "NVIDIA", "NVIDIA H100-SXM5-80GB", 256, 0.85454, "a31");
+    long long wd = d.result(p31, "eos_n64", "NVIDIA", "NVIDIA H100-SXM5-80GB", 512, 0.5, "b31");
+    long long open = d.result(g31, "tpu_v5p", "Google", "TPU-v5p", 256, 0.8, "g31");
+    long long pend = d.result(g31, "tpu_v5p_big", "Google", "TPU-v5p", 1024, 0.3, "h31");
+    d.exec("UPDATE results SET unscaled_minutes = score_minutes");
+    d.exec("INSERT INTO result_status VALUES (" + std::to_string(norm) + ", 'normalised', 1.07575758, NULL, NULL, 't')");
+    d.exec("INSERT INTO result_status VALUES (" + std::to_string(wd) + ", 'withdrawn', NULL, NULL, NULL, 't')");
+    d.exec("INSERT INTO result_status VALUES (" + std::to_string(open) + ", 'moved-to-open', NULL, NULL, NULL, 't')");
+    d.exec("INSERT INTO result_status VALUES (" + std::to_string(pend) + ", 'objection-open', NULL, NULL, NULL, 't')");
+    // Decision ids as the review writes them (the rows exist: foreign keys).
+    d.exec("INSERT INTO users (name, role, created_at) VALUES ('chair', 'chair', 't')");
+    d.exec("INSERT INTO objections (round_id, by_org, against_org, filed_by, title, rule, text, state, created_at) VALUES (" +
+           std::to_string(r31) + ", 2, 1, 1, 'rcp', 'rcp', 'x', 'decided', 't')");
+    d.exec("INSERT INTO decisions (objection_id, outcome, remedy, factor, votes_uphold, votes_reject, votes_abstain, majority, "
+           "decided_by, created_at) VALUES (1, 'upheld', 'normalise', 1.07575758, 3, 0, 0, 'simple', 1, 't')");
+    d.exec("UPDATE result_status SET objection_id = 1, decision_id = 1 WHERE result_id = " + std::to_string(norm));
+    d.exec("UPDATE result_status SET objection_id = 1 WHERE result_id = " + std::to_string(pend));
+    std::string error;
+    std::vector<std::string> left_out;
+    auto rows = leaderboard(*d.s, {"3.1.0", "bert", "closed", false}, &error, &left_out);
+    REQUIRE_MESSAGE(rows.size() == 2, error);
+    CHECK(rows[0].system == "tpu_v5p_big");
+    CHECK(rows[0].review_status == "objection-open");
+    CHECK(review_status_text(rows[0]) == "objection open (objection 1)");
+    CHECK(rows[1].system == "eos_n32");
+    CHECK(rows[1].score == doctest::Approx(0.9193).epsilon(1e-4));  // 0.85454 x 1.07575758
+    CHECK(rows[1].published_score == doctest::Approx(0.85454));
+    CHECK(review_status_text(rows[1]) == "normalised x1.0758 (decision 1)");
+    REQUIRE(left_out.size() == 1);
+    CHECK(contains(left_out[0], "NVIDIA/eos_n64"));
+    CHECK(contains(left_out[0], "withdrawn"));
+    auto opened = leaderboard(*d.s, {"3.1.0", "bert", "open", false}, &error);
+    REQUIRE(opened.size() == 1);
+    CHECK(opened[0].system == "tpu_v5p");
+    CHECK(opened[0].submitted_division == "closed");
+    // Scaling and speedup leave the withdrawn result out and say so.
+    left_out.clear();
+    auto series = scaling(*d.s, {"3.1.0", "bert", "", false}, "NVIDIA", &error, &left_out);
+    REQUIRE(series.size() == 1);
+    CHECK(series[0].points.size() == 1);
+    CHECK(left_out.size() == 1);
+    SpeedupReport rep;
+    REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "3.1.0", "bert", true, "NVIDIA", false}, &rep, &error), error);
+    bool withdrawn_named = false;
+    for (const auto& n : rep.left_out) withdrawn_named = withdrawn_named || contains(n, "withdrawn");
+    CHECK(withdrawn_named);
+    for (const auto& p : rep.pairs) CHECK(p.to.system != "eos_n64");
+    // compare shows a withdrawn result, with its status.
+    auto cmp = find_results(*d.s, {"3.1.0", "bert", "", false}, {"NVIDIA/eos_n64", "NVIDIA/eos_n32"}, &error);
+    REQUIRE(cmp.size() == 2);
+    CHECK(cmp[0].review_status == "withdrawn");
+    // The CLI: a status column in text, a review_status object in JSON, the left-out line.
+    d.close();
+    std::string out;
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "review status"));
+    CHECK(contains(out, "normalised x1.0758 (decision 1)"));
+    CHECK(contains(out, "0.9193 (normalised)"));
+    CHECK(contains(out, "left out: NVIDIA/eos_n64 (training-3.1.0) was withdrawn by the review"));
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --json " + db_arg(d.path), &out) == 0);
+    CHECK(contains(squash(out), "\"review_status\": {\"status\": \"normalised\", \"factor\": 1.07575758, \"objection_id\": 1, \"decision_id\": 1"));
+    CHECK(contains(squash(out), "\"left_out\": [\"NVIDIA/eos_n64"));
+    REQUIRE(run_referee("compare --round 3.1.0 --benchmark bert NVIDIA/eos_n64 NVIDIA/eos_n32 " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "withdrawn"));
+    REQUIRE(run_referee("scaling --round 3.1.0 --benchmark bert --submitter NVIDIA " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "left out: NVIDIA/eos_n64"));
+    REQUIRE(run_referee("speedup --from 3.0.0 --to 3.1.0 --benchmark bert --submitter NVIDIA " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "withdrawn by the review"));
+  }
+
+  TEST_CASE("a store without review tables answers with no status") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r = d.round("training-3.1.0", 3001000);
+    d.result(d.package(r, "NVIDIA"), "eos", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 2.0, "x");
+    d.exec("DROP TABLE result_status");
+    d.close();
+    std::string error;
+    auto s = Store::open(d.path, &error, OpenMode::ReadOnly);
+    REQUIRE_MESSAGE(s, error);
+    auto rows = leaderboard(*s, {"3.1.0", "bert", "", false}, &error);
+    REQUIRE_MESSAGE(rows.size() == 1, error);
+    CHECK(rows[0].review_status.empty());
+    std::string out;
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert " + db_arg(d.path), &out) == 0);
+    CHECK(!contains(out, "review status"));
+  }
 }

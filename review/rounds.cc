@@ -1,7 +1,815 @@
+// Rounds, pairings, announcements and the report (review/rounds.h).
+#include "review/rounds.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "mllog/json_writer.h"
+#include "review/events.h"
+#include "review/report.h"
 #include "review/router.h"
+#include "submissions/queries.h"
 
 namespace referee::review {
 
-std::vector<Route> round_routes() { return {}; }
+using submissions::Stmt;
+using submissions::Store;
+
+// ------------------------------------------------------------ dates
+
+namespace {
+
+// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm).
+long long days_from_civil(long long y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  long long era = (y >= 0 ? y : y - 399) / 400;
+  unsigned yoe = static_cast<unsigned>(y - era * 400);
+  unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<long long>(doe) - 719468;
+}
+
+void civil_from_days(long long z, int* y, unsigned* m, unsigned* d) {
+  z += 719468;
+  long long era = (z >= 0 ? z : z - 146096) / 146097;
+  unsigned doe = static_cast<unsigned>(z - era * 146097);
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  long long yy = static_cast<long long>(yoe) + era * 400;
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = static_cast<int>(yy + (*m <= 2));
+}
+
+bool digits(const std::string& s, size_t at, size_t n, int* out) {
+  if (at + n > s.size()) return false;
+  int v = 0;
+  for (size_t i = at; i < at + n; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+    v = v * 10 + (s[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+std::string format_instant(long long days, int hh, int mm, int ss) {
+  int y;
+  unsigned m, d;
+  civil_from_days(days, &y, &m, &d);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02dZ", y, m, d, hh, mm, ss);
+  return buf;
+}
+
+// Splits a normalised instant into days since the epoch and the time of day.
+void split_instant(const std::string& norm, long long* days, int* hh, int* mm, int* ss) {
+  int y = 0, mo = 0, d = 0;
+  digits(norm, 0, 4, &y);
+  digits(norm, 5, 2, &mo);
+  digits(norm, 8, 2, &d);
+  digits(norm, 11, 2, hh);
+  digits(norm, 14, 2, mm);
+  digits(norm, 17, 2, ss);
+  *days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+}
+
+}  // namespace
+
+std::vector<std::pair<const char*, std::string Schedule::*>> schedule_fields() {
+  return {{"submission_deadline", &Schedule::submission_deadline}, {"objections_due", &Schedule::objections_due},
+          {"responses_due", &Schedule::responses_due},             {"decisions_due", &Schedule::decisions_due},
+          {"scores_final", &Schedule::scores_final},               {"publication", &Schedule::publication},
+          {"first_meeting", &Schedule::first_meeting}};
+}
+
+bool parse_instant(const std::string& text, std::string* out, std::string* error) {
+  auto bad = [&](const std::string& why) {
+    *error = "'" + text + "' is not a date (" + why +
+             "); expected an ISO-8601 date or date-time in UTC: 2026-05-02, 2026-05-02T17:00 or 2026-05-02T17:00:00Z";
+    return false;
+  };
+  int y, mo, d;
+  if (text.size() < 10 || !digits(text, 0, 4, &y) || text[4] != '-' || !digits(text, 5, 2, &mo) || text[7] != '-' ||
+      !digits(text, 8, 2, &d))
+    return bad("the date must be YYYY-MM-DD");
+  if (mo < 1 || mo > 12) return bad("month " + std::to_string(mo));
+  static const int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (d < 1 || d > kDays[mo - 1] || (mo == 2 && d == 29 && !leap)) return bad("no day " + std::to_string(d) + " in that month");
+  long long days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  if (text.size() == 10) {
+    *out = format_instant(days, 23, 59, 59);
+    return true;
+  }
+  if (text[10] != 'T' && text[10] != 't' && text[10] != ' ') return bad("a time follows the date after a T");
+  int hh, mm, ss = 0;
+  if (!digits(text, 11, 2, &hh) || text.size() < 16 || text[13] != ':' || !digits(text, 14, 2, &mm))
+    return bad("the time must be HH:MM or HH:MM:SS");
+  size_t at = 16;
+  if (at < text.size() && text[at] == ':') {
+    if (!digits(text, 17, 2, &ss)) return bad("the time must be HH:MM or HH:MM:SS");
+    at = 19;
+    if (at < text.size() && text[at] == '.') {  // fractions of a second are dropped
+      ++at;
+      while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) ++at;
+    }
+  }
+  if (hh > 23 || mm > 59 || ss > 59) return bad("no such time of day");
+  std::string zone = text.substr(at);
+  if (!zone.empty() && zone != "Z" && zone != "z" && zone != "+00:00" && zone != "+0000")
+    return bad("times are in UTC: end with Z or nothing");
+  *out = format_instant(days, hh, mm, ss);
+  return true;
+}
+
+bool schedule_in_order(const Schedule& s, std::string* error) {
+  auto fields = schedule_fields();
+  const char* prev_name = nullptr;
+  std::string prev;
+  for (size_t i = 0; i + 1 < fields.size(); ++i) {  // first_meeting is outside the chain
+    const std::string& v = s.*(fields[i].second);
+    if (v.empty()) continue;
+    if (!prev.empty() && v < prev) {
+      *error = std::string(fields[i].first) + " (" + v + ") is before " + prev_name + " (" + prev +
+               "); the schedule runs submission_deadline <= objections_due <= responses_due <= decisions_due <= "
+               "scores_final <= publication";
+      return false;
+    }
+    prev = v;
+    prev_name = fields[i].first;
+  }
+  if (!s.first_meeting.empty() && !s.submission_deadline.empty() && s.first_meeting < s.submission_deadline) {
+    *error = "first_meeting (" + s.first_meeting + ") is before submission_deadline (" + s.submission_deadline + ")";
+    return false;
+  }
+  return true;
+}
+
+bool default_schedule(const std::string& deadline, Schedule* out, std::string* error) {
+  std::string d;
+  if (!parse_instant(deadline, &d, error)) return false;
+  *out = Schedule{};
+  out->submission_deadline = d;
+  long long days = 0;
+  int hh = 0, mm = 0, ss = 0;
+  split_instant(d, &days, &hh, &mm, &ss);
+  out->objections_due = format_instant(days + 7, hh, mm, ss);
+  // The Monday of review week 2 (days + 8 .. days + 14): 1970-01-01 was a Thursday.
+  long long monday = days + 8;
+  while (((monday % 7) + 7 + 3) % 7 != 0) ++monday;  // (days + 3) % 7 == 0 on a Monday
+  out->responses_due = format_instant(monday, 23, 59, 59);
+  out->decisions_due = format_instant(days + 14, hh, mm, ss);
+  out->scores_final = format_instant(days + 21, hh, mm, ss);
+  out->publication = format_instant(days + 28, hh, mm, ss);
+  return true;
+}
+
+// ------------------------------------------------------------ pairings
+
+std::vector<PairingPlan> plan_pairings(std::vector<SubmitterCount> subs) {
+  std::sort(subs.begin(), subs.end(), [](const SubmitterCount& a, const SubmitterCount& b) {
+    if (a.results != b.results) return a.results > b.results;
+    return a.organisation < b.organisation;
+  });
+  std::vector<PairingPlan> out;
+  std::set<std::pair<std::string, std::string>> have;
+  auto add = [&](const std::string& a, const std::string& b, const char* reason) {
+    if (a == b || !have.insert({a, b}).second) return;
+    out.push_back({a, b, reason});
+  };
+  size_t n = subs.size();
+  for (size_t i = 0; i + 1 < n; i += 2) {
+    bool three = n % 2 == 1 && i + 3 == n;  // the odd one out joins the last pair
+    std::vector<size_t> group = {i, i + 1};
+    if (three) group.push_back(i + 2);
+    for (size_t a : group)
+      for (size_t b : group) add(subs[a].organisation, subs[b].organisation, "rank");
+    if (three) break;
+  }
+  std::vector<std::string> big;
+  for (const auto& s : subs)
+    if (s.max_accelerators >= 512) big.push_back(s.organisation);
+  for (const auto& a : big)
+    for (const auto& b : big) add(a, b, "scale-512");
+  return out;
+}
+
+bool announced(Store& s, long long result_id) {
+  Stmt q(s.db(), "SELECT 1 FROM announcements WHERE result_id = ?1 LIMIT 1");
+  q.bind(1, result_id);
+  return q.step();
+}
+
+// ------------------------------------------------------------ routes
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+struct RoundInfo {
+  std::string name;
+  long long id = 0;
+  bool has_review = false;  // a round_reviews row: else published
+  std::string state = "published";
+  Schedule schedule;
+  long long version = 0;
+};
+
+// Resolves {round}; false with a 404.
+bool find_round(Context& c, const std::string& text, RoundInfo* out, Response* err) {
+  std::string error;
+  if (!submissions::resolve_round(c.store, text, &out->name, &error)) {
+    *err = error_response(404, "unknown-round", error);
+    return false;
+  }
+  Stmt q(c.store.db(),
+         "SELECT r.id, rr.state, rr.submission_deadline, rr.objections_due, rr.responses_due, rr.decisions_due, "
+         "rr.scores_final, rr.publication, rr.first_meeting, rr.version, rr.round_id IS NOT NULL "
+         "FROM rounds r LEFT JOIN round_reviews rr ON rr.round_id = r.id WHERE r.name = ?1");
+  q.bind(1, out->name);
+  if (!q.step()) {
+    *err = q.ok() ? error_response(404, "unknown-round", "no round " + text) : store_error(c.store, q.rc(), "reading rounds");
+    return false;
+  }
+  out->id = q.col_int(0);
+  out->has_review = q.col_int(10) != 0;
+  if (out->has_review) {
+    out->state = q.col_text(1);
+    int i = 2;
+    for (auto& [name, field] : schedule_fields()) out->schedule.*field = q.col_text(i++);
+    out->version = q.col_int(9);
+  }
+  return true;
+}
+
+// The embargo: false with a 403 when the actor may not see the round.
+bool visible(Context& c, const RoundInfo& r, Response* err) {
+  if (c.api.can_see_round(c.who, r.name)) return true;
+  *err = error_response(403, "embargoed",
+                        r.name + " is under review (" + r.state + ") and visible only to its submitters and the committee",
+                        "it becomes visible when it is published");
+  return false;
+}
+
+bool committee(const Actor& who) { return who.role == Role::Chair || who.role == Role::Admin; }
+
+Response forbidden(const std::string& what) {
+  return error_response(403, "forbidden", what, "ask a review chair or an administrator");
+}
+
+// The version a write was based on: body "version" or the If-Match header.
+bool read_version(Context& c, const mllog::Json& body, long long* v, bool* given, Response* err) {
+  *given = false;
+  if (!body_int(body, "version", false, v, given, err)) return false;
+  if (!*given && !c.req.if_match.empty()) {
+    std::string t = c.req.if_match;
+    t.erase(std::remove(t.begin(), t.end(), '"'), t.end());
+    char* end = nullptr;
+    *v = std::strtoll(t.c_str(), &end, 10);
+    if (t.empty() || *end) {
+      *err = error_response(400, "bad-request", "If-Match must be a version number, not '" + c.req.if_match + "'");
+      return false;
+    }
+    *given = true;
+  }
+  return true;
+}
+
+Response stale(const std::string& what, long long current) {
+  mllog::JsonWriter w(0);
+  w.begin_object().key("error").begin_object();
+  w.key("status").value(409).key("code").value("stale").key("message")
+      .value(what + " changed since it was read (it is at version " + std::to_string(current) + ")");
+  w.key("hint").value("read it again and retry with \"version\": " + std::to_string(current));
+  w.key("version").value(current);
+  w.end_object().end_object();
+  return json_response(w.str(), 409);
+}
+
+// The users row that stands for the actor (the local administrator gets one
+// named local-admin, made on first use, so that rows can point at a user).
+bool actor_user_id(Store& s, const Actor& who, long long* id, std::string* error) {
+  if (who.user_id) {
+    *id = who.user_id;
+    return true;
+  }
+  Stmt ins(s.db(), "INSERT OR IGNORE INTO users (name, role, created_at) VALUES (?1, 'admin', ?2)");
+  ins.bind(1, who.user).bind(2, now_utc());
+  Stmt q(s.db(), "SELECT id FROM users WHERE name = ?1");
+  if (!ins.run() || !(q.bind(1, who.user), q.step())) {
+    *error = s.describe_error(q.ok() ? ins.rc() : q.rc(), "recording the local administrator");
+    return false;
+  }
+  *id = q.col_int(0);
+  return true;
+}
+
+void round_json(mllog::JsonWriter& w, const RoundInfo& r) {
+  w.begin_object().key("round").value(r.name).key("state").value(r.state).key("review").value(r.has_review);
+  w.key("schedule").begin_object();
+  for (auto& [name, field] : schedule_fields()) {
+    const std::string& v = r.schedule.*field;
+    if (v.empty()) w.key(name).null(); else w.key(name).value(v);
+  }
+  w.end_object().key("version").value(r.version).end_object();
+}
+
+// Runs `body` inside a transaction with its event; rolls back on failure.
+template <typename F>
+Response in_transaction(Store& s, F&& body) {
+  std::string error;
+  if (!s.begin(&error)) return error_response(500, "store", error);
+  Response r = body();
+  if (r.status >= 300) {
+    s.rollback();
+    return r;
+  }
+  if (!s.commit(&error)) {
+    s.rollback();
+    return error_response(500, "store", error);
+  }
+  return r;
+}
+
+Response event_failed(const std::string& error) { return error_response(500, "store", error); }
+
+// ---- GET /rounds, GET /rounds/{round}
+
+Response list_rounds(Context& c) {
+  mllog::JsonWriter w(0);
+  w.begin_object().key("rounds").begin_array();
+  for (const auto& name : submissions::rounds(c.store)) {
+    RoundInfo r;
+    Response err;
+    if (!find_round(c, name, &r, &err)) return err;
+    if (!c.api.can_see_round(c.who, r.name)) continue;
+    round_json(w, r);
+  }
+  w.end_array().end_object();
+  return json_response(w.str());
+}
+
+Response show_round(Context& c) {
+  RoundInfo r;
+  Response err;
+  if (!find_round(c, c.params[0], &r, &err) || !visible(c, r, &err)) return err;
+  mllog::JsonWriter w(0);
+  round_json(w, r);
+  return json_response(w.str());
+}
+
+// ---- PUT /rounds/{round}/schedule
+
+Response put_schedule(Context& c) {
+  if (!committee(c.who)) return forbidden("only a review chair or an administrator sets a round's schedule");
+  mllog::Json body;
+  Response err;
+  if (!parse_body(c.req,
+                  {"submission_deadline", "objections_due", "responses_due", "decisions_due", "scores_final",
+                   "publication", "first_meeting", "version"},
+                  &body, &err))
+    return err;
+  RoundInfo r;
+  if (!find_round(c, c.params[0], &r, &err)) return err;
+  long long version = 0;
+  bool given = false;
+  if (!read_version(c, body, &version, &given, &err)) return err;
+  Schedule next = r.schedule;
+  std::vector<std::string> changed;
+  for (auto& [name, field] : schedule_fields()) {
+    std::string text;
+    if (!body_string(body, name, false, &text, &err)) return err;
+    if (!body.find(name)) continue;
+    std::string norm, error;
+    if (!text.empty() && !parse_instant(text, &norm, &error))
+      return error_response(400, "bad-date", std::string(name) + ": " + error);
+    if (next.*field != norm) changed.push_back(name);
+    next.*field = norm;
+  }
+  std::string error;
+  if (!schedule_in_order(next, &error)) return error_response(400, "schedule-order", error);
+  return in_transaction(c.store, [&]() -> Response {
+    RoundInfo cur;
+    Response e;
+    if (!find_round(c, r.name, &cur, &e)) return e;  // re-read inside the transaction
+    if (cur.state == "published")
+      return error_response(422, "published", cur.name + " is published; its schedule no longer changes");
+    if (cur.has_review && given && version != cur.version) return stale("the review record of " + cur.name, cur.version);
+    if (!cur.has_review && given && version != 0) return stale("the review record of " + cur.name, 0);
+    Stmt up(c.store.db(),
+            cur.has_review
+                ? "UPDATE round_reviews SET submission_deadline = ?2, objections_due = ?3, responses_due = ?4, "
+                  "decisions_due = ?5, scores_final = ?6, publication = ?7, first_meeting = ?8, version = version + 1 "
+                  "WHERE round_id = ?1"
+                : "INSERT INTO round_reviews (round_id, state, submission_deadline, objections_due, responses_due, "
+                  "decisions_due, scores_final, publication, first_meeting) VALUES (?1, 'review', ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    up.bind(1, cur.id);
+    int i = 2;
+    for (auto& [name, field] : schedule_fields()) {
+      if ((next.*field).empty()) up.bind_null(i++); else up.bind(i++, next.*field);
+    }
+    if (!up.run()) return store_error(c.store, up.rc(), "writing the schedule");
+    RoundInfo after;
+    if (!find_round(c, r.name, &after, &e)) return e;
+    mllog::JsonWriter p(0);
+    p.begin_object().key("round").value(after.name).key("created").value(!cur.has_review).key("changed").begin_array();
+    for (const auto& f : changed) p.value(f);
+    p.end_array().key("schedule").begin_object();
+    for (auto& [name, field] : schedule_fields())
+      if (!(after.schedule.*field).empty()) p.key(name).value(after.schedule.*field);
+    p.end_object().key("version").value(after.version).end_object();
+    std::string err2;
+    if (!append_event(c.store, c.who, "round.schedule", "round/" + after.name, p.str(), &err2)) return event_failed(err2);
+    mllog::JsonWriter w(0);
+    round_json(w, after);
+    return json_response(w.str());
+  });
+}
+
+// ---- POST /rounds/{round}/state
+
+Response post_state(Context& c) {
+  if (!committee(c.who)) return forbidden("only a review chair or an administrator changes a round's state");
+  mllog::Json body;
+  Response err;
+  if (!parse_body(c.req, {"state", "version", "reason"}, &body, &err)) return err;
+  std::string state, reason;
+  if (!body_string(body, "state", true, &state, &err) || !body_string(body, "reason", false, &reason, &err)) return err;
+  state = lower(state);
+  if (state != "review" && state != "final" && state != "published")
+    return error_response(400, "bad-field", "state '" + state + "' is none of review, final, published");
+  long long version = 0;
+  bool given = false;
+  if (!read_version(c, body, &version, &given, &err)) return err;
+  RoundInfo r;
+  if (!find_round(c, c.params[0], &r, &err)) return err;
+  return in_transaction(c.store, [&]() -> Response {
+    RoundInfo cur;
+    Response e;
+    if (!find_round(c, r.name, &cur, &e)) return e;
+    if (!cur.has_review)
+      return error_response(422, "no-review", cur.name + " has no review record: it counts as published",
+                            "set its schedule first: referee round schedule " + cur.name + " ...");
+    if (given && version != cur.version) return stale("the review record of " + cur.name, cur.version);
+    const std::string& from = cur.state;
+    bool ok = (from == "review" && state == "final") || (from == "final" && state == "published") ||
+              (from == "final" && state == "review");
+    if (!ok)
+      return error_response(422, "bad-transition", "a round goes review -> final -> published (or back final -> review); " +
+                                                       cur.name + " is " + from + ", not able to become " + state);
+    if (from == "final" && state == "review" && reason.empty())
+      return error_response(400, "missing-field", "going back from final to review needs a reason",
+                            "send \"reason\": \"...\" (--reason)");
+    Stmt up(c.store.db(), "UPDATE round_reviews SET state = ?2, version = version + 1 WHERE round_id = ?1");
+    up.bind(1, cur.id).bind(2, state);
+    if (!up.run()) return store_error(c.store, up.rc(), "changing the round's state");
+    mllog::JsonWriter p(0);
+    p.begin_object().key("round").value(cur.name).key("from").value(from).key("to").value(state);
+    if (!reason.empty()) p.key("reason").value(reason);
+    p.key("version").value(cur.version + 1).end_object();
+    std::string err2;
+    if (!append_event(c.store, c.who, "round.state", "round/" + cur.name, p.str(), &err2)) return event_failed(err2);
+    RoundInfo after;
+    if (!find_round(c, r.name, &after, &e)) return e;
+    mllog::JsonWriter w(0);
+    round_json(w, after);
+    return json_response(w.str());
+  });
+}
+
+// ---- pairings
+
+struct PairingRow {
+  long long id = 0;
+  std::string reviewer, reviewed, reason, status;
+  long long version = 0;
+};
+
+std::vector<PairingRow> read_pairings(Store& s, long long round_id, std::string* error) {
+  std::vector<PairingRow> out;
+  Stmt q(s.db(),
+         "SELECT p.id, a.name, b.name, p.reason, p.status, p.version FROM pairings p JOIN organisations a ON "
+         "a.id = p.reviewer_org JOIN organisations b ON b.id = p.reviewed_org WHERE p.round_id = ?1 ORDER BY p.id");
+  q.bind(1, round_id);
+  while (q.step()) out.push_back({q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4), q.col_int(5)});
+  if (!q.ok()) *error = s.describe_error(q.rc(), "reading pairings");
+  return out;
+}
+
+void pairing_json(mllog::JsonWriter& w, const PairingRow& p) {
+  w.begin_object().key("id").value(p.id).key("reviewer").value(p.reviewer).key("reviewed").value(p.reviewed);
+  w.key("reason").value(p.reason).key("status").value(p.status).key("version").value(p.version).end_object();
+}
+
+Response assign_pairings(Context& c) {
+  if (!committee(c.who)) return forbidden("only a review chair or an administrator assigns the required reviews");
+  mllog::Json body;
+  Response err;
+  if (!parse_body(c.req, {}, &body, &err)) return err;
+  RoundInfo r;
+  if (!find_round(c, c.params[0], &r, &err)) return err;
+  return in_transaction(c.store, [&]() -> Response {
+    if (r.state == "published") return error_response(422, "published", r.name + " is published; its reviews are over");
+    std::vector<SubmitterCount> subs;
+    Stmt q(c.store.db(),
+           "SELECT o.name, COUNT(x.id), COALESCE(MAX(s.accelerators_count), 0) FROM packages p "
+           "JOIN organisations o ON o.id = p.organisation_id LEFT JOIN systems s ON s.package_id = p.id "
+           "LEFT JOIN results x ON x.system_id = s.id WHERE p.round_id = ?1 GROUP BY o.name");
+    q.bind(1, r.id);
+    while (q.step()) subs.push_back({q.col_text(0), q.col_int(1), q.col_int(2)});
+    if (!q.ok()) return store_error(c.store, q.rc(), "counting results");
+    auto plan = plan_pairings(subs);
+    std::string error;
+    auto before = read_pairings(c.store, r.id, &error);
+    if (!error.empty()) return error_response(500, "store", error);
+    std::set<std::pair<std::string, std::string>> planned;
+    std::vector<PairingPlan> added;
+    for (const auto& p : plan) {
+      planned.insert({p.reviewer, p.reviewed});
+      Stmt ins(c.store.db(),
+               "INSERT OR IGNORE INTO pairings (round_id, reviewer_org, reviewed_org, reason) VALUES (?1, "
+               "(SELECT id FROM organisations WHERE name = ?2), (SELECT id FROM organisations WHERE name = ?3), ?4)");
+      ins.bind(1, r.id).bind(2, p.reviewer).bind(3, p.reviewed).bind(4, p.reason);
+      if (!ins.run()) return store_error(c.store, ins.rc(), "writing pairings");
+      if (sqlite3_changes(c.store.db()) > 0) added.push_back(p);
+    }
+    auto after = read_pairings(c.store, r.id, &error);
+    if (!error.empty()) return error_response(500, "store", error);
+    std::vector<const PairingRow*> not_required;
+    for (const auto& p : after)
+      if (!planned.count({p.reviewer, p.reviewed})) not_required.push_back(&p);
+    mllog::JsonWriter p(0);
+    p.begin_object().key("round").value(r.name).key("added").begin_array();
+    for (const auto& a : added) p.begin_object().key("reviewer").value(a.reviewer).key("reviewed").value(a.reviewed).key("reason").value(a.reason).end_object();
+    p.end_array().key("kept").value(static_cast<long long>(before.size())).end_object();
+    if (!added.empty() && !append_event(c.store, c.who, "pairings.assign", "round/" + r.name, p.str(), &error))
+      return event_failed(error);
+    mllog::JsonWriter w(0);
+    w.begin_object().key("round").value(r.name).key("ranking").begin_array();
+    std::sort(subs.begin(), subs.end(), [](const SubmitterCount& a, const SubmitterCount& b) {
+      return a.results != b.results ? a.results > b.results : a.organisation < b.organisation;
+    });
+    for (const auto& s : subs)
+      w.begin_object().key("organisation").value(s.organisation).key("results").value(s.results)
+          .key("max_accelerators").value(s.max_accelerators).end_object();
+    w.end_array().key("added").begin_array();
+    for (const auto& a : added)
+      w.begin_object().key("reviewer").value(a.reviewer).key("reviewed").value(a.reviewed).key("reason").value(a.reason).end_object();
+    w.end_array().key("kept").value(static_cast<long long>(before.size()));
+    w.key("not_required").begin_array();
+    for (const auto* n : not_required) pairing_json(w, *n);
+    w.end_array().key("pairings").begin_array();
+    for (const auto& x : after) pairing_json(w, x);
+    w.end_array().end_object();
+    return json_response(w.str(), added.empty() ? 200 : 201);
+  });
+}
+
+Response get_pairings(Context& c) {
+  RoundInfo r;
+  Response err;
+  if (!find_round(c, c.params[0], &r, &err) || !visible(c, r, &err)) return err;
+  std::string error;
+  auto rows = read_pairings(c.store, r.id, &error);
+  if (!error.empty()) return error_response(500, "store", error);
+  mllog::JsonWriter w(0);
+  w.begin_object().key("round").value(r.name).key("pairings").begin_array();
+  for (const auto& p : rows) pairing_json(w, p);
+  w.end_array().end_object();
+  return json_response(w.str());
+}
+
+int status_rank(const std::string& s) { return s == "assigned" ? 0 : s == "in-progress" ? 1 : s == "done" ? 2 : -1; }
+
+Response patch_pairing(Context& c) {
+  mllog::Json body;
+  Response err;
+  if (!parse_body(c.req, {"status", "version"}, &body, &err)) return err;
+  std::string status;
+  if (!body_string(body, "status", true, &status, &err)) return err;
+  status = lower(status);
+  if (status_rank(status) < 0) return error_response(400, "bad-field", "status '" + status + "' is none of assigned, in-progress, done");
+  long long version = 0;
+  bool given = false;
+  if (!read_version(c, body, &version, &given, &err)) return err;
+  char* end = nullptr;
+  long long id = std::strtoll(c.params[0].c_str(), &end, 10);
+  if (c.params[0].empty() || *end) return error_response(400, "bad-request", "pairing id '" + c.params[0] + "' is not a number");
+  return in_transaction(c.store, [&]() -> Response {
+    Stmt q(c.store.db(),
+           "SELECT d.name, a.name, b.name, p.status, p.version FROM pairings p JOIN rounds d ON d.id = p.round_id "
+           "JOIN organisations a ON a.id = p.reviewer_org JOIN organisations b ON b.id = p.reviewed_org WHERE p.id = ?1");
+    q.bind(1, id);
+    if (!q.step()) return q.ok() ? error_response(404, "not-found", "no pairing " + std::to_string(id)) : store_error(c.store, q.rc(), "reading a pairing");
+    std::string round = q.col_text(0), reviewer = q.col_text(1), reviewed = q.col_text(2), from = q.col_text(3);
+    long long cur = q.col_int(4);
+    bool member_of_reviewer = c.who.role == Role::Member && lower(c.who.organisation) == lower(reviewer);
+    if (!(c.who.role == Role::Chair || c.who.role == Role::Admin || member_of_reviewer))
+      return forbidden("only a member of " + reviewer + " (the reviewer) or a chair changes this pairing's status");
+    RoundInfo r;
+    Response e;
+    if (!find_round(c, round, &r, &e)) return e;
+    if (r.state == "published") return error_response(422, "published", round + " is published; its reviews are over");
+    if (given && version != cur) return stale("pairing " + std::to_string(id), cur);
+    if (member_of_reviewer && status_rank(status) < status_rank(from))
+      return error_response(422, "bad-transition", "a pairing goes assigned -> in-progress -> done; only a chair moves it back",
+                            "it is " + from);
+    Stmt up(c.store.db(), "UPDATE pairings SET status = ?2, version = version + 1 WHERE id = ?1");
+    up.bind(1, id).bind(2, status);
+    if (!up.run()) return store_error(c.store, up.rc(), "changing a pairing");
+    mllog::JsonWriter p(0);
+    p.begin_object().key("round").value(round).key("reviewer").value(reviewer).key("reviewed").value(reviewed);
+    p.key("from").value(from).key("to").value(status).key("version").value(cur + 1).end_object();
+    std::string error;
+    if (!append_event(c.store, c.who, "pairing.status", "pairing/" + std::to_string(id), p.str(), &error))
+      return event_failed(error);
+    mllog::JsonWriter w(0);
+    pairing_json(w, {id, reviewer, reviewed, "", status, cur + 1});
+    return json_response(w.str());
+  });
+}
+
+// ---- announcements
+
+// ORG/SYSTEM/BENCHMARK in `round_id` -> result id and organisation.
+bool find_result(Store& s, long long round_id, const std::string& name, long long* id, std::string* org, Response* err) {
+  size_t a = name.find('/'), b = name.rfind('/');
+  if (a == std::string::npos || a == b) {
+    *err = error_response(400, "bad-result", "result '" + name + "' is not ORG/SYSTEM/BENCHMARK",
+                          "e.g. NVIDIA/eos_n256_ngc23.09_pytorch/ssd");
+    return false;
+  }
+  Stmt q(s.db(),
+         "SELECT x.id, o.name FROM results x JOIN systems s ON s.id = x.system_id JOIN packages p ON p.id = s.package_id "
+         "JOIN organisations o ON o.id = p.organisation_id WHERE p.round_id = ?1 AND lower(o.name) = lower(?2) "
+         "AND lower(s.name) = lower(?3) AND lower(x.benchmark) = lower(?4)");
+  q.bind(1, round_id).bind(2, name.substr(0, a)).bind(3, name.substr(a + 1, b - a - 1)).bind(4, name.substr(b + 1));
+  if (!q.step()) {
+    *err = q.ok() ? error_response(404, "unknown-result", "no result " + name + " in this round",
+                                   "results are named ORG/SYSTEM/BENCHMARK as in the package")
+                  : store_error(s, q.rc(), "reading results");
+    return false;
+  }
+  *id = q.col_int(0);
+  *org = q.col_text(1);
+  return true;
+}
+
+struct AnnouncementRow {
+  long long id = 0;
+  std::string organisation, result, text, user, at;
+  bool resubmission = false;
+};
+
+std::vector<AnnouncementRow> read_announcements(Store& s, long long round_id, std::string* error) {
+  std::vector<AnnouncementRow> out;
+  Stmt q(s.db(),
+         "SELECT a.id, o.name, COALESCE(o2.name || '/' || sy.name || '/' || x.benchmark, ''), a.text, u.name, a.created_at, "
+         "COALESCE(x.resubmission, 0) FROM announcements a JOIN organisations o ON o.id = a.organisation_id "
+         "JOIN users u ON u.id = a.user_id LEFT JOIN results x ON x.id = a.result_id LEFT JOIN systems sy ON sy.id = x.system_id "
+         "LEFT JOIN packages p ON p.id = sy.package_id LEFT JOIN organisations o2 ON o2.id = p.organisation_id "
+         "WHERE a.round_id = ?1 ORDER BY a.id");
+  q.bind(1, round_id);
+  while (q.step())
+    out.push_back({q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4), q.col_text(5), q.col_int(6) != 0});
+  if (!q.ok()) *error = s.describe_error(q.rc(), "reading announcements");
+  return out;
+}
+
+void announcement_json(mllog::JsonWriter& w, const AnnouncementRow& a) {
+  w.begin_object().key("id").value(a.id).key("organisation").value(a.organisation).key("result").value(a.result);
+  w.key("text").value(a.text).key("by").value(a.user).key("at").value(a.at).key("resubmission").value(a.resubmission).end_object();
+}
+
+Response post_announcement(Context& c) {
+  mllog::Json body;
+  Response err;
+  if (!parse_body(c.req, {"results", "text", "override"}, &body, &err)) return err;
+  std::vector<std::string> results;
+  std::string text, override_reason;
+  if (!body_strings(body, "results", true, &results, &err) || !body_string(body, "text", true, &text, &err) ||
+      !body_string(body, "override", false, &override_reason, &err))
+    return err;
+  if (results.empty()) return error_response(400, "bad-field", "field 'results' names no result");
+  if (text.empty()) return error_response(400, "bad-field", "field 'text' is empty", "say which earlier logs are resubmitted");
+  if (!override_reason.empty() && c.who.role != Role::Chair)
+    return forbidden("only a review chair overrides a deadline");
+  RoundInfo r;
+  if (!find_round(c, c.params[0], &r, &err) || !visible(c, r, &err)) return err;
+  return in_transaction(c.store, [&]() -> Response {
+    if (r.state == "published") return error_response(422, "published", r.name + " is published; nothing changes any more");
+    std::string now = now_utc();
+    bool late = !r.schedule.first_meeting.empty() && now.substr(0, 19) + "Z" > r.schedule.first_meeting;
+    if (late && override_reason.empty())
+      return error_response(422, "late", "resubmitted logs must be announced before the first review meeting (" +
+                                             r.schedule.first_meeting + ")",
+                            "a review chair may accept it late with \"override\": \"<reason>\"");
+    std::string error;
+    long long uid = 0;
+    if (!actor_user_id(c.store, c.who, &uid, &error)) return error_response(500, "store", error);
+    std::vector<long long> ids;
+    for (const auto& name : results) {
+      long long rid;
+      std::string org;
+      Response e;
+      if (!find_result(c.store, r.id, name, &rid, &org, &e)) return e;
+      if (c.who.role == Role::Member && lower(org) != lower(c.who.organisation))
+        return forbidden("a member announces only their own organisation's results; " + name + " is " + org + "'s");
+      Stmt ins(c.store.db(),
+               "INSERT INTO announcements (round_id, organisation_id, result_id, text, user_id, created_at) VALUES "
+               "(?1, (SELECT id FROM organisations WHERE name = ?2), ?3, ?4, ?5, ?6)");
+      ins.bind(1, r.id).bind(2, org).bind(3, rid).bind(4, text).bind(5, uid).bind(6, now);
+      if (!ins.run()) return store_error(c.store, ins.rc(), "writing an announcement");
+      ids.push_back(sqlite3_last_insert_rowid(c.store.db()));
+    }
+    mllog::JsonWriter p(0);
+    p.begin_object().key("round").value(r.name).key("announcements").begin_array();
+    for (auto id : ids) p.value(id);
+    p.end_array().key("results").begin_array();
+    for (const auto& n : results) p.value(n);
+    p.end_array().key("late").value(late);
+    if (!override_reason.empty()) p.key("override").value(override_reason);
+    p.end_object();
+    if (!append_event(c.store, c.who, "announcement.add", "round/" + r.name, p.str(), &error)) return event_failed(error);
+    auto all = read_announcements(c.store, r.id, &error);
+    mllog::JsonWriter w(0);
+    w.begin_object().key("round").value(r.name).key("late").value(late).key("announcements").begin_array();
+    for (const auto& a : all)
+      if (std::find(ids.begin(), ids.end(), a.id) != ids.end()) announcement_json(w, a);
+    w.end_array().end_object();
+    return json_response(w.str(), 201);
+  });
+}
+
+Response get_announcements(Context& c) {
+  RoundInfo r;
+  Response err;
+  if (!find_round(c, c.params[0], &r, &err) || !visible(c, r, &err)) return err;
+  std::string error;
+  auto all = read_announcements(c.store, r.id, &error);
+  if (!error.empty()) return error_response(500, "store", error);
+  mllog::JsonWriter w(0);
+  w.begin_object().key("round").value(r.name).key("announcements").begin_array();
+  for (const auto& a : all) announcement_json(w, a);
+  w.end_array().end_object();
+  return json_response(w.str());
+}
+
+// ---- report
+
+Response get_report(Context& c) {
+  RoundInfo r;
+  Response err;
+  if (!find_round(c, c.params[0], &r, &err) || !visible(c, r, &err)) return err;
+  std::string format = lower(c.query("format", "json"));
+  if (format != "json" && format != "md" && format != "github")
+    return error_response(400, "bad-format", "format '" + format + "' is none of json, md, github");
+  ReportRound rr;
+  rr.name = r.name;
+  rr.state = r.state;
+  rr.has_review = r.has_review;
+  rr.version = r.version;
+  for (auto& [name, field] : schedule_fields()) rr.schedule.emplace_back(name, r.schedule.*field);
+  std::string error;
+  for (const auto& p : read_pairings(c.store, r.id, &error))
+    rr.pairings.push_back({p.id, p.reviewer, p.reviewed, p.reason, p.status});
+  for (const auto& a : read_announcements(c.store, r.id, &error))
+    rr.announcements.push_back({a.id, a.organisation, a.result, a.text, a.user, a.at});
+  if (!error.empty()) return error_response(500, "store", error);
+  if (!load_report(c.store, r.id, &rr, &error)) return error_response(500, "store", error);
+  Response out;
+  if (format == "json") {
+    out.body = report_json(rr);
+  } else {
+    out.body = format == "md" ? report_markdown(rr) : report_github(rr);
+    out.content_type = "text/markdown; charset=utf-8";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Route> round_routes() {
+  return {
+      {"GET", "/api/v1/rounds", false, list_rounds},
+      {"GET", "/api/v1/rounds/{round}", false, show_round},
+      {"PUT", "/api/v1/rounds/{round}/schedule", true, put_schedule},
+      {"POST", "/api/v1/rounds/{round}/state", true, post_state},
+      {"POST", "/api/v1/rounds/{round}/pairings", true, assign_pairings},
+      {"GET", "/api/v1/rounds/{round}/pairings", false, get_pairings},
+      {"PATCH", "/api/v1/pairings/{id}", true, patch_pairing},
+      {"POST", "/api/v1/rounds/{round}/announcements", true, post_announcement},
+      {"GET", "/api/v1/rounds/{round}/announcements", false, get_announcements},
+      {"GET", "/api/v1/rounds/{round}/report", false, get_report},
+  };
+}
 
 }  // namespace referee::review

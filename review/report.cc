@@ -1,0 +1,382 @@
+#include "review/report.h"
+
+#include <cstdio>
+
+#include "mllog/json.h"
+#include "mllog/json_writer.h"
+#include "review/events.h"
+
+namespace referee::review {
+
+using submissions::Stmt;
+
+namespace {
+
+const char* kResultName =
+    "(SELECT o.name || '/' || s.name || '/' || x.benchmark FROM results x JOIN systems s ON s.id = x.system_id "
+    "JOIN packages p ON p.id = s.package_id JOIN organisations o ON o.id = p.organisation_id WHERE x.id = ";
+
+std::string num(double v, int digits = 4) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string shorten(const std::string& s, size_t n = 300) {
+  std::string one;
+  for (char ch : s) one += (ch == '\n' || ch == '\r') ? ' ' : ch;
+  return one.size() > n ? one.substr(0, n) + "..." : one;
+}
+
+bool failed(submissions::Store& s, const Stmt& q, const char* what, std::string* error) {
+  if (q.ok()) return false;
+  *error = s.describe_error(q.rc(), what);
+  return true;
+}
+
+}  // namespace
+
+bool load_report(submissions::Store& s, long long round_id, ReportRound* out, std::string* error) {
+  {
+    Stmt q(s.db(),
+           "SELECT j.id, a.name, b.name, u.name, j.title, j.rule, j.text, j.state, j.impact_minutes, j.created_at "
+           "FROM objections j JOIN organisations a ON a.id = j.by_org JOIN organisations b ON b.id = j.against_org "
+           "LEFT JOIN users u ON u.id = j.filed_by WHERE j.round_id = ?1 ORDER BY j.id");
+    q.bind(1, round_id);
+    while (q.step()) {
+      ReportObjection o;
+      o.id = q.col_int(0);
+      o.by = q.col_text(1);
+      o.against = q.col_text(2);
+      o.filed_by = q.col_text(3);
+      o.title = q.col_text(4);
+      o.rule = q.col_text(5);
+      o.text = q.col_text(6);
+      o.state = q.col_text(7);
+      o.has_impact = !q.col_null(8);
+      o.impact_minutes = q.col_double(8);
+      o.created_at = q.col_text(9);
+      out->objections.push_back(std::move(o));
+    }
+    if (failed(s, q, "reading objections", error)) return false;
+  }
+  for (auto& o : out->objections) {
+    {
+      std::string sql = std::string("SELECT ") + kResultName +
+                        "r.result_id), (SELECT score_minutes FROM results WHERE id = r.result_id) "
+                        "FROM objection_results r WHERE r.objection_id = ?1 ORDER BY 1";
+      Stmt q(s.db(), sql.c_str());
+      q.bind(1, o.id);
+      while (q.step()) o.results.push_back({q.col_text(0), !q.col_null(1), q.col_double(1)});
+      if (failed(s, q, "reading objection results", error)) return false;
+    }
+    {
+      Stmt q(s.db(),
+             "SELECT e.kind, e.finding_id, COALESCE(r.file, ''), e.first_line, e.last_line, COALESCE(e.quoted, ''), "
+             "COALESCE(e.figure_name, ''), e.figure_value, COALESCE(e.figure_unit, ''), COALESCE(e.note, '') "
+             "FROM evidence e LEFT JOIN runs r ON r.id = e.run_id WHERE e.objection_id = ?1 ORDER BY e.id");
+      q.bind(1, o.id);
+      while (q.step()) {
+        std::string kind = q.col_text(0), line = kind + ": ";
+        if (kind == "finding") line += "finding " + std::to_string(q.col_int(1)) + (q.col_text(5).empty() ? "" : ": " + shorten(q.col_text(5)));
+        else if (kind == "lines") {
+          line += q.col_text(2);
+          if (!q.col_null(3)) line += " lines " + std::to_string(q.col_int(3)) + (q.col_null(4) ? "" : "-" + std::to_string(q.col_int(4)));
+          if (!q.col_text(5).empty()) line += ": " + shorten(q.col_text(5));
+        } else if (kind == "figure") {
+          line += q.col_text(6) + " = " + (q.col_null(7) ? std::string("?") : num(q.col_double(7))) +
+                  (q.col_text(8).empty() ? "" : " " + q.col_text(8));
+        } else {
+          line += shorten(q.col_text(5));
+        }
+        if (!q.col_text(9).empty()) line += " (" + shorten(q.col_text(9), 200) + ")";
+        o.evidence.push_back(line);
+      }
+      if (failed(s, q, "reading evidence", error)) return false;
+    }
+    {
+      Stmt q(s.db(),
+             "SELECT o.name, COALESCE(u.name, ''), r.text, COALESCE(r.remedy, ''), r.factor, r.created_at FROM responses r "
+             "JOIN organisations o ON o.id = r.organisation_id LEFT JOIN users u ON u.id = r.user_id "
+             "WHERE r.objection_id = ?1 ORDER BY r.id");
+      q.bind(1, o.id);
+      while (q.step())
+        o.responses.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(5), !q.col_null(4), q.col_double(4)});
+      if (failed(s, q, "reading responses", error)) return false;
+    }
+    {
+      Stmt q(s.db(),
+             "SELECT o.name, COALESCE(u.name, ''), v.vote, COALESCE(v.remedy, ''), v.factor, v.created_at FROM votes v "
+             "JOIN organisations o ON o.id = v.organisation_id LEFT JOIN users u ON u.id = v.user_id "
+             "WHERE v.objection_id = ?1 ORDER BY o.name");
+      q.bind(1, o.id);
+      while (q.step())
+        o.votes.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(5), !q.col_null(4), q.col_double(4)});
+      if (failed(s, q, "reading votes", error)) return false;
+    }
+    {
+      Stmt q(s.db(),
+             "SELECT d.id, d.outcome, d.remedy, d.factor, d.votes_uphold, d.votes_reject, d.votes_abstain, d.majority, "
+             "COALESCE(u.name, ''), COALESCE(d.text, ''), d.created_at FROM decisions d LEFT JOIN users u ON u.id = d.decided_by "
+             "WHERE d.objection_id = ?1");
+      q.bind(1, o.id);
+      if (q.step()) {
+        o.decided = true;
+        o.decision_id = q.col_int(0);
+        o.outcome = q.col_text(1);
+        o.remedy = q.col_text(2);
+        o.has_factor = !q.col_null(3);
+        o.factor = q.col_double(3);
+        o.uphold = q.col_int(4);
+        o.reject = q.col_int(5);
+        o.abstain = q.col_int(6);
+        o.majority = q.col_text(7);
+        o.decided_by = q.col_text(8);
+        o.decision_text = q.col_text(9);
+        o.decided_at = q.col_text(10);
+      }
+      if (failed(s, q, "reading decisions", error)) return false;
+    }
+    // Overrides: events on this objection whose payload carries "override".
+    std::string err;
+    std::string prefix = "objection/" + std::to_string(o.id);
+    for (const auto& e : read_events(s, prefix, &err)) {
+      if (e.subject != prefix && e.subject.rfind(prefix + "/", 0) != 0) continue;  // objection/1 is not objection/12
+      mllog::Json p;
+      std::string perr;
+      if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
+      const mllog::Json* ov = p.find("override");
+      if (!ov || ov->kind != mllog::Json::Kind::String || ov->s.empty()) continue;
+      o.overrides.push_back({e.seq, e.action, e.actor, e.at, ov->s});
+    }
+    if (!err.empty()) {
+      *error = err;
+      return false;
+    }
+  }
+  {
+    std::string sql = std::string("SELECT ") + kResultName +
+                      "t.result_id), t.status, t.factor, COALESCE(t.objection_id, 0), COALESCE(t.decision_id, 0) "
+                      "FROM result_status t JOIN results x ON x.id = t.result_id JOIN systems s ON s.id = x.system_id "
+                      "JOIN packages p ON p.id = s.package_id WHERE p.round_id = ?1 ORDER BY 1";
+    Stmt q(s.db(), sql.c_str());
+    q.bind(1, round_id);
+    while (q.step())
+      out->statuses.push_back({q.col_text(0), q.col_text(1), !q.col_null(2), q.col_double(2), q.col_int(3), q.col_int(4)});
+    if (failed(s, q, "reading result statuses", error)) return false;
+  }
+  return true;
+}
+
+// ------------------------------------------------------------ JSON
+
+std::string report_json(const ReportRound& r) {
+  mllog::JsonWriter w;
+  w.begin_object().key("schema").value("referee.review-report/1").key("round").value(r.name);
+  w.key("state").value(r.state).key("review").value(r.has_review).key("version").value(r.version);
+  w.key("schedule").begin_object();
+  for (const auto& [k, v] : r.schedule) {
+    if (v.empty()) w.key(k).null(); else w.key(k).value(v);
+  }
+  w.end_object().key("pairings").begin_array();
+  for (const auto& p : r.pairings)
+    w.begin_object().key("id").value(p.id).key("reviewer").value(p.reviewer).key("reviewed").value(p.reviewed)
+        .key("reason").value(p.reason).key("status").value(p.status).end_object();
+  w.end_array().key("announcements").begin_array();
+  for (const auto& a : r.announcements)
+    w.begin_object().key("id").value(a.id).key("organisation").value(a.organisation).key("result").value(a.result)
+        .key("text").value(a.text).key("by").value(a.user).key("at").value(a.at).end_object();
+  w.end_array().key("objections").begin_array();
+  for (const auto& o : r.objections) {
+    w.begin_object().key("id").value(o.id).key("by").value(o.by).key("against").value(o.against);
+    w.key("filed_by").value(o.filed_by).key("title").value(o.title).key("rule").value(o.rule).key("text").value(o.text);
+    w.key("state").value(o.state).key("filed_at").value(o.created_at);
+    if (o.has_impact) w.key("impact_minutes").value(o.impact_minutes); else w.key("impact_minutes").null();
+    w.key("results").begin_array();
+    for (const auto& x : o.results) {
+      w.begin_object().key("result").value(x.name);
+      if (x.has_score) w.key("score_minutes").value(x.score); else w.key("score_minutes").null();
+      if (o.has_impact && x.has_score && x.score > 0) w.key("impact_fraction").value(o.impact_minutes / x.score - 1);
+      w.end_object();
+    }
+    w.end_array().key("evidence").begin_array();
+    for (const auto& e : o.evidence) w.value(e);
+    w.end_array().key("responses").begin_array();
+    for (const auto& x : o.responses) {
+      w.begin_object().key("organisation").value(x.organisation).key("by").value(x.user).key("text").value(x.text);
+      w.key("remedy").value(x.remedy);
+      if (x.has_factor) w.key("factor").value(x.factor);
+      w.key("at").value(x.at).end_object();
+    }
+    w.end_array().key("votes").begin_array();
+    for (const auto& x : o.votes) {
+      w.begin_object().key("organisation").value(x.organisation).key("by").value(x.user).key("vote").value(x.vote);
+      w.key("remedy").value(x.remedy);
+      if (x.has_factor) w.key("factor").value(x.factor);
+      w.key("at").value(x.at).end_object();
+    }
+    w.end_array().key("decision");
+    if (!o.decided) {
+      w.null();
+    } else {
+      w.begin_object().key("id").value(o.decision_id).key("outcome").value(o.outcome).key("remedy").value(o.remedy);
+      if (o.has_factor) w.key("factor").value(o.factor); else w.key("factor").null();
+      w.key("uphold").value(o.uphold).key("reject").value(o.reject).key("abstain").value(o.abstain);
+      w.key("majority").value(o.majority).key("by").value(o.decided_by).key("text").value(o.decision_text);
+      w.key("at").value(o.decided_at).end_object();
+    }
+    w.key("overrides").begin_array();
+    for (const auto& x : o.overrides)
+      w.begin_object().key("event").value(x.seq).key("action").value(x.action).key("by").value(x.actor)
+          .key("at").value(x.at).key("reason").value(x.reason).end_object();
+    w.end_array().end_object();
+  }
+  w.end_array().key("result_status").begin_array();
+  for (const auto& x : r.statuses) {
+    w.begin_object().key("result").value(x.result).key("status").value(x.status);
+    if (x.has_factor) w.key("factor").value(x.factor); else w.key("factor").null();
+    if (x.objection_id) w.key("objection_id").value(x.objection_id); else w.key("objection_id").null();
+    if (x.decision_id) w.key("decision_id").value(x.decision_id); else w.key("decision_id").null();
+    w.end_object();
+  }
+  w.end_array().end_object();
+  return w.str() + "\n";
+}
+
+// ------------------------------------------------------------ Markdown
+
+namespace {
+
+// Table cells: no line breaks, | escaped.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += "\\|";
+    else if (ch == '\n' || ch == '\r') out += ' ';
+    else out += ch;
+  }
+  return out;
+}
+
+std::string decision_line(const ReportObjection& o) {
+  if (!o.decided) return "not decided yet";
+  std::string s = o.outcome + ", remedy " + o.remedy;
+  if (o.has_factor) s += " (factor " + num(o.factor) + ")";
+  s += "; votes " + std::to_string(o.uphold) + " uphold, " + std::to_string(o.reject) + " reject, " +
+       std::to_string(o.abstain) + " abstain; " + o.majority + " majority; decision " + std::to_string(o.decision_id);
+  if (!o.decided_by.empty()) s += " recorded by " + o.decided_by;
+  if (!o.decided_at.empty()) s += " at " + o.decided_at;
+  if (!o.decision_text.empty()) s += ": " + o.decision_text;
+  return s;
+}
+
+std::string impact_line(const ReportObjection& o) {
+  if (!o.has_impact) return "not computed";
+  std::string s = num(o.impact_minutes) + " min if the objection holds";
+  if (o.results.size() == 1 && o.results[0].has_score && o.results[0].score > 0) {
+    double frac = o.impact_minutes / o.results[0].score - 1;
+    s += " (" + std::string(frac >= 0 ? "+" : "") + num(frac * 100, 2) + "% of " + num(o.results[0].score) + " min" +
+         (frac < 0.02 && frac > -0.02 ? "; under 2%: may be waived" : "") + ")";
+  }
+  return s;
+}
+
+// The body of one objection: the same in the minutes and in a GitHub issue.
+void objection_body(std::string& out, const ReportObjection& o) {
+  out += "- Filed by: " + o.by + (o.filed_by.empty() ? "" : " (" + o.filed_by + ")") + " at " + o.created_at + "\n";
+  out += "- Against: " + o.against + "\n";
+  out += "- State: " + o.state + "\n";
+  out += "- Rule: " + o.rule + "\n";
+  out += "- Results:";
+  if (o.results.empty()) out += " none named";
+  for (const auto& x : o.results) out += " " + x.name + (x.has_score ? " (" + num(x.score) + " min)" : "") + ";";
+  if (!o.results.empty()) out.pop_back();
+  out += "\n- Score impact: " + impact_line(o) + "\n";
+  if (!o.text.empty()) out += "\n" + o.text + "\n";
+  out += "\nEvidence:\n";
+  if (o.evidence.empty()) out += "- none\n";
+  for (const auto& e : o.evidence) out += "- " + e + "\n";
+  out += "\nResponses:\n";
+  if (o.responses.empty()) out += "- none\n";
+  for (const auto& x : o.responses) {
+    out += "- " + x.organisation + (x.user.empty() ? "" : " (" + x.user + ")") + " at " + x.at;
+    if (!x.remedy.empty()) out += ", proposes " + x.remedy + (x.has_factor ? " with factor " + num(x.factor) : "");
+    out += ": " + shorten(x.text, 2000) + "\n";
+  }
+  out += "\nVotes:\n";
+  if (o.votes.empty()) out += "- none\n";
+  for (const auto& x : o.votes) {
+    out += "- " + x.organisation + ": " + x.vote;
+    if (!x.remedy.empty()) out += ", remedy " + x.remedy + (x.has_factor ? " with factor " + num(x.factor) : "");
+    out += "\n";
+  }
+  out += "\nDecision: " + decision_line(o) + "\n";
+  if (!o.overrides.empty()) {
+    out += "\nOverrides:\n";
+    for (const auto& x : o.overrides)
+      out += "- event " + std::to_string(x.seq) + " (" + x.action + ") by " + x.actor + " at " + x.at + ": " + x.reason + "\n";
+  }
+}
+
+}  // namespace
+
+std::string report_markdown(const ReportRound& r) {
+  std::string out = "# Review of " + r.name + "\n\n";
+  out += "State: **" + r.state + "**" + (r.has_review ? "" : " (no review record: imported as published)") + "\n\n";
+  out += "## Schedule (UTC)\n\n| milestone | date |\n|---|---|\n";
+  for (const auto& [k, v] : r.schedule) out += "| " + k + " | " + (v.empty() ? "not set" : v) + " |\n";
+  out += "\n## Required reviews\n\n";
+  if (r.pairings.empty()) out += "No pairings assigned (referee review assign --round " + r.name + ").\n";
+  else {
+    out += "| id | reviewer | reviews | reason | status |\n|---|---|---|---|---|\n";
+    for (const auto& p : r.pairings)
+      out += "| " + std::to_string(p.id) + " | " + cell(p.reviewer) + " | " + cell(p.reviewed) + " | " + p.reason + " | " + p.status + " |\n";
+  }
+  out += "\n## Announced resubmissions\n\n";
+  if (r.announcements.empty()) out += "None.\n";
+  for (const auto& a : r.announcements)
+    out += "- " + a.result + " (" + a.organisation + ", by " + a.user + " at " + a.at + "): " + shorten(a.text, 500) + "\n";
+  out += "\n## Objections (agenda)\n\n";
+  if (r.objections.empty()) out += "None filed.\n";
+  else {
+    out += "| # | by | against | title | state | decision |\n|---|---|---|---|---|---|\n";
+    for (const auto& o : r.objections)
+      out += "| " + std::to_string(o.id) + " | " + cell(o.by) + " | " + cell(o.against) + " | " + cell(o.title) + " | " +
+             o.state + " | " + (o.decided ? o.outcome + " (" + o.remedy + ")" : "-") + " |\n";
+  }
+  for (const auto& o : r.objections) {
+    out += "\n### Objection " + std::to_string(o.id) + ": " + o.title + "\n\n";
+    objection_body(out, o);
+  }
+  out += "\n## Result status\n\n";
+  if (r.statuses.empty()) out += "No result has a review status.\n";
+  else {
+    out += "| result | status | factor | objection | decision |\n|---|---|---|---|---|\n";
+    for (const auto& x : r.statuses)
+      out += "| " + cell(x.result) + " | " + x.status + " | " + (x.has_factor ? num(x.factor) : "-") + " | " +
+             (x.objection_id ? std::to_string(x.objection_id) : "-") + " | " +
+             (x.decision_id ? std::to_string(x.decision_id) : "-") + " |\n";
+  }
+  return out;
+}
+
+std::string report_github(const ReportRound& r) {
+  std::string out;
+  if (r.objections.empty()) return "<!-- " + r.name + ": no objections -->\n";
+  for (const auto& o : r.objections) {
+    mllog::JsonWriter title(0), labels(0);
+    title.value("[" + r.name + "] " + o.title);
+    labels.begin_array().value("by " + o.by).value("against " + o.against).value(r.name).end_array();
+    out += "---\n";
+    out += "objection: " + std::to_string(o.id) + "\n";
+    out += "title: " + title.str() + "\n";
+    out += "labels: " + labels.str() + "\n";
+    out += "---\n";
+    out += "Labels: by " + o.by + ", against " + o.against + ", " + r.name + "\n\n";
+    objection_body(out, o);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace referee::review

@@ -1,0 +1,88 @@
+// The review committee's report of a round (agenda and minutes): schedule
+// and state, pairings, announcements, every objection with its results,
+// evidence, responses, votes, decision and overrides, and the status of each
+// result. Read from the store; rendered as JSON, Markdown, or one GitHub
+// issue per objection (docs/review.md, "Rounds, pairings and the report").
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "submissions/store.h"
+
+namespace referee::review {
+
+struct ReportObjection {
+  long long id = 0;
+  std::string by, against, filed_by, title, rule, text, state, created_at;
+  bool has_impact = false;
+  double impact_minutes = 0;
+  struct Result {
+    std::string name;  // ORG/SYSTEM/BENCHMARK
+    bool has_score = false;
+    double score = 0;
+  };
+  std::vector<Result> results;
+  std::vector<std::string> evidence;  // one line each: kind and summary
+  struct Reply {
+    std::string organisation, user, text, remedy, at;
+    bool has_factor = false;
+    double factor = 0;
+  };
+  std::vector<Reply> responses;
+  struct Vote {
+    std::string organisation, user, vote, remedy, at;
+    bool has_factor = false;
+    double factor = 0;
+  };
+  std::vector<Vote> votes;
+  bool decided = false;
+  long long decision_id = 0;
+  std::string outcome, remedy, majority, decided_by, decision_text, decided_at;
+  bool has_factor = false;
+  double factor = 0;
+  long long uphold = 0, reject = 0, abstain = 0;
+  struct Override {
+    long long seq = 0;
+    std::string action, actor, at, reason;
+  };
+  std::vector<Override> overrides;
+};
+
+struct ReportRound {
+  std::string name, state;
+  bool has_review = false;
+  long long version = 0;
+  std::vector<std::pair<std::string, std::string>> schedule;  // field, value ("" unset)
+  struct Pairing {
+    long long id = 0;
+    std::string reviewer, reviewed, reason, status;
+  };
+  std::vector<Pairing> pairings;
+  struct Announcement {
+    long long id = 0;
+    std::string organisation, result, text, user, at;
+  };
+  std::vector<Announcement> announcements;
+  std::vector<ReportObjection> objections;
+  struct Status {
+    std::string result, status;
+    bool has_factor = false;
+    double factor = 0;
+    long long objection_id = 0, decision_id = 0;
+  };
+  std::vector<Status> statuses;
+};
+
+// Fills objections and statuses of round `round_id`. False with *error when
+// the store cannot be read.
+bool load_report(submissions::Store& s, long long round_id, ReportRound* out, std::string* error);
+
+std::string report_json(const ReportRound& r);
+std::string report_markdown(const ReportRound& r);
+// One block per objection, each ready for `gh issue create`: a front matter
+// with title and labels, then the body (docs/review.md).
+std::string report_github(const ReportRound& r);
+
+}  // namespace referee::review

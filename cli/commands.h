@@ -48,5 +48,8 @@ Command scaling_command();
 Command leaderboard_command();
 Command list_command();
 Command fetch_command();
+Command round_command();         // cmd_round.cc
+Command review_command();        // cmd_review.cc
+Command resubmission_command();  // cmd_review.cc
 
 }  // namespace referee::cli

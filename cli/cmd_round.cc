@@ -1,0 +1,163 @@
+// referee round show|list|schedule|state: a round's review record through
+// the review API (docs/review.md, "Rounds, pairings and the report").
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/review_output.h"
+#include "cli/table.h"
+#include "mllog/json_writer.h"
+#include "review/rounds.h"
+
+namespace referee::cli {
+
+namespace {
+
+void print_round(const mllog::Json& r) {
+  std::cout << jstr(r, "round") << ": " << jstr(r, "state")
+            << (jstr(r, "review") == "true" ? "" : " (no review record: counts as published)") << ", version "
+            << jint(r, "version") << "\n";
+  if (const auto* s = r.find("schedule")) {
+    Table t({"milestone", "date (UTC)"});
+    for (const auto& [k, v] : s->fields) t.add({k, v.kind == mllog::Json::Kind::String ? v.s : "not set"});
+    t.print(std::cout);
+  }
+}
+
+SubSetup show_setup() {
+  return [](CLI::App& sub) -> std::function<int()> {
+    auto o = std::make_shared<ClientOptions>();
+    auto round = std::make_shared<std::string>();
+    auto json = std::make_shared<bool>(false);
+    sub.add_option("ROUND", *round, "round: training-3.1.0 or 3.1.0")->required();
+    sub.add_flag("--json", *json, "print the JSON answer");
+    add_client_options(sub, o.get());
+    return [o, round, json]() -> int {
+      resolve_client_options(o.get());
+      review::Request r{"GET", "/api/v1/rounds/" + path_segment(*round), {}, "", "", "", false};
+      return review_print("round show", call_api(*o, r), *json, print_round);
+    };
+  };
+}
+
+SubSetup list_setup() {
+  return [](CLI::App& sub) -> std::function<int()> {
+    auto o = std::make_shared<ClientOptions>();
+    auto json = std::make_shared<bool>(false);
+    sub.add_flag("--json", *json, "print the JSON answer");
+    add_client_options(sub, o.get());
+    return [o, json]() -> int {
+      resolve_client_options(o.get());
+      review::Request r{"GET", "/api/v1/rounds", {}, "", "", "", false};
+      return review_print("round list", call_api(*o, r), *json, [](const mllog::Json& b) {
+        Table t({"round", "state", "objections due", "publication", "version"});
+        if (const auto* rs = b.find("rounds"))
+          for (const auto& x : rs->items) {
+            const auto* s = x.find("schedule");
+            t.add({jstr(x, "round"), jstr(x, "state"), s ? jstr(*s, "objections_due") : "", s ? jstr(*s, "publication") : "",
+                   std::to_string(jint(x, "version"))});
+          }
+        t.print(std::cout);
+      });
+    };
+  };
+}
+
+SubSetup schedule_setup() {
+  return [](CLI::App& sub) -> std::function<int()> {
+    struct Opts {
+      ClientOptions client;
+      std::string round, from_deadline;
+      std::vector<std::pair<std::string, std::string>> dates;  // field, value as typed
+      std::map<std::string, std::string> flags;
+      long long version = -1;
+      bool json = false;
+    };
+    auto o = std::make_shared<Opts>();
+    sub.add_option("ROUND", o->round, "round: training-3.1.0 or 3.1.0")->required();
+    sub.add_option("--from-deadline", o->from_deadline,
+                   "fill the MLCommons default from this submission deadline: objections +7 days, responses the Monday "
+                   "of week 2, decisions +14, scores final +21, publication +28 (the flags below override)");
+    for (auto& [name, field] : review::schedule_fields()) {
+      std::string flag = std::string("--") + name;
+      for (auto& ch : flag) if (ch == '_') ch = '-';
+      sub.add_option(flag, o->flags[name], std::string(name) + ": YYYY-MM-DD (end of that day, UTC) or YYYY-MM-DDTHH:MM[:SS]Z; \"\" clears it");
+    }
+    sub.add_option("--version", o->version, "the version you read (round show): a stale one is refused");
+    sub.add_flag("--json", o->json, "print the JSON answer");
+    add_client_options(sub, &o->client);
+    return [o, &sub]() -> int {
+      resolve_client_options(&o->client);
+      review::Schedule defaults;
+      if (!o->from_deadline.empty()) {
+        std::string error;
+        if (!review::default_schedule(o->from_deadline, &defaults, &error)) {
+          std::cerr << "referee round schedule: --from-deadline: " << error << "\n";
+          return 2;
+        }
+      }
+      mllog::JsonWriter w(0);
+      w.begin_object();
+      int fields = 0;
+      for (auto& [name, field] : review::schedule_fields()) {
+        std::string flag = std::string("--") + name;
+        for (auto& ch : flag) if (ch == '_') ch = '-';
+        if (sub.count(flag)) {
+          w.key(name).value(o->flags[name]);
+          ++fields;
+        } else if (!(defaults.*field).empty()) {
+          w.key(name).value(defaults.*field);
+          ++fields;
+        }
+      }
+      if (o->version >= 0) w.key("version").value(o->version);
+      w.end_object();
+      if (fields == 0) {
+        std::cerr << "referee round schedule: no date given\n  hint: --from-deadline DATE, or --objections-due DATE etc.\n";
+        return 2;
+      }
+      review::Request r{"PUT", "/api/v1/rounds/" + path_segment(o->round) + "/schedule", {}, w.str(), "", "", false};
+      return review_print("round schedule", call_api(o->client, r), o->json, print_round);
+    };
+  };
+}
+
+SubSetup state_setup() {
+  return [](CLI::App& sub) -> std::function<int()> {
+    struct Opts {
+      ClientOptions client;
+      std::string round, state, reason;
+      long long version = -1;
+      bool json = false;
+    };
+    auto o = std::make_shared<Opts>();
+    sub.add_option("ROUND", o->round, "round: training-3.1.0 or 3.1.0")->required();
+    sub.add_option("STATE", o->state, "review, final or published (final -> review needs --reason)")->required();
+    sub.add_option("--reason", o->reason, "why (required to go back from final to review)");
+    sub.add_option("--version", o->version, "the version you read (round show): a stale one is refused");
+    sub.add_flag("--json", o->json, "print the JSON answer");
+    add_client_options(sub, &o->client);
+    return [o]() -> int {
+      resolve_client_options(&o->client);
+      mllog::JsonWriter w(0);
+      w.begin_object().key("state").value(o->state);
+      if (!o->reason.empty()) w.key("reason").value(o->reason);
+      if (o->version >= 0) w.key("version").value(o->version);
+      w.end_object();
+      review::Request r{"POST", "/api/v1/rounds/" + path_segment(o->round) + "/state", {}, w.str(), "", "", false};
+      return review_print("round state", call_api(o->client, r), o->json, print_round);
+    };
+  };
+}
+
+}  // namespace
+
+Command round_command() {
+  return {"round", "A round's review: show, list, schedule, state", [](CLI::App& sub) -> std::function<int()> {
+            return command_group(sub, {{"show", "A round's state, schedule and version", show_setup()},
+                                       {"list", "Rounds you may see, with their state", list_setup()},
+                                       {"schedule", "Set a round's review dates (creates its review record)", schedule_setup()},
+                                       {"state", "Move a round: review -> final -> published (or final -> review)", state_setup()}});
+          }};
+}
+
+}  // namespace referee::cli

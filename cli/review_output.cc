@@ -1,0 +1,82 @@
+#include "cli/review_output.h"
+
+#include <cctype>
+#include <iostream>
+
+namespace referee::cli {
+
+int review_exit(const char* cmd, const review::Response& r) {
+  if (r.status >= 200 && r.status < 300) return 0;
+  mllog::Json body;
+  std::string perr, message = r.body, hint;
+  if (mllog::parse_json_permissive(r.body, &body, &perr)) {
+    if (const auto* e = body.find("error")) {
+      message = jstr(*e, "message");
+      hint = jstr(*e, "hint");
+    }
+  }
+  std::cerr << "referee " << cmd << ": " << message << "\n";
+  if (!hint.empty()) std::cerr << "  hint: " << hint << "\n";
+  if (r.status == 0 || r.status == 400 || r.status == 401 || r.status >= 500) return 2;
+  return 1;
+}
+
+int review_print(const char* cmd, const review::Response& r, bool json,
+                 const std::function<void(const mllog::Json&)>& render) {
+  if (r.status < 200 || r.status >= 300) return review_exit(cmd, r);
+  if (json || r.content_type.rfind("application/json", 0) != 0) {
+    std::cout << r.body;
+    if (!r.body.empty() && r.body.back() != '\n') std::cout << "\n";
+    return 0;
+  }
+  mllog::Json body;
+  std::string perr;
+  if (!mllog::parse_json_permissive(r.body, &body, &perr)) {
+    std::cerr << "referee " << cmd << ": the answer is not JSON: " << perr << "\n";
+    return 2;
+  }
+  render(body);
+  return 0;
+}
+
+std::string path_segment(const std::string& s) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '+') out += static_cast<char>(c);
+    else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::function<int()> command_group(CLI::App& group,
+                                   const std::vector<std::tuple<const char*, const char*, SubSetup>>& subs) {
+  group.require_subcommand(1);
+  auto chosen = std::make_shared<std::function<int()>>();
+  for (const auto& [name, description, setup] : subs) {
+    CLI::App* sub = group.add_subcommand(name, description);
+    auto run = setup(*sub);
+    sub->callback([chosen, run] { *chosen = run; });
+  }
+  return [chosen]() -> int { return *chosen ? (*chosen)() : 2; };
+}
+
+std::string jstr(const mllog::Json& j, const char* key) {
+  const auto* v = j.find(key);
+  if (!v) return "";
+  if (v->kind == mllog::Json::Kind::String) return v->s;
+  if (v->kind == mllog::Json::Kind::Int) return std::to_string(v->i);
+  if (v->kind == mllog::Json::Kind::Bool) return v->b ? "true" : "false";
+  return "";
+}
+
+long long jint(const mllog::Json& j, const char* key) {
+  const auto* v = j.find(key);
+  return v && v->kind == mllog::Json::Kind::Int ? v->i : 0;
+}
+
+}  // namespace referee::cli

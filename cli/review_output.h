@@ -1,0 +1,41 @@
+// What the review commands share: turning an API response into output and
+// an exit code, the same for a local store and a server (docs/review.md).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "cli/client.h"
+#include "mllog/json.h"
+#include "review/api.h"
+
+namespace referee::cli {
+
+// Exit code of a response: 0 for 2xx; 1 refused by policy (403, 404, 409,
+// 422, other 4xx but 400/401); 2 could not do the job (400, 401, 5xx, no
+// answer). An error prints "referee <cmd>: <message>" and its hint on stderr.
+int review_exit(const char* cmd, const review::Response& r);
+
+// Prints a successful response: its body with `json`, else the text that
+// `render` makes from the parsed body. Returns review_exit().
+int review_print(const char* cmd, const review::Response& r, bool json,
+                 const std::function<void(const mllog::Json&)>& render);
+
+// A review request with a path made of percent-escaped segments.
+std::string path_segment(const std::string& s);
+
+// A command group: `setups` register each subcommand on its own CLI::App;
+// the returned handler runs the one chosen.
+using SubSetup = std::function<std::function<int()>(CLI::App&)>;
+std::function<int()> command_group(CLI::App& group,
+                                   const std::vector<std::tuple<const char*, const char*, SubSetup>>& subs);
+
+// JSON field readers for rendering (empty / 0 when absent).
+std::string jstr(const mllog::Json& j, const char* key);
+long long jint(const mllog::Json& j, const char* key);
+
+}  // namespace referee::cli

@@ -43,6 +43,8 @@ SubSetup assign_setup() {
             rank.add({std::to_string(++i), jstr(x, "organisation"), std::to_string(jint(x, "results")),
                       std::to_string(jint(x, "max_accelerators")) + " accelerators"});
         rank.print(std::cout);
+        if (const auto* rs = b.find("ranking"); rs && rs->items.size() < 2)
+          std::cout << "fewer than two submitters: nobody to pair\n";
         const auto* added = b.find("added");
         size_t n = added ? added->items.size() : 0;
         std::cout << n << " pairing" << (n == 1 ? "" : "s") << " added, " << jint(b, "kept") << " already there (kept as they are)\n";

@@ -400,7 +400,8 @@ Response put_schedule(Context& c) {
     RoundInfo cur;
     Response e;
     if (!find_round(c, r.name, &cur, &e)) return e;  // re-read inside the transaction
-    if (cur.state == "published")
+    // A round without a review record counts as published but gets one here.
+    if (cur.has_review && cur.state == "published")
       return error_response(422, "published", cur.name + " is published; its schedule no longer changes");
     if (cur.has_review && given && version != cur.version) return stale("the review record of " + cur.name, cur.version);
     if (!cur.has_review && given && version != 0) return stale("the review record of " + cur.name, 0);
@@ -464,7 +465,7 @@ Response post_state(Context& c) {
               (from == "final" && state == "review");
     if (!ok)
       return error_response(422, "bad-transition", "a round goes review -> final -> published (or back final -> review); " +
-                                                       cur.name + " is " + from + ", not able to become " + state);
+                                                       cur.name + " is in state " + from + " and cannot go to " + state);
     if (from == "final" && state == "review" && reason.empty())
       return error_response(400, "missing-field", "going back from final to review needs a reason",
                             "send \"reason\": \"...\" (--reason)");

@@ -15,6 +15,7 @@
 #include "review/report.h"
 #include "review/rounds.h"
 #include "submissions/store.h"
+#include "tests/run_referee.h"
 #include "tests/temp_dir.h"
 
 using namespace referee;
@@ -86,7 +87,8 @@ struct World {
     p.bind(1, round_id).bind(2, o);
     REQUIRE(p.run());
     long long pkg = sqlite3_last_insert_rowid(s->db());
-    std::string sys = "sys_" + std::to_string(accelerators);
+    std::string sys = "sys_";
+    sys += std::to_string(accelerators);
     Stmt sy(s->db(), "INSERT INTO systems(package_id, name, system_name, submitter, division, availability, number_of_nodes, "
                      "accelerators_per_node, accelerators_count, accelerator_model_name, valid, description_json) "
                      "VALUES (?1, ?2, ?2, ?3, 'closed', 'onprem', 1, ?4, ?4, 'NVIDIA H100-SXM5-80GB', 1, '{}')");
@@ -94,11 +96,13 @@ struct World {
     REQUIRE(sy.run());
     long long sid = sqlite3_last_insert_rowid(s->db());
     for (int i = 0; i < n; ++i) {
+      std::string bench = "b";
+      bench += std::to_string(i);
       Stmt r(s->db(), "INSERT INTO results(system_id, benchmark, division, verdict, score_minutes, unscaled_minutes) "
                       "VALUES (?1, ?2, 'closed', 'pass', ?3, ?3)");
-      r.bind(1, sid).bind(2, "b" + std::to_string(i)).bind(3, minutes + i);
+      r.bind(1, sid).bind(2, bench).bind(3, minutes + i);
       REQUIRE(r.run());
-      results[name + "/" + sys + "/b" + std::to_string(i)] = sqlite3_last_insert_rowid(s->db());
+      results[name + "/" + sys + "/" + bench] = sqlite3_last_insert_rowid(s->db());
     }
   }
   // A user with a token; returns the token.
@@ -454,8 +458,34 @@ TEST_SUITE("rounds") {
     r = w.call("GET", std::string(kRound) + "/report", nv, "", {{"format", "github"}});
     REQUIRE(r.status == 200);
     CHECK(contains(r.body, "title: \"[training-3.1.0] RetinaNet fails its RCP check\""));
-    CHECK(contains(r.body, "labels: [\"by Google\", \"against NVIDIA\", \"training-3.1.0\"]"));
+    CHECK(contains(r.body, "labels: [\"by Google\",\"against NVIDIA\",\"training-3.1.0\"]"));
     CHECK(contains(r.body, "Labels: by Google, against NVIDIA"));
     CHECK(w.call("GET", std::string(kRound) + "/report", nv, "", {{"format", "pdf"}}).status == 400);
+  }
+
+  TEST_CASE("the CLI: local store as its administrator, text and JSON from the answer, exit codes 0, 1, 2") {
+    World w;
+    w.submitter("NVIDIA", 2, 8);
+    w.submitter("Google", 1, 8);
+    w.s.reset();
+    std::string db = " --db '" + w.path + "'", out;
+    REQUIRE(testing::run_referee("round schedule 3.1.0 --from-deadline 2026-05-01" + db, &out) == 0);
+    CHECK(contains(out, "objections_due       2026-05-08T23:59:59Z"));
+    CHECK(contains(out, "responses_due        2026-05-11T23:59:59Z"));
+    CHECK(testing::run_referee("round schedule 3.1.0 --publication 2026-04-01" + db, &out) == 2);  // out of order: 400
+    CHECK(contains(out, "referee round schedule: publication"));
+    CHECK(testing::run_referee("round state 3.1.0 published" + db, &out) == 1);  // review -> published: 422
+    CHECK(contains(out, "cannot go to published"));
+    CHECK(testing::run_referee("round schedule 3.1.0 --publication 2026-06-30 --version 7" + db, &out) == 1);  // 409
+    REQUIRE(testing::run_referee("review assign --round 3.1.0" + db, &out) == 0);
+    CHECK(contains(out, "2 pairings added"));
+    CHECK(contains(out, "added: NVIDIA reviews Google (rank)"));
+    REQUIRE(testing::run_referee("review pairing 1 --status done" + db, &out) == 0);
+    REQUIRE(testing::run_referee("review pairings --round 3.1.0 --json" + db, &out) == 0);
+    CHECK(contains(out, "\"status\":\"done\""));
+    REQUIRE(testing::run_referee("review report --round 3.1.0 --format md" + db, &out) == 0);
+    CHECK(contains(out, "| 1 | NVIDIA | Google | rank | done |"));
+    CHECK(testing::run_referee("review report --round 9.9" + db, &out) == 1);  // 404
+    CHECK(testing::run_referee("review report --round 3.1.0 --token nonsense" + db, &out) == 2);  // 401
   }
 }

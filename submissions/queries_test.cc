@@ -599,7 +599,7 @@ TEST_SUITE("store") {
     CHECK(contains(out, "0.9193 (normalised)"));
     CHECK(contains(out, "left out: NVIDIA/eos_n64 (training-3.1.0) was withdrawn by the review"));
     REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --json " + db_arg(d.path), &out) == 0);
-    CHECK(contains(squash(out), "\"review_status\": {\"status\": \"normalised\", \"factor\": 1.07575758, \"objection_id\": 1, \"decision_id\": 1"));
+    CHECK(contains(squash(out), "\"review_status\": {\"status\": \"normalised\",\"factor\": 1.07575758,\"objection_id\": 1,\"decision_id\": 1"));
     CHECK(contains(squash(out), "\"left_out\": [\"NVIDIA/eos_n64"));
     REQUIRE(run_referee("compare --round 3.1.0 --benchmark bert NVIDIA/eos_n64 NVIDIA/eos_n32 " + db_arg(d.path), &out) == 0);
     CHECK(contains(out, "withdrawn"));

@@ -51,6 +51,8 @@ SubSetup assign_setup() {
         if (added)
           for (const auto& a : added->items)
             std::cout << "  added: " << jstr(a, "reviewer") << " reviews " << jstr(a, "reviewed") << " (" << jstr(a, "reason") << ")\n";
+        if (const auto* un = b.find("unpaired"))
+          for (const auto& u : un->items) std::cout << "  unpaired: " << u.s << " (no submitter it may review)\n";
         if (const auto* nr = b.find("not_required"))
           for (const auto& p : nr->items)
             std::cout << "  no longer required (kept): " << jint(p, "id") << " " << jstr(p, "reviewer") << " reviews "

@@ -171,6 +171,31 @@ bool default_schedule(const std::string& deadline, Schedule* out, std::string* e
 
 // ------------------------------------------------------------ pairings
 
+namespace {
+
+// The partners of a joint submission's folder name (Azure+NVIDIA -> azure, nvidia).
+std::set<std::string> partners(const std::string& org) {
+  std::set<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= org.size(); ++i)
+    if (i == org.size() || org[i] == '+') {
+      std::string p = org.substr(start, i - start);
+      for (auto& ch : p) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (!p.empty()) out.insert(p);
+      start = i + 1;
+    }
+  return out;
+}
+
+}  // namespace
+
+bool same_party(const std::string& a, const std::string& b) {
+  auto pa = partners(a), pb = partners(b);
+  for (const auto& x : pa)
+    if (pb.count(x)) return true;
+  return false;
+}
+
 std::vector<PairingPlan> plan_pairings(std::vector<SubmitterCount> subs) {
   std::sort(subs.begin(), subs.end(), [](const SubmitterCount& a, const SubmitterCount& b) {
     if (a.results != b.results) return a.results > b.results;
@@ -179,16 +204,31 @@ std::vector<PairingPlan> plan_pairings(std::vector<SubmitterCount> subs) {
   std::vector<PairingPlan> out;
   std::set<std::pair<std::string, std::string>> have;
   auto add = [&](const std::string& a, const std::string& b, const char* reason) {
-    if (a == b || !have.insert({a, b}).second) return;
+    if (a == b || same_party(a, b) || !have.insert({a, b}).second) return;
     out.push_back({a, b, reason});
   };
   size_t n = subs.size();
   for (size_t i = 0; i + 1 < n; i += 2) {
     bool three = n % 2 == 1 && i + 3 == n;  // the odd one out joins the last pair
-    std::vector<size_t> group = {i, i + 1};
-    if (three) group.push_back(i + 2);
-    for (size_t a : group)
-      for (size_t b : group) add(subs[a].organisation, subs[b].organisation, "rank");
+    size_t end = three ? i + 3 : i + 2;
+    // A joint submission is not paired with one of its partners: the next
+    // submitter down the ranking that shares no partner with the group moves up.
+    for (size_t k = i + 1; k < end; ++k) {
+      auto clashes = [&](size_t j) {
+        for (size_t g = i; g < k; ++g)
+          if (same_party(subs[g].organisation, subs[j].organisation)) return true;
+        return false;
+      };
+      if (!clashes(k)) continue;
+      for (size_t j = k + 1; j < n; ++j)
+        if (!clashes(j)) {
+          std::rotate(subs.begin() + static_cast<long>(k), subs.begin() + static_cast<long>(j),
+                      subs.begin() + static_cast<long>(j) + 1);
+          break;
+        }
+    }
+    for (size_t a = i; a < end; ++a)
+      for (size_t b = i; b < end; ++b) add(subs[a].organisation, subs[b].organisation, "rank");
     if (three) break;
   }
   std::vector<std::string> big;
@@ -565,7 +605,13 @@ Response assign_pairings(Context& c) {
     for (const auto& a : added)
       w.begin_object().key("reviewer").value(a.reviewer).key("reviewed").value(a.reviewed).key("reason").value(a.reason).end_object();
     w.end_array().key("kept").value(static_cast<long long>(before.size()));
-    w.key("not_required").begin_array();
+    w.key("unpaired").begin_array();  // submitters the plan gives nobody to review
+    for (const auto& s : subs) {
+      bool reviews = false;
+      for (const auto& p : plan) reviews = reviews || p.reviewer == s.organisation;
+      if (!reviews) w.value(s.organisation);
+    }
+    w.end_array().key("not_required").begin_array();
     for (const auto* n : not_required) pairing_json(w, *n);
     w.end_array().key("pairings").begin_array();
     for (const auto& x : after) pairing_json(w, x);

@@ -55,12 +55,20 @@ struct SubmitterCount {
   long long max_accelerators = 0;  // the largest system among them
 };
 
+// Whether two organisation folders share a partner (Azure+NVIDIA and NVIDIA,
+// Azure+NVIDIA and NVIDIA+CoreWeave): they do not review each other.
+bool same_party(const std::string& a, const std::string& b);
+
 // The required reviews of a round: submitters ranked by number of results
 // (most first, ties by name), paired 1-2, 3-4, ..., each reviewing the other;
 // with an odd count the last one joins the last pair as a three-way (each
-// reviews both others). Every two submitters with a result of at least 512
-// accelerators review each other ("scale-512") unless the rank already pairs
-// them. Returned in a stable order (rank pairs first).
+// reviews both others). A submitter that shares a partner with the one it
+// would be paired with (a joint submission and its partner) swaps with the
+// next one down the ranking that does not; when none is left, the two are
+// not paired with each other. Every two submitters with a result of at least
+// 512 accelerators review each other ("scale-512") unless the rank already
+// pairs them or they share a partner. Returned in a stable order (rank pairs
+// first).
 std::vector<PairingPlan> plan_pairings(std::vector<SubmitterCount> submitters);
 
 // Whether the resubmitted logs of result `result_id` were announced

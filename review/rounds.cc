@@ -659,7 +659,9 @@ Response patch_pairing(Context& c) {
     std::string round = q.col_text(0), reviewer = q.col_text(1), reviewed = q.col_text(2), from = q.col_text(3);
     long long cur = q.col_int(4);
     bool member_of_reviewer = c.who.role == Role::Member && lower(c.who.organisation) == lower(reviewer);
-    if (!(c.who.role == Role::Chair || c.who.role == Role::Admin || member_of_reviewer))
+    // The reviewer's members and the chairs; an administrator manages users
+    // and rounds, not reviews (the local administrator, who owns the file, may).
+    if (!(c.who.role == Role::Chair || c.who.local_admin || member_of_reviewer))
       return forbidden("only a member of " + reviewer + " (the reviewer) or a chair changes this pairing's status");
     RoundInfo r;
     Response e;
@@ -770,6 +772,8 @@ Response post_announcement(Context& c) {
       if (!find_result(c.store, r.id, name, &rid, &org, &e)) return e;
       if (c.who.role == Role::Member && lower(org) != lower(c.who.organisation))
         return forbidden("a member announces only their own organisation's results; " + name + " is " + org + "'s");
+      if (c.who.role == Role::Admin && !c.who.local_admin)
+        return forbidden("announcements are made by a member of the result's organisation (or a chair)");
       Stmt ins(c.store.db(),
                "INSERT INTO announcements (round_id, organisation_id, result_id, text, user_id, created_at) VALUES "
                "(?1, (SELECT id FROM organisations WHERE name = ?2), ?3, ?4, ?5, ?6)");

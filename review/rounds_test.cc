@@ -321,6 +321,8 @@ TEST_SUITE("rounds") {
     CHECK(w.call("PATCH", path, dell, R"({"status": "done", "version": )" + std::to_string(version) + "}").status == 409);
     CHECK(w.call("PATCH", path, dell, R"({"status": "assigned"})").status == 422);  // only a chair moves it back
     CHECK(w.call("PATCH", "/api/v1/pairings/9999", chair, R"({"status": "done"})").status == 404);
+    std::string admin = w.user("root", "", "admin");
+    CHECK(w.call("PATCH", path, admin, R"({"status": "done"})").status == 403);  // reviews are not an administrator's
     // Re-running adds nothing and keeps the status.
     r = w.call("POST", std::string(kRound) + "/pairings", chair);
     REQUIRE_MESSAGE(r.status == 200, r.body);
@@ -381,6 +383,8 @@ TEST_SUITE("rounds") {
     CHECK_FALSE(announced(*w.s, id0));
     auto r = w.call("POST", std::string(kRound) + "/announcements", g, R"({"results": ["NVIDIA/sys_8/b0"], "text": "x"})");
     CHECK(r.status == 403);
+    std::string admin = w.user("root", "", "admin");
+    CHECK(w.call("POST", std::string(kRound) + "/announcements", admin, R"({"results": ["NVIDIA/sys_8/b0"], "text": "x"})").status == 403);
     r = w.call("POST", std::string(kRound) + "/announcements", nv, R"({"results": ["NVIDIA/nope/b0"], "text": "x"})");
     CHECK(r.status == 404);
     r = w.call("POST", std::string(kRound) + "/announcements", nv, R"({"results": ["NVIDIA/sys_8/b0"], "text": ""})");

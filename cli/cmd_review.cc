@@ -11,6 +11,8 @@
 
 namespace referee::cli {
 
+using namespace review_cli;
+
 namespace {
 
 void print_pairings(const mllog::Json& b) {

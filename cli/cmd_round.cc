@@ -10,6 +10,8 @@
 
 namespace referee::cli {
 
+using namespace review_cli;
+
 namespace {
 
 void print_round(const mllog::Json& r) {

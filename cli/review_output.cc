@@ -3,7 +3,7 @@
 #include <cctype>
 #include <iostream>
 
-namespace referee::cli {
+namespace referee::cli::review_cli {
 
 int review_exit(const char* cmd, const review::Response& r) {
   if (r.status >= 200 && r.status < 300) return 0;
@@ -79,4 +79,4 @@ long long jint(const mllog::Json& j, const char* key) {
   return v && v->kind == mllog::Json::Kind::Int ? v->i : 0;
 }
 
-}  // namespace referee::cli
+}  // namespace referee::cli::review_cli

@@ -13,7 +13,7 @@
 #include "mllog/json.h"
 #include "review/api.h"
 
-namespace referee::cli {
+namespace referee::cli::review_cli {
 
 // Exit code of a response: 0 for 2xx; 1 refused by policy (403, 404, 409,
 // 422, other 4xx but 400/401); 2 could not do the job (400, 401, 5xx, no
@@ -38,4 +38,4 @@ std::function<int()> command_group(CLI::App& group,
 std::string jstr(const mllog::Json& j, const char* key);
 long long jint(const mllog::Json& j, const char* key);
 
-}  // namespace referee::cli
+}  // namespace referee::cli::review_cli

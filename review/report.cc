@@ -1,5 +1,6 @@
 #include "review/report.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "mllog/json.h"
@@ -77,20 +78,23 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
              "FROM evidence e LEFT JOIN runs r ON r.id = e.run_id WHERE e.objection_id = ?1 ORDER BY e.id");
       q.bind(1, o.id);
       while (q.step()) {
-        std::string kind = q.col_text(0), line = kind + ": ";
-        if (kind == "finding") line += "finding " + std::to_string(q.col_int(1)) + (q.col_text(5).empty() ? "" : ": " + shorten(q.col_text(5)));
-        else if (kind == "lines") {
-          line += q.col_text(2);
-          if (!q.col_null(3)) line += " lines " + std::to_string(q.col_int(3)) + (q.col_null(4) ? "" : "-" + std::to_string(q.col_int(4)));
-          if (!q.col_text(5).empty()) line += ": " + shorten(q.col_text(5));
-        } else if (kind == "figure") {
-          line += q.col_text(6) + " = " + (q.col_null(7) ? std::string("?") : num(q.col_double(7))) +
-                  (q.col_text(8).empty() ? "" : " " + q.col_text(8));
+        ReportObjection::Evidence e;
+        e.kind = q.col_text(0);
+        if (e.kind == "finding") {
+          e.summary = "finding " + std::to_string(q.col_int(1));
+        } else if (e.kind == "lines") {
+          e.summary = q.col_text(2);
+          if (!q.col_null(3))
+            e.summary += " lines " + std::to_string(q.col_int(3)) + (q.col_null(4) ? "" : "-" + std::to_string(q.col_int(4)));
+        } else if (e.kind == "figure") {
+          e.summary = q.col_text(6) + " = " + (q.col_null(7) ? std::string("?") : num(q.col_double(7))) +
+                      (q.col_text(8).empty() ? "" : " " + q.col_text(8));
         } else {
-          line += shorten(q.col_text(5));
+          e.summary = "check";
         }
-        if (!q.col_text(9).empty()) line += " (" + shorten(q.col_text(9), 200) + ")";
-        o.evidence.push_back(line);
+        if (!q.col_text(9).empty()) e.summary += " (" + shorten(q.col_text(9), 200) + ")";
+        if (e.kind != "figure") e.quoted = q.col_text(5);
+        o.evidence.push_back(std::move(e));
       }
       if (failed(s, q, "reading evidence", error)) return false;
     }
@@ -200,7 +204,8 @@ std::string report_json(const ReportRound& r) {
       w.end_object();
     }
     w.end_array().key("evidence").begin_array();
-    for (const auto& e : o.evidence) w.value(e);
+    for (const auto& e : o.evidence)
+      w.begin_object().key("kind").value(e.kind).key("summary").value(e.summary).key("quoted").value(e.quoted).end_object();
     w.end_array().key("responses").begin_array();
     for (const auto& x : o.responses) {
       w.begin_object().key("organisation").value(x.organisation).key("by").value(x.user).key("text").value(x.text);
@@ -295,7 +300,27 @@ void objection_body(std::string& out, const ReportObjection& o) {
   if (!o.text.empty()) out += "\n" + o.text + "\n";
   out += "\nEvidence:\n";
   if (o.evidence.empty()) out += "- none\n";
-  for (const auto& e : o.evidence) out += "- " + e + "\n";
+  for (const auto& e : o.evidence) {
+    out += "- " + e.kind + ": " + e.summary + "\n";
+    if (e.quoted.empty()) continue;
+    // Quoted lines as a code block; a fence longer than any run of backticks in them.
+    size_t run = 0, longest = 0;
+    for (char ch : e.quoted) {
+      run = ch == '`' ? run + 1 : 0;
+      longest = std::max(longest, run);
+    }
+    std::string fence(std::max<size_t>(3, longest + 1), '`');
+    std::string text = e.quoted.size() > 4000 ? e.quoted.substr(0, 4000) + "\n..." : e.quoted;
+    out += "\n  " + fence + "\n";
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t nl = text.find('\n', start);
+      if (nl == std::string::npos) nl = text.size();
+      out += "  " + text.substr(start, nl - start) + "\n";
+      start = nl + 1;
+    }
+    out += "  " + fence + "\n\n";
+  }
   out += "\nResponses:\n";
   if (o.responses.empty()) out += "- none\n";
   for (const auto& x : o.responses) {

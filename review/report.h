@@ -24,7 +24,12 @@ struct ReportObjection {
     double score = 0;
   };
   std::vector<Result> results;
-  std::vector<std::string> evidence;  // one line each: kind and summary
+  struct Evidence {
+    std::string kind;
+    std::string summary;  // one line: what it is, where from
+    std::string quoted;   // the log lines or check message quoted, as added ("" for a figure)
+  };
+  std::vector<Evidence> evidence;
   struct Reply {
     std::string organisation, user, text, remedy, at;
     bool has_factor = false;

@@ -432,6 +432,11 @@ TEST_SUITE("rounds") {
     w.exec("INSERT INTO objection_results VALUES (1, " + X + ")");
     w.exec("INSERT INTO evidence (objection_id, kind, figure_name, figure_value, figure_unit, user_id, created_at) VALUES "
            "(1, 'figure', 'rcp mean epochs', 0.95, 'of the reference', (SELECT id FROM users WHERE name='bob'), 't')");
+    w.exec("INSERT INTO runs (result_id, file, content_sha256, fingerprint, compliant, counted, messages_json) VALUES (" + X +
+           ", 'result_0.txt', 'c', 'f', 1, 1, '[]')");
+    w.exec("INSERT INTO evidence (objection_id, kind, run_id, first_line, last_line, quoted, user_id, created_at) VALUES "
+           "(1, 'lines', (SELECT MAX(id) FROM runs), 10, 11, ':::MLLOG {\"key\": \"run_start\"}' || char(10) || "
+           "':::MLLOG {\"key\": \"run_start\"}', (SELECT id FROM users WHERE name='bob'), 't')");
     w.exec("INSERT INTO responses (objection_id, organisation_id, user_id, text, remedy, factor, created_at) VALUES "
            "(1, (SELECT id FROM organisations WHERE name='NVIDIA'), (SELECT id FROM users WHERE name='alice'), "
            "'We ask for normalisation.', 'normalise', 1.07575758, 't')");
@@ -460,6 +465,7 @@ TEST_SUITE("rounds") {
     CHECK(o.find("results")->items.at(0).find("result")->s == "NVIDIA/sys_256/b0");
     CHECK(o.find("decision")->find("remedy")->s == "normalise");
     CHECK(o.find("overrides")->items.size() == 1);
+    CHECK(o.find("evidence")->items.at(1).find("quoted")->s == ":::MLLOG {\"key\": \"run_start\"}\n:::MLLOG {\"key\": \"run_start\"}");
     CHECK(o.find("responses")->items.at(0).find("remedy")->s == "normalise");
     CHECK(j.find("result_status")->items.at(0).find("status")->s == "normalised");
     r = w.call("GET", std::string(kRound) + "/report", nv, "", {{"format", "md"}});
@@ -470,6 +476,7 @@ TEST_SUITE("rounds") {
     CHECK(contains(r.body, "### Objection 1: RetinaNet fails its RCP check"));
     CHECK(contains(r.body, "- Rule: training_3.1.0/rcp: retinanet"));
     CHECK(contains(r.body, "figure: rcp mean epochs = 0.9500 of the reference"));
+    CHECK(contains(r.body, "- lines: result_0.txt lines 10-11\n\n  ```\n  :::MLLOG {\"key\": \"run_start\"}\n  :::MLLOG {\"key\": \"run_start\"}\n  ```\n"));
     CHECK(contains(r.body, "proposes normalise with factor 1.0758"));
     CHECK(contains(r.body, "- Google: uphold"));
     CHECK(contains(r.body, "upheld, remedy normalise (factor 1.0758)"));

@@ -48,5 +48,6 @@ Command scaling_command();
 Command leaderboard_command();
 Command list_command();
 Command fetch_command();
+Command audit_command();
 
 }  // namespace referee::cli

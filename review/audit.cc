@@ -270,7 +270,9 @@ void cherry_picking(const ResultRow& r, const std::string& round, std::vector<Fi
     double med = median_of(mins);
     std::vector<double> dev;
     for (double m : mins) dev.push_back(std::fabs(m - med));
-    double mad = median_of(dev);
+    // The MAD, floored at kMadFloor of the median: runs that all take nearly
+    // the same time would otherwise make a few seconds an "outlier".
+    double mad = std::max(median_of(dev), kMadFloor * med);
     if (mad > 0) {
       Finding f = base(r, round, "cherry-picking", "outliers");
       f.rule = "training_rules: Benchmark results (all runs of the set, no selection of runs)";
@@ -291,7 +293,7 @@ void cherry_picking(const ResultRow& r, const std::string& round, std::vector<Fi
       }
       if (!which.empty()) {
         f.evidence.push_back(figure("median of " + std::to_string(mins.size()) + " runs", med, "min"));
-        f.evidence.push_back(figure("median absolute deviation", mad, "min"));
+        f.evidence.push_back(figure("median absolute deviation (floored at " + fmt(kMadFloor * 100, 3) + "% of the median)", mad, "min"));
         f.summary = "run(s) far faster than their siblings (modified z-score > " + fmt(kOutlierZ, 3) + "): " + which;
         size_t drop = (r.runs.size() - mins.size() <= uncounted ? uncounted - (r.runs.size() - mins.size()) : 0) / 2;
         if (drop == 0 && mins.size() >= 3) drop = 1;
@@ -417,24 +419,6 @@ void system_mismatch(const ResultRow& r, const std::string& round, std::vector<F
   }
 }
 
-// A system whose accelerators_count is not number_of_nodes x accelerators_per_node.
-void system_counts(const ResultRow& r, const std::string& round, std::vector<Finding>* out) {
-  if (r.nodes <= 0 || r.per_node <= 0 || r.accelerators <= 0 || r.nodes * r.per_node == r.accelerators) return;
-  std::string sys_rel = "systems/" + r.system + ".json";
-  Finding f = base(r, round, "system-mismatch", "accelerators");
-  f.result_id = 0;
-  f.result = r.org + "/" + r.system;
-  f.fingerprint = "system-mismatch:" + round + ":" + f.result + ":accelerators";
-  f.rule = "submission_rules: system description (accelerators_count = number_of_nodes x accelerators_per_node)";
-  f.summary = sys_rel + ": accelerators_count " + std::to_string(r.accelerators) + " but " + std::to_string(r.nodes) +
-              " node(s) x " + std::to_string(r.per_node) + " per node = " + std::to_string(r.nodes * r.per_node);
-  for (const char* k : {"number_of_nodes", "accelerators_per_node", "accelerators_count"}) {
-    Line l = system_line(r.package_path + "/" + sys_rel, k);
-    if (l.line) f.evidence.push_back(quote(sys_rel, l));
-  }
-  out->push_back(std::move(f));
-}
-
 // The hyperparameter set of a result: those of its first run that logs any.
 const RunRow* hyper_run(const ResultRow& r) {
   for (const auto& run : r.runs)
@@ -456,7 +440,11 @@ bool partners(const std::string& a, const std::string& b, const std::set<std::st
     std::set<std::string> p;
     std::stringstream ss(n);
     std::string x;
-    while (std::getline(ss, x, '+')) p.insert(x);
+    while (std::getline(ss, x, '+')) {
+      std::stringstream us(x);
+      std::string y;
+      while (std::getline(us, y, '_')) p.insert(y);
+    }
     return p;
   };
   auto pa = parts(a), pb = parts(b);
@@ -483,21 +471,30 @@ void shared_hyperparameters(const std::vector<ResultRow>& all, const ResultRow& 
   std::set<std::string> orgs;
   for (const auto& o : all) orgs.insert(o.org);
   std::string sig = signature(*mine);
+  std::vector<const ResultRow*> same;
+  std::vector<const RunRow*> same_runs;
   for (const auto& other : all) {
     if (other.org_id == r.org_id || other.benchmark != r.benchmark || partners(r.org, other.org, orgs)) continue;
     const RunRow* theirs = hyper_run(other);
     if (!theirs || signature(*theirs) != sig) continue;
-    Finding f = base(r, round, "shared-hyperparameters", other.name());
-    f.rule = "training_rules: Hyperparameter borrowing (allowed when declared)";
-    f.summary = "the " + std::to_string(mine->log.hyper.size()) + " logged hyperparameters are identical to " +
-                other.name() + "'s (borrowing must be declared)";
-    for (const auto& [k, v] : mine->log.hyper) f.evidence.push_back(quote(r.rel(mine->file), v.second));
-    const auto& first = *theirs->log.hyper.begin();
-    Evidence e = quote(other.rel(theirs->file), first.second.second);
-    e.file = other.org + ":" + e.file;
-    f.evidence.push_back(e);
-    out->push_back(std::move(f));
+    same.push_back(&other);
+    same_runs.push_back(theirs);
   }
+  if (same.empty()) return;
+  Finding f = base(r, round, "shared-hyperparameters", "");
+  f.rule = "training_rules: Hyperparameter borrowing (allowed when declared)";
+  std::string names;
+  for (const auto* o : same) names += (names.empty() ? "" : ", ") + o->name();
+  f.summary = "the " + std::to_string(mine->log.hyper.size()) + " logged hyperparameters are identical to those of " +
+              names + " (another submitter's; borrowing must be declared)";
+  for (const auto& [k, v] : mine->log.hyper) f.evidence.push_back(quote(r.rel(mine->file), v.second));
+  for (size_t i = 0; i < same.size(); ++i) {
+    // The other result's first hyperparameter line, named with its organisation.
+    Evidence e = quote(same_runs[i]->file, same_runs[i]->log.hyper.begin()->second.second);
+    e.file = same[i]->org + ":" + same[i]->rel(same_runs[i]->file);
+    f.evidence.push_back(e);
+  }
+  out->push_back(std::move(f));
 }
 
 // ------------------------------------------------------------ storing
@@ -585,14 +582,12 @@ bool detect_findings(Store& s, const std::string& round, const std::string& orga
   out->clear();
   std::vector<ResultRow> all;
   if (!load_round(s, round, &all, error)) return false;
-  std::set<std::string> systems_seen;
   for (const auto& r : all) {
     if (!organisation.empty() && r.org != organisation) continue;
     cherry_picking(r, round, out);
     unannounced(s, r, round, out);
     repeated_run_start(r, round, out);
     system_mismatch(r, round, out);
-    if (systems_seen.insert(r.org + "/" + r.system).second) system_counts(r, round, out);
     shared_hyperparameters(all, r, round, out);
   }
   return true;
@@ -631,10 +626,12 @@ bool read_findings(Store& s, const std::string& round, const std::string& organi
     f.created_at = q.col_text(12);
     f.result = q.col_text(13);
     if (f.result.empty()) {
-      // About a system: the fingerprint names it (kind:round:ORG/SYSTEM:what).
-      size_t a = f.fingerprint.find(':', f.kind.size() + 1 + f.round.size());
-      size_t b = f.fingerprint.rfind(':');
-      if (a != std::string::npos && b > a) f.result = f.fingerprint.substr(a + 1, b - a - 1);
+      // Its result was replaced by a new import: the fingerprint names it (kind:round:ORG/SYSTEM/BENCH[:what]).
+      size_t a = f.kind.size() + 1 + f.round.size() + 1;
+      if (f.fingerprint.size() > a) {
+        size_t b = f.fingerprint.find(':', a);
+        f.result = f.fingerprint.substr(a, b == std::string::npos ? std::string::npos : b - a);
+      }
     }
     auto it = states.find(f.id);
     f.state = it == states.end() ? "open" : it->second;

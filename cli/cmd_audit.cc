@@ -114,6 +114,10 @@ int run(AuditOpts o) {
     std::cout << "\nno longer found (kept, not deleted):\n";
     for (const auto& f : gone->items) print_finding(f, true);
   }
+  if (const auto* notes = j.find("notes"); notes && !notes->items.empty()) {
+    std::cout << "\nnot checked:\n";
+    for (const auto& note : notes->items) std::cout << "  " << note.s << "\n";
+  }
   if (n) std::cout << "\nto object: referee objection file --from-finding ID\n";
   return kPass;
 }

@@ -14,6 +14,9 @@
 #include "review/api.h"
 #include "review/events.h"
 #include "review/router.h"
+#include "rules/facts.h"
+#include "rules/rcp.h"
+#include "rules/source.h"
 #include "submissions/queries.h"
 
 namespace referee::review {
@@ -39,6 +42,16 @@ struct LogInfo {
   std::string platform_value;
   // Hyperparameters: key -> (value as compact JSON, the line), first seen.
   std::map<std::string, std::pair<std::string, Line>> hyper;
+  // How it converged, as the RCP checker reads it (when the round's rules were found).
+  bool has_conv = false;
+  rules::RunConvergence conv;
+};
+
+// The round's rule set, for the RCP statistics.
+struct RoundRules {
+  std::unique_ptr<rules::RuleSet> rules;
+  rules::RoundFacts facts;
+  std::string problem;  // why there are none
 };
 
 struct RunRow {
@@ -59,6 +72,8 @@ struct ResultRow {
   bool has_score = false;
   double score = 0;
   long long nodes = 0, per_node = 0, accelerators = 0;  // 0 = not given
+  std::string rcp_status;
+  bool rcp_pass = false;
   std::vector<RunRow> runs;
   std::string name() const { return org + "/" + system + "/" + benchmark; }
   std::string rel(const std::string& file) const { return "results/" + system + "/" + benchmark + "/" + file; }
@@ -118,12 +133,19 @@ std::string line_around(std::string_view all, std::string_view json) {
   return text;
 }
 
-void read_log(const std::string& path, mllog::LogReader& reader, LogInfo* out) {
+void read_log(const std::string& path, mllog::LogReader& reader, const RoundRules& rr, const std::string& benchmark,
+              LogInfo* out) {
   mllog::FileBuffer buf;
   if (!buf.open(path, &out->error)) return;
   out->read = true;
   mllog::ParsedLog log;
   reader.parse(buf.view(), &log);
+  if (rr.rules) {
+    const rules::BenchmarkFacts* bf = rr.facts.find(benchmark);
+    out->has_conv = true;
+    out->conv = rules::read_convergence(log, rr.rules->id().version,
+                                        bf ? bf->convergence : rules::Convergence::EpochNum);
+  }
   for (const auto& ev : log.events) {
     const std::string& key = log.keys[ev.key_id];
     bool hp = is_hyperparameter(key);
@@ -151,10 +173,12 @@ void read_log(const std::string& path, mllog::LogReader& reader, LogInfo* out) {
 
 long long int_or_zero(Stmt& q, int i) { return q.col_null(i) ? 0 : q.col_int(i); }
 
-bool load_round(Store& s, const std::string& round, std::vector<ResultRow>* out, std::string* error) {
+bool load_round(Store& s, const std::string& round, const RoundRules& rr, std::vector<ResultRow>* out,
+                std::string* error) {
   Stmt q(s.db(),
          "SELECT r.id, o.id, o.name, sy.name, r.benchmark, p.path, r.resubmission, r.expected_count, "
-         "r.score_minutes, sy.number_of_nodes, sy.accelerators_per_node, sy.accelerators_count, rd.id "
+         "r.score_minutes, sy.number_of_nodes, sy.accelerators_per_node, sy.accelerators_count, rd.id, "
+         "COALESCE(r.rcp_status, ''), COALESCE(r.rcp_pass, 0) "
          "FROM results r JOIN systems sy ON sy.id = r.system_id JOIN packages p ON p.id = sy.package_id "
          "JOIN organisations o ON o.id = p.organisation_id JOIN rounds rd ON rd.id = p.round_id "
          "WHERE rd.name = ?1 ORDER BY o.name, sy.name, r.benchmark");
@@ -175,6 +199,8 @@ bool load_round(Store& s, const std::string& round, std::vector<ResultRow>* out,
     r.per_node = int_or_zero(q, 10);
     r.accelerators = int_or_zero(q, 11);
     r.round_id = q.col_int(12);
+    r.rcp_status = q.col_text(13);
+    r.rcp_pass = q.col_int(14) != 0;
     out->push_back(std::move(r));
   }
   if (!q.ok()) {
@@ -200,7 +226,7 @@ bool load_round(Store& s, const std::string& round, std::vector<ResultRow>* out,
       *error = s.describe_error(runs.rc(), "reading runs");
       return false;
     }
-    for (auto& run : r.runs) read_log(r.package_path + "/" + r.rel(run.file), reader, &run.log);
+    for (auto& run : r.runs) read_log(r.package_path + "/" + r.rel(run.file), reader, rr, r.benchmark, &run.log);
   }
   return true;
 }
@@ -419,6 +445,56 @@ void system_mismatch(const ResultRow& r, const std::string& round, std::vector<F
   }
 }
 
+// An RCP check passed by less than `margin`: the olympic mean of the
+// convergence epochs within that fraction of the bound (RCP mean / max
+// speedup), re-derived with the round's RCP tables.
+void rcp_near_fail(const ResultRow& r, const std::string& round, const RoundRules& rr, double margin,
+                   std::map<std::string, std::unique_ptr<rules::RcpTable>>* tables, std::vector<Finding>* out) {
+  if (!rr.rules || !r.rcp_pass || (r.rcp_status != "found" && r.rcp_status != "interpolated" &&
+                                   r.rcp_status != "smaller_batch_ok"))
+    return;
+  std::vector<rules::RunConvergence> convs;
+  for (const auto& run : r.runs)
+    if (run.log.has_conv) convs.push_back(run.log.conv);
+  if (convs.empty()) return;
+  std::string bench = convs.front().benchmark.empty() ? r.benchmark : convs.front().benchmark;
+  auto it = tables->find(bench);
+  if (it == tables->end()) {
+    auto t = std::make_unique<rules::RcpTable>();
+    std::string err;
+    const rules::BenchmarkFacts* bf = rr.facts.find(bench);
+    int n_runs = bf ? bf->runs : rules::rcp_submission_runs(bench);
+    if (!t->load(rr.rules->rcp_dir() + "/rcps_" + bench + ".json", bench, n_runs, &err, rr.rules->id().version))
+      t.reset();
+    it = tables->emplace(bench, std::move(t)).first;
+  }
+  if (!it->second) return;
+  rules::RcpOutcome o = it->second->evaluate(convs, false);
+  // A reference without spread (max speedup 1: every reference run converged
+  // at the same evaluation) makes its mean the bound, and runs converging at
+  // that same evaluation pass with a margin of 0 as a matter of course.
+  if (!o.evaluated || !o.pass || o.max_speedup <= 1) return;
+  double bound = o.rcp_mean / o.max_speedup;
+  double m = o.submission_mean / bound - 1;
+  if (!(m >= 0) || m >= margin) return;
+  const rules::BenchmarkFacts* bf = rr.facts.find(bench);
+  std::string unit = !bf || bf->convergence == rules::Convergence::EpochNum ? "epochs"
+                     : bf->convergence == rules::Convergence::SamplesCount ? "samples" : "evaluation steps";
+  Finding f = base(r, round, "rcp-near-fail", "");
+  f.rule = "rcp_checker: olympic mean of the convergence epochs >= RCP mean / max speedup (" + o.message + ")";
+  f.summary = "the RCP check passes by " + fmt(m * 100, 3) + "%: olympic mean " + fmt(o.submission_mean, 6) +
+              " " + unit + " against a bound of " + fmt(bound, 6) + " (within " + fmt(margin * 100, 3) + "% of failing)";
+  f.evidence.push_back(figure("olympic mean of the runs' convergence", o.submission_mean, unit));
+  f.evidence.push_back(figure("bound: RCP mean / max speedup", bound, unit));
+  f.evidence.push_back(figure("RCP mean at batch size " + fmt(o.batch_size, 8), o.rcp_mean, unit));
+  f.evidence.push_back(figure("max speedup", o.max_speedup, ""));
+  f.evidence.push_back(figure("margin", m * 100, "%"));
+  for (const auto& run : r.runs)
+    if (run.log.has_conv && !run.log.run_stops.empty())
+      f.evidence.push_back(quote(r.rel(run.file), run.log.run_stops.back()));
+  out->push_back(std::move(f));
+}
+
 // The hyperparameter set of a result: those of its first run that logs any.
 const RunRow* hyper_run(const ResultRow& r) {
   for (const auto& run : r.runs)
@@ -578,16 +654,29 @@ std::string finding_json(const Finding& f) {
 }
 
 bool detect_findings(Store& s, const std::string& round, const std::string& organisation, std::vector<Finding>* out,
-                     std::string* error) {
+                     std::string* error, std::vector<std::string>* notes, double rcp_margin) {
   out->clear();
+  RoundRules rr;
+  rules::RuleSource src;
+  std::string rerr;
+  rr.rules = rules::resolve_ruleset(round, "", &src, &rerr);
+  if (rr.rules && !rules::facts_for(*rr.rules, &rr.facts, &rerr)) rr.rules.reset();
+  if (!rr.rules) {
+    size_t nl = rerr.find('\n');
+    rr.problem = "rcp-near-fail not checked: " + (nl == std::string::npos ? rerr : rerr.substr(0, nl)) +
+                 " (install the rule sets with referee rules fetch, or set REFEREE_RULES)";
+    if (notes) notes->push_back(rr.problem);
+  }
+  std::map<std::string, std::unique_ptr<rules::RcpTable>> tables;
   std::vector<ResultRow> all;
-  if (!load_round(s, round, &all, error)) return false;
+  if (!load_round(s, round, rr, &all, error)) return false;
   for (const auto& r : all) {
     if (!organisation.empty() && r.org != organisation) continue;
     cherry_picking(r, round, out);
     unannounced(s, r, round, out);
     repeated_run_start(r, round, out);
     system_mismatch(r, round, out);
+    rcp_near_fail(r, round, rr, rcp_margin, &tables, out);
     shared_hyperparameters(all, r, round, out);
   }
   return true;
@@ -645,10 +734,10 @@ bool read_findings(Store& s, const std::string& round, const std::string& organi
 }
 
 bool run_audit(Store& s, const Actor& who, const std::string& round, const std::string& organisation, AuditRun* out,
-               std::string* error) {
+               std::string* error, double rcp_margin) {
   *out = AuditRun{};
   std::vector<Finding> found;
-  if (!detect_findings(s, round, organisation, &found, error)) return false;
+  if (!detect_findings(s, round, organisation, &found, error, &out->notes, rcp_margin)) return false;
   if (!s.begin(error)) return false;
   auto fail = [&](const std::string& e) {
     s.rollback();
@@ -788,6 +877,9 @@ Response post_audit(Context& c) {
   w.key("added").value(run.added);
   w.key("findings").raw(findings_array(run.findings));
   w.key("gone").raw(findings_array(run.gone));
+  w.key("notes").begin_array();
+  for (const auto& n : run.notes) w.value(n);
+  w.end_array();
   w.end_object();
   return json_response(w.str());
 }

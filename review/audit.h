@@ -63,13 +63,17 @@ struct Finding {
 // the round) without writing. Round and organisation are the store's names
 // (training-3.1.0, NVIDIA). Post: true with *out ordered by organisation,
 // result, kind; else false with *error.
+// *notes (when not null) gets what could not be checked and why (no rule set
+// for the round: no RCP statistics). `rcp_margin`: the near-fail threshold.
 bool detect_findings(submissions::Store& s, const std::string& round, const std::string& organisation,
-                     std::vector<Finding>* out, std::string* error);
+                     std::vector<Finding>* out, std::string* error, std::vector<std::string>* notes = nullptr,
+                     double rcp_margin = kRcpNearFail);
 
 struct AuditRun {
   std::vector<Finding> findings;  // found now (state new or open), with their ids
   std::vector<Finding> gone;      // stored for this scope, not found now
   int added = 0;
+  std::vector<std::string> notes;  // what could not be checked, and why
 };
 
 // Runs detect_findings and stores the outcome in one transaction: new
@@ -78,7 +82,7 @@ struct AuditRun {
 // event `audit.run` on round/<round> records the ids. Pre: none (the caller
 // checked authorisation). Post: true with *out; else false, nothing written.
 bool run_audit(submissions::Store& s, const Actor& who, const std::string& round, const std::string& organisation,
-               AuditRun* out, std::string* error);
+               AuditRun* out, std::string* error, double rcp_margin = kRcpNearFail);
 
 // Stored findings (`round`/`organisation`/`kind` "" = any), each with its
 // state replayed from the audit.run events. `id` > 0: that one only.

@@ -66,14 +66,14 @@ struct Fixture {
     REQUIRE(q.step());
     return q.col_text(0);
   }
-  AuditRun audit(const std::string& org = "") {
+  AuditRun audit(const std::string& org = "", double rcp_margin = kRcpNearFail) {
     Actor admin;
     admin.user = "local-admin";
     admin.role = Role::Admin;
     admin.local_admin = true;
     AuditRun run;
     std::string error;
-    REQUIRE_MESSAGE(run_audit(*store, admin, round(), org, &run, &error), error);
+    REQUIRE_MESSAGE(run_audit(*store, admin, round(), org, &run, &error, rcp_margin), error);
     return run;
   }
 };
@@ -325,6 +325,53 @@ TEST_SUITE("audit") {
     CHECK(fixed.gone.size() == 1);
   }
 
+  TEST_CASE("an RCP pass within the margin is a near fail, with the olympic mean and the bound") {
+    Fixture fx;
+    fx.import(fx.copy("ExampleOrg"));
+    // The example passes its RCPs comfortably: nothing at 1%.
+    AuditRun plain = fx.audit();
+    CHECK(of_kind(plain.findings, "rcp-near-fail").empty());
+    CHECK(plain.notes.empty());
+    // With a margin wider than its lead, minilm is reported.
+    AuditRun wide = fx.audit("", 1e6);
+    auto found = of_kind(wide.findings, "rcp-near-fail");
+    REQUIRE(!found.empty());
+    const Finding* f = nullptr;
+    for (const auto* x : found)
+      if (x->result == "ExampleOrg/cpu_2x_example/minilm") f = x;
+    REQUIRE(f);
+    double mean = 0, bound = 0, margin = -1;
+    for (const auto& e : f->evidence) {
+      if (e.figure == "olympic mean of the runs' convergence") mean = e.value;
+      if (e.figure == "bound: RCP mean / max speedup") bound = e.value;
+      if (e.figure == "margin") margin = e.value;
+    }
+    // The olympic mean of the epochs the store recorded for the runs (drop the fastest and the slowest).
+    std::vector<double> epochs;
+    Stmt q(fx.store->db(), "SELECT epochs FROM runs WHERE result_id = ?1 ORDER BY epochs");
+    q.bind(1, f->result_id);
+    while (q.step()) epochs.push_back(q.col_double(0));
+    REQUIRE(epochs.size() == 5);
+    CHECK(mean == doctest::Approx((epochs[1] + epochs[2] + epochs[3]) / 3));
+    REQUIRE(bound > 0);
+    CHECK(mean >= bound);
+    CHECK(margin == doctest::Approx((mean / bound - 1) * 100));
+    CHECK(f->evidence.size() == 5 + 5);  // the figures and each run's run_stop line
+  }
+
+  TEST_CASE("without the round's rule set the RCP margin is not checked, and the answer says so") {
+    Fixture fx;
+    fx.import(fx.copy("ExampleOrg"));
+    testing::TempDir empty;
+    testing::EnvVar sets("REFEREE_SETS", empty.path.string());
+    testing::EnvVar rules("REFEREE_RULES", empty.path.string());
+    testing::EnvVar cache("REFEREE_CACHE", empty.path.string());
+    AuditRun run = fx.audit("", 1e6);
+    CHECK(of_kind(run.findings, "rcp-near-fail").empty());
+    REQUIRE(run.notes.size() == 1);
+    CHECK(run.notes[0].rfind("rcp-near-fail not checked: rule set mini-1.0.0 not found", 0) == 0);
+  }
+
   TEST_CASE("hyperparameters identical to another submitter's; joint-submission partners excluded") {
     Fixture fx;
     fx.import(fx.copy("Acme"));
@@ -459,6 +506,7 @@ TEST_SUITE("audit") {
     Actor admin;
     admin.user = "local-admin";
     admin.role = Role::Admin;
+    testing::EnvVar env("REFEREE_RULES", rules);
     AuditRun r30, r31;
     REQUIRE_MESSAGE(run_audit(*s, admin, "training-3.0.0", "", &r30, &error), error);
     REQUIRE_MESSAGE(run_audit(*s, admin, "training-3.1.0", "", &r31, &error), error);
@@ -472,6 +520,11 @@ TEST_SUITE("audit") {
     // Azure's 3.0 runs use NVIDIA's hyperparameters; in 3.1 they are partners (Azure+NVIDIA).
     CHECK(!of_kind(r30.findings, "shared-hyperparameters").empty());
     CHECK(of_kind(r31.findings, "shared-hyperparameters").empty());
+    // NVIDIA's 3.1 U-Net3D passes its RCP by 0.79%.
+    auto near = of_kind(r31.findings, "rcp-near-fail");
+    REQUIRE(near.size() == 1);
+    CHECK(near[0]->result == "NVIDIA/eos_ngc23.04_mxnet/unet3d");
+    CHECK(r30.notes.empty());
     // Ids stay on a re-run.
     AuditRun again;
     REQUIRE(run_audit(*s, admin, "training-3.1.0", "", &again, &error));

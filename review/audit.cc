@@ -61,6 +61,7 @@ struct RunRow {
   double minutes = 0;
   bool counted = false;
   long long resubmission_of = 0;
+  std::string messages_json;
   LogInfo log;
 };
 
@@ -72,8 +73,10 @@ struct ResultRow {
   bool has_score = false;
   double score = 0;
   long long nodes = 0, per_node = 0, accelerators = 0;  // 0 = not given
-  std::string rcp_status;
+  std::string rcp_status, verdict;
   bool rcp_pass = false;
+  bool has_norm = false, has_unscaled = false;
+  double rcp_norm = 1, unscaled = 0;
   std::vector<RunRow> runs;
   std::string name() const { return org + "/" + system + "/" + benchmark; }
   std::string rel(const std::string& file) const { return "results/" + system + "/" + benchmark + "/" + file; }
@@ -178,7 +181,7 @@ bool load_round(Store& s, const std::string& round, const RoundRules& rr, std::v
   Stmt q(s.db(),
          "SELECT r.id, o.id, o.name, sy.name, r.benchmark, p.path, r.resubmission, r.expected_count, "
          "r.score_minutes, sy.number_of_nodes, sy.accelerators_per_node, sy.accelerators_count, rd.id, "
-         "COALESCE(r.rcp_status, ''), COALESCE(r.rcp_pass, 0) "
+         "COALESCE(r.rcp_status, ''), COALESCE(r.rcp_pass, 0), r.verdict, r.rcp_norm_factor, r.unscaled_minutes "
          "FROM results r JOIN systems sy ON sy.id = r.system_id JOIN packages p ON p.id = sy.package_id "
          "JOIN organisations o ON o.id = p.organisation_id JOIN rounds rd ON rd.id = p.round_id "
          "WHERE rd.name = ?1 ORDER BY o.name, sy.name, r.benchmark");
@@ -201,13 +204,18 @@ bool load_round(Store& s, const std::string& round, const RoundRules& rr, std::v
     r.round_id = q.col_int(12);
     r.rcp_status = q.col_text(13);
     r.rcp_pass = q.col_int(14) != 0;
+    r.verdict = q.col_text(15);
+    r.has_norm = !q.col_null(16);
+    r.rcp_norm = q.col_double(16);
+    r.has_unscaled = !q.col_null(17);
+    r.unscaled = q.col_double(17);
     out->push_back(std::move(r));
   }
   if (!q.ok()) {
     *error = s.describe_error(q.rc(), "reading results");
     return false;
   }
-  Stmt runs(s.db(), "SELECT id, file, minutes, counted, resubmission_of FROM runs WHERE result_id = ?1 ORDER BY file");
+  Stmt runs(s.db(), "SELECT id, file, minutes, counted, resubmission_of, messages_json FROM runs WHERE result_id = ?1 ORDER BY file");
   mllog::LogReader reader;
   for (auto& r : *out) {
     runs.reset();
@@ -220,6 +228,7 @@ bool load_round(Store& s, const std::string& round, const RoundRules& rr, std::v
       run.minutes = runs.col_double(2);
       run.counted = runs.col_int(3) != 0;
       run.resubmission_of = int_or_zero(runs, 4);
+      run.messages_json = runs.col_text(5);
       r.runs.push_back(std::move(run));
     }
     if (!runs.ok()) {
@@ -445,18 +454,15 @@ void system_mismatch(const ResultRow& r, const std::string& round, std::vector<F
   }
 }
 
-// An RCP check passed by less than `margin`: the olympic mean of the
-// convergence epochs within that fraction of the bound (RCP mean / max
-// speedup), re-derived with the round's RCP tables.
-void rcp_near_fail(const ResultRow& r, const std::string& round, const RoundRules& rr, double margin,
-                   std::map<std::string, std::unique_ptr<rules::RcpTable>>* tables, std::vector<Finding>* out) {
-  if (!rr.rules || !r.rcp_pass || (r.rcp_status != "found" && r.rcp_status != "interpolated" &&
-                                   r.rcp_status != "smaller_batch_ok"))
-    return;
+// The RCP check of a result, re-run with the round's tables. False when
+// there are no rules, no convergence read or no table.
+bool rcp_outcome(const ResultRow& r, const RoundRules& rr, std::map<std::string, std::unique_ptr<rules::RcpTable>>* tables,
+                 rules::RcpOutcome* o, std::string* bench_out) {
+  if (!rr.rules) return false;
   std::vector<rules::RunConvergence> convs;
   for (const auto& run : r.runs)
     if (run.log.has_conv) convs.push_back(run.log.conv);
-  if (convs.empty()) return;
+  if (convs.empty()) return false;
   std::string bench = convs.front().benchmark.empty() ? r.benchmark : convs.front().benchmark;
   auto it = tables->find(bench);
   if (it == tables->end()) {
@@ -468,8 +474,23 @@ void rcp_near_fail(const ResultRow& r, const std::string& round, const RoundRule
       t.reset();
     it = tables->emplace(bench, std::move(t)).first;
   }
-  if (!it->second) return;
-  rules::RcpOutcome o = it->second->evaluate(convs, false);
+  if (!it->second) return false;
+  *o = it->second->evaluate(convs, false);
+  *bench_out = bench;
+  return true;
+}
+
+// An RCP check passed by less than `margin`: the olympic mean of the
+// convergence epochs within that fraction of the bound (RCP mean / max
+// speedup), re-derived with the round's RCP tables.
+void rcp_near_fail(const ResultRow& r, const std::string& round, const RoundRules& rr, double margin,
+                   std::map<std::string, std::unique_ptr<rules::RcpTable>>* tables, std::vector<Finding>* out) {
+  if (!r.rcp_pass || (r.rcp_status != "found" && r.rcp_status != "interpolated" &&
+                                   r.rcp_status != "smaller_batch_ok"))
+    return;
+  rules::RcpOutcome o;
+  std::string bench;
+  if (!rcp_outcome(r, rr, tables, &o, &bench)) return;
   // A reference without spread (max speedup 1: every reference run converged
   // at the same evaluation) makes its mean the bound, and runs converging at
   // that same evaluation pass with a margin of 0 as a matter of course.
@@ -492,6 +513,78 @@ void rcp_near_fail(const ResultRow& r, const std::string& round, const RoundRule
   for (const auto& run : r.runs)
     if (run.log.has_conv && !run.log.run_stops.empty())
       f.evidence.push_back(quote(r.rel(run.file), run.log.run_stops.back()));
+  out->push_back(std::move(f));
+}
+
+// The line `n` (from 1) of a file, trimmed; "" when there is none.
+std::string file_line(const std::string& path, long long n) {
+  std::ifstream in(path);
+  std::string text;
+  for (long long i = 1; std::getline(in, text); ++i)
+    if (i == n) {
+      while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.pop_back();
+      return text.size() > 600 ? text.substr(0, 600) + "..." : text;
+    }
+  return "";
+}
+
+// A failing check: an RCP check that failed (with the score normalised by
+// its factor), and the failing checks the store keeps for the runs of a
+// result that fails.
+void check_failure(const ResultRow& r, const std::string& round, const RoundRules& rr,
+                   std::map<std::string, std::unique_ptr<rules::RcpTable>>* tables, std::vector<Finding>* out) {
+  if (!r.rcp_status.empty() && !r.rcp_pass) {
+    Finding f = base(r, round, "check-failure", "rcp");
+    f.rule = "rcp_checker: RCP test (" + r.rcp_status + ")";
+    rules::RcpOutcome o;
+    std::string bench;
+    if (rcp_outcome(r, rr, tables, &o, &bench) && o.evaluated && o.max_speedup > 0) {
+      f.evidence.push_back(figure("olympic mean of the runs' convergence", o.submission_mean, "epochs"));
+      f.evidence.push_back(figure("bound: RCP mean / max speedup", o.rcp_mean / o.max_speedup, "epochs"));
+      f.evidence.push_back(figure("RCP mean at batch size " + fmt(o.batch_size, 8), o.rcp_mean, "epochs"));
+      f.evidence.push_back(figure("max speedup", o.max_speedup, ""));
+      f.summary = o.pass ? "the RCP check failed on import (" + r.rcp_status + ") but passes with the rule set installed now: olympic mean " +
+                               fmt(o.submission_mean, 6) + " epochs >= bound " + fmt(o.rcp_mean / o.max_speedup, 6)
+                         : "the RCP check fails (" + r.rcp_status + "): olympic mean " + fmt(o.submission_mean, 6) +
+                               " epochs < bound " + fmt(o.rcp_mean / o.max_speedup, 6);
+    } else {
+      f.summary = "the RCP check fails (" + r.rcp_status + ")";
+    }
+    if (r.has_norm) f.evidence.push_back(figure("RCP normalisation factor (RCP mean / olympic mean)", r.rcp_norm, ""));
+    if (r.has_norm && r.has_unscaled && r.rcp_norm > 1) {
+      f.has_impact = true;
+      f.impact_minutes = r.unscaled * r.rcp_norm;
+      f.evidence.push_back(figure("unscaled score", r.unscaled, "min"));
+      f.summary += "; normalised, the score is " + fmt(f.impact_minutes, 6) + " min";
+    }
+    out->push_back(std::move(f));
+  }
+  if (r.verdict != "fail") return;
+  Finding f = base(r, round, "check-failure", "runs");
+  std::string first;
+  for (const auto& run : r.runs) {
+    mllog::Json j;
+    std::string err;
+    if (run.messages_json.empty() || !mllog::parse_json_permissive(run.messages_json, &j, &err)) continue;
+    for (const auto& m : j.items) {
+      const mllog::Json* line = m.find("line");
+      const mllog::Json* rule = m.find("rule");
+      const mllog::Json* msg = m.find("message");
+      Evidence e;
+      e.file = r.rel(run.file);
+      e.line = line && line->kind == mllog::Json::Kind::Int ? line->i : 0;
+      e.text = e.line ? file_line(r.package_path + "/" + e.file, e.line) : "";
+      if (e.text.empty() && msg) e.text = msg->s;
+      f.evidence.push_back(e);
+      if (first.empty() && msg) {
+        first = msg->s;
+        if (f.rule.empty() && rule) f.rule = "compliance_checker: " + rule->s;
+      }
+    }
+  }
+  if (f.evidence.empty()) return;
+  if (f.rule.empty()) f.rule = "compliance_checker";
+  f.summary = "the result fails its checks: " + first;
   out->push_back(std::move(f));
 }
 
@@ -677,6 +770,7 @@ bool detect_findings(Store& s, const std::string& round, const std::string& orga
     repeated_run_start(r, round, out);
     system_mismatch(r, round, out);
     rcp_near_fail(r, round, rr, rcp_margin, &tables, out);
+    check_failure(r, round, rr, &tables, out);
     shared_hyperparameters(all, r, round, out);
   }
   return true;

@@ -372,6 +372,43 @@ TEST_SUITE("audit") {
     CHECK(run.notes[0].rfind("rcp-near-fail not checked: rule set mini-1.0.0 not found", 0) == 0);
   }
 
+  TEST_CASE("failing checks: runs that make a result fail, quoted; a failed RCP check with the normalised score") {
+    Fixture fx;
+    fs::path pkg = fx.copy("ExampleOrg");
+    // One bad run is dropped by olympic scoring; two make the result fail.
+    for (int i : {0, 3})
+      edit(minilm(pkg, i), "\"key\": \"opt_name\", \"value\": \"adam\"", "\"key\": \"opt_name\", \"value\": \"sgdx\"");
+    fx.import(pkg);
+    AuditRun run = fx.audit();
+    auto found = of_kind(run.findings, "check-failure");
+    REQUIRE(found.size() == 1);
+    const Finding& f = *found[0];
+    CHECK(f.fingerprint.find(":runs") != std::string::npos);
+    CHECK(f.rule == "compliance_checker: closed_minilm.yaml KEY opt_name CHECK");
+    CHECK(f.summary == "the result fails its checks: CHECK for 'opt_name' failed");
+    REQUIRE(f.evidence.size() == 2);
+    auto line0 = lines_with(minilm(pkg, 0), "\"opt_name\"");
+    CHECK(f.evidence[0].file == "results/cpu_2x_example/minilm/result_0.txt");
+    CHECK(f.evidence[0].line == line0.at(0).first);
+    CHECK(f.evidence[0].text == line0.at(0).second);
+    CHECK(f.evidence[1].file == "results/cpu_2x_example/minilm/result_3.txt");
+
+    // A failed RCP check (as the store records it): the score normalised by its factor.
+    REQUIRE(fx.store->exec("UPDATE results SET rcp_pass = 0, rcp_norm_factor = 1.2 WHERE benchmark = 'miniclf'", nullptr));
+    AuditRun rcp = fx.audit();
+    const Finding* r = nullptr;
+    for (const auto* x : of_kind(rcp.findings, "check-failure"))
+      if (x->fingerprint.find(":rcp") != std::string::npos) r = x;
+    REQUIRE(r);
+    CHECK(r->result == "ExampleOrg/cpu_2x_example/miniclf");
+    Stmt q(fx.store->db(), "SELECT unscaled_minutes FROM results WHERE benchmark = 'miniclf'");
+    REQUIRE(q.step());
+    REQUIRE(r->has_impact);
+    CHECK(r->impact_minutes == doctest::Approx(q.col_double(0) * 1.2));
+    // Re-derived, the example's runs pass: the finding says the two disagree.
+    CHECK(r->summary.find("passes with the rule set installed now") != std::string::npos);
+  }
+
   TEST_CASE("hyperparameters identical to another submitter's; joint-submission partners excluded") {
     Fixture fx;
     fx.import(fx.copy("Acme"));
@@ -525,6 +562,15 @@ TEST_SUITE("audit") {
     REQUIRE(near.size() == 1);
     CHECK(near[0]->result == "NVIDIA/eos_ngc23.04_mxnet/unet3d");
     CHECK(r30.notes.empty());
+    // NVIDIA's 3.1 RetinaNet fails its RCP check: normalised it scores 0.9193 min.
+    bool retinanet = false;
+    for (const auto* f : of_kind(r31.findings, "check-failure"))
+      if (f->result == "NVIDIA/eos_n256_ngc23.09_pytorch/ssd" && f->fingerprint.find(":rcp") != std::string::npos) {
+        retinanet = true;
+        REQUIRE(f->has_impact);
+        CHECK(f->impact_minutes == doctest::Approx(0.9193).epsilon(0.0005));
+      }
+    CHECK(retinanet);
     // Ids stay on a re-run.
     AuditRun again;
     REQUIRE(run_audit(*s, admin, "training-3.1.0", "", &again, &error));

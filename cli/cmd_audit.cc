@@ -1,3 +1,4 @@
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -17,10 +18,16 @@ struct AuditOpts {
   ClientOptions client;
 };
 
-// Whether `t` is a round as users type it (3.1.0, training-3.1.0).
+// Whether `t` is a round as users type it: a version with at least one dot
+// (3.1.0), optionally after a usage and a dash (training-3.1.0, mini-1.0.0).
+// Anything else is an organisation.
 bool is_round_name(const std::string& t) {
-  std::string v = t.rfind("training-", 0) == 0 ? t.substr(9) : t;
-  if (v.empty() || v.front() == '.') return false;
+  size_t dash = t.rfind('-');
+  std::string v = dash == std::string::npos ? t : t.substr(dash + 1);
+  if (dash != std::string::npos)
+    for (size_t i = 0; i < dash; ++i)
+      if (!std::isalpha(static_cast<unsigned char>(t[i]))) return false;
+  if (v.empty() || v.front() == '.' || v.back() == '.' || v.find('.') == std::string::npos) return false;
   for (char c : v)
     if (!(c == '.' || (c >= '0' && c <= '9'))) return false;
   return true;

@@ -525,6 +525,42 @@ TEST_SUITE("audit") {
     CHECK(call("POST", "/api/v1/audit", "{}", "forged").status == 401);
   }
 
+  TEST_CASE("referee audit on the command line: text, --json, re-run, exit codes") {
+    Fixture fx;
+    fs::path pkg = fx.copy("ExampleOrg");
+    fs::path log = minilm(pkg, 1);
+    std::string original = testing::read_file(log);
+    testing::write_file(log, original + original);  // also fails its checks: a check-failure too
+    fx.store.reset();
+    std::string out;
+    REQUIRE(testing::run_referee("import " + pkg.string() + " --round mini-1.0.0 --db " + fx.db + " 2>&1", &out) == 0);
+    int rc = testing::run_referee("audit mini-1.0.0 --db " + fx.db + " 2>&1", &out);
+    CHECK(rc == 0);
+    CHECK(out.find("audit of every organisation in mini-1.0.0: 2 finding(s), 2 new, 0 gone") != std::string::npos);
+    CHECK(out.find("#1  new  repeated-run-start  ExampleOrg/cpu_2x_example/minilm") != std::string::npos);
+    auto starts = lines_with(log, "\"run_start\"");
+    REQUIRE(starts.size() == 2);
+    CHECK(out.find("    results/cpu_2x_example/minilm/result_1.txt:" + std::to_string(starts[1].first) + ": " +
+                   starts[1].second) != std::string::npos);
+    CHECK(out.find("referee objection file --from-finding ID") != std::string::npos);
+    // Again, by organisation (any case): the same id, now open.
+    rc = testing::run_referee("audit exampleorg --db " + fx.db + " 2>&1", &out);
+    CHECK(rc == 0);
+    CHECK(out.find("audit of ExampleOrg in mini-1.0.0: 2 finding(s), 0 new, 0 gone") != std::string::npos);
+    CHECK(out.find("#1  open  repeated-run-start") != std::string::npos);
+    rc = testing::run_referee("audit ExampleOrg --round mini-1.0.0 --json --db " + fx.db + " 2>/dev/null", &out);
+    CHECK(rc == 0);
+    mllog::Json j;
+    std::string err;
+    REQUIRE_MESSAGE(mllog::parse_json_permissive(out, &j, &err), err);
+    CHECK(j.find("findings")->items.at(0).find("id")->i == 1);
+    // Refused: an unknown round or organisation is 404, exit 1; a round with --round is bad usage, exit 2.
+    CHECK(testing::run_referee("audit 9.9.9 --db " + fx.db + " 2>&1", &out) == 1);
+    CHECK(out.find("referee audit: ") == 0);
+    CHECK(testing::run_referee("audit Nobody --db " + fx.db + " 2>&1", &out) == 1);
+    CHECK(testing::run_referee("audit mini-1.0.0 --round mini-1.0.0 --db " + fx.db + " 2>&1", &out) == 2);
+  }
+
   TEST_CASE("the published rounds 3.0 and 3.1: a handful of findings, each with evidence") {
     if (!testing::have_reference_data()) return;
     testing::TempDir t;

@@ -51,5 +51,6 @@ Command fetch_command();
 Command round_command();         // cmd_round.cc
 Command review_command();        // cmd_review.cc
 Command resubmission_command();  // cmd_review.cc
+Command audit_command();
 
 }  // namespace referee::cli

@@ -155,6 +155,13 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
         return true;
       }
       long long old = q.col_int(0);
+      // Audit findings outlive the results they were about: unlinked here,
+      // linked again (by their fingerprint) when the audit runs on the new ones.
+      Stmt unlink(store.db(),
+                  "UPDATE findings SET result_id = NULL WHERE result_id IN (SELECT r.id FROM results r "
+                  "JOIN systems s ON s.id = r.system_id WHERE s.package_id = ?1)");
+      unlink.bind(1, old);
+      if (!unlink.run()) return fail(unlink.error());
       Stmt del(store.db(), "DELETE FROM packages WHERE id = ?1");
       del.bind(1, old);
       if (!del.run()) return fail(del.error());

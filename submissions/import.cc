@@ -81,6 +81,90 @@ std::vector<std::string> find_packages(const std::string& dir) {
   return out;
 }
 
+namespace {
+
+// The review's links to the results and runs of package `old`, kept by name
+// (system, benchmark, file) in temporary tables, then removed so that the
+// package can be deleted.
+bool unlink_review(Store& store, long long old, std::string* error) {
+  const char* sql = R"sql(
+    CREATE TEMP TABLE IF NOT EXISTS relink_results (kind TEXT, key INTEGER, system TEXT, benchmark TEXT, file TEXT);
+    CREATE TEMP TABLE IF NOT EXISTS relink_status (system TEXT, benchmark TEXT, status TEXT, factor REAL,
+                                                   objection_id INTEGER, decision_id INTEGER, updated_at TEXT);
+    DELETE FROM temp.relink_results;
+    DELETE FROM temp.relink_status;
+    CREATE TEMP TABLE IF NOT EXISTS relink_old (id INTEGER PRIMARY KEY, system TEXT, benchmark TEXT);
+    DELETE FROM temp.relink_old;
+  )sql";
+  if (!store.exec(sql, error)) return false;
+  Stmt olds(store.db(),
+            "INSERT INTO temp.relink_old SELECT r.id, s.name, r.benchmark FROM results r JOIN systems s "
+            "ON s.id = r.system_id WHERE s.package_id = ?1");
+  olds.bind(1, old);
+  if (!olds.run()) {
+    *error = olds.error();
+    return false;
+  }
+  const char* save = R"sql(
+    INSERT INTO temp.relink_results SELECT 'objection', o.objection_id, x.system, x.benchmark, NULL
+      FROM objection_results o JOIN temp.relink_old x ON x.id = o.result_id;
+    INSERT INTO temp.relink_results SELECT 'announcement', a.id, x.system, x.benchmark, NULL
+      FROM announcements a JOIN temp.relink_old x ON x.id = a.result_id;
+    INSERT INTO temp.relink_results SELECT 'evidence', e.id, x.system, x.benchmark, r.file
+      FROM evidence e JOIN runs r ON r.id = e.run_id JOIN temp.relink_old x ON x.id = r.result_id;
+    INSERT INTO temp.relink_status SELECT x.system, x.benchmark, t.status, t.factor, t.objection_id, t.decision_id, t.updated_at
+      FROM result_status t JOIN temp.relink_old x ON x.id = t.result_id;
+    DELETE FROM objection_results WHERE result_id IN (SELECT id FROM temp.relink_old);
+    UPDATE announcements SET result_id = NULL WHERE result_id IN (SELECT id FROM temp.relink_old);
+    UPDATE evidence SET run_id = NULL WHERE run_id IN (SELECT r.id FROM runs r JOIN temp.relink_old x ON x.id = r.result_id);
+    UPDATE findings SET result_id = NULL WHERE result_id IN (SELECT id FROM temp.relink_old);
+    DELETE FROM result_status WHERE result_id IN (SELECT id FROM temp.relink_old);
+  )sql";
+  return store.exec(save, error);
+}
+
+// Links what unlink_review() kept to the results and runs of the package
+// that replaced it, matched by system, benchmark and file. A result the new
+// package no longer has loses its links (its objections keep their other
+// results, their evidence its quoted lines).
+bool relink_review(Store& store, long long package_id, std::string* error) {
+  Stmt fresh(store.db(),
+             "CREATE TEMP TABLE IF NOT EXISTS relink_new (id INTEGER PRIMARY KEY, system TEXT, benchmark TEXT)");
+  if (!fresh.run()) {
+    *error = fresh.error();
+    return false;
+  }
+  if (!store.exec("DELETE FROM temp.relink_new;", error)) return false;
+  Stmt news(store.db(),
+            "INSERT INTO temp.relink_new SELECT r.id, s.name, r.benchmark FROM results r JOIN systems s "
+            "ON s.id = r.system_id WHERE s.package_id = ?1");
+  news.bind(1, package_id);
+  if (!news.run()) {
+    *error = news.error();
+    return false;
+  }
+  const char* sql = R"sql(
+    INSERT OR IGNORE INTO objection_results SELECT l.key, n.id FROM temp.relink_results l
+      JOIN temp.relink_new n ON n.system = l.system AND n.benchmark = l.benchmark WHERE l.kind = 'objection';
+    UPDATE announcements SET result_id = (SELECT n.id FROM temp.relink_results l JOIN temp.relink_new n
+        ON n.system = l.system AND n.benchmark = l.benchmark WHERE l.kind = 'announcement' AND l.key = announcements.id)
+      WHERE id IN (SELECT key FROM temp.relink_results WHERE kind = 'announcement');
+    UPDATE evidence SET run_id = (SELECT r.id FROM temp.relink_results l JOIN temp.relink_new n
+        ON n.system = l.system AND n.benchmark = l.benchmark JOIN runs r ON r.result_id = n.id AND r.file = l.file
+        WHERE l.kind = 'evidence' AND l.key = evidence.id)
+      WHERE id IN (SELECT key FROM temp.relink_results WHERE kind = 'evidence');
+    INSERT INTO result_status SELECT n.id, t.status, t.factor, t.objection_id, t.decision_id, t.updated_at
+      FROM temp.relink_status t JOIN temp.relink_new n ON n.system = t.system AND n.benchmark = t.benchmark;
+    DELETE FROM temp.relink_results;
+    DELETE FROM temp.relink_status;
+    DELETE FROM temp.relink_old;
+    DELETE FROM temp.relink_new;
+  )sql";
+  return store.exec(sql, error);
+}
+
+}  // namespace
+
 bool import_package(Store& store, const rules::RuleSet& rules, const rules::RoundFacts& facts,
                     const std::string& org_dir, const ImportOptions& opt, ImportResult* out, std::string* error) {
   *out = ImportResult{};
@@ -155,13 +239,11 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
         return true;
       }
       long long old = q.col_int(0);
-      // Audit findings outlive the results they were about: unlinked here,
-      // linked again (by their fingerprint) when the audit runs on the new ones.
-      Stmt unlink(store.db(),
-                  "UPDATE findings SET result_id = NULL WHERE result_id IN (SELECT r.id FROM results r "
-                  "JOIN systems s ON s.id = r.system_id WHERE s.package_id = ?1)");
-      unlink.bind(1, old);
-      if (!unlink.run()) return fail(unlink.error());
+      // The review outlives a replaced package (a corrected package is how a
+      // result gets fixed): what points at its results and runs is unlinked
+      // here and linked again by name after the new rows are written. Audit
+      // findings are linked again by their fingerprint when the audit runs.
+      if (!unlink_review(store, old, error)) return fail(*error);
       Stmt del(store.db(), "DELETE FROM packages WHERE id = ?1");
       del.bind(1, old);
       if (!del.run()) return fail(del.error());
@@ -294,6 +376,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       }
     }
   }
+  if (out->status == "replaced" && !relink_review(store, package_id, error)) return fail(*error);
   // Resubmissions: a run that appeared in an earlier round points at the earliest copy.
   const char* link_sql = R"sql(
     UPDATE runs SET resubmission_of = (

@@ -239,6 +239,60 @@ TEST_SUITE("store") {
     CHECK(v.col_text(0) == "fail");  // 4 of 5 runs
   }
 
+  TEST_CASE("a replaced package keeps the review of its results: objections, status, evidence, announcements") {
+    Mini m;
+    TempDir t;
+    std::string pkg = copy_package(t.path, m.example, "ExampleOrg");
+    std::string error;
+    auto s = Store::open((t.path / "a.db").string(), &error);
+    REQUIRE(s);
+    ImportResult r;
+    REQUIRE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error));
+    REQUIRE_MESSAGE(s->exec(R"sql(
+      INSERT INTO organisations(name) VALUES ('Other');
+      INSERT INTO users(id, name, organisation_id, role, created_at) VALUES (1, 'u', 2, 'member', 't');
+      INSERT INTO objections(id, round_id, by_org, against_org, filed_by, title, rule, text, state, created_at)
+        VALUES (7, 1, 2, 1, 1, 'T', 'R', 'X', 'decided', 't');
+      INSERT INTO objection_results SELECT 7, id FROM results;
+      INSERT INTO result_status SELECT id, 'normalised', 1.5, 7, NULL, 't' FROM results WHERE benchmark = 'minilm';
+      INSERT INTO announcements(round_id, organisation_id, result_id, text, user_id, created_at)
+        SELECT 1, 1, id, 'resubmitted', 1, 't' FROM results WHERE benchmark = 'miniclf';
+      INSERT INTO evidence(objection_id, kind, run_id, first_line, last_line, quoted, user_id, created_at)
+        SELECT 7, 'lines', r.id, 1, 2, 'q', 1, 't' FROM runs r JOIN results x ON x.id = r.result_id
+        WHERE x.benchmark = 'miniclf' AND r.file = 'result_0.txt';
+    )sql", &error), error);
+    fs::remove(fs::path(pkg) / "results/cpu_2x_example/miniclf/result_4.txt");
+    REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error), error);
+    CHECK(r.status == "replaced");
+    // Every link points at the new rows, matched by system, benchmark and file.
+    CHECK(count(*s, "objection_results") == 2);
+    Stmt links(s->db(), "SELECT COUNT(*) FROM objection_results o JOIN results x ON x.id = o.result_id");
+    REQUIRE(links.step());
+    CHECK(links.col_int(0) == 2);
+    Stmt st(s->db(), "SELECT x.benchmark, t.status, t.factor FROM result_status t JOIN results x ON x.id = t.result_id");
+    REQUIRE(st.step());
+    CHECK(st.col_text(0) == "minilm");
+    CHECK(st.col_text(1) == "normalised");
+    CHECK(st.col_double(2) == doctest::Approx(1.5));
+    Stmt a(s->db(), "SELECT x.benchmark FROM announcements a JOIN results x ON x.id = a.result_id");
+    REQUIRE(a.step());
+    CHECK(a.col_text(0) == "miniclf");
+    Stmt e(s->db(), "SELECT r.file FROM evidence e JOIN runs r ON r.id = e.run_id JOIN results x ON x.id = r.result_id "
+                    "WHERE x.benchmark = 'miniclf'");
+    REQUIRE(e.step());
+    CHECK(e.col_text(0) == "result_0.txt");
+    // A run the new package no longer has loses its evidence link, not the evidence.
+    REQUIRE(s->exec("UPDATE evidence SET run_id = (SELECT r.id FROM runs r JOIN results x ON x.id = r.result_id "
+                    "WHERE x.benchmark = 'miniclf' AND r.file = 'result_3.txt');", &error));
+    fs::remove(fs::path(pkg) / "results/cpu_2x_example/miniclf/result_3.txt");
+    REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error), error);
+    CHECK(count(*s, "evidence") == 1);
+    Stmt gone(s->db(), "SELECT run_id IS NULL, quoted FROM evidence");
+    REQUIRE(gone.step());
+    CHECK(gone.col_int(0) == 1);
+    CHECK(gone.col_text(1) == "q");
+  }
+
   TEST_CASE("a failure in the middle of an import leaves no partial rows") {
     Mini m;
     TempDir t;

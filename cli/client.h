@@ -17,13 +17,20 @@ struct ClientOptions {
   std::string server;  // --server, else $REFEREE_SERVER; "" = local store
   std::string token;   // --token, else $REFEREE_TOKEN
   std::string db;      // --db, else the default store (local only)
+  std::string cacert;  // --cacert, else $REFEREE_CACERT: PEM file of the CA (or self-signed certificate) to trust
+  long timeout_s = 0;  // --timeout, else $REFEREE_TIMEOUT, else 60: the whole request's limit
 };
 
-// Registers --server, --token and --db on `sub`.
-void add_client_options(CLI::App& sub, ClientOptions* o);
+// Registers --server, --token, --cacert, --timeout and (when `with_db`) --db on `sub`.
+void add_client_options(CLI::App& sub, ClientOptions* o, bool with_db = true);
 
-// Fills server and token from the environment where the flags were not given.
+// Fills server, token, cacert and timeout from the environment where the
+// flags were not given.
 void resolve_client_options(ClientOptions* o);
+
+// A query string's or form's percent-encoding of `s` (RFC 3986 unreserved
+// characters kept).
+std::string url_encode(const std::string& s);
 
 // Sends `r` (its token is filled from `o`). With no server and no token the
 // request is made as the local store's administrator. A transport failure

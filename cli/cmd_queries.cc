@@ -1,11 +1,16 @@
 // compare, speedup, scaling, leaderboard, list: questions the store answers.
 // They open the store read-only and never create it.
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 
+#include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/queries.h"
 #include "cli/table.h"
+#include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "submissions/queries.h"
 #include "submissions/store.h"
@@ -110,6 +115,92 @@ std::vector<std::string> with_status(std::vector<std::string> cols, bool show) {
   return cols;
 }
 
+// ---------------------------------------------------------------- local or remote
+
+using QueryBody = std::function<int(submissions::Store&, std::ostream& out, std::ostream& err)>;
+
+// Set while a server runs a question (run_query): the store and streams to use.
+struct QueryTarget {
+  submissions::Store* store;
+  std::ostream* out;
+  std::ostream* err;
+  const std::function<bool(const std::string&)>* visible;
+};
+thread_local QueryTarget* t_target = nullptr;
+
+// Options of a question that do not travel to a server.
+bool local_only_option(const std::string& name) {
+  return name == "help" || name == "db" || name == "server" || name == "token" || name == "cacert" ||
+         name == "timeout" || name == "json";
+}
+
+std::string lower_ascii(std::string s) {
+  for (auto& ch : s)
+    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+  return s;
+}
+
+// Asks the server the question `sub` was given: its flags become the query
+// parameters; the answer's body is printed as it is.
+int ask_server(const char* name, const CLI::App& sub, const ClientOptions& client, bool json) {
+  review::Request r;
+  r.method = "GET";
+  r.path = std::string("/api/v1/query/") + name;
+  for (const CLI::Option* opt : sub.get_options()) {
+    std::string key = lower_ascii(opt->get_single_name());
+    if (local_only_option(key) || opt->count() == 0) continue;
+    if (opt->get_type_size() == 0) {
+      r.query.emplace_back(key, "true");
+      continue;
+    }
+    for (const auto& v : opt->results()) r.query.emplace_back(key, v);
+  }
+  r.query.emplace_back("format", json ? "json" : "text");
+  review::Response res = call_api(client, r);
+  if (res.status == 200) {
+    std::cout << res.body << std::flush;
+    return kPass;
+  }
+  std::string message = res.body, hint, output;
+  mllog::Json doc;
+  std::string perr;
+  if (mllog::parse_json_permissive(res.body, &doc, &perr)) {
+    if (const auto* e = doc.find("error")) {
+      if (const auto* m = e->find("message")) message = m->s;
+      if (const auto* h = e->find("hint")) hint = h->s;
+      if (const auto* o = e->find("output")) output = o->s;
+    }
+  } else if (res.status != 0) {
+    message = "the server answered HTTP " + std::to_string(res.status) + ": " + res.body;
+  }
+  std::cout << output << std::flush;
+  std::cerr << "referee " << name << ": " << message << "\n";
+  if (!hint.empty()) std::cerr << "hint: " << hint << "\n";
+  return kCannotCheck;
+}
+
+// The handler of a question: on a server (run_query) the body runs on the
+// server's store; with --server or $REFEREE_SERVER (and no --db) the
+// question goes to that server; else the body runs on the local store.
+std::function<int()> query_handler(const char* name, CLI::App& sub, const std::string& db, QueryBody body) {
+  auto client = std::make_shared<ClientOptions>();
+  add_client_options(sub, client.get(), false);
+  const std::string* dbp = &db;
+  CLI::App* subp = &sub;
+  return [name, subp, dbp, client, body]() -> int {
+    if (t_target) return body(*t_target->store, *t_target->out, *t_target->err);
+    bool explicit_db = subp->count("--db") > 0 && subp->count("--server") == 0;
+    if (!explicit_db) resolve_client_options(client.get());
+    if (!client->server.empty()) {
+      auto* json = subp->get_option_no_throw("--json");
+      return ask_server(name, *subp, *client, json && json->count() > 0);
+    }
+    auto store = open_for_question(name, *dbp);
+    if (!store) return kCannotCheck;
+    return body(*store, std::cout, std::cerr);
+  };
+}
+
 }  // namespace
 
 Command compare_command() {
@@ -118,13 +209,11 @@ Command compare_command() {
             auto names = std::make_shared<std::vector<std::string>>();
             add_common(sub, c.get(), true);
             sub.add_option("RESULT", *names, "ORG/SYSTEM or SYSTEM, two or more, each named once")->required()->expected(2, 1000);
-            return [c, names]() -> int {
-              auto store = open_for_question("compare", c->db);
-              if (!store) return kCannotCheck;
+            return query_handler("compare", sub, c->db, [c, names](submissions::Store& store, std::ostream& out, std::ostream& err) -> int {
               std::string error;
-              auto rows = submissions::find_results(*store, {c->round, c->benchmark, "", c->pipeline}, *names, &error);
+              auto rows = submissions::find_results(store, {c->round, c->benchmark, "", c->pipeline}, *names, &error);
               if (rows.empty()) {
-                std::cerr << "referee compare: " << error << "\n";
+                err << "referee compare: " << error << "\n";
                 return kCannotCheck;
               }
               const auto& base = rows.front();
@@ -138,7 +227,7 @@ Command compare_command() {
                   if (r.has_score && base.has_score) w.value(r.score / base.score - 1); else w.null();
                 }
                 w.end_array().end_object();
-                std::cout << w.str() << "\n";
+                out << w.str() << "\n";
                 return kPass;
               }
               bool status = any_status(rows, [](const auto& r) -> const submissions::ResultRow& { return r; });
@@ -150,10 +239,10 @@ Command compare_command() {
                 if (status) row.push_back(status_cell(r));
                 t.add(row);
               }
-              std::cout << base.benchmark << ", " << base.round << (c->pipeline ? " (pipeline scores)" : "") << "\n";
-              t.print(std::cout);
+              out << base.benchmark << ", " << base.round << (c->pipeline ? " (pipeline scores)" : "") << "\n";
+              t.print(out);
               return kPass;
-            };
+            });
           }};
 }
 
@@ -163,14 +252,12 @@ Command leaderboard_command() {
             add_common(sub, c.get(), true);
             sub.add_option("--division", c->division, "closed or open (default: both)")
                 ->transform(CLI::IsMember({"closed", "open"}, CLI::ignore_case));
-            return [c]() -> int {
-              auto store = open_for_question("leaderboard", c->db);
-              if (!store) return kCannotCheck;
+            return query_handler("leaderboard", sub, c->db, [c](submissions::Store& store, std::ostream& out, std::ostream& err) -> int {
               std::string error;
               std::vector<std::string> left_out;
-              auto rows = submissions::leaderboard(*store, {c->round, c->benchmark, c->division, c->pipeline}, &error, &left_out);
+              auto rows = submissions::leaderboard(store, {c->round, c->benchmark, c->division, c->pipeline}, &error, &left_out);
               if (rows.empty()) {
-                std::cerr << "referee leaderboard: " << (error.empty() ? "no scored results" : error) << "\n";
+                err << "referee leaderboard: " << (error.empty() ? "no scored results" : error) << "\n";
                 return kCannotCheck;
               }
               if (c->json) {
@@ -181,7 +268,7 @@ Command leaderboard_command() {
                 w.end_array().key("left_out").begin_array();
                 for (const auto& n : left_out) w.value(n);
                 w.end_array().end_object();
-                std::cout << w.str() << "\n";
+                out << w.str() << "\n";
                 return kPass;
               }
               bool status = any_status(rows, [](const auto& r) -> const submissions::ResultRow& { return r; });
@@ -193,11 +280,11 @@ Command leaderboard_command() {
                 if (status) row.push_back(status_cell(r));
                 t.add(row);
               }
-              std::cout << rows.front().benchmark << ", " << rows.front().round << "\n";
-              t.print(std::cout);
-              for (const auto& n : left_out) std::cout << "left out: " << n << "\n";
+              out << rows.front().benchmark << ", " << rows.front().round << "\n";
+              t.print(out);
+              for (const auto& n : left_out) out << "left out: " << n << "\n";
               return kPass;
-            };
+            });
           }};
 }
 
@@ -208,14 +295,12 @@ Command scaling_command() {
             auto who = std::make_shared<std::string>();
             add_common(sub, c.get(), true);
             sub.add_option("--submitter", *who, "submitter (system description) or organisation folder, any case")->required();
-            return [c, who]() -> int {
-              auto store = open_for_question("scaling", c->db);
-              if (!store) return kCannotCheck;
+            return query_handler("scaling", sub, c->db, [c, who](submissions::Store& store, std::ostream& out, std::ostream& err) -> int {
               std::string error;
               std::vector<std::string> left_out;
-              auto series = submissions::scaling(*store, {c->round, c->benchmark, "", c->pipeline}, *who, &error, &left_out);
+              auto series = submissions::scaling(store, {c->round, c->benchmark, "", c->pipeline}, *who, &error, &left_out);
               if (series.empty()) {
-                std::cerr << "referee scaling: " << error << "\n";
+                err << "referee scaling: " << error << "\n";
                 return kCannotCheck;
               }
               const auto& first = series.front().points.front().result;
@@ -235,10 +320,10 @@ Command scaling_command() {
                 w.end_array().key("left_out").begin_array();
                 for (const auto& n : left_out) w.value(n);
                 w.end_array().end_object();
-                std::cout << w.str() << "\n";
+                out << w.str() << "\n";
                 return kPass;
               }
-              std::cout << *who << ", " << first.benchmark << ", " << first.round
+              out << *who << ", " << first.benchmark << ", " << first.round
                         << " (one series per accelerator type, relative to its smallest)\n";
               bool status = false;
               for (const auto& s : series) status = status || any_status(s.points, [](const auto& p) -> const submissions::ResultRow& { return p.result; });
@@ -251,10 +336,10 @@ Command scaling_command() {
                   if (status) row.push_back(status_cell(p.result));
                   t.add(row);
                 }
-              t.print(std::cout);
-              for (const auto& n : left_out) std::cout << "left out: " << n << "\n";
+              t.print(out);
+              for (const auto& n : left_out) out << "left out: " << n << "\n";
               return kPass;
-            };
+            });
           }};
 }
 
@@ -270,14 +355,12 @@ Command speedup_command() {
             sub.add_option("--to", *to, "later round, e.g. training-3.1.0 or 3.1.0")->required();
             auto* s_opt = sub.add_option("--submitter", *who, "only this submitter (any case)");
             sub.add_flag("--overall", *overall, "fastest results of each round, whoever submitted them")->excludes(s_opt);
-            return [c, from, to, who, overall]() -> int {
-              auto store = open_for_question("speedup", c->db);
-              if (!store) return kCannotCheck;
+            return query_handler("speedup", sub, c->db, [c, from, to, who, overall](submissions::Store& store, std::ostream& out, std::ostream& err) -> int {
               std::string error;
               submissions::SpeedupQuery q{*from, *to, c->benchmark, !*overall, *who, c->pipeline};
               submissions::SpeedupReport rep;
-              if (!submissions::speedups(*store, q, &rep, &error)) {
-                std::cerr << "referee speedup: " << error << "\n";
+              if (!submissions::speedups(store, q, &rep, &error)) {
+                err << "referee speedup: " << error << "\n";
                 return kCannotCheck;
               }
               int comparable = 0;
@@ -306,9 +389,9 @@ Command speedup_command() {
                 w.end_array().key("notes").begin_array();
                 for (const auto& n : rep.notes) w.value(n);
                 w.end_array().end_object();
-                std::cout << w.str() << "\n";
+                out << w.str() << "\n";
               } else {
-                std::cout << rep.benchmark << ": fastest closed-division results " << (*overall ? "overall" : "per submitter")
+                out << rep.benchmark << ": fastest closed-division results " << (*overall ? "overall" : "per submitter")
                           << ", " << rep.from_round << " -> " << rep.to_round << "\n";
                 Table t({"kind", "submitter", rep.from_round, "min", rep.to_round, "min", "speedup", "accelerators",
                          "efficiency"});
@@ -322,24 +405,24 @@ Command speedup_command() {
                          s.comparable ? fixed(s.speedup, 2) + "x" : "not comparable", fixed(s.accelerator_ratio, 2) + "x",
                          s.comparable && s.has_efficiency && s.kind == "headline" ? percent(s.efficiency, 1) : "-"});
                 }
-                if (!rep.pairs.empty()) t.print(std::cout);
-                std::cout << "scale rule: same-scale rows pair results of equal accelerator type and count; "
+                if (!rep.pairs.empty()) t.print(out);
+                out << "scale rule: same-scale rows pair results of equal accelerator type and count; "
                           << submissions::kHeadlineScaleRule << "\n";
                 for (const auto& s : rep.pairs)
                   if (!s.comparable)
-                    std::cout << "not comparable: " << s.submitter << " " << s.kind << ": " << s.reason << "\n";
-                for (const auto& n : rep.left_out) std::cout << "left out: " << n << "\n";
-                for (const auto& n : rep.notes) std::cout << "note: " << n << "\n";
+                    out << "not comparable: " << s.submitter << " " << s.kind << ": " << s.reason << "\n";
+                for (const auto& n : rep.left_out) out << "left out: " << n << "\n";
+                for (const auto& n : rep.notes) out << "note: " << n << "\n";
               }
               if (comparable == 0) {
-                std::cerr << "referee speedup: no comparable pair of closed-division " << rep.benchmark << " results in "
+                err << "referee speedup: no comparable pair of closed-division " << rep.benchmark << " results in "
                           << rep.from_round << " and " << rep.to_round << (who->empty() ? "" : " for " + *who)
                           << (rep.pairs.empty() && rep.notes.empty() && rep.left_out.empty() ? " (no scored results)" : "")
                           << "\n";
                 return kCannotCheck;
               }
               return kPass;
-            };
+            });
           }};
 }
 
@@ -356,15 +439,18 @@ Command list_command() {
             sub.add_option("--round", o->round, "only this round: training-3.1.0, training_3.1.0 or 3.1.0");
             add_db_option(sub, &o->db);
             sub.add_flag("--json", o->json, "print JSON");
-            return [o]() -> int {
-              auto store = open_for_question("list", o->db);
-              if (!store) return kCannotCheck;
+            return query_handler("list", sub, o->db, [o](submissions::Store& store, std::ostream& out, std::ostream& err) -> int {
               std::string error;
               submissions::Listing l;
-              if (!submissions::list_store(*store, o->what, o->round, &l, &error)) {
-                std::cerr << "referee list: " << error << "\n";
+              if (!submissions::list_store(store, o->what, o->round, &l, &error)) {
+                err << "referee list: " << error << "\n";
                 return kCannotCheck;
               }
+              // On a server: rows of rounds under embargo for the caller are left out.
+              if (t_target && t_target->visible && *t_target->visible && !l.columns.empty() && l.columns[0] == "round")
+                l.rows.erase(std::remove_if(l.rows.begin(), l.rows.end(),
+                                            [](const std::vector<std::string>& row) { return !(*t_target->visible)(row[0]); }),
+                             l.rows.end());
               if (o->json) {
                 mllog::JsonWriter w;
                 w.begin_object().key("schema").value("referee.list/1").key("what").value(o->what);
@@ -381,20 +467,102 @@ Command list_command() {
                   w.end_object();
                 }
                 w.end_array().end_object();
-                std::cout << w.str() << "\n";
+                out << w.str() << "\n";
                 return kPass;
               }
               if (l.rows.empty()) {
-                std::cout << "the store " << store->path() << " holds no " << o->what << (o->round.empty() ? "" : " in " + o->round)
+                out << "the store " << store.path() << " holds no " << o->what << (o->round.empty() ? "" : " in " + o->round)
                           << "\n";
                 return kPass;
               }
               Table t(l.columns);
               for (auto& row : l.rows) t.add(row);
-              t.print(std::cout);
+              t.print(out);
               return kPass;
-            };
+            });
           }};
+}
+
+bool is_query(const std::string& name) {
+  return name == "compare" || name == "leaderboard" || name == "scaling" || name == "speedup" || name == "list";
+}
+
+QueryAnswer run_query(const std::string& name, const std::vector<std::pair<std::string, std::string>>& params,
+                      submissions::Store& store, const std::function<bool(const std::string&)>& visible) {
+  QueryAnswer a;
+  Command cmd = name == "compare" ? compare_command()
+                : name == "leaderboard" ? leaderboard_command()
+                : name == "scaling"     ? scaling_command()
+                : name == "speedup"     ? speedup_command()
+                                        : list_command();
+  CLI::App app{"referee"};
+  CLI::App* sub = app.add_subcommand(cmd.name, cmd.description);
+  auto handler = cmd.setup(*sub);
+  // The parameters as the command line a user would type.
+  std::vector<std::string> args{cmd.name}, positionals;
+  std::string known;
+  for (const CLI::Option* opt : sub->get_options()) {
+    std::string key = lower_ascii(opt->get_single_name());
+    if (!local_only_option(key)) known += (known.empty() ? "" : ", ") + key;
+  }
+  for (const auto& [key, value] : params) {
+    if (key == "format") {
+      if (value == "json") a.json = true;
+      else if (value != "text") {
+        a.bad_request = true;
+        a.err = "format=" + value + " is not offered; choose text or json";
+        return a;
+      }
+      continue;
+    }
+    const CLI::Option* opt = nullptr;
+    if (!local_only_option(key))
+      for (const CLI::Option* o : sub->get_options())
+        if (lower_ascii(o->get_single_name()) == key) opt = o;
+    if (!opt) {
+      a.bad_request = true;
+      a.err = "unknown parameter '" + key + "' for " + name + "; it takes: " + known + ", format";
+      return a;
+    }
+    if (opt->get_positional()) {
+      positionals.push_back(value);
+    } else if (opt->get_type_size() == 0) {
+      if (value == "true" || value == "1" || value.empty()) args.push_back("--" + key);
+      else if (value != "false" && value != "0") {
+        a.bad_request = true;
+        a.err = "parameter '" + key + "' is true or false, not '" + value + "'";
+        return a;
+      }
+    } else {
+      args.push_back("--" + key + "=" + value);
+    }
+  }
+  if (a.json) args.push_back("--json");
+  if (!positionals.empty()) {
+    args.push_back("--");
+    for (auto& p : positionals) args.push_back(p);
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes the words last first
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    a.bad_request = true;
+    a.err = e.what();
+    return a;
+  }
+  std::ostringstream out, err;
+  QueryTarget target{&store, &out, &err, &visible};
+  t_target = &target;
+  try {
+    a.exit = handler();
+  } catch (...) {
+    t_target = nullptr;
+    throw;
+  }
+  t_target = nullptr;
+  a.out = out.str();
+  a.err = err.str();
+  return a;
 }
 
 }  // namespace referee::cli

@@ -52,5 +52,6 @@ Command round_command();         // cmd_round.cc
 Command review_command();        // cmd_review.cc
 Command resubmission_command();  // cmd_review.cc
 Command audit_command();
+Command serve_command();         // cmd_serve.cc
 
 }  // namespace referee::cli

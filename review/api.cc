@@ -35,8 +35,11 @@ struct Api::Impl {
   submissions::Store* store(std::string* error) {
     std::lock_guard<std::mutex> lock(mu);
     auto& s = stores[std::this_thread::get_id()];
+    // PRAGMA quick_check reads every page: the first connection checks the
+    // store, the other threads' connections trust that check.
     if (!s) s = submissions::Store::open(db_path, error, read_only ? submissions::OpenMode::ReadOnly
-                                                                    : submissions::OpenMode::ReadWrite);
+                                                                    : submissions::OpenMode::ReadWrite,
+                                         stores.size() == 1);
     return s.get();
   }
 };

@@ -50,6 +50,8 @@ const Curl* curl(std::string* error) {
     lib.get("curl_easy_perform", &api.easy_perform);
     lib.get("curl_easy_getinfo", &api.easy_getinfo);
     lib.get("curl_easy_strerror", &api.easy_strerror);
+    lib.get("curl_slist_append", &api.slist_append);
+    lib.get("curl_slist_free_all", &api.slist_free_all);
     if (!lib.error.empty()) return false;
     if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
       lib.error = "libcurl failed to initialise (curl_global_init)";

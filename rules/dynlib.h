@@ -22,6 +22,8 @@ struct Curl {
   CURLcode (*easy_perform)(CURL*);
   CURLcode (*easy_getinfo)(CURL*, CURLINFO, ...);
   const char* (*easy_strerror)(CURLcode);
+  struct curl_slist* (*slist_append)(struct curl_slist*, const char*);
+  void (*slist_free_all)(struct curl_slist*);
 };
 
 // The libarchive functions referee calls.

@@ -393,9 +393,10 @@ std::string Store::describe_error(int rc, const std::string& what) const {
   return "database " + path_ + ": " + msg + " while " + what;
 }
 
-std::unique_ptr<Store> Store::open(const std::string& path, std::string* error, OpenMode mode) {
+std::unique_ptr<Store> Store::open(const std::string& path, std::string* error, OpenMode mode, bool quick_check) {
   auto s = std::unique_ptr<Store>(new Store());
   s->path_ = path;
+  s->quick_check_ = quick_check;
   s->read_only_ = mode == OpenMode::ReadOnly;
   int rc;
   if (mode == OpenMode::ReadOnly) {
@@ -513,6 +514,7 @@ bool Store::verify(std::string* error) {
       return false;
     }
   }
+  if (!quick_check_) return true;
   Stmt qc(db_, "PRAGMA quick_check(5)");
   std::string problems;
   while (qc.step()) {

@@ -61,9 +61,11 @@ class Store {
   // beside it and a store in a read-only folder can be read. Both modes check
   // that the file is an undamaged referee store (a SQLite header, the
   // schema's tables, a size that matches the header, PRAGMA quick_check).
-  // Returns null with *error.
+  // Returns null with *error. `quick_check` false leaves out PRAGMA
+  // quick_check (it reads every page): for a second connection to a store
+  // this process has already checked, e.g. a server's per-thread ones.
   static std::unique_ptr<Store> open(const std::string& path, std::string* error,
-                                     OpenMode mode = OpenMode::ReadWrite);
+                                     OpenMode mode = OpenMode::ReadWrite, bool quick_check = true);
   ~Store();
 
   sqlite3* db() const { return db_; }
@@ -90,6 +92,7 @@ class Store {
   sqlite3* db_ = nullptr;
   std::string path_;
   bool read_only_ = false;
+  bool quick_check_ = true;
   int opened_version_ = 0;
 };
 

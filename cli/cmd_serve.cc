@@ -1,0 +1,394 @@
+// serve: the review service over HTTP(S). Every request under /api/v1 goes
+// to one review::Api (its routes, authorisation and errors); the server adds
+// GET /api/v1/health, GET /api/v1/openapi.yaml and the store questions
+// (GET /api/v1/query/NAME, cli/queries.h), limits, logging and a graceful
+// stop on SIGINT/SIGTERM. docs/review.md "Serving the review".
+#include <httplib.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/queries.h"
+#include "mllog/json_writer.h"
+#include "review/api.h"
+#include "submissions/queries.h"
+#include "submissions/store.h"
+
+extern const char referee_openapi_yaml[];
+extern const unsigned long referee_openapi_yaml_size;
+
+namespace referee::cli {
+
+namespace {
+
+struct ServeOptions {
+  std::string db, listen = "127.0.0.1:8080", tls_cert, tls_key;
+  bool read_only = false, anonymous_public = false;
+  int threads = 8;
+  size_t max_body = 1 << 20;
+  int read_timeout_s = 10, write_timeout_s = 10, keep_alive_s = 5;
+};
+
+// Per request, on the worker thread that serves it: when it began and who
+// asked (for the log line).
+thread_local std::chrono::steady_clock::time_point t_start;
+thread_local bool t_started = false;
+thread_local std::string t_user;
+
+void send(httplib::Response& res, const review::Response& r) {
+  res.status = r.status;
+  std::string type = r.content_type;
+  if (type.rfind("text/", 0) == 0 && type.find("charset") == std::string::npos) type += "; charset=utf-8";
+  res.set_content(r.body, type.c_str());
+  if (r.status == 503) res.set_header("Retry-After", "1");
+}
+
+std::string bearer(const httplib::Request& req) {
+  std::string h = req.get_header_value("Authorization");
+  if (h.size() > 7 && (h.compare(0, 7, "Bearer ") == 0 || h.compare(0, 7, "bearer ") == 0)) return h.substr(7);
+  return "";
+}
+
+// The request as the Api takes it. The path is the raw target (the Api
+// decodes each segment itself, so "%2F" stays inside one).
+review::Request to_api(const httplib::Request& req) {
+  review::Request r;
+  r.method = req.method;
+  r.path = req.target.substr(0, req.target.find('?'));
+  for (const auto& [k, v] : req.params) r.query.emplace_back(k, v);
+  r.body = req.body;
+  r.token = bearer(req);
+  r.if_match = req.get_header_value("If-Match");
+  if (r.if_match.size() >= 2 && r.if_match.front() == '"' && r.if_match.back() == '"')
+    r.if_match = r.if_match.substr(1, r.if_match.size() - 2);
+  return r;
+}
+
+// Read-only connections for the questions, one per worker thread.
+struct QueryStores {
+  std::string path;
+  std::mutex mu;
+  std::map<std::thread::id, std::unique_ptr<submissions::Store>> stores;
+  submissions::Store* get(std::string* error) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto& s = stores[std::this_thread::get_id()];
+    // The store was checked (quick_check) when the server started.
+    if (!s) s = submissions::Store::open(path, error, submissions::OpenMode::ReadOnly, false);
+    return s.get();
+  }
+};
+
+std::string strip_prefix(std::string err, const std::string& name) {
+  std::string prefix = "referee " + name + ": ";
+  if (err.rfind(prefix, 0) == 0) err = err.substr(prefix.size());
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  return err;
+}
+
+review::Response unknown_round(const std::string& text) {
+  return review::error_response(404, "unknown-round", "unknown round " + text,
+                                "referee list rounds --server URL shows the rounds you can see");
+}
+
+// GET /api/v1/query/NAME: the question run on the server's store for the
+// caller, with the embargo applied.
+review::Response answer_query(const std::string& name, const review::Request& r, review::Api& api,
+                              QueryStores& stores, bool anonymous_public) {
+  if (!is_query(name))
+    return review::error_response(404, "not-found", "no question '" + name + "'",
+                                  "ask one of: leaderboard, compare, speedup, scaling, list");
+  review::Actor who;
+  review::Response err;
+  if (anonymous_public && r.token.empty()) {
+    who.user = "anonymous";  // a member of no organisation: published rounds only
+  } else if (!api.authenticate(r, &who, &err)) {
+    return err;
+  }
+  t_user = who.user;
+  std::string serr;
+  submissions::Store* store = stores.get(&serr);
+  if (!store) return review::error_response(500, "store", serr);
+  std::function<bool(const std::string&)> visible = [&](const std::string& round) { return api.can_see_round(who, round); };
+  // A round the caller may not see is answered exactly like one the store
+  // does not hold.
+  std::string what;
+  bool has_round = false;
+  for (const auto& [k, v] : r.query) {
+    if (k == "what") what = v;
+    if (k != "round" && k != "from" && k != "to") continue;
+    has_round = has_round || k == "round";
+    std::string round, ignored;
+    if (!submissions::resolve_round(*store, v, &round, &ignored) || !visible(round)) return unknown_round(v);
+  }
+  if (name == "list" && !has_round && what != "rounds" && what != "systems") {
+    // Totals across rounds (benchmarks, submitters) cannot leave a round out.
+    for (const auto& round : submissions::rounds(*store))
+      if (!visible(round))
+        return review::error_response(403, "embargo",
+                                      "list " + what + " across all rounds is not offered while rounds you cannot see are under embargo",
+                                      "name a round: round=R");
+  }
+  QueryAnswer a = run_query(name, r.query, *store, visible);
+  if (a.bad_request) return review::error_response(400, "bad-parameter", strip_prefix(a.err, name));
+  if (a.exit == kPass) {
+    review::Response ok;
+    ok.body = std::move(a.out);
+    ok.content_type = a.json ? "application/json" : "text/plain";
+    return ok;
+  }
+  mllog::JsonWriter w(0);
+  w.begin_object().key("error").begin_object();
+  w.key("status").value(404).key("code").value("no-answer").key("message").value(strip_prefix(a.err, name));
+  w.key("output").value(a.out).key("exit").value(a.exit);
+  w.end_object().end_object();
+  review::Response res;
+  res.status = 404;
+  res.body = w.str();
+  return res;
+}
+
+// A 500 from a store that stayed locked past the busy timeout is an
+// overloaded server, not a broken one: 503 with Retry-After, nothing written.
+void busy_is_503(review::Response* r) {
+  if (r->status == 500 && (r->body.find("database is locked") != std::string::npos ||
+                           r->body.find("database is busy") != std::string::npos))
+    *r = review::error_response(503, "busy", "the store is busy with other writes; nothing was changed",
+                                "retry after a second");
+}
+
+bool parse_listen(const std::string& text, std::string* host, int* port) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  *host = text.substr(0, colon);
+  if (host->size() > 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  std::string p = text.substr(colon + 1);
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) return false;
+  *port = std::stoi(p);
+  return *port <= 65535;
+}
+
+std::string now_utc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int serve(const ServeOptions& o) {
+  std::string host;
+  int port = 0;
+  if (!parse_listen(o.listen, &host, &port)) {
+    std::cerr << "referee serve: --listen " << o.listen << " is not HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one)\n";
+    return kCannotCheck;
+  }
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    std::cerr << "referee serve: --tls-cert and --tls-key go together\n";
+    return kCannotCheck;
+  }
+  std::string db = o.db.empty() ? submissions::default_db_path() : o.db;
+  // Checked once here (PRAGMA quick_check); held open for the server's life.
+  std::string error;
+  auto checked = submissions::Store::open(
+      db, &error, o.read_only ? submissions::OpenMode::ReadOnly : submissions::OpenMode::ReadWrite);
+  if (!checked) {
+    std::cerr << "referee serve: " << error << "\n";
+    return kCannotCheck;
+  }
+  review::Api api(db, o.read_only);
+  QueryStores query_stores;
+  query_stores.path = db;
+
+  // SIGINT and SIGTERM are taken by one thread (sigwait), blocked in all others.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGUSR1);  // the server stopped by itself: wake the signal thread
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::unique_ptr<httplib::Server> srv;
+  if (!o.tls_cert.empty()) {
+    auto tls = std::make_unique<httplib::SSLServer>(o.tls_cert.c_str(), o.tls_key.c_str());
+    if (!tls->is_valid()) {
+      std::cerr << "referee serve: cannot use the TLS certificate " << o.tls_cert << " with the key " << o.tls_key
+                << " (unreadable, not PEM, or they do not match)\n";
+      return kCannotCheck;
+    }
+    srv = std::move(tls);
+  } else {
+    srv = std::make_unique<httplib::Server>();
+  }
+  const int threads = o.threads;
+  srv->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  srv->set_payload_max_length(o.max_body);
+  srv->set_read_timeout(o.read_timeout_s, 0);
+  srv->set_write_timeout(o.write_timeout_s, 0);
+  srv->set_keep_alive_timeout(o.keep_alive_s);
+  srv->set_keep_alive_max_count(1000);
+  srv->set_tcp_nodelay(true);
+
+  srv->set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+    t_start = std::chrono::steady_clock::now();
+    t_started = true;
+    t_user = "-";
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  const size_t max_body = o.max_body;
+  // httplib's own refusals (413, 414, 400 for a bad request line) and any
+  // other error without a body get the API's JSON error.
+  srv->set_error_handler(httplib::Server::HandlerWithResponse([max_body](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    review::Response r;
+    switch (res.status) {
+      case 413:
+        r = review::error_response(413, "too-large", "the request body is larger than " + std::to_string(max_body) + " bytes",
+                                   "send less; the server's limit is --max-body");
+        break;
+      case 414:
+        r = review::error_response(414, "uri-too-long", "the request's URI is too long");
+        break;
+      case 404:
+        r = review::error_response(404, "not-found", "no route " + req.method + " " + req.path, "see /api/v1/openapi.yaml");
+        break;
+      default:
+        r = review::error_response(res.status, "bad-request", "the request was refused (HTTP " + std::to_string(res.status) + ")");
+    }
+    send(res, r);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  srv->set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown error";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    send(res, review::error_response(500, "internal", what));
+  });
+  srv->set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    double ms = t_started ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count() : 0;
+    t_started = false;
+    // One line (one write) per request; never the token or the body.
+    std::fprintf(stderr, "%s %s %s %d %.1fms %s\n", now_utc().c_str(), req.method.c_str(), req.path.c_str(), res.status, ms,
+                 t_user.empty() ? "-" : t_user.c_str());
+  });
+
+  const bool read_only = o.read_only;
+  const bool anonymous_public = o.anonymous_public;
+  auto dispatch = [&api, &query_stores, read_only, anonymous_public](const httplib::Request& req, httplib::Response& res) {
+    review::Request r = to_api(req);
+    if (r.path == "/api/v1/health" || r.path == "/api/v1/openapi.yaml") {
+      if (req.method != "GET") {
+        send(res, review::error_response(405, "method-not-allowed", req.method + " is not allowed on " + r.path, "allowed: GET"));
+        return;
+      }
+      review::Response out;
+      if (r.path == "/api/v1/health") {
+        mllog::JsonWriter w(0);
+        w.begin_object().key("status").value("ok").key("version").value(REFEREE_VERSION);
+        w.key("read_only").value(read_only).key("schema_version").value(submissions::kSchemaVersion).end_object();
+        out.body = w.str();
+      } else {
+        out.body.assign(referee_openapi_yaml, referee_openapi_yaml_size);
+        out.content_type = "application/yaml";
+      }
+      send(res, out);
+      return;
+    }
+    const std::string query_prefix = "/api/v1/query/";
+    if (r.path.rfind(query_prefix, 0) == 0) {
+      if (req.method != "GET") {
+        send(res, review::error_response(405, "method-not-allowed", req.method + " is not allowed on " + r.path, "allowed: GET"));
+        return;
+      }
+      send(res, answer_query(r.path.substr(query_prefix.size()), r, api, query_stores, anonymous_public));
+      return;
+    }
+    if (r.path.rfind("/api/v1/", 0) != 0) {
+      send(res, review::error_response(404, "not-found", "no route " + r.method + " " + r.path, "the API is under /api/v1"));
+      return;
+    }
+    if (!r.token.empty()) {
+      review::Actor who;
+      review::Response ignored;
+      if (api.authenticate(r, &who, &ignored)) t_user = who.user;
+    }
+    review::Response out = api.handle(r);
+    busy_is_503(&out);
+    send(res, out);
+  };
+  srv->Get(".*", dispatch);
+  srv->Post(".*", dispatch);
+  srv->Put(".*", dispatch);
+  srv->Patch(".*", dispatch);
+  srv->Delete(".*", dispatch);
+  srv->Options(".*", dispatch);
+
+  int bound = port == 0 ? srv->bind_to_any_port(host) : (srv->bind_to_port(host, port) ? port : -1);
+  if (bound <= 0) {
+    std::cerr << "referee serve: cannot listen on " << o.listen << " (in use, or not an address of this machine)\n";
+    return kCannotCheck;
+  }
+  std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  std::cout << "listening on " << (o.tls_cert.empty() ? "http" : "https") << "://" << shown_host << ":" << bound
+            << std::endl;
+  std::cerr << "referee serve: store " << db << (o.read_only ? " (read-only)" : "") << ", " << threads
+            << " threads; stop with Ctrl-C or SIGTERM\n";
+
+  httplib::Server* raw = srv.get();
+  int stopped_by = 0;
+  std::thread waiter([raw, &signals, &stopped_by] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (sig != SIGUSR1) {
+      stopped_by = sig;
+      raw->stop();  // no new connections; requests in flight finish
+    }
+  });
+  bool ok = srv->listen_after_bind();
+  if (!stopped_by) pthread_kill(waiter.native_handle(), SIGUSR1);
+  waiter.join();
+  if (stopped_by) {
+    std::cerr << "referee serve: stopped (" << (stopped_by == SIGINT ? "SIGINT" : "SIGTERM") << ")\n";
+    return kPass;
+  }
+  if (!ok) {
+    std::cerr << "referee serve: the server stopped with an error\n";
+    return kCannotCheck;
+  }
+  return kPass;
+}
+
+}  // namespace
+
+Command serve_command() {
+  return {"serve", "Serve the store and the peer review over HTTP(S): a JSON API", [](CLI::App& sub) -> std::function<int()> {
+            auto o = std::make_shared<ServeOptions>();
+            sub.add_option("--db", o->db, "the store (default $REFEREE_DB or the user's data directory)");
+            sub.add_option("--listen", o->listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0 picks a free one)");
+            sub.add_option("--tls-cert", o->tls_cert, "PEM certificate (chain): serve https")->check(CLI::ExistingFile);
+            sub.add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);
+            sub.add_flag("--read-only", o->read_only, "take no changes: every write is refused with 503");
+            sub.add_flag("--public", o->anonymous_public, "answer questions without a token, about published rounds only");
+            sub.add_option("--threads", o->threads, "worker threads: requests served at once (default 8)")->check(CLI::Range(1, 256));
+            sub.add_option("--max-body", o->max_body, "largest request body in bytes (default 1048576); larger: 413")
+                ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
+            sub.add_option("--read-timeout", o->read_timeout_s, "seconds to wait for a request's bytes (default 10)")->check(CLI::Range(1, 600));
+            sub.add_option("--write-timeout", o->write_timeout_s, "seconds to wait while sending an answer (default 10)")->check(CLI::Range(1, 600));
+            return [o]() -> int { return serve(*o); };
+          }};
+}
+
+}  // namespace referee::cli

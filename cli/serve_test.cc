@@ -1,0 +1,502 @@
+// `referee serve` end to end: the real binary on 127.0.0.1 (a port it
+// picks), a real store with the example package, the CLI as its client.
+#include <doctest/doctest.h>
+#include <httplib.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sodium.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "submissions/store.h"
+#include "tests/run_referee.h"
+#include "tests/temp_dir.h"
+
+namespace referee::testing {
+namespace {
+
+std::string token_hash(const std::string& token) {
+  unsigned char out[32];
+  crypto_generichash(out, sizeof out, reinterpret_cast<const unsigned char*>(token.data()), token.size(), nullptr, 0);
+  static const char* hex = "0123456789abcdef";
+  std::string h;
+  for (unsigned char c : out) {
+    h += hex[c >> 4];
+    h += hex[c & 15];
+  }
+  return h;
+}
+
+void exec_sql(const std::string& db, const std::string& sql) {
+  std::string error;
+  auto s = submissions::Store::open(db, &error);
+  REQUIRE_MESSAGE(s, error);
+  REQUIRE_MESSAGE(s->exec(sql.c_str(), &error), error);
+}
+
+// A user with a token, inserted as `referee user add` stores them (the
+// token's BLAKE2b-256 hash only).
+void add_user(const std::string& db, const std::string& name, const std::string& org, const std::string& role,
+              const std::string& token) {
+  std::string sql;
+  if (!org.empty()) sql += "INSERT OR IGNORE INTO organisations(name) VALUES('" + org + "');";
+  sql += "INSERT INTO users(name, organisation_id, role, created_at) VALUES('" + name + "', " +
+         (org.empty() ? std::string("NULL") : "(SELECT id FROM organisations WHERE name = '" + org + "')") + ", '" + role +
+         "', '2026-01-01T00:00:00Z');";
+  sql += "INSERT INTO tokens(user_id, hash, prefix, created_at) VALUES((SELECT id FROM users WHERE name = '" + name +
+         "'), '" + token_hash(token) + "', '" + token.substr(0, 4) + "', '2026-01-01T00:00:00Z');";
+  exec_sql(db, sql);
+}
+
+// A store holding the example package (round mini-1.0.0) and three users:
+// a member of ExampleOrg, a member of OtherOrg and a chair.
+struct Fixture {
+  TempDir dir{"referee-serve-"};
+  std::string db = (dir.path / "store.db").string();
+  Fixture() {
+    std::string out;
+    int rc = run_referee("import " + std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg --round mini-1.0.0 --db " + db, &out);
+    REQUIRE_MESSAGE(rc == 0, out);
+    add_user(db, "alice", "ExampleOrg", "member", "tok-alice-0123456789");
+    add_user(db, "bob", "OtherOrg", "member", "tok-bob-0123456789");
+    add_user(db, "carol", "", "chair", "tok-carol-0123456789");
+  }
+};
+
+// `referee serve` as a child process; the port read from its first line.
+struct Serve {
+  pid_t pid = -1;
+  int port = 0;
+  std::string url, err_file;
+
+  Serve(const std::string& db, const std::vector<std::string>& extra, const std::string& err_path,
+        const std::string& scheme = "http") {
+    err_file = err_path;
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    std::vector<std::string> args{REFEREE_BINARY, "serve", "--db", db, "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      dup2(fds[1], 1);
+      close(fds[0]);
+      close(fds[1]);
+      FILE* e = std::freopen(err_path.c_str(), "a", stderr);
+      (void)e;
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    std::string line;
+    char c;
+    pollfd p{fds[0], POLLIN, 0};
+    while (line.find('\n') == std::string::npos && poll(&p, 1, 20000) > 0 && read(fds[0], &c, 1) == 1) line += c;
+    close(fds[0]);
+    std::string want = "listening on " + scheme + "://127.0.0.1:";
+    REQUIRE_MESSAGE(line.rfind(want, 0) == 0, "first line: " << line << "\nstderr: " << read_file(err_path));
+    port = std::stoi(line.substr(want.size()));
+    url = scheme + "://127.0.0.1:" + std::to_string(port);
+  }
+  // Sends `sig` and waits (up to 20 s); the exit code, -1 when killed by a signal.
+  int stop(int sig) {
+    if (pid <= 0) return -1;
+    kill(pid, sig);
+    int st = 0;
+    for (int i = 0; i < 2000; ++i) {
+      if (waitpid(pid, &st, WNOHANG) == pid) {
+        pid = -1;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    pid = -1;
+    FAIL("the server did not stop within 20 s of signal " << sig);
+    return -2;
+  }
+  ~Serve() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      int st;
+      waitpid(pid, &st, 0);
+    }
+  }
+};
+
+// Runs the referee binary; stdout and stderr apart.
+struct Run {
+  int rc = 0;
+  std::string out, err;
+};
+Run run(const TempDir& dir, const std::string& args) {
+  std::string errf = (dir.path / "cmd.err").string();
+  Run r;
+  std::string cmd = std::string(REFEREE_BINARY) + " " + args + " 2>" + errf;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int st = pclose(p);
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.err = read_file(errf);
+  return r;
+}
+
+httplib::Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_SUITE("serve") {
+  TEST_CASE("health, the API's description and unknown paths, anonymously") {
+    Fixture f;
+    Serve s(f.db, {}, (f.dir.path / "serve.err").string());
+    httplib::Client c("127.0.0.1", s.port);
+    auto h = c.Get("/api/v1/health");
+    REQUIRE(h);
+    CHECK(h->status == 200);
+    CHECK(contains(h->body, "\"status\":\"ok\""));
+    auto y = c.Get("/api/v1/openapi.yaml");
+    REQUIRE(y);
+    CHECK(y->status == 200);
+    CHECK(y->body.rfind("openapi: 3.0", 0) == 0);
+    CHECK(contains(y->body, "/api/v1/query/{name}"));
+    auto n = c.Get("/elsewhere");
+    REQUIRE(n);
+    CHECK(n->status == 404);
+    CHECK(contains(n->body, "\"code\":\"not-found\""));
+    auto m = c.Post("/api/v1/health", "{}", "application/json");
+    REQUIRE(m);
+    CHECK(m->status == 405);
+    // One log line per request, without the token.
+    auto q = c.Get("/api/v1/query/list?what=rounds", bearer("tok-alice-0123456789"));
+    REQUIRE(q);
+    CHECK(q->status == 200);
+    CHECK(s.stop(SIGTERM) == 0);
+    std::string log = read_file(s.err_file);
+    CHECK(contains(log, "GET /api/v1/health 200"));
+    CHECK(contains(log, "GET /api/v1/query/list 200"));
+    CHECK(contains(log, " alice\n"));
+    CHECK_FALSE(contains(log, "tok-alice"));
+    CHECK(contains(log, "stopped (SIGTERM)"));
+  }
+
+  TEST_CASE("questions need a known token: none, forged and revoked ones get 401") {
+    Fixture f;
+    exec_sql(f.db, "UPDATE tokens SET revoked_at = '2026-01-02T00:00:00Z' WHERE prefix = 'tok-' AND user_id = "
+                   "(SELECT id FROM users WHERE name = 'carol')");
+    Serve s(f.db, {}, (f.dir.path / "serve.err").string());
+    httplib::Client c("127.0.0.1", s.port);
+    for (const auto& token : {std::string(), std::string("tok-alice-forged"), std::string("tok-carol-0123456789")}) {
+      CAPTURE(token);
+      auto r = token.empty() ? c.Get("/api/v1/query/list?what=rounds") : c.Get("/api/v1/query/list?what=rounds", bearer(token));
+      REQUIRE(r);
+      CHECK(r->status == 401);
+      CHECK(contains(r->body, "\"status\":401"));
+    }
+    auto ok = c.Get("/api/v1/query/list?what=rounds", bearer("tok-alice-0123456789"));
+    REQUIRE(ok);
+    CHECK(ok->status == 200);
+    CHECK(contains(ok->body, "mini-1.0.0"));
+    // The CLI: no token, exit 2 with the server's message.
+    auto cli = run(f.dir, "list rounds --server " + s.url);
+    CHECK(cli.rc == 2);
+    CHECK(contains(cli.err, "referee list: this request needs a token"));
+  }
+
+  TEST_CASE("every question through the server prints what it prints on the store") {
+    Fixture f;
+    Serve s(f.db, {}, (f.dir.path / "serve.err").string());
+    const std::vector<std::string> questions = {
+        "list rounds",
+        "list systems",
+        "list benchmarks --json",
+        "list submitters --round 1.0.0",
+        "leaderboard --round mini-1.0.0 --benchmark minilm",
+        "leaderboard --round mini_1.0.0 --benchmark MINICLF --division closed --json",
+        "leaderboard --round mini-1.0.0 --benchmark minilm --rescale",
+        "compare --round mini-1.0.0 --benchmark minilm ExampleOrg/cpu_2x_example cpu_2x_example",
+        "scaling --round mini-1.0.0 --benchmark minilm --submitter ExampleOrg",
+        "scaling --round mini-1.0.0 --benchmark minilm --submitter ExampleOrg --json",
+        "speedup --from mini-1.0.0 --to mini-1.0.0 --benchmark minilm",
+        "leaderboard --round mini-1.0.0 --benchmark nosuchbench",
+    };
+    for (const auto& q : questions) {
+      CAPTURE(q);
+      auto local = run(f.dir, q + " --db " + f.db);
+      auto remote = run(f.dir, q + " --server " + s.url + " --token tok-bob-0123456789");
+      CHECK(remote.rc == local.rc);
+      CHECK(remote.out == local.out);
+      if (local.rc == 0) CHECK(remote.err == local.err);
+      else CHECK(contains(remote.err, "referee "));
+    }
+    // The environment names the server and the token too.
+    EnvVar server("REFEREE_SERVER", s.url), token("REFEREE_TOKEN", "tok-bob-0123456789");
+    auto local = run(f.dir, "leaderboard --round mini-1.0.0 --benchmark minilm --db " + f.db);
+    auto remote = run(f.dir, "leaderboard --round mini-1.0.0 --benchmark minilm");
+    CHECK(remote.rc == 0);
+    CHECK(remote.out == local.out);
+    // Bad parameters are a 400 naming them.
+    httplib::Client c("127.0.0.1", s.port);
+    auto bad = c.Get("/api/v1/query/leaderboard?round=mini-1.0.0&benchmark=minilm&colour=red", bearer("tok-bob-0123456789"));
+    REQUIRE(bad);
+    CHECK(bad->status == 400);
+    CHECK(contains(bad->body, "unknown parameter 'colour'"));
+    auto missing = c.Get("/api/v1/query/leaderboard?round=mini-1.0.0", bearer("tok-bob-0123456789"));
+    REQUIRE(missing);
+    CHECK(missing->status == 400);
+    CHECK(contains(missing->body, "benchmark"));
+    auto unknown = c.Get("/api/v1/query/ranking", bearer("tok-bob-0123456789"));
+    REQUIRE(unknown);
+    CHECK(unknown->status == 404);
+  }
+
+  TEST_CASE("a round under embargo is unknown to a member of another organisation") {
+    Fixture f;
+    exec_sql(f.db, "INSERT INTO round_reviews(round_id, state) SELECT id, 'review' FROM rounds WHERE name = 'mini-1.0.0'");
+    Serve s(f.db, {}, (f.dir.path / "serve.err").string());
+    httplib::Client c("127.0.0.1", s.port);
+    auto ask = [&](const std::string& round, const std::string& token) {
+      auto r = c.Get("/api/v1/query/leaderboard?round=" + round + "&benchmark=minilm", bearer(token));
+      REQUIRE(r);
+      return *r;
+    };
+    auto hidden = ask("mini-1.0.0", "tok-bob-0123456789");
+    auto absent = ask("mini-9.9.9", "tok-bob-0123456789");
+    CHECK(hidden.status == 404);
+    CHECK(absent.status == 404);
+    std::string hidden_body = hidden.body;
+    hidden_body.replace(hidden_body.find("mini-1.0.0"), 10, "mini-9.9.9");
+    CHECK(hidden_body == absent.body);  // the same answer as for a round that does not exist
+    CHECK(ask("mini-1.0.0", "tok-alice-0123456789").status == 200);  // a submitter of the round
+    CHECK(ask("mini-1.0.0", "tok-carol-0123456789").status == 200);  // a chair
+    // Lists leave the round out; totals across rounds are refused rather than leak it.
+    auto rounds = run(f.dir, "list rounds --server " + s.url + " --token tok-bob-0123456789");
+    CHECK(rounds.rc == 0);
+    CHECK_FALSE(contains(rounds.out, "mini-1.0.0"));
+    auto systems = run(f.dir, "list systems --json --server " + s.url + " --token tok-bob-0123456789");
+    CHECK(systems.rc == 0);
+    CHECK_FALSE(contains(systems.out, "cpu_2x_example"));
+    auto seen = run(f.dir, "list systems --server " + s.url + " --token tok-alice-0123456789");
+    CHECK(contains(seen.out, "cpu_2x_example"));
+    auto totals = c.Get("/api/v1/query/list?what=benchmarks", bearer("tok-bob-0123456789"));
+    REQUIRE(totals);
+    CHECK(totals->status == 403);
+    CHECK_FALSE(contains(totals->body, "mini-1.0.0"));
+    auto speed = c.Get("/api/v1/query/speedup?from=mini-1.0.0&to=mini-1.0.0&benchmark=minilm", bearer("tok-bob-0123456789"));
+    REQUIRE(speed);
+    CHECK(speed->status == 404);
+  }
+
+  TEST_CASE("--public answers published rounds without a token, and nothing else") {
+    Fixture f;
+    Serve s(f.db, {"--public"}, (f.dir.path / "serve.err").string());
+    httplib::Client c("127.0.0.1", s.port);
+    auto open = c.Get("/api/v1/query/leaderboard?round=mini-1.0.0&benchmark=minilm");
+    REQUIRE(open);
+    CHECK(open->status == 200);
+    CHECK(s.stop(SIGTERM) == 0);
+    exec_sql(f.db, "INSERT INTO round_reviews(round_id, state) SELECT id, 'review' FROM rounds");
+    Serve s2(f.db, {"--public"}, (f.dir.path / "serve.err").string());
+    httplib::Client c2("127.0.0.1", s2.port);
+    auto closed = c2.Get("/api/v1/query/leaderboard?round=mini-1.0.0&benchmark=minilm");
+    REQUIRE(closed);
+    CHECK(closed->status == 404);
+  }
+
+  TEST_CASE("limits: a body over --max-body is a 413 with a JSON error; an over-long URI a 414") {
+    Fixture f;
+    Serve s(f.db, {"--max-body", "4096"}, (f.dir.path / "serve.err").string());
+    httplib::Client c("127.0.0.1", s.port);
+    auto big = c.Post("/api/v1/objections", std::string(5000, 'x'), "application/json");
+    REQUIRE(big);
+    CHECK(big->status == 413);
+    CHECK(contains(big->body, "\"code\":\"too-large\""));
+    auto fits = c.Post("/api/v1/objections", std::string(100, 'x'), "application/json");
+    REQUIRE(fits);
+    CHECK(fits->status != 413);
+    auto longuri = c.Get("/api/v1/query/list?what=" + std::string(20000, 'a'));
+    REQUIRE(longuri);
+    CHECK(longuri->status == 414);
+    CHECK(contains(longuri->body, "\"status\":414"));
+  }
+
+  TEST_CASE("the client's transport errors are clear") {
+    TempDir dir;
+    // A port nobody listens on: bind one, close it.
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    int port = ntohs(a.sin_port);
+    close(fd);
+    auto r = run(dir, "list rounds --server http://127.0.0.1:" + std::to_string(port) + " --token x");
+    CHECK(r.rc == 2);
+    CHECK(contains(r.err, "no referee server at http://127.0.0.1:" + std::to_string(port) + " (is referee serve running?)"));
+    auto scheme = run(dir, "list rounds --server ftp://127.0.0.1:1 --token x");
+    CHECK(scheme.rc == 2);
+    CHECK(contains(scheme.err, "neither http:// nor https://"));
+  }
+
+  TEST_CASE("TLS: a self-signed certificate, trusted with --cacert") {
+    if (std::system("command -v openssl >/dev/null 2>&1") != 0) {
+      MESSAGE("SKIPPED: no openssl command (Debian: openssl)");
+      return;
+    }
+    Fixture f;
+    std::string cert = (f.dir.path / "cert.pem").string(), key = (f.dir.path / "key.pem").string();
+    std::string out;
+    int rc = run_shell_capture("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+                               "-addext subjectAltName=IP:127.0.0.1 -keyout " + key + " -out " + cert, &out);
+    REQUIRE_MESSAGE(rc == 0, out);
+    Serve s(f.db, {"--tls-cert", cert, "--tls-key", key}, (f.dir.path / "serve.err").string(), "https");
+    auto local = run(f.dir, "list rounds --db " + f.db);
+    auto remote = run(f.dir, "list rounds --server " + s.url + " --token tok-alice-0123456789 --cacert " + cert);
+    CHECK(remote.rc == 0);
+    CHECK(remote.out == local.out);
+    {
+      EnvVar ca("REFEREE_CACERT", cert);
+      auto env = run(f.dir, "list rounds --server " + s.url + " --token tok-alice-0123456789");
+      CHECK(env.rc == 0);
+      CHECK(env.out == local.out);
+    }
+    auto untrusted = run(f.dir, "list rounds --server " + s.url + " --token tok-alice-0123456789");
+    CHECK(untrusted.rc == 2);
+    CHECK(contains(untrusted.err, "TLS with " + s.url + " failed"));
+    CHECK(contains(untrusted.err, "--cacert"));
+    // Plain HTTP to the TLS port is refused, not served.
+    httplib::Client plain("127.0.0.1", s.port);
+    auto p = plain.Get("/api/v1/health");
+    CHECK((!p || p->status != 200));
+    // A key that does not match is refused at start, exit 2.
+    std::string key2 = (f.dir.path / "key2.pem").string(), cert2 = (f.dir.path / "cert2.pem").string();
+    REQUIRE(run_shell_capture("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=x -keyout " + key2 + " -out " +
+                                  cert2, &out) == 0);
+    auto bad = run(f.dir, "serve --db " + f.db + " --listen 127.0.0.1:0 --tls-cert " + cert + " --tls-key " + key2);
+    CHECK(bad.rc == 2);
+    CHECK(contains(bad.err, "cannot use the TLS certificate"));
+  }
+
+  TEST_CASE("serve refuses a damaged store, a missing one (read-only) and a bad --listen, exit 2") {
+    TempDir dir;
+    std::string junk = (dir.path / "junk.db").string();
+    write_file(junk, std::string(8192, 'j'));
+    auto r = run(dir, "serve --db " + junk + " --listen 127.0.0.1:0");
+    CHECK(r.rc == 2);
+    CHECK(contains(r.err, "not a referee store"));
+    auto missing = run(dir, "serve --read-only --db " + (dir.path / "none.db").string() + " --listen 127.0.0.1:0");
+    CHECK(missing.rc == 2);
+    CHECK(contains(missing.err, "no store at"));
+    auto listen = run(dir, "serve --db " + junk + " --listen nowhere");
+    CHECK(listen.rc == 2);
+    CHECK(contains(listen.err, "is not HOST:PORT"));
+  }
+
+  TEST_CASE("SIGTERM while clients ask: every answer is whole, the server exits 0") {
+    Fixture f;
+    Serve s(f.db, {"--threads", "4"}, (f.dir.path / "serve.err").string());
+    std::atomic<bool> go{true};
+    std::atomic<int> ok{0}, broken{0};
+    std::vector<std::thread> clients;
+    for (int i = 0; i < 4; ++i)
+      clients.emplace_back([&] {
+        httplib::Client c("127.0.0.1", s.port);
+        c.set_connection_timeout(2);
+        while (go) {
+          auto r = c.Get("/api/v1/query/leaderboard?round=mini-1.0.0&benchmark=minilm", bearer("tok-alice-0123456789"));
+          if (!r) continue;  // refused after the stop: fine
+          if (r->status == 200 && contains(r->body, "cpu_2x_example")) ++ok;
+          else ++broken;
+        }
+      });
+    while (ok < 20) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CHECK(s.stop(SIGTERM) == 0);
+    go = false;
+    for (auto& t : clients) t.join();
+    CHECK(broken == 0);
+    CHECK(ok >= 20);
+  }
+
+  TEST_CASE("kill -9 while clients write, then restart: the store opens clean and keeps every acknowledged write") {
+    Fixture f;
+    add_user(f.db, "root", "", "admin", "tok-root-0123456789");
+    Serve s(f.db, {"--threads", "4"}, (f.dir.path / "serve.err").string());
+    httplib::Client probe("127.0.0.1", s.port);
+    auto users = probe.Get("/api/v1/users", bearer("tok-root-0123456789"));
+    REQUIRE(users);
+    if (users->status == 404) {
+      // The write routes (POST /api/v1/users) are not in this build: only
+      // the restart after kill -9 during reads is checked.
+      MESSAGE("no POST /api/v1/users route yet: kill -9 checked under reads only");
+    }
+    const bool writes = users->status != 404;
+    std::atomic<bool> go{true};
+    std::mutex mu;
+    std::vector<std::string> acknowledged;
+    std::vector<std::thread> clients;
+    for (int i = 0; i < 4; ++i)
+      clients.emplace_back([&, i] {
+        httplib::Client c("127.0.0.1", s.port);
+        c.set_connection_timeout(2);
+        for (int n = 0; go; ++n) {
+          if (!writes) {
+            c.Get("/api/v1/query/list?what=systems", bearer("tok-root-0123456789"));
+            continue;
+          }
+          std::string name = "w";
+          name += std::to_string(i);
+          name += '-';
+          name += std::to_string(n);
+          auto r = c.Post("/api/v1/users", bearer("tok-root-0123456789"),
+                          "{\"name\":\"" + name + "\",\"organisation\":\"ExampleOrg\",\"role\":\"member\"}", "application/json");
+          if (r && (r->status == 200 || r->status == 201)) {
+            std::lock_guard<std::mutex> l(mu);
+            acknowledged.push_back(name);
+          }
+        }
+      });
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    s.stop(SIGKILL);
+    go = false;
+    for (auto& t : clients) t.join();
+    // The store opens with every check (quick_check included) and a restarted server serves it.
+    std::string error;
+    auto store = submissions::Store::open(f.db, &error);
+    REQUIRE_MESSAGE(store, error);
+    for (const auto& name : acknowledged) {
+      submissions::Stmt q(store->db(), "SELECT 1 FROM users WHERE name = ?1");
+      q.bind(1, name);
+      CHECK_MESSAGE(q.step(), "acknowledged write lost: user " << name);
+    }
+    if (writes) CHECK(!acknowledged.empty());
+    store.reset();
+    Serve again(f.db, {}, (f.dir.path / "serve2.err").string());
+    httplib::Client c("127.0.0.1", again.port);
+    auto h = c.Get("/api/v1/health");
+    REQUIRE(h);
+    CHECK(h->status == 200);
+  }
+}
+
+}  // namespace referee::testing

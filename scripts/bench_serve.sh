@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Load benchmark of `referee serve`, bounded and on this machine only: copies a
+# store (default: a fresh one holding submissions/examples/ExampleOrg), adds a
+# load-test administrator with a token to the copy, serves the copy on
+# 127.0.0.1 (a free port), runs build/serve_load against it (reads: a
+# leaderboard question; writes: POST /api/v1/users, where the build has it)
+# and stops the server with SIGTERM. The original store is never written.
+#
+#   scripts/bench_serve.sh [STORE]
+# Environment: THREADS (client threads, 8), READS (4000), WRITES (600),
+#   SERVER_THREADS (8), MAX_SECONDS (60), REFEREE_BIN, LOAD_BIN.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BIN=${REFEREE_BIN:-build/referee}
+LOAD=${LOAD_BIN:-build/serve_load}
+for f in "$BIN" "$LOAD"; do
+  [[ -x "$f" ]] || { echo "bench_serve: $f is missing; build first (ninja -C build referee serve_load)" >&2; exit 2; }
+done
+work=$(mktemp -d)
+server_pid=
+cleanup() {
+  if [[ -n "$server_pid" ]]; then kill -TERM "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+db="$work/store.db"
+if [[ $# -ge 1 ]]; then
+  cp "$1" "$db"
+  [[ -f "$1-wal" ]] && cp "$1-wal" "$db-wal"
+  round=${ROUND:?set ROUND and BENCHMARK to the question to ask of STORE}
+  benchmark=${BENCHMARK:?set ROUND and BENCHMARK}
+else
+  "$BIN" import submissions/examples/ExampleOrg --round mini-1.0.0 --db "$db" >/dev/null
+  round=mini-1.0.0 benchmark=minilm
+fi
+token="load-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+/usr/bin/python3 - "$db" "$token" <<'PY'
+import hashlib, sqlite3, sys
+db, token = sys.argv[1], sys.argv[2]
+c = sqlite3.connect(db)
+c.execute("INSERT OR IGNORE INTO organisations(name) VALUES('LoadOrg')")
+c.execute("INSERT INTO users(name, organisation_id, role, created_at) VALUES('load-admin', NULL, 'admin', '2026-01-01T00:00:00Z')")
+c.execute("INSERT INTO tokens(user_id, hash, prefix, created_at) VALUES((SELECT id FROM users WHERE name='load-admin'), ?, ?, '2026-01-01T00:00:00Z')",
+          (hashlib.blake2b(token.encode(), digest_size=32).hexdigest(), token[:8]))
+c.commit()
+PY
+"$BIN" serve --db "$db" --listen 127.0.0.1:0 --threads "${SERVER_THREADS:-8}" >"$work/out" 2>"$work/log" &
+server_pid=$!
+for _ in $(seq 200); do grep -q '^listening on ' "$work/out" 2>/dev/null && break; sleep 0.05; done
+url=$(sed -n 's/^listening on //p' "$work/out")
+[[ -n "$url" ]] || { echo "bench_serve: the server did not start:" >&2; cat "$work/log" >&2; exit 2; }
+echo "bench_serve: $(nproc) cores; store $(du -h "$db" | cut -f1); server threads ${SERVER_THREADS:-8}"
+"$LOAD" --url "$url" --token "$token" --threads "${THREADS:-8}" --reads "${READS:-4000}" --writes "${WRITES:-600}" \
+  --max-seconds "${MAX_SECONDS:-60}" --read-path "/api/v1/query/leaderboard?round=$round&benchmark=$benchmark"
+"$LOAD" --url "$url" --token "$token" --threads "${THREADS:-8}" --reads "${READS:-4000}" --writes 0 \
+  --max-seconds "${MAX_SECONDS:-60}" --read-path "/api/v1/health" | tail -n +2 | sed 's/^reads /health/'

@@ -305,6 +305,22 @@ TEST_SUITE("serve") {
     CHECK(speed->status == 404);
   }
 
+  TEST_CASE("--read-only serves the questions from a store it does not write") {
+    Fixture f;
+    auto before = read_file(f.db);
+    Serve s(f.db, {"--read-only"}, (f.dir.path / "serve.err").string());
+    auto local = run(f.dir, "leaderboard --round mini-1.0.0 --benchmark minilm --db " + f.db);
+    auto remote = run(f.dir, "leaderboard --round mini-1.0.0 --benchmark minilm --server " + s.url + " --token tok-alice-0123456789");
+    CHECK(remote.rc == 0);
+    CHECK(remote.out == local.out);
+    httplib::Client c("127.0.0.1", s.port);
+    auto h = c.Get("/api/v1/health");
+    REQUIRE(h);
+    CHECK(contains(h->body, "\"read_only\":true"));
+    CHECK(s.stop(SIGINT) == 0);
+    CHECK(read_file(f.db) == before);
+  }
+
   TEST_CASE("--public answers published rounds without a token, and nothing else") {
     Fixture f;
     Serve s(f.db, {"--public"}, (f.dir.path / "serve.err").string());

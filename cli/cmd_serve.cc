@@ -6,6 +6,7 @@
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <cstdio>
@@ -235,7 +236,9 @@ int serve(const ServeOptions& o) {
   srv->set_read_timeout(o.read_timeout_s, 0);
   srv->set_write_timeout(o.write_timeout_s, 0);
   srv->set_keep_alive_timeout(o.keep_alive_s);
-  srv->set_keep_alive_max_count(1000);
+  // A worker serves one connection at a time: closing a keep-alive connection
+  // after 100 requests lets connections waiting for a worker have their turn.
+  srv->set_keep_alive_max_count(100);
   srv->set_tcp_nodelay(true);
 
   srv->set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
@@ -336,11 +339,20 @@ int serve(const ServeOptions& o) {
   srv->Delete(".*", dispatch);
   srv->Options(".*", dispatch);
 
+  // httplib listens with a backlog of 5: more clients connecting at once
+  // lose their SYN and retry a second later. The listening socket is the
+  // last one its options callback saw; listen() again raises the backlog.
+  int listen_fd = -1;
+  srv->set_socket_options([&listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd = sock;
+  });
   int bound = port == 0 ? srv->bind_to_any_port(host) : (srv->bind_to_port(host, port) ? port : -1);
   if (bound <= 0) {
     std::cerr << "referee serve: cannot listen on " << o.listen << " (in use, or not an address of this machine)\n";
     return kCannotCheck;
   }
+  if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
   std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   std::cout << "listening on " << (o.tls_cert.empty() ? "http" : "https") << "://" << shown_host << ":" << bound
             << std::endl;

@@ -269,6 +269,26 @@ TEST_SUITE("serve") {
     CHECK(unknown->status == 404);
   }
 
+  TEST_CASE("review commands go through the server (call_api over HTTP) and print what they print locally") {
+    Fixture f;
+    Serve s(f.db, {}, (f.dir.path / "serve.err").string());
+    auto set = run(f.dir, "round schedule mini-1.0.0 --objections-due 2030-01-10 --server " + s.url + " --token tok-carol-0123456789");
+    CHECK_MESSAGE(set.rc == 0, set.err);
+    auto remote = run(f.dir, "round show mini-1.0.0 --server " + s.url + " --token tok-carol-0123456789");
+    auto local = run(f.dir, "round show mini-1.0.0 --db " + f.db + " --token tok-carol-0123456789");
+    CHECK(remote.rc == 0);
+    CHECK(remote.out == local.out);
+    CHECK(contains(remote.out, "2030-01-10"));
+    // Refused by policy through the server as locally: a member may not set a schedule (exit 1).
+    auto member = run(f.dir, "round schedule mini-1.0.0 --objections-due 2030-01-11 --server " + s.url + " --token tok-bob-0123456789");
+    auto member_local = run(f.dir, "round schedule mini-1.0.0 --objections-due 2030-01-11 --db " + f.db + " --token tok-bob-0123456789");
+    CHECK(member.rc == member_local.rc);
+    CHECK(member.rc == 1);
+    CHECK(member.err == member_local.err);
+    CHECK(s.stop(SIGTERM) == 0);
+    CHECK(contains(read_file(s.err_file), "PUT /api/v1/rounds/mini-1.0.0/schedule 200"));
+  }
+
   TEST_CASE("a round under embargo is unknown to a member of another organisation") {
     Fixture f;
     exec_sql(f.db, "INSERT INTO round_reviews(round_id, state) SELECT id, 'review' FROM rounds WHERE name = 'mini-1.0.0'");

@@ -239,6 +239,7 @@ TEST_SUITE("serve") {
         "scaling --round mini-1.0.0 --benchmark minilm --submitter ExampleOrg --json",
         "speedup --from mini-1.0.0 --to mini-1.0.0 --benchmark minilm",
         "leaderboard --round mini-1.0.0 --benchmark nosuchbench",
+        "leaderboard --round mini-1.0.0 --benchmark b\xc3\xa9nch\\\"\\\\",  // UTF-8, a quote, a backslash
     };
     for (const auto& q : questions) {
       CAPTURE(q);

@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/review_output.h"
+#include "cli/review_cli.h"
 #include "cli/table.h"
 #include "mllog/json_writer.h"
 
@@ -190,14 +191,14 @@ SubSetup announcements_setup() {
 }  // namespace
 
 Command review_command() {
-  return {"review", "The peer review of a round: required reviews and the committee's report",
+  return {"review", "The peer review of a round: required reviews, the committee's report and the audit trail",
           [](CLI::App& sub) -> std::function<int()> {
             return command_group(sub, {
                 {"assign", "Compute the required reviews of a round (idempotent)", assign_setup()},
                 {"pairings", "The required reviews of a round and their status", pairings_setup()},
                 {"pairing", "Set a required review's status", pairing_setup()},
                 {"report", "The committee's agenda and minutes (md, json, github)", report_setup()},
-                // --- review log (audit trail commands) goes here ---
+                {"log", "The review's audit trail, or --verify its hash chain", review_log_setup()},
             });
           }};
 }

@@ -53,5 +53,7 @@ Command review_command();        // cmd_review.cc
 Command resubmission_command();  // cmd_review.cc
 Command audit_command();
 Command serve_command();         // cmd_serve.cc
+Command user_command();       // cmd_user.cc
+Command objection_command();  // cmd_objection.cc
 
 }  // namespace referee::cli

@@ -1,0 +1,382 @@
+// referee objection file|list|show|evidence|respond|vote|decide|withdraw and
+// referee review log: the core of the peer review, as a client of the API.
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/review_cli.h"
+#include "cli/review_output.h"
+#include "mllog/json_writer.h"
+
+namespace referee::cli {
+
+namespace {
+
+struct EvidenceFlags {
+  std::vector<std::string> lines, figures, checks;
+  std::vector<long long> findings;
+  std::string note;
+};
+
+void add_evidence_flags(CLI::App* s, EvidenceFlags* e) {
+  s->add_option("--lines", e->lines, "log lines of a stored run: ORG/SYSTEM/BENCHMARK:FILE:N[-M] (repeatable)");
+  s->add_option("--figure", e->figures, "a figure: NAME=VALUE[:UNIT] (repeatable)");
+  s->add_option("--check", e->checks, "a check's message (repeatable)");
+  s->add_option("--evidence-finding", e->findings, "a finding of referee audit, its log lines quoted (repeatable)");
+  s->add_option("--note", e->note, "a note on the evidence");
+}
+
+// The evidence array, or false after printing what is wrong with a flag.
+bool evidence_json(const char* cmd, const EvidenceFlags& e, std::string* out) {
+  std::vector<std::string> items;
+  auto note = [&]() { return e.note.empty() ? std::string() : ",\"note\":" + json_str(e.note); };
+  for (long long f : e.findings) items.push_back("{\"finding\":" + std::to_string(f) + note() + "}");
+  for (const auto& l : e.lines) {
+    size_t b = l.rfind(':'), a = b == std::string::npos || b == 0 ? std::string::npos : l.rfind(':', b - 1);
+    if (a == std::string::npos) {
+      std::cerr << "referee " << cmd << ": --lines " << l << " is not ORG/SYSTEM/BENCHMARK:FILE:N[-M]\n";
+      return false;
+    }
+    items.push_back("{\"result\":" + json_str(l.substr(0, a)) + ",\"file\":" + json_str(l.substr(a + 1, b - a - 1)) +
+                    ",\"lines\":" + json_str(l.substr(b + 1)) + note() + "}");
+  }
+  for (const auto& f : e.figures) {
+    size_t eq = f.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "referee " << cmd << ": --figure " << f << " is not NAME=VALUE[:UNIT]\n";
+      return false;
+    }
+    std::string value = f.substr(eq + 1), unit;
+    if (size_t colon = value.find(':'); colon != std::string::npos) {
+      unit = value.substr(colon + 1);
+      value = value.substr(0, colon);
+    }
+    char* end = nullptr;
+    double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end) {
+      std::cerr << "referee " << cmd << ": --figure " << f << ": '" << value << "' is not a number\n";
+      return false;
+    }
+    items.push_back("{\"figure\":" + json_str(f.substr(0, eq)) + ",\"value\":" + mllog::py_float_repr(v) +
+                    (unit.empty() ? "" : ",\"unit\":" + json_str(unit)) + note() + "}");
+  }
+  for (const auto& c : e.checks) items.push_back("{\"check\":" + json_str(c) + note() + "}");
+  out->clear();
+  for (const auto& i : items) {
+    *out += out->empty() ? "[" : ",";
+    *out += i;
+  }
+  if (!out->empty()) *out += "]";
+  return true;
+}
+
+std::string opt_text(const mllog::Json& j, const char* k) { return text_of(j.find(k)); }
+
+void print_objection(const mllog::Json& b) {
+  const mllog::Json* o = b.find("objection");
+  if (!o) return;
+  const mllog::Json& j = *o;
+  std::cout << "objection " << opt_text(j, "id") << " (" << opt_text(j, "round") << ", " << opt_text(j, "state")
+            << ", version " << opt_text(j, "version") << "): " << opt_text(j, "title") << "\n";
+  std::cout << "  by " << opt_text(j, "by") << " (" << opt_text(j, "filed_by") << ") against " << opt_text(j, "against")
+            << ", filed " << opt_text(j, "created_at") << "\n";
+  std::cout << "  rule: " << opt_text(j, "rule") << "\n";
+  if (const auto* r = j.find("results"))
+    for (const auto& x : r->items) std::cout << "  result: " << x.s << "\n";
+  if (!opt_text(j, "finding").empty()) std::cout << "  finding: " << opt_text(j, "finding") << "\n";
+  if (const auto* im = j.find("impact")) {
+    std::string m = opt_text(*im, "minutes");
+    if (m.empty()) {
+      std::cout << "  score impact: unknown";
+      if (const auto* basis = b.find("impact_basis")) std::cout << " (" << basis->s << ")";
+      std::cout << "\n";
+    } else {
+      std::cout << "  score impact: " << opt_text(*im, "score_minutes") << " min -> " << m << " min";
+      std::string pct = opt_text(*im, "change_percent");
+      if (!pct.empty())
+        std::cout << " (" << (pct[0] == '-' ? "" : "+") << pct << "%, "
+                  << (opt_text(*im, "under_waiver_threshold") == "true" ? "under" : "not under")
+                  << " the 2% waiver threshold)";
+      if (const auto* basis = b.find("impact_basis")) std::cout << "; " << basis->s;
+      std::cout << "\n";
+    }
+  }
+  if (const auto* d = j.find("deadlines")) {
+    std::string line;
+    for (const auto& [k, v] : d->fields)
+      if (v.kind == mllog::Json::Kind::String) line += "  " + k + " " + v.s;
+    if (!line.empty()) std::cout << "  deadlines:" << line << "\n";
+  }
+  if (!opt_text(j, "text").empty()) std::cout << "\n" << opt_text(j, "text") << "\n";
+  if (const auto* ev = j.find("evidence"); ev && !ev->items.empty()) {
+    std::cout << "\nevidence:\n";
+    for (const auto& e : ev->items) {
+      std::string kind = opt_text(e, "kind");
+      std::cout << "  [" << opt_text(e, "id") << "] " << kind;
+      if (kind == "finding") std::cout << " " << opt_text(e, "finding");
+      if (kind == "lines")
+        std::cout << " " << opt_text(e, "result") << " " << opt_text(e, "file") << ":" << opt_text(e, "first_line") << "-"
+                  << opt_text(e, "last_line");
+      if (kind == "figure")
+        std::cout << " " << opt_text(e, "figure") << " = " << opt_text(e, "value") << " " << opt_text(e, "unit");
+      std::cout << " (by " << opt_text(e, "by") << ")";
+      if (!opt_text(e, "note").empty()) std::cout << ": " << opt_text(e, "note");
+      std::cout << "\n";
+      std::string q = opt_text(e, "quoted");
+      size_t i = 0;
+      while (i < q.size()) {
+        size_t n = q.find('\n', i);
+        if (n == std::string::npos) n = q.size();
+        std::cout << "      " << q.substr(i, n - i) << "\n";
+        i = n + 1;
+      }
+    }
+  }
+  if (const auto* rs = j.find("responses"); rs && !rs->items.empty()) {
+    std::cout << "\nresponses:\n";
+    for (const auto& r : rs->items) {
+      std::cout << "  [" << opt_text(r, "id") << "] " << opt_text(r, "organisation") << " (" << opt_text(r, "by") << ")";
+      if (!opt_text(r, "remedy").empty()) std::cout << " proposes " << opt_text(r, "remedy");
+      if (!opt_text(r, "factor").empty()) std::cout << " factor " << opt_text(r, "factor");
+      std::cout << ": " << opt_text(r, "text") << "\n";
+    }
+  }
+  if (const auto* vs = j.find("votes"); vs && !vs->items.empty()) {
+    std::cout << "\nvotes:\n";
+    for (const auto& v : vs->items) {
+      std::cout << "  " << opt_text(v, "organisation") << ": " << opt_text(v, "vote");
+      if (!opt_text(v, "remedy").empty()) std::cout << " (" << opt_text(v, "remedy") << ")";
+      std::cout << "\n";
+    }
+  }
+  if (const auto* d = j.find("decision"); d && d->kind == mllog::Json::Kind::Object) {
+    std::cout << "\ndecision " << opt_text(*d, "id") << ": " << opt_text(*d, "outcome") << ", remedy "
+              << opt_text(*d, "remedy");
+    if (!opt_text(*d, "factor").empty()) std::cout << " factor " << opt_text(*d, "factor");
+    if (const auto* v = d->find("votes"))
+      std::cout << " (votes " << opt_text(*v, "uphold") << " uphold, " << opt_text(*v, "reject") << " reject, "
+                << opt_text(*v, "abstain") << " abstain; " << opt_text(*d, "majority") << ")";
+    std::cout << " by " << opt_text(*d, "decided_by") << "\n";
+    if (!opt_text(*d, "text").empty()) std::cout << "  " << opt_text(*d, "text") << "\n";
+  }
+}
+
+}  // namespace
+
+Command objection_command() {
+  return {"objection", "Objections of the peer review: file, list, show, evidence, respond, vote, decide, withdraw",
+          [](CLI::App& sub) -> std::function<int()> {
+            struct Opts {
+              ClientOptions client;
+              bool json = false;
+              long long id = 0;
+              std::string round, against, title, rule, text, override_reason, state, by, remedy, vote, tie_break;
+              std::vector<std::string> results, drop_runs;
+              long long from_finding = 0;
+              double factor = 0;
+              long long version = 0;
+              bool waive = false;
+              EvidenceFlags ev;
+            };
+            auto o = std::make_shared<Opts>();
+            sub.require_subcommand(1);
+            auto* file = sub.add_subcommand("file", "file an objection against another organisation's results");
+            file->add_option("--round", o->round, "the round, e.g. 3.1.0");
+            file->add_option("--against", o->against, "the organisation objected to");
+            file->add_option("--result", o->results, "ORG/SYSTEM/BENCHMARK (repeatable)");
+            file->add_option("--title", o->title, "one line");
+            file->add_option("--rule", o->rule, "rule file and key, or policy section");
+            file->add_option("--text", o->text, "the objection's text");
+            file->add_option("--from-finding", o->from_finding,
+                             "fill round, against, result, rule, title and evidence from a finding of referee audit");
+            file->add_option("--drop-run", o->drop_runs, "a run that would not count if the objection holds (repeatable)");
+            add_evidence_flags(file, &o->ev);
+            auto* list = sub.add_subcommand("list", "list objections");
+            list->add_option("--round", o->round, "only this round");
+            list->add_option("--state", o->state, "open | responded | decided | withdrawn");
+            list->add_option("--by", o->by, "filed by this organisation");
+            list->add_option("--against", o->against, "against this organisation");
+            auto* show = sub.add_subcommand("show", "an objection with its evidence, responses, votes and decision");
+            auto* evidence = sub.add_subcommand("evidence", "add evidence to an objection");
+            add_evidence_flags(evidence, &o->ev);
+            auto* respond = sub.add_subcommand("respond", "respond for the accused organisation");
+            respond->add_option("--text", o->text, "the response")->required();
+            respond->add_option("--remedy", o->remedy, "proposed remedy: none | fix | open | withdraw | normalise");
+            respond->add_option("--factor", o->factor, "normalise: the proposed factor");
+            auto* vote = sub.add_subcommand("vote", "vote for your organisation (a later vote replaces it)");
+            vote->add_option("--vote", o->vote, "uphold | reject | abstain")->required();
+            vote->add_option("--remedy", o->remedy, "remedy voted for: none | fix | open | withdraw | normalise");
+            vote->add_option("--factor", o->factor, "normalise: the factor voted for");
+            auto* decide = sub.add_subcommand("decide", "record the committee's decision (review chair)");
+            decide->add_option("--remedy", o->remedy, "none | fix | open | withdraw | normalise");
+            decide->add_option("--factor", o->factor, "normalise: the factor (above 0)");
+            decide->add_option("--tie-break", o->tie_break, "uphold | reject: the chair's vote on a tie");
+            decide->add_flag("--waive", o->waive, "waive: the score impact is under 2%");
+            decide->add_option("--text", o->text, "the minutes");
+            auto* withdraw = sub.add_subcommand("withdraw", "withdraw an objection (the objecting organisation)");
+            withdraw->add_option("--text", o->text, "why");
+            for (auto* s : {show, evidence, respond, vote, decide, withdraw})
+              s->add_option("ID", o->id, "objection number")->required();
+            for (auto* s : {evidence, respond, decide, withdraw})
+              s->add_option("--version", o->version, "the version you read: refused (409) if it changed since");
+            for (auto* s : {file, evidence, respond, vote, decide, withdraw})
+              s->add_option("--override", o->override_reason, "review chair: act after the deadline, for this reason");
+            for (auto* s : {file, list, show, evidence, respond, vote, decide, withdraw}) {
+              add_client_options(*s, &o->client);
+              s->add_flag("--json", o->json, "print the answer as JSON");
+            }
+            return [o, file, list, show, evidence, respond, vote, decide, withdraw]() -> int {
+              review::Request r;
+              std::string id = std::to_string(o->id);
+              std::string extra;
+              auto field = [&](const char* k, const std::string& v) {
+                if (!v.empty()) extra += std::string(extra.empty() ? "" : ",") + "\"" + k + "\":" + json_str(v);
+              };
+              auto raw = [&](const char* k, const std::string& v) {
+                extra += std::string(extra.empty() ? "" : ",") + "\"" + k + "\":" + v;
+              };
+              field("override", o->override_reason);
+              if (o->version > 0) raw("version", std::to_string(o->version));
+              const char* cmd = "objection";
+              if (file->parsed() || evidence->parsed()) {
+                cmd = file->parsed() ? "objection file" : "objection evidence";
+                std::string ev;
+                if (!evidence_json(cmd, o->ev, &ev)) return kCannotCheck;
+                if (!ev.empty()) raw("evidence", ev);
+              }
+              if (file->parsed()) {
+                field("round", o->round);
+                field("against", o->against);
+                field("title", o->title);
+                field("rule", o->rule);
+                field("text", o->text);
+                if (o->from_finding > 0) raw("finding", std::to_string(o->from_finding));
+                auto array = [](const std::vector<std::string>& v) {
+                  std::string a;
+                  for (const auto& x : v) {
+                    a += a.empty() ? "[" : ",";
+                    a += json_str(x);
+                  }
+                  return a + "]";
+                };
+                if (!o->results.empty()) raw("results", array(o->results));
+                if (!o->drop_runs.empty()) raw("drop_runs", array(o->drop_runs));
+                r.method = "POST";
+                r.path = "/api/v1/objections";
+              } else if (list->parsed()) {
+                cmd = "objection list";
+                r.method = "GET";
+                r.path = "/api/v1/objections";
+                for (auto [k, v] : {std::pair<const char*, std::string>{"round", o->round}, {"state", o->state},
+                                    {"by", o->by}, {"against", o->against}})
+                  if (!v.empty()) r.query.emplace_back(k, v);
+                return send_and_print(cmd, o->client, r, o->json, [](const mllog::Json& b) {
+                  const auto* list = b.find("objections");
+                  if (!list || list->items.empty()) {
+                    std::cout << "no objections\n";
+                    return;
+                  }
+                  for (const auto& j : list->items) {
+                    std::cout << "#" << opt_text(j, "id") << "  " << opt_text(j, "round") << "  " << opt_text(j, "by")
+                              << " -> " << opt_text(j, "against") << "  " << opt_text(j, "state") << "  v"
+                              << opt_text(j, "version") << "  " << opt_text(j, "title") << "\n";
+                  }
+                });
+              } else if (show->parsed()) {
+                cmd = "objection show";
+                r.method = "GET";
+                r.path = "/api/v1/objections/" + id;
+              } else if (evidence->parsed()) {
+                r.method = "POST";
+                r.path = "/api/v1/objections/" + id + "/evidence";
+              } else if (respond->parsed()) {
+                cmd = "objection respond";
+                field("text", o->text);
+                field("remedy", o->remedy);
+                if (o->factor != 0) raw("factor", mllog::py_float_repr(o->factor));
+                r.method = "POST";
+                r.path = "/api/v1/objections/" + id + "/responses";
+              } else if (vote->parsed()) {
+                cmd = "objection vote";
+                field("vote", o->vote);
+                field("remedy", o->remedy);
+                if (o->factor != 0) raw("factor", mllog::py_float_repr(o->factor));
+                r.method = "POST";
+                r.path = "/api/v1/objections/" + id + "/votes";
+              } else if (decide->parsed()) {
+                cmd = "objection decide";
+                field("remedy", o->remedy);
+                if (o->factor != 0) raw("factor", mllog::py_float_repr(o->factor));
+                field("tie_break", o->tie_break);
+                if (o->waive) raw("waive", "true");
+                field("text", o->text);
+                r.method = "POST";
+                r.path = "/api/v1/objections/" + id + "/decision";
+              } else if (withdraw->parsed()) {
+                cmd = "objection withdraw";
+                field("text", o->text);
+                r.method = "POST";
+                r.path = "/api/v1/objections/" + id + "/withdraw";
+              }
+              if (r.method == "POST") r.body = "{" + extra + "}";
+              return send_and_print(cmd, o->client, r, o->json, print_objection);
+            };
+          }};
+}
+
+review_cli::SubSetup review_log_setup() {
+  return [](CLI::App& log) -> std::function<int()> {
+            struct Opts {
+              ClientOptions client;
+              std::string round, subject;
+              bool verify = false, json = false;
+            };
+            auto o = std::make_shared<Opts>();
+            log.add_option("--round", o->round, "only events of this round");
+            log.add_option("--subject", o->subject, "only events whose subject starts with this (objection/12)");
+            log.add_flag("--verify", o->verify, "check the chain: exit 1 naming the first bad event when it is broken");
+            log.add_flag("--json", o->json, "print the answer as JSON");
+            add_client_options(log, &o->client);
+            return [o]() -> int {
+              review::Request r;
+              r.method = "GET";
+              if (o->verify) {
+                r.path = "/api/v1/log/verify";
+                bool broken = false;
+                // Rendered as text, or printed as JSON: the verdict decides the exit code either way.
+                int rc = send_and_print("review log", o->client, r, false, [&](const mllog::Json& b) {
+                  broken = text_of(b.find("ok")) != "true";
+                  if (o->json) {
+                    std::cout << "{\"ok\":" << (broken ? "false" : "true") << ",\"events\":" << text_of(b.find("events"))
+                              << ",\"first_bad\":" << (broken ? text_of(b.find("first_bad")) : "null")
+                              << ",\"problem\":" << (broken ? json_str(text_of(b.find("problem"))) : "null") << "}\n";
+                  } else if (!broken) {
+                    std::cout << "the review log verifies: " << text_of(b.find("events")) << " events, chain intact\n";
+                  } else {
+                    std::cout << "the review log is broken at event " << text_of(b.find("first_bad")) << ": "
+                              << text_of(b.find("problem")) << "\n";
+                  }
+                });
+                return rc != kPass ? rc : broken ? kFail : kPass;
+              }
+              r.path = "/api/v1/log";
+              if (!o->round.empty()) r.query.emplace_back("round", o->round);
+              if (!o->subject.empty()) r.query.emplace_back("subject", o->subject);
+              return send_and_print("review log", o->client, r, o->json, [](const mllog::Json& b) {
+                const auto* ev = b.find("events");
+                if (!ev || ev->items.empty()) {
+                  std::cout << "no events\n";
+                  return;
+                }
+                for (const auto& e : ev->items) {
+                  std::string org = text_of(e.find("organisation"));
+                  std::cout << text_of(e.find("seq")) << "  " << text_of(e.find("at")) << "  " << text_of(e.find("actor"))
+                            << " (" << (org.empty() ? "" : org + ", ") << text_of(e.find("role")) << ")  "
+                            << text_of(e.find("action")) << "  " << text_of(e.find("subject")) << "\n";
+                }
+              });
+            };
+  };
+}
+
+}  // namespace referee::cli

@@ -1,0 +1,217 @@
+#include "review/policy.h"
+
+#include "review/events.h"
+
+namespace referee::review {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& ch : s)
+    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+  return s;
+}
+
+bool read_review(Context& c, RoundInfo* out, Response* err) {
+  submissions::Stmt q(c.store.db(),
+                      "SELECT state, COALESCE(objections_due, ''), COALESCE(responses_due, ''), "
+                      "COALESCE(decisions_due, ''), COALESCE(scores_final, '') FROM round_reviews WHERE round_id = ?1");
+  q.bind(1, out->id);
+  if (q.step()) {
+    out->reviewed = true;
+    out->state = q.col_text(0);
+    out->objections_due = q.col_text(1);
+    out->responses_due = q.col_text(2);
+    out->decisions_due = q.col_text(3);
+    out->scores_final = q.col_text(4);
+  } else if (!q.ok()) {
+    *err = store_error(c.store, q.rc(), "reading the round's review record");
+    return false;
+  } else {
+    out->reviewed = false;
+    out->state = "published";
+  }
+  if (!c.api.can_see_round(c.who, out->name)) {
+    *err = error_response(404, "not-found", "round " + out->name + " is not known to this store");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool load_round(Context& c, const std::string& text, RoundInfo* out, Response* err) {
+  std::string wanted = lower(text);
+  submissions::Stmt q(c.store.db(), "SELECT id, name FROM rounds ORDER BY ordinal");
+  std::string known;
+  bool found = false;
+  while (q.step()) {
+    std::string n = q.col_text(1);
+    if (lower(n) == wanted || lower(n) == "training-" + wanted) {
+      out->id = q.col_int(0);
+      out->name = n;
+      found = true;
+    }
+  }
+  if (!q.ok()) {
+    *err = store_error(c.store, q.rc(), "reading rounds");
+    return false;
+  }
+  if (!found) {
+    *err = error_response(404, "not-found", "round " + text + " is not known to this store",
+                          "rounds are named as imported, e.g. 3.1.0 or training-3.1.0");
+    return false;
+  }
+  return read_review(c, out, err);
+}
+
+bool load_round_by_id(Context& c, long long id, RoundInfo* out, Response* err) {
+  submissions::Stmt q(c.store.db(), "SELECT name FROM rounds WHERE id = ?1");
+  q.bind(1, id);
+  if (!q.step()) {
+    *err = q.ok() ? error_response(404, "not-found", "round " + std::to_string(id) + " is not known")
+                  : store_error(c.store, q.rc(), "reading rounds");
+    return false;
+  }
+  out->id = id;
+  out->name = q.col_text(0);
+  return read_review(c, out, err);
+}
+
+std::string deadline_instant(const std::string& text) {
+  if (text.size() == 10) return text + "T23:59:59.999Z";
+  return text;
+}
+
+bool check_deadline(const Context& c, const RoundInfo& round, const std::string& deadline_name,
+                    const std::string& override_reason, std::string* overridden, Response* err) {
+  overridden->clear();
+  if (!override_reason.empty() && c.who.role != Role::Chair) {
+    *err = forbidden("only a review chair may override a deadline", "leave out override");
+    return false;
+  }
+  if (round.state == "published") {
+    *err = error_response(422, "published", "round " + round.name + " is published: the review is closed",
+                          "nothing in a published round changes");
+    return false;
+  }
+  std::string now = now_utc();
+  auto late = [&](const std::string& name, const std::string& when) {
+    return !when.empty() && now > deadline_instant(when) ? name : std::string();
+  };
+  std::string which;
+  std::string when;
+  if (deadline_name == "objections_due") when = round.objections_due;
+  else if (deadline_name == "responses_due") when = round.responses_due;
+  else if (deadline_name == "decisions_due") when = round.decisions_due;
+  which = late(deadline_name, when);
+  if (which.empty()) {
+    which = late("scores_final", round.scores_final);
+    if (!which.empty()) when = round.scores_final;
+  }
+  if (which.empty()) return true;
+  if (!override_reason.empty()) {
+    *overridden = which + " (" + when + ")";
+    return true;
+  }
+  *err = error_response(422, "late", "the deadline " + which + " of round " + round.name + " (" + when + ") has passed",
+                        "a review chair may override it with a reason (override)");
+  return false;
+}
+
+bool find_organisation(submissions::Store& s, const std::string& name, long long* id, std::string* spelled) {
+  submissions::Stmt q(s.db(), "SELECT id, name FROM organisations WHERE name = ?1 COLLATE NOCASE ORDER BY id LIMIT 1");
+  q.bind(1, name);
+  if (!q.step()) return false;
+  *id = q.col_int(0);
+  if (spelled) *spelled = q.col_text(1);
+  return true;
+}
+
+bool submitted(submissions::Store& s, long long round_id, long long org_id) {
+  submissions::Stmt q(s.db(), "SELECT 1 FROM packages WHERE round_id = ?1 AND organisation_id = ?2");
+  q.bind(1, round_id).bind(2, org_id);
+  return q.step();
+}
+
+bool find_result(submissions::Store& s, long long round_id, const std::string& name, long long* id, long long* org_id,
+                 Response* err) {
+  size_t a = name.find('/'), b = name.rfind('/');
+  if (a == std::string::npos || a == b) {
+    *err = error_response(400, "bad-field", "result '" + name + "' is not ORG/SYSTEM/BENCHMARK",
+                          "e.g. NVIDIA/eos_n256_ngc23.09_pytorch/ssd");
+    return false;
+  }
+  submissions::Stmt q(s.db(),
+                      "SELECT x.id, o.id FROM results x JOIN systems y ON y.id = x.system_id JOIN packages p ON "
+                      "p.id = y.package_id JOIN organisations o ON o.id = p.organisation_id WHERE p.round_id = ?1 AND "
+                      "o.name = ?2 COLLATE NOCASE AND y.name = ?3 AND x.benchmark = ?4 COLLATE NOCASE");
+  q.bind(1, round_id).bind(2, name.substr(0, a)).bind(3, name.substr(a + 1, b - a - 1)).bind(4, name.substr(b + 1));
+  if (!q.step()) {
+    *err = error_response(422, "unknown-result", "result " + name + " is not in this round",
+                          "name a result ORG/SYSTEM/BENCHMARK as `referee list` shows it");
+    return false;
+  }
+  *id = q.col_int(0);
+  *org_id = q.col_int(1);
+  return true;
+}
+
+std::string result_name(submissions::Store& s, long long result_id) {
+  submissions::Stmt q(s.db(),
+                      "SELECT o.name || '/' || y.name || '/' || x.benchmark FROM results x JOIN systems y ON y.id = "
+                      "x.system_id JOIN packages p ON p.id = y.package_id JOIN organisations o ON o.id = "
+                      "p.organisation_id WHERE x.id = ?1");
+  q.bind(1, result_id);
+  return q.step() ? q.col_text(0) : "result " + std::to_string(result_id);
+}
+
+bool body_bool(const mllog::Json& body, const char* name, bool* out, Response* err) {
+  const mllog::Json* v = body.find(name);
+  if (!v || v->kind == mllog::Json::Kind::Null) return true;
+  if (v->kind != mllog::Json::Kind::Bool) {
+    *err = error_response(400, "bad-field", std::string("field '") + name + "' must be true or false");
+    return false;
+  }
+  *out = v->b;
+  return true;
+}
+
+Response forbidden(const std::string& message, const std::string& hint) {
+  return error_response(403, "forbidden", message, hint);
+}
+
+bool commit_or_fail(submissions::Store& s, Response* err) {
+  std::string e;
+  if (s.commit(&e)) return true;
+  s.rollback();
+  *err = error_response(500, "store", e);
+  return false;
+}
+
+bool Transaction::begin(Response* err) {
+  std::string e;
+  if (!s_.begin(&e)) {
+    *err = error_response(503, "busy", e, "try again");
+    return false;
+  }
+  open_ = true;
+  return true;
+}
+
+bool Transaction::commit(const Actor& who, const std::string& action, const std::string& subject,
+                         const std::string& payload, Response* err) {
+  std::string e;
+  if (!append_event(s_, who, action, subject, payload, &e)) {
+    *err = error_response(500, "store", e);
+    return false;
+  }
+  if (!s_.commit(&e)) {
+    *err = error_response(500, "store", e);
+    return false;
+  }
+  open_ = false;
+  return true;
+}
+
+}  // namespace referee::review

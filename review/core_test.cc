@@ -1,0 +1,777 @@
+// The review's core: users and tokens, objections and what is done to them,
+// the policy (role x organisation x round state), deadlines, decisions and
+// the audit trail, through review::Api::handle on real temporary stores and
+// through the referee binary.
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+
+#include "mllog/json.h"
+#include "review/api.h"
+#include "review/events.h"
+#include "review/policy.h"
+#include "submissions/store.h"
+#include "tests/run_referee.h"
+#include "tests/temp_dir.h"
+
+namespace fs = std::filesystem;
+using referee::mllog::Json;
+using referee::review::Api;
+using referee::review::Request;
+using referee::review::Response;
+using referee::submissions::Stmt;
+using referee::submissions::Store;
+using referee::testing::run_referee;
+using referee::testing::TempDir;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+Json parse(const std::string& body) {
+  Json j;
+  std::string err;
+  REQUIRE_MESSAGE(referee::mllog::parse_json_permissive(body, &j, &err), body);
+  return j;
+}
+
+// A store with three rounds: training-3.1.0 under review (NVIDIA, Google and
+// Dell submitted), training-3.0.0 imported from published results (Intel
+// submitted) and users of every role. NVIDIA's RetinaNet failed its RCP
+// check: unscaled 0.85454 min, normalisation factor 1.07575758.
+struct Review {
+  TempDir dir{"referee-review-"};
+  std::string path;
+  std::unique_ptr<Store> s;
+  std::unique_ptr<Api> api;
+  long long r31 = 0, r30 = 0;
+  std::map<std::string, long long> results;  // ORG/SYSTEM/BENCHMARK -> id
+  std::map<std::string, std::string> token;  // user -> token
+  fs::path logs;                             // NVIDIA's package folder
+
+  Review() {
+    path = (dir.path / "review.db").string();
+    std::string error;
+    s = Store::open(path, &error);
+    REQUIRE_MESSAGE(s, error);
+    r31 = round("training-3.1.0", 3001000);
+    r30 = round("training-3.0.0", 3000000);
+    exec("INSERT INTO round_reviews (round_id, state) VALUES (" + std::to_string(r31) + ", 'review')");
+    logs = dir.path / "NVIDIA";
+    long long nv = package(r31, "NVIDIA", logs.string());
+    result(nv, "eos", "retinanet", 0.85454, 0.85454, 1.07575758, 0, {0.84, 0.85, 0.85454, 0.86, 0.95});
+    result(nv, "eos", "bert", 5.0, 5.0, 0, 1, {4.9, 5.0, 5.0, 5.1, 5.2});
+    long long g = package(r31, "Google", "/nowhere/Google");
+    result(g, "tpu", "bert", 6.0, 6.0, 0, 1, {6, 6, 6});
+    long long d = package(r31, "Dell", "/nowhere/Dell");
+    result(d, "xe", "bert", 7.0, 7.0, 0, 1, {7, 7, 7});
+    long long i = package(r30, "Intel", "/nowhere/Intel");
+    result(i, "gaudi", "bert", 8.0, 8.0, 0, 1, {8, 8, 8});
+    // A log on disk for quoting lines.
+    fs::create_directories(logs / "results/eos/retinanet");
+    std::ofstream(logs / "results/eos/retinanet/result_0.txt")
+        << ":::MLLOG {\"key\": \"run_start\"}\n:::MLLOG {\"key\": \"eval_accuracy\", \"value\": 0.33}\n"
+           ":::MLLOG {\"key\": \"run_stop\", \"metadata\": {\"status\": \"success\"}}\n";
+    api = std::make_unique<Api>(path);
+    add_user("admin1", "", "admin");
+    add_user("chair1", "", "chair");
+    add_user("chairdell", "Dell", "chair");
+    add_user("nv", "NVIDIA", "member");
+    add_user("nv2", "NVIDIA", "member");
+    add_user("goog", "Google", "member");
+    add_user("dell", "Dell", "member");
+    add_user("intel", "Intel", "member");
+    add_user("gone", "Google", "member");
+    REQUIRE(local("POST", "/api/v1/users/gone/revoke", "").status == 200);
+  }
+
+  void exec(const std::string& sql) {
+    std::string error;
+    REQUIRE_MESSAGE(s->exec(sql.c_str(), &error), error);
+  }
+  long long last() { return sqlite3_last_insert_rowid(s->db()); }
+  long long count(const std::string& table) {
+    Stmt q(s->db(), ("SELECT COUNT(*) FROM " + table).c_str());
+    REQUIRE(q.step());
+    return q.col_int(0);
+  }
+  long long round(const std::string& name, long long ordinal) {
+    Stmt st(s->db(), "INSERT INTO rounds(name, usage, version, ordinal) VALUES (?1, 'training', ?2, ?3)");
+    st.bind(1, name).bind(2, name.substr(9)).bind(3, ordinal);
+    REQUIRE(st.run());
+    return last();
+  }
+  long long package(long long round_id, const std::string& org, const std::string& dir_path) {
+    Stmt o(s->db(), "INSERT OR IGNORE INTO organisations(name) VALUES (?1)");
+    o.bind(1, org);
+    REQUIRE(o.run());
+    Stmt p(s->db(), R"sql(INSERT INTO packages(round_id, organisation_id, path, content_sha256, verdict, ruleset_sha256,
+                            referee_version, imported_at)
+                          VALUES (?1, (SELECT id FROM organisations WHERE name = ?2), ?3, 'h', 'pass', 'r', 'v', 't'))sql");
+    p.bind(1, round_id).bind(2, org).bind(3, dir_path);
+    REQUIRE(p.run());
+    return last();
+  }
+  void result(long long package_id, const std::string& system, const std::string& bench, double score, double unscaled,
+              double norm, int rcp_pass, const std::vector<double>& runs) {
+    Stmt sy(s->db(), "INSERT OR IGNORE INTO systems(package_id, name, division, valid, description_json) VALUES (?1, ?2, "
+                     "'closed', 1, '{}')");
+    sy.bind(1, package_id).bind(2, system);
+    REQUIRE(sy.run());
+    Stmt sid(s->db(), "SELECT id FROM systems WHERE package_id = ?1 AND name = ?2");
+    sid.bind(1, package_id).bind(2, system);
+    REQUIRE(sid.step());
+    Stmt r(s->db(), "INSERT INTO results(system_id, benchmark, division, verdict, score_minutes, unscaled_minutes, "
+                    "rcp_norm_factor, rcp_pass) VALUES (?1, ?2, 'closed', 'pass', ?3, ?4, ?5, ?6)");
+    r.bind(1, sid.col_int(0)).bind(2, bench).bind(3, score).bind(4, unscaled);
+    if (norm > 0) r.bind(5, norm); else r.bind_null(5);
+    r.bind(6, rcp_pass);
+    REQUIRE(r.run());
+    long long id = last();
+    Stmt org(s->db(), "SELECT o.name FROM packages p JOIN organisations o ON o.id = p.organisation_id WHERE p.id = ?1");
+    org.bind(1, package_id);
+    REQUIRE(org.step());
+    results[org.col_text(0) + "/" + system + "/" + bench] = id;
+    for (size_t k = 0; k < runs.size(); ++k) {
+      Stmt run(s->db(), "INSERT INTO runs(result_id, file, content_sha256, fingerprint, minutes, converged, compliant, "
+                        "counted, messages_json) VALUES (?1, ?2, 'c', ?3, ?4, 1, 1, 1, '[]')");
+      run.bind(1, id).bind(2, "result_" + std::to_string(k) + ".txt").bind(3, bench + system + std::to_string(k))
+          .bind(4, runs[k]);
+      REQUIRE(run.run());
+    }
+  }
+  void set_state(const std::string& state) {
+    exec("UPDATE round_reviews SET state = '" + state + "' WHERE round_id = " + std::to_string(r31));
+  }
+  void set_deadline(const std::string& column, const std::string& when) {
+    exec("UPDATE round_reviews SET " + column + " = '" + when + "' WHERE round_id = " + std::to_string(r31));
+  }
+
+  Response call(const std::string& user, const std::string& method, const std::string& p, const std::string& body) {
+    Request r;
+    r.method = method;
+    r.path = p;
+    size_t q = p.find('?');
+    if (q != std::string::npos) {
+      r.path = p.substr(0, q);
+      std::string rest = p.substr(q + 1);
+      while (!rest.empty()) {
+        size_t amp = rest.find('&');
+        std::string kv = rest.substr(0, amp);
+        size_t eq = kv.find('=');
+        r.query.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
+        rest = amp == std::string::npos ? "" : rest.substr(amp + 1);
+      }
+    }
+    r.body = body;
+    if (user == "revoked") r.token = token.at("gone");
+    else if (user == "forged") r.token = "rft_" + std::string(64, 'a');
+    else if (!user.empty()) r.token = token.at(user);
+    return api->handle(r);
+  }
+  Response local(const std::string& method, const std::string& p, const std::string& body) {
+    Request r;
+    r.method = method;
+    r.path = p;
+    r.body = body;
+    r.local_admin = true;
+    return api->handle(r);
+  }
+  void add_user(const std::string& name, const std::string& org, const std::string& role) {
+    std::string body = "{\"name\":\"" + name + "\",\"role\":\"" + role + "\"" +
+                       (org.empty() ? "" : ",\"organisation\":\"" + org + "\"") + "}";
+    Response r = local("POST", "/api/v1/users", body);
+    REQUIRE_MESSAGE(r.status == 201, r.body);
+    token[name] = parse(r.body).find("token")->s;
+  }
+  // Google objects to NVIDIA's RetinaNet (the RCP failure); returns its id.
+  long long file_rcp(const std::string& extra = "") {
+    Response r = call("goog", "POST", "/api/v1/objections",
+                      R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/retinanet"],"title":"RCP check fails",)"
+                      R"("rule":"training_3.1.0/rcps: retinanet","text":"converges faster than the reference")" +
+                          extra + "}");
+    REQUIRE_MESSAGE(r.status == 201, r.body);
+    return parse(r.body).find("objection")->find("id")->i;
+  }
+  std::string status_of(const std::string& result) {
+    Stmt q(s->db(), "SELECT status || COALESCE(':' || factor, '') FROM result_status WHERE result_id = ?1");
+    q.bind(1, results.at(result));
+    return q.step() ? q.col_text(0) : "";
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("review") {
+  TEST_CASE("policy matrix: every route x role x round state, as the policy says") {
+    struct Row {
+      const char* state;  // round training-3.1.0's state when the request is made
+      const char* route;
+      const char* method;
+      const char* path;   // {id}: objection 1, filed by Google against NVIDIA
+      const char* body;
+      const char* actor;  // nv = member of the accused org; goog = member of the filing org; dell = member of
+                          // another submitter; intel = member of an org that did not submit; chair1, admin1;
+                          // "" = no token; revoked; forged
+      int expect;
+    };
+    const char* file_body = R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r"})";
+    const char* file_own = R"({"round":"3.1.0","against":"Google","results":["Google/tpu/bert"],"title":"t","rule":"r"})";
+    const char* ev = R"({"evidence":[{"check":"seed not logged"}]})";
+    const Row rows[] = {
+        // users and tokens: administrators only (chairs may list)
+        {"review", "add user", "POST", "/api/v1/users", R"({"name":"x","organisation":"NVIDIA","role":"member"})", "nv", 403},
+        {"review", "add user", "POST", "/api/v1/users", R"({"name":"x","organisation":"NVIDIA","role":"member"})", "chair1", 403},
+        {"review", "add user", "POST", "/api/v1/users", R"({"name":"x","organisation":"NVIDIA","role":"member"})", "admin1", 201},
+        {"review", "add user", "POST", "/api/v1/users", R"({"name":"x","organisation":"NVIDIA","role":"member"})", "", 401},
+        {"review", "add user", "POST", "/api/v1/users", R"({"name":"x","organisation":"NVIDIA","role":"member"})", "revoked", 401},
+        {"review", "add user", "POST", "/api/v1/users", R"({"name":"x","organisation":"NVIDIA","role":"member"})", "forged", 401},
+        {"review", "list users", "GET", "/api/v1/users", "", "nv", 403},
+        {"review", "list users", "GET", "/api/v1/users", "", "chair1", 200},
+        {"review", "list users", "GET", "/api/v1/users", "", "admin1", 200},
+        {"review", "list users", "GET", "/api/v1/users", "", "", 401},
+        {"review", "new token", "POST", "/api/v1/users/nv2/tokens", "", "nv", 403},
+        {"review", "new token", "POST", "/api/v1/users/nv2/tokens", "", "chair1", 403},
+        {"review", "new token", "POST", "/api/v1/users/nv2/tokens", "", "admin1", 201},
+        {"review", "revoke user", "POST", "/api/v1/users/nv2/revoke", "", "nv", 403},
+        {"review", "revoke user", "POST", "/api/v1/users/nv2/revoke", "", "admin1", 200},
+        {"review", "revoke prefix", "POST", "/api/v1/tokens/revoke", R"({"prefix":"rft_nothing"})", "nv", 403},
+        {"review", "revoke prefix", "POST", "/api/v1/tokens/revoke", R"({"prefix":"rft_nothing"})", "admin1", 404},
+        {"review", "me", "GET", "/api/v1/me", "", "nv", 200},
+        {"review", "me", "GET", "/api/v1/me", "", "", 401},
+        {"review", "me", "GET", "/api/v1/me", "", "revoked", 401},
+        // filing: a member for their own organisation, never against it; the embargo hides the round
+        {"review", "file", "POST", "/api/v1/objections", file_body, "goog", 201},
+        {"review", "file", "POST", "/api/v1/objections", file_own, "goog", 403},
+        {"review", "file", "POST", "/api/v1/objections", file_body, "nv", 403},
+        {"review", "file", "POST", "/api/v1/objections", file_body, "intel", 404},
+        {"review", "file", "POST", "/api/v1/objections", file_body, "chair1", 403},
+        {"review", "file", "POST", "/api/v1/objections", file_body, "admin1", 403},
+        {"review", "file", "POST", "/api/v1/objections", file_body, "", 401},
+        {"review", "file", "POST", "/api/v1/objections", file_body, "revoked", 401},
+        {"final", "file", "POST", "/api/v1/objections", file_body, "goog", 201},
+        {"final", "file", "POST", "/api/v1/objections", file_body, "intel", 404},
+        {"published", "file", "POST", "/api/v1/objections", file_body, "goog", 422},
+        // reading
+        {"review", "show", "GET", "/api/v1/objections/{id}", "", "nv", 200},
+        {"review", "show", "GET", "/api/v1/objections/{id}", "", "goog", 200},
+        {"review", "show", "GET", "/api/v1/objections/{id}", "", "dell", 200},
+        {"review", "show", "GET", "/api/v1/objections/{id}", "", "intel", 404},
+        {"review", "show", "GET", "/api/v1/objections/{id}", "", "chair1", 200},
+        {"review", "show", "GET", "/api/v1/objections/{id}", "", "admin1", 200},
+        {"review", "show", "GET", "/api/v1/objections/{id}", "", "", 401},
+        {"final", "show", "GET", "/api/v1/objections/{id}", "", "intel", 404},
+        {"published", "show", "GET", "/api/v1/objections/{id}", "", "intel", 200},
+        {"review", "list", "GET", "/api/v1/objections?round=3.1.0", "", "intel", 404},
+        {"review", "list", "GET", "/api/v1/objections?round=3.1.0", "", "dell", 200},
+        {"review", "list", "GET", "/api/v1/objections", "", "", 401},
+        // evidence: either party or a chair
+        {"review", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev, "goog", 201},
+        {"review", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev, "nv", 201},
+        {"review", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev, "dell", 403},
+        {"review", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev, "intel", 404},
+        {"review", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev, "chair1", 201},
+        {"review", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev, "admin1", 403},
+        {"review", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev, "", 401},
+        {"published", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev, "goog", 422},
+        // responses: the accused organisation only
+        {"review", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "nv", 201},
+        {"review", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "nv2", 201},
+        {"review", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "goog", 403},
+        {"review", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "dell", 403},
+        {"review", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "intel", 404},
+        {"review", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "chair1", 403},
+        {"review", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "admin1", 403},
+        {"review", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "revoked", 401},
+        {"final", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "nv", 201},
+        {"published", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "nv", 422},
+        // votes: one per submitting organisation
+        {"review", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold"})", "dell", 201},
+        {"review", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold"})", "nv", 201},
+        {"review", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold"})", "goog", 201},
+        {"review", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold"})", "chairdell", 201},
+        {"review", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold"})", "intel", 404},
+        {"review", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold"})", "chair1", 403},
+        {"review", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold"})", "admin1", 403},
+        {"review", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold"})", "", 401},
+        {"published", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold"})", "dell", 422},
+        // decisions: chairs only
+        {"review", "decide", "POST", "/api/v1/objections/{id}/decision", R"({"tie_break":"reject"})", "chair1", 201},
+        {"review", "decide", "POST", "/api/v1/objections/{id}/decision", R"({"tie_break":"reject"})", "chairdell", 201},
+        {"review", "decide", "POST", "/api/v1/objections/{id}/decision", R"({"tie_break":"reject"})", "admin1", 403},
+        {"review", "decide", "POST", "/api/v1/objections/{id}/decision", R"({"tie_break":"reject"})", "nv", 403},
+        {"review", "decide", "POST", "/api/v1/objections/{id}/decision", R"({"tie_break":"reject"})", "goog", 403},
+        {"review", "decide", "POST", "/api/v1/objections/{id}/decision", R"({"tie_break":"reject"})", "intel", 404},
+        {"review", "decide", "POST", "/api/v1/objections/{id}/decision", R"({"tie_break":"reject"})", "", 401},
+        {"final", "decide", "POST", "/api/v1/objections/{id}/decision", R"({"tie_break":"reject"})", "chair1", 201},
+        {"published", "decide", "POST", "/api/v1/objections/{id}/decision", R"({"tie_break":"reject"})", "chair1", 422},
+        // withdrawal: the filing organisation
+        {"review", "withdraw", "POST", "/api/v1/objections/{id}/withdraw", "", "goog", 200},
+        {"review", "withdraw", "POST", "/api/v1/objections/{id}/withdraw", "", "nv", 403},
+        {"review", "withdraw", "POST", "/api/v1/objections/{id}/withdraw", "", "chair1", 403},
+        {"review", "withdraw", "POST", "/api/v1/objections/{id}/withdraw", "", "intel", 404},
+        {"published", "withdraw", "POST", "/api/v1/objections/{id}/withdraw", "", "goog", 422},
+        // the log: anyone with a token (a member sees only visible rounds' events)
+        {"review", "log", "GET", "/api/v1/log", "", "nv", 200},
+        {"review", "log", "GET", "/api/v1/log", "", "intel", 200},
+        {"review", "log", "GET", "/api/v1/log?round=3.1.0", "", "intel", 404},
+        {"review", "log", "GET", "/api/v1/log", "", "", 401},
+        {"review", "verify", "GET", "/api/v1/log/verify", "", "nv", 200},
+        {"review", "verify", "GET", "/api/v1/log/verify", "", "", 401},
+        // no route may edit or delete the log
+        {"review", "edit log", "DELETE", "/api/v1/log", "", "admin1", 405},
+    };
+    int failures = 0;
+    for (const auto& row : rows) {
+      Review f;
+      long long id = f.file_rcp();
+      f.set_state(row.state);
+      std::string p = row.path;
+      if (size_t at = p.find("{id}"); at != std::string::npos) p.replace(at, 4, std::to_string(id));
+      long long events_before = f.count("events");
+      Response r = f.call(row.actor, row.method, p, row.body);
+      INFO(row.state << " " << row.route << " " << row.method << " " << p << " as '" << row.actor << "': " << r.body);
+      CHECK(r.status == row.expect);
+      if (r.status != row.expect) ++failures;
+      // A refused request writes nothing; an accepted write appends exactly one event.
+      long long written = f.count("events") - events_before;
+      if (r.status >= 400) CHECK(written == 0);
+      else if (std::string(row.method) == "POST") CHECK(written == 1);
+      if (r.status >= 400) CHECK(contains(r.body, "\"error\":{\"status\":" + std::to_string(r.status)));
+    }
+    CHECK(failures == 0);
+  }
+
+  TEST_CASE("the embargo: a list and the log leave out rounds the member may not see") {
+    Review f;
+    f.file_rcp();
+    Response list = f.call("intel", "GET", "/api/v1/objections", "");
+    REQUIRE(list.status == 200);
+    CHECK(parse(list.body).find("objections")->items.empty());
+    Response mine = f.call("dell", "GET", "/api/v1/objections", "");
+    CHECK(parse(mine.body).find("objections")->items.size() == 1);
+    Response log = f.call("intel", "GET", "/api/v1/log", "");
+    CHECK_FALSE(contains(log.body, "objection.file"));
+    CHECK(contains(f.call("dell", "GET", "/api/v1/log", "").body, "objection.file"));
+    CHECK(contains(f.call("chair1", "GET", "/api/v1/log", "").body, "user.add"));
+    CHECK_FALSE(contains(f.call("dell", "GET", "/api/v1/log", "").body, "user.add"));
+  }
+
+  TEST_CASE("users: the token is returned once, stored as its hash, and revocation ends it") {
+    Review f;
+    Response add = f.call("admin1", "POST", "/api/v1/users", R"({"name":"ann","organisation":"nvidia","role":"member"})");
+    REQUIRE(add.status == 201);
+    std::string token = parse(add.body).find("token")->s;
+    CHECK(token.size() == 68);
+    CHECK(token.rfind("rft_", 0) == 0);
+    CHECK(parse(add.body).find("user")->find("organisation")->s == "NVIDIA");  // the store's spelling
+    // Only the hash and the prefix are kept.
+    Stmt q(f.s->db(), "SELECT hash, prefix FROM tokens t JOIN users u ON u.id = t.user_id WHERE u.name = 'ann'");
+    REQUIRE(q.step());
+    CHECK(q.col_text(0).size() == 64);
+    CHECK(q.col_text(0) != token);
+    CHECK(q.col_text(1) == token.substr(0, 12));
+    CHECK_FALSE(contains(f.call("admin1", "GET", "/api/v1/users", "").body, token));
+    Request me;
+    me.method = "GET";
+    me.path = "/api/v1/me";
+    me.token = token;
+    CHECK(f.api->handle(me).status == 200);
+    CHECK(contains(f.api->handle(me).body, "\"organisation\":\"NVIDIA\""));
+    // Unknown organisations need --create-org; members need one.
+    CHECK(f.call("admin1", "POST", "/api/v1/users", R"({"name":"b","organisation":"Nope","role":"member"})").status == 422);
+    CHECK(f.call("admin1", "POST", "/api/v1/users", R"({"name":"b","role":"member"})").status == 400);
+    CHECK(f.call("admin1", "POST", "/api/v1/users",
+                 R"({"name":"b","organisation":"Nope","role":"member","create_organisation":true})").status == 201);
+    CHECK(f.call("admin1", "POST", "/api/v1/users", R"({"name":"ann","organisation":"NVIDIA","role":"member"})").status == 409);
+    CHECK(f.call("admin1", "POST", "/api/v1/users/ann/revoke", "").status == 200);
+    CHECK(f.api->handle(me).status == 401);
+    // A new token works again; revoking by prefix ends just that one.
+    Response again = f.call("admin1", "POST", "/api/v1/users/ann/tokens", "");
+    REQUIRE(again.status == 201);
+    me.token = parse(again.body).find("token")->s;
+    CHECK(f.api->handle(me).status == 200);
+    CHECK(f.call("admin1", "POST", "/api/v1/tokens/revoke", "{\"prefix\":\"" + me.token.substr(0, 12) + "\"}").status == 200);
+    CHECK(f.api->handle(me).status == 401);
+  }
+
+  TEST_CASE("a response with a stale version is refused with 409 and writes nothing") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    CHECK(parse(f.call("nv", "GET", path, "").body).find("objection")->find("version")->i == 1);
+    // Google adds evidence: version 2.
+    REQUIRE(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":"x"}]})").status == 201);
+    long long responses = f.count("responses"), events = f.count("events");
+    Response stale = f.call("nv", "POST", path + "/responses", R"({"text":"we disagree","version":1})");
+    CHECK(stale.status == 409);
+    CHECK(contains(stale.body, "now 2"));
+    CHECK(f.count("responses") == responses);
+    CHECK(f.count("events") == events);
+    Response fresh = f.call("nv", "POST", path + "/responses", R"({"text":"we disagree","version":2})");
+    CHECK(fresh.status == 201);
+    CHECK(parse(fresh.body).find("objection")->find("state")->s == "responded");
+    CHECK(parse(fresh.body).find("objection")->find("version")->i == 3);
+    // If-Match works the same.
+    Request r;
+    r.method = "POST";
+    r.path = path + "/responses";
+    r.body = R"({"text":"again"})";
+    r.token = f.token.at("nv");
+    r.if_match = "2";
+    CHECK(f.api->handle(r).status == 409);
+  }
+
+  TEST_CASE("late actions are refused naming the deadline; a chair's override is recorded") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    f.set_deadline("objections_due", "2020-01-01T00:00:00Z");
+    f.set_deadline("responses_due", "2020-01-02");
+    f.set_deadline("decisions_due", "2099-01-01");
+    Response late = f.call("goog", "POST", "/api/v1/objections",
+                           R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r"})");
+    CHECK(late.status == 422);
+    CHECK(contains(late.body, "objections_due"));
+    CHECK(contains(late.body, "2020-01-01T00:00:00Z"));
+    Response resp = f.call("nv", "POST", path + "/responses", R"({"text":"late"})");
+    CHECK(resp.status == 422);
+    CHECK(contains(resp.body, "responses_due"));
+    // Only a chair overrides.
+    CHECK(f.call("nv", "POST", path + "/responses", R"({"text":"late","override":"please"})").status == 403);
+    // The chair of Dell files late, with a reason: accepted, and the event says so.
+    Response over = f.call("chairdell", "POST", "/api/v1/objections",
+                           R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r",)"
+                           R"("override":"announced at the first meeting"})");
+    CHECK(over.status == 201);
+    std::string error;
+    auto events = referee::review::read_events(*f.s, "objection/", &error);
+    REQUIRE(!events.empty());
+    CHECK(contains(events.back().payload_json, "announced at the first meeting"));
+    CHECK(contains(events.back().payload_json, "objections_due (2020-01-01T00:00:00Z)"));
+    // After scores_final nothing but overrides.
+    f.set_deadline("scores_final", "2020-02-01");
+    Response vote = f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})");
+    CHECK(vote.status == 422);
+    CHECK(contains(vote.body, "scores_final"));
+    Response decide = f.call("chair1", "POST", path + "/decision", R"({"tie_break":"reject","override":"ruling"})");
+    CHECK(decide.status == 201);
+  }
+
+  TEST_CASE("majority rules: simple, two thirds to exclude or move, the chair's tie-break") {
+    using referee::review::decide_outcome;
+    struct Case {
+      int up, rej;
+      const char* remedy;
+      const char* tie;
+      bool ok;
+      const char* outcome;
+      const char* majority;
+    } cases[] = {
+        {2, 1, "none", "", true, "upheld", "simple"},
+        {1, 2, "none", "", true, "rejected", "simple"},
+        {3, 2, "fix", "", true, "upheld", "simple"},
+        {1, 1, "none", "", false, "", ""},
+        {1, 1, "none", "uphold", true, "upheld", "chair-tie-break"},
+        {1, 1, "fix", "reject", true, "rejected", "chair-tie-break"},
+        {0, 0, "none", "reject", true, "rejected", "chair-tie-break"},
+        {2, 1, "withdraw", "", true, "upheld", "two-thirds"},
+        {3, 2, "withdraw", "", false, "", ""},
+        {3, 2, "open", "", false, "", ""},
+        {4, 2, "open", "", true, "upheld", "two-thirds"},
+        {1, 1, "withdraw", "uphold", false, "", ""},
+        {1, 3, "withdraw", "", true, "rejected", "simple"},
+    };
+    for (const auto& c : cases) {
+      auto o = decide_outcome(c.up, c.rej, c.remedy, c.tie);
+      INFO(c.up << "-" << c.rej << " " << c.remedy << " tie " << c.tie << ": " << o.error);
+      CHECK(o.ok == c.ok);
+      if (c.ok) {
+        CHECK(o.outcome == c.outcome);
+        CHECK(o.majority == c.majority);
+      }
+    }
+    // Through the API: 2 of 3 organisations uphold, withdraw needs two thirds and gets it.
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    REQUIRE(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold","remedy":"withdraw"})").status == 201);
+    REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"reject"})").status == 201);
+    REQUIRE(f.call("nv", "POST", path + "/votes", R"({"vote":"reject"})").status == 201);
+    // A later vote replaces the organisation's earlier one (nv2 is NVIDIA too).
+    REQUIRE(f.call("nv2", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
+    CHECK(f.count("votes") == 3);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "objection-open");
+    Response tie = f.call("chair1", "POST", path + "/decision", R"({"remedy":"withdraw"})");
+    CHECK(tie.status == 201);
+    auto d = parse(tie.body).find("objection")->find("decision");
+    CHECK(d->find("outcome")->s == "upheld");
+    CHECK(d->find("majority")->s == "two-thirds");
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "withdrawn");
+    // Decided: no more votes or a second decision.
+    CHECK(f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})").status == 422);
+    CHECK(f.call("chair1", "POST", path + "/decision", R"({"remedy":"none"})").status == 422);
+  }
+
+  TEST_CASE("a tie without the chair's tie-break is no decision; rejection clears the open status") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    REQUIRE(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
+    REQUIRE(f.call("nv", "POST", path + "/votes", R"({"vote":"reject"})").status == 201);
+    REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"abstain"})").status == 201);
+    Response none = f.call("chair1", "POST", path + "/decision", "{}");
+    CHECK(none.status == 422);
+    CHECK(contains(none.body, "tie_break"));
+    Response d = f.call("chair1", "POST", path + "/decision", R"({"tie_break":"reject"})");
+    CHECK(d.status == 201);
+    CHECK(parse(d.body).find("objection")->find("decision")->find("outcome")->s == "rejected");
+    CHECK(parse(d.body).find("objection")->find("decision")->find("votes")->find("abstain")->i == 1);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "");
+  }
+
+  TEST_CASE("normalise: the decision sets the result's status with the factor; impact from the RCP factor") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    Json shown = parse(f.call("nv", "GET", path, "").body);
+    const Json* impact = shown.find("objection")->find("impact");
+    REQUIRE(impact->find("minutes")->kind == Json::Kind::Float);
+    CHECK(impact->find("minutes")->f == doctest::Approx(0.9193).epsilon(1e-4));
+    CHECK(impact->find("change_percent")->f == doctest::Approx(7.576).epsilon(1e-3));
+    CHECK(impact->find("under_waiver_threshold")->b == false);
+    // More than 2%: no waiver.
+    CHECK(f.call("chair1", "POST", path + "/decision", R"({"waive":true})").status == 422);
+    REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"normalise it","remedy":"normalise","factor":1.0758})").status == 201);
+    REQUIRE(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":1.0758})").status == 201);
+    CHECK(f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise"})").status == 400);
+    CHECK(f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise","factor":0})").status == 400);
+    Response d = f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise","factor":1.07575758})");
+    REQUIRE(d.status == 201);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "normalised:1.07575758");
+  }
+
+  TEST_CASE("impact: dropped runs re-average, a figure gives it, else unknown; waiver under 2%") {
+    Review f;
+    // NVIDIA bert runs 4.9 5.0 5.0 5.1 5.2 (score 5.0): without result_0 the olympic mean of 5.0 5.0 5.1 5.2 is 5.05.
+    Response drop = f.call("goog", "POST", "/api/v1/objections",
+                           R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"cherry-picked",)"
+                           R"("rule":"training_policies 5.1","drop_runs":["result_0.txt"]})");
+    REQUIRE(drop.status == 201);
+    Json j = parse(drop.body);
+    CHECK(j.find("objection")->find("impact")->find("minutes")->f == doctest::Approx(5.05));
+    CHECK(j.find("objection")->find("impact")->find("under_waiver_threshold")->b == true);
+    long long id = j.find("objection")->find("id")->i;
+    CHECK(f.call("goog", "POST", "/api/v1/objections",
+                 R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"x","rule":"r","drop_runs":["nope.txt"]})")
+              .status == 422);
+    Response unknown = f.call("goog", "POST", "/api/v1/objections",
+                              R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"x","rule":"r"})");
+    REQUIRE(unknown.status == 201);
+    CHECK(parse(unknown.body).find("objection")->find("impact")->find("minutes")->kind == Json::Kind::Null);
+    CHECK(contains(unknown.body, "\"impact_basis\":\"unknown"));
+    long long unknown_id = parse(unknown.body).find("objection")->find("id")->i;
+    CHECK(f.call("chair1", "POST", "/api/v1/objections/" + std::to_string(unknown_id) + "/decision", R"({"waive":true})").status == 422);
+    Response fig = f.call("goog", "POST", "/api/v1/objections",
+                          R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"x","rule":"r",)"
+                          R"("evidence":[{"figure":"eval samples","value":10.5,"unit":"k","impact_minutes":5.3}]})");
+    REQUIRE(fig.status == 201);
+    CHECK(parse(fig.body).find("objection")->find("impact")->find("minutes")->f == doctest::Approx(5.3));
+    // 1% impact: the chair waives it.
+    Response w = f.call("chair1", "POST", "/api/v1/objections/" + std::to_string(id) + "/decision", R"({"waive":true})");
+    CHECK(w.status == 201);
+    CHECK(parse(w.body).find("objection")->find("decision")->find("outcome")->s == "waived");
+    // Another objection is still open on the result: its status stays open, pointing at it.
+    CHECK(f.status_of("NVIDIA/eos/bert") == "objection-open");
+  }
+
+  TEST_CASE("evidence: log lines of a stored run quoted with numbers, a missing log is 422, findings quoted") {
+    Review f;
+    long long id = f.file_rcp(R"(,"evidence":[{"result":"NVIDIA/eos/retinanet","file":"result_0.txt","lines":"2-3"}])");
+    Json j = parse(f.call("dell", "GET", "/api/v1/objections/" + std::to_string(id), "").body);
+    const Json& e = j.find("objection")->find("evidence")->items.at(0);
+    CHECK(e.find("kind")->s == "lines");
+    CHECK(e.find("quoted")->s ==
+          "2: :::MLLOG {\"key\": \"eval_accuracy\", \"value\": 0.33}\n3: :::MLLOG {\"key\": \"run_stop\", \"metadata\": "
+          "{\"status\": \"success\"}}\n");
+    long long before = f.count("evidence");
+    Response missing = f.call("goog", "POST", "/api/v1/objections/" + std::to_string(id) + "/evidence",
+                              R"({"evidence":[{"result":"NVIDIA/eos/retinanet","file":"result_1.txt","lines":"1"}]})");
+    CHECK(missing.status == 422);
+    CHECK(contains(missing.body, "result_1.txt"));
+    CHECK(f.call("goog", "POST", "/api/v1/objections/" + std::to_string(id) + "/evidence",
+                 R"({"evidence":[{"result":"NVIDIA/eos/retinanet","file":"result_0.txt","lines":"3-9"}]})").status == 422);
+    CHECK(f.count("evidence") == before);
+    // A finding of referee audit: filing from it fills the objection.
+    f.exec("INSERT INTO findings (round_id, organisation_id, result_id, kind, rule, summary, evidence_json, "
+           "impact_minutes, fingerprint, created_at) VALUES (" + std::to_string(f.r31) +
+           ", (SELECT id FROM organisations WHERE name = 'NVIDIA'), " + std::to_string(f.results.at("NVIDIA/eos/bert")) +
+           ", 'repeated-run-start', 'training_policies: one run per log', 'run_start twice in result_2.txt', "
+           "'[{\"file\":\"result_2.txt\",\"line\":7,\"text\":\":::MLLOG run_start\"},{\"figure\":\"run_starts\",\"value\":2}]', "
+           "5.2, 'fp1', 't')");
+    long long finding = f.last();
+    Response ff = f.call("goog", "POST", "/api/v1/objections", "{\"finding\":" + std::to_string(finding) + "}");
+    REQUIRE_MESSAGE(ff.status == 201, ff.body);
+    Json o = parse(ff.body);
+    const Json* obj = o.find("objection");
+    CHECK(obj->find("against")->s == "NVIDIA");
+    CHECK(obj->find("results")->items.at(0).s == "NVIDIA/eos/bert");
+    CHECK(obj->find("title")->s == "run_start twice in result_2.txt");
+    CHECK(obj->find("rule")->s == "training_policies: one run per log");
+    CHECK(obj->find("impact")->find("minutes")->f == doctest::Approx(5.2));
+    CHECK(obj->find("evidence")->items.at(0).find("quoted")->s == "result_2.txt:7: :::MLLOG run_start\nrun_starts = 2\n");
+  }
+
+  TEST_CASE("withdrawal clears the open status; a withdrawn objection takes no more changes") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "objection-open");
+    REQUIRE(f.call("goog", "POST", path + "/withdraw", R"({"text":"resolved"})").status == 200);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "");
+    CHECK(f.call("nv", "POST", path + "/responses", R"({"text":"x"})").status == 422);
+  }
+
+  TEST_CASE("bad bodies are 400 and write nothing; SQL metacharacters are stored verbatim") {
+    Review f;
+    long long objections = f.count("objections"), events = f.count("events");
+    const std::string bad[] = {
+        R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r","colour":"red"})",
+        std::string("{\"round\":\"3.1.0\",\"against\":\"NVIDIA\",\"results\":[\"NVIDIA/eos/bert\"],\"title\":\"t\xff\",\"rule\":\"r\"}"),
+        R"({"round":"3.1.0","against":"NVIDIA","results":"NVIDIA/eos/bert","title":"t","rule":"r"})",
+        R"({"round":3,"against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r"})",
+        R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t"})",
+        R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r","evidence":[{"check":"x","colour":1}]})",
+        R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r","evidence":{"check":"x"}})",
+        R"({"round":"3.1.0","against":"NVIDIA","results":["bert"],"title":"t","rule":"r"})",
+        R"(["not an object"])",
+        R"({"round":"3.1.0",)",
+        R"({"title":"\ud800"})",
+    };
+    for (const auto& body : bad) {
+      Response r = f.call("goog", "POST", "/api/v1/objections", body);
+      INFO(body << " -> " << r.body);
+      CHECK(r.status == 400);
+    }
+    CHECK(f.call("goog", "POST", "/api/v1/objections/1/votes", R"({"vote":"uphold"})").status == 404);
+    CHECK(f.call("admin1", "POST", "/api/v1/users", R"({"name":"a b","role":"admin"})").status == 400);
+    CHECK(f.call("admin1", "POST", "/api/v1/users", R"({"name":"ab","role":"king"})").status == 400);
+    CHECK(f.count("objections") == objections);
+    CHECK(f.count("events") == events);
+    std::string evil = "x'); DROP TABLE objections; --";
+    Response ok = f.call("goog", "POST", "/api/v1/objections",
+                         R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"x'); DROP TABLE objections; --","rule":"\"; DELETE FROM events;"})");
+    REQUIRE(ok.status == 201);
+    CHECK(parse(ok.body).find("objection")->find("title")->s == evil);
+    CHECK(parse(ok.body).find("objection")->find("rule")->s == "\"; DELETE FROM events;");
+    CHECK(f.count("objections") == objections + 1);
+    long long id = parse(ok.body).find("objection")->find("id")->i;
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    CHECK(f.call("nv", "POST", path + "/responses", R"({"text":"x","version":"1"})").status == 400);
+    CHECK(f.call("nv", "POST", path + "/responses", R"({"text":"x","remedy":"normalise"})").status == 400);
+    CHECK(f.call("goog", "POST", path + "/votes", R"({"vote":"yes"})").status == 400);
+    CHECK(f.call("chair1", "POST", path + "/decision", R"({"waive":"yes"})").status == 400);
+    CHECK(f.count("responses") == 0);
+    CHECK(f.count("votes") == 0);
+  }
+
+  TEST_CASE("the log: the chain verifies after a sequence of actions and tampering is found at its event") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    REQUIRE(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":"rcp"}]})").status == 201);
+    REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"normalise","remedy":"normalise","factor":1.0758})").status == 201);
+    REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
+    REQUIRE(f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise","factor":1.0758})").status == 201);
+    Json v = parse(f.call("chair1", "GET", "/api/v1/log/verify", "").body);
+    CHECK(v.find("ok")->b == true);
+    CHECK(v.find("events")->i == f.count("events"));
+    Json log = parse(f.call("chair1", "GET", "/api/v1/log?subject=objection/" + std::to_string(id), "").body);
+    std::vector<std::string> actions;
+    for (const auto& e : log.find("events")->items) actions.push_back(e.find("action")->s);
+    CHECK(actions == std::vector<std::string>{"objection.file", "evidence.add", "response.add", "vote.cast", "decision.record"});
+    // The store refuses to change or delete an event.
+    std::string error;
+    CHECK_FALSE(f.s->exec("UPDATE events SET payload_json = '{}' WHERE seq = 3", &error));
+    CHECK(contains(error, "append-only"));
+    CHECK_FALSE(f.s->exec("DELETE FROM events WHERE seq = 3", &error));
+    CHECK(contains(error, "append-only"));
+    // A copy edited around the trigger: verify names event 12.
+    f.s.reset();
+    f.api.reset();
+    std::string copy = (f.dir.path / "copy.db").string();
+    fs::copy_file(f.path, copy);
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(copy.c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw, "DROP TRIGGER events_append_only_update; UPDATE events SET payload_json = "
+                              "replace(payload_json, 'uphold', 'reject') WHERE action = 'vote.cast'",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(raw, "SELECT seq FROM events WHERE action = 'vote.cast'", -1, &st, nullptr);
+    REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+    long long tampered = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    auto s = Store::open(copy, &error);
+    REQUIRE(s);
+    auto check = referee::review::verify_events(*s, &error);
+    CHECK_FALSE(check.ok);
+    CHECK(check.first_bad == tampered);
+    s.reset();
+    std::string out;
+    CHECK(run_referee("review log --verify --db '" + copy + "'", &out) == 1);
+    CHECK(contains(out, "broken at event " + std::to_string(tampered)));
+    CHECK(run_referee("review log --verify --db '" + f.path + "'", &out) == 0);
+    CHECK(contains(out, "chain intact"));
+  }
+
+  TEST_CASE("CLI: user add prints the token once; objection file, respond, vote, decide on a local store") {
+    Review f;
+    std::string db = "--db '" + f.path + "'";
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    REQUIRE(run_referee("user add carol --org Google --role member " + db, &out) == 0);
+    size_t at = out.find("rft_");
+    REQUIRE(at != std::string::npos);
+    std::string carol = out.substr(at, 68);
+    CHECK(out.find("rft_", at + 1) == std::string::npos);
+    CHECK(contains(out, "shown only this once"));
+    CHECK(run_referee("user list " + db, &out) == 0);
+    CHECK(contains(out, "carol"));
+    CHECK_FALSE(contains(out, carol));
+    CHECK(run_referee("user add dave --org Nowhere --role member " + db, &out) == 1);
+    CHECK(contains(out, "--create-org"));
+    CHECK(run_referee("user add eve --role king " + db, &out) == 2);
+    // A member may not add users: refused by policy, exit 1.
+    CHECK(run_referee("user add frank --org Google --role member --token " + carol + " " + db, &out) == 1);
+    CHECK(run_referee("objection file --round 3.1.0 --against NVIDIA --result NVIDIA/eos/retinanet --title 'RCP fails' "
+                      "--rule 'rcps: retinanet' --lines NVIDIA/eos/retinanet:result_0.txt:2 --token " + carol + " " + db,
+                      &out) == 0);
+    CHECK(contains(out, "objection 1 (training-3.1.0, open, version 1): RCP fails"));
+    CHECK(contains(out, "score impact: 0.85454 min -> 0.919"));
+    CHECK(contains(out, "not under the 2% waiver threshold"));
+    CHECK(contains(out, "2: :::MLLOG {\"key\": \"eval_accuracy\""));
+    std::string nv = f.token.at("nv"), dell = f.token.at("dell"), chair = f.token.at("chair1");
+    CHECK(run_referee("objection respond 1 --text 'normalise it' --remedy normalise --factor 1.0758 --version 5 --token " + nv + " " + db, &out) == 1);
+    CHECK(contains(out, "changed since you read it"));
+    CHECK(run_referee("objection respond 1 --text 'normalise it' --remedy normalise --factor 1.0758 --version 1 --token " + nv + " " + db, &out) == 0);
+    CHECK(contains(out, "NVIDIA (nv) proposes normalise factor 1.0758"));
+    CHECK(run_referee("objection vote 1 --vote uphold --token " + dell + " " + db, &out) == 0);
+    CHECK(run_referee("objection decide 1 --remedy normalise --factor 1.0758 --token " + dell + " " + db, &out) == 1);
+    CHECK(run_referee("objection decide 1 --remedy normalise --factor 1.0758 --token " + chair + " " + db, &out) == 0);
+    CHECK(contains(out, "decision 1: upheld, remedy normalise factor 1.0758"));
+    CHECK(run_referee("objection show 1 --json " + db, &out) == 0);
+    CHECK(contains(out, "\"state\":\"decided\""));
+    CHECK(run_referee("objection list --round 3.1.0 " + db, &out) == 0);
+    CHECK(contains(out, "#1  training-3.1.0  Google -> NVIDIA  decided"));
+    CHECK(run_referee("review log --round 3.1.0 " + db, &out) == 0);
+    CHECK(contains(out, "decision.record  objection/1"));
+    CHECK(run_referee("objection show 99 " + db, &out) == 1);
+    CHECK(contains(out, "referee objection show: no objection 99"));
+  }
+}

@@ -1,16 +1,11 @@
 #include "review/policy.h"
 
 #include "review/events.h"
+#include "submissions/queries.h"
 
 namespace referee::review {
 
 namespace {
-
-std::string lower(std::string s) {
-  for (auto& ch : s)
-    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-  return s;
-}
 
 bool read_review(Context& c, RoundInfo* out, Response* err) {
   submissions::Stmt q(c.store.db(),
@@ -41,27 +36,22 @@ bool read_review(Context& c, RoundInfo* out, Response* err) {
 }  // namespace
 
 bool load_round(Context& c, const std::string& text, RoundInfo* out, Response* err) {
-  std::string wanted = lower(text);
-  submissions::Stmt q(c.store.db(), "SELECT id, name FROM rounds ORDER BY ordinal");
-  std::string known;
-  bool found = false;
-  while (q.step()) {
-    std::string n = q.col_text(1);
-    if (lower(n) == wanted || lower(n) == "training-" + wanted) {
-      out->id = q.col_int(0);
-      out->name = n;
-      found = true;
-    }
-  }
-  if (!q.ok()) {
-    *err = store_error(c.store, q.rc(), "reading rounds");
-    return false;
-  }
-  if (!found) {
+  std::string name, error;
+  if (!submissions::resolve_round(c.store, text, &name, &error)) {
+    // Said the same way for an unknown round and an embargoed one.
     *err = error_response(404, "not-found", "round " + text + " is not known to this store",
                           "rounds are named as imported, e.g. 3.1.0 or training-3.1.0");
     return false;
   }
+  submissions::Stmt q(c.store.db(), "SELECT id FROM rounds WHERE name = ?1");
+  q.bind(1, name);
+  if (!q.step()) {
+    *err = q.ok() ? error_response(404, "not-found", "round " + text + " is not known to this store")
+                  : store_error(c.store, q.rc(), "reading rounds");
+    return false;
+  }
+  out->id = q.col_int(0);
+  out->name = name;
   return read_review(c, out, err);
 }
 

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include "mllog/json.h"
 #include "review/api.h"
@@ -727,6 +729,95 @@ TEST_SUITE("review") {
     CHECK(contains(out, "broken at event " + std::to_string(tampered)));
     CHECK(run_referee("review log --verify --db '" + f.path + "'", &out) == 0);
     CHECK(contains(out, "chain intact"));
+  }
+
+  TEST_CASE("concurrent writers on one objection: none is lost, none is refused, the chain verifies") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    const char* users[] = {"goog", "nv", "nv2", "chair1", "goog", "nv"};
+    std::vector<std::thread> threads;
+    std::vector<int> bad(6, 0);
+    std::mutex mu;
+    std::vector<std::string> failures;
+    for (int t = 0; t < 6; ++t)
+      threads.emplace_back([&, t]() {
+        // Each thread is its own client with its own Api on the store (as separate processes would be).
+        Api api(f.path);
+        auto call = [&](const std::string& user, const std::string& body, const std::string& to) {
+          Request r;
+          r.method = "POST";
+          r.path = path + to;
+          r.body = body;
+          r.token = f.token.at(user);
+          return api.handle(r);
+        };
+        for (int k = 0; k < 10; ++k) {
+          Response r = call(users[t], "{\"evidence\":[{\"check\":\"thread " + std::to_string(t) + " item " + std::to_string(k) + "\"}]}", "/evidence");
+          if (r.status != 201) {
+            ++bad[t];
+            std::lock_guard<std::mutex> lock(mu);
+            failures.push_back(r.body);
+          }
+        }
+        Response v = call(t % 3 == 0 ? "goog" : t % 3 == 1 ? "nv" : "dell", R"({"vote":"uphold"})", "/votes");
+        if (v.status != 201) ++bad[t];
+      });
+    for (auto& th : threads) th.join();
+    for (const auto& b : failures) INFO(b);
+    CHECK(failures.empty());
+    for (const auto& b : failures) MESSAGE(b);
+    for (int t = 0; t < 6; ++t) CHECK(bad[t] == 0);
+    CHECK(f.count("evidence") == 60);
+    CHECK(f.count("votes") == 3);
+    Json shown = parse(f.call("chair1", "GET", path, "").body);
+    CHECK(shown.find("objection")->find("version")->i == 1 + 60 + 6);
+    Json v = parse(f.call("chair1", "GET", "/api/v1/log/verify", "").body);
+    CHECK(v.find("ok")->b == true);
+  }
+
+  TEST_CASE("concurrent writers through one Api (a server's threads): none is lost, none is refused") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    const char* users[] = {"goog", "nv", "nv2", "chair1", "goog", "nv"};
+    std::vector<std::thread> threads;
+    std::vector<int> bad(6, 0);
+    std::mutex mu;
+    std::vector<std::string> failures;
+    for (int t = 0; t < 6; ++t)
+      threads.emplace_back([&, t]() {
+        Api& api = *f.api;
+        auto call = [&](const std::string& user, const std::string& body, const std::string& to) {
+          Request r;
+          r.method = "POST";
+          r.path = path + to;
+          r.body = body;
+          r.token = f.token.at(user);
+          return api.handle(r);
+        };
+        for (int k = 0; k < 10; ++k) {
+          Response r = call(users[t], "{\"evidence\":[{\"check\":\"thread " + std::to_string(t) + " item " + std::to_string(k) + "\"}]}", "/evidence");
+          if (r.status != 201) {
+            ++bad[t];
+            std::lock_guard<std::mutex> lock(mu);
+            failures.push_back(r.body);
+          }
+        }
+        Response v = call(t % 3 == 0 ? "goog" : t % 3 == 1 ? "nv" : "dell", R"({"vote":"uphold"})", "/votes");
+        if (v.status != 201) ++bad[t];
+      });
+    for (auto& th : threads) th.join();
+    for (const auto& b : failures) INFO(b);
+    CHECK(failures.empty());
+    for (const auto& b : failures) MESSAGE(b);
+    for (int t = 0; t < 6; ++t) CHECK(bad[t] == 0);
+    CHECK(f.count("evidence") == 60);
+    CHECK(f.count("votes") == 3);
+    Json shown = parse(f.call("chair1", "GET", path, "").body);
+    CHECK(shown.find("objection")->find("version")->i == 1 + 60 + 6);
+    Json v = parse(f.call("chair1", "GET", "/api/v1/log/verify", "").body);
+    CHECK(v.find("ok")->b == true);
   }
 
   TEST_CASE("CLI: user add prints the token once; objection file, respond, vote, decide on a local store") {

@@ -814,6 +814,9 @@ Response add_evidence(Context& c) {
   if (!parse_body(c.req, {"evidence", "version", "override"}, &body, &err)) return err;
   std::string override_reason;
   if (!body_string(body, "override", false, &override_reason, &err)) return err;
+  // Read and changed in one transaction: concurrent writers queue, none is lost.
+  Transaction tx(c.store);
+  if (!tx.begin(&err)) return err;
   Objection o;
   RoundInfo round;
   if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
@@ -830,8 +833,6 @@ Response add_evidence(Context& c) {
   std::vector<EvidenceIn> evidence;
   if (!parse_evidence_array(c, body, round.id, &evidence, &err)) return err;
   if (evidence.empty()) return error_response(400, "missing-field", "field 'evidence' is required (one item or more)");
-  Transaction tx(c.store);
-  if (!tx.begin(&err)) return err;
   for (const auto& e : evidence)
     if (!insert_evidence(c, o.id, e, &err)) return err;
   if (!bump(c, o, o.state, &err)) return err;
@@ -864,6 +865,9 @@ Response respond(Context& c) {
   if (remedy == "normalise" && (!has_factor || !(factor > 0)))
     return error_response(400, "bad-field", "remedy normalise needs a factor above 0");
   if (has_factor && remedy != "normalise") return error_response(400, "bad-field", "a factor goes with remedy normalise only");
+  // Read and changed in one transaction: concurrent writers queue, none is lost.
+  Transaction tx(c.store);
+  if (!tx.begin(&err)) return err;
   Objection o;
   RoundInfo round;
   if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
@@ -874,8 +878,6 @@ Response respond(Context& c) {
   if (!check_version(c, body, o, &err)) return err;
   std::string overridden;
   if (!check_deadline(c, round, "responses_due", override_reason, &overridden, &err)) return err;
-  Transaction tx(c.store);
-  if (!tx.begin(&err)) return err;
   submissions::Stmt ins(c.store.db(),
                         "INSERT INTO responses (objection_id, organisation_id, user_id, text, remedy, factor, created_at) "
                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -916,6 +918,9 @@ Response vote(Context& c) {
     return error_response(400, "bad-field", "remedy '" + remedy + "' is not none, fix, open, withdraw or normalise");
   if (remedy == "normalise" && (!has_factor || !(factor > 0)))
     return error_response(400, "bad-field", "remedy normalise needs a factor above 0");
+  // Read and changed in one transaction: concurrent writers queue, none is lost.
+  Transaction tx(c.store);
+  if (!tx.begin(&err)) return err;
   Objection o;
   RoundInfo round;
   if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
@@ -927,8 +932,6 @@ Response vote(Context& c) {
   if (!still_open(o, &err)) return err;
   std::string overridden;
   if (!check_deadline(c, round, "decisions_due", override_reason, &overridden, &err)) return err;
-  Transaction tx(c.store);
-  if (!tx.begin(&err)) return err;
   submissions::Stmt ins(c.store.db(),
                         "INSERT OR REPLACE INTO votes (objection_id, organisation_id, user_id, vote, remedy, factor, "
                         "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -1004,6 +1007,9 @@ Response decide(Context& c) {
   if (remedy == "normalise" && (!has_factor || !(factor > 0)))
     return error_response(400, "bad-field", "remedy normalise needs a factor above 0");
   if (has_factor && remedy != "normalise") return error_response(400, "bad-field", "a factor goes with remedy normalise only");
+  // Read and changed in one transaction: concurrent writers queue, none is lost.
+  Transaction tx(c.store);
+  if (!tx.begin(&err)) return err;
   Objection o;
   RoundInfo round;
   if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
@@ -1049,8 +1055,6 @@ Response decide(Context& c) {
       has_factor = false;
     }
   }
-  Transaction tx(c.store);
-  if (!tx.begin(&err)) return err;
   submissions::Stmt ins(c.store.db(),
                         "INSERT INTO decisions (objection_id, outcome, remedy, factor, votes_uphold, votes_reject, "
                         "votes_abstain, majority, decided_by, text, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
@@ -1107,6 +1111,9 @@ Response withdraw(Context& c) {
   std::string text, override_reason;
   if (!body_string(body, "text", false, &text, &err) || !body_string(body, "override", false, &override_reason, &err))
     return err;
+  // Read and changed in one transaction: concurrent writers queue, none is lost.
+  Transaction tx(c.store);
+  if (!tx.begin(&err)) return err;
   Objection o;
   RoundInfo round;
   if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
@@ -1117,8 +1124,6 @@ Response withdraw(Context& c) {
   if (!check_version(c, body, o, &err)) return err;
   std::string overridden;
   if (!check_deadline(c, round, "", override_reason, &overridden, &err)) return err;
-  Transaction tx(c.store);
-  if (!tx.begin(&err)) return err;
   if (!bump(c, o, "withdrawn", &err)) return err;
   if (!clear_open(c, o.id, o.results, &err)) return err;
   JsonWriter p(0);
@@ -1165,7 +1170,11 @@ Response read_log(Context& c) {
       // A member sees the events of the rounds they can see, nothing else.
       if (r.empty()) continue;
       auto it = visible.find(r);
-      if (it == visible.end()) it = visible.emplace(r, c.api.can_see_round(c.who, r)).first;
+      if (it == visible.end()) {
+        RoundInfo info;
+        Response ignored;
+        it = visible.emplace(r, load_round(c, r, &info, &ignored)).first;
+      }
       if (!it->second) continue;
     }
     w.begin_object().key("seq").value(e.seq).key("at").value(e.at).key("actor").value(e.actor);

@@ -453,7 +453,8 @@ TEST_SUITE("review") {
     std::string error;
     auto events = referee::review::read_events(*f.s, "objection/", &error);
     REQUIRE(!events.empty());
-    CHECK(contains(events.back().payload_json, "announced at the first meeting"));
+    // The override as the committee's report reads it: the reason as a string.
+    CHECK(contains(events.back().payload_json, "\"override\":\"announced at the first meeting\""));
     CHECK(contains(events.back().payload_json, "objections_due (2020-01-01T00:00:00Z)"));
     // After scores_final nothing but overrides.
     f.set_deadline("scores_final", "2020-02-01");

@@ -759,7 +759,7 @@ Response file_objection(Context& c) {
   p.key("impact_minutes");
   if (has_impact) p.value(impact); else p.null();
   p.key("impact_basis").value(basis);
-  if (!overridden.empty()) p.key("override").begin_object().key("deadline").value(overridden).key("reason").value(override_reason).end_object();
+  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
   p.end_object();
   if (!tx.commit(c.who, "objection.file", "objection/" + std::to_string(id), p.str(), &err)) return err;
   return show_response(c, id, 201, "impact_basis", basis);
@@ -842,7 +842,7 @@ Response add_evidence(Context& c) {
   p.key("kinds").begin_array();
   for (const auto& e : evidence) p.value(e.kind);
   p.end_array();
-  if (!overridden.empty()) p.key("override").begin_object().key("deadline").value(overridden).key("reason").value(override_reason).end_object();
+  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
   p.end_object();
   if (!tx.commit(c.who, "evidence.add", "objection/" + std::to_string(o.id), p.str(), &err)) return err;
   return show_response(c, o.id, 201);
@@ -895,7 +895,7 @@ Response respond(Context& c) {
   p.key("response").value(static_cast<long long>(sqlite3_last_insert_rowid(c.store.db())));
   p.key("remedy").value(remedy.empty() ? "none" : remedy);
   if (has_factor) p.key("factor").value(factor);
-  if (!overridden.empty()) p.key("override").begin_object().key("deadline").value(overridden).key("reason").value(override_reason).end_object();
+  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
   p.end_object();
   if (!tx.commit(c.who, "response.add", "objection/" + std::to_string(o.id), p.str(), &err)) return err;
   return show_response(c, o.id, 201);
@@ -949,7 +949,7 @@ Response vote(Context& c) {
   p.key("organisation").value(org_name).key("vote").value(v);
   if (!remedy.empty()) p.key("remedy").value(remedy);
   if (has_factor) p.key("factor").value(factor);
-  if (!overridden.empty()) p.key("override").begin_object().key("deadline").value(overridden).key("reason").value(override_reason).end_object();
+  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
   p.end_object();
   if (!tx.commit(c.who, "vote.cast", "objection/" + std::to_string(o.id), p.str(), &err)) return err;
   return show_response(c, o.id, 201);
@@ -1098,7 +1098,7 @@ Response decide(Context& c) {
   p.key("votes").begin_object().key("uphold").value(up).key("reject").value(rej).key("abstain").value(abst).end_object();
   p.key("majority").value(out.majority);
   if (!status.empty()) p.key("result_status").value(status);
-  if (!overridden.empty()) p.key("override").begin_object().key("deadline").value(overridden).key("reason").value(override_reason).end_object();
+  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
   p.end_object();
   if (!tx.commit(c.who, "decision.record", "objection/" + std::to_string(o.id), p.str(), &err)) return err;
   return show_response(c, o.id, 201);
@@ -1130,7 +1130,7 @@ Response withdraw(Context& c) {
   p.begin_object();
   write_payload_common(p, o, round);
   if (!text.empty()) p.key("text").value(text);
-  if (!overridden.empty()) p.key("override").begin_object().key("deadline").value(overridden).key("reason").value(override_reason).end_object();
+  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
   p.end_object();
   if (!tx.commit(c.who, "objection.withdraw", "objection/" + std::to_string(o.id), p.str(), &err)) return err;
   return show_response(c, o.id);
@@ -1164,6 +1164,9 @@ Response read_log(Context& c) {
   JsonWriter w(0);
   w.begin_object().key("events").begin_array();
   for (const auto& e : events) {
+    // objection/1 names objection/1 and what is under it, not objection/12.
+    if (!subject.empty() && e.subject.size() > subject.size() && subject.back() != '/' && e.subject[subject.size()] != '/')
+      continue;
     std::string r = event_round(e);
     if (!round_name.empty() && r != round_name) continue;
     if (c.who.role == Role::Member) {

@@ -11,6 +11,8 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <csignal>
+#include <chrono>
 
 #include "mllog/json.h"
 #include "review/api.h"
@@ -819,6 +821,50 @@ TEST_SUITE("review") {
     CHECK(shown.find("objection")->find("version")->i == 1 + 60 + 6);
     Json v = parse(f.call("chair1", "GET", "/api/v1/log/verify", "").body);
     CHECK(v.find("ok")->b == true);
+  }
+
+  TEST_CASE("CLI through referee serve: the same output as on the local store, the same refusals") {
+    Review f;
+    long long id = f.file_rcp();
+    REQUIRE(f.call("nv", "POST", "/api/v1/objections/" + std::to_string(id) + "/responses", R"({"text":"normalise"})").status == 201);
+    f.s.reset();
+    f.api.reset();
+    std::string port_file = (f.dir.path / "serve.out").string(), err_file = (f.dir.path / "serve.err").string();
+    std::string out;
+    REQUIRE(referee::testing::run_shell_capture(std::string(REFEREE_BINARY) + " serve --db '" + f.path +
+                                                    "' --listen 127.0.0.1:0 > '" + port_file + "' 2> '" + err_file +
+                                                    "' & echo $!",
+                                                &out) == 0);
+    long pid = std::stol(out);
+    std::string url;
+    for (int i = 0; i < 500 && url.empty(); ++i) {
+      std::ifstream in(port_file);
+      std::string line;
+      if (std::getline(in, line) && line.rfind("listening on http://", 0) == 0) url = line.substr(13);
+      else std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE_MESSAGE(!url.empty(), "the server did not start");
+    while (!url.empty() && (url.back() == ' ' || url.back() == '\r')) url.pop_back();
+    if (size_t sp = url.find(' '); sp != std::string::npos) url = url.substr(0, sp);
+    std::string local_out, remote_out;
+    std::string nv = " --token " + f.token.at("nv");
+    int local_rc = run_referee("objection show " + std::to_string(id) + nv + " --db '" + f.path + "'", &local_out);
+    int remote_rc = run_referee("objection show " + std::to_string(id) + nv + " --server " + url, &remote_out);
+    CHECK(local_rc == 0);
+    CHECK(remote_rc == 0);
+    CHECK(local_out == remote_out);
+    CHECK(contains(remote_out, "NVIDIA (nv): normalise"));
+    // Filing and refusals over HTTP.
+    CHECK(run_referee("objection file --round 3.1.0 --against NVIDIA --result NVIDIA/eos/bert --title t --rule r --token " +
+                          f.token.at("dell") + " --server " + url, &out) == 0);
+    CHECK(contains(out, "by Dell (dell) against NVIDIA"));
+    CHECK(run_referee("objection decide " + std::to_string(id) + " --tie-break reject" + nv + " --server " + url, &out) == 1);
+    CHECK(contains(out, "only a review chair"));
+    CHECK(run_referee("objection show " + std::to_string(id) + " --token " + f.token.at("intel") + " --server " + url, &out) == 1);
+    CHECK(run_referee("objection show " + std::to_string(id) + " --token " + f.token.at("gone") + " --server " + url, &out) == 2);
+    CHECK(run_referee("review log --verify --token " + f.token.at("chair1") + " --server " + url, &out) == 0);
+    kill(static_cast<pid_t>(pid), SIGTERM);
+    for (int i = 0; i < 200 && kill(static_cast<pid_t>(pid), 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 
   TEST_CASE("CLI: user add prints the token once; objection file, respond, vote, decide on a local store") {

@@ -581,6 +581,12 @@ TEST_SUITE("review") {
     CHECK(contains(unknown.body, "\"impact_basis\":\"unknown"));
     long long unknown_id = parse(unknown.body).find("objection")->find("id")->i;
     CHECK(f.call("chair1", "POST", "/api/v1/objections/" + std::to_string(unknown_id) + "/decision", R"({"waive":true})").status == 422);
+    // Evidence that gives the impact sets it: 5.05 of 5.0 is 1%, now waivable.
+    Response more = f.call("goog", "POST", "/api/v1/objections/" + std::to_string(unknown_id) + "/evidence",
+                           R"({"evidence":[{"figure":"epochs","value":2,"impact_minutes":5.05}]})");
+    REQUIRE(more.status == 201);
+    CHECK(parse(more.body).find("objection")->find("impact")->find("minutes")->f == doctest::Approx(5.05));
+    CHECK(parse(more.body).find("objection")->find("impact")->find("under_waiver_threshold")->b == true);
     Response fig = f.call("goog", "POST", "/api/v1/objections",
                           R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"x","rule":"r",)"
                           R"("evidence":[{"figure":"eval samples","value":10.5,"unit":"k","impact_minutes":5.3}]})");

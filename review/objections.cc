@@ -833,15 +833,28 @@ Response add_evidence(Context& c) {
   std::vector<EvidenceIn> evidence;
   if (!parse_evidence_array(c, body, round.id, &evidence, &err)) return err;
   if (evidence.empty()) return error_response(400, "missing-field", "field 'evidence' is required (one item or more)");
-  for (const auto& e : evidence)
+  bool new_impact = false;
+  double impact = 0;
+  for (const auto& e : evidence) {
     if (!insert_evidence(c, o.id, e, &err)) return err;
+    if (e.has_impact && !new_impact) {  // a finding's or figure's impact replaces the one computed at filing
+      new_impact = true;
+      impact = e.impact;
+    }
+  }
   if (!bump(c, o, o.state, &err)) return err;
+  if (new_impact) {
+    submissions::Stmt up(c.store.db(), "UPDATE objections SET impact_minutes = ?2 WHERE id = ?1");
+    up.bind(1, o.id).bind(2, impact);
+    if (!up.run()) return store_error(c.store, up.rc(), "updating the score impact");
+  }
   JsonWriter p(0);
   p.begin_object();
   write_payload_common(p, o, round);
   p.key("kinds").begin_array();
   for (const auto& e : evidence) p.value(e.kind);
   p.end_array();
+  if (new_impact) p.key("impact_minutes").value(impact);
   if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
   p.end_object();
   if (!tx.commit(c.who, "evidence.add", "objection/" + std::to_string(o.id), p.str(), &err)) return err;

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/demo_review.h"
 #include "cli/common.h"
 #include "cli/table.h"
 #include "harness/backends.h"
@@ -20,12 +21,20 @@ Command demo_command() {
   return {"demo", "Run the mini workloads through the harness, then check, score and store the package",
           [](CLI::App& sub) -> std::function<int()> {
             struct Opts {
-              std::string out = "referee-demo", db;
+              std::string out = "referee-demo", db, reference;
+              bool review = false;
             };
             auto o = std::make_shared<Opts>();
             sub.add_option("--out", o->out, "where the package and the demo's store are written (default: referee-demo)");
             sub.add_option("--db", o->db, "store to import into (default: <out>/referee.db)");
+            sub.add_flag("--review", o->review,
+                         "instead: the peer review of NVIDIA's round-3.1 RetinaNet told through a review server on "
+                         "127.0.0.1, on the published logs");
+            sub.add_option("--reference", o->reference,
+                           "with --review: the folder holding mlperf/training_results_v3.1 and mlperf/logging "
+                           "(default $REFEREE_REFERENCE_DATA, else ../shared beside the source tree)");
             return [o]() -> int {
+              if (o->review) return run_review_demo({o->out, o->reference});
               LoadedRules loaded;
               if (!load_rules("demo", "mini-1.0.0", "", &loaded)) return kCannotCheck;
               std::string error;

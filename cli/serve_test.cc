@@ -21,7 +21,9 @@
 
 #include "review/events.h"
 #include "submissions/store.h"
+#include "tests/reference_data.h"
 #include "tests/run_referee.h"
+#include "tests/temp_dir.h"
 #include "tests/temp_dir.h"
 
 namespace referee::testing {
@@ -617,6 +619,33 @@ TEST_SUITE("serve") {
     auto h = c.Get("/api/v1/health");
     REQUIRE(h);
     CHECK(h->status == 200);
+  }
+
+  TEST_CASE("demo --review tells NVIDIA's 3.1 RetinaNet review through a real server") {
+    if (!have_reference_data()) return;
+    TempDir t;
+    std::string out;
+    int rc = run_referee("demo --review --out '" + t.path.string() + "' --reference '" + reference_dir() + "'", &out);
+    INFO(out);
+    CHECK(rc == 0);
+    CHECK(out.find("-> http://127.0.0.1:") != std::string::npos);  // the review ran through a server
+    // Before: the unscaled score and the failing check; the audit finds it.
+    CHECK(out.find("0.8545  FAIL") != std::string::npos);
+    CHECK(out.find("check-failure  NVIDIA/eos_n256_ngc23.09_pytorch/ssd") != std::string::npos);
+    CHECK(out.find("only a review chair records a decision") != std::string::npos);
+    CHECK(out.find("decision 1: upheld, remedy normalise factor 1.07575758 (votes 3 uphold") != std::string::npos);
+    // After: the normalised score with its decision, the chain intact.
+    CHECK(out.find("0.9193 (normalised)  FAIL    normalised x1.0758 (decision 1)") != std::string::npos);
+    CHECK(out.find("chain intact") != std::string::npos);
+  }
+
+  TEST_CASE("demo --review without the published results says where it looked and how to point it there") {
+    TempDir t;
+    std::string out;
+    int rc = run_referee("demo --review --out '" + t.path.string() + "' --reference '" + t.path.string() + "/none'", &out);
+    CHECK(rc == 2);
+    CHECK(out.find("the published round-3.1 results are not in") != std::string::npos);
+    CHECK(out.find("--reference DIR or set REFEREE_REFERENCE_DATA") != std::string::npos);
   }
 }
 

@@ -150,11 +150,8 @@ TEST_SUITE("workloads") {
   TEST_CASE("each workload's log passes mini-1.0.0 and reaches the target") {
     for (const std::string bench : {"minilm", "miniclf"}) {
       CAPTURE(bench);
-      auto t0 = std::chrono::steady_clock::now();
       Run r = run(bench, 7);
-      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       REQUIRE_MESSAGE(r.ok, r.error);
-      CHECK(secs < 5.0);  // well under a second on one core; generous for sanitizer builds
       CHECK(r.result.converged);
       CHECK_FALSE(r.result.cancelled);
       auto v = check(r.text());

@@ -513,7 +513,8 @@ TEST_SUITE("review") {
     CHECK(f.status_of("NVIDIA/eos/retinanet") == "objection-open");
     Response tie = f.call("chair1", "POST", path + "/decision", R"({"remedy":"withdraw"})");
     CHECK(tie.status == 201);
-    auto d = parse(tie.body).find("objection")->find("decision");
+    Json tie_body = parse(tie.body);  // d points into it
+    auto d = tie_body.find("objection")->find("decision");
     CHECK(d->find("outcome")->s == "upheld");
     CHECK(d->find("majority")->s == "two-thirds");
     CHECK(f.status_of("NVIDIA/eos/retinanet") == "withdrawn");

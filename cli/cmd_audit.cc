@@ -72,7 +72,7 @@ int run(AuditOpts o) {
   review::Request r;
   r.method = "POST";
   r.path = "/api/v1/audit";
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object();
   if (is_round_name(o.target)) {
     if (!o.round.empty()) {

@@ -13,7 +13,7 @@
 namespace referee::review {
 
 Response error_response(int status, const std::string& code, const std::string& message, const std::string& hint) {
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("error").begin_object();
   w.key("status").value(status).key("code").value(code).key("message").value(message);
   if (!hint.empty()) w.key("hint").value(hint);

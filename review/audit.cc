@@ -91,7 +91,7 @@ std::string value_text(const mllog::Json& j) {
     case K::Float: return mllog::json_number(j.f);
     case K::String: {
       std::string s;
-      mllog::append_json_string(&s, j.s);
+      mllog::append_json_string(&s, j.s, mllog::JsonText::kUtf8);
       return s;
     }
     case K::Array: {
@@ -106,7 +106,7 @@ std::string value_text(const mllog::Json& j) {
       std::string s = "{";
       for (size_t i = 0; i < j.fields.size(); ++i) {
         if (i) s += ",";
-        mllog::append_json_string(&s, j.fields[i].first);
+        mllog::append_json_string(&s, j.fields[i].first, mllog::JsonText::kUtf8);
         s += ":" + value_text(j.fields[i].second);
       }
       return s + "}";
@@ -669,7 +669,7 @@ void shared_hyperparameters(const std::vector<ResultRow>& all, const ResultRow& 
 // ------------------------------------------------------------ storing
 
 std::string evidence_json(const std::vector<Evidence>& ev) {
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_array();
   for (const auto& e : ev) {
     w.begin_object();
@@ -729,7 +729,7 @@ std::string ids_json(const std::vector<long long>& ids) {
 }  // namespace
 
 std::string finding_json(const Finding& f) {
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object();
   w.key("id").value(f.id).key("round").value(f.round).key("organisation").value(f.organisation);
   w.key("result");
@@ -894,7 +894,7 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
   }
   out->added = static_cast<int>(added.size());
   if (!added.empty() || !back.empty() || !gone.empty()) {
-    mllog::JsonWriter w(0);
+    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
     w.begin_object().key("round").value(round).key("organisation");
     if (organisation.empty()) w.null();
     else w.value(organisation);

@@ -637,6 +637,57 @@ TEST_SUITE("review") {
     CHECK(obj->find("evidence")->items.at(0).find("quoted")->s == "result_2.txt:7: :::MLLOG run_start\nrun_starts = 2\n");
   }
 
+  TEST_CASE("UTF-8 text comes back as it was sent: titles, texts, organisation names, error messages, the report") {
+    Review f;
+    const std::string title = "\xc3\x9c" "berpr\xc3\xbc" "fung \xc3\xa9";  // Überprüfung é
+    const std::string text = "\xce\xbc = 0,85 \xe2\x80\x94 \xe2\x9c\x93 \xf0\x9d\x9b\xbc";  // μ = 0,85 — ✓ 𝛼
+    Response r = f.call("goog", "POST", "/api/v1/objections",
+                        R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":")" + title +
+                            R"(","rule":"r","text":")" + text + "\"}");
+    REQUIRE_MESSAGE(r.status == 201, r.body);
+    CHECK(contains(r.body, "\"title\":\"" + title + "\""));  // the bytes as sent, not read as latin-1
+    const Json filed = parse(r.body);
+    const Json* o = filed.find("objection");
+    CHECK(o->find("title")->s == title);
+    CHECK(o->find("text")->s == text);
+    std::string id = std::to_string(o->find("id")->i);
+    // Escaped in the request (\u00dc...), the same characters come back.
+    Response esc = f.call("dell", "POST", "/api/v1/objections",
+                          R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"\u00dcberpr\u00fcfung \u00e9","rule":"r"})");
+    REQUIRE_MESSAGE(esc.status == 201, esc.body);
+    CHECK(parse(esc.body).find("objection")->find("title")->s == title);
+    Response got = f.call("nv", "GET", "/api/v1/objections/" + id, "");
+    REQUIRE(got.status == 200);
+    CHECK(parse(got.body).find("objection")->find("title")->s == title);
+    CHECK(parse(got.body).find("objection")->find("text")->s == text);
+    Response list = f.call("nv", "GET", "/api/v1/objections?round=3.1.0", "");
+    CHECK(contains(list.body, title));
+    Response report = f.call("chair1", "GET", "/api/v1/rounds/3.1.0/report?format=json", "");
+    REQUIRE_MESSAGE(report.status == 200, report.body);
+    CHECK(contains(report.body, title));
+    CHECK(contains(report.body, text));
+    // An error message quoting what was sent.
+    const std::string org = "Gr\xc3\xb6\xc3\x9f" "e AG";  // Größe AG
+    Response bad = f.call("goog", "POST", "/api/v1/objections",
+                          R"({"round":"3.1.0","against":")" + org + R"(","results":["NVIDIA/eos/bert"],"title":"t","rule":"r"})");
+    CHECK(bad.status == 422);
+    CHECK(parse(bad.body).find("error")->find("message")->s == "organisation " + org + " did not submit to training-3.1.0");
+    Response name = f.local("POST", "/api/v1/users", R"({"name":"j\u00fcrgen","role":"admin"})");
+    CHECK(name.status == 400);
+    CHECK(contains(parse(name.body).find("error")->find("message")->s, "user name 'j\xc3\xbcrgen' is not"));
+    // An organisation name, on the user that belongs to it.
+    Response user = f.local("POST", "/api/v1/users",
+                            R"({"name":"juergen","role":"member","organisation":")" + org + R"(","create_organisation":true})");
+    REQUIRE_MESSAGE(user.status == 201, user.body);
+    CHECK(parse(user.body).find("user")->find("organisation")->s == org);
+    Response users = f.local("GET", "/api/v1/users", "");
+    CHECK(contains(users.body, "\"organisation\":\"" + org + "\""));
+    // A byte that is not UTF-8 (stored before the API checked) is its latin-1 character: the output stays UTF-8.
+    f.exec("UPDATE objections SET title = CAST(X'41E942' AS TEXT) WHERE id = " + id);
+    Response latin = f.call("nv", "GET", "/api/v1/objections/" + id, "");
+    CHECK(parse(latin.body).find("objection")->find("title")->s == "A\xc3\xa9" "B");
+  }
+
   TEST_CASE("withdrawal clears the open status; a withdrawn objection takes no more changes") {
     Review f;
     long long id = f.file_rcp();

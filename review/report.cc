@@ -175,7 +175,7 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
 // ------------------------------------------------------------ JSON
 
 std::string report_json(const ReportRound& r) {
-  mllog::JsonWriter w;
+  mllog::JsonWriter w(1, mllog::JsonText::kUtf8);
   w.begin_object().key("schema").value("referee.review-report/1").key("round").value(r.name);
   w.key("state").value(r.state).key("review").value(r.has_review).key("version").value(r.version);
   w.key("schedule").begin_object();
@@ -389,7 +389,7 @@ std::string report_github(const ReportRound& r) {
   std::string out;
   if (r.objections.empty()) return "<!-- " + r.name + ": no objections -->\n";
   for (const auto& o : r.objections) {
-    mllog::JsonWriter title(0), labels(0);
+    mllog::JsonWriter title(0, mllog::JsonText::kUtf8), labels(0, mllog::JsonText::kUtf8);
     title.value("[" + r.name + "] " + o.title);
     labels.begin_array().value("by " + o.by).value("against " + o.against).value(r.name).end_array();
     out += "---\n";

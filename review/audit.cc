@@ -15,6 +15,7 @@
 #include "review/events.h"
 #include "review/router.h"
 #include "rules/facts.h"
+#include "review/text_format.h"
 #include "rules/rcp.h"
 #include "rules/source.h"
 #include "submissions/queries.h"
@@ -317,7 +318,7 @@ void cherry_picking(const ResultRow& r, const std::string& round, std::vector<Fi
         if (!run.has_minutes) continue;
         double z = 0.6745 * (med - run.minutes) / mad;
         if (run.minutes < med && z > kOutlierZ) {
-          which += (which.empty() ? "" : ", ") + run.file + " (" + fmt(run.minutes) + " min, z " + fmt(z, 3) + ")";
+          which += (which.empty() ? "" : ", ") + run.file + " (" + minutes_text(run.minutes) + " min, z " + fmt(z, 3) + ")";
           f.evidence.push_back(figure(r.rel(run.file) + " minutes", run.minutes, "min"));
           f.evidence.push_back(figure(r.rel(run.file) + " modified z-score", z, ""));
           if (!run.log.run_stops.empty()) f.evidence.push_back(quote(r.rel(run.file), run.log.run_stops.back()));
@@ -555,7 +556,7 @@ void check_failure(const ResultRow& r, const std::string& round, const RoundRule
       f.has_impact = true;
       f.impact_minutes = r.unscaled * r.rcp_norm;
       f.evidence.push_back(figure("unscaled score", r.unscaled, "min"));
-      f.summary += "; normalised, the score is " + fmt(f.impact_minutes, 6) + " min";
+      f.summary += "; normalised, the score is " + minutes_text(f.impact_minutes) + " min";
     }
     out->push_back(std::move(f));
   }

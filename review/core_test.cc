@@ -924,6 +924,45 @@ TEST_SUITE("review") {
     for (int i = 0; i < 200 && kill(static_cast<pid_t>(pid), 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 
+  TEST_CASE("CLI text rounds: minutes to 4 decimals, factors as given up to 8 decimals, figures to 6 digits; JSON keeps all") {
+    Review f;
+    std::string db = " --db '" + f.path + "'";
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    const std::string goog = " --token " + f.token.at("goog");
+    REQUIRE(run_referee("objection file --round 3.1.0 --against NVIDIA --result NVIDIA/eos/retinanet --title 'RCP fails' "
+                        "--rule 'rcps: retinanet' --figure 'mean epochs=7.333333333333333:epochs' "
+                        "--figure 'slowest run=0.9512345678:min'" + goog + db, &out) == 0);
+    CHECK_MESSAGE(contains(out, "score impact: 0.8545 min -> 0.9193 min (+7.576%, not under the 2% waiver threshold)"), out);
+    CHECK(contains(out, "mean epochs = 7.33333 epochs"));
+    CHECK(contains(out, "slowest run = 0.9512 min"));
+    CHECK_FALSE(contains(out, "7.333333333"));
+    CHECK_FALSE(contains(out, "0.91928"));
+    REQUIRE(run_referee("objection respond 1 --text 'normalise it' --remedy normalise --factor 1.0757575757575757 --token " +
+                            f.token.at("nv") + db, &out) == 0);
+    CHECK_MESSAGE(contains(out, "proposes normalise factor 1.07575758:"), out);
+    REQUIRE(run_referee("objection respond 1 --text 'or this' --remedy normalise --factor 1.0758 --token " + f.token.at("nv") + db,
+                        &out) == 0);
+    CHECK_MESSAGE(contains(out, "proposes normalise factor 1.0758:"), out);
+    // JSON keeps every digit.
+    REQUIRE(run_referee("objection show 1 --json" + goog + db, &out) == 0);
+    Json j = parse(out);
+    const Json* o = j.find("objection");
+    CHECK(o->find("impact")->find("minutes")->f == 0.85454 * 1.07575758);
+    CHECK(o->find("evidence")->items.at(0).find("value")->f == 7.333333333333333);
+    CHECK(o->find("responses")->items.at(0).find("factor")->f == 1.0757575757575757);
+    // The committee's report (Markdown): the factor as given.
+    REQUIRE(run_referee("objection vote 1 --vote uphold --token " + f.token.at("dell") + db, &out) == 0);
+    REQUIRE(run_referee("objection decide 1 --remedy normalise --factor 1.0757575757575757 --token " + f.token.at("chair1") + db,
+                        &out) == 0);
+    CHECK_MESSAGE(contains(out, "remedy normalise factor 1.07575758"), out);
+    REQUIRE(run_referee("review report --round 3.1.0 --format md --token " + f.token.at("chair1") + db, &out) == 0);
+    CHECK_MESSAGE(contains(out, "(factor 1.07575758)"), out);
+    CHECK(contains(out, "mean epochs = 7.33333 epochs"));
+    CHECK_FALSE(contains(out, "1.0757575757"));
+  }
+
   TEST_CASE("CLI: user add prints the token once; objection file, respond, vote, decide on a local store") {
     Review f;
     std::string db = "--db '" + f.path + "'";
@@ -948,7 +987,7 @@ TEST_SUITE("review") {
                       "--rule 'rcps: retinanet' --lines NVIDIA/eos/retinanet:result_0.txt:2 --token " + carol + " " + db,
                       &out) == 0);
     CHECK(contains(out, "objection 1 (training-3.1.0, open, version 1): RCP fails"));
-    CHECK(contains(out, "score impact: 0.85454 min -> 0.919"));
+    CHECK(contains(out, "score impact: 0.8545 min -> 0.9193 min (+7.576%, not under the 2% waiver threshold)"));
     CHECK(contains(out, "not under the 2% waiver threshold"));
     CHECK(contains(out, "2: :::MLLOG {\"key\": \"eval_accuracy\""));
     std::string nv = f.token.at("nv"), dell = f.token.at("dell"), chair = f.token.at("chair1");

@@ -11,6 +11,7 @@
 #include "review/events.h"
 #include "review/policy.h"
 #include "review/router.h"
+#include "review/text_format.h"
 
 namespace referee::review {
 
@@ -116,8 +117,10 @@ std::string quote_finding(const std::string& evidence_json) {
     if (item.find("file")) {
       out += text_of(item.find("file")) + ":" + text_of(item.find("line")) + ": " + text_of(item.find("text")) + "\n";
     } else if (item.find("figure")) {
-      out += text_of(item.find("figure")) + " = " + text_of(item.find("value"));
       std::string unit = text_of(item.find("unit"));
+      const Json* value = item.find("value");
+      out += text_of(item.find("figure")) + " = " +
+             (value && value->kind == Json::Kind::Float ? figure_unit_text(value->f, unit) : text_of(value));
       if (!unit.empty()) out += " " + unit;
       out += "\n";
     }
@@ -396,7 +399,7 @@ bool compute_impact(Context& c, long long result_id, const std::string& rule, co
   if (k.find("rcp") != std::string::npos) {
     if (rs.has_norm && rs.has_unscaled && rs.norm > 0) {
       *impact = rs.unscaled * rs.norm;
-      *basis = "the unscaled score times the RCP normalisation factor " + mllog::json_number(rs.norm);
+      *basis = "the unscaled score times the RCP normalisation factor " + factor_text(rs.norm);
       return true;
     }
     *basis = "unknown: the result has no RCP normalisation factor";

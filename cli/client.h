@@ -34,7 +34,8 @@ std::string url_encode(const std::string& s);
 
 // Sends `r` (its token is filled from `o`). With no server and no token the
 // request is made as the local store's administrator. A transport failure
-// (server unreachable, TLS error, timeout) is a Response with status 0 and
+// (server unreachable, TLS error, timeout), and with no server a store file
+// that does not exist (nothing is created), is a Response with status 0 and
 // the reason in body as {"error": {...}}.
 review::Response call_api(const ClientOptions& o, review::Request r);
 

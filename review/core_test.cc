@@ -963,6 +963,33 @@ TEST_SUITE("review") {
     CHECK_FALSE(contains(out, "1.0757575757"));
   }
 
+  TEST_CASE("CLI on a local store that does not exist: exit 2 naming the path and how to make one; nothing created") {
+    TempDir dir{"referee-nostore-"};
+    const fs::path home = dir.path / "home";
+    fs::create_directories(home);
+    const std::string env = "env -u XDG_DATA_HOME -u REFEREE_DB -u REFEREE_SERVER -u REFEREE_TOKEN HOME='" + home.string() + "' ";
+    std::string out;
+    // The default store ($HOME/.local/share/referee/referee.db) on a machine that has none.
+    CHECK(referee::testing::run_shell_capture(env + REFEREE_BINARY + " objection list", &out) == 2);
+    const std::string default_db = (home / ".local/share/referee/referee.db").string();
+    CHECK_MESSAGE(contains(out, "no store at " + default_db), out);
+    CHECK(contains(out, "referee import DIR --round R --db " + default_db));
+    CHECK_FALSE(fs::exists(home / ".local"));
+    // $REFEREE_DB and --db naming a file that is not there, in a folder that is.
+    const std::string named = (dir.path / "named.db").string();
+    CHECK(referee::testing::run_shell_capture(env + "REFEREE_DB='" + named + "' " + REFEREE_BINARY + " user list", &out) == 2);
+    CHECK_MESSAGE(contains(out, "no store at " + named), out);
+    CHECK(referee::testing::run_shell_capture(env + REFEREE_BINARY + " round show 3.1.0 --db '" + named + "'", &out) == 2);
+    CHECK(contains(out, "referee import DIR --round R --db " + named));
+    CHECK(referee::testing::run_shell_capture(env + REFEREE_BINARY + " objection file --round 3.1.0 --against NVIDIA "
+                                              "--result NVIDIA/eos/bert --title t --rule r --json --db '" + named + "'",
+                                              &out) == 2);
+    CHECK(referee::testing::run_shell_capture(env + REFEREE_BINARY + " audit training-3.1.0 --db '" + named + "'", &out) == 2);
+    CHECK(contains(out, "no store at " + named));
+    CHECK_FALSE(fs::exists(named));
+    CHECK(fs::is_empty(home));
+  }
+
   TEST_CASE("CLI: user add prints the token once; objection file, respond, vote, decide on a local store") {
     Review f;
     std::string db = "--db '" + f.path + "'";

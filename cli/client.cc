@@ -168,6 +168,7 @@ review::Response call_api(const ClientOptions& o, review::Request r) {
     return missing;
   }
   review::Api api(db);
+  api.set_rules_dir(o.rules);
   return api.handle(r);
 }
 

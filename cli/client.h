@@ -19,6 +19,7 @@ struct ClientOptions {
   std::string db;      // --db, else the default store (local only)
   std::string cacert;  // --cacert, else $REFEREE_CACERT: PEM file of the CA (or self-signed certificate) to trust
   long timeout_s = 0;  // --timeout, else $REFEREE_TIMEOUT, else 60: the whole request's limit
+  std::string rules;   // referee audit --rules: where the local store's audit finds rule sets (local only)
 };
 
 // Registers --server, --token, --cacert, --timeout and (when `with_db`) --db on `sub`.

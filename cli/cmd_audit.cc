@@ -69,6 +69,12 @@ void print_finding(const mllog::Json& f, bool brief) {
 
 int run(AuditOpts o) {
   resolve_client_options(&o.client);
+  if (!o.client.rules.empty() && !o.client.server.empty()) {
+    std::cerr << "referee audit: --rules is for an audit of a local store; a server (" << o.client.server
+              << ") looks for rule sets where it runs\n"
+              << "hint: install them there (referee rules fetch, or REFEREE_RULES=DIR for referee serve), or leave out --server\n";
+    return kCannotCheck;
+  }
   review::Request r;
   r.method = "POST";
   r.path = "/api/v1/audit";
@@ -140,6 +146,10 @@ Command audit_command() {
             sub.add_option("--round", o->round, "with an organisation: the round (default: its latest)");
             sub.add_flag("--json", o->json, "print the server's JSON answer");
             add_client_options(sub, &o->client);
+            sub.add_option("--rules", o->client.rules,
+                           "local store: the rule sets' root (holds compliance_checker/), the only place looked for the "
+                           "round's rule set (default: REFEREE_RULES, then the cache of referee rules fetch); a server "
+                           "uses its own");
             return [o] { return run(*o); };
           }};
 }

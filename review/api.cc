@@ -28,6 +28,7 @@ Response error_response(int status, const std::string& code, const std::string& 
 struct Api::Impl {
   std::string db_path;
   bool read_only = false;
+  std::string rules_dir;
   std::mutex mu;  // guards stores, checked and checking; never held while a store opens
   std::condition_variable checked_cv;
   std::map<std::thread::id, std::unique_ptr<submissions::Store>> stores;
@@ -77,6 +78,10 @@ Api::Api(std::string db_path, bool read_only) : impl_(std::make_unique<Impl>()) 
 Api::~Api() = default;
 
 const std::string& Api::db_path() const { return impl_->db_path; }
+
+void Api::set_rules_dir(std::string dir) { impl_->rules_dir = std::move(dir); }
+
+const std::string& Api::rules_dir() const { return impl_->rules_dir; }
 
 namespace {
 

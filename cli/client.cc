@@ -1,6 +1,7 @@
 #include "cli/client.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "rules/dynlib.h"
@@ -154,7 +155,20 @@ review::Response call_api(const ClientOptions& o, review::Request r) {
   r.token = o.token;
   if (!o.server.empty()) return call_http(o, r);
   r.local_admin = o.token.empty();
-  review::Api api(o.db.empty() ? submissions::default_db_path() : o.db);
+  const std::string db = o.db.empty() ? submissions::default_db_path() : o.db;
+  // Opening a store that is not there would create an empty one (at the
+  // default path, on a machine that has none): refuse instead, creating nothing.
+  std::error_code ec;
+  if (!std::filesystem::exists(db, ec)) {
+    review::Response missing = review::error_response(
+        0, "no-store",
+        "no store at " + db + (o.db.empty() ? " (the default: $REFEREE_DB, else the user's data directory)" : ""),
+        "create one with referee import DIR --round R --db " + db +
+            ", or name an existing store with --db PATH (or $REFEREE_DB), or a server with --server URL");
+    return missing;
+  }
+  review::Api api(db);
+  api.set_rules_dir(o.rules);
   return api.handle(r);
 }
 

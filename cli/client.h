@@ -19,6 +19,7 @@ struct ClientOptions {
   std::string db;      // --db, else the default store (local only)
   std::string cacert;  // --cacert, else $REFEREE_CACERT: PEM file of the CA (or self-signed certificate) to trust
   long timeout_s = 0;  // --timeout, else $REFEREE_TIMEOUT, else 60: the whole request's limit
+  std::string rules;   // referee audit --rules: where the local store's audit finds rule sets (local only)
 };
 
 // Registers --server, --token, --cacert, --timeout and (when `with_db`) --db on `sub`.
@@ -34,7 +35,8 @@ std::string url_encode(const std::string& s);
 
 // Sends `r` (its token is filled from `o`). With no server and no token the
 // request is made as the local store's administrator. A transport failure
-// (server unreachable, TLS error, timeout) is a Response with status 0 and
+// (server unreachable, TLS error, timeout), and with no server a store file
+// that does not exist (nothing is created), is a Response with status 0 and
 // the reason in body as {"error": {...}}.
 review::Response call_api(const ClientOptions& o, review::Request r);
 

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
+#include "review/text_format.h"
 
 namespace referee::cli {
 
@@ -35,14 +36,12 @@ bool is_round_name(const std::string& t) {
 
 std::string str(const mllog::Json* v) { return v && v->kind == mllog::Json::Kind::String ? v->s : ""; }
 
-std::string num(const mllog::Json* v) {
+// A number of the answer as text: an integer as it is, a fraction by `fmt`
+// (review/text_format.h: 6 significant digits unless told); --json keeps every digit.
+std::string num(const mllog::Json* v, std::string (*fmt)(double) = review::figure_text) {
   if (!v) return "";
   if (v->kind == mllog::Json::Kind::Int) return std::to_string(v->i);
-  if (v->kind == mllog::Json::Kind::Float) {
-    char b[64];
-    std::snprintf(b, sizeof b, "%.6g", v->f);
-    return b;
-  }
+  if (v->kind == mllog::Json::Kind::Float) return fmt(v->f);
   return "";
 }
 
@@ -56,7 +55,8 @@ void print_finding(const mllog::Json& f, bool brief) {
   if (const auto* ev = f.find("evidence"))
     for (const auto& e : ev->items) {
       if (e.find("figure"))
-        std::cout << "    " << str(e.find("figure")) << ": " << num(e.find("value"))
+        std::cout << "    " << str(e.find("figure")) << ": "
+                  << num(e.find("value"), str(e.find("unit")) == "min" ? review::minutes_text : review::figure_text)
                   << (str(e.find("unit")).empty() ? "" : " " + str(e.find("unit"))) << "\n";
       else if (num(e.find("line")) == "0")
         std::cout << "    " << str(e.find("file")) << ": " << str(e.find("text")) << "\n";
@@ -64,15 +64,21 @@ void print_finding(const mllog::Json& f, bool brief) {
         std::cout << "    " << str(e.find("file")) << ":" << num(e.find("line")) << ": " << str(e.find("text")) << "\n";
     }
   if (const auto* im = f.find("impact_minutes"); im && im->kind != mllog::Json::Kind::Null)
-    std::cout << "    score if it holds: " << num(im) << " min\n";
+    std::cout << "    score if it holds: " << num(im, review::minutes_text) << " min\n";
 }
 
 int run(AuditOpts o) {
   resolve_client_options(&o.client);
+  if (!o.client.rules.empty() && !o.client.server.empty()) {
+    std::cerr << "referee audit: --rules is for an audit of a local store; a server (" << o.client.server
+              << ") looks for rule sets where it runs\n"
+              << "hint: install them there (referee rules fetch, or REFEREE_RULES=DIR for referee serve), or leave out --server\n";
+    return kCannotCheck;
+  }
   review::Request r;
   r.method = "POST";
   r.path = "/api/v1/audit";
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object();
   if (is_round_name(o.target)) {
     if (!o.round.empty()) {
@@ -140,6 +146,10 @@ Command audit_command() {
             sub.add_option("--round", o->round, "with an organisation: the round (default: its latest)");
             sub.add_flag("--json", o->json, "print the server's JSON answer");
             add_client_options(sub, &o->client);
+            sub.add_option("--rules", o->client.rules,
+                           "local store: the rule sets' root (holds compliance_checker/), the only place looked for the "
+                           "round's rule set (default: REFEREE_RULES, then the cache of referee rules fetch); a server "
+                           "uses its own");
             return [o] { return run(*o); };
           }};
 }

@@ -7,6 +7,7 @@
 #include "cli/review_cli.h"
 #include "cli/review_output.h"
 #include "mllog/json_writer.h"
+#include "review/text_format.h"
 
 namespace referee::cli {
 
@@ -72,6 +73,13 @@ bool evidence_json(const char* cmd, const EvidenceFlags& e, std::string* out) {
 
 std::string opt_text(const mllog::Json& j, const char* k) { return text_of(j.find(k)); }
 
+// A number of the answer as text: an integer as it is, a fraction rounded by
+// `fmt` (review/text_format.h); the JSON (--json) keeps every digit.
+std::string opt_num(const mllog::Json& j, const char* k, std::string (*fmt)(double)) {
+  const mllog::Json* v = j.find(k);
+  return v && v->kind == mllog::Json::Kind::Float ? fmt(v->f) : text_of(v);
+}
+
 void print_objection(const mllog::Json& b) {
   const mllog::Json* o = b.find("objection");
   if (!o) return;
@@ -85,13 +93,13 @@ void print_objection(const mllog::Json& b) {
     for (const auto& x : r->items) std::cout << "  result: " << x.s << "\n";
   if (!opt_text(j, "finding").empty()) std::cout << "  finding: " << opt_text(j, "finding") << "\n";
   if (const auto* im = j.find("impact")) {
-    std::string m = opt_text(*im, "minutes");
+    std::string m = opt_num(*im, "minutes", review::minutes_text);
     if (m.empty()) {
       std::cout << "  score impact: unknown";
       if (const auto* basis = b.find("impact_basis")) std::cout << " (" << basis->s << ")";
       std::cout << "\n";
     } else {
-      std::cout << "  score impact: " << opt_text(*im, "score_minutes") << " min -> " << m << " min";
+      std::cout << "  score impact: " << opt_num(*im, "score_minutes", review::minutes_text) << " min -> " << m << " min";
       std::string pct = opt_text(*im, "change_percent");
       if (!pct.empty())
         std::cout << " (" << (pct[0] == '-' ? "" : "+") << pct << "%, "
@@ -118,7 +126,7 @@ void print_objection(const mllog::Json& b) {
         std::cout << " " << opt_text(e, "result") << " " << opt_text(e, "file") << ":" << opt_text(e, "first_line") << "-"
                   << opt_text(e, "last_line");
       if (kind == "figure")
-        std::cout << " " << opt_text(e, "figure") << " = " << opt_text(e, "value") << " " << opt_text(e, "unit");
+        std::cout << " " << opt_text(e, "figure") << " = " << opt_num(e, "value", opt_text(e, "unit") == "min" ? review::minutes_text : review::figure_text) << " " << opt_text(e, "unit");
       std::cout << " (by " << opt_text(e, "by") << ")";
       if (!opt_text(e, "note").empty()) std::cout << ": " << opt_text(e, "note");
       std::cout << "\n";
@@ -137,7 +145,7 @@ void print_objection(const mllog::Json& b) {
     for (const auto& r : rs->items) {
       std::cout << "  [" << opt_text(r, "id") << "] " << opt_text(r, "organisation") << " (" << opt_text(r, "by") << ")";
       if (!opt_text(r, "remedy").empty()) std::cout << " proposes " << opt_text(r, "remedy");
-      if (!opt_text(r, "factor").empty()) std::cout << " factor " << opt_text(r, "factor");
+      if (!opt_text(r, "factor").empty()) std::cout << " factor " << opt_num(r, "factor", review::factor_text);
       std::cout << ": " << opt_text(r, "text") << "\n";
     }
   }
@@ -152,7 +160,7 @@ void print_objection(const mllog::Json& b) {
   if (const auto* d = j.find("decision"); d && d->kind == mllog::Json::Kind::Object) {
     std::cout << "\ndecision " << opt_text(*d, "id") << ": " << opt_text(*d, "outcome") << ", remedy "
               << opt_text(*d, "remedy");
-    if (!opt_text(*d, "factor").empty()) std::cout << " factor " << opt_text(*d, "factor");
+    if (!opt_text(*d, "factor").empty()) std::cout << " factor " << opt_num(*d, "factor", review::factor_text);
     if (const auto* v = d->find("votes"))
       std::cout << " (votes " << opt_text(*v, "uphold") << " uphold, " << opt_text(*v, "reject") << " reject, "
                 << opt_text(*v, "abstain") << " abstain; " << opt_text(*d, "majority") << ")";

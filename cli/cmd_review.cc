@@ -98,7 +98,7 @@ SubSetup pairing_setup() {
     add_client_options(sub, &o->client);
     return [o]() -> int {
       resolve_client_options(&o->client);
-      mllog::JsonWriter w(0);
+      mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
       w.begin_object().key("status").value(o->status);
       if (o->version >= 0) w.key("version").value(o->version);
       w.end_object();
@@ -149,7 +149,7 @@ SubSetup announce_setup() {
     add_client_options(sub, &o->client);
     return [o]() -> int {
       resolve_client_options(&o->client);
-      mllog::JsonWriter w(0);
+      mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
       w.begin_object().key("results").begin_array();
       for (const auto& x : o->results) w.value(x);
       w.end_array().key("text").value(o->text);

@@ -97,7 +97,7 @@ SubSetup schedule_setup() {
           return 2;
         }
       }
-      mllog::JsonWriter w(0);
+      mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
       w.begin_object();
       int fields = 0;
       for (auto& [name, field] : review::schedule_fields()) {
@@ -140,7 +140,7 @@ SubSetup state_setup() {
     add_client_options(sub, &o->client);
     return [o]() -> int {
       resolve_client_options(&o->client);
-      mllog::JsonWriter w(0);
+      mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
       w.begin_object().key("state").value(o->state);
       if (!o->reason.empty()) w.key("reason").value(o->reason);
       if (o->version >= 0) w.key("version").value(o->version);

@@ -94,28 +94,6 @@ std::string strip_prefix(std::string err, const std::string& name) {
   return err;
 }
 
-// A JSON string of `text` with its bytes as they are (UTF-8 stays UTF-8);
-// quotes, backslashes and control characters escaped.
-std::string json_utf8(const std::string& text) {
-  static const char* hex = "0123456789abcdef";
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20 || c == 0x7f) {
-      out += "\\u00";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
-
 review::Response unknown_round(const std::string& text) {
   return review::error_response(404, "unknown-round", "unknown round " + text,
                                 "referee list rounds --server URL shows the rounds you can see");
@@ -167,11 +145,11 @@ review::Response answer_query(const std::string& name, const review::Request& r,
     ok.content_type = a.json ? "application/json" : "text/plain";
     return ok;
   }
-  // The command's text goes back byte for byte (JsonWriter would read it as latin-1).
-  mllog::JsonWriter w(0);
+  // The command's text goes back as UTF-8 text (a byte that is not UTF-8 as its latin-1 character).
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("error").begin_object();
-  w.key("status").value(404).key("code").value("no-answer").key("message").raw(json_utf8(strip_prefix(a.err, name)));
-  w.key("output").raw(json_utf8(a.out)).key("exit").value(a.exit);
+  w.key("status").value(404).key("code").value("no-answer").key("message").value(strip_prefix(a.err, name));
+  w.key("output").value(a.out).key("exit").value(a.exit);
   w.end_object().end_object();
   review::Response res;
   res.status = 404;
@@ -322,7 +300,7 @@ int serve(const ServeOptions& o) {
       }
       review::Response out;
       if (r.path == "/api/v1/health") {
-        mllog::JsonWriter w(0);
+        mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
         w.begin_object().key("status").value("ok").key("version").value(REFEREE_VERSION);
         w.key("read_only").value(read_only).key("schema_version").value(submissions::kSchemaVersion).end_object();
         out.body = w.str();

@@ -15,7 +15,7 @@ int exit_code_for(int status) {
 
 std::string json_str(const std::string& s) {
   std::string out;
-  mllog::append_json_string(&out, s);
+  mllog::append_json_string(&out, s, mllog::JsonText::kUtf8);
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "mllog/json.h"
 #include "review/events.h"
 #include "submissions/store.h"
 #include "tests/reference_data.h"
@@ -290,6 +291,55 @@ TEST_SUITE("serve") {
     CHECK(member.err == member_local.err);
     CHECK(s.stop(SIGTERM) == 0);
     CHECK(contains(read_file(s.err_file), "PUT /api/v1/rounds/mini-1.0.0/schedule 200"));
+  }
+
+  TEST_CASE("UTF-8 text through the server: a title typed on the CLI comes back as typed, in JSON and in errors") {
+    Fixture f;
+    // OtherOrg submitted to the round too, so bob may see it under review and object.
+    exec_sql(f.db, "INSERT INTO round_reviews(round_id, state) SELECT id, 'review' FROM rounds WHERE name = 'mini-1.0.0';"
+                   "INSERT INTO packages(round_id, organisation_id, path, content_sha256, verdict, ruleset_sha256, "
+                   "referee_version, imported_at) SELECT r.id, o.id, '/nowhere', 'h', 'pass', 'r', 'v', 't' "
+                   "FROM rounds r, organisations o WHERE r.name = 'mini-1.0.0' AND o.name = 'OtherOrg'");
+    Serve s(f.db, {}, (f.dir.path / "serve.err").string());
+    const std::string title = "\xc3\x9c" "berpr\xc3\xbc" "fung \xc3\xa9";  // Überprüfung é
+    const std::string text = "\xce\xbc \xe2\x80\x94 \xe2\x9c\x93";         // μ — ✓
+    const std::string bob = " --token tok-bob-0123456789";
+    auto filed = run(f.dir, "objection file --round mini-1.0.0 --against ExampleOrg --result ExampleOrg/cpu_2x_example/minilm "
+                            "--title '" + title + "' --text '" + text + "' --rule r --json --server " + s.url + bob);
+    REQUIRE_MESSAGE(filed.rc == 0, filed.err);
+    CHECK(contains(filed.out, "\"title\":\"" + title + "\""));
+    mllog::Json j;
+    std::string error;
+    REQUIRE_MESSAGE(mllog::parse_json_permissive(filed.out, &j, &error), error);
+    CHECK(j.find("objection")->find("title")->s == title);
+    CHECK(j.find("objection")->find("text")->s == text);
+    std::string id = std::to_string(j.find("objection")->find("id")->i);
+    // The server's bytes, and the same answer as on the store.
+    httplib::Client c("127.0.0.1", s.port);
+    auto got = c.Get("/api/v1/objections/" + id, bearer("tok-bob-0123456789"));
+    REQUIRE(got);
+    CHECK(got->status == 200);
+    CHECK(contains(got->body, "\"title\":\"" + title + "\""));
+    auto remote = run(f.dir, "objection show " + id + " --json --server " + s.url + bob);
+    auto local = run(f.dir, "objection show " + id + " --json --db " + f.db + bob);
+    CHECK(remote.rc == 0);
+    CHECK(remote.out == local.out);
+    auto shown = run(f.dir, "objection show " + id + " --server " + s.url + bob);
+    CHECK(contains(shown.out, title));
+    CHECK(contains(shown.out, text));
+    // An error message that quotes what was typed.
+    const std::string org = "Gr\xc3\xb6\xc3\x9f" "e AG";  // Größe AG
+    auto refused = run(f.dir, "objection file --round mini-1.0.0 --against '" + org + "' --result ExampleOrg/cpu_2x_example/minilm "
+                              "--title t --rule r --server " + s.url + bob);
+    CHECK(refused.rc == 1);
+    CHECK(contains(refused.err, "organisation " + org + " did not submit to mini-1.0.0"));
+    auto raw = c.Post("/api/v1/objections", bearer("tok-bob-0123456789"),
+                      R"({"round":"mini-1.0.0","against":")" + org + R"(","results":["x/y/z"],"title":"t","rule":"r"})",
+                      "application/json");
+    REQUIRE(raw);
+    CHECK(raw->status == 422);
+    CHECK(contains(raw->body, "organisation " + org + " did not submit"));
+    CHECK(s.stop(SIGTERM) == 0);
   }
 
   TEST_CASE("a round under embargo is unknown to a member of another organisation") {

@@ -4,9 +4,38 @@
 
 namespace referee::mllog {
 
-void append_json_string(std::string* out, std::string_view s) {
+namespace {
+
+bool is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+// Length of the valid UTF-8 sequence of two or more bytes at s[i], or 0
+// (no overlongs, no surrogates, nothing above U+10FFFF).
+size_t utf8_length(std::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  const size_t avail = s.size() - i;
+  auto at = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  if (c >= 0xC2 && c <= 0xDF) return avail >= 2 && is_cont(at(1)) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (avail < 3 || !is_cont(at(1)) || !is_cont(at(2))) return 0;
+    if (c == 0xE0 && at(1) < 0xA0) return 0;  // overlong
+    if (c == 0xED && at(1) > 0x9F) return 0;  // surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (avail < 4 || !is_cont(at(1)) || !is_cont(at(2)) || !is_cont(at(3))) return 0;
+    if (c == 0xF0 && at(1) < 0x90) return 0;  // overlong
+    if (c == 0xF4 && at(1) > 0x8F) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void append_json_string(std::string* out, std::string_view s, JsonText text) {
   out->push_back('"');
-  for (char ch : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
     unsigned char c = static_cast<unsigned char>(ch);
     switch (c) {
       case '"': *out += "\\\""; break;
@@ -20,7 +49,15 @@ void append_json_string(std::string* out, std::string_view s) {
           std::snprintf(buf, sizeof buf, "\\u%04x", c);
           *out += buf;
         } else if (c >= 0x80) {
-          // Log text is latin-1: write each byte as its code point, so output is valid UTF-8.
+          if (text == JsonText::kUtf8) {
+            if (size_t n = utf8_length(s, i)) {  // UTF-8 text: the sequence as it is
+              out->append(s.data() + i, n);
+              i += n - 1;
+              break;
+            }
+          }
+          // Log text is latin-1 (and so is a stray byte in UTF-8 text): write the byte as its
+          // code point, so output is valid UTF-8.
           out->push_back(static_cast<char>(0xC0 | (c >> 6)));
           out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
         } else {

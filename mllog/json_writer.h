@@ -9,7 +9,17 @@
 
 namespace referee::mllog {
 
-void append_json_string(std::string* out, std::string_view s);
+// How a JSON string reads the bytes it is given.
+//   kLatin1: each byte is a latin-1 character (U+0000..U+00FF), as the
+//     consortium's tools read MLPerf log text; the checker, score and query
+//     outputs that are compared with theirs use it.
+//   kUtf8: the bytes are UTF-8 text (what people type: objection titles,
+//     names, messages); valid UTF-8 passes through as it is, a byte that is
+//     not part of a valid sequence is taken as its latin-1 character.
+// Either way the output is valid UTF-8.
+enum class JsonText { kLatin1, kUtf8 };
+
+void append_json_string(std::string* out, std::string_view s, JsonText text = JsonText::kLatin1);
 // Shortest text that reads back as the same double, laid out as Python's
 // repr(float) does: fixed notation for decimal exponents -4..15, else
 // exponent form ("100.0", "0.0001", "1e-05", "1e+16").
@@ -19,7 +29,7 @@ std::string json_number(double d);
 
 class JsonWriter {
  public:
-  explicit JsonWriter(int indent = 1) : indent_(indent) {}
+  explicit JsonWriter(int indent = 1, JsonText text = JsonText::kLatin1) : indent_(indent), text_(text) {}
   JsonWriter& begin_object() { value_prefix(); out_ += '{'; stack_.push_back(true); first_ = true; return *this; }
   JsonWriter& end_object() { close('}'); return *this; }
   JsonWriter& begin_array() { value_prefix(); out_ += '['; stack_.push_back(false); first_ = true; return *this; }
@@ -27,12 +37,12 @@ class JsonWriter {
   JsonWriter& key(std::string_view k) {
     if (!first_) out_ += ',';
     newline();
-    append_json_string(&out_, k);
+    append_json_string(&out_, k, text_);
     out_ += indent_ ? ": " : ":";
     after_key_ = true;
     return *this;
   }
-  JsonWriter& value(std::string_view s) { value_prefix(); append_json_string(&out_, s); return *this; }
+  JsonWriter& value(std::string_view s) { value_prefix(); append_json_string(&out_, s, text_); return *this; }
   JsonWriter& value(const char* s) { return value(std::string_view(s)); }
   JsonWriter& value(const std::string& s) { return value(std::string_view(s)); }
   JsonWriter& value(bool b) { value_prefix(); out_ += b ? "true" : "false"; return *this; }
@@ -75,6 +85,7 @@ class JsonWriter {
   bool first_ = true;
   bool after_key_ = false;
   int indent_;
+  JsonText text_;
 };
 
 }  // namespace referee::mllog

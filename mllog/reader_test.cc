@@ -517,4 +517,27 @@ TEST_CASE("JsonWriter builds valid JSON") {
   CHECK(pretty.str().find('\n') != std::string::npos);
 }
 
+TEST_CASE("JsonWriter: latin-1 log text by default; UTF-8 text passes through, a stray byte as its latin-1 character") {
+  const std::string utf8 = "\xc3\x9c" "ber \xc3\xa9 \xe2\x80\x94 \xf0\x9d\x9b\xbc";  // Über é — 𝛼
+  // Log text: each byte is its latin-1 code point (Ã\u009c... as the consortium's tools read it).
+  JsonWriter log(0);
+  log.value("\xc3\x9c\xe9");
+  CHECK(log.str() == "\"\xc3\x83\xc2\x9c\xc3\xa9\"");
+  JsonWriter text(0, JsonText::kUtf8);
+  text.begin_object().key("t\xc3\xa9").value(utf8).end_object();
+  CHECK(text.str() == "{\"t\xc3\xa9\":\"" + utf8 + "\"}");
+  // Bytes that are not valid UTF-8 (a lone continuation, a cut sequence, an overlong, a surrogate, 0xff):
+  // each is its latin-1 character, so the output is valid UTF-8 and reads back.
+  std::string out;
+  append_json_string(&out, "a\x80" "b\xc3" "c\xc0\xaf" "d\xed\xa0\x80" "e\xff" "\xe2\x9c", JsonText::kUtf8);
+  CHECK(out == "\"a\xc2\x80" "b\xc3\x83" "c\xc3\x80\xc2\xaf" "d\xc3\xad\xc2\xa0\xc2\x80" "e\xc3\xbf" "\xc3\xa2\xc2\x9c\"");
+  out.clear();
+  append_json_string(&out, "q\"\\\n\x01", JsonText::kUtf8);
+  CHECK(out == "\"q\\\"\\\\\\n\\u0001\"");
+  Json j;
+  std::string err;
+  REQUIRE(parse_json_permissive(text.str(), &j, &err));
+  CHECK(j.find("t\xc3\xa9")->s == utf8);
+}
+
 }  // TEST_SUITE("mllog")

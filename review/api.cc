@@ -2,6 +2,7 @@
 
 #include <sodium.h>
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -13,7 +14,7 @@
 namespace referee::review {
 
 Response error_response(int status, const std::string& code, const std::string& message, const std::string& hint) {
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("error").begin_object();
   w.key("status").value(status).key("code").value(code).key("message").value(message);
   if (!hint.empty()) w.key("hint").value(hint);
@@ -27,20 +28,39 @@ Response error_response(int status, const std::string& code, const std::string& 
 struct Api::Impl {
   std::string db_path;
   bool read_only = false;
-  std::mutex mu;
+  std::string rules_dir;
+  std::mutex mu;  // guards stores, checked and checking; never held while a store opens
+  std::condition_variable checked_cv;
   std::map<std::thread::id, std::unique_ptr<submissions::Store>> stores;
+  bool checked = false;   // a connection opened with PRAGMA quick_check
+  bool checking = false;  // one is opening with it now
   std::vector<Route> routes;
 
   // This thread's connection (opened on first use). Null with *error.
   submissions::Store* store(std::string* error) {
+    const auto id = std::this_thread::get_id();
+    bool check = false;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      if (auto it = stores.find(id); it != stores.end()) return it->second.get();
+      // PRAGMA quick_check reads every page: the first connection checks the
+      // store, the other threads' connections trust that check, so they wait
+      // for it (once per Api); a thread that has its connection never waits.
+      checked_cv.wait(lock, [this] { return checked || !checking; });
+      if (!checked) check = checking = true;
+    }
+    // Opened outside the lock: a slow open (a big store's check, a busy
+    // lock) holds up no other thread's request.
+    std::unique_ptr<submissions::Store> s = submissions::Store::open(
+        db_path, error, read_only ? submissions::OpenMode::ReadOnly : submissions::OpenMode::ReadWrite, check);
     std::lock_guard<std::mutex> lock(mu);
-    auto& s = stores[std::this_thread::get_id()];
-    // PRAGMA quick_check reads every page: the first connection checks the
-    // store, the other threads' connections trust that check.
-    if (!s) s = submissions::Store::open(db_path, error, read_only ? submissions::OpenMode::ReadOnly
-                                                                    : submissions::OpenMode::ReadWrite,
-                                         stores.size() == 1);
-    return s.get();
+    if (check) {
+      checking = false;
+      checked = s != nullptr;  // failed: the next thread to open checks again
+      checked_cv.notify_all();
+    }
+    if (!s) return nullptr;
+    return (stores[id] = std::move(s)).get();
   }
 };
 
@@ -58,6 +78,10 @@ Api::Api(std::string db_path, bool read_only) : impl_(std::make_unique<Impl>()) 
 Api::~Api() = default;
 
 const std::string& Api::db_path() const { return impl_->db_path; }
+
+void Api::set_rules_dir(std::string dir) { impl_->rules_dir = std::move(dir); }
+
+const std::string& Api::rules_dir() const { return impl_->rules_dir; }
 
 namespace {
 

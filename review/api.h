@@ -63,6 +63,12 @@ class Api {
 
   const std::string& db_path() const;
 
+  // Where `referee audit` looks for the round's rule set (as --rules: the
+  // only place looked); "" (the default) = the search path (REFEREE_RULES,
+  // the cache, the built-in sets). Set before the first request.
+  void set_rules_dir(std::string dir);
+  const std::string& rules_dir() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -14,6 +15,7 @@
 #include "review/api.h"
 #include "review/events.h"
 #include "review/router.h"
+#include "review/text_format.h"
 #include "rules/facts.h"
 #include "rules/rcp.h"
 #include "rules/source.h"
@@ -91,7 +93,7 @@ std::string value_text(const mllog::Json& j) {
     case K::Float: return mllog::json_number(j.f);
     case K::String: {
       std::string s;
-      mllog::append_json_string(&s, j.s);
+      mllog::append_json_string(&s, j.s, mllog::JsonText::kUtf8);
       return s;
     }
     case K::Array: {
@@ -106,7 +108,7 @@ std::string value_text(const mllog::Json& j) {
       std::string s = "{";
       for (size_t i = 0; i < j.fields.size(); ++i) {
         if (i) s += ",";
-        mllog::append_json_string(&s, j.fields[i].first);
+        mllog::append_json_string(&s, j.fields[i].first, mllog::JsonText::kUtf8);
         s += ":" + value_text(j.fields[i].second);
       }
       return s + "}";
@@ -317,7 +319,7 @@ void cherry_picking(const ResultRow& r, const std::string& round, std::vector<Fi
         if (!run.has_minutes) continue;
         double z = 0.6745 * (med - run.minutes) / mad;
         if (run.minutes < med && z > kOutlierZ) {
-          which += (which.empty() ? "" : ", ") + run.file + " (" + fmt(run.minutes) + " min, z " + fmt(z, 3) + ")";
+          which += (which.empty() ? "" : ", ") + run.file + " (" + minutes_text(run.minutes) + " min, z " + fmt(z, 3) + ")";
           f.evidence.push_back(figure(r.rel(run.file) + " minutes", run.minutes, "min"));
           f.evidence.push_back(figure(r.rel(run.file) + " modified z-score", z, ""));
           if (!run.log.run_stops.empty()) f.evidence.push_back(quote(r.rel(run.file), run.log.run_stops.back()));
@@ -555,7 +557,7 @@ void check_failure(const ResultRow& r, const std::string& round, const RoundRule
       f.has_impact = true;
       f.impact_minutes = r.unscaled * r.rcp_norm;
       f.evidence.push_back(figure("unscaled score", r.unscaled, "min"));
-      f.summary += "; normalised, the score is " + fmt(f.impact_minutes, 6) + " min";
+      f.summary += "; normalised, the score is " + minutes_text(f.impact_minutes) + " min";
     }
     out->push_back(std::move(f));
   }
@@ -669,7 +671,7 @@ void shared_hyperparameters(const std::vector<ResultRow>& all, const ResultRow& 
 // ------------------------------------------------------------ storing
 
 std::string evidence_json(const std::vector<Evidence>& ev) {
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_array();
   for (const auto& e : ev) {
     w.begin_object();
@@ -729,7 +731,7 @@ std::string ids_json(const std::vector<long long>& ids) {
 }  // namespace
 
 std::string finding_json(const Finding& f) {
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object();
   w.key("id").value(f.id).key("round").value(f.round).key("organisation").value(f.organisation);
   w.key("result");
@@ -746,18 +748,49 @@ std::string finding_json(const Finding& f) {
   return w.str();
 }
 
+// A message on one line: its lines joined with "; ".
+static std::string one_line(const std::string& text) {
+  std::string out;
+  size_t i = 0;
+  while (i <= text.size()) {
+    size_t n = text.find('\n', i);
+    std::string line = text.substr(i, n == std::string::npos ? std::string::npos : n - i);
+    size_t a = line.find_first_not_of(' ');
+    if (a != std::string::npos) out += (out.empty() || out.back() == ':' ? (out.empty() ? "" : " ") : "; ") + line.substr(a);
+    if (n == std::string::npos) break;
+    i = n + 1;
+  }
+  return out;
+}
+
+// Why the round's rule set was not found: every place looked, and the fix.
+static std::string ruleset_not_found(const std::string& round, const std::string& rules_dir) {
+  std::string looked;
+  bool cache = false;
+  for (const auto& src : rules::rule_search_path(rules_dir)) {
+    looked += (looked.empty() ? "" : ", ") + src.origin + (src.origin.find(src.root) == std::string::npos ? " (" + src.root + ")" : "");
+    cache = cache || src.origin.rfind("cache", 0) == 0;
+  }
+  if (rules_dir.empty() && !cache) looked += ", the cache (" + rules::cache_dir() + "/rules: no rule sets installed)";
+  if (rules_dir.empty() && !std::getenv("REFEREE_RULES")) looked += ", REFEREE_RULES (not set)";
+  rules::RulesetId id;
+  std::string tree = rules::RulesetId::parse(round, &id) ? " (a tree with compliance_checker/" + id.dir() + "/)" : "";
+  return "rule set " + round + " not found. Looked in: " + looked +
+         ". Fix: install the consortium's rule sets with referee rules fetch, set REFEREE_RULES=DIR, or pass "
+         "--rules DIR" + tree + " to a local referee audit";
+}
+
 bool detect_findings(Store& s, const std::string& round, const std::string& organisation, std::vector<Finding>* out,
-                     std::string* error, std::vector<std::string>* notes, double rcp_margin) {
+                     std::string* error, std::vector<std::string>* notes, double rcp_margin, const std::string& rules_dir) {
   out->clear();
   RoundRules rr;
   rules::RuleSource src;
   std::string rerr;
-  rr.rules = rules::resolve_ruleset(round, "", &src, &rerr);
+  rr.rules = rules::resolve_ruleset(round, rules_dir, &src, &rerr);
+  bool not_found = !rr.rules;
   if (rr.rules && !rules::facts_for(*rr.rules, &rr.facts, &rerr)) rr.rules.reset();
   if (!rr.rules) {
-    size_t nl = rerr.find('\n');
-    rr.problem = "rcp-near-fail not checked: " + (nl == std::string::npos ? rerr : rerr.substr(0, nl)) +
-                 " (install the rule sets with referee rules fetch, or set REFEREE_RULES)";
+    rr.problem = "rcp-near-fail not checked: " + (not_found ? ruleset_not_found(round, rules_dir) : one_line(rerr));
     if (notes) notes->push_back(rr.problem);
   }
   std::map<std::string, std::unique_ptr<rules::RcpTable>> tables;
@@ -828,10 +861,10 @@ bool read_findings(Store& s, const std::string& round, const std::string& organi
 }
 
 bool run_audit(Store& s, const Actor& who, const std::string& round, const std::string& organisation, AuditRun* out,
-               std::string* error, double rcp_margin) {
+               std::string* error, double rcp_margin, const std::string& rules_dir) {
   *out = AuditRun{};
   std::vector<Finding> found;
-  if (!detect_findings(s, round, organisation, &found, error, &out->notes, rcp_margin)) return false;
+  if (!detect_findings(s, round, organisation, &found, error, &out->notes, rcp_margin, rules_dir)) return false;
   if (!s.begin(error)) return false;
   auto fail = [&](const std::string& e) {
     s.rollback();
@@ -894,7 +927,7 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
   }
   out->added = static_cast<int>(added.size());
   if (!added.empty() || !back.empty() || !gone.empty()) {
-    mllog::JsonWriter w(0);
+    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
     w.begin_object().key("round").value(round).key("organisation");
     if (organisation.empty()) w.null();
     else w.value(organisation);
@@ -963,8 +996,9 @@ Response post_audit(Context& c) {
     if (!q.step()) return error_response(404, "no-package", org + " has no package in " + round);
   }
   AuditRun run;
-  if (!run_audit(c.store, c.who, round, org, &run, &e)) return error_response(500, "audit", e);
-  mllog::JsonWriter w(0);
+  if (!run_audit(c.store, c.who, round, org, &run, &e, kRcpNearFail, c.api.rules_dir()))
+    return error_response(500, "audit", e);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("round").value(round).key("organisation");
   if (org.empty()) w.null();
   else w.value(org);

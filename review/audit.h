@@ -65,9 +65,11 @@ struct Finding {
 // result, kind; else false with *error.
 // *notes (when not null) gets what could not be checked and why (no rule set
 // for the round: no RCP statistics). `rcp_margin`: the near-fail threshold.
+// `rules_dir`: where the round's rule set is (as `--rules`: the only place
+// looked); "" = the search path (REFEREE_RULES, the cache, the built-in sets).
 bool detect_findings(submissions::Store& s, const std::string& round, const std::string& organisation,
                      std::vector<Finding>* out, std::string* error, std::vector<std::string>* notes = nullptr,
-                     double rcp_margin = kRcpNearFail);
+                     double rcp_margin = kRcpNearFail, const std::string& rules_dir = "");
 
 struct AuditRun {
   std::vector<Finding> findings;  // found now (state new or open), with their ids
@@ -82,7 +84,7 @@ struct AuditRun {
 // event `audit.run` on round/<round> records the ids. Pre: none (the caller
 // checked authorisation). Post: true with *out; else false, nothing written.
 bool run_audit(submissions::Store& s, const Actor& who, const std::string& round, const std::string& organisation,
-               AuditRun* out, std::string* error, double rcp_margin = kRcpNearFail);
+               AuditRun* out, std::string* error, double rcp_margin = kRcpNearFail, const std::string& rules_dir = "");
 
 // Stored findings (`round`/`organisation`/`kind` "" = any), each with its
 // state replayed from the audit.run events. `id` > 0: that one only.

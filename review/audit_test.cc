@@ -370,6 +370,41 @@ TEST_SUITE("audit") {
     CHECK(of_kind(run.findings, "rcp-near-fail").empty());
     REQUIRE(run.notes.size() == 1);
     CHECK(run.notes[0].rfind("rcp-near-fail not checked: rule set mini-1.0.0 not found", 0) == 0);
+    // It names every place it looked, and the fix.
+    CHECK_MESSAGE(run.notes[0].find("Looked in: REFEREE_RULES=" + empty.path.string() + ", built-in rule sets (" +
+                                    empty.path.string() + "), the cache (" + empty.path.string() +
+                                    "/rules: no rule sets installed)") != std::string::npos,
+                  run.notes[0]);
+    CHECK(run.notes[0].find("Fix: install the consortium's rule sets with referee rules fetch") != std::string::npos);
+  }
+
+  TEST_CASE("referee audit --rules DIR: the only place looked; without rule sets the note says where it looked") {
+    Fixture fx;
+    fs::path pkg = fx.copy("ExampleOrg");
+    fx.store.reset();
+    std::string out;
+    REQUIRE(testing::run_referee("import " + pkg.string() + " --round mini-1.0.0 --db " + fx.db + " 2>&1", &out) == 0);
+    testing::TempDir empty;
+    const std::string none = "env -u REFEREE_RULES REFEREE_SETS=" + empty.path.string() + " REFEREE_CACHE=" +
+                             empty.path.string() + " " + REFEREE_BINARY + " audit mini-1.0.0 --db " + fx.db;
+    CHECK(testing::run_shell_capture(none, &out) == 0);
+    CHECK_MESSAGE(out.find("rcp-near-fail not checked: rule set mini-1.0.0 not found. Looked in: built-in rule sets (" +
+                           empty.path.string() + "), the cache (" + empty.path.string() +
+                           "/rules: no rule sets installed), REFEREE_RULES (not set). Fix: install the consortium's rule sets "
+                           "with referee rules fetch, set REFEREE_RULES=DIR, or pass --rules DIR (a tree with "
+                           "compliance_checker/mini_1.0.0/) to a local referee audit") != std::string::npos,
+                  out);
+    CHECK(out.find("Looked in: (") == std::string::npos);
+    // --rules naming the sets: checked, no note.
+    const std::string sets = std::string(REFEREE_SOURCE_DIR) + "/rules/sets";
+    CHECK(testing::run_shell_capture(none + " --rules " + sets, &out) == 0);
+    CHECK_MESSAGE(out.find("not checked") == std::string::npos, out);
+    // --rules naming a folder without them: the only place looked.
+    CHECK(testing::run_referee("audit mini-1.0.0 --rules " + empty.path.string() + " --db " + fx.db, &out) == 0);
+    CHECK_MESSAGE(out.find("not found. Looked in: --rules " + empty.path.string() + ". Fix:") != std::string::npos, out);
+    // A server finds rule sets where it runs: --rules with --server is refused, exit 2.
+    CHECK(testing::run_referee("audit mini-1.0.0 --rules " + sets + " --server http://127.0.0.1:9", &out) == 2);
+    CHECK(out.find("--rules is for an audit of a local store") != std::string::npos);
   }
 
   TEST_CASE("failing checks: runs that make a result fail, quoted; a failed RCP check with the normalised score") {

@@ -638,6 +638,57 @@ TEST_SUITE("review") {
     CHECK(obj->find("evidence")->items.at(0).find("quoted")->s == "result_2.txt:7: :::MLLOG run_start\nrun_starts = 2\n");
   }
 
+  TEST_CASE("UTF-8 text comes back as it was sent: titles, texts, organisation names, error messages, the report") {
+    Review f;
+    const std::string title = "\xc3\x9c" "berpr\xc3\xbc" "fung \xc3\xa9";  // Überprüfung é
+    const std::string text = "\xce\xbc = 0,85 \xe2\x80\x94 \xe2\x9c\x93 \xf0\x9d\x9b\xbc";  // μ = 0,85 — ✓ 𝛼
+    Response r = f.call("goog", "POST", "/api/v1/objections",
+                        R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":")" + title +
+                            R"(","rule":"r","text":")" + text + "\"}");
+    REQUIRE_MESSAGE(r.status == 201, r.body);
+    CHECK(contains(r.body, "\"title\":\"" + title + "\""));  // the bytes as sent, not read as latin-1
+    const Json filed = parse(r.body);
+    const Json* o = filed.find("objection");
+    CHECK(o->find("title")->s == title);
+    CHECK(o->find("text")->s == text);
+    std::string id = std::to_string(o->find("id")->i);
+    // Escaped in the request (\u00dc...), the same characters come back.
+    Response esc = f.call("dell", "POST", "/api/v1/objections",
+                          R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"\u00dcberpr\u00fcfung \u00e9","rule":"r"})");
+    REQUIRE_MESSAGE(esc.status == 201, esc.body);
+    CHECK(parse(esc.body).find("objection")->find("title")->s == title);
+    Response got = f.call("nv", "GET", "/api/v1/objections/" + id, "");
+    REQUIRE(got.status == 200);
+    CHECK(parse(got.body).find("objection")->find("title")->s == title);
+    CHECK(parse(got.body).find("objection")->find("text")->s == text);
+    Response list = f.call("nv", "GET", "/api/v1/objections?round=3.1.0", "");
+    CHECK(contains(list.body, title));
+    Response report = f.call("chair1", "GET", "/api/v1/rounds/3.1.0/report?format=json", "");
+    REQUIRE_MESSAGE(report.status == 200, report.body);
+    CHECK(contains(report.body, title));
+    CHECK(contains(report.body, text));
+    // An error message quoting what was sent.
+    const std::string org = "Gr\xc3\xb6\xc3\x9f" "e AG";  // Größe AG
+    Response bad = f.call("goog", "POST", "/api/v1/objections",
+                          R"({"round":"3.1.0","against":")" + org + R"(","results":["NVIDIA/eos/bert"],"title":"t","rule":"r"})");
+    CHECK(bad.status == 422);
+    CHECK(parse(bad.body).find("error")->find("message")->s == "organisation " + org + " did not submit to training-3.1.0");
+    Response name = f.local("POST", "/api/v1/users", R"({"name":"j\u00fcrgen","role":"admin"})");
+    CHECK(name.status == 400);
+    CHECK(contains(parse(name.body).find("error")->find("message")->s, "user name 'j\xc3\xbcrgen' is not"));
+    // An organisation name, on the user that belongs to it.
+    Response user = f.local("POST", "/api/v1/users",
+                            R"({"name":"juergen","role":"member","organisation":")" + org + R"(","create_organisation":true})");
+    REQUIRE_MESSAGE(user.status == 201, user.body);
+    CHECK(parse(user.body).find("user")->find("organisation")->s == org);
+    Response users = f.local("GET", "/api/v1/users", "");
+    CHECK(contains(users.body, "\"organisation\":\"" + org + "\""));
+    // A byte that is not UTF-8 (stored before the API checked) is its latin-1 character: the output stays UTF-8.
+    f.exec("UPDATE objections SET title = CAST(X'41E942' AS TEXT) WHERE id = " + id);
+    Response latin = f.call("nv", "GET", "/api/v1/objections/" + id, "");
+    CHECK(parse(latin.body).find("objection")->find("title")->s == "A\xc3\xa9" "B");
+  }
+
   TEST_CASE("withdrawal clears the open status; a withdrawn objection takes no more changes") {
     Review f;
     long long id = f.file_rcp();
@@ -874,6 +925,72 @@ TEST_SUITE("review") {
     for (int i = 0; i < 200 && kill(static_cast<pid_t>(pid), 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 
+  TEST_CASE("CLI text rounds: minutes to 4 decimals, factors as given up to 8 decimals, figures to 6 digits; JSON keeps all") {
+    Review f;
+    std::string db = " --db '" + f.path + "'";
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    const std::string goog = " --token " + f.token.at("goog");
+    REQUIRE(run_referee("objection file --round 3.1.0 --against NVIDIA --result NVIDIA/eos/retinanet --title 'RCP fails' "
+                        "--rule 'rcps: retinanet' --figure 'mean epochs=7.333333333333333:epochs' "
+                        "--figure 'slowest run=0.9512345678:min'" + goog + db, &out) == 0);
+    CHECK_MESSAGE(contains(out, "score impact: 0.8545 min -> 0.9193 min (+7.576%, not under the 2% waiver threshold)"), out);
+    CHECK(contains(out, "mean epochs = 7.33333 epochs"));
+    CHECK(contains(out, "slowest run = 0.9512 min"));
+    CHECK_FALSE(contains(out, "7.333333333"));
+    CHECK_FALSE(contains(out, "0.91928"));
+    REQUIRE(run_referee("objection respond 1 --text 'normalise it' --remedy normalise --factor 1.0757575757575757 --token " +
+                            f.token.at("nv") + db, &out) == 0);
+    CHECK_MESSAGE(contains(out, "proposes normalise factor 1.07575758:"), out);
+    REQUIRE(run_referee("objection respond 1 --text 'or this' --remedy normalise --factor 1.0758 --token " + f.token.at("nv") + db,
+                        &out) == 0);
+    CHECK_MESSAGE(contains(out, "proposes normalise factor 1.0758:"), out);
+    // JSON keeps every digit.
+    REQUIRE(run_referee("objection show 1 --json" + goog + db, &out) == 0);
+    Json j = parse(out);
+    const Json* o = j.find("objection");
+    CHECK(o->find("impact")->find("minutes")->f == 0.85454 * 1.07575758);
+    CHECK(o->find("evidence")->items.at(0).find("value")->f == 7.333333333333333);
+    CHECK(o->find("responses")->items.at(0).find("factor")->f == 1.0757575757575757);
+    // The committee's report (Markdown): the factor as given.
+    REQUIRE(run_referee("objection vote 1 --vote uphold --token " + f.token.at("dell") + db, &out) == 0);
+    REQUIRE(run_referee("objection decide 1 --remedy normalise --factor 1.0757575757575757 --token " + f.token.at("chair1") + db,
+                        &out) == 0);
+    CHECK_MESSAGE(contains(out, "remedy normalise factor 1.07575758"), out);
+    REQUIRE(run_referee("review report --round 3.1.0 --format md --token " + f.token.at("chair1") + db, &out) == 0);
+    CHECK_MESSAGE(contains(out, "(factor 1.07575758)"), out);
+    CHECK(contains(out, "mean epochs = 7.33333 epochs"));
+    CHECK_FALSE(contains(out, "1.0757575757"));
+  }
+
+  TEST_CASE("CLI on a local store that does not exist: exit 2 naming the path and how to make one; nothing created") {
+    TempDir dir{"referee-nostore-"};
+    const fs::path home = dir.path / "home";
+    fs::create_directories(home);
+    const std::string env = "env -u XDG_DATA_HOME -u REFEREE_DB -u REFEREE_SERVER -u REFEREE_TOKEN HOME='" + home.string() + "' ";
+    std::string out;
+    // The default store ($HOME/.local/share/referee/referee.db) on a machine that has none.
+    CHECK(referee::testing::run_shell_capture(env + REFEREE_BINARY + " objection list", &out) == 2);
+    const std::string default_db = (home / ".local/share/referee/referee.db").string();
+    CHECK_MESSAGE(contains(out, "no store at " + default_db), out);
+    CHECK(contains(out, "referee import DIR --round R --db " + default_db));
+    CHECK_FALSE(fs::exists(home / ".local"));
+    // $REFEREE_DB and --db naming a file that is not there, in a folder that is.
+    const std::string named = (dir.path / "named.db").string();
+    CHECK(referee::testing::run_shell_capture(env + "REFEREE_DB='" + named + "' " + REFEREE_BINARY + " user list", &out) == 2);
+    CHECK_MESSAGE(contains(out, "no store at " + named), out);
+    CHECK(referee::testing::run_shell_capture(env + REFEREE_BINARY + " round show 3.1.0 --db '" + named + "'", &out) == 2);
+    CHECK(contains(out, "referee import DIR --round R --db " + named));
+    CHECK(referee::testing::run_shell_capture(env + REFEREE_BINARY + " objection file --round 3.1.0 --against NVIDIA "
+                                              "--result NVIDIA/eos/bert --title t --rule r --json --db '" + named + "'",
+                                              &out) == 2);
+    CHECK(referee::testing::run_shell_capture(env + REFEREE_BINARY + " audit training-3.1.0 --db '" + named + "'", &out) == 2);
+    CHECK(contains(out, "no store at " + named));
+    CHECK_FALSE(fs::exists(named));
+    CHECK(fs::is_empty(home));
+  }
+
   TEST_CASE("CLI: user add prints the token once; objection file, respond, vote, decide on a local store") {
     Review f;
     std::string db = "--db '" + f.path + "'";
@@ -898,7 +1015,7 @@ TEST_SUITE("review") {
                       "--rule 'rcps: retinanet' --lines NVIDIA/eos/retinanet:result_0.txt:2 --token " + carol + " " + db,
                       &out) == 0);
     CHECK(contains(out, "objection 1 (training-3.1.0, open, version 1): RCP fails"));
-    CHECK(contains(out, "score impact: 0.85454 min -> 0.919"));
+    CHECK(contains(out, "score impact: 0.8545 min -> 0.9193 min (+7.576%, not under the 2% waiver threshold)"));
     CHECK(contains(out, "not under the 2% waiver threshold"));
     CHECK(contains(out, "2: :::MLLOG {\"key\": \"eval_accuracy\""));
     std::string nv = f.token.at("nv"), dell = f.token.at("dell"), chair = f.token.at("chair1");

@@ -129,13 +129,13 @@ Response add_user(Context& c) {
   long long uid = sqlite3_last_insert_rowid(c.store.db());
   std::string token, prefix;
   if (!new_token(c.store, uid, &token, &prefix, &err)) return err;
-  mllog::JsonWriter p(0);
+  mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
   p.begin_object().key("user").value(name).key("organisation").value(org_name).key("role").value(role_name(role));
   p.key("organisation_created").value(created).key("token_prefix").value(prefix).end_object();
   if (!tx.commit(c.who, "user.add", "user/" + name, p.str(), &err)) return err;
   UserRow u;
   find_user(c.store, name, &u);
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("user");
   write_user(w, u);
   w.key("token").value(token).key("token_prefix").value(prefix).end_object();
@@ -147,7 +147,7 @@ Response list_users(Context& c) {
   submissions::Stmt q(c.store.db(),
                       "SELECT u.id, u.name, COALESCE(o.name, ''), u.role, u.created_at, COALESCE(u.disabled_at, '') "
                       "FROM users u LEFT JOIN organisations o ON o.id = u.organisation_id ORDER BY u.name");
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("users").begin_array();
   while (q.step()) {
     UserRow u{q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4), q.col_text(5)};
@@ -180,10 +180,10 @@ Response user_token(Context& c) {
   if (!find_user(c.store, c.params[0], &u)) return error_response(404, "not-found", "no user " + c.params[0]);
   std::string token, prefix;
   if (!new_token(c.store, u.id, &token, &prefix, &err)) return err;
-  mllog::JsonWriter p(0);
+  mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
   p.begin_object().key("user").value(u.name).key("token_prefix").value(prefix).end_object();
   if (!tx.commit(c.who, "token.create", "user/" + u.name, p.str(), &err)) return err;
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("user").value(u.name).key("token").value(token).key("token_prefix").value(prefix).end_object();
   return json_response(w.str(), 201);
 }
@@ -201,7 +201,7 @@ Response revoke_user(Context& c) {
   up.bind(1, u.id).bind(2, now_utc());
   if (!up.run()) return store_error(c.store, up.rc(), "revoking tokens");
   long long n = sqlite3_changes(c.store.db());
-  mllog::JsonWriter p(0);
+  mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
   p.begin_object().key("user").value(u.name).key("revoked").value(n).end_object();
   if (!tx.commit(c.who, "user.revoke", "user/" + u.name, p.str(), &err)) return err;
   return json_response(p.str());
@@ -229,14 +229,14 @@ Response revoke_token(Context& c) {
   submissions::Stmt up(c.store.db(), "UPDATE tokens SET revoked_at = ?2 WHERE id = ?1");
   up.bind(1, hits[0].first).bind(2, now_utc());
   if (!up.run()) return store_error(c.store, up.rc(), "revoking the token");
-  mllog::JsonWriter p(0);
+  mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
   p.begin_object().key("user").value(hits[0].second).key("token_prefix").value(prefix).key("revoked").value(1).end_object();
   if (!tx.commit(c.who, "token.revoke", "user/" + hits[0].second, p.str(), &err)) return err;
   return json_response(p.str());
 }
 
 Response me(Context& c) {
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("user").value(c.who.user).key("organisation");
   if (c.who.organisation.empty()) w.null(); else w.value(c.who.organisation);
   w.key("role").value(role_name(c.who.role)).key("local_admin").value(c.who.local_admin).end_object();

@@ -11,6 +11,7 @@
 #include "review/events.h"
 #include "review/policy.h"
 #include "review/router.h"
+#include "review/text_format.h"
 
 namespace referee::review {
 
@@ -116,8 +117,10 @@ std::string quote_finding(const std::string& evidence_json) {
     if (item.find("file")) {
       out += text_of(item.find("file")) + ":" + text_of(item.find("line")) + ": " + text_of(item.find("text")) + "\n";
     } else if (item.find("figure")) {
-      out += text_of(item.find("figure")) + " = " + text_of(item.find("value"));
       std::string unit = text_of(item.find("unit"));
+      const Json* value = item.find("value");
+      out += text_of(item.find("figure")) + " = " +
+             (value && value->kind == Json::Kind::Float ? figure_unit_text(value->f, unit) : text_of(value));
       if (!unit.empty()) out += " " + unit;
       out += "\n";
     }
@@ -396,7 +399,7 @@ bool compute_impact(Context& c, long long result_id, const std::string& rule, co
   if (k.find("rcp") != std::string::npos) {
     if (rs.has_norm && rs.has_unscaled && rs.norm > 0) {
       *impact = rs.unscaled * rs.norm;
-      *basis = "the unscaled score times the RCP normalisation factor " + mllog::json_number(rs.norm);
+      *basis = "the unscaled score times the RCP normalisation factor " + factor_text(rs.norm);
       return true;
     }
     *basis = "unknown: the result has no RCP normalisation factor";
@@ -551,7 +554,7 @@ Response show_response(Context& c, long long id, int status = 200, const std::st
   RoundInfo round;
   Response err;
   if (!load_objection(c, std::to_string(id), &o, &round, &err)) return err;
-  JsonWriter w(0);
+  JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("objection");
   write_objection(c, w, o, round, true);
   if (!extra_key.empty()) w.key(extra_key).value(extra_value);
@@ -751,7 +754,7 @@ Response file_objection(Context& c) {
   for (const auto& e : evidence)
     if (!insert_evidence(c, id, e, &err)) return err;
   if (!mark_open(c, id, result_ids, &err)) return err;
-  JsonWriter p(0);
+  JsonWriter p(0, mllog::JsonText::kUtf8);
   p.begin_object().key("objection").value(id).key("round").value(round.name).key("by").value(by_name);
   p.key("against").value(against_name).key("results").begin_array();
   for (const auto& r : result_ids) p.value(result_name(c.store, r));
@@ -784,7 +787,7 @@ Response list_objections(Context& c) {
   std::vector<long long> ids;
   while (q.step()) ids.push_back(q.col_int(0));
   if (!q.ok()) return store_error(c.store, q.rc(), "reading objections");
-  JsonWriter w(0);
+  JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("objections").begin_array();
   for (long long id : ids) {
     Objection o;
@@ -848,7 +851,7 @@ Response add_evidence(Context& c) {
     up.bind(1, o.id).bind(2, impact);
     if (!up.run()) return store_error(c.store, up.rc(), "updating the score impact");
   }
-  JsonWriter p(0);
+  JsonWriter p(0, mllog::JsonText::kUtf8);
   p.begin_object();
   write_payload_common(p, o, round);
   p.key("kinds").begin_array();
@@ -902,7 +905,7 @@ Response respond(Context& c) {
   ins.bind(7, now_utc());
   if (!ins.run()) return store_error(c.store, ins.rc(), "storing the response");
   if (!bump(c, o, "responded", &err)) return err;
-  JsonWriter p(0);
+  JsonWriter p(0, mllog::JsonText::kUtf8);
   p.begin_object();
   write_payload_common(p, o, round);
   p.key("response").value(static_cast<long long>(sqlite3_last_insert_rowid(c.store.db())));
@@ -956,7 +959,7 @@ Response vote(Context& c) {
   ins.bind(7, now_utc());
   if (!ins.run()) return store_error(c.store, ins.rc(), "storing the vote");
   if (!bump(c, o, o.state, &err)) return err;
-  JsonWriter p(0);
+  JsonWriter p(0, mllog::JsonText::kUtf8);
   p.begin_object();
   write_payload_common(p, o, round);
   p.key("organisation").value(org_name).key("vote").value(v);
@@ -1103,7 +1106,7 @@ Response decide(Context& c) {
       if (!q.run()) return store_error(c.store, q.rc(), "setting the result's status");
     }
   }
-  JsonWriter p(0);
+  JsonWriter p(0, mllog::JsonText::kUtf8);
   p.begin_object();
   write_payload_common(p, o, round);
   p.key("decision").value(decision_id).key("outcome").value(out.outcome).key("remedy").value(remedy);
@@ -1139,7 +1142,7 @@ Response withdraw(Context& c) {
   if (!check_deadline(c, round, "", override_reason, &overridden, &err)) return err;
   if (!bump(c, o, "withdrawn", &err)) return err;
   if (!clear_open(c, o.id, o.results, &err)) return err;
-  JsonWriter p(0);
+  JsonWriter p(0, mllog::JsonText::kUtf8);
   p.begin_object();
   write_payload_common(p, o, round);
   if (!text.empty()) p.key("text").value(text);
@@ -1174,7 +1177,7 @@ Response read_log(Context& c) {
   auto events = read_events(c.store, subject, &error);
   if (!error.empty()) return error_response(500, "store", error);
   std::map<std::string, bool> visible;
-  JsonWriter w(0);
+  JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("events").begin_array();
   for (const auto& e : events) {
     // objection/1 names objection/1 and what is under it, not objection/12.
@@ -1211,7 +1214,7 @@ Response verify_log(Context& c) {
   std::string error;
   ChainCheck check = verify_events(c.store, &error);
   if (!error.empty()) return error_response(500, "store", error);
-  JsonWriter w(0);
+  JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("ok").value(check.ok).key("events").value(check.events);
   w.key("first_bad");
   if (check.ok) w.null(); else w.value(check.first_bad);

@@ -6,6 +6,7 @@
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
+#include "review/text_format.h"
 
 namespace referee::review {
 
@@ -17,6 +18,7 @@ const char* kResultName =
     "(SELECT o.name || '/' || s.name || '/' || x.benchmark FROM results x JOIN systems s ON s.id = x.system_id "
     "JOIN packages p ON p.id = s.package_id JOIN organisations o ON o.id = p.organisation_id WHERE x.id = ";
 
+// Minutes (4 decimals) and percentages; factors and figures: review/text_format.h.
 std::string num(double v, int digits = 4) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -87,7 +89,7 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
           if (!q.col_null(3))
             e.summary += " lines " + std::to_string(q.col_int(3)) + (q.col_null(4) ? "" : "-" + std::to_string(q.col_int(4)));
         } else if (e.kind == "figure") {
-          e.summary = q.col_text(6) + " = " + (q.col_null(7) ? std::string("?") : num(q.col_double(7))) +
+          e.summary = q.col_text(6) + " = " + (q.col_null(7) ? std::string("?") : figure_unit_text(q.col_double(7), q.col_text(8))) +
                       (q.col_text(8).empty() ? "" : " " + q.col_text(8));
         } else {
           e.summary = "check";
@@ -175,7 +177,7 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
 // ------------------------------------------------------------ JSON
 
 std::string report_json(const ReportRound& r) {
-  mllog::JsonWriter w;
+  mllog::JsonWriter w(1, mllog::JsonText::kUtf8);
   w.begin_object().key("schema").value("referee.review-report/1").key("round").value(r.name);
   w.key("state").value(r.state).key("review").value(r.has_review).key("version").value(r.version);
   w.key("schedule").begin_object();
@@ -266,7 +268,7 @@ std::string cell(const std::string& s) {
 std::string decision_line(const ReportObjection& o) {
   if (!o.decided) return "not decided yet";
   std::string s = o.outcome + ", remedy " + o.remedy;
-  if (o.has_factor) s += " (factor " + num(o.factor) + ")";
+  if (o.has_factor) s += " (factor " + factor_text(o.factor) + ")";
   s += "; votes " + std::to_string(o.uphold) + " uphold, " + std::to_string(o.reject) + " reject, " +
        std::to_string(o.abstain) + " abstain; " + o.majority + " majority; decision " + std::to_string(o.decision_id);
   if (!o.decided_by.empty()) s += " recorded by " + o.decided_by;
@@ -325,14 +327,14 @@ void objection_body(std::string& out, const ReportObjection& o) {
   if (o.responses.empty()) out += "- none\n";
   for (const auto& x : o.responses) {
     out += "- " + x.organisation + (x.user.empty() ? "" : " (" + x.user + ")") + " at " + x.at;
-    if (!x.remedy.empty()) out += ", proposes " + x.remedy + (x.has_factor ? " with factor " + num(x.factor) : "");
+    if (!x.remedy.empty()) out += ", proposes " + x.remedy + (x.has_factor ? " with factor " + factor_text(x.factor) : "");
     out += ": " + shorten(x.text, 2000) + "\n";
   }
   out += "\nVotes:\n";
   if (o.votes.empty()) out += "- none\n";
   for (const auto& x : o.votes) {
     out += "- " + x.organisation + ": " + x.vote;
-    if (!x.remedy.empty()) out += ", remedy " + x.remedy + (x.has_factor ? " with factor " + num(x.factor) : "");
+    if (!x.remedy.empty()) out += ", remedy " + x.remedy + (x.has_factor ? " with factor " + factor_text(x.factor) : "");
     out += "\n";
   }
   out += "\nDecision: " + decision_line(o) + "\n";
@@ -378,7 +380,7 @@ std::string report_markdown(const ReportRound& r) {
   else {
     out += "| result | status | factor | objection | decision |\n|---|---|---|---|---|\n";
     for (const auto& x : r.statuses)
-      out += "| " + cell(x.result) + " | " + x.status + " | " + (x.has_factor ? num(x.factor) : "-") + " | " +
+      out += "| " + cell(x.result) + " | " + x.status + " | " + (x.has_factor ? factor_text(x.factor) : "-") + " | " +
              (x.objection_id ? std::to_string(x.objection_id) : "-") + " | " +
              (x.decision_id ? std::to_string(x.decision_id) : "-") + " |\n";
   }
@@ -389,7 +391,7 @@ std::string report_github(const ReportRound& r) {
   std::string out;
   if (r.objections.empty()) return "<!-- " + r.name + ": no objections -->\n";
   for (const auto& o : r.objections) {
-    mllog::JsonWriter title(0), labels(0);
+    mllog::JsonWriter title(0, mllog::JsonText::kUtf8), labels(0, mllog::JsonText::kUtf8);
     title.value("[" + r.name + "] " + o.title);
     labels.begin_array().value("by " + o.by).value("against " + o.against).value(r.name).end_array();
     out += "---\n";

@@ -324,7 +324,7 @@ bool read_version(Context& c, const mllog::Json& body, long long* v, bool* given
 }
 
 Response stale(const std::string& what, long long current) {
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("error").begin_object();
   w.key("status").value(409).key("code").value("stale").key("message")
       .value(what + " changed since it was read (it is at version " + std::to_string(current) + ")");
@@ -384,7 +384,7 @@ Response event_failed(const std::string& error) { return error_response(500, "st
 // ---- GET /rounds, GET /rounds/{round}
 
 Response list_rounds(Context& c) {
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("rounds").begin_array();
   for (const auto& name : submissions::rounds(c.store)) {
     RoundInfo r;
@@ -401,7 +401,7 @@ Response show_round(Context& c) {
   RoundInfo r;
   Response err;
   if (!find_round(c, c.params[0], &r, &err) || !visible(c, r, &err)) return err;
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   round_json(w, r);
   return json_response(w.str());
 }
@@ -460,7 +460,7 @@ Response put_schedule(Context& c) {
     if (!up.run()) return store_error(c.store, up.rc(), "writing the schedule");
     RoundInfo after;
     if (!find_round(c, r.name, &after, &e)) return e;
-    mllog::JsonWriter p(0);
+    mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("round").value(after.name).key("created").value(!cur.has_review).key("changed").begin_array();
     for (const auto& f : changed) p.value(f);
     p.end_array().key("schedule").begin_object();
@@ -469,7 +469,7 @@ Response put_schedule(Context& c) {
     p.end_object().key("version").value(after.version).end_object();
     std::string err2;
     if (!append_event(c.store, c.who, "round.schedule", "round/" + after.name, p.str(), &err2)) return event_failed(err2);
-    mllog::JsonWriter w(0);
+    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
     round_json(w, after);
     return json_response(w.str());
   });
@@ -512,7 +512,7 @@ Response post_state(Context& c) {
     Stmt up(c.store.db(), "UPDATE round_reviews SET state = ?2, version = version + 1 WHERE round_id = ?1");
     up.bind(1, cur.id).bind(2, state);
     if (!up.run()) return store_error(c.store, up.rc(), "changing the round's state");
-    mllog::JsonWriter p(0);
+    mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("round").value(cur.name).key("from").value(from).key("to").value(state);
     if (!reason.empty()) p.key("reason").value(reason);
     p.key("version").value(cur.version + 1).end_object();
@@ -520,7 +520,7 @@ Response post_state(Context& c) {
     if (!append_event(c.store, c.who, "round.state", "round/" + cur.name, p.str(), &err2)) return event_failed(err2);
     RoundInfo after;
     if (!find_round(c, r.name, &after, &e)) return e;
-    mllog::JsonWriter w(0);
+    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
     round_json(w, after);
     return json_response(w.str());
   });
@@ -587,13 +587,13 @@ Response assign_pairings(Context& c) {
     std::vector<const PairingRow*> not_required;
     for (const auto& p : after)
       if (!planned.count({p.reviewer, p.reviewed})) not_required.push_back(&p);
-    mllog::JsonWriter p(0);
+    mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("round").value(r.name).key("added").begin_array();
     for (const auto& a : added) p.begin_object().key("reviewer").value(a.reviewer).key("reviewed").value(a.reviewed).key("reason").value(a.reason).end_object();
     p.end_array().key("kept").value(static_cast<long long>(before.size())).end_object();
     if (!added.empty() && !append_event(c.store, c.who, "pairings.assign", "round/" + r.name, p.str(), &error))
       return event_failed(error);
-    mllog::JsonWriter w(0);
+    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
     w.begin_object().key("round").value(r.name).key("ranking").begin_array();
     std::sort(subs.begin(), subs.end(), [](const SubmitterCount& a, const SubmitterCount& b) {
       return a.results != b.results ? a.results > b.results : a.organisation < b.organisation;
@@ -627,7 +627,7 @@ Response get_pairings(Context& c) {
   std::string error;
   auto rows = read_pairings(c.store, r.id, &error);
   if (!error.empty()) return error_response(500, "store", error);
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("round").value(r.name).key("pairings").begin_array();
   for (const auto& p : rows) pairing_json(w, p);
   w.end_array().end_object();
@@ -674,13 +674,13 @@ Response patch_pairing(Context& c) {
     Stmt up(c.store.db(), "UPDATE pairings SET status = ?2, version = version + 1 WHERE id = ?1");
     up.bind(1, id).bind(2, status);
     if (!up.run()) return store_error(c.store, up.rc(), "changing a pairing");
-    mllog::JsonWriter p(0);
+    mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("round").value(round).key("reviewer").value(reviewer).key("reviewed").value(reviewed);
     p.key("from").value(from).key("to").value(status).key("version").value(cur + 1).end_object();
     std::string error;
     if (!append_event(c.store, c.who, "pairing.status", "pairing/" + std::to_string(id), p.str(), &error))
       return event_failed(error);
-    mllog::JsonWriter w(0);
+    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
     pairing_json(w, {id, reviewer, reviewed, "", status, cur + 1});
     return json_response(w.str());
   });
@@ -781,7 +781,7 @@ Response post_announcement(Context& c) {
       if (!ins.run()) return store_error(c.store, ins.rc(), "writing an announcement");
       ids.push_back(sqlite3_last_insert_rowid(c.store.db()));
     }
-    mllog::JsonWriter p(0);
+    mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("round").value(r.name).key("announcements").begin_array();
     for (auto id : ids) p.value(id);
     p.end_array().key("results").begin_array();
@@ -791,7 +791,7 @@ Response post_announcement(Context& c) {
     p.end_object();
     if (!append_event(c.store, c.who, "announcement.add", "round/" + r.name, p.str(), &error)) return event_failed(error);
     auto all = read_announcements(c.store, r.id, &error);
-    mllog::JsonWriter w(0);
+    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
     w.begin_object().key("round").value(r.name).key("late").value(late).key("announcements").begin_array();
     for (const auto& a : all)
       if (std::find(ids.begin(), ids.end(), a.id) != ids.end()) announcement_json(w, a);
@@ -807,7 +807,7 @@ Response get_announcements(Context& c) {
   std::string error;
   auto all = read_announcements(c.store, r.id, &error);
   if (!error.empty()) return error_response(500, "store", error);
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("round").value(r.name).key("announcements").begin_array();
   for (const auto& a : all) announcement_json(w, a);
   w.end_array().end_object();

@@ -1,7 +1,9 @@
 #include <exception>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
+#include "cli/safe_text.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"referee: checks MLPerf Training result logs and submission packages against the rules"};
@@ -32,6 +34,13 @@ int main(int argc, char** argv) {
   // Last resort: commands report bad input as messages; anything that still
   // escapes (a library's exception, a bug) ends with a message and exit code 2,
   // never with an abort.
+  // Titles, texts, quoted log lines and names that others wrote are shown,
+  // never obeyed by the terminal (cli/safe_text.h).
+  std::unique_ptr<referee::cli::SafeTextFilter> out_filter, err_filter;
+  if (argc > 1 && referee::cli::prints_others_text(argv[1])) {
+    out_filter = std::make_unique<referee::cli::SafeTextFilter>(std::cout);
+    err_filter = std::make_unique<referee::cli::SafeTextFilter>(std::cerr);
+  }
   try {
     return handler();
   } catch (const std::exception& e) {

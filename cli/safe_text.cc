@@ -1,0 +1,79 @@
+#include "cli/safe_text.h"
+
+#include <set>
+
+namespace referee::cli {
+
+namespace {
+
+bool is_control(unsigned char c) { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f; }
+
+void append_safe(std::string* out, const char* s, std::streamsize n) {
+  for (std::streamsize i = 0; i < n; ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (!is_control(c)) {
+      out->push_back(static_cast<char>(c));
+    } else {
+      out->push_back('^');
+      out->push_back(c == 0x7f ? '?' : static_cast<char>(c + 64));
+    }
+  }
+}
+
+}  // namespace
+
+std::string caret_escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  append_safe(&out, text.data(), static_cast<std::streamsize>(text.size()));
+  return out;
+}
+
+class SafeTextFilter::Buf : public std::streambuf {
+ public:
+  explicit Buf(std::streambuf* dest) : dest_(dest) {}
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
+    char c = traits_type::to_char_type(ch);
+    scratch_.clear();
+    append_safe(&scratch_, &c, 1);
+    if (dest_->sputn(scratch_.data(), static_cast<std::streamsize>(scratch_.size())) !=
+        static_cast<std::streamsize>(scratch_.size()))
+      return traits_type::eof();
+    return ch;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    scratch_.clear();
+    append_safe(&scratch_, s, n);
+    if (dest_->sputn(scratch_.data(), static_cast<std::streamsize>(scratch_.size())) !=
+        static_cast<std::streamsize>(scratch_.size()))
+      return 0;
+    return n;
+  }
+  int sync() override { return dest_->pubsync(); }
+
+ private:
+  std::streambuf* dest_;
+  std::string scratch_;
+};
+
+SafeTextFilter::SafeTextFilter(std::ostream& os) : os_(os), orig_(os.rdbuf()), buf_(new Buf(orig_)) {
+  os_.rdbuf(buf_);
+}
+
+SafeTextFilter::~SafeTextFilter() {
+  os_.flush();
+  os_.rdbuf(orig_);
+  delete buf_;
+}
+
+bool prints_others_text(const std::string& command) {
+  static const std::set<std::string> kCommands = {"user",    "round",   "review",      "resubmission", "audit",
+                                                  "objection", "compare", "speedup",   "scaling",      "leaderboard",
+                                                  "list"};
+  return kCommands.count(command) > 0;
+}
+
+}  // namespace referee::cli

@@ -1,0 +1,37 @@
+// Text that others wrote (objection titles and texts, quoted log lines,
+// names from packages) must not drive the reader's terminal: the review
+// commands and the store's questions print through a filter that shows
+// control characters in caret notation (ESC as ^[, BEL as ^G, DEL as ^?)
+// and keeps newlines, tabs and everything else as it is. The filter works on
+// bytes, so it gives the same output for a local store and a server.
+#pragma once
+
+#include <ostream>
+#include <streambuf>
+#include <string>
+
+namespace referee::cli {
+
+// `text` with control characters other than \n and \t in caret notation.
+std::string caret_escape(const std::string& text);
+
+// Installs the filter on `os` for as long as it lives.
+class SafeTextFilter {
+ public:
+  explicit SafeTextFilter(std::ostream& os);
+  ~SafeTextFilter();
+  SafeTextFilter(const SafeTextFilter&) = delete;
+  SafeTextFilter& operator=(const SafeTextFilter&) = delete;
+
+ private:
+  class Buf;
+  std::ostream& os_;
+  std::streambuf* orig_;
+  Buf* buf_;
+};
+
+// Whether a command's output passes through the filter (the review commands
+// and the store's questions).
+bool prints_others_text(const std::string& command);
+
+}  // namespace referee::cli

@@ -1,0 +1,41 @@
+#include "cli/safe_text.h"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "tests/run_referee.h"
+#include "tests/temp_dir.h"
+
+namespace referee::cli {
+
+TEST_SUITE("review") {
+  TEST_CASE("control characters that others wrote are shown in caret notation, never sent to the terminal") {
+    CHECK(caret_escape("a\x1b[2Jb\x07\x7f\tc\nd") == "a^[[2Jb^G^?\tc\nd");
+    CHECK(caret_escape("Größe 日本") == "Größe 日本");  // UTF-8 passes as it is
+    std::ostringstream os;
+    {
+      SafeTextFilter f(os);
+      os << "title: \x1b[31mred" << '\r' << "\n";
+    }
+    os << "\x1b";  // the filter is gone with its scope
+    CHECK(os.str() == "title: ^[[31mred^M\n\x1b");
+    CHECK(prints_others_text("objection"));
+    CHECK(prints_others_text("leaderboard"));
+    CHECK_FALSE(prints_others_text("check"));  // its colours are its own
+  }
+
+  TEST_CASE("a review command prints a name with an escape sequence harmlessly") {
+    testing::TempDir t;
+    std::string db = (t.path / "s.db").string(), out;
+    REQUIRE(testing::run_referee("import " + std::string(REFEREE_SOURCE_DIR) +
+                                     "/submissions/examples/ExampleOrg --round mini-1.0.0 --db '" + db + "'",
+                                 &out) == 0);
+    int rc = testing::run_referee("user add \"$(printf 'ev\\033[31mil')\" --org ExampleOrg --role member --db '" + db + "'", &out);
+    CHECK(rc != 0);
+    CHECK(out.find("ev^[[31mil") != std::string::npos);
+    CHECK(out.find('\x1b') == std::string::npos);
+  }
+}
+
+}  // namespace referee::cli

@@ -1016,6 +1016,10 @@ Response list_findings(Context& c, long long id) {
   std::string round, org, e;
   std::string rt = c.query("round"), ot = c.query("organisation"), kind = c.query("kind");
   if (!rt.empty() && !submissions::resolve_round(c.store, rt, &round, &e)) return error_response(404, "unknown-round", e);
+  // A round asked for by name that the caller may not see is refused as POST /api/v1/audit refuses it,
+  // rather than answered with an empty list that tells it apart from a round the store does not hold.
+  if (!round.empty() && !c.api.can_see_round(c.who, round))
+    return error_response(403, "embargoed", round + " is under review and visible only to its submitters and the committee");
   if (!ot.empty() && !resolve_org(c.store, ot, &org))
     return error_response(404, "unknown-organisation", "no organisation '" + ot + "' in the store");
   std::vector<Finding> fs;

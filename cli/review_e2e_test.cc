@@ -93,12 +93,13 @@ struct Live {
     return f.token.at(actor);
   }
   Answer call(const std::string& actor, const std::string& method, const std::string& path, const std::string& body = "",
-              const std::string& raw_token = "", bool use_raw = false) {
+              const std::string& raw_token = "", bool use_raw = false, const std::string& if_match = "") {
     httplib::Request req;
     req.method = method;
     req.path = path;
     std::string t = use_raw ? raw_token : token(actor);
     if (!t.empty() || use_raw) req.headers.emplace("Authorization", "Bearer " + t);
+    if (!if_match.empty()) req.headers.emplace("If-Match", if_match);
     if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
       req.body = body;
       req.headers.emplace("Content-Type", "application/json");
@@ -581,6 +582,21 @@ TEST_SUITE("review_e2e") {
       CHECK(contains(r.body, "\"error\":{\"status\":401"));
       CHECK(live.db->events() == before);
     }
+    // If-Match carries a version number and nothing else: a sign, a list, `*`, a weak tag or a number that
+    // does not fit is a 400, not a 409 about a version nobody sent.
+    for (const std::string& im : {std::string("abc"), std::string("-1"), std::string("+1"), std::string("99999999999999999999999"),
+                                  std::string("*"), std::string("1, 2"), std::string("W/\"1\""), std::string("1x")}) {
+      CAPTURE(im);
+      long long before = live.db->events();
+      Answer r = live.call("nv", "POST", one + "/responses", R"({"text":"x"})", "", false, im);
+      CHECK(r.status == 400);
+      CHECK(contains(r.body, "If-Match"));
+      Answer s2 = live.call("chair1", "PUT", "/api/v1/rounds/3.1.0/schedule", R"({"objections_due":"2099-01-01"})", "", false, im);
+      CHECK(s2.status == 400);
+      CHECK(contains(s2.body, "If-Match"));
+      CHECK(live.db->events() == before);
+    }
+    CHECK(live.call("nv", "POST", one + "/responses", R"({"text":"x"})", "", false, "\"7\"").status == 409);
     CHECK(live.db->number("SELECT COUNT(*) FROM objections") == objections);
     CHECK(live.db->number("SELECT version FROM objections WHERE id = " + id) == 1);
     // SQL metacharacters are text: stored verbatim, nothing else changed.

@@ -614,9 +614,7 @@ bool check_version(const Context& c, const Json& body, const Objection& o, Respo
   bool present = false;
   if (!body_int(body, "version", false, &v, &present, err)) return false;
   if (!present && !c.req.if_match.empty()) {
-    char* end = nullptr;
-    v = std::strtoll(c.req.if_match.c_str(), &end, 10);
-    if (*end) {
+    if (!if_match_version(c.req.if_match, &v)) {
       *err = error_response(400, "bad-request", "If-Match '" + c.req.if_match + "' is not a version number");
       return false;
     }

@@ -310,11 +310,7 @@ bool read_version(Context& c, const mllog::Json& body, long long* v, bool* given
   *given = false;
   if (!body_int(body, "version", false, v, given, err)) return false;
   if (!*given && !c.req.if_match.empty()) {
-    std::string t = c.req.if_match;
-    t.erase(std::remove(t.begin(), t.end(), '"'), t.end());
-    char* end = nullptr;
-    *v = std::strtoll(t.c_str(), &end, 10);
-    if (t.empty() || *end) {
+    if (!if_match_version(c.req.if_match, v)) {
       *err = error_response(400, "bad-request", "If-Match must be a version number, not '" + c.req.if_match + "'");
       return false;
     }

@@ -39,6 +39,13 @@ bool valid_utf8(const std::string& text, size_t* bad_at) {
   return true;
 }
 
+bool if_match_version(std::string text, long long* out) {
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  *out = std::stoll(text);
+  return true;
+}
+
 namespace {
 
 int depth_of(const mllog::Json& j) {

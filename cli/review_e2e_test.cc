@@ -560,12 +560,19 @@ TEST_SUITE("review_e2e") {
         {"an id that is not a number", "POST", obj + "/abc/responses", R"({"text":"x"})", "nv", 0},
         {"an id out of range", "POST", obj + "/99999999999999999999999/responses", R"({"text":"x"})", "nv", 0},
         {"a negative id", "POST", obj + "/-1/votes", R"({"vote":"uphold"})", "dell", 0},
+        // one objection, one name: no spaces, signs, leading zeros or bytes after a %00
+        {"an id with a NUL", "POST", one + "%00x/responses", R"({"text":"x"})", "nv", 404},
+        {"an id after a space", "POST", obj + "/%20" + id + "/responses", R"({"text":"x"})", "nv", 404},
+        {"an id with a sign", "POST", obj + "/+" + id + "/responses", R"({"text":"x"})", "nv", 404},
+        {"an id with a leading zero", "POST", obj + "/0" + id + "/responses", R"({"text":"x"})", "nv", 404},
+        {"a pairing id with a NUL", "PATCH", "/api/v1/pairings/1%00", R"({"status":"done"})", "chair1", 400},
+        {"a pairing id with a sign", "PATCH", "/api/v1/pairings/+1", R"({"status":"done"})", "chair1", 400},
     };
     long long objections = live.db->number("SELECT COUNT(*) FROM objections");
     for (const auto& b : bad) {
       long long before = live.db->events();
       Answer r = live.call(b.actor, b.method, b.path, b.body);
-      INFO(b.what << ": " << r.status << " " << r.body.substr(0, 300));
+      INFO(std::string(b.what) << ": " << r.status << " " << r.body.substr(0, 300));
       if (b.expect) CHECK(r.status == b.expect);
       CHECK(r.status >= 400);
       CHECK(r.status < 500);

@@ -45,9 +45,8 @@ struct Objection {
 // Reads objection `id_text` and its round. Unknown, or in a round the actor
 // may not see: 404.
 bool load_objection(Context& c, const std::string& id_text, Objection* o, RoundInfo* round, Response* err) {
-  char* end = nullptr;
-  long long id = std::strtoll(id_text.c_str(), &end, 10);
-  if (id_text.empty() || *end || id <= 0) {
+  long long id = 0;
+  if (!path_id(id_text, &id)) {
     *err = error_response(404, "not-found", "no objection " + id_text, "objections are numbered 1, 2, ...");
     return false;
   }

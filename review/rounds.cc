@@ -643,9 +643,8 @@ Response patch_pairing(Context& c) {
   long long version = 0;
   bool given = false;
   if (!read_version(c, body, &version, &given, &err)) return err;
-  char* end = nullptr;
-  long long id = std::strtoll(c.params[0].c_str(), &end, 10);
-  if (c.params[0].empty() || *end) return error_response(400, "bad-request", "pairing id '" + c.params[0] + "' is not a number");
+  long long id = 0;
+  if (!path_id(c.params[0], &id)) return error_response(400, "bad-request", "pairing id '" + c.params[0] + "' is not a number");
   return in_transaction(c.store, [&]() -> Response {
     Stmt q(c.store.db(),
            "SELECT d.name, a.name, b.name, p.status, p.version FROM pairings p JOIN rounds d ON d.id = p.round_id "

@@ -46,6 +46,13 @@ bool if_match_version(std::string text, long long* out) {
   return true;
 }
 
+bool path_id(const std::string& text, long long* out) {
+  if (text.empty() || text.size() > 18 || text[0] == '0' || text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  *out = std::stoll(text);
+  return true;
+}
+
 namespace {
 
 int depth_of(const mllog::Json& j) {

@@ -68,6 +68,11 @@ bool valid_utf8(const std::string& text, size_t* bad_at = nullptr);
 // does not fit), which the caller answers with a 400.
 bool if_match_version(std::string text, long long* out);
 
+// An id in a path (`/objections/12`): 1 to 18 decimal digits, no leading
+// zero. Spaces, signs, trailing bytes (a %00 included) are not an id, so one
+// thing has one name.
+bool path_id(const std::string& text, long long* out);
+
 // A 200 (or `status`) response with a JSON body.
 Response json_response(std::string body, int status = 200);
 

@@ -71,6 +71,21 @@ bool strings_valid(const mllog::Json& j) {
   return true;
 }
 
+// The first name that appears twice in one object, anywhere in `j`.
+bool duplicate_name(const mllog::Json& j, std::string* name) {
+  for (size_t a = 0; a < j.fields.size(); ++a)
+    for (size_t b = a + 1; b < j.fields.size(); ++b)
+      if (j.fields[a].first == j.fields[b].first) {
+        *name = j.fields[a].first;
+        return true;
+      }
+  for (const auto& x : j.items)
+    if (duplicate_name(x, name)) return true;
+  for (const auto& [k, x] : j.fields)
+    if (duplicate_name(x, name)) return true;
+  return false;
+}
+
 }  // namespace
 
 bool parse_body(const Request& r, std::initializer_list<const char*> allowed, mllog::Json* out, Response* err) {
@@ -99,6 +114,12 @@ bool parse_body(const Request& r, std::initializer_list<const char*> allowed, ml
   }
   if (!strings_valid(*out)) {  // \ud800 escapes decode to surrogates
     *err = error_response(400, "bad-request", "a string in the request body is not valid Unicode (a lone surrogate)");
+    return false;
+  }
+  // {"text":"a","text":"b"} means different things to different readers: refused, not guessed.
+  if (std::string twice; duplicate_name(*out, &twice)) {
+    *err = error_response(400, "bad-request", "field '" + twice + "' appears more than once in an object of the request body",
+                          "send each field once");
     return false;
   }
   for (const auto& [k, v] : out->fields) {

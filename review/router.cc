@@ -62,12 +62,17 @@ int depth_of(const mllog::Json& j) {
   return d + 1;
 }
 
+// Whether every string (names too) in `j` is UTF-8 without a NUL: a `\u0000`
+// would be stored, but SQLite's text functions and every C string reading it
+// back stop at it, so "a\u0000b" would come back as "a".
+bool has_nul(const std::string& t) { return t.find('\0') != std::string::npos; }
+
 bool strings_valid(const mllog::Json& j) {
-  if (j.kind == mllog::Json::Kind::String && !valid_utf8(j.s)) return false;
+  if (j.kind == mllog::Json::Kind::String && (!valid_utf8(j.s) || has_nul(j.s))) return false;
   for (const auto& x : j.items)
     if (!strings_valid(x)) return false;
   for (const auto& [k, x] : j.fields)
-    if (!valid_utf8(k) || !strings_valid(x)) return false;
+    if (!valid_utf8(k) || has_nul(k) || !strings_valid(x)) return false;
   return true;
 }
 
@@ -113,7 +118,7 @@ bool parse_body(const Request& r, std::initializer_list<const char*> allowed, ml
     return false;
   }
   if (!strings_valid(*out)) {  // \ud800 escapes decode to surrogates
-    *err = error_response(400, "bad-request", "a string in the request body is not valid Unicode (a lone surrogate)");
+    *err = error_response(400, "bad-request", "a string in the request body is not valid Unicode (a lone surrogate) or holds a NUL (\\u0000)");
     return false;
   }
   // {"text":"a","text":"b"} means different things to different readers: refused, not guessed.

@@ -16,6 +16,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "review/events.h"
@@ -338,6 +339,25 @@ TEST_SUITE("review_e2e") {
     CHECK_FALSE(contains(dell_log.body, "user.add"));  // events naming no round are not shown to members
     Answer verify = live.call("chair1", "GET", "/api/v1/log/verify");
     CHECK(contains(verify.body, "\"ok\":true"));
+    // A round that does not exist is answered without naming the rounds that do (the embargoed one
+    // included) or the store's file.
+    for (const auto& [method, path, body] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"GET", "/api/v1/rounds/9.9.9", ""},
+             {"GET", "/api/v1/rounds/9.9.9/report", ""},
+             {"GET", "/api/v1/rounds/9.9.9/pairings", ""},
+             {"GET", "/api/v1/rounds/9.9.9/announcements", ""},
+             {"GET", "/api/v1/findings?round=9.9.9", ""},
+             {"POST", "/api/v1/audit", R"({"round":"9.9.9"})"},
+             {"GET", "/api/v1/objections?round=9.9.9", ""},
+             {"GET", "/api/v1/log?round=9.9.9", ""},
+             {"GET", "/api/v1/query/leaderboard?round=9.9.9&benchmark=bert", ""}}) {
+      Answer r = live.call("intel", method, path, body);
+      CAPTURE(path);
+      CHECK(r.status == 404);
+      CHECK_FALSE(contains(r.body, "training-3.0.0"));  // the store's rounds are not listed
+      CHECK_FALSE(contains(r.body, "it has"));
+      CHECK_FALSE(contains(r.body, "review.db"));
+    }
   }
 
   TEST_CASE("eight CLI clients at once: nothing lost, versions count the accepted updates, stale versions get 409") {

@@ -267,7 +267,10 @@ struct RoundInfo {
 bool find_round(Context& c, const std::string& text, RoundInfo* out, Response* err) {
   std::string error;
   if (!submissions::resolve_round(c.store, text, &out->name, &error)) {
-    *err = error_response(404, "unknown-round", error);
+    // The store's own message lists every round it holds, embargoed ones included: only for the local administrator.
+    *err = c.who.local_admin ? error_response(404, "unknown-round", error)
+                             : error_response(404, "unknown-round", "round " + text + " is not known to this store",
+                                              "rounds are named as imported, e.g. 3.1.0 or training-3.1.0");
     return false;
   }
   Stmt q(c.store.db(),

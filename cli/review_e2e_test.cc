@@ -561,6 +561,8 @@ TEST_SUITE("review_e2e") {
         {"a 2 MiB body", "POST", obj, "{" + good_file + ",\"title\":\"" + std::string(2 << 20, 'x') + "\"}", "goog", 413},
         {"nested 40 deep", "POST", one + "/responses", nested(40), "nv", 400},
         {"nested 300000 deep", "POST", one + "/responses", nested(300000), "nv", 400},
+        {"acting for another organisation", "POST", one + "/responses", R"({"text":"x","organisation":"NVIDIA"})", "goog", 400},
+        {"voting as another organisation", "POST", one + "/votes", R"({"vote":"reject","organisation":"Google","by":"Google"})", "dell", 400},
         {"a field twice", "POST", one + "/responses", R"({"text":"a","text":"b"})", "nv", 400},
         {"a field twice in evidence", "POST", one + "/evidence", R"({"evidence":[{"check":"a","check":"b"}]})", "goog", 400},
         {"an unknown field", "POST", obj, "{" + good_file + ",\"title\":\"t\",\"colour\":\"red\"}", "goog", 400},

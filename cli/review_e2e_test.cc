@@ -191,6 +191,9 @@ TEST_SUITE("review_e2e") {
     // 401: no, revoked or forged token. 404 for `intel` where docs/review.md says an embargoed round
     // is answered as unknown (objections, the log, the questions); 403 where it says 403 (rounds, audit).
     const Row rows[] = {
+        // anonymous: health and the API's description, whatever token comes with them
+        {"review", "GET", "/api/v1/health", "", {200, 200, 200, 200, 200, 200, 200, 200, 200}},
+        {"review", "GET", "/api/v1/openapi.yaml", "", {200, 200, 200, 200, 200, 200, 200, 200, 200}},
         // users and tokens: administrators (chairs may list)
         {"review", "POST", "/api/v1/users", user, {403, 403, 403, 403, 403, 201, 401, 401, 401}},
         {"review", "GET", "/api/v1/users", "", {403, 403, 403, 403, 200, 200, 401, 401, 401}},
@@ -213,6 +216,10 @@ TEST_SUITE("review_e2e") {
         {"review", "PATCH", "/api/v1/pairings/{pairing}", R"({"status":"in-progress"})", {403, 200, 403, 403, 200, 403, 401, 401, 401}},
         // announcements: a member for its own organisation's results, a chair any
         {"review", "POST", "/api/v1/rounds/3.1.0/announcements", announce, {201, 403, 403, 403, 201, 403, 401, 401, 401}},
+        // (announcements check the round's state before the caller's organisation: 422 for every caller)
+        {"published", "POST", "/api/v1/rounds/3.1.0/announcements", announce, {422, 422, 422, 422, 422, 422, 401, 401, 401}},
+        {"published", "PATCH", "/api/v1/pairings/{pairing}", R"({"status":"in-progress"})", {403, 422, 403, 403, 422, 403, 401, 401, 401}},
+        {"final", "PATCH", "/api/v1/pairings/{pairing}", R"({"status":"in-progress"})", {403, 200, 403, 403, 200, 403, 401, 401, 401}},
         {"review", "GET", "/api/v1/rounds/3.1.0/announcements", "", {200, 200, 200, 403, 200, 200, 401, 401, 401}},
         {"review", "GET", "/api/v1/rounds/3.1.0/report?format=json", "", {200, 200, 200, 403, 200, 200, 401, 401, 401}},
         {"published", "GET", "/api/v1/rounds/3.1.0/report?format=md", "", {200, 200, 200, 200, 200, 200, 401, 401, 401}},

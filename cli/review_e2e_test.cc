@@ -467,6 +467,7 @@ TEST_SUITE("review_e2e") {
     CHECK(accepted[stale] == 1);
     CHECK(live.db->number("SELECT COUNT(*) FROM responses WHERE objection_id = " + stale) == 1);
     CHECK(accepted_total == 12 + 24 + 1 + 4 + 8);
+    MESSAGE(accepted_total << " CLI writes accepted, " << stale_409 << " refused as stale");
     CHECK(live.db->events() - events_before == accepted_total);  // one event per acknowledged action, none for a refusal
     std::string out;
     CHECK(run_referee("review log --verify" + as("chair1"), &out) == 0);
@@ -518,6 +519,7 @@ TEST_SUITE("review_e2e") {
     for (auto& t : clients) t.join();
     CHECK(refused == 0);
     REQUIRE(acked.size() >= 20);
+    MESSAGE(acked.size() << " writes acknowledged before kill -9");
     std::string path = live->f.path;
     live->db.reset();
     // The store opens with every check (quick_check included) and keeps each acknowledged write.

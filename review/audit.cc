@@ -962,6 +962,14 @@ std::string findings_array(const std::vector<Finding>& fs) {
   return s + "]";
 }
 
+// An unknown round. The store's own message lists every round it holds,
+// embargoed ones included: only for the local administrator.
+Response unknown_round(const Context& c, const std::string& text, const std::string& store_message) {
+  if (c.who.local_admin) return error_response(404, "unknown-round", store_message);
+  return error_response(404, "unknown-round", "round " + text + " is not known to this store",
+                        "rounds are named as imported, e.g. 3.1.0 or training-3.1.0");
+}
+
 Response post_audit(Context& c) {
   mllog::Json body;
   Response err;
@@ -976,7 +984,7 @@ Response post_audit(Context& c) {
   if (!org_text.empty() && !resolve_org(c.store, org_text, &org))
     return error_response(404, "unknown-organisation", "no organisation '" + org_text + "' in the store");
   if (!round_text.empty()) {
-    if (!submissions::resolve_round(c.store, round_text, &round, &e)) return error_response(404, "unknown-round", e);
+    if (!submissions::resolve_round(c.store, round_text, &round, &e)) return unknown_round(c, round_text, e);
   } else {
     // The organisation's latest round.
     Stmt q(c.store.db(),
@@ -1015,7 +1023,11 @@ Response post_audit(Context& c) {
 Response list_findings(Context& c, long long id) {
   std::string round, org, e;
   std::string rt = c.query("round"), ot = c.query("organisation"), kind = c.query("kind");
-  if (!rt.empty() && !submissions::resolve_round(c.store, rt, &round, &e)) return error_response(404, "unknown-round", e);
+  if (!rt.empty() && !submissions::resolve_round(c.store, rt, &round, &e)) return unknown_round(c, rt, e);
+  // A round asked for by name that the caller may not see is refused as POST /api/v1/audit refuses it,
+  // rather than answered with an empty list that tells it apart from a round the store does not hold.
+  if (!round.empty() && !c.api.can_see_round(c.who, round))
+    return error_response(403, "embargoed", round + " is under review and visible only to its submitters and the committee");
   if (!ot.empty() && !resolve_org(c.store, ot, &org))
     return error_response(404, "unknown-organisation", "no organisation '" + ot + "' in the store");
   std::vector<Finding> fs;

@@ -45,9 +45,8 @@ struct Objection {
 // Reads objection `id_text` and its round. Unknown, or in a round the actor
 // may not see: 404.
 bool load_objection(Context& c, const std::string& id_text, Objection* o, RoundInfo* round, Response* err) {
-  char* end = nullptr;
-  long long id = std::strtoll(id_text.c_str(), &end, 10);
-  if (id_text.empty() || *end || id <= 0) {
+  long long id = 0;
+  if (!path_id(id_text, &id)) {
     *err = error_response(404, "not-found", "no objection " + id_text, "objections are numbered 1, 2, ...");
     return false;
   }
@@ -614,9 +613,7 @@ bool check_version(const Context& c, const Json& body, const Objection& o, Respo
   bool present = false;
   if (!body_int(body, "version", false, &v, &present, err)) return false;
   if (!present && !c.req.if_match.empty()) {
-    char* end = nullptr;
-    v = std::strtoll(c.req.if_match.c_str(), &end, 10);
-    if (*end) {
+    if (!if_match_version(c.req.if_match, &v)) {
       *err = error_response(400, "bad-request", "If-Match '" + c.req.if_match + "' is not a version number");
       return false;
     }

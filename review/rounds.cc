@@ -267,7 +267,10 @@ struct RoundInfo {
 bool find_round(Context& c, const std::string& text, RoundInfo* out, Response* err) {
   std::string error;
   if (!submissions::resolve_round(c.store, text, &out->name, &error)) {
-    *err = error_response(404, "unknown-round", error);
+    // The store's own message lists every round it holds, embargoed ones included: only for the local administrator.
+    *err = c.who.local_admin ? error_response(404, "unknown-round", error)
+                             : error_response(404, "unknown-round", "round " + text + " is not known to this store",
+                                              "rounds are named as imported, e.g. 3.1.0 or training-3.1.0");
     return false;
   }
   Stmt q(c.store.db(),
@@ -310,11 +313,7 @@ bool read_version(Context& c, const mllog::Json& body, long long* v, bool* given
   *given = false;
   if (!body_int(body, "version", false, v, given, err)) return false;
   if (!*given && !c.req.if_match.empty()) {
-    std::string t = c.req.if_match;
-    t.erase(std::remove(t.begin(), t.end(), '"'), t.end());
-    char* end = nullptr;
-    *v = std::strtoll(t.c_str(), &end, 10);
-    if (t.empty() || *end) {
+    if (!if_match_version(c.req.if_match, v)) {
       *err = error_response(400, "bad-request", "If-Match must be a version number, not '" + c.req.if_match + "'");
       return false;
     }
@@ -647,9 +646,8 @@ Response patch_pairing(Context& c) {
   long long version = 0;
   bool given = false;
   if (!read_version(c, body, &version, &given, &err)) return err;
-  char* end = nullptr;
-  long long id = std::strtoll(c.params[0].c_str(), &end, 10);
-  if (c.params[0].empty() || *end) return error_response(400, "bad-request", "pairing id '" + c.params[0] + "' is not a number");
+  long long id = 0;
+  if (!path_id(c.params[0], &id)) return error_response(400, "bad-request", "pairing id '" + c.params[0] + "' is not a number");
   return in_transaction(c.store, [&]() -> Response {
     Stmt q(c.store.db(),
            "SELECT d.name, a.name, b.name, p.status, p.version FROM pairings p JOIN rounds d ON d.id = p.round_id "

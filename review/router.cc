@@ -39,6 +39,20 @@ bool valid_utf8(const std::string& text, size_t* bad_at) {
   return true;
 }
 
+bool if_match_version(std::string text, long long* out) {
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  *out = std::stoll(text);
+  return true;
+}
+
+bool path_id(const std::string& text, long long* out) {
+  if (text.empty() || text.size() > 18 || text[0] == '0' || text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  *out = std::stoll(text);
+  return true;
+}
+
 namespace {
 
 int depth_of(const mllog::Json& j) {
@@ -48,13 +62,33 @@ int depth_of(const mllog::Json& j) {
   return d + 1;
 }
 
+// Whether every string (names too) in `j` is UTF-8 without a NUL: a `\u0000`
+// would be stored, but SQLite's text functions and every C string reading it
+// back stop at it, so "a\u0000b" would come back as "a".
+bool has_nul(const std::string& t) { return t.find('\0') != std::string::npos; }
+
 bool strings_valid(const mllog::Json& j) {
-  if (j.kind == mllog::Json::Kind::String && !valid_utf8(j.s)) return false;
+  if (j.kind == mllog::Json::Kind::String && (!valid_utf8(j.s) || has_nul(j.s))) return false;
   for (const auto& x : j.items)
     if (!strings_valid(x)) return false;
   for (const auto& [k, x] : j.fields)
-    if (!valid_utf8(k) || !strings_valid(x)) return false;
+    if (!valid_utf8(k) || has_nul(k) || !strings_valid(x)) return false;
   return true;
+}
+
+// The first name that appears twice in one object, anywhere in `j`.
+bool duplicate_name(const mllog::Json& j, std::string* name) {
+  for (size_t a = 0; a < j.fields.size(); ++a)
+    for (size_t b = a + 1; b < j.fields.size(); ++b)
+      if (j.fields[a].first == j.fields[b].first) {
+        *name = j.fields[a].first;
+        return true;
+      }
+  for (const auto& x : j.items)
+    if (duplicate_name(x, name)) return true;
+  for (const auto& [k, x] : j.fields)
+    if (duplicate_name(x, name)) return true;
+  return false;
 }
 
 }  // namespace
@@ -84,7 +118,13 @@ bool parse_body(const Request& r, std::initializer_list<const char*> allowed, ml
     return false;
   }
   if (!strings_valid(*out)) {  // \ud800 escapes decode to surrogates
-    *err = error_response(400, "bad-request", "a string in the request body is not valid Unicode (a lone surrogate)");
+    *err = error_response(400, "bad-request", "a string in the request body is not valid Unicode (a lone surrogate) or holds a NUL (\\u0000)");
+    return false;
+  }
+  // {"text":"a","text":"b"} means different things to different readers: refused, not guessed.
+  if (std::string twice; duplicate_name(*out, &twice)) {
+    *err = error_response(400, "bad-request", "field '" + twice + "' appears more than once in an object of the request body",
+                          "send each field once");
     return false;
   }
   for (const auto& [k, v] : out->fields) {

@@ -63,6 +63,16 @@ bool body_strings(const mllog::Json& body, const char* name, bool required, std:
 // the offset of the first bad byte.
 bool valid_utf8(const std::string& text, size_t* bad_at = nullptr);
 
+// An If-Match header's version: 1 to 18 decimal digits (quotes around it
+// removed); false for anything else (a sign, a list, `*`, a number that
+// does not fit), which the caller answers with a 400.
+bool if_match_version(std::string text, long long* out);
+
+// An id in a path (`/objections/12`): 1 to 18 decimal digits, no leading
+// zero. Spaces, signs, trailing bytes (a %00 included) are not an id, so one
+// thing has one name.
+bool path_id(const std::string& text, long long* out);
+
 // A 200 (or `status`) response with a JSON body.
 Response json_response(std::string body, int status = 200);
 

@@ -1,5 +1,8 @@
 // referee objection file|list|show|evidence|respond|vote|decide|withdraw and
 // referee review log: the core of the peer review, as a client of the API.
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -171,6 +174,19 @@ void print_objection(const mllog::Json& b) {
 
 }  // namespace
 
+// --factor: a finite number above 0 and at most 100, checked before anything
+// is sent (nan, inf and 1e400 are flag errors, exit 2).
+const CLI::Validator kFactor(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      errno = 0;
+      double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end || errno == ERANGE || !std::isfinite(v) || !(v > 0) || v > 100)
+        return "factor '" + text + "' is not a finite number above 0 and at most 100";
+      return "";
+    },
+    "FACTOR in (0, 100]", "factor");
+
 Command objection_command() {
   return {"objection", "Objections of the peer review: file, list, show, evidence, respond, vote, decide, withdraw",
           [](CLI::App& sub) -> std::function<int()> {
@@ -210,14 +226,14 @@ Command objection_command() {
             auto* respond = sub.add_subcommand("respond", "respond for the accused organisation");
             respond->add_option("--text", o->text, "the response")->required();
             respond->add_option("--remedy", o->remedy, "proposed remedy: none | fix | open | withdraw | normalise");
-            respond->add_option("--factor", o->factor, "normalise: the proposed factor");
+            respond->add_option("--factor", o->factor, "normalise: the proposed factor")->check(kFactor);
             auto* vote = sub.add_subcommand("vote", "vote for your organisation (a later vote replaces it)");
             vote->add_option("--vote", o->vote, "uphold | reject | abstain")->required();
             vote->add_option("--remedy", o->remedy, "remedy voted for: none | fix | open | withdraw | normalise");
-            vote->add_option("--factor", o->factor, "normalise: the factor voted for");
+            vote->add_option("--factor", o->factor, "normalise: the factor voted for")->check(kFactor);
             auto* decide = sub.add_subcommand("decide", "record the committee's decision (review chair)");
             decide->add_option("--remedy", o->remedy, "none | fix | open | withdraw | normalise");
-            decide->add_option("--factor", o->factor, "normalise: the factor (above 0)");
+            decide->add_option("--factor", o->factor, "normalise: the factor, 1 to 100")->check(kFactor);
             decide->add_option("--tie-break", o->tie_break, "uphold | reject: the chair's vote on a tie");
             decide->add_flag("--waive", o->waive, "waive: the score impact is under 2%");
             decide->add_option("--text", o->text, "the minutes");

@@ -152,6 +152,12 @@ TEST_SUITE("review") {
     for (const auto& row : rows) {
       Review f;
       long long id = f.file_rcp();
+      if (std::string(row.route) == "decide") {
+        // A case ready for a decision: the accused responded and one organisation voted.
+        std::string o = "/api/v1/objections/" + std::to_string(id);
+        REQUIRE(f.call("nv", "POST", o + "/responses", R"({"text":"we disagree"})").status == 201);
+        REQUIRE(f.call("dell", "POST", o + "/votes", R"({"vote":"reject"})").status == 201);
+      }
       f.set_state(row.state);
       std::string p = row.path;
       if (size_t at = p.find("{id}"); at != std::string::npos) p.replace(at, 4, std::to_string(id));
@@ -277,6 +283,7 @@ TEST_SUITE("review") {
     // The override as the committee's report reads it: the reason as a string.
     CHECK(contains(events.back().payload_json, "\"override\":\"announced at the first meeting\""));
     CHECK(contains(events.back().payload_json, "objections_due (2020-01-01T00:00:00Z)"));
+    REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"reject"})").status == 201);
     // After scores_final nothing but overrides.
     f.set_deadline("scores_final", "2020-02-01");
     Response vote = f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})");
@@ -330,6 +337,7 @@ TEST_SUITE("review") {
     REQUIRE(f.call("nv2", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
     CHECK(f.count("votes") == 3);
     CHECK(f.status_of("NVIDIA/eos/retinanet") == "objection-open");
+    REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"we disagree"})").status == 201);
     Response tie = f.call("chair1", "POST", path + "/decision", R"({"remedy":"withdraw"})");
     CHECK(tie.status == 201);
     Json tie_body = parse(tie.body);  // d points into it
@@ -342,6 +350,83 @@ TEST_SUITE("review") {
     CHECK(f.call("chair1", "POST", path + "/decision", R"({"remedy":"none"})").status == 422);
   }
 
+  TEST_CASE("a decision: not by a chair of a party, only after the accused is heard, only on votes") {
+    Review f;
+    f.add_user("nvchair", "NVIDIA", "chair");
+    f.add_user("googchair", "Google", "chair");
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    long long events = f.count("events");
+    // A chair of the accused or of the objecting organisation: 403, whatever the votes.
+    Response own = f.call("nvchair", "POST", path + "/decision", R"({"tie_break":"reject"})");
+    CHECK(own.status == 403);
+    CHECK(contains(own.body, "a chair of NVIDIA cannot decide a case NVIDIA is party to; another chair must"));
+    CHECK(f.call("googchair", "POST", path + "/decision", R"({"tie_break":"uphold","override":"x"})").status == 403);
+    // No response and responses_due not passed: 422 naming the deadline.
+    f.set_deadline("responses_due", "2099-01-01");
+    Response early = f.call("chair1", "POST", path + "/decision", R"({"tie_break":"reject"})");
+    CHECK(early.status == 422);
+    CHECK(contains(early.body, "responses_due (2099-01-01) has not passed"));
+    CHECK(contains(early.body, "--override REASON"));
+    // Heard (deadline passed) but no vote, or only abstentions: 422, even with a tie-break.
+    f.set_deadline("responses_due", "2020-01-01");
+    REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"abstain"})").status == 201);
+    events = f.count("events");
+    Response novote = f.call("chair1", "POST", path + "/decision", R"({"tie_break":"reject"})");
+    CHECK(novote.status == 422);
+    CHECK(contains(novote.body, "no uphold or reject vote"));
+    CHECK(f.count("events") == events);
+    CHECK(f.count("decisions") == 0);
+    // One vote, deadline passed: decided. A chair of Dell (not a party) may.
+    REQUIRE(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
+    Response ok = f.call("chairdell", "POST", path + "/decision", "{}");
+    CHECK(ok.status == 201);
+    // Before the deadline without a response, a chair's override is recorded in the event.
+    Review g;
+    long long id2 = g.file_rcp();
+    std::string p2 = "/api/v1/objections/" + std::to_string(id2);
+    g.set_deadline("responses_due", "2099-01-01");
+    REQUIRE(g.call("dell", "POST", p2 + "/votes", R"({"vote":"reject"})").status == 201);
+    Response over = g.call("chair1", "POST", p2 + "/decision", R"({"override":"the accused declined to respond"})");
+    CHECK(over.status == 201);
+    std::string error;
+    auto ev = referee::review::read_events(*g.s, "objection/", &error);
+    REQUIRE(!ev.empty());
+    CHECK(contains(ev.back().payload_json, "decided before NVIDIA's response"));
+  }
+
+  TEST_CASE("numbers: a factor is finite, above 0, at most 100 and at least 1; reject and abstain carry no remedy") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    CHECK(f.call("nv", "POST", path + "/responses", R"({"text":"x","remedy":"normalise","factor":1e300})").status == 400);
+    CHECK(f.call("nv", "POST", path + "/responses", R"({"text":"x","remedy":"normalise","factor":-2})").status == 400);
+    Response faster = f.call("nv", "POST", path + "/responses", R"({"text":"x","remedy":"normalise","factor":0.99})");
+    CHECK(faster.status == 422);
+    CHECK(contains(faster.body, "a factor below 1 would make the result faster; normalisation only penalises"));
+    CHECK(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":101})").status == 400);
+    CHECK(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":0.5})").status == 422);
+    CHECK(f.call("goog", "POST", path + "/votes", R"({"vote":"reject","remedy":"withdraw"})").status == 400);
+    CHECK(f.call("goog", "POST", path + "/votes", R"({"vote":"abstain","remedy":"normalise","factor":2})").status == 400);
+    CHECK(f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise","factor":0.9})").status == 422);
+    CHECK(f.count("votes") == 0);
+    CHECK(f.count("responses") == 0);
+    CHECK(f.call("nv", "GET", "/api/v1/objections/99999999999999999999", "").status == 400);
+    REQUIRE(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":100})").status == 201);
+    // The CLI checks --factor itself: a flag error (exit 2), not a request.
+    std::string db = "--db '" + f.path + "'";
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    for (const char* bad : {"nan", "inf", "1e400", "0", "abc"}) {
+      INFO(bad);
+      CHECK(run_referee("objection vote " + std::to_string(id) + " --vote uphold --remedy normalise --factor " + bad +
+                            " --token " + f.token.at("dell") + " " + db, &out) == 2);
+      CHECK(contains(out, "factor '" + std::string(bad) + "' is not a finite number above 0 and at most 100"));
+      CHECK_FALSE(contains(out, "not JSON"));
+    }
+  }
+
   TEST_CASE("a tie without the chair's tie-break is no decision; rejection clears the open status") {
     Review f;
     long long id = f.file_rcp();
@@ -349,6 +434,7 @@ TEST_SUITE("review") {
     REQUIRE(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
     REQUIRE(f.call("nv", "POST", path + "/votes", R"({"vote":"reject"})").status == 201);
     REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"abstain"})").status == 201);
+    REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"we disagree"})").status == 201);
     Response none = f.call("chair1", "POST", path + "/decision", "{}");
     CHECK(none.status == 422);
     CHECK(contains(none.body, "tie_break"));
@@ -400,6 +486,7 @@ TEST_SUITE("review") {
     CHECK(parse(unknown.body).find("objection")->find("impact")->find("minutes")->kind == Json::Kind::Null);
     CHECK(contains(unknown.body, "\"impact_basis\":\"unknown"));
     long long unknown_id = parse(unknown.body).find("objection")->find("id")->i;
+    REQUIRE(f.call("nv", "POST", "/api/v1/objections/" + std::to_string(unknown_id) + "/responses", R"({"text":"no"})").status == 201);
     CHECK(f.call("chair1", "POST", "/api/v1/objections/" + std::to_string(unknown_id) + "/decision", R"({"waive":true})").status == 422);
     // Evidence that gives the impact sets it: 5.05 of 5.0 is 1%, now waivable.
     Response more = f.call("goog", "POST", "/api/v1/objections/" + std::to_string(unknown_id) + "/evidence",
@@ -412,7 +499,8 @@ TEST_SUITE("review") {
                           R"("evidence":[{"figure":"eval samples","value":10.5,"unit":"k","impact_minutes":5.3}]})");
     REQUIRE(fig.status == 201);
     CHECK(parse(fig.body).find("objection")->find("impact")->find("minutes")->f == doctest::Approx(5.3));
-    // 1% impact: the chair waives it.
+    // 1% impact: the chair waives it (NVIDIA was heard; a waiver needs no votes).
+    REQUIRE(f.call("nv", "POST", "/api/v1/objections/" + std::to_string(id) + "/responses", R"({"text":"minor"})").status == 201);
     Response w = f.call("chair1", "POST", "/api/v1/objections/" + std::to_string(id) + "/decision", R"({"waive":true})");
     CHECK(w.status == 201);
     CHECK(parse(w.body).find("objection")->find("decision")->find("outcome")->s == "waived");

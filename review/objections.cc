@@ -2,6 +2,7 @@
 // chair's decision, withdrawal; the score impact; the review log and its
 // verification. Each write is one transaction that appends its event.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -28,6 +29,32 @@ bool valid_remedy(const std::string& r) {
   return false;
 }
 
+// A factor sent with a remedy: finite, above 0 and at most 100; a
+// normalisation only penalises (at least 1). Post: true, or false with *err.
+bool check_factor(const std::string& remedy, bool has_factor, double factor, Response* err) {
+  if (remedy == "normalise" && !has_factor) {
+    *err = error_response(400, "bad-field", "remedy normalise needs a factor", "send one (--factor F, API field `factor`)");
+    return false;
+  }
+  if (!has_factor) return true;
+  if (remedy != "normalise") {
+    *err = error_response(400, "bad-field", "a factor goes with remedy normalise only");
+    return false;
+  }
+  if (!std::isfinite(factor) || !(factor > 0) || factor > 100) {
+    *err = error_response(400, "bad-field", "factor " + mllog::json_number(factor) + " is not above 0 and at most 100");
+    return false;
+  }
+  if (factor < 1) {
+    *err = error_response(422, "bad-factor",
+                          "factor " + mllog::json_number(factor) +
+                              ": a factor below 1 would make the result faster; normalisation only penalises",
+                          "send a factor of 1 or more (--factor F, API field `factor`)");
+    return false;
+  }
+  return true;
+}
+
 std::string lower(std::string s) {
   for (auto& ch : s)
     if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
@@ -46,6 +73,11 @@ struct Objection {
 // may not see: 404.
 bool load_objection(Context& c, const std::string& id_text, Objection* o, RoundInfo* round, Response* err) {
   long long id = 0;
+  if (id_text.size() > 18 && id_text.find_first_not_of("0123456789") == std::string::npos) {
+    *err = error_response(400, "bad-id", "objection id " + id_text + " is out of range",
+                          "objections are numbered 1, 2, ...");
+    return false;
+  }
   if (!path_id(id_text, &id)) {
     *err = error_response(404, "not-found", "no objection " + id_text, "objections are numbered 1, 2, ...");
     return false;
@@ -875,9 +907,7 @@ Response respond(Context& c) {
   if (text.empty() || text.size() > 100000) return error_response(400, "bad-field", "text: 1 to 100000 bytes");
   if (!remedy.empty() && !valid_remedy(remedy))
     return error_response(400, "bad-field", "remedy '" + remedy + "' is not none, fix, open, withdraw or normalise");
-  if (remedy == "normalise" && (!has_factor || !(factor > 0)))
-    return error_response(400, "bad-field", "remedy normalise needs a factor above 0");
-  if (has_factor && remedy != "normalise") return error_response(400, "bad-field", "a factor goes with remedy normalise only");
+  if (!check_factor(remedy, has_factor, factor, &err)) return err;
   // Read and changed in one transaction: concurrent writers queue, none is lost.
   Transaction tx(c.store);
   if (!tx.begin(&err)) return err;
@@ -929,8 +959,10 @@ Response vote(Context& c) {
     return error_response(400, "bad-field", "vote '" + v + "' is not uphold, reject or abstain");
   if (!remedy.empty() && !valid_remedy(remedy))
     return error_response(400, "bad-field", "remedy '" + remedy + "' is not none, fix, open, withdraw or normalise");
-  if (remedy == "normalise" && (!has_factor || !(factor > 0)))
-    return error_response(400, "bad-field", "remedy normalise needs a factor above 0");
+  if (v != "uphold" && (!remedy.empty() || has_factor))
+    return error_response(400, "bad-field", "a " + v + " vote proposes no remedy or factor",
+                          "leave out --remedy and --factor (API fields `remedy`, `factor`), or vote uphold");
+  if (!check_factor(remedy, has_factor, factor, &err)) return err;
   // Read and changed in one transaction: concurrent writers queue, none is lost.
   Transaction tx(c.store);
   if (!tx.begin(&err)) return err;
@@ -1017,9 +1049,7 @@ Response decide(Context& c) {
     return error_response(400, "bad-field", "remedy '" + remedy + "' is not none, fix, open, withdraw or normalise");
   if (!tie_break.empty() && tie_break != "uphold" && tie_break != "reject")
     return error_response(400, "bad-field", "tie_break '" + tie_break + "' is not uphold or reject");
-  if (remedy == "normalise" && (!has_factor || !(factor > 0)))
-    return error_response(400, "bad-field", "remedy normalise needs a factor above 0");
-  if (has_factor && remedy != "normalise") return error_response(400, "bad-field", "a factor goes with remedy normalise only");
+  if (!check_factor(remedy, has_factor, factor, &err)) return err;
   // Read and changed in one transaction: concurrent writers queue, none is lost.
   Transaction tx(c.store);
   if (!tx.begin(&err)) return err;
@@ -1027,10 +1057,37 @@ Response decide(Context& c) {
   RoundInfo round;
   if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
   if (c.who.role != Role::Chair) return forbidden("only a review chair records a decision");
+  if (!c.who.organisation.empty()) {
+    // A chair does not judge their own organisation's case, either side of it.
+    long long own = 0;
+    std::string spelled;
+    if (find_organisation(c.store, c.who.organisation, &own, &spelled) && (own == o.by_org || own == o.against_org))
+      return forbidden("a chair of " + spelled + " cannot decide a case " + spelled + " is party to; another chair must",
+                       "ask a review chair of another organisation, or one without an organisation");
+  }
   if (!still_open(o, &err)) return err;
   if (!check_version(c, body, o, &err)) return err;
   std::string overridden;
   if (!check_deadline(c, round, "decisions_due", override_reason, &overridden, &err)) return err;
+  {
+    // The accused is heard first: its response, or responses_due passed.
+    submissions::Stmt q(c.store.db(), "SELECT COUNT(*) FROM responses WHERE objection_id = ?1 AND organisation_id = ?2");
+    q.bind(1, o.id).bind(2, o.against_org);
+    bool responded = q.step() && q.col_int(0) > 0;
+    bool due_passed = !round.responses_due.empty() && now_utc() > deadline_instant(round.responses_due);
+    if (!responded && !due_passed) {
+      std::string due = round.responses_due.empty() ? "responses_due is not set"
+                                                    : "responses_due (" + round.responses_due + ") has not passed";
+      if (override_reason.empty())
+        return error_response(422, "not-heard",
+                              "objection " + std::to_string(o.id) + " has no response from " + o.against + " and " + due,
+                              "wait for " + o.against + "'s response or the deadline; a review chair may decide "
+                              "earlier with a reason (--override REASON, API field `override`)");
+      std::string before = "responses_due (" + (round.responses_due.empty() ? "not set" : round.responses_due) +
+                           "): decided before " + o.against + "'s response";
+      overridden = overridden.empty() ? before : overridden + "; " + before;
+    }
+  }
   int up = 0, rej = 0, abst = 0;
   {
     submissions::Stmt q(c.store.db(), "SELECT vote, COUNT(*) FROM votes WHERE objection_id = ?1 GROUP BY vote");
@@ -1060,6 +1117,12 @@ Response decide(Context& c) {
     remedy = "none";
   } else {
     if (remedy.empty()) remedy = "none";
+    if (up + rej == 0)
+      return error_response(422, "no-votes",
+                            "objection " + std::to_string(o.id) + " has no uphold or reject vote (" + std::to_string(abst) +
+                                " abstaining): a decision needs at least one",
+                            "the submitting organisations vote (referee objection vote " + std::to_string(o.id) +
+                                " --vote uphold|reject); an impact under 2% may be waived (--waive)");
     out = decide_outcome(up, rej, remedy, tie_break);
     if (!out.ok) return error_response(422, "no-majority", out.error);
     if (out.outcome == "rejected") {

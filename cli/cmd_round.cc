@@ -127,7 +127,7 @@ SubSetup state_setup() {
   return [](CLI::App& sub) -> std::function<int()> {
     struct Opts {
       ClientOptions client;
-      std::string round, state, reason;
+      std::string round, state, reason, override_reason;
       long long version = -1;
       bool json = false;
     };
@@ -136,6 +136,8 @@ SubSetup state_setup() {
     sub.add_option("STATE", o->state, "review, final or published (final -> review needs --reason)")->required();
     sub.add_option("--reason", o->reason, "why (required to go back from final to review)");
     sub.add_option("--version", o->version, "the version you read (round show): a stale one is refused");
+    sub.add_option("--override", o->override_reason,
+                   "review chair: go to final or published with objections still open, for this reason");
     sub.add_flag("--json", o->json, "print the JSON answer");
     add_client_options(sub, &o->client);
     return [o]() -> int {
@@ -143,6 +145,7 @@ SubSetup state_setup() {
       mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
       w.begin_object().key("state").value(o->state);
       if (!o->reason.empty()) w.key("reason").value(o->reason);
+      if (!o->override_reason.empty()) w.key("override").value(o->override_reason);
       if (o->version >= 0) w.key("version").value(o->version);
       w.end_object();
       review::Request r{"POST", "/api/v1/rounds/" + path_segment(o->round) + "/state", {}, w.str(), "", "", false};

@@ -45,6 +45,9 @@ TEST_SUITE("review") {
     const char* file_body = R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r"})";
     const char* file_own = R"({"round":"3.1.0","against":"Google","results":["Google/tpu/bert"],"title":"t","rule":"r"})";
     const char* ev = R"({"evidence":[{"check":"seed not logged"}]})";
+    const char* ev_override = R"({"evidence":[{"check":"seed not logged"}],"override":"asked by the committee"})";
+    const char* file_body_override =
+        R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r","override":"late"})";
     const Row rows[] = {
         // users and tokens: administrators only (chairs may list)
         {"review", "add user", "POST", "/api/v1/users", R"({"name":"x","organisation":"NVIDIA","role":"member"})", "nv", 403},
@@ -76,7 +79,13 @@ TEST_SUITE("review") {
         {"review", "file", "POST", "/api/v1/objections", file_body, "admin1", 403},
         {"review", "file", "POST", "/api/v1/objections", file_body, "", 401},
         {"review", "file", "POST", "/api/v1/objections", file_body, "revoked", 401},
-        {"final", "file", "POST", "/api/v1/objections", file_body, "goog", 201},
+        {"final", "file", "POST", "/api/v1/objections", file_body, "goog", 422},
+        {"final", "file", "POST", "/api/v1/objections", file_body_override, "chairdell", 201},
+        {"final", "file", "POST", "/api/v1/objections", file_body_override, "goog", 403},
+        {"final", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev, "goog", 422},
+        {"final", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev_override, "chair1", 201},
+        {"final", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold"})", "dell", 422},
+        {"final", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold","override":"late ballot"})", "chairdell", 201},
         {"final", "file", "POST", "/api/v1/objections", file_body, "intel", 404},
         {"published", "file", "POST", "/api/v1/objections", file_body, "goog", 422},
         // reading
@@ -110,7 +119,7 @@ TEST_SUITE("review") {
         {"review", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "chair1", 403},
         {"review", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "admin1", 403},
         {"review", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "revoked", 401},
-        {"final", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "nv", 201},
+        {"final", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "nv", 422},
         {"published", "respond", "POST", "/api/v1/objections/{id}/responses", R"({"text":"ok"})", "nv", 422},
         // votes: one per submitting organisation
         {"review", "vote", "POST", "/api/v1/objections/{id}/votes", R"({"vote":"uphold"})", "dell", 201},
@@ -425,6 +434,41 @@ TEST_SUITE("review") {
       CHECK(contains(out, "factor '" + std::string(bad) + "' is not a finite number above 0 and at most 100"));
       CHECK_FALSE(contains(out, "not JSON"));
     }
+  }
+
+  TEST_CASE("final and published: refused with objections open, unless a chair overrides; final takes no new actions") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"we disagree"})").status == 201);
+    long long events = f.count("events");
+    Response open = f.call("chair1", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"final"})");
+    CHECK(open.status == 422);
+    CHECK(contains(open.body, "#" + std::to_string(id) + " (responded)"));
+    CHECK(contains(open.body, "--override REASON"));
+    CHECK(f.call("admin1", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"final"})").status == 422);
+    CHECK(f.call("admin1", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"final","override":"x"})").status == 403);
+    CHECK(f.count("events") == events);
+    // A chair's override moves it, and the event names the open objections.
+    Response over = f.call("chair1", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"final","override":"deadline"})");
+    REQUIRE_MESSAGE(over.status == 200, over.body);
+    std::string error;
+    auto ev = referee::review::read_events(*f.s, "round/", &error);
+    REQUIRE(!ev.empty());
+    CHECK(contains(ev.back().payload_json, "\"override\":\"deadline\""));
+    // In final: no filing, evidence, response or vote.
+    CHECK(f.call("goog", "POST", "/api/v1/objections",
+                 R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r"})").status == 422);
+    CHECK(f.call("nv", "POST", path + "/responses", R"({"text":"more"})").status == 422);
+    CHECK(f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})").status == 422);
+    Response evid = f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":"x"}]})");
+    CHECK(evid.status == 422);
+    CHECK(contains(evid.body, "is final"));
+    // Published still refused while it is open; decided, it goes.
+    CHECK(f.call("chair1", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"published"})").status == 422);
+    REQUIRE(f.call("chairdell", "POST", path + "/votes", R"({"vote":"reject","override":"ballot"})").status == 201);
+    REQUIRE(f.call("chair1", "POST", path + "/decision", "{}").status == 201);
+    CHECK(f.call("chair1", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"published"})").status == 200);
   }
 
   TEST_CASE("a tie without the chair's tie-break is no decision; rejection clears the open status") {

@@ -749,6 +749,7 @@ Response file_objection(Context& c) {
   }
   std::string overridden;
   if (!check_deadline(c, round, "objections_due", override_reason, &overridden, &err)) return err;
+  if (!check_not_final(round, "new objections", override_reason, &overridden, &err)) return err;
   std::vector<EvidenceIn> evidence;
   if (has_finding) {
     EvidenceIn e;
@@ -862,6 +863,7 @@ Response add_evidence(Context& c) {
   std::string deadline = party && org_id == o.by_org ? "objections_due" : party ? "responses_due" : "decisions_due";
   std::string overridden;
   if (!check_deadline(c, round, deadline, override_reason, &overridden, &err)) return err;
+  if (!check_not_final(round, "new evidence", override_reason, &overridden, &err)) return err;
   std::vector<EvidenceIn> evidence;
   if (!parse_evidence_array(c, body, round.id, &evidence, &err)) return err;
   if (evidence.empty()) return error_response(400, "missing-field", "field 'evidence' is required (one item or more)");
@@ -921,6 +923,7 @@ Response respond(Context& c) {
   if (!check_version(c, body, o, &err)) return err;
   std::string overridden;
   if (!check_deadline(c, round, "responses_due", override_reason, &overridden, &err)) return err;
+  if (!check_not_final(round, "responses", override_reason, &overridden, &err)) return err;
   submissions::Stmt ins(c.store.db(),
                         "INSERT INTO responses (objection_id, organisation_id, user_id, text, remedy, factor, created_at) "
                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -977,6 +980,7 @@ Response vote(Context& c) {
   if (!still_open(o, &err)) return err;
   std::string overridden;
   if (!check_deadline(c, round, "decisions_due", override_reason, &overridden, &err)) return err;
+  if (!check_not_final(round, "votes", override_reason, &overridden, &err)) return err;
   submissions::Stmt ins(c.store.db(),
                         "INSERT OR REPLACE INTO votes (objection_id, organisation_id, user_id, vote, remedy, factor, "
                         "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");

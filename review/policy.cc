@@ -120,6 +120,18 @@ bool check_deadline(const Context& c, const RoundInfo& round, const std::string&
   return false;
 }
 
+bool check_not_final(const RoundInfo& round, const std::string& what, const std::string& override_reason,
+                     std::string* overridden, Response* err) {
+  if (round.state != "final") return true;
+  if (!override_reason.empty()) {
+    *overridden = overridden->empty() ? "round state final" : *overridden + "; round state final";
+    return true;
+  }
+  *err = error_response(422, "final", "round " + round.name + " is final: no " + what + " any more",
+                        "a review chair may allow it with a reason (--override REASON, API field `override`)");
+  return false;
+}
+
 bool find_organisation(submissions::Store& s, const std::string& name, long long* id, std::string* spelled) {
   submissions::Stmt q(s.db(), "SELECT id, name FROM organisations WHERE name = ?1 COLLATE NOCASE ORDER BY id LIMIT 1");
   q.bind(1, name);

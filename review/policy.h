@@ -37,6 +37,13 @@ bool load_round_by_id(Context& c, long long id, RoundInfo* out, Response* err);
 bool check_deadline(const Context& c, const RoundInfo& round, const std::string& deadline_name,
                     const std::string& override_reason, std::string* overridden, Response* err);
 
+// A round in `final` takes no new objection, evidence, response or vote
+// (`what` names the action): 422, unless a chair sends an override reason;
+// then *overridden (for the event payload) says so. Pre: check_deadline
+// passed (a non-chair's override is already refused).
+bool check_not_final(const RoundInfo& round, const std::string& what, const std::string& override_reason,
+                     std::string* overridden, Response* err);
+
 // An ISO-8601 deadline as a comparable UTC instant; a bare date
 // (2026-11-30) means the end of that day.
 std::string deadline_instant(const std::string& text);

@@ -480,9 +480,14 @@ Response post_state(Context& c) {
   if (!committee(c.who)) return forbidden("only a review chair or an administrator changes a round's state");
   mllog::Json body;
   Response err;
-  if (!parse_body(c.req, {"state", "version", "reason"}, &body, &err)) return err;
-  std::string state, reason;
-  if (!body_string(body, "state", true, &state, &err) || !body_string(body, "reason", false, &reason, &err)) return err;
+  if (!parse_body(c.req, {"state", "version", "reason", "override"}, &body, &err)) return err;
+  std::string state, reason, override_reason;
+  if (!body_string(body, "state", true, &state, &err) || !body_string(body, "reason", false, &reason, &err) ||
+      !body_string(body, "override", false, &override_reason, &err))
+    return err;
+  if (!override_reason.empty() && c.who.role != Role::Chair)
+    return error_response(403, "forbidden", "only a review chair may override open objections",
+                          "leave out --override (API field `override`)");
   state = lower(state);
   if (state != "review" && state != "final" && state != "published")
     return error_response(400, "bad-field", "state '" + state + "' is none of review, final, published");
@@ -508,12 +513,28 @@ Response post_state(Context& c) {
     if (from == "final" && state == "review" && reason.empty())
       return error_response(400, "missing-field", "going back from final to review needs a reason",
                             "send \"reason\": \"...\" (--reason)");
+    // Final and published close the review: every objection decided or withdrawn first.
+    std::string still_open;
+    if (state == "final" || state == "published") {
+      Stmt q(c.store.db(), "SELECT id, state FROM objections WHERE round_id = ?1 AND state IN ('open', 'responded') ORDER BY id");
+      q.bind(1, cur.id);
+      while (q.step())
+        still_open += std::string(still_open.empty() ? "" : ", ") + "#" + std::to_string(q.col_int(0)) + " (" +
+                      q.col_text(1) + ")";
+      if (!q.ok()) return store_error(c.store, q.rc(), "reading the round's objections");
+      if (!still_open.empty() && override_reason.empty())
+        return error_response(422, "objections-open",
+                              cur.name + " cannot go to " + state + ": objections not decided or withdrawn: " + still_open,
+                              "decide or withdraw them first; a review chair may override with a reason "
+                              "(--override REASON, API field `override`)");
+    }
     Stmt up(c.store.db(), "UPDATE round_reviews SET state = ?2, version = version + 1 WHERE round_id = ?1");
     up.bind(1, cur.id).bind(2, state);
     if (!up.run()) return store_error(c.store, up.rc(), "changing the round's state");
     mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("round").value(cur.name).key("from").value(from).key("to").value(state);
     if (!reason.empty()) p.key("reason").value(reason);
+    if (!still_open.empty()) p.key("override").value(override_reason).key("open_objections").value(still_open);
     p.key("version").value(cur.version + 1).end_object();
     std::string err2;
     if (!append_event(c.store, c.who, "round.state", "round/" + cur.name, p.str(), &err2)) return event_failed(err2);

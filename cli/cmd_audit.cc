@@ -101,7 +101,7 @@ int run(AuditOpts o) {
     const mllog::Json* e = parsed ? j.find("error") : nullptr;
     std::cerr << "referee audit: " << (e ? str(e->find("message")) : resp.body) << "\n";
     if (e && !str(e->find("hint")).empty()) std::cerr << "hint: " << str(e->find("hint")) << "\n";
-    bool input = resp.status == 0 || resp.status == 400 || resp.status == 401 || resp.status >= 500;
+    bool input = resp.status == 0 || resp.status == 400 || resp.status == 401 || resp.status == 404 || resp.status >= 500;
     return input ? kCannotCheck : kFail;
   }
   if (o.json) {

@@ -9,7 +9,9 @@ namespace referee::cli {
 
 int exit_code_for(int status) {
   if (status >= 200 && status < 300) return kPass;
-  if (status == 400 || status == 401 || status == 0 || status >= 500) return kCannotCheck;
+  // 404: a name it was given is unknown (a round, organisation, result, run,
+  // objection): exit 2, as from the store's questions.
+  if (status == 400 || status == 401 || status == 404 || status == 0 || status >= 500) return kCannotCheck;
   return kFail;
 }
 

@@ -589,10 +589,11 @@ TEST_SUITE("audit") {
     std::string err;
     REQUIRE_MESSAGE(mllog::parse_json_permissive(out, &j, &err), err);
     CHECK(j.find("findings")->items.at(0).find("id")->i == 1);
-    // Refused: an unknown round or organisation is 404, exit 1; a round with --round is bad usage, exit 2.
-    CHECK(testing::run_referee("audit 9.9.9 --db " + fx.db + " 2>&1", &out) == 1);
+    // Refused: an unknown round or organisation is 404, exit 2 (a name it was given is unknown); a round with
+    // --round is bad usage, exit 2.
+    CHECK(testing::run_referee("audit 9.9.9 --db " + fx.db + " 2>&1", &out) == 2);
     CHECK(out.find("referee audit: ") == 0);
-    CHECK(testing::run_referee("audit Nobody --db " + fx.db + " 2>&1", &out) == 1);
+    CHECK(testing::run_referee("audit Nobody --db " + fx.db + " 2>&1", &out) == 2);
     CHECK(testing::run_referee("audit mini-1.0.0 --round mini-1.0.0 --db " + fx.db + " 2>&1", &out) == 2);
   }
 

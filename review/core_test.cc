@@ -471,6 +471,29 @@ TEST_SUITE("review") {
     CHECK(f.call("chair1", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"published"})").status == 200);
   }
 
+  TEST_CASE("unknown names: 404 and exit 2 from the CLI; an unknown result lists the valid ones; names match in any case") {
+    Review f;
+    Response bad = f.call("goog", "POST", "/api/v1/objections",
+                          R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/ssd"],"title":"t","rule":"r"})");
+    CHECK(bad.status == 404);
+    CHECK(contains(bad.body, "NVIDIA/eos/bert, NVIDIA/eos/retinanet"));
+    Response any_case = f.call("goog", "POST", "/api/v1/objections",
+                               R"({"round":"3.1.0","against":"nvidia","results":["nvidia/EOS/BERT"],"title":"t","rule":"r"})");
+    CHECK(any_case.status == 201);
+    CHECK(contains(any_case.body, "\"results\":[\"NVIDIA/eos/bert\"]"));
+    std::string db = "--db '" + f.path + "'", goog = " --token " + f.token.at("goog") + " ";
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    const std::string file = "objection file --title t --rule r" + goog + db;
+    CHECK(run_referee(file + " --round 3.1.0 --against NVIDIA --result NVIDIA/eos/ssd", &out) == 2);
+    CHECK(contains(out, "NVIDIA/eos/bert"));
+    CHECK(run_referee(file + " --round 9.9.9 --against NVIDIA --result NVIDIA/eos/bert", &out) == 2);
+    CHECK(run_referee(file + " --round 3.1.0 --against Nobody --result Nobody/x/bert", &out) == 2);
+    CHECK(run_referee(file + " --round 3.1.0 --against NVIDIA --result NVIDIA/eos/bert --drop-run result_99.txt", &out) == 2);
+    CHECK(run_referee(file + " --round 3.1.0 --against NVIDIA --result NVIDIA/eos/retinanet --lines NVIDIA/eos/retinanet:result_9.txt:1", &out) == 2);
+  }
+
   TEST_CASE("a tie without the chair's tie-break is no decision; rejection clears the open status") {
     Review f;
     long long id = f.file_rcp();
@@ -523,7 +546,7 @@ TEST_SUITE("review") {
     long long id = j.find("objection")->find("id")->i;
     CHECK(f.call("goog", "POST", "/api/v1/objections",
                  R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"x","rule":"r","drop_runs":["nope.txt"]})")
-              .status == 422);
+              .status == 404);
     Response unknown = f.call("goog", "POST", "/api/v1/objections",
                               R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"x","rule":"r"})");
     REQUIRE(unknown.status == 201);
@@ -869,7 +892,7 @@ TEST_SUITE("review") {
     CHECK(contains(out, "by Dell (dell) against NVIDIA"));
     CHECK(run_referee("objection decide " + std::to_string(id) + " --tie-break reject" + nv + " --server " + url, &out) == 1);
     CHECK(contains(out, "only a review chair"));
-    CHECK(run_referee("objection show " + std::to_string(id) + " --token " + f.token.at("intel") + " --server " + url, &out) == 1);
+    CHECK(run_referee("objection show " + std::to_string(id) + " --token " + f.token.at("intel") + " --server " + url, &out) == 2);
     CHECK(run_referee("objection show " + std::to_string(id) + " --token " + f.token.at("gone") + " --server " + url, &out) == 2);
     CHECK(run_referee("review log --verify --token " + f.token.at("chair1") + " --server " + url, &out) == 0);
     kill(static_cast<pid_t>(pid), SIGTERM);
@@ -984,7 +1007,7 @@ TEST_SUITE("review") {
     CHECK(contains(out, "#1  training-3.1.0  Google -> NVIDIA  decided"));
     CHECK(run_referee("review log --round 3.1.0 " + db, &out) == 0);
     CHECK(contains(out, "decision.record  objection/1"));
-    CHECK(run_referee("objection show 99 " + db, &out) == 1);
+    CHECK(run_referee("objection show 99 " + db, &out) == 2);  // an unknown name: 404, exit 2
     CHECK(contains(out, "referee objection show: no objection 99"));
   }
 }

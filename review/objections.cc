@@ -188,7 +188,7 @@ bool load_finding(submissions::Store& s, long long id, Finding* f) {
 bool evidence_finding(Context& c, long long id, long long round_id, EvidenceIn* out, Response* err) {
   Finding f;
   if (!load_finding(c.store, id, &f) || f.round_id != round_id) {
-    *err = error_response(422, "unknown-finding", "finding " + std::to_string(id) + " is not a finding of this round",
+    *err = error_response(404, "unknown-finding", "finding " + std::to_string(id) + " is not a finding of this round",
                           "referee audit lists the findings of a round");
     return false;
   }
@@ -227,7 +227,7 @@ bool evidence_lines(Context& c, long long round_id, const std::string& result, c
                       "r.file = ?2");
   q.bind(1, result_id).bind(2, file);
   if (!q.step()) {
-    *err = error_response(422, "unknown-run", "result " + result + " has no run " + file,
+    *err = error_response(404, "unknown-run", "result " + result + " has no run " + file,
                           "name the log file as `referee list` shows its runs (result_0.txt)");
     return false;
   }
@@ -411,7 +411,7 @@ bool compute_impact(Context& c, long long result_id, const std::string& rule, co
     }
     for (const auto& d : drop_runs)
       if (!dropped.count(d)) {
-        *err = error_response(422, "unknown-run", "drop_runs: " + d + " is not a converged, compliant run of " +
+        *err = error_response(404, "unknown-run", "drop_runs: " + d + " is not a converged, compliant run of " +
                                                       result_name(c.store, result_id));
         return false;
       }
@@ -705,7 +705,7 @@ Response file_objection(Context& c) {
   Finding f;
   if (has_finding) {
     if (!load_finding(c.store, finding_id, &f))
-      return error_response(422, "unknown-finding", "no finding " + std::to_string(finding_id),
+      return error_response(404, "unknown-finding", "no finding " + std::to_string(finding_id),
                             "referee audit lists findings");
     submissions::Stmt q(c.store.db(), "SELECT r.name, o.name FROM rounds r, organisations o WHERE r.id = ?1 AND o.id = ?2");
     q.bind(1, f.round_id).bind(2, f.org_id);
@@ -729,13 +729,13 @@ Response file_objection(Context& c) {
   RoundInfo round;
   if (!load_round(c, round_text, &round, &err)) return err;
   if (has_finding && f.round_id != round.id)
-    return error_response(422, "unknown-finding", "finding " + std::to_string(finding_id) + " is not of round " + round.name);
+    return error_response(404, "unknown-finding", "finding " + std::to_string(finding_id) + " is not of round " + round.name);
   long long by_id = 0, against_id = 0;
   std::string by_name, against_name;
   if (!find_organisation(c.store, c.who.organisation, &by_id, &by_name))
     return error_response(422, "unknown-organisation", "organisation " + c.who.organisation + " is not in the store");
   if (!find_organisation(c.store, against, &against_id, &against_name) || !submitted(c.store, round.id, against_id))
-    return error_response(422, "unknown-organisation", "organisation " + against + " did not submit to " + round.name);
+    return error_response(404, "unknown-organisation", "organisation " + against + " did not submit to " + round.name);
   if (by_id == against_id)
     return forbidden("an organisation cannot object to its own results", "withdraw or fix them instead");
   std::vector<long long> result_ids;

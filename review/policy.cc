@@ -158,11 +158,27 @@ bool find_result(submissions::Store& s, long long round_id, const std::string& n
   submissions::Stmt q(s.db(),
                       "SELECT x.id, o.id FROM results x JOIN systems y ON y.id = x.system_id JOIN packages p ON "
                       "p.id = y.package_id JOIN organisations o ON o.id = p.organisation_id WHERE p.round_id = ?1 AND "
-                      "o.name = ?2 COLLATE NOCASE AND y.name = ?3 AND x.benchmark = ?4 COLLATE NOCASE");
+                      "o.name = ?2 COLLATE NOCASE AND y.name = ?3 COLLATE NOCASE AND x.benchmark = ?4 COLLATE NOCASE "
+                      "ORDER BY x.id LIMIT 1");
   q.bind(1, round_id).bind(2, name.substr(0, a)).bind(3, name.substr(a + 1, b - a - 1)).bind(4, name.substr(b + 1));
   if (!q.step()) {
-    *err = error_response(422, "unknown-result", "result " + name + " is not in this round",
-                          "name a result ORG/SYSTEM/BENCHMARK as `referee list` shows it");
+    // An unknown name (exit 2 from the CLI): list what the organisation has in this round.
+    submissions::Stmt v(s.db(),
+                        "SELECT o.name || '/' || y.name || '/' || x.benchmark FROM results x JOIN systems y ON y.id = "
+                        "x.system_id JOIN packages p ON p.id = y.package_id JOIN organisations o ON o.id = "
+                        "p.organisation_id WHERE p.round_id = ?1 AND o.name = ?2 COLLATE NOCASE ORDER BY 1 LIMIT 21");
+    v.bind(1, round_id).bind(2, name.substr(0, a));
+    std::vector<std::string> valid;
+    while (v.step()) valid.push_back(v.col_text(0));
+    std::string hint;
+    if (valid.empty()) {
+      hint = "organisation " + name.substr(0, a) + " has no results in this round";
+    } else {
+      hint = "its results in this round: ";
+      for (size_t k = 0; k < valid.size() && k < 20; ++k) hint += (k ? ", " : "") + valid[k];
+      if (valid.size() > 20) hint += ", ...";
+    }
+    *err = error_response(404, "unknown-result", "result " + name + " is not in this round", hint);
     return false;
   }
   *id = q.col_int(0);

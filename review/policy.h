@@ -56,7 +56,8 @@ bool find_organisation(submissions::Store& s, const std::string& name, long long
 bool submitted(submissions::Store& s, long long round_id, long long org_id);
 
 // A result named ORG/SYSTEM/BENCHMARK in a round. Post: true with *id and
-// *org_id; else false with *err a 422 naming what the round has.
+// *org_id; else false with *err: 400 when not of that form, else 404 listing
+// the organisation's results in the round (at most 20). Case-insensitive.
 bool find_result(submissions::Store& s, long long round_id, const std::string& name, long long* id, long long* org_id,
                  Response* err);
 // ORG/SYSTEM/BENCHMARK of a result id.

@@ -552,7 +552,7 @@ TEST_SUITE("rounds") {
     CHECK(contains(out, "\"status\":\"done\""));
     REQUIRE(testing::run_referee("review report --round 3.1.0 --format md" + db, &out) == 0);
     CHECK(contains(out, "| 1 | NVIDIA | Google | rank | done |"));
-    CHECK(testing::run_referee("review report --round 9.9" + db, &out) == 1);  // 404
+    CHECK(testing::run_referee("review report --round 9.9" + db, &out) == 2);  // 404: an unknown name
     CHECK(testing::run_referee("review report --round 3.1.0 --token nonsense" + db, &out) == 2);  // 401
   }
 }

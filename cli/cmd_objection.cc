@@ -170,6 +170,18 @@ void print_objection(const mllog::Json& b) {
     std::cout << " by " << opt_text(*d, "decided_by") << "\n";
     if (!opt_text(*d, "text").empty()) std::cout << "  " << opt_text(*d, "text") << "\n";
   }
+  if (const auto* ss = j.find("superseded"); ss && !ss->items.empty()) {
+    std::cout << "\nsuperseded decisions:\n";
+    for (const auto& x : ss->items) {
+      const mllog::Json* d = x.find("decision");
+      if (!d) continue;
+      std::cout << "  " << opt_text(*d, "outcome") << ", remedy " << opt_text(*d, "remedy");
+      if (!opt_text(*d, "factor").empty()) std::cout << " factor " << opt_text(*d, "factor");
+      std::cout << " by " << opt_text(*d, "decided_by") << " at " << opt_text(*d, "created_at") << "; amended by "
+                << opt_text(x, "amended_by") << " at " << opt_text(x, "amended_at") << ": " << opt_text(x, "reason")
+                << "\n";
+    }
+  }
 }
 
 }  // namespace
@@ -199,7 +211,8 @@ Command objection_command() {
               long long from_finding = 0;
               double factor = 0;
               long long version = 0;
-              bool waive = false;
+              bool waive = false, amend = false;
+              std::string reason;
               EvidenceFlags ev;
             };
             auto o = std::make_shared<Opts>();
@@ -237,6 +250,8 @@ Command objection_command() {
             decide->add_option("--tie-break", o->tie_break, "uphold | reject: the chair's vote on a tie");
             decide->add_flag("--waive", o->waive, "waive: the score impact is under 2%");
             decide->add_option("--text", o->text, "the minutes");
+            decide->add_flag("--amend", o->amend, "amend the recorded decision (the old one stays, superseded)");
+            decide->add_option("--reason", o->reason, "--amend: why the decision is amended");
             auto* withdraw = sub.add_subcommand("withdraw", "withdraw an objection (the objecting organisation)");
             withdraw->add_option("--text", o->text, "why");
             for (auto* s : {show, evidence, respond, vote, decide, withdraw})
@@ -333,6 +348,8 @@ Command objection_command() {
                 if (o->factor != 0) raw("factor", mllog::py_float_repr(o->factor));
                 field("tie_break", o->tie_break);
                 if (o->waive) raw("waive", "true");
+                if (o->amend) raw("amend", "true");
+                field("reason", o->reason);
                 field("text", o->text);
                 r.method = "POST";
                 r.path = "/api/v1/objections/" + id + "/decision";

@@ -494,6 +494,56 @@ TEST_SUITE("review") {
     CHECK(run_referee(file + " --round 3.1.0 --against NVIDIA --result NVIDIA/eos/retinanet --lines NVIDIA/eos/retinanet:result_9.txt:1", &out) == 2);
   }
 
+  TEST_CASE("decide without a remedy takes the one most uphold votes proposed; a chair amends a decision, keeping history") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"normalise it","remedy":"normalise","factor":1.0758})").status == 201);
+    REQUIRE(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":1.0758})").status == 201);
+    REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"uphold","remedy":"fix"})").status == 201);
+    // One each: a tie between remedies is the chair's to name.
+    Response tie = f.call("chair1", "POST", path + "/decision", "{}");
+    CHECK(tie.status == 422);
+    CHECK(contains(tie.body, "--remedy"));
+    REQUIRE(f.call("nv", "POST", path + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":1.0758})").status == 201);
+    Response d = f.call("chair1", "POST", path + "/decision", "{}");
+    REQUIRE_MESSAGE(d.status == 201, d.body);
+    const Json* dec = parse(d.body).find("objection")->find("decision");
+    CHECK(dec->find("remedy")->s == "normalise");
+    CHECK(dec->find("factor")->f == doctest::Approx(1.0758));
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "normalised:1.0758");
+    // Amend: a reason is required; a member may not; the old decision stays visible as superseded.
+    CHECK(f.call("chair1", "POST", path + "/decision", R"({"amend":true,"remedy":"fix"})").status == 400);
+    CHECK(f.call("nv", "POST", path + "/decision", R"({"amend":true,"remedy":"fix","reason":"x"})").status == 403);
+    Response a = f.call("chair1", "POST", path + "/decision", R"({"amend":true,"remedy":"fix","reason":"NVIDIA reran it"})");
+    REQUIRE_MESSAGE(a.status == 201, a.body);
+    Json shown = parse(a.body);
+    CHECK(shown.find("objection")->find("decision")->find("remedy")->s == "fix");
+    const Json* sup = shown.find("objection")->find("superseded");
+    REQUIRE(sup->items.size() == 1);
+    CHECK(sup->items[0].find("decision")->find("remedy")->s == "normalise");
+    CHECK(sup->items[0].find("reason")->s == "NVIDIA reran it");
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "fixed");
+    CHECK(f.count("decisions") == 1);
+    std::string error;
+    auto ev = referee::review::read_events(*f.s, "objection/", &error);
+    REQUIRE(!ev.empty());
+    CHECK(ev.back().action == "decision.amend");
+    CHECK(contains(ev.back().payload_json, "\"before\":{\"outcome\":\"upheld\",\"remedy\":\"normalise\""));
+    // Amended to no remedy: the result's status goes.
+    REQUIRE(f.call("chair1", "POST", path + "/decision", R"({"amend":true,"remedy":"none","reason":"x"})").status == 201);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "");
+    // Through the CLI: show prints the superseded decisions.
+    std::string db = "--db '" + f.path + "'";
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    CHECK(run_referee("objection show " + std::to_string(id) + " " + db, &out) == 0);
+    CHECK(contains(out, "superseded decisions:"));
+    CHECK(contains(out, "upheld, remedy normalise factor 1.0758"));
+    CHECK(contains(out, ": NVIDIA reran it"));
+  }
+
   TEST_CASE("a tie without the chair's tie-break is no decision; rejection clears the open status") {
     Review f;
     long long id = f.file_rcp();

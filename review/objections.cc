@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "mllog/json_writer.h"
 #include "review/events.h"
@@ -576,6 +577,34 @@ void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundI
       w.null();
     }
   }
+  // Amended decisions: each as it was, from its decision.amend event, oldest first.
+  w.key("superseded").begin_array();
+  {
+    std::string error, subject = "objection/" + std::to_string(o.id);
+    for (const auto& e : read_events(c.store, subject, &error)) {
+      if (e.subject != subject || e.action != "decision.amend") continue;
+      Json pj;
+      std::string perr;
+      if (!mllog::parse_json_permissive(e.payload_json, &pj, &perr)) continue;
+      const Json* before = pj.find("before");
+      const Json* why = pj.find("reason");
+      if (!before || before->kind != Json::Kind::Object) continue;
+      w.begin_object().key("decision").begin_object();
+      for (const char* k : {"outcome", "remedy", "factor", "majority", "decided_by", "text", "created_at"}) {
+        const Json* v = before->find(k);
+        w.key(k);
+        if (!v || v->kind == Json::Kind::Null) w.null();
+        else if (v->kind == Json::Kind::String) w.value(v->s);
+        else if (v->kind == Json::Kind::Int) w.value(v->i);
+        else if (v->kind == Json::Kind::Float) w.value(v->f);
+        else w.null();
+      }
+      w.end_object();
+      w.key("amended_at").value(e.at).key("amended_by").value(e.actor);
+      w.key("reason").value(why && why->kind == Json::Kind::String ? why->s : std::string()).end_object();
+    }
+  }
+  w.end_array();
   w.end_object();
 }
 
@@ -1039,11 +1068,18 @@ namespace {
 Response decide(Context& c) {
   Json body;
   Response err;
-  if (!parse_body(c.req, {"remedy", "factor", "tie_break", "waive", "text", "override", "version"}, &body, &err))
+  if (!parse_body(c.req, {"remedy", "factor", "tie_break", "waive", "text", "override", "version", "amend", "reason"},
+                  &body, &err))
     return err;
-  std::string remedy, tie_break, text, override_reason;
+  std::string remedy, tie_break, text, override_reason, reason;
   double factor = 0;
-  bool has_factor = false, waive = false;
+  bool has_factor = false, waive = false, amend = false;
+  if (!body_bool(body, "amend", &amend, &err) || !body_string(body, "reason", false, &reason, &err)) return err;
+  if (amend && reason.empty())
+    return error_response(400, "missing-field", "amending a decision needs a reason",
+                          "send one (--reason TEXT, API field `reason`)");
+  if (!amend && !reason.empty())
+    return error_response(400, "bad-field", "a reason goes with amending a decision only", "add --amend (API: `amend`)");
   if (!body_string(body, "remedy", false, &remedy, &err) ||
       !body_number(body, "factor", false, &factor, &has_factor, &err) ||
       !body_string(body, "tie_break", false, &tie_break, &err) || !body_bool(body, "waive", &waive, &err) ||
@@ -1069,11 +1105,17 @@ Response decide(Context& c) {
       return forbidden("a chair of " + spelled + " cannot decide a case " + spelled + " is party to; another chair must",
                        "ask a review chair of another organisation, or one without an organisation");
   }
-  if (!still_open(o, &err)) return err;
+  if (amend) {
+    if (o.state != "decided")
+      return error_response(422, "not-decided", "objection " + std::to_string(o.id) + " is " + o.state +
+                                                    ": there is no decision to amend");
+  } else if (!still_open(o, &err)) {
+    return err;
+  }
   if (!check_version(c, body, o, &err)) return err;
   std::string overridden;
   if (!check_deadline(c, round, "decisions_due", override_reason, &overridden, &err)) return err;
-  {
+  if (!amend) {
     // The accused is heard first: its response, or responses_due passed.
     submissions::Stmt q(c.store.db(), "SELECT COUNT(*) FROM responses WHERE objection_id = ?1 AND organisation_id = ?2");
     q.bind(1, o.id).bind(2, o.against_org);
@@ -1120,13 +1162,36 @@ Response decide(Context& c) {
     out.majority = "waiver";
     remedy = "none";
   } else {
-    if (remedy.empty()) remedy = "none";
     if (up + rej == 0)
       return error_response(422, "no-votes",
                             "objection " + std::to_string(o.id) + " has no uphold or reject vote (" + std::to_string(abst) +
                                 " abstaining): a decision needs at least one",
                             "the submitting organisations vote (referee objection vote " + std::to_string(o.id) +
                                 " --vote uphold|reject); an impact under 2% may be waived (--waive)");
+    if (remedy.empty() && decide_outcome(up, rej, "none", tie_break).outcome == "upheld") {
+      // Upheld without a remedy named: the remedy (and factor) most uphold votes proposed.
+      submissions::Stmt q(c.store.db(),
+                          "SELECT remedy, factor, COUNT(*) AS n FROM votes WHERE objection_id = ?1 AND vote = 'uphold' "
+                          "AND remedy IS NOT NULL GROUP BY remedy, factor ORDER BY n DESC, remedy, factor");
+      q.bind(1, o.id);
+      std::vector<std::tuple<std::string, bool, double, long long>> proposed;
+      while (q.step()) proposed.emplace_back(q.col_text(0), !q.col_null(1), q.col_double(1), q.col_int(2));
+      auto label = [](const std::tuple<std::string, bool, double, long long>& p) {
+        return std::get<0>(p) + (std::get<1>(p) ? " x" + mllog::json_number(std::get<2>(p)) : "") + " (" +
+               std::to_string(std::get<3>(p)) + ")";
+      };
+      if (proposed.size() >= 2 && std::get<3>(proposed[0]) == std::get<3>(proposed[1]))
+        return error_response(422, "no-remedy",
+                              "the uphold votes propose " + label(proposed[0]) + " and " + label(proposed[1]) +
+                                  " equally: the chair names the remedy",
+                              "send it (--remedy R [--factor F], API fields `remedy`, `factor`)");
+      if (!proposed.empty()) {
+        remedy = std::get<0>(proposed[0]);
+        has_factor = std::get<1>(proposed[0]);
+        factor = std::get<2>(proposed[0]);
+      }
+    }
+    if (remedy.empty()) remedy = "none";
     out = decide_outcome(up, rej, remedy, tie_break);
     if (!out.ok) return error_response(422, "no-majority", out.error);
     if (out.outcome == "rejected") {
@@ -1135,10 +1200,39 @@ Response decide(Context& c) {
       has_factor = false;
     }
   }
+  // Amending: the decision as it was goes into the event (the history); the row holds the current one.
+  long long decision_id = 0;
+  std::string before;
+  if (amend) {
+    submissions::Stmt q(c.store.db(),
+                        "SELECT d.id, d.outcome, d.remedy, d.factor, d.majority, COALESCE(u.name, 'local-admin'), d.text, "
+                        "d.created_at FROM decisions d LEFT JOIN users u ON u.id = d.decided_by WHERE d.objection_id = ?1 "
+                        "ORDER BY d.id DESC LIMIT 1");
+    q.bind(1, o.id);
+    if (!q.step()) return q.ok() ? error_response(500, "store", "objection " + std::to_string(o.id) + " is decided "
+                                                                "but has no decision row")
+                                 : store_error(c.store, q.rc(), "reading the decision");
+    decision_id = q.col_int(0);
+    JsonWriter b(0);
+    b.begin_object().key("outcome").value(q.col_text(1)).key("remedy").value(q.col_text(2));
+    b.key("factor");
+    if (q.col_null(3)) b.null(); else b.value(q.col_double(3));
+    b.key("majority").value(q.col_text(4)).key("decided_by").value(q.col_text(5)).key("text");
+    if (q.col_null(6)) b.null(); else b.value(q.col_text(6));
+    b.key("created_at").value(q.col_text(7)).end_object();
+    before = b.str();
+    submissions::Stmt del(c.store.db(), "DELETE FROM result_status WHERE decision_id = ?1");
+    del.bind(1, decision_id);
+    if (!del.run()) return store_error(c.store, del.rc(), "undoing the decision's result status");
+  }
   submissions::Stmt ins(c.store.db(),
-                        "INSERT INTO decisions (objection_id, outcome, remedy, factor, votes_uphold, votes_reject, "
-                        "votes_abstain, majority, decided_by, text, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-                        "?9, ?10, ?11)");
+                        amend ? "UPDATE decisions SET objection_id = ?1, outcome = ?2, remedy = ?3, factor = ?4, "
+                                "votes_uphold = ?5, votes_reject = ?6, votes_abstain = ?7, majority = ?8, decided_by = ?9, "
+                                "text = ?10, created_at = ?11 WHERE id = ?12"
+                              : "INSERT INTO decisions (objection_id, outcome, remedy, factor, votes_uphold, votes_reject, "
+                                "votes_abstain, majority, decided_by, text, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                                "?7, ?8, ?9, ?10, ?11)");
+  if (amend) ins.bind(12, decision_id);
   ins.bind(1, o.id).bind(2, out.outcome).bind(3, remedy);
   if (has_factor) ins.bind(4, factor); else ins.bind_null(4);
   ins.bind(5, up).bind(6, rej).bind(7, abst).bind(8, out.majority);
@@ -1146,7 +1240,7 @@ Response decide(Context& c) {
   if (text.empty()) ins.bind_null(10); else ins.bind(10, text);
   ins.bind(11, now_utc());
   if (!ins.run()) return store_error(c.store, ins.rc(), "storing the decision");
-  long long decision_id = sqlite3_last_insert_rowid(c.store.db());
+  if (!amend) decision_id = sqlite3_last_insert_rowid(c.store.db());
   if (!bump(c, o, "decided", &err)) return err;
   std::string status;
   if (out.outcome == "upheld") {
@@ -1179,8 +1273,10 @@ Response decide(Context& c) {
   p.key("majority").value(out.majority);
   if (!status.empty()) p.key("result_status").value(status);
   if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
+  if (amend) p.key("reason").value(reason).key("before").raw(before);
   p.end_object();
-  if (!tx.commit(c.who, "decision.record", "objection/" + std::to_string(o.id), p.str(), &err)) return err;
+  if (!tx.commit(c.who, amend ? "decision.amend" : "decision.record", "objection/" + std::to_string(o.id), p.str(), &err))
+    return err;
   return show_response(c, o.id, 201);
 }
 

@@ -544,6 +544,28 @@ TEST_SUITE("review") {
     CHECK(contains(out, ": NVIDIA reran it"));
   }
 
+  TEST_CASE("dropped runs are kept with the objection; too few remaining runs are not scorable") {
+    Review f;
+    const std::string file = R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r",)";
+    Response two = f.call("goog", "POST", "/api/v1/objections",
+                          file + R"("drop_runs":["result_0.txt","result_1.txt","result_2.txt"]})");
+    REQUIRE_MESSAGE(two.status == 201, two.body);
+    Json j = parse(two.body);
+    CHECK(j.find("objection")->find("impact")->find("minutes")->kind == Json::Kind::Null);
+    CHECK(contains(j.find("impact_basis")->s, "not scorable: 2 converged runs would remain where NVIDIA/eos/bert needs 3"));
+    CHECK(contains(two.body, "runs that would not count if the objection holds: result_0.txt result_1.txt result_2.txt"));
+    std::string error;
+    auto ev = referee::review::read_events(*f.s, "objection/", &error);
+    REQUIRE(!ev.empty());
+    CHECK(contains(ev.back().payload_json, "\"drop_runs\":[\"result_0.txt\",\"result_1.txt\",\"result_2.txt\"]"));
+    // The benchmark's required count: 5 runs required, one dropped.
+    f.exec("UPDATE results SET expected_count = 5 WHERE id = " + std::to_string(f.results.at("NVIDIA/eos/bert")));
+    Response one = f.call("goog", "POST", "/api/v1/objections", file + R"("drop_runs":["result_0.txt"]})");
+    REQUIRE(one.status == 201);
+    CHECK(parse(one.body).find("objection")->find("impact")->find("minutes")->kind == Json::Kind::Null);
+    CHECK(contains(one.body, "needs 5"));
+  }
+
   TEST_CASE("a tie without the chair's tie-break is no decision; rejection clears the open status") {
     Review f;
     long long id = f.file_rcp();

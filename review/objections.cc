@@ -416,8 +416,16 @@ bool compute_impact(Context& c, long long result_id, const std::string& rule, co
                                                       result_name(c.store, result_id));
         return false;
       }
-    if (kept.empty()) {
-      *basis = "unknown: no converged run would remain";
+    // A result needs its required number of runs (at least the olympic minimum of 3).
+    long long required = 3;
+    {
+      submissions::Stmt e(c.store.db(), "SELECT COALESCE(expected_count, 0) FROM results WHERE id = ?1");
+      e.bind(1, result_id);
+      if (e.step()) required = std::max(required, e.col_int(0));
+    }
+    if (static_cast<long long>(kept.size()) < required) {
+      *basis = "not scorable: " + std::to_string(kept.size()) + " converged run" + (kept.size() == 1 ? "" : "s") +
+               " would remain where " + result_name(c.store, result_id) + " needs " + std::to_string(required);
       return false;
     }
     double mean = olympic_mean(kept);
@@ -786,6 +794,14 @@ Response file_objection(Context& c) {
     evidence.push_back(std::move(e));
   }
   if (!parse_evidence_array(c, body, round.id, &evidence, &err)) return err;
+  if (!drop_runs.empty()) {
+    // Which runs would not count is part of the objection: kept as a check item.
+    EvidenceIn e;
+    e.kind = "check";
+    e.quoted = "runs that would not count if the objection holds:";
+    for (const auto& d : drop_runs) e.quoted += " " + d;
+    evidence.push_back(std::move(e));
+  }
   double impact = 0;
   std::string basis;
   bool has_impact =
@@ -821,6 +837,11 @@ Response file_objection(Context& c) {
   p.key("impact_minutes");
   if (has_impact) p.value(impact); else p.null();
   p.key("impact_basis").value(basis);
+  if (!drop_runs.empty()) {
+    p.key("drop_runs").begin_array();
+    for (const auto& d : drop_runs) p.value(d);
+    p.end_array();
+  }
   if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
   p.end_object();
   if (!tx.commit(c.who, "objection.file", "objection/" + std::to_string(id), p.str(), &err)) return err;

@@ -170,6 +170,11 @@ void print_objection(const mllog::Json& b) {
     std::cout << " by " << opt_text(*d, "decided_by") << "\n";
     if (!opt_text(*d, "text").empty()) std::cout << "  " << opt_text(*d, "text") << "\n";
   }
+  if (const auto* wd = j.find("withdrawal"); wd && wd->kind == mllog::Json::Kind::Object) {
+    std::cout << "\nwithdrawn by " << opt_text(*wd, "by") << " at " << opt_text(*wd, "at");
+    if (!opt_text(*wd, "text").empty()) std::cout << ": " << opt_text(*wd, "text");
+    std::cout << "\n";
+  }
   if (const auto* ss = j.find("superseded"); ss && !ss->items.empty()) {
     std::cout << "\nsuperseded decisions:\n";
     for (const auto& x : ss->items) {

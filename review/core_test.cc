@@ -566,6 +566,41 @@ TEST_SUITE("review") {
     CHECK(contains(one.body, "needs 5"));
   }
 
+  TEST_CASE("a withdrawal says who, when and why, in show and the report; evidence names its result; overrides their deadline") {
+    Review f;
+    long long id = f.file_rcp(R"(,"evidence":[{"result":"nvidia/EOS/retinanet","file":"result_0.txt","lines":"1-2"}])");
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    // Lines from a result the objection is not about: 422.
+    Response other = f.call("goog", "POST", path + "/evidence",
+                            R"({"evidence":[{"result":"NVIDIA/eos/bert","file":"result_0.txt","lines":"1"}]})");
+    CHECK(other.status == 422);
+    CHECK(contains(other.body, "not one of the objection's results (NVIDIA/eos/retinanet)"));
+    f.set_deadline("decisions_due", "2020-01-01");
+    REQUIRE(f.call("chair1", "POST", path + "/evidence", R"({"evidence":[{"check":"x"}],"override":"asked for it"})").status == 201);
+    Response w = f.call("goog", "POST", path + "/withdraw", R"({"text":"Google withdraws: a misreading"})");
+    REQUIRE_MESSAGE(w.status == 200, w.body);
+    const Json* wd = parse(w.body).find("objection")->find("withdrawal");
+    REQUIRE(wd->kind == Json::Kind::Object);
+    CHECK(wd->find("by")->s == "goog");
+    CHECK(wd->find("text")->s == "Google withdraws: a misreading");
+    CHECK(!wd->find("at")->s.empty());
+    Response md = f.call("chair1", "GET", "/api/v1/rounds/3.1.0/report?format=md", "");
+    REQUIRE(md.status == 200);
+    CHECK(contains(md.body, "Decision: none: withdrawn by goog at "));
+    CHECK(contains(md.body, ": Google withdraws: a misreading"));
+    CHECK_FALSE(contains(md.body, "not decided yet"));
+    CHECK(contains(md.body, "lines: NVIDIA/eos/retinanet:result_0.txt lines 1-2"));
+    CHECK(contains(md.body, "(evidence.add) by chair1"));
+    CHECK(contains(md.body, ", overriding decisions_due (2020-01-01): asked for it"));
+    std::string db = "--db '" + f.path + "'";
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    CHECK(run_referee("objection show " + std::to_string(id) + " " + db, &out) == 0);
+    CHECK(contains(out, "withdrawn by goog at "));
+    CHECK(contains(out, "Google withdraws: a misreading"));
+  }
+
   TEST_CASE("a tie without the chair's tie-break is no decision; rejection clears the open status") {
     Review f;
     long long id = f.file_rcp();

@@ -214,10 +214,18 @@ bool parse_lines(const std::string& text, long long* first, long long* last) {
   return num(a, first) && num(b, last) && *first >= 1 && *last >= *first && *last - *first < 200;
 }
 
-bool evidence_lines(Context& c, long long round_id, const std::string& result, const std::string& file,
-                    const std::string& lines, EvidenceIn* out, Response* err) {
+bool evidence_lines(Context& c, long long round_id, const std::vector<long long>& results, const std::string& result,
+                    const std::string& file, const std::string& lines, EvidenceIn* out, Response* err) {
   long long result_id = 0, org_id = 0;
   if (!find_result(c.store, round_id, result, &result_id, &org_id, err)) return false;
+  if (std::find(results.begin(), results.end(), result_id) == results.end()) {
+    std::string names;
+    for (long long r : results) names += (names.empty() ? "" : ", ") + result_name(c.store, r);
+    *err = error_response(422, "not-this-objection", "lines from " + result + ": it is not one of the objection's results (" +
+                                                         names + ")",
+                          "quote the logs of the results objected to, or file another objection");
+    return false;
+  }
   if (!parse_lines(lines, &out->first_line, &out->last_line)) {
     *err = error_response(400, "bad-field", "lines '" + lines + "' is not N or N-M (at most 200 lines, from 1)");
     return false;
@@ -258,7 +266,8 @@ bool evidence_lines(Context& c, long long round_id, const std::string& result, c
 }
 
 // One item of an evidence array.
-bool parse_evidence(Context& c, const Json& item, long long round_id, EvidenceIn* out, Response* err) {
+bool parse_evidence(Context& c, const Json& item, long long round_id, const std::vector<long long>& results,
+                    EvidenceIn* out, Response* err) {
   static const char* const kFields[] = {"finding", "result", "file", "lines", "figure", "value", "unit",
                                         "impact_minutes", "check", "note"};
   if (item.kind != Json::Kind::Object) {
@@ -283,7 +292,7 @@ bool parse_evidence(Context& c, const Json& item, long long round_id, EvidenceIn
     if (!body_string(item, "result", true, &result, err) || !body_string(item, "file", true, &file, err) ||
         !body_string(item, "lines", true, &lines, err))
       return false;
-    return evidence_lines(c, round_id, result, file, lines, out, err);
+    return evidence_lines(c, round_id, results, result, file, lines, out, err);
   }
   if (item.find("figure")) {
     bool has_value = false;
@@ -312,7 +321,9 @@ bool parse_evidence(Context& c, const Json& item, long long round_id, EvidenceIn
   return false;
 }
 
-bool parse_evidence_array(Context& c, const Json& body, long long round_id, std::vector<EvidenceIn>* out, Response* err) {
+// `results`: the objection's results (log lines must come from one of them).
+bool parse_evidence_array(Context& c, const Json& body, long long round_id, const std::vector<long long>& results,
+                          std::vector<EvidenceIn>* out, Response* err) {
   const Json* ev = body.find("evidence");
   if (!ev || ev->kind == Json::Kind::Null) return true;
   if (ev->kind != Json::Kind::Array) {
@@ -325,7 +336,7 @@ bool parse_evidence_array(Context& c, const Json& body, long long round_id, std:
   }
   for (const auto& item : ev->items) {
     EvidenceIn e;
-    if (!parse_evidence(c, item, round_id, &e, err)) return false;
+    if (!parse_evidence(c, item, round_id, results, &e, err)) return false;
     out->push_back(std::move(e));
   }
   return true;
@@ -585,15 +596,24 @@ void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundI
       w.null();
     }
   }
-  // Amended decisions: each as it was, from its decision.amend event, oldest first.
+  // Amended decisions: each as it was, from its decision.amend event, oldest
+  // first; a withdrawal: who, when and why, from its objection.withdraw event.
+  std::string withdrawn_by, withdrawn_at, withdrawal_text;
   w.key("superseded").begin_array();
   {
     std::string error, subject = "objection/" + std::to_string(o.id);
     for (const auto& e : read_events(c.store, subject, &error)) {
-      if (e.subject != subject || e.action != "decision.amend") continue;
+      if (e.subject != subject || (e.action != "decision.amend" && e.action != "objection.withdraw")) continue;
       Json pj;
       std::string perr;
       if (!mllog::parse_json_permissive(e.payload_json, &pj, &perr)) continue;
+      if (e.action == "objection.withdraw") {
+        withdrawn_by = e.actor;
+        withdrawn_at = e.at;
+        const Json* t = pj.find("text");
+        withdrawal_text = t && t->kind == Json::Kind::String ? t->s : "";
+        continue;
+      }
       const Json* before = pj.find("before");
       const Json* why = pj.find("reason");
       if (!before || before->kind != Json::Kind::Object) continue;
@@ -613,6 +633,9 @@ void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundI
     }
   }
   w.end_array();
+  w.key("withdrawal");
+  if (withdrawn_by.empty()) w.null();
+  else w.begin_object().key("by").value(withdrawn_by).key("at").value(withdrawn_at).key("text").value(withdrawal_text).end_object();
   w.end_object();
 }
 
@@ -793,7 +816,7 @@ Response file_objection(Context& c) {
     if (!evidence_finding(c, finding_id, round.id, &e, &err)) return err;
     evidence.push_back(std::move(e));
   }
-  if (!parse_evidence_array(c, body, round.id, &evidence, &err)) return err;
+  if (!parse_evidence_array(c, body, round.id, result_ids, &evidence, &err)) return err;
   if (!drop_runs.empty()) {
     // Which runs would not count is part of the objection: kept as a check item.
     EvidenceIn e;
@@ -915,7 +938,7 @@ Response add_evidence(Context& c) {
   if (!check_deadline(c, round, deadline, override_reason, &overridden, &err)) return err;
   if (!check_not_final(round, "new evidence", override_reason, &overridden, &err)) return err;
   std::vector<EvidenceIn> evidence;
-  if (!parse_evidence_array(c, body, round.id, &evidence, &err)) return err;
+  if (!parse_evidence_array(c, body, round.id, o.results, &evidence, &err)) return err;
   if (evidence.empty()) return error_response(400, "missing-field", "field 'evidence' is required (one item or more)");
   bool new_impact = false;
   double impact = 0;

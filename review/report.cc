@@ -74,10 +74,13 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
       if (failed(s, q, "reading objection results", error)) return false;
     }
     {
-      Stmt q(s.db(),
-             "SELECT e.kind, e.finding_id, COALESCE(r.file, ''), e.first_line, e.last_line, COALESCE(e.quoted, ''), "
-             "COALESCE(e.figure_name, ''), e.figure_value, COALESCE(e.figure_unit, ''), COALESCE(e.note, '') "
-             "FROM evidence e LEFT JOIN runs r ON r.id = e.run_id WHERE e.objection_id = ?1 ORDER BY e.id");
+      std::string sql = std::string(
+                            "SELECT e.kind, e.finding_id, COALESCE(r.file, ''), e.first_line, e.last_line, "
+                            "COALESCE(e.quoted, ''), COALESCE(e.figure_name, ''), e.figure_value, "
+                            "COALESCE(e.figure_unit, ''), COALESCE(e.note, ''), COALESCE(") +
+                        kResultName + "r.result_id), '') FROM evidence e LEFT JOIN runs r ON r.id = e.run_id WHERE "
+                        "e.objection_id = ?1 ORDER BY e.id";
+      Stmt q(s.db(), sql.c_str());
       q.bind(1, o.id);
       while (q.step()) {
         ReportObjection::Evidence e;
@@ -85,7 +88,8 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
         if (e.kind == "finding") {
           e.summary = "finding " + std::to_string(q.col_int(1));
         } else if (e.kind == "lines") {
-          e.summary = q.col_text(2);
+          // The log named with its result: ORG/SYSTEM/BENCHMARK:file lines a-b.
+          e.summary = (q.col_text(10).empty() ? "" : q.col_text(10) + ":") + q.col_text(2);
           if (!q.col_null(3))
             e.summary += " lines " + std::to_string(q.col_int(3)) + (q.col_null(4) ? "" : "-" + std::to_string(q.col_int(4)));
         } else if (e.kind == "figure") {
@@ -151,9 +155,31 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
       mllog::Json p;
       std::string perr;
       if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
+      auto text = [](const mllog::Json* v) {
+        if (!v) return std::string();
+        if (v->kind == mllog::Json::Kind::String) return v->s;
+        if (v->kind == mllog::Json::Kind::Float) return num(v->f);
+        if (v->kind == mllog::Json::Kind::Int) return std::to_string(v->i);
+        return std::string();
+      };
+      if (e.subject == prefix && e.action == "objection.withdraw") {
+        o.withdrawn = true;
+        o.withdrawn_by = e.actor;
+        o.withdrawn_at = e.at;
+        o.withdrawal_text = text(p.find("text"));
+      }
+      if (e.subject == prefix && e.action == "decision.amend") {
+        if (const mllog::Json* b = p.find("before")) {
+          std::string line = text(b->find("outcome")) + ", remedy " + text(b->find("remedy"));
+          if (!text(b->find("factor")).empty()) line += " (factor " + text(b->find("factor")) + ")";
+          line += ", recorded by " + text(b->find("decided_by")) + " at " + text(b->find("created_at")) +
+                  "; amended by " + e.actor + " at " + e.at + ": " + text(p.find("reason"));
+          o.superseded.push_back(line);
+        }
+      }
       const mllog::Json* ov = p.find("override");
       if (!ov || ov->kind != mllog::Json::Kind::String || ov->s.empty()) continue;
-      o.overrides.push_back({e.seq, e.action, e.actor, e.at, ov->s});
+      o.overrides.push_back({e.seq, e.action, e.actor, e.at, ov->s, text(p.find("overridden_deadline"))});
     }
     if (!err.empty()) {
       *error = err;
@@ -235,7 +261,15 @@ std::string report_json(const ReportRound& r) {
     w.key("overrides").begin_array();
     for (const auto& x : o.overrides)
       w.begin_object().key("event").value(x.seq).key("action").value(x.action).key("by").value(x.actor)
-          .key("at").value(x.at).key("reason").value(x.reason).end_object();
+          .key("at").value(x.at).key("reason").value(x.reason).key("deadline").value(x.deadline).end_object();
+    w.end_array().key("withdrawal");
+    if (o.withdrawn)
+      w.begin_object().key("by").value(o.withdrawn_by).key("at").value(o.withdrawn_at).key("text").value(o.withdrawal_text)
+          .end_object();
+    else
+      w.null();
+    w.key("superseded").begin_array();
+    for (const auto& x : o.superseded) w.value(x);
     w.end_array().end_object();
   }
   w.end_array().key("result_status").begin_array();
@@ -266,6 +300,9 @@ std::string cell(const std::string& s) {
 }
 
 std::string decision_line(const ReportObjection& o) {
+  if (!o.decided && (o.withdrawn || o.state == "withdrawn"))
+    return "none: withdrawn" + (o.withdrawn_by.empty() ? std::string() : " by " + o.withdrawn_by + " at " + o.withdrawn_at) +
+           (o.withdrawal_text.empty() ? std::string() : ": " + o.withdrawal_text);
   if (!o.decided) return "not decided yet";
   std::string s = o.outcome + ", remedy " + o.remedy;
   if (o.has_factor) s += " (factor " + factor_text(o.factor) + ")";
@@ -338,10 +375,15 @@ void objection_body(std::string& out, const ReportObjection& o) {
     out += "\n";
   }
   out += "\nDecision: " + decision_line(o) + "\n";
+  if (!o.superseded.empty()) {
+    out += "\nSuperseded decisions:\n";
+    for (const auto& x : o.superseded) out += "- " + x + "\n";
+  }
   if (!o.overrides.empty()) {
     out += "\nOverrides:\n";
     for (const auto& x : o.overrides)
-      out += "- event " + std::to_string(x.seq) + " (" + x.action + ") by " + x.actor + " at " + x.at + ": " + x.reason + "\n";
+      out += "- event " + std::to_string(x.seq) + " (" + x.action + ") by " + x.actor + " at " + x.at +
+             (x.deadline.empty() ? "" : ", overriding " + x.deadline) + ": " + x.reason + "\n";
   }
 }
 

@@ -51,8 +51,14 @@ struct ReportObjection {
   struct Override {
     long long seq = 0;
     std::string action, actor, at, reason;
+    std::string deadline;  // which deadline was overridden ("" when the event does not say)
   };
   std::vector<Override> overrides;
+  // A withdrawal: who, when and why (from its objection.withdraw event).
+  bool withdrawn = false;
+  std::string withdrawn_by, withdrawn_at, withdrawal_text;
+  // Decisions replaced by an amendment, oldest first, one line each.
+  std::vector<std::string> superseded;
 };
 
 struct ReportRound {

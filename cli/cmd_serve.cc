@@ -135,7 +135,7 @@ review::Response answer_query(const std::string& name, const review::Request& r,
       if (!visible(round))
         return review::error_response(403, "embargo",
                                       "list " + what + " across all rounds is not offered while rounds you cannot see are under embargo",
-                                      "name a round: round=R");
+                                      "name a round (--round R; API query `round=R`)");
   }
   QueryAnswer a = run_query(name, r.query, *store, visible);
   if (a.bad_request) return review::error_response(400, "bad-parameter", strip_prefix(a.err, name));

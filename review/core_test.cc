@@ -601,6 +601,32 @@ TEST_SUITE("review") {
     CHECK(contains(out, "Google withdraws: a misreading"));
   }
 
+  TEST_CASE("hints name the CLI flag as well as the API field, and the runs a result has") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    Response stale = f.call("nv", "POST", path + "/responses", R"({"text":"x","version":7})");
+    CHECK(stale.status == 409);
+    CHECK(contains(stale.body, "retry with --version 1 (API: `version`)"));
+    f.set_deadline("responses_due", "2020-01-01");
+    Response late = f.call("nv", "POST", path + "/responses", R"({"text":"x"})");
+    CHECK(late.status == 422);
+    CHECK(contains(late.body, "send an override reason (--override REASON, API field `override`)"));
+    Response missing = f.call("goog", "POST", "/api/v1/objections", R"({"round":"3.1.0","against":"NVIDIA","title":"t","rule":"r"})");
+    CHECK(missing.status == 400);
+    CHECK(contains(missing.body, "--result ORG/SYSTEM/BENCHMARK (API field `results`)"));
+    Response run = f.call("goog", "POST", path + "/evidence",
+                          R"({"evidence":[{"result":"NVIDIA/eos/retinanet","file":"result_9.txt","lines":"1"}]})");
+    CHECK(run.status == 404);
+    CHECK(contains(run.body, "its runs: result_0.txt, result_1.txt, result_2.txt, result_3.txt, result_4.txt"));
+    CHECK_FALSE(contains(run.body, "referee list"));
+    REQUIRE(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
+    REQUIRE(f.call("nv", "POST", path + "/votes", R"({"vote":"reject"})").status == 201);
+    Response tie = f.call("chair1", "POST", path + "/decision", "{}");
+    CHECK(tie.status == 422);
+    CHECK(contains(tie.body, "--tie-break uphold|reject (API field `tie_break`)"));
+  }
+
   TEST_CASE("a tie without the chair's tie-break is no decision; rejection clears the open status") {
     Review f;
     long long id = f.file_rcp();

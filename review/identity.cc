@@ -100,7 +100,7 @@ Response add_user(Context& c) {
   if (!parse_role(role_text, &role))
     return error_response(400, "bad-field", "role '" + role_text + "' is not member, chair or admin");
   if (org.empty() && role == Role::Member)
-    return error_response(400, "missing-field", "a member belongs to an organisation: field 'organisation' is required");
+    return error_response(400, "missing-field", "a member belongs to an organisation: --org ORG (API field `organisation`) is required");
   if (!org.empty() && (org.size() > 128 || org.find('/') != std::string::npos || !valid_utf8(org)))
     return error_response(400, "bad-field", "organisation '" + org + "' is not a folder name");
   Transaction tx(c.store);

@@ -202,6 +202,15 @@ bool evidence_finding(Context& c, long long id, long long round_id, EvidenceIn* 
   return true;
 }
 
+// The log files of a result's runs, for a hint: "result_0.txt, result_1.txt".
+std::string run_files(Context& c, long long result_id) {
+  submissions::Stmt q(c.store.db(), "SELECT file FROM runs WHERE result_id = ?1 ORDER BY file");
+  q.bind(1, result_id);
+  std::string out;
+  while (q.step()) out += (out.empty() ? "" : ", ") + q.col_text(0);
+  return out.empty() ? "none stored" : out;
+}
+
 // "12" or "12-15".
 bool parse_lines(const std::string& text, long long* first, long long* last) {
   size_t dash = text.find('-');
@@ -237,7 +246,8 @@ bool evidence_lines(Context& c, long long round_id, const std::vector<long long>
   q.bind(1, result_id).bind(2, file);
   if (!q.step()) {
     *err = error_response(404, "unknown-run", "result " + result + " has no run " + file,
-                          "name the log file as `referee list` shows its runs (result_0.txt)");
+                          "its runs: " + run_files(c, result_id) +
+                              " (`referee compare --round R --benchmark B ORG/SYSTEM ... --json` lists them too)");
     return false;
   }
   out->run_id = q.col_int(0);
@@ -424,7 +434,8 @@ bool compute_impact(Context& c, long long result_id, const std::string& rule, co
     for (const auto& d : drop_runs)
       if (!dropped.count(d)) {
         *err = error_response(404, "unknown-run", "drop_runs: " + d + " is not a converged, compliant run of " +
-                                                      result_name(c.store, result_id));
+                                                      result_name(c.store, result_id),
+                              "its runs: " + run_files(c, result_id));
         return false;
       }
     // A result needs its required number of runs (at least the olympic minimum of 3).
@@ -714,8 +725,8 @@ bool check_version(const Context& c, const Json& body, const Objection& o, Respo
   if (present && v != o.version) {
     *err = error_response(409, "stale", "objection " + std::to_string(o.id) + " changed since you read it (version " +
                                              std::to_string(v) + ", now " + std::to_string(o.version) + ")",
-                          "read it again (referee objection show " + std::to_string(o.id) + ") and retry with version " +
-                              std::to_string(o.version));
+                          "read it again (referee objection show " + std::to_string(o.id) + ") and retry with --version " +
+                              std::to_string(o.version) + " (API: `version`)");
     return false;
   }
   return true;
@@ -777,12 +788,13 @@ Response file_objection(Context& c) {
     if (rule.empty()) rule = f.rule;
     if (title.empty()) title = f.summary;
   }
-  if (round_text.empty()) return error_response(400, "missing-field", "field 'round' is required");
-  if (against.empty()) return error_response(400, "missing-field", "field 'against' is required");
-  if (results.empty()) return error_response(400, "missing-field", "field 'results' is required (ORG/SYSTEM/BENCHMARK ...)");
-  if (title.empty()) return error_response(400, "missing-field", "field 'title' is required");
+  if (round_text.empty()) return error_response(400, "missing-field", "--round R (API field `round`) is required");
+  if (against.empty()) return error_response(400, "missing-field", "--against ORG (API field `against`) is required");
+  if (results.empty())
+    return error_response(400, "missing-field", "no result named: --result ORG/SYSTEM/BENCHMARK (API field `results`) is required");
+  if (title.empty()) return error_response(400, "missing-field", "--title TEXT (API field `title`) is required");
   if (rule.empty())
-    return error_response(400, "missing-field", "field 'rule' is required",
+    return error_response(400, "missing-field", "--rule RULE (API field `rule`) is required",
                           "cite the rule file and key (training_3.1.0/closed_common.yaml: ...) or the policy section");
   if (title.size() > 500 || rule.size() > 500 || text.size() > 100000)
     return error_response(400, "bad-field", "title and rule take at most 500 bytes, text 100000");
@@ -1084,7 +1096,7 @@ Outcome decide_outcome(int uphold, int reject, const std::string& remedy, const 
   if (uphold == reject) {
     if (tie_break != "uphold" && tie_break != "reject") {
       out.error = "the votes are tied (" + std::to_string(uphold) + " to " + std::to_string(reject) +
-                  "): the chair breaks the tie with tie_break uphold or reject";
+                  "): the chair breaks the tie with --tie-break uphold|reject (API field `tie_break`)";
       return out;
     }
     out.outcome = tie_break == "uphold" ? "upheld" : "rejected";

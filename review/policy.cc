@@ -88,7 +88,7 @@ bool check_deadline(const Context& c, const RoundInfo& round, const std::string&
                     const std::string& override_reason, std::string* overridden, Response* err) {
   overridden->clear();
   if (!override_reason.empty() && c.who.role != Role::Chair) {
-    *err = forbidden("only a review chair may override a deadline", "leave out override");
+    *err = forbidden("only a review chair may override a deadline", "leave out --override (API field `override`)");
     return false;
   }
   if (round.state == "published") {
@@ -116,7 +116,8 @@ bool check_deadline(const Context& c, const RoundInfo& round, const std::string&
     return true;
   }
   *err = error_response(422, "late", "the deadline " + which + " of round " + round.name + " (" + when + ") has passed",
-                        "a review chair may override it with a reason (override)");
+                        "a review chair may override it: send an override reason (--override REASON, API field "
+                        "`override`)");
   return false;
 }
 

@@ -304,8 +304,8 @@ bool visible(Context& c, const RoundInfo& r, Response* err) {
 
 bool committee(const Actor& who) { return who.role == Role::Chair || who.role == Role::Admin; }
 
-Response forbidden(const std::string& what) {
-  return error_response(403, "forbidden", what, "ask a review chair or an administrator");
+Response forbidden(const std::string& what, const std::string& hint = "ask a review chair or an administrator") {
+  return error_response(403, "forbidden", what, hint);
 }
 
 // The version a write was based on: body "version" or the If-Match header.
@@ -327,7 +327,7 @@ Response stale(const std::string& what, long long current) {
   w.begin_object().key("error").begin_object();
   w.key("status").value(409).key("code").value("stale").key("message")
       .value(what + " changed since it was read (it is at version " + std::to_string(current) + ")");
-  w.key("hint").value("read it again and retry with \"version\": " + std::to_string(current));
+  w.key("hint").value("read it again and retry with --version " + std::to_string(current) + " (API: `version`)");
   w.key("version").value(current);
   w.end_object().end_object();
   return json_response(w.str(), 409);
@@ -681,7 +681,8 @@ Response patch_pairing(Context& c) {
     // The reviewer's members and the chairs; an administrator manages users
     // and rounds, not reviews (the local administrator, who owns the file, may).
     if (!(c.who.role == Role::Chair || c.who.local_admin || member_of_reviewer))
-      return forbidden("only a member of " + reviewer + " (the reviewer) or a chair changes this pairing's status");
+      return forbidden("only a member of " + reviewer + " (the reviewer) or a chair changes this pairing's status",
+                       "ask a member of " + reviewer + " or a review chair");
     RoundInfo r;
     Response e;
     if (!find_round(c, round, &r, &e)) return e;
@@ -766,7 +767,8 @@ Response post_announcement(Context& c) {
   if (!body_strings(body, "results", true, &results, &err) || !body_string(body, "text", true, &text, &err) ||
       !body_string(body, "override", false, &override_reason, &err))
     return err;
-  if (results.empty()) return error_response(400, "bad-field", "field 'results' names no result");
+  if (results.empty())
+    return error_response(400, "bad-field", "no result named (--result ORG/SYSTEM/BENCHMARK, API field `results`)");
   if (text.empty()) return error_response(400, "bad-field", "field 'text' is empty", "say which earlier logs are resubmitted");
   if (!override_reason.empty() && c.who.role != Role::Chair)
     return forbidden("only a review chair overrides a deadline");
@@ -779,7 +781,7 @@ Response post_announcement(Context& c) {
     if (late && override_reason.empty())
       return error_response(422, "late", "resubmitted logs must be announced before the first review meeting (" +
                                              r.schedule.first_meeting + ")",
-                            "a review chair may accept it late with \"override\": \"<reason>\"");
+                            "a review chair may accept it late with a reason (--override REASON, API field `override`)");
     std::string error;
     long long uid = 0;
     if (!actor_user_id(c.store, c.who, &uid, &error)) return error_response(500, "store", error);
@@ -790,9 +792,11 @@ Response post_announcement(Context& c) {
       Response e;
       if (!find_result(c.store, r.id, name, &rid, &org, &e)) return e;
       if (c.who.role == Role::Member && lower(org) != lower(c.who.organisation))
-        return forbidden("a member announces only their own organisation's results; " + name + " is " + org + "'s");
+        return forbidden("a member announces only their own organisation's results; " + name + " is " + org + "'s",
+                         "ask a member of " + org + " or a review chair");
       if (c.who.role == Role::Admin && !c.who.local_admin)
-        return forbidden("announcements are made by a member of the result's organisation (or a chair)");
+        return forbidden("announcements are made by a member of the result's organisation (or a chair)",
+                         "ask a member of the result's organisation or a review chair");
       Stmt ins(c.store.db(),
                "INSERT INTO announcements (round_id, organisation_id, result_id, text, user_id, created_at) VALUES "
                "(?1, (SELECT id FROM organisations WHERE name = ?2), ?3, ?4, ?5, ?6)");

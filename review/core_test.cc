@@ -508,7 +508,8 @@ TEST_SUITE("review") {
     REQUIRE(f.call("nv", "POST", path + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":1.0758})").status == 201);
     Response d = f.call("chair1", "POST", path + "/decision", "{}");
     REQUIRE_MESSAGE(d.status == 201, d.body);
-    const Json* dec = parse(d.body).find("objection")->find("decision");
+    Json dj = parse(d.body);
+    const Json* dec = dj.find("objection")->find("decision");
     CHECK(dec->find("remedy")->s == "normalise");
     CHECK(dec->find("factor")->f == doctest::Approx(1.0758));
     CHECK(f.status_of("NVIDIA/eos/retinanet") == "normalised:1.0758");
@@ -579,8 +580,10 @@ TEST_SUITE("review") {
     REQUIRE(f.call("chair1", "POST", path + "/evidence", R"({"evidence":[{"check":"x"}],"override":"asked for it"})").status == 201);
     Response w = f.call("goog", "POST", path + "/withdraw", R"({"text":"Google withdraws: a misreading"})");
     REQUIRE_MESSAGE(w.status == 200, w.body);
-    const Json* wd = parse(w.body).find("objection")->find("withdrawal");
-    REQUIRE(wd->kind == Json::Kind::Object);
+    Json wj = parse(w.body);
+    const Json* wd = wj.find("objection")->find("withdrawal");
+    REQUIRE_MESSAGE(wd->kind == Json::Kind::Object, w.body);
+    REQUIRE_MESSAGE(wd->find("by"), w.body);
     CHECK(wd->find("by")->s == "goog");
     CHECK(wd->find("text")->s == "Google withdraws: a misreading");
     CHECK(!wd->find("at")->s.empty());

@@ -518,7 +518,7 @@ TEST_SUITE("rounds") {
     CHECK(contains(r.body, "### Objection 1: RetinaNet fails its RCP check"));
     CHECK(contains(r.body, "- Rule: training_3.1.0/rcp: retinanet"));
     CHECK(contains(r.body, "figure: rcp mean epochs = 0.95 of the reference"));
-    CHECK(contains(r.body, "- lines: result_0.txt lines 10-11\n\n  ```\n  :::MLLOG {\"key\": \"run_start\"}\n  :::MLLOG {\"key\": \"run_start\"}\n  ```\n"));
+    CHECK_MESSAGE(contains(r.body, "- lines: NVIDIA/sys_256/b0:result_0.txt lines 10-11\n\n  ```\n  :::MLLOG {\"key\": \"run_start\"}\n  :::MLLOG {\"key\": \"run_start\"}\n  ```\n"), r.body);
     CHECK(contains(r.body, "proposes normalise with factor 1.07575758"));
     CHECK(contains(r.body, "- Google: uphold"));
     CHECK(contains(r.body, "upheld, remedy normalise (factor 1.07575758)"));

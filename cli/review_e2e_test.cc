@@ -229,7 +229,7 @@ TEST_SUITE("review_e2e") {
         {"review", "GET", "/api/v1/findings/999999", "", {404, 404, 404, 404, 404, 404, 401, 401, 401}},
         // filing: a member for its own organisation, never against it; chairs and admins have none
         {"review", "POST", "/api/v1/objections", file, {403, 201, 201, 404, 403, 403, 401, 401, 401}},
-        {"final", "POST", "/api/v1/objections", file, {403, 201, 201, 404, 403, 403, 401, 401, 401}},
+        {"final", "POST", "/api/v1/objections", file, {403, 422, 422, 404, 403, 403, 401, 401, 401}},
         {"published", "POST", "/api/v1/objections", file, {403, 422, 422, 422, 403, 403, 401, 401, 401}},
         // reading objections: everyone who may see the round
         {"review", "GET", "/api/v1/objections?round=3.1.0", "", {200, 200, 200, 404, 200, 200, 401, 401, 401}},
@@ -238,11 +238,11 @@ TEST_SUITE("review_e2e") {
         {"published", "GET", "/api/v1/objections/{id}", "", {200, 200, 200, 200, 200, 200, 401, 401, 401}},
         // evidence: either party or a chair
         {"review", "POST", "/api/v1/objections/{id}/evidence", ev, {201, 201, 403, 404, 201, 403, 401, 401, 401}},
-        {"final", "POST", "/api/v1/objections/{id}/evidence", ev, {201, 201, 403, 404, 201, 403, 401, 401, 401}},
+        {"final", "POST", "/api/v1/objections/{id}/evidence", ev, {422, 422, 403, 404, 422, 403, 401, 401, 401}},
         {"published", "POST", "/api/v1/objections/{id}/evidence", ev, {422, 422, 403, 403, 422, 403, 401, 401, 401}},
         // responses: the accused organisation only; nobody responds for another organisation
         {"review", "POST", "/api/v1/objections/{id}/responses", respond, {201, 403, 403, 404, 403, 403, 401, 401, 401}},
-        {"final", "POST", "/api/v1/objections/{id}/responses", respond, {201, 403, 403, 404, 403, 403, 401, 401, 401}},
+        {"final", "POST", "/api/v1/objections/{id}/responses", respond, {422, 403, 403, 404, 403, 403, 401, 401, 401}},
         {"published", "POST", "/api/v1/objections/{id}/responses", respond, {422, 403, 403, 403, 403, 403, 401, 401, 401}},
         // votes: one per submitting organisation, the parties included
         {"review", "POST", "/api/v1/objections/{id}/votes", vote, {201, 201, 201, 404, 403, 403, 401, 401, 401}},
@@ -296,6 +296,14 @@ TEST_SUITE("review_e2e") {
         if (contains(p, "{id}") || contains(body, "{id}")) {
           std::string id = std::to_string(live.file("o" + std::to_string(n)));
           p = replace_all(p, "{id}", id);
+          if (contains(p, "/decision")) {
+            // Ready for a decision: the accused heard and one organisation's vote.
+            std::string responses = p.substr(0, p.rfind('/')), votes = responses;
+            responses.append("/responses");
+            votes.append("/votes");
+            REQUIRE(live.call("nv", "POST", responses, R"({"text":"heard"})").status == 201);
+            REQUIRE(live.call("dell", "POST", votes, R"({"vote":"reject"})").status == 201);
+          }
         }
         if (contains(p, "{victim}") || contains(body, "{prefix}")) {
           std::string victim = "victim" + std::to_string(n);
@@ -494,12 +502,12 @@ TEST_SUITE("review_e2e") {
             case 0: who = "goog"; path = "/api/v1/objections";
               body = R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"k-)" + tag + R"(","rule":"r"})"; break;
             case 1: who = "dell"; path = "/api/v1/objections/" + x + "/votes";
-              body = R"({"vote":"uphold","remedy":"normalise","factor":)" + std::to_string(n) + ".5}"; break;
+              body = R"({"vote":"uphold","remedy":"normalise","factor":)" + std::to_string(n + 1) + ".5}"; break;
             case 2: who = "goog"; path = "/api/v1/objections/" + x + "/evidence";
               body = R"({"evidence":[{"check":"k-)" + tag + R"("}]})"; break;
             default: who = "nv"; path = "/api/v1/objections/" + x + "/responses"; body = R"({"text":"k-)" + tag + R"("})";
           }
-          if (i == 1) tag = std::to_string(n) + ".5";
+          if (i == 1) tag = std::to_string(n + 1) + ".5";  // a factor: 1 or more
           auto r = c.Post(path, {{"Authorization", "Bearer " + tokens.at(who)}}, body, "application/json");
           if (r && r->status == 201) {
             std::lock_guard<std::mutex> l(mu);

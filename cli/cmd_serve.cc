@@ -6,10 +6,15 @@
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
+#include <netdb.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <ctime>
 #include <iostream>
 #include <map>
@@ -177,6 +182,28 @@ bool parse_listen(const std::string& text, std::string* host, int* port) {
   return *port <= 65535;
 }
 
+// After a failed bind: whether HOST:PORT failed because something listens there.
+bool address_in_use(const std::string& host, int port) {
+  if (port == 0) return false;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
+  bool in_use = false;
+  for (addrinfo* a = found; a && !in_use; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 && errno == EADDRINUSE) in_use = true;
+    ::close(fd);
+  }
+  freeaddrinfo(found);
+  return in_use;
+}
+
 std::string now_utc() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -198,6 +225,14 @@ int serve(const ServeOptions& o) {
     return kCannotCheck;
   }
   std::string db = o.db.empty() ? submissions::default_db_path() : o.db;
+  // A store is made by import; serving a path with none would create an
+  // empty one that answers "unknown round" to everyone.
+  std::error_code exists_error;
+  if (!std::filesystem::exists(db, exists_error)) {
+    std::cerr << "referee serve: no store at " << db << " (nothing has been imported there; referee import DIR --round R --db "
+              << db << " creates it); nothing was created\n";
+    return kCannotCheck;
+  }
   // Checked once here (PRAGMA quick_check); held open for the server's life.
   std::string error;
   auto checked = submissions::Store::open(
@@ -344,13 +379,21 @@ int serve(const ServeOptions& o) {
   // lose their SYN and retry a second later. The listening socket is the
   // last one its options callback saw; listen() again raises the backlog.
   int listen_fd = -1;
+  // httplib's default options set SO_REUSEPORT, which lets a second server
+  // bind the same port and split the requests with the first. Only
+  // SO_REUSEADDR (a restart may reuse a port in TIME_WAIT): a port in use fails.
   srv->set_socket_options([&listen_fd](socket_t sock) {
-    httplib::default_socket_options(sock);
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     listen_fd = sock;
   });
   int bound = port == 0 ? srv->bind_to_any_port(host) : (srv->bind_to_port(host, port) ? port : -1);
   if (bound <= 0) {
-    std::cerr << "referee serve: cannot listen on " << o.listen << " (in use, or not an address of this machine)\n";
+    if (address_in_use(host, port))
+      std::cerr << "referee serve: address " << o.listen << " is already in use (another server listens there; "
+                << "stop it or choose another --listen)\n";
+    else
+      std::cerr << "referee serve: cannot listen on " << o.listen << " (not an address of this machine)\n";
     return kCannotCheck;
   }
   if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);

@@ -507,7 +507,7 @@ TEST_SUITE("serve") {
     CHECK(contains(bad.err, "cannot use the TLS certificate"));
   }
 
-  TEST_CASE("serve refuses a damaged store, a missing one (read-only) and a bad --listen, exit 2") {
+  TEST_CASE("serve refuses a damaged store, a missing one (read-only or not) and a bad --listen, exit 2") {
     TempDir dir;
     std::string junk = (dir.path / "junk.db").string();
     write_file(junk, std::string(8192, 'j'));
@@ -517,9 +517,34 @@ TEST_SUITE("serve") {
     auto missing = run(dir, "serve --read-only --db " + (dir.path / "none.db").string() + " --listen 127.0.0.1:0");
     CHECK(missing.rc == 2);
     CHECK(contains(missing.err, "no store at"));
+    // Without --read-only too: refused, and nothing is created (not even its folder).
+    std::string none = (dir.path / "sub" / "none.db").string();
+    auto missing_rw = run(dir, "serve --db " + none + " --listen 127.0.0.1:0");
+    CHECK(missing_rw.rc == 2);
+    CHECK(contains(missing_rw.err, "no store at " + none));
+    CHECK(contains(missing_rw.err, "referee import DIR --round R --db " + none));
+    CHECK(!std::filesystem::exists(dir.path / "sub"));
     auto listen = run(dir, "serve --db " + junk + " --listen nowhere");
     CHECK(listen.rc == 2);
     CHECK(contains(listen.err, "is not HOST:PORT"));
+  }
+
+  TEST_CASE("a port in use, also by another referee serve, is refused with exit 2; the first keeps serving") {
+    Fixture f;
+    Serve first(f.db, {}, (f.dir.path / "serve.err").string());
+    std::string listen = "127.0.0.1:" + std::to_string(first.port);
+    // Bounded: a second server that binds would serve until killed.
+    std::string out;
+    int st = run_shell_capture("timeout 20 " + std::string(REFEREE_BINARY) + " serve --db " + f.db + " --listen " + listen,
+                               &out);
+    CHECK(st == 2);
+    CHECK(!contains(out, "listening"));
+    CHECK(contains(out, "address " + listen + " is already in use"));
+    httplib::Client c("127.0.0.1", first.port);
+    auto h = c.Get("/api/v1/health");
+    REQUIRE(h);
+    CHECK(h->status == 200);
+    CHECK(first.stop(SIGTERM) == 0);
   }
 
   TEST_CASE("SIGTERM while clients ask: every answer is whole, the server exits 0") {

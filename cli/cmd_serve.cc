@@ -99,10 +99,7 @@ std::string strip_prefix(std::string err, const std::string& name) {
   return err;
 }
 
-review::Response unknown_round(const std::string& text) {
-  return review::error_response(404, "unknown-round", "unknown round " + text,
-                                "referee list rounds --server URL shows the rounds you can see");
-}
+using review::unknown_round;
 
 // GET /api/v1/query/NAME: the question run on the server's store for the
 // caller, with the embargo applied.

@@ -25,6 +25,12 @@ Response error_response(int status, const std::string& code, const std::string& 
   return r;
 }
 
+Response unknown_round(const std::string& text) {
+  return error_response(404, "unknown-round", "unknown round " + text,
+                        "referee list rounds shows the rounds you can see; name one as it shows it, with or "
+                        "without its training- prefix");
+}
+
 struct Api::Impl {
   std::string db_path;
   bool read_only = false;

@@ -76,5 +76,9 @@ class Api {
 
 // A JSON error response.
 Response error_response(int status, const std::string& code, const std::string& message, const std::string& hint = "");
+// The answer for a round `text` (as asked) that does not exist or that the
+// actor may not see (the embargo): the same 404, word for word, for both,
+// naming neither the store nor the rounds it holds.
+Response unknown_round(const std::string& text);
 
 }  // namespace referee::review

@@ -966,8 +966,7 @@ std::string findings_array(const std::vector<Finding>& fs) {
 // embargoed ones included: only for the local administrator.
 Response unknown_round(const Context& c, const std::string& text, const std::string& store_message) {
   if (c.who.local_admin) return error_response(404, "unknown-round", store_message);
-  return error_response(404, "unknown-round", "round " + text + " is not known to this store",
-                        "rounds are named as imported, e.g. 3.1.0 or training-3.1.0");
+  return unknown_round(text);
 }
 
 Response post_audit(Context& c) {
@@ -994,8 +993,7 @@ Response post_audit(Context& c) {
     if (!q.step()) return error_response(404, "no-package", org + " has no package in the store");
     round = q.col_text(0);
   }
-  if (!c.api.can_see_round(c.who, round))
-    return error_response(403, "embargoed", round + " is under review and visible only to its submitters and the committee");
+  if (!c.api.can_see_round(c.who, round)) return unknown_round(round_text.empty() ? round : round_text);
   if (!org.empty()) {
     Stmt q(c.store.db(),
            "SELECT 1 FROM packages p JOIN rounds rd ON rd.id = p.round_id JOIN organisations o ON o.id = "
@@ -1024,10 +1022,8 @@ Response list_findings(Context& c, long long id) {
   std::string round, org, e;
   std::string rt = c.query("round"), ot = c.query("organisation"), kind = c.query("kind");
   if (!rt.empty() && !submissions::resolve_round(c.store, rt, &round, &e)) return unknown_round(c, rt, e);
-  // A round asked for by name that the caller may not see is refused as POST /api/v1/audit refuses it,
-  // rather than answered with an empty list that tells it apart from a round the store does not hold.
-  if (!round.empty() && !c.api.can_see_round(c.who, round))
-    return error_response(403, "embargoed", round + " is under review and visible only to its submitters and the committee");
+  // A round the caller may not see: the same answer as for one the store does not hold.
+  if (!round.empty() && !c.api.can_see_round(c.who, round)) return unknown_round(rt);
   if (!ot.empty() && !resolve_org(c.store, ot, &org))
     return error_response(404, "unknown-organisation", "no organisation '" + ot + "' in the store");
   std::vector<Finding> fs;
@@ -1040,9 +1036,8 @@ Response list_findings(Context& c, long long id) {
     if (it->second) shown.push_back(std::move(f));
   }
   if (id) {
-    if (fs.empty() && shown.empty()) return error_response(404, "unknown-finding", "no finding " + std::to_string(id));
-    if (shown.empty())
-      return error_response(403, "embargoed", "finding " + std::to_string(id) + " is about a round under review");
+    // One in a round the actor may not see is answered as one that does not exist.
+    if (shown.empty()) return error_response(404, "unknown-finding", "no finding " + std::to_string(id));
     return json_response(finding_json(shown.front()));
   }
   return json_response("{\"findings\":" + findings_array(shown) + "}");

@@ -38,7 +38,7 @@ bool read_review(Context& c, RoundInfo* out, Response* err) {
     visible = sub.step();
   }
   if (!visible) {
-    *err = error_response(404, "not-found", "round " + out->name + " is not known to this store");
+    *err = unknown_round(out->name);
     return false;
   }
   return true;
@@ -50,20 +50,20 @@ bool load_round(Context& c, const std::string& text, RoundInfo* out, Response* e
   std::string name, error;
   if (!submissions::resolve_round(c.store, text, &name, &error)) {
     // Said the same way for an unknown round and an embargoed one.
-    *err = error_response(404, "not-found", "round " + text + " is not known to this store",
-                          "rounds are named as imported, e.g. 3.1.0 or training-3.1.0");
+    *err = unknown_round(text);
     return false;
   }
   submissions::Stmt q(c.store.db(), "SELECT id FROM rounds WHERE name = ?1");
   q.bind(1, name);
   if (!q.step()) {
-    *err = q.ok() ? error_response(404, "not-found", "round " + text + " is not known to this store")
-                  : store_error(c.store, q.rc(), "reading rounds");
+    *err = q.ok() ? unknown_round(text) : store_error(c.store, q.rc(), "reading rounds");
     return false;
   }
   out->id = q.col_int(0);
   out->name = name;
-  return read_review(c, out, err);
+  if (read_review(c, out, err)) return true;
+  if (err->status == 404) *err = unknown_round(text);  // the round as asked, as for one that does not exist
+  return false;
 }
 
 bool load_round_by_id(Context& c, long long id, RoundInfo* out, Response* err) {

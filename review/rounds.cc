@@ -255,6 +255,7 @@ std::string lower(std::string s) {
 }
 
 struct RoundInfo {
+  std::string asked;  // {round} as the request named it
   std::string name;
   long long id = 0;
   bool has_review = false;  // a round_reviews row: else published
@@ -266,11 +267,10 @@ struct RoundInfo {
 // Resolves {round}; false with a 404.
 bool find_round(Context& c, const std::string& text, RoundInfo* out, Response* err) {
   std::string error;
+  out->asked = text;
   if (!submissions::resolve_round(c.store, text, &out->name, &error)) {
     // The store's own message lists every round it holds, embargoed ones included: only for the local administrator.
-    *err = c.who.local_admin ? error_response(404, "unknown-round", error)
-                             : error_response(404, "unknown-round", "round " + text + " is not known to this store",
-                                              "rounds are named as imported, e.g. 3.1.0 or training-3.1.0");
+    *err = c.who.local_admin ? error_response(404, "unknown-round", error) : unknown_round(text);
     return false;
   }
   Stmt q(c.store.db(),
@@ -279,7 +279,7 @@ bool find_round(Context& c, const std::string& text, RoundInfo* out, Response* e
          "FROM rounds r LEFT JOIN round_reviews rr ON rr.round_id = r.id WHERE r.name = ?1");
   q.bind(1, out->name);
   if (!q.step()) {
-    *err = q.ok() ? error_response(404, "unknown-round", "no round " + text) : store_error(c.store, q.rc(), "reading rounds");
+    *err = q.ok() ? unknown_round(text) : store_error(c.store, q.rc(), "reading rounds");
     return false;
   }
   out->id = q.col_int(0);
@@ -293,12 +293,11 @@ bool find_round(Context& c, const std::string& text, RoundInfo* out, Response* e
   return true;
 }
 
-// The embargo: false with a 403 when the actor may not see the round.
+// The embargo: false with the 404 of a round that does not exist when the
+// actor may not see the round.
 bool visible(Context& c, const RoundInfo& r, Response* err) {
   if (c.api.can_see_round(c.who, r.name)) return true;
-  *err = error_response(403, "embargoed",
-                        r.name + " is under review (" + r.state + ") and visible only to its submitters and the committee",
-                        "it becomes visible when it is published");
+  *err = unknown_round(r.asked.empty() ? r.name : r.asked);
   return false;
 }
 

@@ -298,18 +298,63 @@ TEST_SUITE("rounds") {
     REQUIRE(w.call("PUT", std::string(kRound) + "/schedule", chair, R"({"submission_deadline": "2026-05-01"})").status == 200);
     CHECK_FALSE(w.api->can_see_round({0, "bob", "Google", Role::Member, false}, "training-3.1.0"));
     CHECK(w.api->can_see_round({0, "alice", "NVIDIA", Role::Member, false}, "training-3.1.0"));
-    CHECK(w.call("GET", kRound, outsider).status == 403);
-    CHECK(w.call("GET", std::string(kRound) + "/pairings", outsider).status == 403);
-    CHECK(w.call("GET", std::string(kRound) + "/report", outsider).status == 403);
-    CHECK(w.call("GET", std::string(kRound) + "/announcements", outsider).status == 403);
+    CHECK(w.call("GET", kRound, outsider).status == 404);
+    CHECK(w.call("GET", std::string(kRound) + "/pairings", outsider).status == 404);
+    CHECK(w.call("GET", std::string(kRound) + "/report", outsider).status == 404);
+    CHECK(w.call("GET", std::string(kRound) + "/announcements", outsider).status == 404);
     CHECK(!contains(w.call("GET", "/api/v1/rounds", outsider).body, "training-3.1.0"));
     CHECK(w.call("GET", kRound, insider).status == 200);
     CHECK(w.call("GET", kRound, chair).status == 200);
     CHECK(w.call("GET", kRound, "forged").status == 401);
     REQUIRE(w.call("POST", std::string(kRound) + "/state", chair, R"({"state": "final"})").status == 200);
-    CHECK(w.call("GET", kRound, outsider).status == 403);
+    CHECK(w.call("GET", kRound, outsider).status == 404);
     REQUIRE(w.call("POST", std::string(kRound) + "/state", chair, R"({"state": "published"})").status == 200);
     CHECK(w.call("GET", kRound, outsider).status == 200);
+  }
+
+  TEST_CASE("embargo: every route taking a round answers an outsider as for a round that does not exist") {
+    World w;
+    w.submitter("NVIDIA", 1, 8);
+    std::string outsider = w.user("bob", "Google", "member"), chair = w.user("carol", "", "chair");
+    for (const char* state : {"review", "final"}) {
+      CAPTURE(state);
+      if (std::string(state) == "review")
+        REQUIRE(w.call("PUT", std::string(kRound) + "/schedule", chair, R"({"submission_deadline": "2026-05-01"})").status == 200);
+      else
+        REQUIRE(w.call("POST", std::string(kRound) + "/state", chair, R"({"state": "final"})").status == 200);
+      struct Ask {
+        std::string method, path, body;
+        std::vector<std::pair<std::string, std::string>> query;
+      };
+      auto asks = [](const std::string& round) {
+        return std::vector<Ask>{
+            {"GET", "/api/v1/rounds/" + round, "", {}},
+            {"GET", "/api/v1/rounds/" + round + "/pairings", "", {}},
+            {"GET", "/api/v1/rounds/" + round + "/report", "", {}},
+            {"GET", "/api/v1/rounds/" + round + "/announcements", "", {}},
+            {"POST", "/api/v1/audit", "{\"round\": \"" + round + "\"}", {}},
+            {"GET", "/api/v1/findings", "", {{"round", round}}},
+            {"GET", "/api/v1/objections", "", {{"round", round}}},
+            {"GET", "/api/v1/log", "", {{"round", round}}},
+        };
+      };
+      auto hidden = asks("3.1.0"), absent = asks("9.9.9");
+      for (size_t i = 0; i < hidden.size(); ++i) {
+        CAPTURE(hidden[i].method + " " + hidden[i].path);
+        Response h = w.call(hidden[i].method, hidden[i].path, outsider, hidden[i].body, hidden[i].query);
+        Response a = w.call(absent[i].method, absent[i].path, outsider, absent[i].body, absent[i].query);
+        CHECK(h.status == 404);
+        CHECK(a.status == 404);
+        std::string same = h.body;
+        for (size_t at = same.find("3.1.0"); at != std::string::npos; at = same.find("3.1.0", at + 5))
+          same.replace(at, 5, "9.9.9");
+        CHECK(same == a.body);  // word for word, but for the name asked
+        CHECK_FALSE(contains(h.body, ".db"));
+        CHECK_FALSE(contains(h.body, "training-3.1.0"));
+        CHECK_FALSE(contains(a.body, "training-3.1.0"));  // the rounds there are go unnamed
+        CHECK_FALSE(contains(h.body, "under review"));
+      }
+    }
   }
 
   TEST_CASE("pairing: ranked neighbours, an odd one out in a three-way, the 512 rule; idempotent") {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "mllog/json.h"
 #include "rules/dynlib.h"
 #include "submissions/store.h"
 
@@ -63,9 +64,28 @@ review::Response transport_error(const std::string& message, const std::string& 
   return review::error_response(0, "transport", message, hint);
 }
 
+// Whether an answer is one a referee server gives: JSON ({"error": {...}}
+// for an error), or for a success a query's or report's documented type.
+bool from_referee(const review::Response& r) {
+  if (r.content_type == "application/json") {
+    mllog::Json j;
+    std::string e;
+    if (!mllog::parse_json_permissive(r.body, &j, &e) || j.kind != mllog::Json::Kind::Object) return false;
+    if (r.status >= 200 && r.status < 300) return true;
+    const mllog::Json* err = j.find("error");
+    return err && err->kind == mllog::Json::Kind::Object && err->find("message");
+  }
+  bool ok = r.status >= 200 && r.status < 300;
+  return ok && (r.content_type == "text/plain" || r.content_type == "text/markdown" || r.content_type == "application/yaml");
+}
+
 // Sends `r` to `o.server` over HTTP(S) with libcurl (loaded at first use).
 review::Response call_http(const ClientOptions& o, const review::Request& r) {
   std::string base = o.server;
+  // The server's root: a URL given with the API's prefix (/api/v1) or
+  // trailing slashes means the same server.
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  if (base.size() >= 7 && base.compare(base.size() - 7, 7, "/api/v1") == 0) base.resize(base.size() - 7);
   while (!base.empty() && base.back() == '/') base.pop_back();
   if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0)
     return transport_error("the server URL " + o.server + " is neither http:// nor https://",
@@ -145,7 +165,12 @@ review::Response call_http(const ClientOptions& o, const review::Request& r) {
   if (ct) {
     out.content_type = ct;
     if (auto semi = out.content_type.find(';'); semi != std::string::npos) out.content_type.resize(semi);
+    while (!out.content_type.empty() && out.content_type.back() == ' ') out.content_type.pop_back();
   }
+  if (!from_referee(out))
+    return transport_error(base + " does not look like a referee server (it answered HTTP " + std::to_string(status) +
+                               " with " + (out.content_type.empty() ? "no content type" : out.content_type) + ")",
+                           "check --server or REFEREE_SERVER: the URL of referee serve, e.g. http://127.0.0.1:8080");
   return out;
 }
 

@@ -468,6 +468,59 @@ TEST_SUITE("serve") {
     CHECK(contains(scheme.err, "neither http:// nor https://"));
   }
 
+  TEST_CASE("a server that is not a referee server is refused, exit 2, whatever it answers") {
+    TempDir dir;
+    httplib::Server other;
+    other.Get("/api/v1/objections", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content("<html><body>Directory listing</body></html>", "text/html");
+    });
+    other.Get("/api/v1/rounds", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 404;
+      res.set_content("<html><body>Not Found</body></html>", "text/html");
+    });
+    other.Get("/api/v1/log", [](const httplib::Request&, httplib::Response& res) { res.status = 404; });
+    other.Get("/api/v1/users", [](const httplib::Request&, httplib::Response& res) {
+      res.status = 500;
+      res.set_content("{\"detail\": \"boom\"}", "application/json");  // JSON, not a referee error
+    });
+    int port = other.bind_to_any_port("127.0.0.1");
+    REQUIRE(port > 0);
+    std::thread t([&] { other.listen_after_bind(); });
+    std::string url = "http://127.0.0.1:" + std::to_string(port);
+    struct Case {
+      std::string command;
+      int status;
+      std::string type;
+    };
+    for (const auto& k : std::vector<Case>{{"objection list", 200, "text/html"},
+                                           {"round list", 404, "text/html"},
+                                           {"review log", 404, "no content type"},
+                                           {"user list", 500, "application/json"}}) {
+      CAPTURE(k.command);
+      auto r = run(dir, k.command + " --server " + url + " --token x");
+      CHECK(r.rc == 2);
+      CHECK_FALSE(contains(r.out, "<html>"));
+      CHECK(contains(r.err, url + " does not look like a referee server (it answered HTTP " + std::to_string(k.status) +
+                                " with " + k.type + ")"));
+    }
+    other.stop();
+    t.join();
+  }
+
+  TEST_CASE("--server with the API's prefix or a trailing slash names the same server") {
+    Fixture f;
+    Serve s(f.db, {}, (f.dir.path / "serve.err").string());
+    auto plain = run(f.dir, "objection list --server " + s.url + " --token tok-alice-0123456789");
+    REQUIRE(plain.rc == 0);
+    for (const std::string& suffix : std::vector<std::string>{"/", "/api/v1", "/api/v1/", "//api/v1//"}) {
+      CAPTURE(suffix);
+      auto r = run(f.dir, "objection list --server " + s.url + suffix + " --token tok-alice-0123456789");
+      CHECK(r.rc == 0);
+      CHECK(r.out == plain.out);
+      CHECK_FALSE(contains(r.err, "no route"));
+    }
+  }
+
   TEST_CASE("TLS: a self-signed certificate, trusted with --cacert") {
     if (std::system("command -v openssl >/dev/null 2>&1") != 0) {
       MESSAGE("SKIPPED: no openssl command (Debian: openssl)");

@@ -40,7 +40,7 @@ struct ServeOptions {
   bool read_only = false, anonymous_public = false;
   int threads = 8;
   size_t max_body = 1 << 20;
-  int read_timeout_s = 10, write_timeout_s = 10, keep_alive_s = 5;
+  int read_timeout_s = 5, write_timeout_s = 10, keep_alive_s = 5;
 };
 
 // Per request, on the worker thread that serves it: when it began and who
@@ -438,7 +438,7 @@ Command serve_command() {
             sub.add_option("--threads", o->threads, "worker threads: requests served at once (default 8)")->check(CLI::Range(1, 256));
             sub.add_option("--max-body", o->max_body, "largest request body in bytes (default 1048576); larger: 413")
                 ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
-            sub.add_option("--read-timeout", o->read_timeout_s, "seconds to wait for a request's bytes (default 10)")->check(CLI::Range(1, 600));
+            sub.add_option("--read-timeout", o->read_timeout_s, "seconds to wait for a request's bytes (default 5)")->check(CLI::Range(1, 600));
             sub.add_option("--write-timeout", o->write_timeout_s, "seconds to wait while sending an answer (default 10)")->check(CLI::Range(1, 600));
             return [o]() -> int { return serve(*o); };
           }};

@@ -966,7 +966,7 @@ std::string findings_array(const std::vector<Finding>& fs) {
 // embargoed ones included: only for the local administrator.
 Response unknown_round(const Context& c, const std::string& text, const std::string& store_message) {
   if (c.who.local_admin) return error_response(404, "unknown-round", store_message);
-  return unknown_round(text);
+  return review::unknown_round(text);
 }
 
 Response post_audit(Context& c) {
@@ -993,7 +993,7 @@ Response post_audit(Context& c) {
     if (!q.step()) return error_response(404, "no-package", org + " has no package in the store");
     round = q.col_text(0);
   }
-  if (!c.api.can_see_round(c.who, round)) return unknown_round(round_text.empty() ? round : round_text);
+  if (!c.api.can_see_round(c.who, round)) return review::unknown_round(round_text.empty() ? round : round_text);
   if (!org.empty()) {
     Stmt q(c.store.db(),
            "SELECT 1 FROM packages p JOIN rounds rd ON rd.id = p.round_id JOIN organisations o ON o.id = "
@@ -1023,7 +1023,7 @@ Response list_findings(Context& c, long long id) {
   std::string rt = c.query("round"), ot = c.query("organisation"), kind = c.query("kind");
   if (!rt.empty() && !submissions::resolve_round(c.store, rt, &round, &e)) return unknown_round(c, rt, e);
   // A round the caller may not see: the same answer as for one the store does not hold.
-  if (!round.empty() && !c.api.can_see_round(c.who, round)) return unknown_round(rt);
+  if (!round.empty() && !c.api.can_see_round(c.who, round)) return review::unknown_round(rt);
   if (!ot.empty() && !resolve_org(c.store, ot, &org))
     return error_response(404, "unknown-organisation", "no organisation '" + ot + "' in the store");
   std::vector<Finding> fs;

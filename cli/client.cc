@@ -162,6 +162,7 @@ review::Response call_http(const ClientOptions& o, const review::Request& r) {
   review::Response out;
   out.status = static_cast<int>(status);
   out.body = std::move(body);
+  out.content_type.clear();  // as the server said it: none is none
   if (ct) {
     out.content_type = ct;
     if (auto semi = out.content_type.find(';'); semi != std::string::npos) out.content_type.resize(semi);

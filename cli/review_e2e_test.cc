@@ -188,8 +188,8 @@ TEST_SUITE("review_e2e") {
     const char* announce = R"({"results":["NVIDIA/eos/bert"],"text":"resubmitted {n}"})";
     const char* schedule = R"({"objections_due":"2099-01-0{n1}"})";
     // In a published round nothing changes: 422 for whoever could act before, 403 for whoever never could.
-    // 401: no, revoked or forged token. 404 for `intel` where docs/review.md says an embargoed round
-    // is answered as unknown (objections, the log, the questions); 403 where it says 403 (rounds, audit).
+    // 401: no, revoked or forged token. 404 for `intel`: an embargoed round is answered as one that
+    // does not exist, on every route (docs/review.md).
     const Row rows[] = {
         // anonymous: health and the API's description, whatever token comes with them
         {"review", "GET", "/api/v1/health", "", {200, 200, 200, 200, 200, 200, 200, 200, 200}},
@@ -201,9 +201,9 @@ TEST_SUITE("review_e2e") {
         {"review", "POST", "/api/v1/users/{victim}/revoke", "", {403, 403, 403, 403, 403, 200, 401, 401, 401}},
         {"review", "POST", "/api/v1/tokens/revoke", R"({"prefix":"{prefix}"})", {403, 403, 403, 403, 403, 200, 401, 401, 401}},
         {"review", "GET", "/api/v1/me", "", {200, 200, 200, 200, 200, 200, 401, 401, 401}},
-        // rounds: embargoed rounds are 403 to members of organisations that did not submit
+        // rounds: an embargoed round is unknown (404) to members of organisations that did not submit
         {"review", "GET", "/api/v1/rounds", "", {200, 200, 200, 200, 200, 200, 401, 401, 401}},
-        {"review", "GET", "/api/v1/rounds/3.1.0", "", {200, 200, 200, 403, 200, 200, 401, 401, 401}},
+        {"review", "GET", "/api/v1/rounds/3.1.0", "", {200, 200, 200, 404, 200, 200, 401, 401, 401}},
         {"published", "GET", "/api/v1/rounds/3.1.0", "", {200, 200, 200, 200, 200, 200, 401, 401, 401}},
         {"review", "PUT", "/api/v1/rounds/3.1.0/schedule", schedule, {403, 403, 403, 403, 200, 200, 401, 401, 401}},
         {"published", "PUT", "/api/v1/rounds/3.1.0/schedule", schedule, {403, 403, 403, 403, 422, 422, 401, 401, 401}},
@@ -211,21 +211,21 @@ TEST_SUITE("review_e2e") {
         {"final", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"published"})", {403, 403, 403, 403, 200, 200, 401, 401, 401}},
         {"published", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"review","reason":"x"})", {403, 403, 403, 403, 422, 422, 401, 401, 401}},
         {"review", "POST", "/api/v1/rounds/3.1.0/pairings", "", {403, 403, 403, 403, 200, 200, 401, 401, 401}},
-        {"review", "GET", "/api/v1/rounds/3.1.0/pairings", "", {200, 200, 200, 403, 200, 200, 401, 401, 401}},
+        {"review", "GET", "/api/v1/rounds/3.1.0/pairings", "", {200, 200, 200, 404, 200, 200, 401, 401, 401}},
         // a pairing moves forward by a member of the reviewer organisation (Google) or a chair
         {"review", "PATCH", "/api/v1/pairings/{pairing}", R"({"status":"in-progress"})", {403, 200, 403, 403, 200, 403, 401, 401, 401}},
         // announcements: a member for its own organisation's results, a chair any
-        {"review", "POST", "/api/v1/rounds/3.1.0/announcements", announce, {201, 403, 403, 403, 201, 403, 401, 401, 401}},
+        {"review", "POST", "/api/v1/rounds/3.1.0/announcements", announce, {201, 403, 403, 404, 201, 403, 401, 401, 401}},
         // (announcements check the round's state before the caller's organisation: 422 for every caller)
         {"published", "POST", "/api/v1/rounds/3.1.0/announcements", announce, {422, 422, 422, 422, 422, 422, 401, 401, 401}},
         {"published", "PATCH", "/api/v1/pairings/{pairing}", R"({"status":"in-progress"})", {403, 422, 403, 403, 422, 403, 401, 401, 401}},
         {"final", "PATCH", "/api/v1/pairings/{pairing}", R"({"status":"in-progress"})", {403, 200, 403, 403, 200, 403, 401, 401, 401}},
-        {"review", "GET", "/api/v1/rounds/3.1.0/announcements", "", {200, 200, 200, 403, 200, 200, 401, 401, 401}},
-        {"review", "GET", "/api/v1/rounds/3.1.0/report?format=json", "", {200, 200, 200, 403, 200, 200, 401, 401, 401}},
+        {"review", "GET", "/api/v1/rounds/3.1.0/announcements", "", {200, 200, 200, 404, 200, 200, 401, 401, 401}},
+        {"review", "GET", "/api/v1/rounds/3.1.0/report?format=json", "", {200, 200, 200, 404, 200, 200, 401, 401, 401}},
         {"published", "GET", "/api/v1/rounds/3.1.0/report?format=md", "", {200, 200, 200, 200, 200, 200, 401, 401, 401}},
         // audit and findings: whoever can see the round
-        {"review", "POST", "/api/v1/audit", R"({"round":"3.1.0"})", {200, 200, 200, 403, 200, 200, 401, 401, 401}},
-        {"review", "GET", "/api/v1/findings?round=3.1.0", "", {200, 200, 200, 403, 200, 200, 401, 401, 401}},
+        {"review", "POST", "/api/v1/audit", R"({"round":"3.1.0"})", {200, 200, 200, 404, 200, 200, 401, 401, 401}},
+        {"review", "GET", "/api/v1/findings?round=3.1.0", "", {200, 200, 200, 404, 200, 200, 401, 401, 401}},
         {"review", "GET", "/api/v1/findings/999999", "", {404, 404, 404, 404, 404, 404, 401, 401, 401}},
         // filing: a member for its own organisation, never against it; chairs and admins have none
         {"review", "POST", "/api/v1/objections", file, {403, 201, 201, 404, 403, 403, 401, 401, 401}},

@@ -374,13 +374,16 @@ review_cli::SubSetup review_log_setup() {
   return [](CLI::App& log) -> std::function<int()> {
             struct Opts {
               ClientOptions client;
-              std::string round, subject;
+              std::string round, subject, head;
               bool verify = false, json = false;
             };
             auto o = std::make_shared<Opts>();
             log.add_option("--round", o->round, "only events of this round");
             log.add_option("--subject", o->subject, "only events whose subject starts with this (objection/12)");
             log.add_flag("--verify", o->verify, "check the chain: exit 1 naming the first bad event when it is broken");
+            log.add_option("--head", o->head,
+                           "with --verify: a head printed by an earlier verify (SEQ:HASH or HASH) that the log must "
+                           "still contain");
             log.add_flag("--json", o->json, "print the answer as JSON");
             add_client_options(log, &o->client);
             return [o]() -> int {
@@ -388,16 +391,25 @@ review_cli::SubSetup review_log_setup() {
               r.method = "GET";
               if (o->verify) {
                 r.path = "/api/v1/log/verify";
+                if (!o->head.empty()) r.query.emplace_back("head", o->head);
                 bool broken = false;
                 // Rendered as text, or printed as JSON: the verdict decides the exit code either way.
                 int rc = send_and_print("review log", o->client, r, false, [&](const mllog::Json& b) {
                   broken = text_of(b.find("ok")) != "true";
                   if (o->json) {
+                    std::string first_bad = text_of(b.find("first_bad"));
                     std::cout << "{\"ok\":" << (broken ? "false" : "true") << ",\"events\":" << text_of(b.find("events"))
-                              << ",\"first_bad\":" << (broken ? text_of(b.find("first_bad")) : "null")
+                              << ",\"head_seq\":" << text_of(b.find("head_seq"))
+                              << ",\"head_hash\":" << json_str(text_of(b.find("head_hash")))
+                              << ",\"first_bad\":" << (broken && !first_bad.empty() ? first_bad : "null")
                               << ",\"problem\":" << (broken ? json_str(text_of(b.find("problem"))) : "null") << "}\n";
                   } else if (!broken) {
-                    std::cout << "the review log verifies: " << text_of(b.find("events")) << " events, chain intact\n";
+                    std::cout << "the review log verifies: " << text_of(b.find("events"))
+                              << " events, chain intact, tables agree with it; head " << text_of(b.find("head_seq"))
+                              << ":" << text_of(b.find("head_hash"))
+                              << " (record it elsewhere and check it later with --head)\n";
+                  } else if (text_of(b.find("first_bad")).empty()) {
+                    std::cout << "the review log does not verify: " << text_of(b.find("problem")) << "\n";
                   } else {
                     std::cout << "the review log is broken at event " << text_of(b.find("first_bad")) << ": "
                               << text_of(b.find("problem")) << "\n";

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "review/events.h"
 #include "submissions/import.h"
 
 namespace referee::cli {
@@ -111,6 +112,10 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
                     const std::vector<std::string>& packages, int jobs, const std::string& round, const std::string& db) {
   submissions::ImportOptions opt;
   opt.jobs = job_count(jobs);
+  // A package added to or replaced in a round under review goes into its review log.
+  opt.record_change = [&store](const submissions::PackageChange& c, std::string* err) {
+    return review::record_package_change(store, c, err);
+  };
   bool tty = isatty(2);
   int rc = kPass;
   size_t imported = 0;

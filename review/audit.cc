@@ -1,6 +1,7 @@
 #include "review/audit.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
@@ -781,7 +782,8 @@ static std::string ruleset_not_found(const std::string& round, const std::string
 }
 
 bool detect_findings(Store& s, const std::string& round, const std::string& organisation, std::vector<Finding>* out,
-                     std::string* error, std::vector<std::string>* notes, double rcp_margin, const std::string& rules_dir) {
+                     std::string* error, std::vector<std::string>* notes, double rcp_margin, const std::string& rules_dir,
+                     std::set<std::string>* unchecked) {
   out->clear();
   RoundRules rr;
   rules::RuleSource src;
@@ -798,6 +800,20 @@ bool detect_findings(Store& s, const std::string& round, const std::string& orga
   if (!load_round(s, round, rr, &all, error)) return false;
   for (const auto& r : all) {
     if (!organisation.empty() && r.org != organisation) continue;
+    std::string missing;
+    std::error_code ec;
+    std::string dir = r.package_path + "/results/" + r.system + "/" + r.benchmark;
+    if (!std::filesystem::is_directory(dir, ec)) missing = dir;
+    else
+      for (const auto& run : r.runs)
+        if (!run.log.read && !std::filesystem::exists(dir + "/" + run.file, ec))
+          missing += (missing.empty() ? "" : ", ") + dir + "/" + run.file;
+    if (!missing.empty()) {
+      if (notes)
+        notes->push_back("logs of " + r.name() + " not found at " + missing +
+                         ": findings that need them were not re-checked (stored ones are kept as they were)");
+      if (unchecked) unchecked->insert(r.name());
+    }
     cherry_picking(r, round, out);
     unannounced(s, r, round, out);
     repeated_run_start(r, round, out);
@@ -864,7 +880,19 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
                std::string* error, double rcp_margin, const std::string& rules_dir) {
   *out = AuditRun{};
   std::vector<Finding> found;
-  if (!detect_findings(s, round, organisation, &found, error, &out->notes, rcp_margin, rules_dir)) return false;
+  std::set<std::string> unchecked;
+  if (!detect_findings(s, round, organisation, &found, error, &out->notes, rcp_margin, rules_dir, &unchecked))
+    return false;
+  // A published round is not changed: its findings are computed, not stored.
+  bool published = false;
+  {
+    Stmt q(s.db(), "SELECT rr.state FROM round_reviews rr JOIN rounds r ON r.id = rr.round_id WHERE r.name = ?1");
+    q.bind(1, round);
+    published = q.step() && q.col_text(0) == "published";
+  }
+  if (published)
+    out->notes.push_back("round " + round +
+                         " is published: findings were computed but not stored, and nothing was added to the review log");
   if (!s.begin(error)) return false;
   auto fail = [&](const std::string& e) {
     s.rollback();
@@ -888,7 +916,10 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
     if (!seen.insert(f.fingerprint).second) continue;  // the same thing found twice
     std::string ev = evidence_json(f.evidence);
     auto it = by_fp.find(f.fingerprint);
-    if (it == by_fp.end()) {
+    if (it == by_fp.end() && published) {
+      f.state = "new";
+      added.push_back(0);
+    } else if (it == by_fp.end()) {
       ins.reset();
       ins.bind(1, f.round_id).bind(2, f.organisation_id);
       if (f.result_id) ins.bind(3, f.result_id);
@@ -907,6 +938,10 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
       f.created_at = it->second->created_at;
       f.state = "open";
       if (it->second->state == "gone") back.push_back(f.id);
+      if (published) {
+        out->findings.push_back(f);
+        continue;
+      }
       upd.reset();
       upd.bind(1, f.id);
       if (f.result_id) upd.bind(2, f.result_id);
@@ -920,12 +955,17 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
   }
   for (const auto& f : stored) {
     if (seen.count(f.fingerprint)) continue;
+    if (unchecked.count(f.result)) continue;  // its logs are missing: not re-checked, not gone
     Finding g = f;
     if (g.state != "gone") gone.push_back(g.id);
     g.state = "gone";
     out->gone.push_back(std::move(g));
   }
   out->added = static_cast<int>(added.size());
+  if (published) {
+    s.rollback();
+    return true;
+  }
   if (!added.empty() || !back.empty() || !gone.empty()) {
     mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
     w.begin_object().key("round").value(round).key("organisation");

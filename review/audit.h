@@ -11,6 +11,7 @@
 // docs/review.md ("Audit") and below.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,11 +66,17 @@ struct Finding {
 // result, kind; else false with *error.
 // *notes (when not null) gets what could not be checked and why (no rule set
 // for the round: no RCP statistics). `rcp_margin`: the near-fail threshold.
+// Results whose logs are not on disk any more get a note each ("logs of
+// ORG/SYSTEM/BENCH not found at PATH") and, when `unchecked` is not null,
+// their names (ORG/SYSTEM/BENCH) in it: run_audit keeps their stored findings
+// as they were instead of marking them gone. On a published round run_audit
+// computes the findings but stores nothing and appends no event (a note says so).
 // `rules_dir`: where the round's rule set is (as `--rules`: the only place
 // looked); "" = the search path (REFEREE_RULES, the cache, the built-in sets).
 bool detect_findings(submissions::Store& s, const std::string& round, const std::string& organisation,
                      std::vector<Finding>* out, std::string* error, std::vector<std::string>* notes = nullptr,
-                     double rcp_margin = kRcpNearFail, const std::string& rules_dir = "");
+                     double rcp_margin = kRcpNearFail, const std::string& rules_dir = "",
+                     std::set<std::string>* unchecked = nullptr);
 
 struct AuditRun {
   std::vector<Finding> findings;  // found now (state new or open), with their ids

@@ -119,6 +119,84 @@ long long events(Store& s, const char* action) {
 }  // namespace
 
 TEST_SUITE("audit") {
+  TEST_CASE("on a published round the audit computes findings but stores nothing and logs nothing") {
+    Fixture fx;
+    fs::path pkg = fx.copy("ExampleOrg");
+    fs::path log = minilm(pkg, 1);
+    std::string original = testing::read_file(log);
+    auto starts = lines_with(log, "\"run_start\"");
+    REQUIRE(starts.size() == 1);
+    testing::write_file(log, original + original.substr(original.find(starts[0].second)));
+    fx.import(pkg);
+    std::string error;
+    REQUIRE(fx.store->exec("INSERT INTO round_reviews(round_id, state) VALUES (1, 'published');", &error));
+    AuditRun run = fx.audit();
+    auto found = of_kind(run.findings, "repeated-run-start");
+    REQUIRE(found.size() == 1);
+    CHECK(found[0]->state == "new");
+    Stmt n(fx.store->db(), "SELECT COUNT(*) FROM findings");
+    REQUIRE(n.step());
+    CHECK(n.col_int(0) == 0);
+    CHECK(events(*fx.store, "audit.run") == 0);
+    bool said = false;
+    for (const auto& note : run.notes) said = said || note.find("is published: findings were computed but not stored") != std::string::npos;
+    CHECK(said);
+  }
+
+  TEST_CASE("a package whose logs are gone from disk: the audit says so and marks nothing gone") {
+    Fixture fx;
+    fs::path pkg = fx.copy("ExampleOrg");
+    fs::path log = minilm(pkg, 1);
+    std::string original = testing::read_file(log);
+    auto starts = lines_with(log, "\"run_start\"");
+    REQUIRE(starts.size() == 1);
+    testing::write_file(log, original + original.substr(original.find(starts[0].second)));
+    fx.import(pkg);
+    AuditRun first = fx.audit();
+    REQUIRE(of_kind(first.findings, "repeated-run-start").size() == 1);
+    fs::rename(pkg, fx.t.path / "moved");
+    AuditRun later = fx.audit();
+    CHECK(later.gone.empty());
+    CHECK(events(*fx.store, "audit.run") == 1);
+    bool said = false;
+    for (const auto& note : later.notes)
+      said = said || (note.find("logs of ExampleOrg/cpu_2x_example/minilm not found at " + pkg.string()) == 0 &&
+                      note.find("not re-checked") != std::string::npos);
+    CHECK(said);
+    std::vector<Finding> stored;
+    std::string error;
+    REQUIRE(read_findings(*fx.store, "", "", "repeated-run-start", 0, &stored, &error));
+    REQUIRE(stored.size() == 1);
+    CHECK(stored[0].state == "open");
+  }
+
+  TEST_CASE("a package replaced in a round under review is recorded in the review log") {
+    Fixture fx;
+    fs::path pkg = fx.copy("ExampleOrg");
+    fx.import(pkg);
+    std::string error;
+    REQUIRE(fx.store->exec("INSERT INTO round_reviews(round_id, state) VALUES (1, 'review');", &error));
+    Stmt h(fx.store->db(), "SELECT content_sha256 FROM packages");
+    REQUIRE(h.step());
+    std::string before = h.col_text(0);
+    fs::remove(minilm(pkg, 4));
+    submissions::ImportOptions opt;
+    Store& st = *fx.store;
+    opt.record_change = [&st](const submissions::PackageChange& c, std::string* e) {
+      return record_package_change(st, c, e);
+    };
+    submissions::ImportResult r;
+    REQUIRE_MESSAGE(submissions::import_package(*fx.store, *fx.rules, fx.facts, pkg.string(), opt, &r, &error), error);
+    CHECK(r.status == "replaced");
+    auto log = read_events(*fx.store, "round/", &error);
+    REQUIRE(log.size() == 1);
+    CHECK(log[0].action == "package.replace");
+    CHECK(log[0].actor == "local-admin");
+    CHECK(log[0].payload_json.find(before) != std::string::npos);
+    CHECK(log[0].payload_json.find("cpu_2x_example/minilm") != std::string::npos);
+    CHECK(verify_events(*fx.store, &error).ok);
+  }
+
   TEST_CASE("the example package as it is has nothing to find") {
     Fixture fx;
     fx.import(fx.copy("ExampleOrg"));

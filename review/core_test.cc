@@ -902,6 +902,55 @@ TEST_SUITE("review") {
     CHECK(contains(out, "chain intact"));
   }
 
+  TEST_CASE("verify finds tampering outside the chain: tables edited, the tail deleted, tables dropped") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"normalise","remedy":"normalise","factor":1.0758})").status == 201);
+    REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
+    REQUIRE(f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise","factor":1.0758})").status == 201);
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    REQUIRE(run_referee("review log --verify --db '" + f.path + "'", &out) == 0);
+    CHECK(contains(out, "tables agree with it"));
+    // The head it prints is what a member records elsewhere.
+    size_t at = out.find("head ");
+    REQUIRE(at != std::string::npos);
+    std::string head = out.substr(at + 5, out.find(' ', at + 5) - at - 5);
+    CHECK(run_referee("review log --verify --head " + head + " --db '" + f.path + "'", &out) == 0);
+    int copies = 0;
+    auto tampered = [&](const std::string& sql, const std::string& args, const std::string& expect, int rc) {
+      CAPTURE(sql);
+      std::string copy = (f.dir.path / ("tampered" + std::to_string(++copies) + ".db")).string();
+      fs::copy_file(f.path, copy);
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open(copy.c_str(), &raw) == SQLITE_OK);
+      REQUIRE(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+      std::string o;
+      CHECK(run_referee("review log --verify " + args + " --db '" + copy + "'", &o) == rc);
+      CHECK_MESSAGE(contains(o, expect), o);
+    };
+    tampered("UPDATE decisions SET remedy = 'withdraw'; UPDATE result_status SET status = 'withdrawn'", "",
+             "decisions row 1 (objection " + std::to_string(id) + "): remedy is 'withdraw'", 1);
+    tampered("UPDATE result_status SET status = 'withdrawn'", "", "status is 'withdrawn', decision 1 (upheld, remedy normalise) sets 'normalised'", 1);
+    tampered("UPDATE result_status SET factor = 0.5", "", "factor is 0.5", 1);
+    tampered("UPDATE votes SET vote = 'reject'", "", "votes row of ", 1);
+    tampered("UPDATE objections SET state = 'open'", "", "state is 'open', the review log says 'decided'", 1);
+    tampered("DELETE FROM decisions", "", "decisions: row 1 recorded by event", 1);
+    // The tail deleted: the chain still links; the recorded head does not.
+    tampered("DROP TRIGGER events_append_only_delete; DELETE FROM events WHERE seq = (SELECT MAX(seq) FROM events)",
+             "--head " + head, "has no decision.record event", 1);
+    // A head the log no longer reaches (its tail deleted with the rows it made): the anchor says so.
+    std::string later = std::to_string(std::stoll(head.substr(0, head.find(':'))) + 1) + head.substr(head.find(':'));
+    CHECK(run_referee("review log --verify --head " + later + " --db '" + f.path + "'", &out) == 1);
+    CHECK(contains(out, "is not in the review log any more"));
+    // Tables dropped: the store is damaged (exit 2), not a store without decisions.
+    tampered("DROP TABLE result_status", "", "review table(s) result_status missing", 2);
+    tampered("DROP TABLE votes", "", "review table(s) votes missing", 2);
+  }
+
   TEST_CASE("concurrent writers on one objection: none is lost, none is refused, the chain verifies") {
     Review f;
     long long id = f.file_rcp();

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "mllog/json_writer.h"
+
 namespace referee::review {
 
 const char* role_name(Role r) {
@@ -135,6 +137,21 @@ std::vector<Event> read_events(submissions::Store& s, const std::string& subject
   }
   if (!q.ok()) *error = s.describe_error(q.rc(), "reading the review log");
   return out;
+}
+
+bool record_package_change(submissions::Store& s, const submissions::PackageChange& c, std::string* error) {
+  Actor admin;
+  admin.user = "local-admin";
+  admin.role = Role::Admin;
+  admin.local_admin = true;
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object().key("organisation").value(c.organisation).key("old_sha256");
+  if (c.old_sha256.empty()) w.null(); else w.value(c.old_sha256);
+  w.key("new_sha256").value(c.new_sha256).key("results_changed").begin_array();
+  for (const auto& r : c.results_changed) w.value(r);
+  w.end_array().end_object();
+  return append_event(s, admin, c.status == "replaced" ? "package.replace" : "package.import", "round/" + c.round,
+                      w.str(), error);
 }
 
 ChainCheck verify_events(submissions::Store& s, std::string* error) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "review/actor.h"
+#include "submissions/import.h"
 #include "submissions/store.h"
 
 namespace referee::review {
@@ -33,6 +34,12 @@ bool append_event(submissions::Store& s, const Actor& who, const std::string& ac
 
 // Events in order; `subject_prefix` "" = all, else those whose subject starts with it.
 std::vector<Event> read_events(submissions::Store& s, const std::string& subject_prefix, std::string* error);
+
+// Records a package added to (`package.import`) or replaced in
+// (`package.replace`) a round under review, as the local administrator, on
+// `round/<name>`, with the organisation, both content hashes and the results
+// that changed. Inside the import's transaction (ImportOptions::record_change).
+bool record_package_change(submissions::Store& s, const submissions::PackageChange& c, std::string* error);
 
 struct ChainCheck {
   bool ok = true;

@@ -14,6 +14,7 @@
 #include "review/policy.h"
 #include "review/router.h"
 #include "review/text_format.h"
+#include "review/verify.h"
 
 namespace referee::review {
 
@@ -1430,10 +1431,25 @@ Response verify_log(Context& c) {
   std::string error;
   ChainCheck check = verify_events(c.store, &error);
   if (!error.empty()) return error_response(500, "store", error);
+  // The tables against the events, and the head recorded elsewhere (review/verify.h).
+  if (check.ok) {
+    TableCheck tables = verify_tables(c.store, &error);
+    if (!error.empty()) return error_response(500, "store", error);
+    if (!tables.ok) check.ok = false, check.problem = tables.problem;
+  }
+  std::string anchor = c.query("head");
+  if (check.ok && !anchor.empty()) {
+    std::string problem = check_anchor(c.store, anchor, &error);
+    if (!error.empty()) return error_response(500, "store", error);
+    if (!problem.empty()) check.ok = false, check.problem = problem;
+  }
+  LogHead head = log_head(c.store, &error);
+  if (!error.empty()) return error_response(500, "store", error);
   JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("ok").value(check.ok).key("events").value(check.events);
+  w.key("head_seq").value(head.seq).key("head_hash").value(head.hash);
   w.key("first_bad");
-  if (check.ok) w.null(); else w.value(check.first_bad);
+  if (check.ok || !check.first_bad) w.null(); else w.value(check.first_bad);
   w.key("problem");
   if (check.ok) w.null(); else w.value(check.problem);
   w.end_object();

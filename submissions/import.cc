@@ -163,6 +163,31 @@ bool relink_review(Store& store, long long package_id, std::string* error) {
   return store.exec(sql, error);
 }
 
+// A package's results as "system/benchmark" -> "verdict score", to say which
+// results a replacement changed.
+std::map<std::string, std::string> result_summary(Store& store, long long package_id) {
+  std::map<std::string, std::string> out;
+  Stmt q(store.db(),
+         "SELECT s.name || '/' || x.benchmark, x.verdict || ' ' || COALESCE(printf('%.6f', x.score_minutes), 'unscored') "
+         "FROM results x JOIN systems s ON x.system_id = s.id WHERE s.package_id = ?1");
+  q.bind(1, package_id);
+  while (q.step()) out[q.col_text(0)] = q.col_text(1);
+  return out;
+}
+
+std::vector<std::string> results_changed(const std::map<std::string, std::string>& before,
+                                         const std::map<std::string, std::string>& after) {
+  std::vector<std::string> out;
+  for (const auto& [name, was] : before) {
+    auto it = after.find(name);
+    if (it == after.end()) out.push_back(name + ": removed");
+    else if (it->second != was) out.push_back(name + ": " + was + " -> " + it->second);
+  }
+  for (const auto& [name, now] : after)
+    if (!before.count(name)) out.push_back(name + ": added");
+  return out;
+}
+
 }  // namespace
 
 bool import_package(Store& store, const rules::RuleSet& rules, const rules::RoundFacts& facts,
@@ -229,6 +254,19 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
   long long org_id = id_for(store, "SELECT id FROM organisations WHERE name = ?1",
                             "INSERT INTO organisations(name) VALUES (?1)", {report.package}, error);
   if (org_id < 0) return fail(*error);
+  // The review state of the round: a final or published round is not changed.
+  std::string review_state;
+  {
+    Stmt q(store.db(), "SELECT state FROM round_reviews WHERE round_id = ?1");
+    q.bind(1, round_id);
+    if (q.step()) review_state = q.col_text(0);
+    else if (!q.ok()) return fail(q.error());
+  }
+  PackageChange change;
+  change.round = id.id();
+  change.organisation = report.package;
+  change.new_sha256 = content_hash;
+  std::map<std::string, std::string> results_before;
   {
     Stmt q(store.db(), "SELECT id, content_sha256, ruleset_sha256 FROM packages WHERE round_id = ?1 AND organisation_id = ?2");
     q.bind(1, round_id).bind(2, org_id);
@@ -239,6 +277,8 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
         return true;
       }
       long long old = q.col_int(0);
+      change.old_sha256 = q.col_text(1);
+      results_before = result_summary(store, old);
       // The review outlives a replaced package (a corrected package is how a
       // result gets fixed): what points at its results and runs is unlinked
       // here and linked again by name after the new rows are written. Audit
@@ -252,6 +292,20 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       out->status = "imported";
     }
   }
+  if (review_state == "final" || review_state == "published") {
+    std::string what = out->status == "replaced" ? "replace the package of " + report.package + " in it"
+                                                 : "add a package of " + report.package + " to it";
+    std::string how = review_state == "final"
+                          ? "the review committee can move the round back to review first (referee round state " +
+                                id.id() + " review --reason \"...\"), then import the corrected package"
+                          : "a published round is not changed; a corrected result goes into a later round";
+    store.rollback();
+    out->status.clear();
+    *error = "import of " + org_dir + " refused, nothing was written: the scores of round " + id.id() + " are " +
+             review_state + ", so referee does not " + what + "; " + how;
+    return false;
+  }
+  change.status = out->status;
   long long package_id;
   {
     Stmt ins(store.db(),
@@ -408,6 +462,10 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
                                   WHERE s.package_id = ?1 AND r.resubmission_of IS NOT NULL)sql");
     count.bind(1, package_id);
     if (count.step()) out->resubmitted_runs = static_cast<int>(count.col_int(0));
+  }
+  if (!review_state.empty() && opt.record_change) {
+    change.results_changed = results_changed(results_before, result_summary(store, package_id));
+    if (!opt.record_change(change, error)) return fail(*error);
   }
   if (!store.commit(error)) return fail(*error);
   return true;

@@ -11,6 +11,15 @@
 
 namespace referee::submissions {
 
+// A package added to or replaced in a round under review (state `review`),
+// handed to ImportOptions::record_change inside the import's transaction.
+struct PackageChange {
+  std::string round, organisation;
+  std::string status;                      // "imported" | "replaced"
+  std::string old_sha256, new_sha256;      // old_sha256 "" when imported
+  std::vector<std::string> results_changed;  // "system/benchmark: what changed"
+};
+
 struct ImportOptions {
   int jobs = 1;
   // Called before each package (index, count, name); for progress display.
@@ -18,6 +27,10 @@ struct ImportOptions {
   // Test hook: called inside the transaction after this many runs were written.
   std::function<void()> fail_after_runs;
   long long fail_after_runs_count = -1;
+  // Called inside the transaction when a package is added to or replaced in
+  // a round under review, so that the caller records it (the review log);
+  // false (with *error) rolls the import back.
+  std::function<bool(const PackageChange&, std::string* error)> record_change;
 };
 
 struct ImportResult {
@@ -31,7 +44,9 @@ struct ImportResult {
 // else its sub-folders that have results/ (a round, or a results archive).
 std::vector<std::string> find_packages(const std::string& dir);
 
-// Checks and imports one organisation package in one transaction.
+// Checks and imports one organisation package in one transaction. A round
+// whose review is `final` or `published` is not changed: a package that would
+// be added or replaced there is refused (false, *error says why; nothing written).
 bool import_package(Store& store, const rules::RuleSet& rules, const rules::RoundFacts& facts,
                     const std::string& org_dir, const ImportOptions& opt, ImportResult* out, std::string* error);
 

@@ -361,6 +361,10 @@ static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 
 // The tables every referee store has (schema 1 onwards).
 const char* const kTables[] = {"rounds", "organisations", "packages", "systems", "results", "runs", "eval_points"};
+// The review's tables (schema 5 onwards): a store of version 5 without one of them is damaged.
+const char* const kReviewTables[] = {"users",     "tokens",     "round_reviews",     "pairings", "findings",
+                                     "announcements", "objections", "objection_results", "evidence", "responses",
+                                     "votes",     "decisions",  "result_status",     "events"};
 
 // A path as an SQLite URI ("file:" + percent-escaped path).
 std::string uri_of(const std::string& path, const char* query) {
@@ -497,6 +501,11 @@ bool Store::verify(std::string* error) {
   std::string missing;
   for (const char* t : kTables)
     if (std::find(tables.begin(), tables.end(), t) == tables.end()) missing += (missing.empty() ? "" : ", ") + std::string(t);
+  std::string review_missing;
+  if (version >= 5)
+    for (const char* t : kReviewTables)
+      if (std::find(tables.begin(), tables.end(), t) == tables.end())
+        review_missing += (review_missing.empty() ? "" : ", ") + std::string(t);
   if (version == 0) {
     *error = path_ + " is an SQLite database but not a referee store (no schema version; tables: ";
     for (size_t i = 0; i < tables.size(); ++i) *error += (i ? ", " : "") + tables[i];
@@ -506,6 +515,12 @@ bool Store::verify(std::string* error) {
   if (!missing.empty()) {
     *error = "the store " + path_ + " is damaged: table(s) " + missing + " missing (schema version " +
              std::to_string(version) + "); rebuild it with referee import";
+    return false;
+  }
+  if (!review_missing.empty()) {
+    *error = "the store " + path_ + " is damaged: review table(s) " + review_missing + " missing (schema version " +
+             std::to_string(version) + "); the peer review's records cannot be rebuilt by an import: restore the store "
+             "from a backup";
     return false;
   }
   opened_version_ = version;  // a question reads an older store as it is (the queries know every version)

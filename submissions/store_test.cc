@@ -293,6 +293,83 @@ TEST_SUITE("store") {
     CHECK(gone.col_text(1) == "q");
   }
 
+  TEST_CASE("a round whose scores are final or published is not changed by an import") {
+    Mini m;
+    TempDir t;
+    std::string pkg = copy_package(t.path, m.example, "ExampleOrg");
+    std::string other = copy_package(t.path, m.example, "OtherOrg");
+    std::string error;
+    auto s = Store::open((t.path / "a.db").string(), &error);
+    REQUIRE(s);
+    ImportResult r;
+    REQUIRE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error));
+    Stmt h0(s->db(), "SELECT content_sha256 FROM packages");
+    REQUIRE(h0.step());
+    std::string before = h0.col_text(0);
+    h0.reset();
+    fs::remove(fs::path(pkg) / "results/cpu_2x_example/miniclf/result_4.txt");
+    for (const char* state : {"final", "published"}) {
+      CAPTURE(state);
+      std::string sql =
+          std::string("DELETE FROM round_reviews; INSERT INTO round_reviews(round_id, state) VALUES (1, '") + state + "');";
+      REQUIRE(s->exec(sql.c_str(), &error));
+      error.clear();
+      CHECK_FALSE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error));
+      CHECK(error.find("are " + std::string(state)) != std::string::npos);
+      if (std::string(state) == "final") CHECK(error.find("round state mini-1.0.0 review --reason") != std::string::npos);
+      error.clear();
+      CHECK_FALSE(import_package(*s, *m.rules, m.facts, other, {}, &r, &error));  // nor is one added
+      CHECK(count(*s, "packages") == 1);
+      CHECK(count(*s, "runs") == 10);
+      REQUIRE(h0.step());
+      CHECK(h0.col_text(0) == before);
+      h0.reset();
+    }
+    // In review a replacement goes through, and the caller is told what changed, inside the transaction.
+    REQUIRE(s->exec("UPDATE round_reviews SET state = 'review';", &error));
+    std::vector<PackageChange> changes;
+    ImportOptions opt;
+    opt.record_change = [&](const PackageChange& c, std::string*) {
+      changes.push_back(c);
+      return true;
+    };
+    REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, pkg, opt, &r, &error), error);
+    CHECK(r.status == "replaced");
+    REQUIRE(changes.size() == 1);
+    CHECK(changes[0].status == "replaced");
+    CHECK(changes[0].organisation == "ExampleOrg");
+    CHECK(changes[0].old_sha256 == before);
+    CHECK(changes[0].new_sha256 != before);
+    REQUIRE(changes[0].results_changed.size() == 1);
+    CHECK(changes[0].results_changed[0].find("cpu_2x_example/miniclf: pass") == 0);
+    // A hook that fails rolls the import back.
+    opt.record_change = [](const PackageChange&, std::string* e) {
+      *e = "no log";
+      return false;
+    };
+    error.clear();
+    CHECK_FALSE(import_package(*s, *m.rules, m.facts, other, opt, &r, &error));
+    CHECK(count(*s, "packages") == 1);
+  }
+
+  TEST_CASE("a store of schema 5 whose review tables are missing is damaged") {
+    Mini m;
+    TempDir t;
+    std::string pkg = copy_package(t.path, m.example, "ExampleOrg");
+    std::string error;
+    std::string db = (t.path / "a.db").string();
+    {
+      auto s = Store::open(db, &error);
+      REQUIRE(s);
+      ImportResult r;
+      REQUIRE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error));
+      REQUIRE(s->exec("DROP TABLE result_status; DROP TABLE votes;", &error));
+    }
+    error.clear();
+    CHECK_FALSE(Store::open(db, &error));
+    CHECK(error.find("damaged: review table(s) votes, result_status missing") != std::string::npos);
+  }
+
   TEST_CASE("a failure in the middle of an import leaves no partial rows") {
     Mini m;
     TempDir t;

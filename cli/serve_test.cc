@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "mllog/json.h"
+#include "review/api.h"
 #include "review/events.h"
 #include "submissions/store.h"
 #include "tests/reference_data.h"
@@ -30,17 +31,7 @@
 namespace referee::testing {
 namespace {
 
-std::string token_hash(const std::string& token) {
-  unsigned char out[32];
-  crypto_generichash(out, sizeof out, reinterpret_cast<const unsigned char*>(token.data()), token.size(), nullptr, 0);
-  static const char* hex = "0123456789abcdef";
-  std::string h;
-  for (unsigned char c : out) {
-    h += hex[c >> 4];
-    h += hex[c & 15];
-  }
-  return h;
-}
+std::string token_hash(const std::string& token) { return review::token_hash(token); }
 
 void exec_sql(const std::string& db, const std::string& sql) {
   std::string error;

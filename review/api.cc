@@ -89,8 +89,6 @@ void Api::set_rules_dir(std::string dir) { impl_->rules_dir = std::move(dir); }
 
 const std::string& Api::rules_dir() const { return impl_->rules_dir; }
 
-namespace {
-
 std::string token_hash(const std::string& token) {
   unsigned char out[32];
   crypto_generichash(out, sizeof out, reinterpret_cast<const unsigned char*>(token.data()), token.size(), nullptr, 0);
@@ -102,6 +100,8 @@ std::string token_hash(const std::string& token) {
   }
   return h;
 }
+
+namespace {
 
 }  // namespace
 

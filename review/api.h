@@ -74,6 +74,10 @@ class Api {
   std::unique_ptr<Impl> impl_;
 };
 
+// The hash under which the store keeps a token: hex BLAKE2b-256
+// (libsodium's crypto_generichash) of the whole token text.
+std::string token_hash(const std::string& token);
+
 // A JSON error response.
 Response error_response(int status, const std::string& code, const std::string& message, const std::string& hint = "");
 // The answer for a round `text` (as asked) that does not exist or that the

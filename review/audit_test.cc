@@ -614,13 +614,7 @@ TEST_SUITE("audit") {
         &error));
     // Tokens: the store keeps the hash (BLAKE2b-256, hex) of each.
     auto add_token = [&](const std::string& user, const std::string& token) {
-      unsigned char h[32];
-      crypto_generichash(h, sizeof h, reinterpret_cast<const unsigned char*>(token.data()), token.size(), nullptr, 0);
-      std::string hex;
-      for (unsigned char c : h) {
-        hex += "0123456789abcdef"[c >> 4];
-        hex += "0123456789abcdef"[c & 15];
-      }
+      std::string hex = review::token_hash(token);
       Stmt q(s->db(), "INSERT INTO tokens (user_id, hash, prefix, created_at) SELECT id, ?2, 'x', 'x' FROM users WHERE name = ?1");
       q.bind(1, user).bind(2, hex);
       REQUIRE(q.run());

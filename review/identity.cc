@@ -22,11 +22,7 @@ std::string hex(const unsigned char* p, size_t n) {
   return h;
 }
 
-std::string hash_of(const std::string& token) {
-  unsigned char out[32];
-  crypto_generichash(out, sizeof out, reinterpret_cast<const unsigned char*>(token.data()), token.size(), nullptr, 0);
-  return hex(out, sizeof out);
-}
+std::string hash_of(const std::string& token) { return token_hash(token); }
 
 bool valid_name(const std::string& n) {
   if (n.empty() || n.size() > 64) return false;

@@ -30,17 +30,7 @@ namespace {
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-std::string hex_hash(const std::string& token) {
-  unsigned char out[32];
-  crypto_generichash(out, sizeof out, reinterpret_cast<const unsigned char*>(token.data()), token.size(), nullptr, 0);
-  static const char* hex = "0123456789abcdef";
-  std::string h;
-  for (unsigned char c : out) {
-    h += hex[c >> 4];
-    h += hex[c & 15];
-  }
-  return h;
-}
+std::string hex_hash(const std::string& token) { return review::token_hash(token); }
 
 mllog::Json parse(const std::string& body) {
   mllog::Json j;

@@ -148,17 +148,17 @@ Response type_error(const char* name, const char* expected) {
   return error_response(400, "bad-field", std::string("field '") + name + "' must be " + expected);
 }
 
+// An absent (or null) field: an error when it is required.
+bool missing(const char* name, bool required, Response* err) {
+  if (required) *err = error_response(400, "missing-field", std::string("field '") + name + "' is required");
+  return required;
+}
+
 }  // namespace
 
 bool body_string(const mllog::Json& body, const char* name, bool required, std::string* out, Response* err) {
   const mllog::Json* v = body.find(name);
-  if (!v || v->kind == mllog::Json::Kind::Null) {
-    if (required) {
-      *err = error_response(400, "missing-field", std::string("field '") + name + "' is required");
-      return false;
-    }
-    return true;
-  }
+  if (!v || v->kind == mllog::Json::Kind::Null) return !missing(name, required, err);
   if (v->kind != mllog::Json::Kind::String) {
     *err = type_error(name, "a string");
     return false;
@@ -170,13 +170,7 @@ bool body_string(const mllog::Json& body, const char* name, bool required, std::
 bool body_number(const mllog::Json& body, const char* name, bool required, double* out, bool* present, Response* err) {
   const mllog::Json* v = body.find(name);
   if (present) *present = false;
-  if (!v || v->kind == mllog::Json::Kind::Null) {
-    if (required) {
-      *err = error_response(400, "missing-field", std::string("field '") + name + "' is required");
-      return false;
-    }
-    return true;
-  }
+  if (!v || v->kind == mllog::Json::Kind::Null) return !missing(name, required, err);
   if (v->kind == mllog::Json::Kind::Int) *out = static_cast<double>(v->i);
   else if (v->kind == mllog::Json::Kind::Float && std::isfinite(v->f)) *out = v->f;
   else {
@@ -190,13 +184,7 @@ bool body_number(const mllog::Json& body, const char* name, bool required, doubl
 bool body_int(const mllog::Json& body, const char* name, bool required, long long* out, bool* present, Response* err) {
   const mllog::Json* v = body.find(name);
   if (present) *present = false;
-  if (!v || v->kind == mllog::Json::Kind::Null) {
-    if (required) {
-      *err = error_response(400, "missing-field", std::string("field '") + name + "' is required");
-      return false;
-    }
-    return true;
-  }
+  if (!v || v->kind == mllog::Json::Kind::Null) return !missing(name, required, err);
   if (v->kind != mllog::Json::Kind::Int) {
     *err = type_error(name, "an integer");
     return false;
@@ -209,13 +197,7 @@ bool body_int(const mllog::Json& body, const char* name, bool required, long lon
 bool body_strings(const mllog::Json& body, const char* name, bool required, std::vector<std::string>* out,
                   Response* err) {
   const mllog::Json* v = body.find(name);
-  if (!v || v->kind == mllog::Json::Kind::Null) {
-    if (required) {
-      *err = error_response(400, "missing-field", std::string("field '") + name + "' is required");
-      return false;
-    }
-    return true;
-  }
+  if (!v || v->kind == mllog::Json::Kind::Null) return !missing(name, required, err);
   if (v->kind != mllog::Json::Kind::Array) {
     *err = type_error(name, "an array of strings");
     return false;

@@ -2,6 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 
@@ -151,6 +154,119 @@ bool facts_for(const RuleSet& rules, RoundFacts* out, std::string* error) {
   out->rcp_check = from_1_0;
   out->source = "referee's facts table (MLPerf Training rules; mlperf_logging benchmark_meta)";
   return true;
+}
+
+namespace {
+
+bool is_num_char(char c) { return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'; }
+
+// Flips a comparison written NUM OP v into v OP' NUM.
+std::string flip(const std::string& op) {
+  if (op == "<=") return ">=";
+  if (op == ">=") return "<=";
+  if (op == "<") return ">";
+  if (op == ">") return "<";
+  return op;
+}
+
+}  // namespace
+
+bool target_from_check(const std::string& e, double* target, std::string* direction) {
+  // One target only: a conditional picks between several.
+  if (e.find(" if ") != std::string::npos) return false;
+  struct Cmp {
+    std::string op;  // v OP num
+    double num;
+  };
+  std::vector<Cmp> cmps;
+  size_t pos = 0;
+  while (pos < e.size()) {
+    size_t a = e.find("v['value']", pos), b = e.find("v[\"value\"]", pos);
+    size_t at = std::min(a, b);
+    if (at == std::string::npos) break;
+    size_t end = at + 10;
+    pos = end;
+    if (end < e.size() && e[end] == '[') continue;  // v['value']['FID']: a part of the value
+    // NUM OP v['value'] on the left.
+    {
+      size_t i = at;
+      while (i > 0 && e[i - 1] == ' ') --i;
+      size_t op_end = i;
+      while (i > 0 && (e[i - 1] == '<' || e[i - 1] == '>' || e[i - 1] == '=')) --i;
+      std::string op = e.substr(i, op_end - i);
+      while (i > 0 && e[i - 1] == ' ') --i;
+      size_t num_end = i;
+      while (i > 0 && is_num_char(e[i - 1])) --i;
+      if ((op == "<" || op == "<=" || op == ">" || op == ">=") && num_end > i) {
+        std::string num = e.substr(i, num_end - i);
+        char* stop = nullptr;
+        double v = std::strtod(num.c_str(), &stop);
+        if (stop && *stop == 0 && (i == 0 || !(std::isalnum(static_cast<unsigned char>(e[i - 1])) || e[i - 1] == '_' ||
+                                              e[i - 1] == ']' || e[i - 1] == ')')))
+          cmps.push_back({flip(op), v});
+      }
+    }
+    // v['value'] OP NUM on the right.
+    {
+      size_t i = end;
+      while (i < e.size() && e[i] == ' ') ++i;
+      size_t op_start = i;
+      while (i < e.size() && (e[i] == '<' || e[i] == '>' || e[i] == '=')) ++i;
+      std::string op = e.substr(op_start, i - op_start);
+      while (i < e.size() && e[i] == ' ') ++i;
+      size_t num_start = i;
+      while (i < e.size() && is_num_char(e[i])) ++i;
+      if ((op == "<" || op == "<=" || op == ">" || op == ">=") && i > num_start) {
+        std::string num = e.substr(num_start, i - num_start);
+        char* stop = nullptr;
+        double v = std::strtod(num.c_str(), &stop);
+        bool whole = i == e.size() || !(std::isalnum(static_cast<unsigned char>(e[i])) || e[i] == '_' || e[i] == '[' ||
+                                        e[i] == '(' || e[i] == '*' || e[i] == '/');
+        if (stop && *stop == 0 && whole) cmps.push_back({op, v});
+      }
+    }
+  }
+  for (const auto& c : cmps) {
+    if (c.op == ">=") {
+      *target = c.num;
+      *direction = "max";
+      return true;
+    }
+    if (c.op == "<=") {
+      *target = c.num;
+      *direction = "min";
+      return true;
+    }
+  }
+  return false;
+}
+
+QualityTarget quality_target(const RuleSet& rules, const std::string& benchmark) {
+  QualityTarget out;
+  const RuleFile* f = rules.file(rules.id().dir() + "/closed_" + benchmark + ".yaml");
+  if (!f) return out;
+  int k = f->find(out.metric);
+  if (k < 0 || !f->keys[static_cast<size_t>(k)].has_atleast_one) return out;
+  out.check = f->keys[static_cast<size_t>(k)].atleast_one_check.source();
+  out.has_target = target_from_check(out.check, &out.target, &out.direction);
+  return out;
+}
+
+std::string convergence_field(Convergence how, const std::string& ruleset_version) {
+  switch (how) {
+    case Convergence::EpochNum: return "epoch_num";
+    case Convergence::SamplesCount: return "samples_count";
+    case Convergence::StableDiffusion: return ruleset_version == "3.1.0" ? "step_num" : "samples_count";
+  }
+  return "epoch_num";
+}
+
+std::string convergence_unit(const std::string& benchmark, Convergence how, const std::string& ruleset_version) {
+  std::string field = convergence_field(how, ruleset_version);
+  if (field == "step_num") return "steps";
+  if (field == "samples_count" || benchmark == "bert") return "samples";
+  if (benchmark == "gpt3") return "tokens";
+  return "epochs";
 }
 
 }  // namespace referee::rules

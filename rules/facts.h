@@ -50,4 +50,31 @@ const std::vector<std::string>& availability_values();
 // Required runs per benchmark for the RCP statistics (the RCP checker's own table).
 int rcp_submission_runs(const std::string& benchmark);
 
+// What a benchmark's runs must reach, as the rule set's closed-division file
+// (`<usage>_<version>/closed_<benchmark>.yaml`) checks it: the metric key and
+// the first inclusive bound (`>=` or `<=`) of that key's ATLEAST_ONE_CHECK on
+// v['value']. Strict bounds (`v['value'] < 1.0`, `> 0.0`) are sanity limits,
+// not the target. has_target is false when the rule set has no such check or
+// its target is not one number: a conditional (`... if ... else ...`), or
+// stable_diffusion's two metrics (FID and CLIP) of aggregated_eval_accuracy.
+struct QualityTarget {
+  std::string metric = "eval_accuracy";
+  bool has_target = false;
+  double target = 0;
+  std::string direction;  // "max" (higher is better: value >= target) | "min" (value <= target)
+  std::string check;      // the expression it was read from ("" when none)
+};
+QualityTarget quality_target(const RuleSet& rules, const std::string& benchmark);
+// The same, from the text of a check expression (for tests and other callers).
+bool target_from_check(const std::string& expression, double* target, std::string* direction);
+
+// Where the RCP checker reads a run's convergence point: "epoch_num",
+// "samples_count", or "step_num" (stable_diffusion in 3.1.0).
+std::string convergence_field(Convergence how, const std::string& ruleset_version);
+// What that number counts: "epochs"; "samples" (samples_count, and BERT's
+// epoch_num, which its logs fill with training samples: its RCPs are in the
+// millions); "tokens" (GPT-3's epoch_num: samples x 2048-token sequences,
+// RCPs about 1.2e9); or "steps" (step_num).
+std::string convergence_unit(const std::string& benchmark, Convergence how, const std::string& ruleset_version);
+
 }  // namespace referee::rules

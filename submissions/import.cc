@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -66,7 +67,60 @@ std::string findings_json(const std::vector<rules::Finding>& fs) {
   return w.str();
 }
 
+// A number, or null where JSON has none (the olympic mean of too few runs is nan).
+void number_or_null(mllog::JsonWriter& w, double d) {
+  if (std::isfinite(d)) w.value(d);
+  else w.null();
+}
+
 }  // namespace
+
+std::string rcp_json(const rules::BenchmarkDir& d, const rules::RuleSet& rules, const rules::RoundFacts& facts) {
+  if (!d.rcp_checked) return "";
+  const auto& c = d.rcp;
+  const rules::BenchmarkFacts* bf = facts.find(d.benchmark);
+  rules::QualityTarget q = rules::quality_target(rules, d.benchmark);
+  mllog::JsonWriter w(0);
+  w.begin_object();
+  w.key("status").value(c.status).key("message").value(c.message).key("pass").value(c.pass);
+  w.key("bypassed").value(c.bypassed).key("evaluated").value(c.evaluated);
+  w.key("batch_size");
+  if (c.has_batch_size) w.value(c.submission_batch_size); else w.null();
+  // The reference record the runs were held against: an exact record, one
+  // interpolated between two, or the smallest-batch record.
+  w.key("reference_batch_size");
+  if (c.evaluated) w.value(c.batch_size); else w.null();
+  auto stat = [&](const char* name, double v) {
+    w.key(name);
+    if (c.evaluated) number_or_null(w, v); else w.null();
+  };
+  stat("rcp_mean", c.rcp_mean);
+  stat("rcp_stdev", c.rcp_stdev);
+  stat("max_speedup", c.max_speedup);
+  // The least olympic mean the check accepts: RCP mean / max speedup (the
+  // check passes when submission_mean >= it). That is the record's bisection
+  // minimum, except for llama31_405b from 5.0.0, whose max speedup the
+  // consortium redefines so that it is 46080 samples below it.
+  stat("min_epochs", c.max_speedup != 0 ? c.rcp_mean / c.max_speedup : std::nan(""));
+  stat("reference_min_epochs", c.min_epochs);
+  stat("submission_mean", c.submission_mean);
+  w.key("too_few_runs").value(c.too_few_runs);
+  w.key("norm_factor");
+  number_or_null(w, c.norm_factor);
+  w.key("run_epochs").begin_array();
+  for (double e : c.run_epochs) number_or_null(w, e);
+  w.end_array();
+  rules::Convergence how = bf ? bf->convergence : rules::Convergence::EpochNum;
+  w.key("unit").value(rules::convergence_unit(d.benchmark, how, rules.id().version));
+  w.key("field").value(rules::convergence_field(how, rules.id().version));
+  w.key("metric").value(q.metric);
+  w.key("target");
+  if (q.has_target) w.value(q.target); else w.null();
+  w.key("target_direction");
+  if (q.has_target) w.value(q.direction); else w.null();
+  w.end_object();
+  return w.str();
+}
 
 std::vector<std::string> find_packages(const std::string& dir) {
   std::vector<std::string> out;
@@ -272,7 +326,27 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     q.bind(1, round_id).bind(2, org_id);
     if (q.step()) {
       if (q.col_text(1) == content_hash && q.col_text(2) == rules.sha256()) {
-        store.rollback();
+        // The same bytes under the same rules: nothing changes, except that
+        // results imported before schema 6 get what the RCP check evaluated
+        // (the same check of the same files), so the pages can draw it.
+        Stmt fill(store.db(),
+                  "UPDATE results SET rcp_json = ?1 WHERE rcp_json IS NULL AND benchmark = ?2 AND system_id = "
+                  "(SELECT id FROM systems WHERE package_id = ?3 AND name = ?4)");
+        long long pkg = q.col_int(0);
+        for (const auto& d : report.benchmarks) {
+          if (d.skipped) continue;
+          std::string rj = rcp_json(d, rules, facts);
+          if (rj.empty()) continue;
+          fill.reset();
+          fill.bind(1, rj).bind(2, d.benchmark).bind(3, pkg).bind(4, d.system);
+          if (!fill.run()) return fail(fill.error());
+          out->rcp_filled += sqlite3_changes(store.db());
+        }
+        if (out->rcp_filled == 0) {
+          store.rollback();
+        } else if (!store.commit(error)) {
+          return fail(*error);
+        }
         out->status = "unchanged";
         return true;
       }
@@ -325,8 +399,8 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
   Stmt ins_result(store.db(),
                   "INSERT INTO results(system_id, benchmark, division, verdict, result_count, expected_count, seeds_ok, "
                   "rcp_status, rcp_pass, rcp_norm_factor, score_minutes, score_pipeline_minutes, unscaled_minutes, "
-                  "published_factor, pipeline_factor, energy_joules, energy_pipeline_joules, energy_note) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
+                  "published_factor, pipeline_factor, energy_joules, energy_pipeline_joules, energy_note, rcp_json) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
   Stmt ins_run(store.db(),
                "INSERT INTO runs(result_id, file, content_sha256, run_start_ms, run_stop_ms, minutes, converged, epochs, "
                "seed, compliant, counted, messages_json, fingerprint, dropped, energy_joules) "
@@ -384,6 +458,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     if (pub && pub->has_energy) ins_result.bind(16, pub->energy_j); else ins_result.bind_null(16);
     if (pipe && pipe->has_energy) ins_result.bind(17, pipe->energy_j); else ins_result.bind_null(17);
     if (pub && pub->has_power && !pub->has_energy) ins_result.bind(18, pub->energy_note); else ins_result.bind_null(18);
+    if (std::string rj = rcp_json(d, rules, facts); !rj.empty()) ins_result.bind(19, rj); else ins_result.bind_null(19);
     if (!ins_result.run()) return fail(ins_result.error());
     long long result_id = sqlite3_last_insert_rowid(store.db());
     ++out->results;

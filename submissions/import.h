@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "rules/facts.h"
+#include "rules/package.h"
 #include "rules/ruleset.h"
 #include "submissions/store.h"
 
@@ -37,12 +38,19 @@ struct ImportResult {
   std::string organisation;
   std::string status;  // "imported", "replaced", "unchanged"
   int results = 0, runs = 0, resubmitted_runs = 0;
+  int rcp_filled = 0;  // "unchanged": results imported before schema 6 given their rcp_json
   std::string verdict;
 };
 
 // The organisation folders under `dir`: `dir` itself when it has results/,
 // else its sub-folders that have results/ (a round, or a results archive).
 std::vector<std::string> find_packages(const std::string& dir);
+
+// What the RCP check evaluated for one benchmark directory, as the store keeps
+// it in results.rcp_json (docs/store.md, "Convergence against the RCP"); ""
+// when the directory's RCPs were not checked (open division, no RCP check in
+// the round, a benchmark without RCPs).
+std::string rcp_json(const rules::BenchmarkDir& dir, const rules::RuleSet& rules, const rules::RoundFacts& facts);
 
 // Checks and imports one organisation package in one transaction. A round
 // whose review is `final` or `published` is not changed: a package that would

@@ -356,6 +356,13 @@ BEGIN SELECT RAISE(ABORT, 'the review log is append-only: an event cannot be cha
 CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'the review log is append-only: an event cannot be deleted'); END;
 )sql",
+    // 5 -> 6: what the RCP check evaluated for a result (reference record,
+    // the least mean it accepts, the runs' convergence points, unit, quality
+    // target), as JSON for the result pages. NULL where the RCPs were not
+    // checked, and in rows imported before (import the package again).
+    R"sql(
+ALTER TABLE results ADD COLUMN rcp_json TEXT;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

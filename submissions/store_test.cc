@@ -4,9 +4,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <filesystem>
 
+#include "mllog/json.h"
 #include "rules/facts.h"
 #include "rules/source.h"
 #include "submissions/import.h"
@@ -50,6 +53,55 @@ std::string copy_package(const fs::path& dir, const std::string& from, const std
   return to.string();
 }
 
+// Every row of every table, as text, leaving out the columns named in `skip`.
+std::string dump(Store& s, const std::vector<std::string>& skip = {}) {
+  std::string out;
+  Stmt tables(s.db(), "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  while (tables.step()) {
+    std::string t = tables.col_text(0);
+    std::vector<std::string> cols;
+    std::string pragma = "PRAGMA table_info(";
+    pragma.append(t).append(")");
+    Stmt info(s.db(), pragma.c_str());
+    while (info.step())
+      if (std::find(skip.begin(), skip.end(), info.col_text(1)) == skip.end()) cols.push_back(info.col_text(1));
+    std::string sql = "SELECT ";
+    sql.reserve(256);
+    for (size_t i = 0; i < cols.size(); ++i) {
+      sql.append(i ? ", quote(" : "quote(");
+      sql.append(cols[i]);
+      sql.append(")");
+    }
+    sql.append(" FROM ").append(t).append(" ORDER BY 1, 2");
+    Stmt rows(s.db(), sql.c_str());
+    out.append("[").append(t).append("]\n");
+    while (rows.step()) {
+      for (size_t i = 0; i < cols.size(); ++i) {
+        if (i) out.append("|");
+        out.append(rows.col_text(static_cast<int>(i)));
+      }
+      out.append("\n");
+    }
+    REQUIRE_MESSAGE(rows.ok(), rows.error());
+  }
+  return out;
+}
+
+// results.rcp_json by "system/benchmark" ("NULL" where it is NULL).
+std::map<std::string, std::string> rcp_jsons(Store& s) {
+  std::map<std::string, std::string> out;
+  Stmt q(s.db(), "SELECT y.name || '/' || x.benchmark, x.rcp_json FROM results x JOIN systems y ON y.id = x.system_id");
+  while (q.step()) out[q.col_text(0)] = q.col_null(1) ? "NULL" : q.col_text(1);
+  return out;
+}
+
+double num(const mllog::Json& j, const char* key) {
+  const mllog::Json* v = j.find(key);
+  REQUIRE_MESSAGE(v, key);
+  REQUIRE_MESSAGE((v->kind == mllog::Json::Kind::Float || v->kind == mllog::Json::Kind::Int), key);
+  return v->kind == mllog::Json::Kind::Int ? static_cast<double>(v->i) : v->f;
+}
+
 }  // namespace
 
 TEST_SUITE("store") {
@@ -73,7 +125,7 @@ TEST_SUITE("store") {
                       "CREATE TABLE decisions (id INTEGER PRIMARY KEY, objection_id INTEGER NOT NULL); "
                       "ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
                       "ALTER TABLE results DROP COLUMN energy_joules; ALTER TABLE results DROP COLUMN energy_pipeline_joules; "
-                      "ALTER TABLE results DROP COLUMN energy_note; PRAGMA user_version = 2;",
+                      "ALTER TABLE results DROP COLUMN energy_note; ALTER TABLE results DROP COLUMN rcp_json; PRAGMA user_version = 2;",
                       &error));
       REQUIRE(s->exec(R"sql(
         INSERT INTO rounds(name, usage, version, ordinal) VALUES ('training-3.0.0', 'training', '3.0.0', 3000000);
@@ -104,7 +156,7 @@ TEST_SUITE("store") {
       REQUIRE(s);
       REQUIRE(s->exec("ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
                       "ALTER TABLE results DROP COLUMN energy_joules; ALTER TABLE results DROP COLUMN energy_pipeline_joules; "
-                      "ALTER TABLE results DROP COLUMN energy_note; PRAGMA user_version = 2;",
+                      "ALTER TABLE results DROP COLUMN energy_note; ALTER TABLE results DROP COLUMN rcp_json; PRAGMA user_version = 2;",
                       &error));
       REQUIRE(s->exec(R"sql(
         INSERT INTO rounds(name, usage, version, ordinal) VALUES ('training-3.0.0', 'training', '3.0.0', 3000000);
@@ -505,6 +557,215 @@ TEST_SUITE("store") {
     CHECK(count(*s, "organisations") == 1);
     CHECK(count(*s, "objections") == 0);  // the review tables exist now
     CHECK(count(*s, "decisions") == 0);
+  }
+
+  TEST_CASE("schema 5 -> 6 keeps every row, rcp_json NULL; an unchanged re-import fills it and changes nothing else") {
+    Mini m;
+    TempDir t;
+    std::string db = (t.path / "v5.db").string();
+    std::string error;
+    std::map<std::string, std::string> fresh;
+    {
+      auto s = Store::open(db, &error);
+      REQUIRE(s);
+      ImportResult r;
+      REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error), error);
+      fresh = rcp_jsons(*s);
+      // A published round with a review record: migration and backfill leave the review alone.
+      REQUIRE(s->exec("INSERT INTO users(name, organisation_id, role, created_at) VALUES ('u', 1, 'member', 't');"
+                      "INSERT INTO round_reviews(round_id, state) SELECT id, 'published' FROM rounds;"
+                      "ALTER TABLE results DROP COLUMN rcp_json; PRAGMA user_version = 5;",
+                      &error));
+    }
+    REQUIRE(fresh.size() == 2);
+    for (const auto& [name, json] : fresh) CHECK_MESSAGE(json != "NULL", name);
+    std::string before;
+    {
+      auto s = Store::open(db, &error, OpenMode::ReadOnly);
+      REQUIRE_MESSAGE(s, error);
+      CHECK(s->opened_version() == 5);
+      before = dump(*s);
+      // A question reads a schema-5 store as it is.
+      auto rows = leaderboard(*s, {"mini-1.0.0", "minilm", "", false}, &error);
+      CHECK_MESSAGE(rows.size() == 1, error);
+    }
+    auto s = Store::open(db, &error);
+    REQUIRE_MESSAGE(s, error);
+    CHECK(s->schema_version() == 6);
+    CHECK(dump(*s, {"rcp_json"}) == before);  // every row of every table kept
+    for (const auto& [name, json] : rcp_jsons(*s)) CHECK_MESSAGE(json == "NULL", name);
+    // The same package again: "unchanged", but the rows imported before schema 6 get their rcp_json.
+    ImportResult r;
+    REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error), error);
+    CHECK(r.status == "unchanged");
+    CHECK(r.rcp_filled == 2);
+    CHECK(rcp_jsons(*s) == fresh);
+    CHECK(dump(*s, {"rcp_json"}) == before);  // nothing else changed
+    // And once filled, an unchanged import writes nothing at all.
+    std::string all = dump(*s);
+    REQUIRE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error));
+    CHECK(r.status == "unchanged");
+    CHECK(r.rcp_filled == 0);
+    CHECK(dump(*s) == all);
+  }
+
+  TEST_CASE("rcp_json: what the RCP check evaluated, with unit and quality target; NULL where RCPs are not checked") {
+    Mini m;
+    TempDir t;
+    std::string pkg = copy_package(t.path, m.example, "ExampleOrg");
+    std::string error;
+    auto s = Store::open((t.path / "a.db").string(), &error);
+    REQUIRE(s);
+    ImportResult r;
+    REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error), error);
+    auto got = rcp_jsons(*s);
+    mllog::Json lm;
+    REQUIRE_MESSAGE(mllog::parse_json_permissive(got.at("cpu_2x_example/minilm"), &lm, &error), error);
+    CHECK(lm.find("status")->s == "found");
+    CHECK(lm.find("pass")->b);
+    CHECK(num(lm, "batch_size") == 64);
+    CHECK(num(lm, "reference_batch_size") == 64);
+    CHECK(num(lm, "rcp_mean") == doctest::Approx(2.5));
+    // The least mean the check accepts is RCP mean / max speedup.
+    CHECK(num(lm, "min_epochs") == doctest::Approx(num(lm, "rcp_mean") / num(lm, "max_speedup")).epsilon(1e-15));
+    CHECK(num(lm, "min_epochs") == doctest::Approx(num(lm, "reference_min_epochs")).epsilon(1e-12));
+    const auto& runs = lm.find("run_epochs")->items;
+    REQUIRE(runs.size() == 5);
+    double mid = 0;
+    for (size_t i = 1; i + 1 < runs.size(); ++i) mid += runs[i].f;
+    CHECK(num(lm, "submission_mean") == doctest::Approx(mid / 3));  // olympic mean of the runs
+    CHECK(lm.find("unit")->s == "epochs");
+    CHECK(lm.find("metric")->s == "eval_accuracy");
+    CHECK(num(lm, "target") == doctest::Approx(2.10));  // " 0.0 < v['value'] <= 2.10 ": a loss, lower is better
+    CHECK(lm.find("target_direction")->s == "min");
+    mllog::Json clf;
+    REQUIRE(mllog::parse_json_permissive(got.at("cpu_2x_example/miniclf"), &clf, &error));
+    CHECK(clf.find("status")->s == "interpolated");
+    CHECK(num(clf, "target") == doctest::Approx(0.90));
+    CHECK(clf.find("target_direction")->s == "max");
+    // The open division has no RCP check: NULL.
+    fs::path sys = fs::path(pkg) / "systems/cpu_2x_example.json";
+    std::string text = testing::read_file(sys);
+    text.replace(text.find("\"closed\""), 8, "\"open\"");
+    testing::write_file(sys, text);
+    REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error), error);
+    CHECK(r.status == "replaced");
+    for (const auto& [name, json] : rcp_jsons(*s)) CHECK_MESSAGE(json == "NULL", name);
+  }
+
+  TEST_CASE("rcp_json of round 3.1 holds the numbers the RCP check gives (check-package, the consortium's)") {
+    if (!testing::have_reference_data()) return;
+    TempDir t;
+    std::string error;
+    auto s = Store::open((t.path / "r.db").string(), &error);
+    REQUIRE(s);
+    rules::RuleSource src;
+    auto rs = rules::resolve_ruleset("training-3.1.0", testing::reference_rules(), &src, &error);
+    REQUIRE_MESSAGE(rs, error);
+    rules::RoundFacts facts;
+    REQUIRE(rules::facts_for(*rs, &facts, &error));
+    ImportOptions opt;
+    opt.jobs = 2;
+    const std::string root = testing::reference_dir() + "/mlperf/training_results_v3.1/";
+    for (const char* org : {"Azure", "Azure+NVIDIA"}) {
+      ImportResult r;
+      REQUIRE_MESSAGE(import_package(*s, *rs, facts, root + org, opt, &r, &error), error);
+    }
+    auto stored = rcp_jsons(*s);
+    REQUIRE(stored.size() == 4);
+    int compared = 0;
+    for (const char* org : {"Azure", "Azure+NVIDIA"}) {
+      // What referee's package check prints for the same folder.
+      std::string out;
+      REQUIRE(testing::run_referee("check-package '" + root + org + "' --ruleset training-3.1.0 --rules '" +
+                                       testing::reference_rules() + "' --json 2>/dev/null",
+                                   &out) == 0);
+      mllog::Json check, expected;
+      REQUIRE_MESSAGE(mllog::parse_json_permissive(out, &check, &error), error);
+      REQUIRE(mllog::parse_json_permissive(
+          testing::read_file(testing::reference_dir() + "/mlperf/expected/training_3.1.0/" + org + ".json"), &expected,
+          &error));
+      for (const auto& [name, dir] : check.find("benchmarks")->fields) {
+        CAPTURE(name);
+        const mllog::Json* c = dir.find("rcp");
+        REQUIRE(c);
+        mllog::Json j;
+        REQUIRE_MESSAGE(mllog::parse_json_permissive(stored.at(name), &j, &error), error);
+        CHECK(j.find("status")->s == c->find("status")->s);
+        CHECK(j.find("pass")->b == c->find("pass")->b);
+        CHECK(num(j, "batch_size") == num(*c, "submission_batch_size"));
+        CHECK(num(j, "reference_batch_size") == num(*c, "batch_size"));
+        for (auto [mine, theirs] : {std::pair{"rcp_mean", "rcp_mean"}, std::pair{"rcp_stdev", "rcp_stdev"},
+                                    std::pair{"max_speedup", "max_speedup"}, std::pair{"reference_min_epochs", "min_epochs"},
+                                    std::pair{"submission_mean", "submission_mean_epochs"},
+                                    std::pair{"norm_factor", "norm_factor"}}) {
+          CAPTURE(mine);
+          CHECK(num(j, mine) == num(*c, theirs));  // the same figures, to the last bit
+        }
+        const auto& runs = j.find("run_epochs")->items;
+        const auto& cruns = c->find("run_epochs")->items;
+        REQUIRE(runs.size() == cruns.size());
+        for (size_t i = 0; i < runs.size(); ++i) CHECK(runs[i].f == cruns[i].f);
+        // The consortium's own figures for the directory.
+        const mllog::Json* e = expected.find("check")->find("benchmarks")->find(name)->find("rcp");
+        REQUIRE(e);
+        CHECK(j.find("status")->s == e->find("status")->s);
+        CHECK(num(j, "rcp_mean") == doctest::Approx(num(*e, "rcp_mean")).epsilon(1e-12));
+        CHECK(num(j, "max_speedup") == doctest::Approx(num(*e, "max_speedup")).epsilon(1e-12));
+        CHECK(num(j, "min_epochs") == doctest::Approx(num(*e, "min_epochs")).epsilon(1e-12));
+        CHECK(num(j, "submission_mean") == doctest::Approx(num(*e, "submission_mean_epochs")).epsilon(1e-12));
+        CHECK(num(j, "norm_factor") == doctest::Approx(num(*e, "norm_factor")).epsilon(1e-12));
+        ++compared;
+      }
+    }
+    CHECK(compared == 4);
+    // Units and targets from the rule set: BERT counts samples in epoch_num, GPT-3 tokens.
+    mllog::Json bert, gpt3, resnet, maskrcnn;
+    REQUIRE(mllog::parse_json_permissive(stored.at("ND_H100_v5_pytorch/bert"), &bert, &error));
+    REQUIRE(mllog::parse_json_permissive(stored.at("ND_H100_v5_n1344_pytorch/gpt3"), &gpt3, &error));
+    REQUIRE(mllog::parse_json_permissive(stored.at("ND_H100_v5_mxnet/resnet"), &resnet, &error));
+    REQUIRE(mllog::parse_json_permissive(stored.at("ND_H100_v5_pytorch/maskrcnn"), &maskrcnn, &error));
+    CHECK(bert.find("unit")->s == "samples");
+    CHECK(num(bert, "target") == doctest::Approx(0.720));
+    CHECK(bert.find("target_direction")->s == "max");
+    CHECK(gpt3.find("unit")->s == "tokens");
+    CHECK(num(gpt3, "target") == doctest::Approx(2.69));  // log perplexity, lower is better
+    CHECK(gpt3.find("target_direction")->s == "min");
+    CHECK(resnet.find("unit")->s == "epochs");
+    CHECK(num(resnet, "target") == doctest::Approx(0.759));
+    CHECK(maskrcnn.find("target")->kind == mllog::Json::Kind::Null);  // two metrics (bbox, segm): no one number
+    // Importing the same folders again changes nothing.
+    std::string all = dump(*s);
+    for (const char* org : {"Azure", "Azure+NVIDIA"}) {
+      ImportResult r;
+      REQUIRE(import_package(*s, *rs, facts, root + org, opt, &r, &error));
+      CHECK(r.status == "unchanged");
+      CHECK(r.rcp_filled == 0);
+    }
+    CHECK(dump(*s) == all);
+  }
+
+  TEST_CASE("the quality target is the first inclusive bound of the rule's check") {
+    auto target = [](const std::string& e) {
+      double v = 0;
+      std::string dir;
+      if (!rules::target_from_check(e, &v, &dir)) return std::string("none");
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s %g", dir.c_str(), v);
+      return std::string(buf);
+    };
+    CHECK(target("(v['value'] >= 0.720) and v['value'] < 1.0") == "max 0.72");
+    CHECK(target("(v['value'] <= 2.69) and v['value'] > 2.6") == "min 2.69");
+    CHECK(target("v['value'] <= 0.058 and v['value'] > 0.0") == "min 0.058");
+    CHECK(target("v['value'] >= 0.80275 and v['value'] <= 1.0") == "max 0.80275");
+    CHECK(target(" 0.90 <= v['value'] <= 1.0 ") == "max 0.9");
+    CHECK(target(" 0.0 < v['value'] <= 2.10 ") == "min 2.1");
+    CHECK(target(" v['value'] >= 0.908") == "max 0.908");
+    CHECK(target(" v['value'] > 0.0 ") == "none");  // a sanity bound only
+    CHECK(target("(v['value'] >= 0.712 if s['global_batch_size'] < 8192 else v['value'] >= 0.706) and v['value'] < 1.0") ==
+          "none");  // the target depends on the batch size
+    CHECK(target("(0.0 <= v['value']['FID'] <= 90.0) and (0.15 <= v['value']['CLIP'] <= 1.0)") == "none");
+    CHECK(target("v['value'] >= s['target']") == "none");
   }
 
   TEST_CASE("a database from a newer referee is refused, not damaged") {

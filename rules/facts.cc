@@ -261,12 +261,18 @@ std::string convergence_field(Convergence how, const std::string& ruleset_versio
   return "epoch_num";
 }
 
-std::string convergence_unit(const std::string& benchmark, Convergence how, const std::string& ruleset_version) {
+std::string convergence_unit(Convergence how, const std::string& ruleset_version) {
   std::string field = convergence_field(how, ruleset_version);
   if (field == "step_num") return "steps";
-  if (field == "samples_count" || benchmark == "bert") return "samples";
+  return field == "samples_count" ? "samples" : "epochs";
+}
+
+std::string convergence_quantity(const std::string& benchmark, Convergence how, const std::string& ruleset_version) {
+  std::string unit = convergence_unit(how, ruleset_version);
+  if (unit != "epochs") return unit;
+  if (benchmark == "bert") return "samples";
   if (benchmark == "gpt3") return "tokens";
-  return "epochs";
+  return unit;
 }
 
 }  // namespace referee::rules

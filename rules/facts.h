@@ -71,10 +71,15 @@ bool target_from_check(const std::string& expression, double* target, std::strin
 // Where the RCP checker reads a run's convergence point: "epoch_num",
 // "samples_count", or "step_num" (stable_diffusion in 3.1.0).
 std::string convergence_field(Convergence how, const std::string& ruleset_version);
-// What that number counts: "epochs"; "samples" (samples_count, and BERT's
-// epoch_num, which its logs fill with training samples: its RCPs are in the
-// millions); "tokens" (GPT-3's epoch_num: samples x 2048-token sequences,
-// RCPs about 1.2e9); or "steps" (step_num).
-std::string convergence_unit(const std::string& benchmark, Convergence how, const std::string& ruleset_version);
+// The unit a run's convergence point is read in, named after the column of
+// eval_points that holds it: "epochs" (epoch_num, eval_points.epoch),
+// "samples" (samples_count, eval_points.samples) or "steps" (step_num, not
+// kept in eval_points).
+std::string convergence_unit(Convergence how, const std::string& ruleset_version);
+// What those numbers count, where it is not what the field's name says:
+// "samples" for BERT (its logs fill epoch_num with training samples: its RCPs
+// are in the millions), "tokens" for GPT-3 (epoch_num holds samples x
+// 2048-token sequences, RCPs about 1.2e9); otherwise the unit.
+std::string convergence_quantity(const std::string& benchmark, Convergence how, const std::string& ruleset_version);
 
 }  // namespace referee::rules

@@ -111,8 +111,9 @@ std::string rcp_json(const rules::BenchmarkDir& d, const rules::RuleSet& rules, 
   for (double e : c.run_epochs) number_or_null(w, e);
   w.end_array();
   rules::Convergence how = bf ? bf->convergence : rules::Convergence::EpochNum;
-  w.key("unit").value(rules::convergence_unit(d.benchmark, how, rules.id().version));
+  w.key("unit").value(rules::convergence_unit(how, rules.id().version));
   w.key("field").value(rules::convergence_field(how, rules.id().version));
+  w.key("quantity").value(rules::convergence_quantity(d.benchmark, how, rules.id().version));
   w.key("metric").value(q.metric);
   w.key("target");
   if (q.has_target) w.value(q.target); else w.null();

@@ -725,13 +725,17 @@ TEST_SUITE("store") {
     REQUIRE(mllog::parse_json_permissive(stored.at("ND_H100_v5_n1344_pytorch/gpt3"), &gpt3, &error));
     REQUIRE(mllog::parse_json_permissive(stored.at("ND_H100_v5_mxnet/resnet"), &resnet, &error));
     REQUIRE(mllog::parse_json_permissive(stored.at("ND_H100_v5_pytorch/maskrcnn"), &maskrcnn, &error));
-    CHECK(bert.find("unit")->s == "samples");
+    CHECK(bert.find("unit")->s == "epochs");  // read from epoch_num (eval_points.epoch) ...
+    CHECK(bert.find("field")->s == "epoch_num");
+    CHECK(bert.find("quantity")->s == "samples");  // ... which BERT's logs fill with samples
     CHECK(num(bert, "target") == doctest::Approx(0.720));
     CHECK(bert.find("target_direction")->s == "max");
-    CHECK(gpt3.find("unit")->s == "tokens");
+    CHECK(gpt3.find("unit")->s == "epochs");
+    CHECK(gpt3.find("quantity")->s == "tokens");
     CHECK(num(gpt3, "target") == doctest::Approx(2.69));  // log perplexity, lower is better
     CHECK(gpt3.find("target_direction")->s == "min");
     CHECK(resnet.find("unit")->s == "epochs");
+    CHECK(resnet.find("quantity")->s == "epochs");
     CHECK(num(resnet, "target") == doctest::Approx(0.759));
     CHECK(maskrcnn.find("target")->kind == mllog::Json::Kind::Null);  // two metrics (bbox, segm): no one number
     // Importing the same folders again changes nothing.

@@ -1,5 +1,6 @@
 #include "reports/model.h"
 
+#include <charconv>
 #include <cmath>
 #include <set>
 
@@ -61,6 +62,13 @@ Json jlink(const std::string& text, const std::string& href) {
 
 namespace {
 
+// The shortest text that reads back as the same double (std::to_chars).
+void append_number(std::string* out, double d) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, d);
+  out->append(buf, r.ptr);
+}
+
 void dump_to(std::string* out, const Json& j, int indent, int depth) {
   auto nl = [&](int d) {
     if (!indent) return;
@@ -73,7 +81,8 @@ void dump_to(std::string* out, const Json& j, int indent, int depth) {
     case Json::Kind::Int: *out += std::to_string(j.i); break;
     case Json::Kind::Float:
       // JSON has no NaN or Infinity: such a figure is unknown.
-      *out += std::isfinite(j.f) ? mllog::json_number(j.f) : "null";
+      if (std::isfinite(j.f)) append_number(out, j.f);
+      else *out += "null";
       break;
     case Json::Kind::String: mllog::append_json_string(out, j.s, mllog::JsonText::kUtf8); break;
     case Json::Kind::Array:
@@ -221,7 +230,11 @@ std::string csv_cell(const Json& v) {
     case Json::Kind::Null: return "";
     case Json::Kind::Bool: return v.b ? "true" : "false";
     case Json::Kind::Int: return std::to_string(v.i);
-    case Json::Kind::Float: return std::isfinite(v.f) ? mllog::json_number(v.f) : "";
+    case Json::Kind::Float: {
+      std::string out;
+      if (std::isfinite(v.f)) append_number(&out, v.f);
+      return out;
+    }
     case Json::Kind::String: text = v.s; is_text = true; break;
     case Json::Kind::Object: {
       const Json* t = v.find("text");

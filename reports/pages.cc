@@ -73,17 +73,16 @@ std::string fmt_ratio(double v) {
   return s;
 }
 
-double olympic_mean(std::vector<double> m) {
+double olympic_mean(const std::vector<double>& m) {
   if (m.empty()) return 0;
-  std::sort(m.begin(), m.end());
-  size_t lo = 0, hi = m.size();
-  if (m.size() >= 3) {
-    lo = 1;
-    hi = m.size() - 1;
+  double sum = 0, lo = m[0], hi = m[0];
+  for (double x : m) {
+    sum += x;
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
   }
-  double sum = 0;
-  for (size_t i = lo; i < hi; ++i) sum += m[i];
-  return sum / static_cast<double>(hi - lo);
+  if (m.size() < 3) return sum / static_cast<double>(m.size());
+  return (sum - lo - hi) / static_cast<double>(m.size() - 2);
 }
 
 double difference_percent(const std::vector<double>& a, const std::vector<double>& b) {
@@ -126,22 +125,29 @@ double quoted_spread(const std::string& benchmark) {
 
 bool results_of(Context& ctx, const std::string& round, const std::string& benchmark, std::vector<ResultRow>* out,
                 std::string* error) {
+  auto key = std::make_pair(round, benchmark);
+  if (auto it = ctx.results_cache.find(key); it != ctx.results_cache.end()) {
+    *out = it->second;
+    return true;
+  }
   std::string e;
   *out = submissions::results_for(ctx.store, {round, benchmark, "", ctx.options.pipeline}, &e);
   if (out->empty() && e.find("damaged") != std::string::npos) {
     *error = e;
     return false;
   }
+  ctx.results_cache[key] = *out;
   return true;
 }
 
 std::vector<std::string> benchmarks_in(Context& ctx, const std::string& round) {
+  if (auto it = ctx.benchmarks_cache.find(round); it != ctx.benchmarks_cache.end()) return it->second;
   std::set<std::string> out;
   Stmt st(ctx.store.db(), R"sql(SELECT DISTINCT d.name, x.benchmark FROM results x JOIN systems s ON x.system_id = s.id
                                 JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id)sql");
   while (st.step())
     if ((round.empty() && ctx.shown(st.col_text(0))) || st.col_text(0) == round) out.insert(st.col_text(1));
-  return {out.begin(), out.end()};
+  return ctx.benchmarks_cache[round] = std::vector<std::string>(out.begin(), out.end());
 }
 
 std::vector<std::string> submitters_of(Context& ctx, const std::string& benchmark) {
@@ -200,10 +206,13 @@ Meta page_meta(Context& ctx, const Page& page) {
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
     m.generated_at = buf;
   }
-  Stmt st(ctx.store.db(), "SELECT d.name, MAX(p.imported_at) FROM packages p JOIN rounds d ON p.round_id = d.id GROUP BY d.name");
-  while (st.step())
-    if (std::find(page.rounds.begin(), page.rounds.end(), st.col_text(0)) != page.rounds.end())
-      m.data_time = std::max(m.data_time, st.col_text(1));
+  if (!ctx.imported_read) {
+    Stmt st(ctx.store.db(), "SELECT d.name, MAX(p.imported_at) FROM packages p JOIN rounds d ON p.round_id = d.id GROUP BY d.name");
+    while (st.step()) ctx.imported_at[st.col_text(0)] = st.col_text(1);
+    ctx.imported_read = true;
+  }
+  for (const auto& r : page.rounds)
+    if (auto it = ctx.imported_at.find(r); it != ctx.imported_at.end()) m.data_time = std::max(m.data_time, it->second);
   return m;
 }
 

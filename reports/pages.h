@@ -14,6 +14,7 @@
 namespace referee::reports {
 
 struct Context {
+  Context(submissions::Store& s, const Options& o, const Visible& v) : store(s), options(o), visible(v) {}
   submissions::Store& store;
   const Options& options;
   const Visible& visible;
@@ -21,6 +22,11 @@ struct Context {
   bool has_energy = false;          // results.energy_joules (schema 4)
   bool has_rcp_json = false;        // results.rcp_json (schema 6)
   bool shown(const std::string& round) const;
+  // What several pages of one build read (a Context lives for one build or one render).
+  std::map<std::pair<std::string, std::string>, std::vector<submissions::ResultRow>> results_cache;
+  std::map<std::string, std::vector<std::string>> benchmarks_cache;
+  std::map<std::string, std::string> imported_at;  // round -> latest import
+  bool imported_read = false;
 };
 
 // Resolves Options::rounds against the store and applies `visible`. False
@@ -34,7 +40,7 @@ std::string fmt_ratio(double v);     // 3 -> "3", 2.79 -> "2.79"
 
 // The consortium's olympic mean: the fastest and the slowest run left out
 // when there are at least 3, the mean of the rest.
-double olympic_mean(std::vector<double> minutes);
+double olympic_mean(const std::vector<double>& minutes);
 
 struct Interval {
   bool ok = false;

@@ -174,7 +174,7 @@ bool write_file(const fs::path& p, const std::string& body, std::string* error) 
 bool build_site(submissions::Store& store, const Options& options, const Visible& visible, std::vector<File>* out,
                 std::string* error) {
   out->clear();
-  Context ctx{store, options, visible, {}, false, false};
+  Context ctx(store, options, visible);
   if (!make_context(&ctx, error)) return false;
   std::vector<std::tuple<std::string, std::string, long long, long long>> extra;
   if (!requested_pairs(ctx, &extra, error)) return false;
@@ -312,7 +312,7 @@ Status render(submissions::Store& store, const std::string& path_in,
     *error = "no such file: " + path;
     return Status::NotFound;
   }
-  Context ctx{store, options, visible, {}, false, false};
+  Context ctx(store, options, visible);
   if (!make_context(&ctx, error)) return Status::Error;
   std::string page_path = path;
   bool data = path.rfind("data/", 0) == 0;

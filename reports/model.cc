@@ -139,7 +139,8 @@ std::string Page::root() const {
 std::string Page::href(const std::string& site_path) const { return root() + site_path; }
 
 std::string Page::data_path(const std::string& id, const char* ext) const {
-  std::string stem = path.size() > 5 && path.compare(path.size() - 5, 5, ".html") == 0 ? path.substr(0, path.size() - 5) : path;
+  const std::string& of = data_of.empty() ? path : data_of;
+  std::string stem = of.size() > 5 && of.compare(of.size() - 5, 5, ".html") == 0 ? of.substr(0, of.size() - 5) : of;
   return "data/" + stem + "/" + id + "." + ext;
 }
 
@@ -308,6 +309,7 @@ std::vector<File> page_files(const Page& page, const Meta& meta) {
   std::vector<File> out;
   std::string json = dump(page_json(page, meta));
   out.push_back({page.path, "text/html; charset=utf-8", page_html(page, meta, json)});
+  if (!page.data_of.empty()) return out;  // its data files are those of the page it stands for
   for (const auto& t : page.tables) {
     out.push_back({page.data_path(t.id, "csv"), "text/csv; charset=utf-8", table_csv(t)});
     Json o = jobj();

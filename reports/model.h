@@ -60,7 +60,8 @@ struct Section {
 };
 
 struct Page {
-  std::string path;  // site path of the HTML file
+  std::string path;     // site path of the HTML file
+  std::string data_of;  // the page whose data files these are ("" = path): a page served under another name
   std::string kind, title;
   std::vector<std::string> rounds;  // rounds whose data the page shows (meta: rule sets, data time)
   std::vector<std::pair<std::string, std::string>> nav;  // text, href relative to the page

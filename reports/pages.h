@@ -70,8 +70,11 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
 bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::string* error);
 bool scaling_page(Context& ctx, const std::string& benchmark, const std::string& submitter_segment, Built* out,
                   std::string* error);
+// `served_as`: the path the page is served under when not its own (the
+// query form compare.html?...): links are made relative to it, and its data
+// files are those of its own path.
 bool compare_page(Context& ctx, const std::string& round, const std::string& benchmark, long long a, long long b,
-                  Built* out, std::string* error);
+                  Built* out, std::string* error, const std::string& served_as = "");
 bool result_page(Context& ctx, long long result_id, Built* out, std::string* error);
 
 // What the site holds (for build_site, and the links between pages).

@@ -302,7 +302,7 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
 // ---- head to head ----------------------------------------------------------
 
 bool compare_page(Context& ctx, const std::string& round, const std::string& benchmark, long long a_id, long long b_id,
-                  Built* out, std::string* error) {
+                  Built* out, std::string* error, const std::string& served_as) {
   if (!ctx.shown(round) || a_id == b_id) {
     out->missing = true;
     return true;
@@ -319,7 +319,9 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
     return true;
   }
   std::string an = a->organisation + "/" + a->system, bn = b->organisation + "/" + b->system;
-  Page p = new_page(compare_path(round, benchmark, a_id, b_id), "head-to-head", benchmark + " in " + round + ": " + an + " vs " + bn);
+  Page p = new_page(served_as.empty() ? compare_path(round, benchmark, a_id, b_id) : served_as, "head-to-head",
+                    benchmark + " in " + round + ": " + an + " vs " + bn);
+  if (!served_as.empty()) p.data_of = compare_path(round, benchmark, a_id, b_id);
   p.rounds = {round};
   p.nav.emplace_back(round, p.href("rounds/" + safe_name(round) + "/index.html"));
   p.nav.emplace_back(benchmark + " leaderboard", p.href("rounds/" + safe_name(round) + "/" + safe_name(benchmark) + ".html"));

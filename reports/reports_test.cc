@@ -384,11 +384,73 @@ TEST_CASE("render: unknown pages, hidden rounds and paths that leave the site") 
   CHECK(render(*s, "compare.html", {{"round", "3.1.0"}, {"benchmark", "gpt3"}, {"result", std::to_string(now[0].result_id)},
                                     {"result", std::to_string(now[1].result_id)}},
                o, only31, &f, &error) == Status::Ok);
+  {
+    mllog::Json page = page_model(f.body);
+    CHECK(page.find("root")->s.empty());  // links are relative to where it is served
+    std::string csv = by_id(page, "tables", "sides")->find("csv")->s;
+    CHECK(csv == "data/" + compare_path("training-3.1.0", "gpt3", now[0].result_id, now[1].result_id).substr(0,
+                     compare_path("training-3.1.0", "gpt3", now[0].result_id, now[1].result_id).size() - 5) + "/sides.csv");
+    File data;
+    CHECK(render(*s, csv, {}, o, only31, &data, &error) == Status::Ok);
+  }
   CHECK(render(*s, "compare.html", {{"round", "3.1.0"}}, o, only31, &f, &error) == Status::BadRequest);
+  CHECK(render(*s, "compare.html", {{"round", "3.0.0"}, {"benchmark", "gpt3"}, {"result", std::to_string(old[0].result_id)},
+                                    {"result", std::to_string(old[1].result_id)}},
+               o, only31, &f, &error) == Status::NotFound);
   // One page is fast: well under the served target of 50 ms (a loose bound, not a benchmark).
   auto t0 = std::chrono::steady_clock::now();
   REQUIRE(render(*s, "rounds/training-3.1.0/gpt3.html", {}, o, nullptr, &f, &error) == Status::Ok);
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+}
+
+TEST_CASE("the convergence chart draws the RCP from results.rcp_json when the store has it, and says why not otherwise") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  TempDir t;
+  fs::copy_file(ref->db, t.path / "copy.db");
+  std::string error;
+  long long id = 0;
+  {
+    auto s = open_ro((t.path / "copy.db").string());
+    auto board = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "closed", false}, &error);
+    REQUIRE(!board.empty());
+    id = board[0].result_id;
+    mllog::Json page = page_model(render_ok(*s, "results/" + std::to_string(id) + ".html"));
+    const mllog::Json* c = by_id(page, "charts", "convergence");
+    REQUIRE(c);
+    std::string notes = dump(*page.find("sections"));
+    bool has_column = false;
+    submissions::Stmt st(s->db(), "SELECT 1 FROM pragma_table_info('results') WHERE name = 'rcp_json'");
+    has_column = st.step();
+    if (!has_column) CHECK(contains(notes, "keeps no RCP figures"));
+    CHECK(c->find("spec")->find("layer")->items.size() == 1);  // the runs only
+  }
+  {
+    auto s = submissions::Store::open((t.path / "copy.db").string(), &error);
+    REQUIRE_MESSAGE(s, error);
+    submissions::Stmt has(s->db(), "SELECT 1 FROM pragma_table_info('results') WHERE name = 'rcp_json'");
+    if (!has.step()) REQUIRE(s->exec("ALTER TABLE results ADD COLUMN rcp_json TEXT", &error));
+    REQUIRE(s->exec("UPDATE results SET rcp_json = NULL", &error));
+    submissions::Stmt up(s->db(), "UPDATE results SET rcp_json = ?1 WHERE id = ?2");
+    up.bind(1, std::string(R"({"status":"pass","rcp_mean":3.5,"rcp_stdev":0.25,"min_epochs":3.1,"unit":"epochs",)"
+                           R"("metric":"eval_accuracy","target":2.69,"target_direction":"min"})"))
+        .bind(2, id);
+    REQUIRE(up.run());
+  }
+  auto s = open_ro((t.path / "copy.db").string());
+  mllog::Json page = page_model(render_ok(*s, "results/" + std::to_string(id) + ".html"));
+  const mllog::Json& layers = *by_id(page, "charts", "convergence")->find("spec")->find("layer");
+  REQUIRE(layers.items.size() == 5);  // runs, target, band, mean, least accepted mean
+  CHECK(num(layers.items[1].find("encoding")->find("y")->find("datum")) == 2.69);
+  CHECK(num(layers.items[2].find("encoding")->find("x")->find("datum")) == 3.25);
+  CHECK(num(layers.items[2].find("encoding")->find("x2")->find("datum")) == 3.75);
+  CHECK(num(layers.items[3].find("encoding")->find("x")->find("datum")) == 3.5);
+  CHECK(num(layers.items[4].find("encoding")->find("x")->find("datum")) == 3.1);
+  // Another result, with NULL: nothing drawn, and a note says why.
+  auto others = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "closed", false}, &error);
+  mllog::Json other = page_model(render_ok(*s, "results/" + std::to_string(others[1].result_id) + ".html"));
+  CHECK(by_id(other, "charts", "convergence")->find("spec")->find("layer")->items.size() == 1);
+  CHECK(contains(dump(*other.find("sections")), "No RCP figures for this result"));
 }
 
 TEST_CASE("referee report: writes the site, says what it wrote, and refuses what it cannot do") {

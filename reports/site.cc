@@ -134,7 +134,7 @@ bool page_at(Context& ctx, const std::string& path, const std::vector<std::pair<
         ids[i] = found[0].result_id;
       }
     }
-    return compare_page(ctx, r, b, ids[0], ids[1], out, error);
+    return compare_page(ctx, r, b, ids[0], ids[1], out, error, "compare.html");
   }
   if (seg.size() == 3 && seg[0] == "rounds" && seg[2] == "index.html") return round_page(ctx, seg[1], out, error);
   if (seg.size() == 3 && seg[0] == "rounds" && stem(seg[2], &name)) return leaderboard_page(ctx, seg[1], name, out, error);
@@ -331,7 +331,7 @@ Status render(submissions::Store& store, const std::string& path_in,
     return Status::NotFound;
   }
   for (auto& f : page_files(b.page, page_meta(ctx, b.page)))
-    if (f.path == path || (!data && path == "compare.html" && f.path == b.page.path)) {
+    if (f.path == path) {
       *out = std::move(f);
       return Status::Ok;
     }

@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "reports/pages.h"
@@ -152,17 +151,35 @@ bool page_at(Context& ctx, const std::string& path, const std::vector<std::pair<
   return true;
 }
 
-bool write_file(const fs::path& p, const std::string& body, std::string* error) {
-  std::error_code ec;
-  fs::create_directories(p.parent_path(), ec);
-  if (ec) {
-    *error = "cannot create " + p.parent_path().string() + ": " + ec.message();
+// Writes one file of the new site; `made` holds the folders already created.
+bool write_file(const fs::path& p, const std::string& body, std::set<std::string>* made, std::string* error) {
+  std::string parent = p.parent_path().string();
+  if (!made->count(parent)) {
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    if (ec) {
+      *error = "cannot create " + parent + ": " + ec.message();
+      return false;
+    }
+    made->insert(parent);
+  }
+  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = "cannot write " + p.string() + ": " + std::strerror(errno);
     return false;
   }
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  f.write(body.data(), static_cast<std::streamsize>(body.size()));
-  f.close();
-  if (!f) {
+  size_t done = 0;
+  while (done < body.size()) {
+    ssize_t n = ::write(fd, body.data() + done, body.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *error = "cannot write " + p.string() + ": " + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
     *error = "cannot write " + p.string() + ": " + std::strerror(errno);
     return false;
   }
@@ -261,13 +278,13 @@ bool write_site(const std::string& dir, const std::vector<File>& files, std::str
     *error = why + "; " + target.string() + " was left as it was";
     return false;
   };
-  std::set<std::string> seen;
+  std::set<std::string> seen, made;
   std::string why;
   for (const auto& f : files) {
     if (!seen.insert(f.path).second) return fail("two files of the report have the same path " + f.path);
-    if (!write_file(tmp / f.path, f.body, &why)) return fail(why);
+    if (!write_file(tmp / f.path, f.body, &made, &why)) return fail(why);
   }
-  if (!write_file(tmp / kMarker, "This folder is a report written by referee (referee report); it is replaced whole.\n", &why))
+  if (!write_file(tmp / kMarker, "This folder is a report written by referee (referee report); it is replaced whole.\n", &made, &why))
     return fail(why);
   fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
                            fs::perms::others_exec, ec);

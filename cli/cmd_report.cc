@@ -68,7 +68,7 @@ Command report_command() {
                 auto parts = split_commas(c);
                 if (parts.size() != 4) {
                   std::cerr << "referee report: --compare " << c
-                            << ": expected ROUND,BENCHMARK,ORG/SYSTEM,ORG/SYSTEM, e.g. 3.1.0,gpt3,NVIDIA/eos_n1344,Azure/nd_h100_v5\n";
+                            << ": expected ROUND,BENCHMARK,ORG/SYSTEM,ORG/SYSTEM, e.g. 3.1.0,gpt3,NVIDIA/eos-dfw_n1344_ngc23.09_nemo,Azure+NVIDIA/ND_H100_v5_n1344_pytorch\n";
                   return kCannotCheck;
                 }
                 opt.compare.push_back(parts);

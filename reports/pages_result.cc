@@ -383,12 +383,17 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
   Interval iv = bootstrap_difference(ma, mb);
   if (iv.ok) {
     double d = difference_percent(ma, mb);
-    bool within = iv.low <= spread && iv.high >= -spread && std::fabs(d) <= spread;
     diff_notes.push_back("Over the runs: olympic means differ by " + fmt_fixed(d, 1) + "%; 95% bootstrap interval [" +
                          fmt_fixed(iv.low, 1) + "%, " + fmt_fixed(iv.high, 1) + "%] (10,000 resamples of each side's runs, fixed seed).");
-    diff_notes.push_back(std::string(within ? "Within" : "Beyond") + " the ±" + fmt_ratio(spread) +
-                         "% run-to-run spread MLCommons quotes for " + (spread < 5 ? "imaging benchmarks" : "this benchmark") +
-                         (within ? ": the two may not differ at all." : "."));
+    std::string spread_text = "the ±" + fmt_ratio(spread) + "% run-to-run spread MLCommons quotes for " +
+                              (spread < 5 ? std::string("imaging benchmarks") : std::string("this benchmark"));
+    if (iv.low <= 0 && iv.high >= 0)
+      diff_notes.push_back("The interval includes 0: these runs show no difference between the two.");
+    else if (std::fabs(d) <= spread)
+      diff_notes.push_back("The interval excludes 0, but the difference is within " + spread_text +
+                           ": not more than runs of one system may differ.");
+    else
+      diff_notes.push_back("The difference is beyond " + spread_text + ".");
   } else {
     diff_notes.push_back("A side has no runs with a time: no interval.");
   }

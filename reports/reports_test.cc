@@ -149,6 +149,30 @@ TEST_CASE("CSV cells: RFC 4180 quoting, and text that a spreadsheet would run as
   CHECK(table_csv(t) == "a,b\r\n\"x,y\",2.5\r\n");
 }
 
+TEST_CASE("the HTML shell escapes what it shows and embeds the page model so that no text can end the script") {
+  Page p;
+  p.path = "rounds/x/index.html";
+  p.kind = "round";
+  p.title = "<b>bold</b> & \"quoted\"";
+  p.notes = {"</script><script>alert(1)</script>", "a <!-- comment"};
+  p.nav.emplace_back("<i>", "../../index.html");
+  Meta m{"0.1.0", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", {"training-<x>"}};
+  std::string html = page_html(p, m, dump(page_json(p, m)));
+  CHECK_FALSE(contains(html, "<b>bold"));
+  CHECK(contains(html, "&lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot;"));
+  CHECK_FALSE(contains(html, "<script>alert"));
+  CHECK_FALSE(contains(html, "training-<x>"));
+  CHECK_FALSE(contains(html, "<!-- comment"));
+  CHECK(contains(html, "<link rel=\"stylesheet\" href=\"../../assets/referee.css\">"));
+  size_t v = html.find("assets/vega.min.js"), vl = html.find("assets/vega-lite.min.js"),
+         ve = html.find("assets/vega-embed.min.js"), r = html.find("assets/referee.js");
+  CHECK((v < vl && vl < ve && ve < r && r != std::string::npos));
+  mllog::Json back = page_model(html);
+  CHECK(back.find("notes")->items.at(0).s == "</script><script>alert(1)</script>");
+  CHECK(back.find("title")->s == p.title);
+  CHECK(back.find("root")->s == "../../");
+}
+
 TEST_CASE("the olympic mean leaves out the fastest and the slowest run") {
   CHECK(olympic_mean({1, 2, 3, 4, 100}) == doctest::Approx(3));
   CHECK(olympic_mean({2, 4}) == doctest::Approx(3));
@@ -321,7 +345,23 @@ TEST_CASE("the site: every page and data file, links that resolve, and render() 
   for (const auto& r : board)
     if (r.accelerators == 10752) big.push_back(r);
   REQUIRE(big.size() == 2);
-  CHECK(by_path.count(compare_path("training-3.1.0", "gpt3", big[0].result_id, big[1].result_id)));
+  const std::string pair = compare_path("training-3.1.0", "gpt3", big[0].result_id, big[1].result_id);
+  REQUIRE(by_path.count(pair));
+  {
+    mllog::Json page = page_model(by_path[pair]->body);
+    std::string notes = dump(*page.find("sections"));
+    CHECK(contains(notes, "95% bootstrap interval ["));
+    CHECK(contains(notes, "5% run-to-run spread MLCommons quotes"));
+    // Every run of both sides is a dot, counted or not.
+    size_t runs = 0;
+    for (const auto& v : by_id(page, "charts", "runs")->find("spec")->find("data")->find("values")->items)
+      if (v.find("kind")->s == "run") ++runs;
+    CHECK(runs == big[0].run_files.size() + big[1].run_files.size());
+    // The systems side by side, from their descriptions.
+    const mllog::Json* sys = by_id(page, "tables", "systems");
+    REQUIRE(sys);
+    CHECK(contains(dump(*sys), "H100"));
+  }
   size_t pages = 0;
   for (const auto& f : files) {
     if (f.path.size() < 5 || f.path.compare(f.path.size() - 5, 5, ".html") != 0) continue;
@@ -466,6 +506,23 @@ TEST_CASE("referee report: writes the site, says what it wrote, and refuses what
   CHECK(contains(out, (t.path / "site/index.html").string()));
   CHECK(fs::exists(t.path / "site/rounds/training-3.1.0/gpt3.html"));
   CHECK(contains(read(t.path / "site/rounds/training-3.1.0/gpt3.html"), "per accelerator-hour"));
+  rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "two").string() +
+                                         "' --round 3.1.0 --compare 3.1.0,gpt3,NVIDIA/eos_n64_ngc23.09_nemo,NVIDIA/eos_n96_ngc23.09_nemo",
+                                     &out);
+  CHECK_MESSAGE(rc == 0, out);
+  CHECK_FALSE(fs::exists(t.path / "two/rounds/training-3.0.0"));
+  bool extra = false;
+  for (const auto& e : fs::directory_iterator(t.path / "two/compare/training-3.1.0/gpt3"))
+    extra = extra || read(e.path()).find("eos_n64_ngc23.09_nemo vs NVIDIA/eos_n96_ngc23.09_nemo") != std::string::npos;
+  CHECK(extra);
+  rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "three").string() +
+                                         "' --compare 3.1.0,gpt3,NVIDIA/nothing,NVIDIA/eos_n96_ngc23.09_nemo", &out);
+  CHECK(rc == 2);
+  CHECK(contains(out, "matches 'NVIDIA/nothing'"));
+  CHECK_FALSE(fs::exists(t.path / "three"));
+  rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "three").string() + "' --compare 3.1.0,gpt3", &out);
+  CHECK(rc == 2);
+  CHECK(contains(out, "expected ROUND,BENCHMARK,ORG/SYSTEM,ORG/SYSTEM"));
   rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "site").string() + "' --round 9.9.0", &out);
   CHECK(rc == 2);
   CHECK(contains(out, "round 9.9.0 is not in the store"));

@@ -493,6 +493,52 @@ TEST_CASE("the convergence chart draws the RCP from results.rcp_json when the st
   CHECK(contains(dump(*other.find("sections")), "No RCP figures for this result"));
 }
 
+TEST_CASE("leaderboards: energy in kWh where a result has it, cost at the price given, review status as the terminal says it") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  TempDir t;
+  fs::copy_file(ref->db, t.path / "copy.db");
+  std::string error;
+  long long id = 0;
+  {
+    auto s = submissions::Store::open((t.path / "copy.db").string(), &error);
+    REQUIRE_MESSAGE(s, error);
+    auto board = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "closed", false}, &error);
+    REQUIRE(!board.empty());
+    id = board[0].result_id;
+    submissions::Stmt up(s->db(), "UPDATE results SET energy_joules = 7200000 WHERE id = ?1");
+    up.bind(1, id);
+    REQUIRE(up.run());
+  }
+  auto s = open_ro((t.path / "copy.db").string());
+  Options o = fixed_options();
+  o.price.per = submissions::Price::Per::AcceleratorHour;
+  o.price.amount = 2.5;
+  mllog::Json page = page_model(render_ok(*s, "rounds/training-3.1.0/gpt3.html", o));
+  const mllog::Json* t1 = by_id(page, "tables", "leaderboard");
+  REQUIRE(t1);
+  auto board = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "", false}, &error);
+  size_t checked = 0;
+  for (const auto& row : t1->find("rows")->items) {
+    for (const auto& r : board) {
+      if (row.find("system")->find("href")->s != "../../results/" + std::to_string(r.result_id) + ".html") continue;
+      ++checked;
+      double hours = 0;
+      REQUIRE(submissions::accelerator_hours(r, &hours));
+      CHECK(num(row.find("accelerator_hours")) == doctest::Approx(hours));
+      CHECK(num(row.find("cost")) == doctest::Approx(hours * 2.5));
+      CHECK(row.find("review")->s == submissions::review_status_text(r));
+      CHECK(row.find("verdict")->s == (r.pass ? "pass" : "fail"));
+      if (r.result_id == id) CHECK(num(row.find("energy_kwh")) == doctest::Approx(2.0));
+      else CHECK(row.find("energy_kwh")->kind == mllog::Json::Kind::Null);
+    }
+  }
+  CHECK(checked == board.size());
+  // Without a price there is no cost column.
+  mllog::Json plain = page_model(render_ok(*s, "rounds/training-3.1.0/gpt3.html"));
+  CHECK_FALSE(contains(dump(*by_id(plain, "tables", "leaderboard")->find("columns")), "\"cost\""));
+}
+
 TEST_CASE("referee report: writes the site, says what it wrote, and refuses what it cannot do") {
   auto* ref = reference_store();
   if (!ref) return;

@@ -125,6 +125,38 @@ void golden(const std::string& name, const mllog::Json& spec) {
   CHECK_MESSAGE(read(p) == text, name << ": the chart specification differs from " << p.string());
 }
 
+// Every link of every page (navigation, table cells, data files) is a file
+// of the site; nothing points off the machine. Returns the number of pages.
+size_t check_links(const std::vector<File>& files) {
+  std::map<std::string, const File*> by_path;
+  for (const auto& f : files) by_path[f.path] = &f;
+  size_t pages = 0;
+  for (const auto& f : files) {
+    if (f.path.size() < 5 || f.path.compare(f.path.size() - 5, 5, ".html") != 0) continue;
+    ++pages;
+    mllog::Json page = page_model(f.body);
+    fs::path dir = fs::path(f.path).parent_path();
+    auto resolves = [&](const std::string& href) {
+      std::string target = (dir / href).lexically_normal().generic_string();
+      CHECK_MESSAGE(by_path.count(target), f.path << " links " << href);
+    };
+    for (const auto& n : page.find("nav")->items) resolves(n.find("href")->s);
+    for (const auto& t : page.find("tables")->items) {
+      resolves(t.find("csv")->s);
+      resolves(t.find("json")->s);
+      for (const auto& row : t.find("rows")->items)
+        for (const auto& [k, v] : row.fields)
+          if (v.kind == mllog::Json::Kind::Object && v.find("href")) resolves(v.find("href")->s);
+    }
+    for (const auto& c : page.find("charts")->items) {
+      resolves(c.find("csv")->s);
+      resolves(c.find("json")->s);
+    }
+    CHECK_FALSE(contains(f.body, "http://"));
+  }
+  return pages;
+}
+
 }  // namespace
 
 TEST_SUITE("reports") {
@@ -362,28 +394,19 @@ TEST_CASE("the site: every page and data file, links that resolve, and render() 
     REQUIRE(sys);
     CHECK(contains(dump(*sys), "H100"));
   }
-  size_t pages = 0;
-  for (const auto& f : files) {
-    if (f.path.size() < 5 || f.path.compare(f.path.size() - 5, 5, ".html") != 0) continue;
-    ++pages;
-    mllog::Json page = page_model(f.body);
-    // Every link of every table, and every data file, is a file of the site.
-    fs::path dir = fs::path(f.path).parent_path();
-    auto resolves = [&](const std::string& href) {
-      std::string target = (dir / href).lexically_normal().generic_string();
-      CHECK_MESSAGE(by_path.count(target), f.path << " links " << href);
-    };
-    for (const auto& t : page.find("tables")->items) {
-      resolves(t.find("csv")->s);
-      resolves(t.find("json")->s);
-      for (const auto& row : t.find("rows")->items)
-        for (const auto& [k, v] : row.fields)
-          if (v.kind == mllog::Json::Kind::Object && v.find("href")) resolves(v.find("href")->s);
-    }
-    for (const auto& c : page.find("charts")->items) resolves(c.find("csv")->s);
-    CHECK_FALSE(contains(f.body, "http://"));
-  }
+  size_t pages = check_links(files);
   CHECK(pages > 50);
+  // A report of one round links only to what it holds.
+  Options one_round = fixed_options();
+  one_round.rounds = {"3.1.0"};
+  std::vector<File> part;
+  REQUIRE_MESSAGE(build_site(*s, one_round, nullptr, &part, &error), error);
+  CHECK(check_links(part) > 20);
+  for (const auto& f : part) CHECK_MESSAGE(!contains(f.path, "training-3.0.0"), f.path);
+  // So does a report whose Visible hides a round.
+  std::vector<File> seen;
+  REQUIRE_MESSAGE(build_site(*s, fixed_options(), [](const std::string& r) { return r != "training-3.0.0"; }, &seen, &error), error);
+  CHECK(check_links(seen) == check_links(part));
   // One page on its own is the same file as in the whole site.
   for (const char* p : {"index.html", "benchmarks/gpt3.html", "data/benchmarks/gpt3/speedups.csv"}) {
     File one;

@@ -522,7 +522,7 @@ TEST_CASE("leaderboards: energy in kWh where a result has it, cost at the price 
   TempDir t;
   fs::copy_file(ref->db, t.path / "copy.db");
   std::string error;
-  long long id = 0;
+  long long id = 0, withdrawn = 0, normalised = 0;
   {
     auto s = submissions::Store::open((t.path / "copy.db").string(), &error);
     REQUIRE_MESSAGE(s, error);
@@ -532,6 +532,15 @@ TEST_CASE("leaderboards: energy in kWh where a result has it, cost at the price 
     submissions::Stmt up(s->db(), "UPDATE results SET energy_joules = 7200000 WHERE id = ?1");
     up.bind(1, id);
     REQUIRE(up.run());
+    REQUIRE(board.size() >= 3);
+    withdrawn = board[1].result_id;
+    normalised = board[2].result_id;
+    submissions::Stmt st(s->db(), "INSERT INTO result_status(result_id, status, factor, updated_at) VALUES (?1, ?2, ?3, 't')");
+    st.bind(1, withdrawn).bind(2, std::string("withdrawn")).bind_null(3);
+    REQUIRE(st.run());
+    st.reset();
+    st.bind(1, normalised).bind(2, std::string("normalised")).bind(3, 1.1);
+    REQUIRE(st.run());
   }
   auto s = open_ro((t.path / "copy.db").string());
   Options o = fixed_options();
@@ -557,6 +566,24 @@ TEST_CASE("leaderboards: energy in kWh where a result has it, cost at the price 
     }
   }
   CHECK(checked == board.size());
+  // The review: a withdrawn result is listed, unranked, with its status; a normalised one shows its factor.
+  bool saw_withdrawn = false, saw_normalised = false;
+  for (const auto& row : t1->find("rows")->items) {
+    const std::string& href = row.find("system")->find("href")->s;
+    if (href == "../../results/" + std::to_string(withdrawn) + ".html") {
+      saw_withdrawn = true;
+      CHECK(row.find("rank")->kind == mllog::Json::Kind::Null);
+      CHECK(row.find("review")->s == "withdrawn");
+    }
+    if (href == "../../results/" + std::to_string(normalised) + ".html") {
+      saw_normalised = true;
+      CHECK(row.find("rank")->kind != mllog::Json::Kind::Null);
+      CHECK(row.find("review")->s == "normalised x1.1000");
+    }
+  }
+  CHECK(saw_withdrawn);
+  CHECK(saw_normalised);
+  CHECK(contains(dump(*page.find("notes")), "was withdrawn by the review; not ranked"));
   // Without a price there is no cost column.
   mllog::Json plain = page_model(render_ok(*s, "rounds/training-3.1.0/gpt3.html"));
   CHECK_FALSE(contains(dump(*by_id(plain, "tables", "leaderboard")->find("columns")), "\"cost\""));

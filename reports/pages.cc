@@ -278,7 +278,7 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
     rounds.rows.push_back(o);
   }
   Table benches{"benchmarks", "Benchmarks", {{"benchmark", "Benchmark", "link"}, {"rounds", "Rounds", "text"}}, {}, {}, "", ""};
-  Table scaling{"scaling", "Scaling", {{"benchmark", "Benchmark", "text"}, {"submitter", "Submitter", "link"}},
+  Table scaling{"scaling", "Scaling", {{"benchmark", "Benchmark", "text"}, {"submitter", "Submitter", "text"}, {"page", "Page", "link"}},
                 {}, {"benchmark", "submitter"}, "", ""};
   for (const auto& b : benchmarks_in(ctx, "")) {
     std::string in;
@@ -293,7 +293,8 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
     for (const auto& s : submitters_of(ctx, b)) {
       Json r = jobj();
       set(r, "benchmark", jstr(b));
-      set(r, "submitter", jlink(s, p.href("scaling/" + safe_name(b) + "/" + safe_name(s) + ".html")));
+      set(r, "submitter", jstr(s));
+      set(r, "page", jlink(b + " scaling of " + s, p.href("scaling/" + safe_name(b) + "/" + safe_name(s) + ".html")));
       scaling.rows.push_back(r);
     }
   }
@@ -317,7 +318,7 @@ bool round_page(Context& ctx, const std::string& round, Built* out, std::string*
   p.rounds = {round};
   p.nav.emplace_back(round, p.href("rounds/" + safe_name(round) + "/index.html"));
   Table t{"overview", "Fastest results per benchmark and availability",
-          {{"benchmark", "Benchmark", "link"}, {"availability", "Availability", "text"},
+          {{"benchmark", "Benchmark", "text"}, {"leaderboard", "Leaderboard", "link"}, {"availability", "Availability", "text"},
            {"closed", "Fastest closed", "link"}, {"closed_minutes", "Closed minutes", "minutes", 2},
            {"closed_accelerators", "Accelerators", "number", 0}, {"open", "Fastest open", "link"},
            {"open_minutes", "Open minutes", "minutes", 2}, {"submitters", "Submitters", "number", 0},
@@ -344,7 +345,8 @@ bool round_page(Context& ctx, const std::string& round, Built* out, std::string*
       }
       if (fc && (!best || fc->score < best->score)) best = fc;
       Json o = jobj();
-      set(o, "benchmark", jlink(b, p.href("rounds/" + safe_name(round) + "/" + safe_name(b) + ".html")));
+      set(o, "benchmark", jstr(b));
+      set(o, "leaderboard", jlink(b + " leaderboard", p.href("rounds/" + safe_name(round) + "/" + safe_name(b) + ".html")));
       set(o, "availability", jstr(avail));
       set(o, "closed", fc ? result_link(p, *fc) : jnull());
       set(o, "closed_minutes", fc ? jnum(fc->score) : jnull());

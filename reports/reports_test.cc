@@ -344,6 +344,35 @@ TEST_CASE("numbers in the pages equal the store's") {
   }
 }
 
+TEST_CASE("round over round: each round's fastest per group is the result `referee speedup` pairs, for every benchmark") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  std::string error;
+  submissions::Listing benches;
+  REQUIRE(submissions::list_store(*s, "benchmarks", "", &benches, &error));
+  size_t pairs = 0;
+  for (const auto& b : benches.rows) {
+    mllog::Json page = page_model(render_ok(*s, "benchmarks/" + b[0] + ".html"));
+    std::map<std::pair<std::string, std::string>, double> fastest;  // (round, group) -> minutes
+    for (const auto& row : by_id(page, "tables", "fastest")->find("rows")->items)
+      fastest[{row.find("round")->s, row.find("group")->s}] = num(row.find("score"));
+    for (bool per_submitter : {false, true}) {
+      submissions::SpeedupReport rep;
+      if (!submissions::speedups(*s, {"3.0.0", "3.1.0", b[0], per_submitter, "", false}, &rep, &error)) continue;
+      for (const auto& p : rep.pairs) {
+        if (p.kind != "headline") continue;
+        ++pairs;
+        double before = fastest[std::make_pair(std::string("training-3.0.0"), p.submitter)];
+        double after = fastest[std::make_pair(std::string("training-3.1.0"), p.submitter)];
+        CHECK_MESSAGE(before == p.from.score, b[0] << " " << p.submitter);
+        CHECK_MESSAGE(after == p.to.score, b[0] << " " << p.submitter);
+      }
+    }
+  }
+  CHECK(pairs > 5);
+}
+
 TEST_CASE("chart specifications match the golden files") {
   auto* ref = reference_store();
   if (!ref) return;

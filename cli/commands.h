@@ -55,5 +55,6 @@ Command audit_command();
 Command serve_command();         // cmd_serve.cc
 Command user_command();       // cmd_user.cc
 Command objection_command();  // cmd_objection.cc
+Command report_command();     // cmd_report.cc
 
 }  // namespace referee::cli

@@ -1,0 +1,128 @@
+// `referee report`: the dashboards as a static site (reports/site.h).
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "reports/site.h"
+#include "submissions/cost.h"
+#include "submissions/store.h"
+
+namespace referee::cli {
+
+namespace {
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == ',') {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  return out;
+}
+
+}  // namespace
+
+Command report_command() {
+  return {"report", "Write the dashboards (pages, charts, data files) as a static site", [](CLI::App& sub) -> std::function<int()> {
+            struct Opts {
+              std::string db, out, page, per_hour, per_node_month;
+              std::vector<std::string> rounds, compare;
+              bool pipeline = false;
+            };
+            auto o = std::make_shared<Opts>();
+            sub.add_option("--db", o->db, "database file (default $REFEREE_DB or the user's data directory); opened read-only");
+            auto* out_opt = sub.add_option("--out", o->out, "folder to write the site into (new, empty, or an earlier report)");
+            auto* page_opt = sub.add_option("--page", o->page,
+                                            "print one file of the site (e.g. benchmarks/gpt3.html) instead of writing the site; "
+                                            "the time it took goes to stderr");
+            out_opt->excludes(page_opt);
+            sub.add_option("--round", o->rounds, "round to show (repeat; default every round in the store)");
+            sub.add_option("--compare", o->compare,
+                           "an extra head-to-head page: ROUND,BENCHMARK,ORG/SYSTEM,ORG/SYSTEM (repeat)");
+            auto* ph = sub.add_option("--price-per-accelerator-hour", o->per_hour, "price of one accelerator-hour: adds a cost column");
+            auto* pn = sub.add_option("--price-per-node-month", o->per_node_month, "price of one node for a month (730 h): adds a cost column");
+            ph->excludes(pn);
+            sub.add_flag("--rescale", o->pipeline, "use the scores the consortium's pipeline computes today instead of the published ones");
+            return [o]() -> int {
+              auto start = std::chrono::steady_clock::now();
+              reports::Options opt;
+              opt.rounds = o->rounds;
+              opt.pipeline = o->pipeline;
+              std::string error;
+              if (!o->per_hour.empty() &&
+                  !submissions::parse_price(o->per_hour, submissions::Price::Per::AcceleratorHour, &opt.price, &error)) {
+                std::cerr << "referee report: --price-per-accelerator-hour: " << error << "\n";
+                return kCannotCheck;
+              }
+              if (!o->per_node_month.empty() &&
+                  !submissions::parse_price(o->per_node_month, submissions::Price::Per::NodeMonth, &opt.price, &error)) {
+                std::cerr << "referee report: --price-per-node-month: " << error << "\n";
+                return kCannotCheck;
+              }
+              for (const auto& c : o->compare) {
+                auto parts = split_commas(c);
+                if (parts.size() != 4) {
+                  std::cerr << "referee report: --compare " << c
+                            << ": expected ROUND,BENCHMARK,ORG/SYSTEM,ORG/SYSTEM, e.g. 3.1.0,gpt3,NVIDIA/eos-dfw_n1344_ngc23.09_nemo,Azure+NVIDIA/ND_H100_v5_n1344_pytorch\n";
+                  return kCannotCheck;
+                }
+                opt.compare.push_back(parts);
+              }
+              if (o->out.empty() && o->page.empty()) {
+                std::cerr << "referee report: --out DIR is required (the folder to write the site into), or --page PATH\n";
+                return kCannotCheck;
+              }
+              std::error_code ec;
+              if (!o->out.empty() && std::filesystem::exists(o->out, ec) && !std::filesystem::is_directory(o->out, ec)) {
+                std::cerr << "referee report: --out " << o->out
+                          << " is a file; give a folder to write the site into (new, empty, or an earlier report)\n";
+                return kCannotCheck;
+              }
+              auto store = open_store("report", o->db, nullptr, submissions::OpenMode::ReadOnly);
+              if (!store) return kCannotCheck;
+              if (!o->page.empty()) {
+                reports::File file;
+                auto t0 = std::chrono::steady_clock::now();
+                reports::Status st = reports::render(*store, o->page, {}, opt, nullptr, &file, &error);
+                double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+                if (st != reports::Status::Ok) {
+                  std::cerr << "referee report: " << error << "\n";
+                  return kCannotCheck;
+                }
+                std::cout << file.body;
+                char took[32];
+                std::snprintf(took, sizeof took, "%.1f", ms);
+                std::cerr << "rendered " << file.path << " (" << file.body.size() << " bytes) in " << took << " ms\n";
+                return kPass;
+              }
+              std::vector<reports::File> files;
+              if (!reports::build_site(*store, opt, nullptr, &files, &error)) {
+                std::cerr << "referee report: " << error << "\n";
+                return kCannotCheck;
+              }
+              if (!reports::write_site(o->out, files, &error)) {
+                std::cerr << "referee report: " << error << "\n";
+                return kCannotCheck;
+              }
+              size_t pages = 0, data = 0;
+              for (const auto& f : files) {
+                if (f.path.size() > 5 && f.path.compare(f.path.size() - 5, 5, ".html") == 0) ++pages;
+                else if (f.path.rfind("data/", 0) == 0) ++data;
+              }
+              double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+              char took[32];
+              std::snprintf(took, sizeof took, "%.2f", secs);
+              std::cout << "wrote " << pages << " pages and " << data << " data files (" << files.size() << " files) in "
+                        << took << " s\n"
+                        << "open " << (std::filesystem::absolute(o->out) / "index.html").lexically_normal().string() << "\n";
+              return kPass;
+            };
+          }};
+}
+
+}  // namespace referee::cli

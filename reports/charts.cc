@@ -1,0 +1,201 @@
+#include "reports/charts.h"
+
+namespace referee::reports::charts {
+
+namespace {
+
+Json base(const Json& values) {
+  Json s = jobj();
+  set(s, "$schema", jstr("https://vega.github.io/schema/vega-lite/v5.json"));
+  Json data = jobj();
+  set(data, "values", values);
+  set(s, "data", data);
+  set(s, "width", jstr("container"));
+  return s;
+}
+
+Json field(const std::string& name, const char* type, const std::string& title = "") {
+  Json f = jobj();
+  set(f, "field", jstr(name));
+  set(f, "type", jstr(type));
+  if (!title.empty()) set(f, "title", jstr(title));
+  return f;
+}
+
+Json mark(const char* type) {
+  Json m = jobj();
+  set(m, "type", jstr(type));
+  return m;
+}
+
+Json tooltips(const std::vector<std::string>& names) {
+  Json t = jarr();
+  for (const auto& n : names) t.items.push_back(field(n, "nominal"));
+  return t;
+}
+
+Json log_scale() {
+  Json s = jobj();
+  set(s, "type", jstr("log"));
+  return s;
+}
+
+Json filter_kind(const std::string& kind) {
+  Json t = jobj();
+  set(t, "filter", jstr("datum.kind === '" + kind + "'"));
+  return jarr({t});
+}
+
+Json datum(double v) {
+  Json d = jobj();
+  set(d, "datum", jnum(v));
+  return d;
+}
+
+}  // namespace
+
+Json bars(const Json& values, const std::string& x, const std::string& x_title, const std::string& y,
+          const std::string& y_title, const std::string& color, const std::vector<std::string>& tooltip) {
+  Json s = base(values);
+  set(s, "mark", mark("bar"));
+  Json enc = jobj();
+  Json fx = field(x, "nominal", x_title);
+  set(fx, "sort", jnull());
+  set(enc, "x", fx);
+  set(enc, "y", field(y, "quantitative", y_title));
+  if (!color.empty()) set(enc, "color", field(color, "nominal"));
+  set(enc, "tooltip", tooltips(tooltip));
+  set(s, "encoding", enc);
+  return s;
+}
+
+Json rounds_line(const Json& values) {
+  Json s = base(values);
+  Json m = mark("line");
+  set(m, "point", jbool(true));
+  set(s, "mark", m);
+  Json enc = jobj();
+  Json fx = field("round", "ordinal", "Round");
+  set(fx, "sort", jnull());
+  set(enc, "x", fx);
+  Json fy = field("minutes", "quantitative", "Minutes (fastest closed result)");
+  set(fy, "scale", log_scale());
+  set(enc, "y", fy);
+  set(enc, "color", field("group", "nominal", "Submitter"));
+  set(enc, "tooltip", tooltips({"group", "round", "system", "accelerators", "minutes"}));
+  set(s, "encoding", enc);
+  return s;
+}
+
+Json scaling(const Json& values) {
+  Json s = base(values);
+  Json x = field("accelerators", "quantitative", "Accelerators");
+  set(x, "scale", log_scale());
+  Json y = field("minutes", "quantitative", "Minutes");
+  set(y, "scale", log_scale());
+  Json measured = jobj();
+  set(measured, "transform", filter_kind("measured"));
+  Json m = mark("line");
+  set(m, "point", jbool(true));
+  set(measured, "mark", m);
+  Json enc = jobj();
+  set(enc, "x", x);
+  set(enc, "y", y);
+  set(enc, "color", field("series", "nominal", "Series"));
+  set(enc, "tooltip", tooltips({"series", "system", "accelerators", "minutes", "efficiency"}));
+  set(measured, "encoding", enc);
+  Json ideal = jobj();
+  set(ideal, "transform", filter_kind("ideal"));
+  Json dashed = mark("line");
+  set(dashed, "strokeDash", jarr({jint(4), jint(4)}));
+  set(dashed, "opacity", jnum(0.6));
+  set(ideal, "mark", dashed);
+  Json enc2 = jobj();
+  set(enc2, "x", x);
+  set(enc2, "y", y);
+  set(enc2, "color", field("series", "nominal", "Series"));
+  set(enc2, "detail", field("series", "nominal"));
+  set(ideal, "encoding", enc2);
+  set(s, "layer", jarr({measured, ideal}));
+  return s;
+}
+
+Json runs(const Json& values) {
+  Json s = base(values);
+  Json dots = jobj();
+  set(dots, "transform", filter_kind("run"));
+  Json m = mark("point");
+  set(m, "filled", jbool(true));
+  set(m, "size", jint(80));
+  set(dots, "mark", m);
+  Json enc = jobj();
+  set(enc, "x", field("minutes", "quantitative", "Minutes"));
+  set(enc, "y", field("system", "nominal", "System"));
+  set(enc, "color", field("status", "nominal", "Run"));
+  set(enc, "tooltip", tooltips({"system", "file", "minutes", "status"}));
+  set(dots, "encoding", enc);
+  Json score = jobj();
+  set(score, "transform", filter_kind("score"));
+  Json t = mark("tick");
+  set(t, "thickness", jint(3));
+  set(t, "color", jstr("black"));
+  set(score, "mark", t);
+  Json enc2 = jobj();
+  set(enc2, "x", field("minutes", "quantitative", "Minutes"));
+  set(enc2, "y", field("system", "nominal", "System"));
+  set(enc2, "tooltip", tooltips({"system", "minutes", "status"}));
+  set(score, "encoding", enc2);
+  set(s, "layer", jarr({dots, score}));
+  return s;
+}
+
+Json convergence(const Json& values, const std::string& x_title, const std::string& metric, bool has_target,
+                 double target, const RcpLines& rcp) {
+  Json s = base(values);
+  Json layers = jarr();
+  Json lines = jobj();
+  Json m = mark("line");
+  set(m, "point", jbool(true));
+  set(lines, "mark", m);
+  Json enc = jobj();
+  set(enc, "x", field("x", "quantitative", x_title));
+  Json y = field("metric", "quantitative", metric);
+  Json sc = jobj();
+  set(sc, "zero", jbool(false));
+  set(y, "scale", sc);
+  set(enc, "y", y);
+  set(enc, "color", field("run", "nominal", "Run"));
+  set(enc, "tooltip", tooltips({"run", "x", "metric"}));
+  set(lines, "encoding", enc);
+  layers.items.push_back(lines);
+  auto rule = [](const char* axis, double v, const char* color, bool dash) {
+    Json l = jobj();
+    Json r = mark("rule");
+    set(r, "color", jstr(color));
+    if (dash) set(r, "strokeDash", jarr({jint(6), jint(4)}));
+    set(l, "mark", r);
+    Json e = jobj();
+    set(e, axis, datum(v));
+    set(l, "encoding", e);
+    return l;
+  };
+  if (has_target) layers.items.push_back(rule("y", target, "firebrick", false));
+  if (rcp.has_rcp) {
+    Json band = jobj();
+    Json r = mark("rect");
+    set(r, "color", jstr("steelblue"));
+    set(r, "opacity", jnum(0.15));
+    set(band, "mark", r);
+    Json e = jobj();
+    set(e, "x", datum(rcp.mean - rcp.stdev));
+    set(e, "x2", datum(rcp.mean + rcp.stdev));
+    set(band, "encoding", e);
+    layers.items.push_back(band);
+    layers.items.push_back(rule("x", rcp.mean, "steelblue", false));
+    layers.items.push_back(rule("x", rcp.min_accepted, "darkorange", true));
+  }
+  set(s, "layer", layers);
+  return s;
+}
+
+}  // namespace referee::reports::charts

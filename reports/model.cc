@@ -1,0 +1,330 @@
+#include "reports/model.h"
+
+#include <charconv>
+#include <cmath>
+#include <set>
+
+#include "mllog/json_writer.h"
+
+namespace referee::reports {
+
+Json jstr(std::string_view s) {
+  Json j;
+  j.kind = Json::Kind::String;
+  j.s = std::string(s);
+  return j;
+}
+Json jnum(double d) {
+  Json j;
+  j.kind = Json::Kind::Float;
+  j.f = d;
+  return j;
+}
+Json jint(long long i) {
+  Json j;
+  j.kind = Json::Kind::Int;
+  j.i = i;
+  return j;
+}
+Json jbool(bool b) {
+  Json j;
+  j.kind = Json::Kind::Bool;
+  j.b = b;
+  return j;
+}
+Json jnull() { return Json(); }
+Json jarr(std::vector<Json> items) {
+  Json j;
+  j.kind = Json::Kind::Array;
+  j.items = std::move(items);
+  return j;
+}
+Json jobj() {
+  Json j;
+  j.kind = Json::Kind::Object;
+  return j;
+}
+Json& set(Json& obj, const std::string& key, Json value) {
+  for (auto& [k, v] : obj.fields)
+    if (k == key) {
+      v = std::move(value);
+      return v;
+    }
+  obj.fields.emplace_back(key, std::move(value));
+  return obj.fields.back().second;
+}
+Json jlink(const std::string& text, const std::string& href) {
+  Json j = jobj();
+  set(j, "text", jstr(text));
+  set(j, "href", jstr(href));
+  return j;
+}
+
+namespace {
+
+// The shortest text that reads back as the same double (std::to_chars).
+void append_number(std::string* out, double d) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, d);
+  out->append(buf, r.ptr);
+}
+
+void dump_to(std::string* out, const Json& j, int indent, int depth) {
+  auto nl = [&](int d) {
+    if (!indent) return;
+    *out += '\n';
+    out->append(static_cast<size_t>(d * indent), ' ');
+  };
+  switch (j.kind) {
+    case Json::Kind::Null: *out += "null"; break;
+    case Json::Kind::Bool: *out += j.b ? "true" : "false"; break;
+    case Json::Kind::Int: *out += std::to_string(j.i); break;
+    case Json::Kind::Float:
+      // JSON has no NaN or Infinity: such a figure is unknown.
+      if (std::isfinite(j.f)) append_number(out, j.f);
+      else *out += "null";
+      break;
+    case Json::Kind::String: mllog::append_json_string(out, j.s, mllog::JsonText::kUtf8); break;
+    case Json::Kind::Array:
+      *out += '[';
+      for (size_t i = 0; i < j.items.size(); ++i) {
+        if (i) *out += ',';
+        nl(depth + 1);
+        dump_to(out, j.items[i], indent, depth + 1);
+      }
+      if (!j.items.empty()) nl(depth);
+      *out += ']';
+      break;
+    case Json::Kind::Object:
+      *out += '{';
+      for (size_t i = 0; i < j.fields.size(); ++i) {
+        if (i) *out += ',';
+        nl(depth + 1);
+        mllog::append_json_string(out, j.fields[i].first, mllog::JsonText::kUtf8);
+        *out += indent ? ": " : ":";
+        dump_to(out, j.fields[i].second, indent, depth + 1);
+      }
+      if (!j.fields.empty()) nl(depth);
+      *out += '}';
+      break;
+  }
+}
+
+}  // namespace
+
+std::string dump(const Json& j, int indent) {
+  std::string out;
+  dump_to(&out, j, indent, 0);
+  return out;
+}
+
+std::string safe_name(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  // "." and ".." are not names.
+  if (out.empty() || out == "." || out == "..") out = "_" + out;
+  return out;
+}
+
+std::string Page::root() const {
+  std::string r;
+  for (char c : path)
+    if (c == '/') r += "../";
+  return r;
+}
+
+std::string Page::href(const std::string& site_path) const { return root() + site_path; }
+
+std::string Page::data_path(const std::string& id, const char* ext) const {
+  const std::string& of = data_of.empty() ? path : data_of;
+  std::string stem = of.size() > 5 && of.compare(of.size() - 5, 5, ".html") == 0 ? of.substr(0, of.size() - 5) : of;
+  return "data/" + stem + "/" + id + "." + ext;
+}
+
+Json page_json(const Page& p, const Meta& meta) {
+  Json j = jobj();
+  set(j, "schema", jstr("referee.page/1"));
+  set(j, "kind", jstr(p.kind));
+  set(j, "title", jstr(p.title));
+  Json m = jobj();
+  set(m, "referee_version", jstr(meta.referee_version));
+  Json rs = jarr();
+  for (const auto& r : meta.rulesets) rs.items.push_back(jstr(r));
+  set(m, "rulesets", rs);
+  set(m, "data_time", meta.data_time.empty() ? jnull() : jstr(meta.data_time));
+  set(m, "generated_at", jstr(meta.generated_at));
+  set(j, "meta", m);
+  set(j, "root", jstr(p.root()));
+  Json nav = jarr();
+  for (const auto& [text, href] : p.nav) nav.items.push_back(jlink(text, href));
+  set(j, "nav", nav);
+  Json notes = jarr();
+  for (const auto& n : p.notes) notes.items.push_back(jstr(n));
+  set(j, "notes", notes);
+  Json sections = jarr();
+  for (const auto& s : p.sections) {
+    Json o = jobj();
+    set(o, "title", jstr(s.title));
+    Json sn = jarr(), sc = jarr(), st = jarr();
+    for (const auto& x : s.notes) sn.items.push_back(jstr(x));
+    for (const auto& x : s.charts) sc.items.push_back(jstr(x));
+    for (const auto& x : s.tables) st.items.push_back(jstr(x));
+    set(o, "notes", sn);
+    set(o, "charts", sc);
+    set(o, "tables", st);
+    sections.items.push_back(o);
+  }
+  set(j, "sections", sections);
+  Json charts = jarr();
+  for (const auto& c : p.charts) {
+    Json o = jobj();
+    set(o, "id", jstr(c.id));
+    set(o, "title", jstr(c.title));
+    set(o, "spec", c.spec);
+    set(o, "csv", jstr(p.root() + p.data_path(c.id, "csv")));
+    set(o, "json", jstr(p.root() + p.data_path(c.id, "json")));
+    charts.items.push_back(o);
+  }
+  set(j, "charts", charts);
+  Json tables = jarr();
+  for (const auto& t : p.tables) {
+    Json o = jobj();
+    set(o, "id", jstr(t.id));
+    set(o, "title", jstr(t.title));
+    Json cols = jarr();
+    for (const auto& c : t.columns) {
+      Json co = jobj();
+      set(co, "key", jstr(c.key));
+      set(co, "label", jstr(c.label));
+      set(co, "type", jstr(c.type));
+      if (c.digits >= 0) set(co, "digits", jint(c.digits));
+      cols.items.push_back(co);
+    }
+    set(o, "columns", cols);
+    set(o, "rows", jarr(t.rows));
+    Json f = jarr();
+    for (const auto& x : t.filters) f.items.push_back(jstr(x));
+    set(o, "filters", f);
+    if (t.baseline_value.empty()) {
+      set(o, "baseline", jnull());
+    } else {
+      Json b = jobj();
+      set(b, "value", jstr(t.baseline_value));
+      set(b, "label", jstr(t.baseline_label));
+      set(o, "baseline", b);
+    }
+    set(o, "csv", jstr(p.root() + p.data_path(t.id, "csv")));
+    set(o, "json", jstr(p.root() + p.data_path(t.id, "json")));
+    tables.items.push_back(o);
+  }
+  set(j, "tables", tables);
+  return j;
+}
+
+std::string csv_cell(const Json& v) {
+  std::string text;
+  bool is_text = false;
+  switch (v.kind) {
+    case Json::Kind::Null: return "";
+    case Json::Kind::Bool: return v.b ? "true" : "false";
+    case Json::Kind::Int: return std::to_string(v.i);
+    case Json::Kind::Float: {
+      std::string out;
+      if (std::isfinite(v.f)) append_number(&out, v.f);
+      return out;
+    }
+    case Json::Kind::String: text = v.s; is_text = true; break;
+    case Json::Kind::Object: {
+      const Json* t = v.find("text");
+      if (t && t->kind == Json::Kind::String) {
+        text = t->s;
+        is_text = true;
+      } else {
+        text = dump(v);
+      }
+      break;
+    }
+    case Json::Kind::Array: text = dump(v); break;
+  }
+  // A spreadsheet reads a cell that starts with one of these as a formula.
+  if (is_text && !text.empty() && (text[0] == '=' || text[0] == '+' || text[0] == '-' || text[0] == '@' ||
+                                   text[0] == '\t' || text[0] == '\r'))
+    text = "'" + text;
+  if (text.find_first_of(",\"\r\n") != std::string::npos) {
+    std::string q = "\"";
+    for (char c : text) {
+      if (c == '"') q += '"';
+      q += c;
+    }
+    return q + "\"";
+  }
+  return text;
+}
+
+std::string table_csv(const Table& t) {
+  std::string out;
+  for (size_t i = 0; i < t.columns.size(); ++i) {
+    if (i) out += ',';
+    out += csv_cell(jstr(t.columns[i].key));
+  }
+  out += "\r\n";
+  for (const auto& row : t.rows) {
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      const Json* v = row.find(t.columns[i].key);
+      if (i) out += ',';
+      if (v) out += csv_cell(*v);
+    }
+    out += "\r\n";
+  }
+  return out;
+}
+
+std::string values_csv(const Json& values) {
+  std::vector<std::string> keys;
+  std::set<std::string> seen;
+  for (const auto& row : values.items)
+    for (const auto& [k, v] : row.fields)
+      if (seen.insert(k).second) keys.push_back(k);
+  std::string out;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i) out += ',';
+    out += csv_cell(jstr(keys[i]));
+  }
+  out += "\r\n";
+  for (const auto& row : values.items) {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const Json* v = row.find(keys[i]);
+      if (i) out += ',';
+      if (v) out += csv_cell(*v);
+    }
+    out += "\r\n";
+  }
+  return out;
+}
+
+std::vector<File> page_files(const Page& page, const Meta& meta) {
+  std::vector<File> out;
+  std::string json = dump(page_json(page, meta));
+  out.push_back({page.path, "text/html; charset=utf-8", page_html(page, meta, json)});
+  if (!page.data_of.empty()) return out;  // its data files are those of the page it stands for
+  for (const auto& t : page.tables) {
+    out.push_back({page.data_path(t.id, "csv"), "text/csv; charset=utf-8", table_csv(t)});
+    Json o = jobj();
+    Json cols = jarr();
+    for (const auto& c : t.columns) cols.items.push_back(jstr(c.key));
+    set(o, "title", jstr(t.title));
+    set(o, "columns", cols);
+    set(o, "rows", jarr(t.rows));
+    out.push_back({page.data_path(t.id, "json"), "application/json", dump(o)});
+  }
+  for (const auto& c : page.charts) {
+    out.push_back({page.data_path(c.id, "csv"), "text/csv; charset=utf-8", values_csv(c.values)});
+    out.push_back({page.data_path(c.id, "json"), "application/json", dump(c.values)});
+  }
+  return out;
+}
+
+}  // namespace referee::reports

@@ -1,0 +1,708 @@
+// The page builders shared helpers, and the index, round overview,
+// leaderboard, round-over-round and scaling pages.
+#include "reports/pages.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <set>
+
+#include "reports/charts.h"
+
+namespace referee::reports {
+
+using submissions::ResultRow;
+using submissions::Stmt;
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool has_column(submissions::Store& s, const char* table, const char* column) {
+  Stmt st(s.db(), "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
+  st.bind(1, std::string(table)).bind(2, std::string(column));
+  return st.step();
+}
+
+}  // namespace
+
+bool Context::shown(const std::string& round) const {
+  return std::find(rounds.begin(), rounds.end(), round) != rounds.end();
+}
+
+bool make_context(Context* ctx, std::string* error) {
+  std::vector<std::string> all = submissions::rounds(ctx->store);
+  std::set<std::string> wanted;
+  for (const auto& r : ctx->options.rounds) {
+    std::string name;
+    if (!submissions::resolve_round(ctx->store, r, &name, error)) return false;
+    wanted.insert(name);
+  }
+  for (const auto& r : all)
+    if ((wanted.empty() || wanted.count(r)) && (!ctx->visible || ctx->visible(r))) ctx->rounds.push_back(r);
+  ctx->has_energy = has_column(ctx->store, "results", "energy_joules");
+  ctx->has_rcp_json = has_column(ctx->store, "results", "rcp_json");
+  return true;
+}
+
+std::string fmt_fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string fmt_count(long long n) {
+  std::string s = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return (n < 0 ? "-" : "") + out;
+}
+
+std::string fmt_ratio(double v) {
+  std::string s = fmt_fixed(v, 2);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
+double olympic_mean(const std::vector<double>& m) {
+  if (m.empty()) return 0;
+  double sum = 0, lo = m[0], hi = m[0];
+  for (double x : m) {
+    sum += x;
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  if (m.size() < 3) return sum / static_cast<double>(m.size());
+  return (sum - lo - hi) / static_cast<double>(m.size() - 2);
+}
+
+double difference_percent(const std::vector<double>& a, const std::vector<double>& b) {
+  return 100.0 * (olympic_mean(b) / olympic_mean(a) - 1.0);
+}
+
+Interval bootstrap_difference(const std::vector<double>& a, const std::vector<double>& b, int resamples, uint64_t seed) {
+  Interval out;
+  if (a.empty() || b.empty() || resamples < 1) return out;
+  uint64_t state = seed;
+  auto next = [&state]() {  // splitmix64: the same sequence on every platform
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::vector<double> diffs;
+  diffs.reserve(static_cast<size_t>(resamples));
+  std::vector<double> ra(a.size()), rb(b.size());
+  for (int i = 0; i < resamples; ++i) {
+    for (auto& x : ra) x = a[next() % a.size()];
+    for (auto& x : rb) x = b[next() % b.size()];
+    diffs.push_back(difference_percent(ra, rb));
+  }
+  std::sort(diffs.begin(), diffs.end());
+  auto at = [&](double q) {
+    size_t k = static_cast<size_t>(std::floor(q * static_cast<double>(diffs.size() - 1) + 0.5));
+    return diffs[std::min(k, diffs.size() - 1)];
+  };
+  out.ok = true;
+  out.low = at(0.025);
+  out.high = at(0.975);
+  return out;
+}
+
+double quoted_spread(const std::string& benchmark) {
+  static const std::set<std::string> kImaging = {"resnet", "ssd", "retinanet", "maskrcnn", "unet3d"};
+  return kImaging.count(lower(benchmark)) ? 2.5 : 5.0;
+}
+
+bool results_of(Context& ctx, const std::string& round, const std::string& benchmark, std::vector<ResultRow>* out,
+                std::string* error) {
+  auto key = std::make_pair(round, benchmark);
+  if (auto it = ctx.results_cache.find(key); it != ctx.results_cache.end()) {
+    *out = it->second;
+    return true;
+  }
+  std::string e;
+  *out = submissions::results_for(ctx.store, {round, benchmark, "", ctx.options.pipeline}, &e);
+  if (out->empty() && e.find("damaged") != std::string::npos) {
+    *error = e;
+    return false;
+  }
+  ctx.results_cache[key] = *out;
+  return true;
+}
+
+std::vector<std::string> benchmarks_in(Context& ctx, const std::string& round) {
+  if (auto it = ctx.benchmarks_cache.find(round); it != ctx.benchmarks_cache.end()) return it->second;
+  std::set<std::string> out;
+  Stmt st(ctx.store.db(), R"sql(SELECT DISTINCT d.name, x.benchmark FROM results x JOIN systems s ON x.system_id = s.id
+                                JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id)sql");
+  while (st.step())
+    if ((round.empty() && ctx.shown(st.col_text(0))) || st.col_text(0) == round) out.insert(st.col_text(1));
+  return ctx.benchmarks_cache[round] = std::vector<std::string>(out.begin(), out.end());
+}
+
+std::vector<std::string> submitters_of(Context& ctx, const std::string& benchmark) {
+  std::set<std::string> out;
+  Stmt st(ctx.store.db(), R"sql(SELECT DISTINCT d.name, s.submitter FROM results x JOIN systems s ON x.system_id = s.id
+                                JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id
+                                WHERE x.benchmark = ?1 AND x.score_minutes IS NOT NULL AND s.submitter IS NOT NULL)sql");
+  st.bind(1, benchmark);
+  while (st.step())
+    if (ctx.shown(st.col_text(0)) && !st.col_text(1).empty()) out.insert(st.col_text(1));
+  return {out.begin(), out.end()};
+}
+
+std::vector<long long> result_ids(Context& ctx) {
+  std::vector<long long> out;
+  Stmt st(ctx.store.db(), R"sql(SELECT x.id, d.name FROM results x JOIN systems s ON x.system_id = s.id
+                                JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id ORDER BY x.id)sql");
+  while (st.step())
+    if (ctx.shown(st.col_text(1))) out.push_back(st.col_int(0));
+  return out;
+}
+
+std::vector<std::pair<long long, long long>> auto_pairs(const std::vector<ResultRow>& rows) {
+  std::vector<const ResultRow*> closed;
+  for (const auto& r : rows)
+    if (r.has_score && r.division == "closed" && r.review_status != "withdrawn") closed.push_back(&r);
+  std::stable_sort(closed.begin(), closed.end(), [](const ResultRow* a, const ResultRow* b) { return a->score < b->score; });
+  std::vector<std::pair<long long, long long>> out;
+  auto add = [&](const ResultRow* a, const ResultRow* b) {
+    std::pair<long long, long long> p{a->result_id, b->result_id};
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  };
+  if (closed.size() >= 2) add(closed[0], closed[1]);
+  for (size_t i = 0; i < closed.size(); ++i)
+    for (size_t j = i + 1; j < closed.size(); ++j)
+      if (closed[i]->accelerators == closed[j]->accelerators && closed[i]->accelerator_type == closed[j]->accelerator_type)
+        add(closed[i], closed[j]);
+  return out;
+}
+
+std::string compare_path(const std::string& round, const std::string& benchmark, long long a, long long b) {
+  return "compare/" + safe_name(round) + "/" + safe_name(benchmark) + "/" + std::to_string(a) + "--" + std::to_string(b) +
+         ".html";
+}
+
+Meta page_meta(Context& ctx, const Page& page) {
+  Meta m;
+  m.referee_version = REFEREE_VERSION;
+  m.rulesets = page.rounds;
+  m.generated_at = ctx.options.generated_at;
+  if (m.generated_at.empty()) {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    m.generated_at = buf;
+  }
+  if (!ctx.imported_read) {
+    Stmt st(ctx.store.db(), "SELECT d.name, MAX(p.imported_at) FROM packages p JOIN rounds d ON p.round_id = d.id GROUP BY d.name");
+    while (st.step()) ctx.imported_at[st.col_text(0)] = st.col_text(1);
+    ctx.imported_read = true;
+  }
+  for (const auto& r : page.rounds)
+    if (auto it = ctx.imported_at.find(r); it != ctx.imported_at.end()) m.data_time = std::max(m.data_time, it->second);
+  return m;
+}
+
+namespace {
+
+Page new_page(const std::string& path, const std::string& kind, const std::string& title) {
+  Page p;
+  p.path = path;
+  p.kind = kind;
+  p.title = title;
+  p.nav.emplace_back("Rounds", p.href("index.html"));
+  return p;
+}
+
+Json minutes_or_null(const ResultRow& r) { return r.has_score ? jnum(r.score) : jnull(); }
+
+std::string result_path(long long id) { return "results/" + std::to_string(id) + ".html"; }
+
+Json result_link(const Page& p, const ResultRow& r) {
+  return jlink(r.organisation + "/" + r.system, p.href(result_path(r.result_id)));
+}
+
+
+// Energy to train per result (kWh); only where the store has the column.
+std::map<long long, double> energy_kwh(Context& ctx, const std::string& round, const std::string& benchmark) {
+  std::map<long long, double> out;
+  if (!ctx.has_energy) return out;
+  Stmt st(ctx.store.db(), ctx.options.pipeline
+                              ? R"sql(SELECT x.id, x.energy_pipeline_joules FROM results x JOIN systems s ON x.system_id = s.id
+                                JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id
+                                WHERE d.name = ?1 AND x.benchmark = ?2 AND x.energy_pipeline_joules IS NOT NULL)sql"
+                              : R"sql(SELECT x.id, x.energy_joules FROM results x JOIN systems s ON x.system_id = s.id
+                                JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id
+                                WHERE d.name = ?1 AND x.benchmark = ?2 AND x.energy_joules IS NOT NULL)sql");
+  st.bind(1, round).bind(2, benchmark);
+  while (st.step()) out[st.col_int(0)] = st.col_double(1) / 3.6e6;
+  return out;
+}
+
+Json hours_or_null(const ResultRow& r) {
+  double h = 0;
+  return submissions::accelerator_hours(r, &h) ? jnum(h) : jnull();
+}
+
+}  // namespace
+
+// ---- index ---------------------------------------------------------------
+
+bool index_page(Context& ctx, Built* out, std::string* error) {
+  Page p = new_page("index.html", "index", "MLPerf Training results");
+  p.rounds = ctx.rounds;
+  submissions::Listing listing;
+  if (!submissions::list_store(ctx.store, "rounds", "", &listing, error)) return false;
+  Table rounds{"rounds", "Rounds", {{"round", "Round", "link"}, {"packages", "Packages", "number", 0},
+                                    {"results", "Results", "number", 0}, {"runs", "Runs", "number", 0}}, {}, {}, "", ""};
+  for (const auto& row : listing.rows) {
+    if (!ctx.shown(row[0])) continue;
+    Json o = jobj();
+    set(o, "round", jlink(row[0], p.href("rounds/" + safe_name(row[0]) + "/index.html")));
+    set(o, "packages", jint(std::atoll(row[1].c_str())));
+    set(o, "results", jint(std::atoll(row[2].c_str())));
+    set(o, "runs", jint(std::atoll(row[3].c_str())));
+    rounds.rows.push_back(o);
+  }
+  Table benches{"benchmarks", "Benchmarks", {{"benchmark", "Benchmark", "link"}, {"rounds", "Rounds", "text"}}, {}, {}, "", ""};
+  Table scaling{"scaling", "Scaling", {{"benchmark", "Benchmark", "text"}, {"submitter", "Submitter", "text"}, {"page", "Page", "link"}},
+                {}, {"benchmark", "submitter"}, "", ""};
+  for (const auto& b : benchmarks_in(ctx, "")) {
+    std::string in;
+    for (const auto& r : ctx.rounds) {
+      auto bs = benchmarks_in(ctx, r);
+      if (std::find(bs.begin(), bs.end(), b) != bs.end()) in += (in.empty() ? "" : ", ") + r;
+    }
+    Json o = jobj();
+    set(o, "benchmark", jlink(b, p.href("benchmarks/" + safe_name(b) + ".html")));
+    set(o, "rounds", jstr(in));
+    benches.rows.push_back(o);
+    for (const auto& s : submitters_of(ctx, b)) {
+      Json r = jobj();
+      set(r, "benchmark", jstr(b));
+      set(r, "submitter", jstr(s));
+      set(r, "page", jlink(b + " scaling of " + s, p.href("scaling/" + safe_name(b) + "/" + safe_name(s) + ".html")));
+      scaling.rows.push_back(r);
+    }
+  }
+  if (ctx.rounds.empty()) p.notes.push_back("The store holds no round that this report may show.");
+  p.tables = {rounds, benches, scaling};
+  p.sections = {{"Rounds", {"Each round's overview: the fastest results of every benchmark, and links to its leaderboards."}, {}, {"rounds"}},
+                {"Benchmarks", {"Each benchmark's results round over round: speedups, efficiency and accelerator-hours."}, {}, {"benchmarks"}},
+                {"Scaling", {"Time to train against the number of accelerators, per submitter."}, {}, {"scaling"}}};
+  out->page = std::move(p);
+  return true;
+}
+
+// ---- round overview ------------------------------------------------------
+
+bool round_page(Context& ctx, const std::string& round, Built* out, std::string* error) {
+  if (!ctx.shown(round)) {
+    out->missing = true;
+    return true;
+  }
+  Page p = new_page("rounds/" + safe_name(round) + "/index.html", "round", round + ": overview");
+  p.rounds = {round};
+  p.nav.emplace_back(round, p.href("rounds/" + safe_name(round) + "/index.html"));
+  Table t{"overview", "Fastest results per benchmark and availability",
+          {{"benchmark", "Benchmark", "text"}, {"leaderboard", "Leaderboard", "link"}, {"availability", "Availability", "text"},
+           {"closed", "Fastest closed", "link"}, {"closed_minutes", "Closed minutes", "minutes", 2},
+           {"closed_accelerators", "Accelerators", "number", 0}, {"open", "Fastest open", "link"},
+           {"open_minutes", "Open minutes", "minutes", 2}, {"submitters", "Submitters", "number", 0},
+           {"results", "Results", "number", 0}, {"pass", "Passed checks", "number", 0}, {"fail", "Failed checks", "number", 0}},
+          {}, {"benchmark", "availability"}, "", ""};
+  Json bars = jarr();
+  Table pairs{"pairs", "Head to head", {{"benchmark", "Benchmark", "text"}, {"pair", "Results", "link"}}, {}, {"benchmark"}, "", ""};
+  for (const auto& b : benchmarks_in(ctx, round)) {
+    std::vector<ResultRow> rows;
+    if (!results_of(ctx, round, b, &rows, error)) return false;
+    std::map<std::string, std::vector<const ResultRow*>> by_avail;
+    for (const auto& r : rows) by_avail[r.availability].push_back(&r);
+    const ResultRow* best = nullptr;
+    for (const auto& [avail, list] : by_avail) {
+      const ResultRow *fc = nullptr, *fo = nullptr;
+      std::set<std::string> submitters;
+      int pass = 0, fail = 0;
+      for (const auto* r : list) {
+        submitters.insert(lower(r->submitter));
+        (r->pass ? pass : fail)++;
+        if (!r->has_score || r->review_status == "withdrawn") continue;
+        const ResultRow*& slot = r->division == "closed" ? fc : fo;
+        if (!slot || r->score < slot->score) slot = r;
+      }
+      if (fc && (!best || fc->score < best->score)) best = fc;
+      Json o = jobj();
+      set(o, "benchmark", jstr(b));
+      set(o, "leaderboard", jlink(b + " leaderboard", p.href("rounds/" + safe_name(round) + "/" + safe_name(b) + ".html")));
+      set(o, "availability", jstr(avail));
+      set(o, "closed", fc ? result_link(p, *fc) : jnull());
+      set(o, "closed_minutes", fc ? jnum(fc->score) : jnull());
+      set(o, "closed_accelerators", fc ? jint(fc->accelerators) : jnull());
+      set(o, "open", fo ? result_link(p, *fo) : jnull());
+      set(o, "open_minutes", fo ? jnum(fo->score) : jnull());
+      set(o, "submitters", jint(static_cast<long long>(submitters.size())));
+      set(o, "results", jint(static_cast<long long>(list.size())));
+      set(o, "pass", jint(pass));
+      set(o, "fail", jint(fail));
+      t.rows.push_back(o);
+    }
+    if (best) {
+      Json v = jobj();
+      set(v, "benchmark", jstr(b));
+      set(v, "minutes", jnum(best->score));
+      set(v, "system", jstr(best->organisation + "/" + best->system));
+      set(v, "accelerators", jint(best->accelerators));
+      set(v, "availability", jstr(best->availability));
+      bars.items.push_back(v);
+    }
+    for (const auto& [a, c] : auto_pairs(rows)) {
+      const ResultRow *ra = nullptr, *rc = nullptr;
+      for (const auto& r : rows) {
+        if (r.result_id == a) ra = &r;
+        if (r.result_id == c) rc = &r;
+      }
+      Json o = jobj();
+      set(o, "benchmark", jstr(b));
+      set(o, "pair", jlink(ra->organisation + "/" + ra->system + " vs " + rc->organisation + "/" + rc->system,
+                           p.href(compare_path(round, b, a, c))));
+      pairs.rows.push_back(o);
+    }
+  }
+  Chart c{"fastest", "Fastest closed result per benchmark (minutes)",
+          charts::bars(bars, "benchmark", "Benchmark", "minutes", "Minutes", "availability",
+                       {"benchmark", "system", "accelerators", "minutes", "availability"}),
+          bars};
+  p.charts = {c};
+  p.tables = {t, pairs};
+  p.sections = {{"Fastest results", {"Per benchmark and availability category; verdicts are the package checks'."}, {"fastest"}, {"overview"}},
+                {"Head to head", {"The two fastest closed results of each benchmark, and closed results of equal size."}, {}, {"pairs"}}};
+  out->page = std::move(p);
+  return true;
+}
+
+// ---- leaderboard ---------------------------------------------------------
+
+bool leaderboard_page(Context& ctx, const std::string& round, const std::string& benchmark, Built* out, std::string* error) {
+  if (!ctx.shown(round)) {
+    out->missing = true;
+    return true;
+  }
+  std::vector<ResultRow> rows;
+  if (!results_of(ctx, round, benchmark, &rows, error)) return false;
+  if (rows.empty()) {
+    out->missing = true;
+    return true;
+  }
+  Page p = new_page("rounds/" + safe_name(round) + "/" + safe_name(benchmark) + ".html", "leaderboard",
+                    benchmark + " in " + round + ": leaderboard");
+  p.rounds = {round};
+  p.nav.emplace_back(round, p.href("rounds/" + safe_name(round) + "/index.html"));
+  p.nav.emplace_back(benchmark + " round over round", p.href("benchmarks/" + safe_name(benchmark) + ".html"));
+  auto energy = energy_kwh(ctx, round, benchmark);
+  bool priced = ctx.options.price.per != submissions::Price::Per::None;
+  Table t{"leaderboard", "Results ranked by time to train",
+          {{"rank", "Rank", "number", 0}, {"system", "System", "link"}, {"submitter", "Submitter", "text"},
+           {"division", "Division", "text"}, {"availability", "Availability", "text"}, {"accelerator", "Accelerator", "text"},
+           {"accelerators", "Accelerators", "number", 0}, {"nodes", "Nodes", "number", 0}, {"score", "Minutes", "minutes", 3},
+           {"verdict", "Verdict", "text"}, {"rcp", "RCP", "text"}, {"review", "Review status", "text"},
+           {"accelerator_hours", "Accelerator-hours", "number", 1}},
+          {}, {"division", "availability", "submitter", "accelerator"}, "score", "system"};
+  if (!energy.empty()) t.columns.push_back({"energy_kwh", "Energy (kWh)", "number", 1});
+  if (priced) t.columns.push_back({"cost", "Cost " + submissions::price_unit(ctx.options.price) + " " +
+                                               fmt_ratio(ctx.options.price.amount), "number", 0});
+  std::vector<const ResultRow*> order;
+  for (const auto& r : rows) order.push_back(&r);
+  auto ranked = [](const ResultRow* r) { return r->has_score && r->review_status != "withdrawn"; };
+  std::stable_sort(order.begin(), order.end(), [&](const ResultRow* a, const ResultRow* b) {
+    if (ranked(a) != ranked(b)) return ranked(a);
+    return ranked(a) && a->score < b->score;
+  });
+  Json bars = jarr();
+  int rank = 0;
+  for (const auto* r : order) {
+    Json o = jobj();
+    set(o, "rank", ranked(r) ? jint(++rank) : jnull());
+    set(o, "system", result_link(p, *r));
+    set(o, "submitter", jstr(r->submitter));
+    set(o, "division", jstr(r->division));
+    set(o, "availability", jstr(r->availability));
+    set(o, "accelerator", jstr(r->accelerator_type));
+    set(o, "accelerators", jint(r->accelerators));
+    set(o, "nodes", jint(r->nodes));
+    set(o, "score", minutes_or_null(*r));
+    set(o, "verdict", jstr(r->pass ? "pass" : "fail"));
+    set(o, "rcp", jstr(r->rcp_status));
+    set(o, "review", jstr(submissions::review_status_text(*r)));
+    set(o, "accelerator_hours", hours_or_null(*r));
+    if (!energy.empty()) set(o, "energy_kwh", energy.count(r->result_id) ? jnum(energy[r->result_id]) : jnull());
+    double cost = 0;
+    if (priced) set(o, "cost", submissions::run_cost(*r, ctx.options.price, &cost) ? jnum(cost) : jnull());
+    t.rows.push_back(o);
+    if (ranked(r)) {
+      Json v = jobj();
+      set(v, "system", jstr(r->organisation + "/" + r->system));
+      set(v, "minutes", jnum(r->score));
+      set(v, "division", jstr(r->division));
+      set(v, "accelerators", jint(r->accelerators));
+      bars.items.push_back(v);
+    }
+    if (r->review_status == "withdrawn")
+      p.notes.push_back(r->organisation + "/" + r->system + " was withdrawn by the review; not ranked.");
+  }
+  Table pairs{"pairs", "Head to head", {{"pair", "Results", "link"}}, {}, {}, "", ""};
+  for (const auto& [a, b] : auto_pairs(rows)) {
+    const ResultRow *ra = nullptr, *rb = nullptr;
+    for (const auto& r : rows) {
+      if (r.result_id == a) ra = &r;
+      if (r.result_id == b) rb = &r;
+    }
+    Json o = jobj();
+    set(o, "pair", jlink(ra->organisation + "/" + ra->system + " vs " + rb->organisation + "/" + rb->system,
+                         p.href(compare_path(round, benchmark, a, b))));
+    pairs.rows.push_back(o);
+  }
+  p.charts = {{"minutes", "Time to train (minutes)",
+               charts::bars(bars, "system", "System", "minutes", "Minutes", "division",
+                            {"system", "minutes", "accelerators", "division"}),
+               bars}};
+  p.tables = {t, pairs};
+  std::vector<std::string> notes = {"Accelerator-hours = accelerators x minutes / 60."};
+  if (energy.empty()) notes.push_back("No result here has an energy figure (no power results).");
+  if (priced) notes.push_back("Cost of one training run at " + fmt_ratio(ctx.options.price.amount) + " " +
+                              submissions::price_unit(ctx.options.price) + ".");
+  if (ctx.options.pipeline) notes.push_back("Scores are the consortium's pipeline's (--rescale), not the published ones.");
+  p.sections = {{"Leaderboard", notes, {"minutes"}, {"leaderboard"}}, {"Head to head", {}, {}, {"pairs"}}};
+  out->page = std::move(p);
+  return true;
+}
+
+// ---- round over round ----------------------------------------------------
+
+bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::string* error) {
+  std::vector<std::string> rounds;  // shown rounds that have the benchmark
+  for (const auto& r : ctx.rounds) {
+    auto bs = benchmarks_in(ctx, r);
+    if (std::find(bs.begin(), bs.end(), benchmark) != bs.end()) rounds.push_back(r);
+  }
+  if (rounds.empty()) {
+    out->missing = true;
+    return true;
+  }
+  Page p = new_page("benchmarks/" + safe_name(benchmark) + ".html", "round-over-round", benchmark + ": round over round");
+  p.rounds = rounds;
+  // The fastest closed result of every round, overall and per submitter.
+  Table fastest{"fastest", "Fastest closed result of each round",
+                {{"round", "Round", "text"}, {"group", "Submitter", "text"}, {"system", "System", "link"},
+                 {"accelerator", "Accelerator", "text"}, {"accelerators", "Accelerators", "number", 0},
+                 {"score", "Minutes", "minutes", 3}, {"accelerator_hours", "Accelerator-hours", "number", 1}},
+                {}, {"group", "accelerator"}, "score", "system"};
+  Json line = jarr();
+  // Resubmissions are left out, and so are the results they copy (as `referee speedup` does).
+  std::set<long long> copied;
+  {
+    Stmt st(ctx.store.db(), R"sql(SELECT DISTINCT r2.result_id FROM runs r JOIN runs r2 ON r.resubmission_of = r2.id
+                                  JOIN results x ON r.result_id = x.id WHERE x.benchmark = ?1 AND x.resubmission)sql");
+    st.bind(1, benchmark);
+    while (st.step()) copied.insert(st.col_int(0));
+  }
+  for (const auto& r : rounds) {
+    std::string e;
+    auto board = submissions::leaderboard(ctx.store, {r, benchmark, "closed", ctx.options.pipeline}, &e);
+    if (board.empty() && e.find("damaged") != std::string::npos) {
+      *error = e;
+      return false;
+    }
+    std::map<std::string, const ResultRow*> best;  // "overall", then submitters in lower case
+    for (const auto& x : board) {
+      if (x.resubmission || copied.count(x.result_id)) continue;
+      for (const std::string& key : {std::string("overall"), lower(x.submitter)}) {
+        auto& slot = best[key];
+        if (!slot || x.score < slot->score) slot = &x;
+      }
+    }
+    for (const auto& [key, x] : best) {
+      std::string group = key == "overall" ? "overall" : x->submitter;
+      Json o = jobj();
+      set(o, "round", jstr(r));
+      set(o, "group", jstr(group));
+      set(o, "system", result_link(p, *x));
+      set(o, "accelerator", jstr(x->accelerator_type));
+      set(o, "accelerators", jint(x->accelerators));
+      set(o, "score", jnum(x->score));
+      set(o, "accelerator_hours", hours_or_null(*x));
+      fastest.rows.push_back(o);
+      Json v = jobj();
+      set(v, "round", jstr(r));
+      set(v, "group", jstr(group));
+      set(v, "system", jstr(x->organisation + "/" + x->system));
+      set(v, "accelerators", jint(x->accelerators));
+      set(v, "minutes", jnum(x->score));
+      line.items.push_back(v);
+    }
+  }
+  Table pairs{"speedups", "Speedups between rounds",
+              {{"from_round", "From", "text"}, {"to_round", "To", "text"}, {"group", "Submitter", "text"},
+               {"kind", "Pair", "text"}, {"from_system", "Earlier result", "link"},
+               {"from_accelerators", "Accelerators", "number", 0}, {"from_minutes", "Minutes", "minutes", 2},
+               {"to_system", "Later result", "link"}, {"to_accelerators", "Accelerators", "number", 0},
+               {"to_minutes", "Minutes", "minutes", 2}, {"speedup", "Speedup", "number", 2},
+               {"accelerator_ratio", "Accelerator ratio", "number", 2}, {"efficiency", "Efficiency", "percent", 1},
+               {"from_hours", "Accelerator-hours before", "number", 0}, {"to_hours", "Accelerator-hours after", "number", 0},
+               {"hours_change", "Change", "percent", 1}, {"note", "Note", "text"}},
+              {}, {"group", "kind"}, "", ""};
+  std::vector<std::pair<std::string, std::string>> spans;
+  for (size_t i = 0; i + 1 < rounds.size(); ++i) spans.emplace_back(rounds[i], rounds[i + 1]);
+  if (rounds.size() > 2) spans.emplace_back(rounds.front(), rounds.back());
+  std::vector<std::string> headline_notes;
+  for (const auto& [from, to] : spans)
+    for (bool per_submitter : {false, true}) {
+      submissions::SpeedupReport rep;
+      submissions::SpeedupQuery q{from, to, benchmark, per_submitter, "", ctx.options.pipeline};
+      if (!submissions::speedups(ctx.store, q, &rep, error)) return false;
+      for (const auto& s : rep.pairs) {
+        Json o = jobj();
+        set(o, "from_round", jstr(from));
+        set(o, "to_round", jstr(to));
+        set(o, "group", jstr(s.submitter));
+        set(o, "kind", jstr(s.kind));
+        set(o, "from_system", result_link(p, s.from));
+        set(o, "from_accelerators", jint(s.from.accelerators));
+        set(o, "from_minutes", jnum(s.from.score));
+        set(o, "to_system", result_link(p, s.to));
+        set(o, "to_accelerators", jint(s.to.accelerators));
+        set(o, "to_minutes", jnum(s.to.score));
+        set(o, "speedup", s.comparable ? jnum(s.speedup) : jnull());
+        set(o, "accelerator_ratio", jnum(s.accelerator_ratio));
+        set(o, "efficiency", s.has_efficiency ? jnum(s.efficiency) : jnull());
+        double ha = 0, hb = 0;
+        bool hh = submissions::accelerator_hours(s.from, &ha) && submissions::accelerator_hours(s.to, &hb);
+        set(o, "from_hours", hh ? jnum(ha) : jnull());
+        set(o, "to_hours", hh ? jnum(hb) : jnull());
+        set(o, "hours_change", hh && ha > 0 ? jnum(hb / ha - 1) : jnull());
+        set(o, "note", jstr(s.comparable ? "" : s.reason));
+        pairs.rows.push_back(o);
+        if (s.kind == "headline" && s.submitter == "overall" && s.comparable) {
+          std::string n = benchmark + ", fastest against fastest: " + fmt_fixed(s.from.score, 2) + " min on " +
+                          fmt_count(s.from.accelerators) + " " + s.from.accelerator_type + " (" + from + ", " +
+                          s.from.organisation + "/" + s.from.system + ") to " + fmt_fixed(s.to.score, 2) + " min on " +
+                          fmt_count(s.to.accelerators) + " (" + to + ", " + s.to.organisation + "/" + s.to.system +
+                          "): " + fmt_fixed(s.speedup, 2) + "x faster for " + fmt_ratio(s.accelerator_ratio) +
+                          "x the accelerators";
+          if (s.has_efficiency) n += ", " + fmt_fixed(100 * s.efficiency, 0) + "% efficiency";
+          // The sentence's accelerator-hours follow from the minutes it states (rounded to 2 decimals), so
+          // that a reader can redo the sum; the table has the exact figures.
+          double sa = std::round(s.from.score * 100) / 100 * static_cast<double>(s.from.accelerators) / 60;
+          double sb = std::round(s.to.score * 100) / 100 * static_cast<double>(s.to.accelerators) / 60;
+          if (hh)
+            n += "; " + fmt_count(std::llround(sa)) + " vs " + fmt_count(std::llround(sb)) + " accelerator-hours (" +
+                 (sb >= sa ? "+" : "") + fmt_fixed(100 * (sb / sa - 1), 0) + "%)";
+          headline_notes.push_back(n + ".");
+        }
+      }
+      for (const auto& n : rep.left_out) p.notes.push_back(from + " to " + to + ": " + n);
+      if (per_submitter)
+        for (const auto& n : rep.notes) p.notes.push_back(from + " to " + to + ": " + n);
+    }
+  p.charts = {{"trend", "Fastest closed result per round", charts::rounds_line(line), line}};
+  p.tables = {fastest, pairs};
+  std::vector<std::string> rule_notes = headline_notes;
+  rule_notes.push_back(std::string("Pairs: ") + submissions::kHeadlineScaleRule + ".");
+  p.sections = {{"Fastest per round", {"Closed division; resubmissions left out, with the results they copy."}, {"trend"}, {"fastest"}},
+                {"Speedups", rule_notes, {}, {"speedups"}}};
+  out->page = std::move(p);
+  return true;
+}
+
+// ---- scaling ---------------------------------------------------------------
+
+bool scaling_page(Context& ctx, const std::string& benchmark, const std::string& segment, Built* out, std::string* error) {
+  std::string submitter;
+  for (const auto& s : submitters_of(ctx, benchmark))
+    if (safe_name(s) == segment) submitter = s;
+  if (submitter.empty()) {
+    out->missing = true;
+    return true;
+  }
+  Page p = new_page("scaling/" + safe_name(benchmark) + "/" + safe_name(submitter) + ".html", "scaling",
+                    benchmark + ": scaling of " + submitter);
+  p.nav.emplace_back(benchmark + " round over round", p.href("benchmarks/" + safe_name(benchmark) + ".html"));
+  Table t{"points", "Results by size",
+          {{"round", "Round", "text"}, {"accelerator", "Accelerator", "text"}, {"system", "System", "link"},
+           {"accelerators", "Accelerators", "number", 0}, {"score", "Minutes", "minutes", 3},
+           {"speedup", "Speedup", "number", 2}, {"size_ratio", "Size ratio", "number", 2},
+           {"efficiency", "Efficiency", "percent", 1}},
+          {}, {"round", "accelerator"}, "score", "system"};
+  Json values = jarr();
+  for (const auto& r : ctx.rounds) {
+    std::string e;
+    std::vector<std::string> left;
+    auto series = submissions::scaling(ctx.store, {r, benchmark, "", ctx.options.pipeline}, submitter, &e, &left);
+    if (series.empty()) {
+      if (e.find("damaged") != std::string::npos) {
+        *error = e;
+        return false;
+      }
+      continue;
+    }
+    p.rounds.push_back(r);
+    for (const auto& n : left) p.notes.push_back(n);
+    for (const auto& s : series) {
+      std::string name = r + " " + s.accelerator_type;
+      const ResultRow& base = s.points.front().result;
+      for (const auto& pt : s.points) {
+        Json o = jobj();
+        set(o, "round", jstr(r));
+        set(o, "accelerator", jstr(s.accelerator_type));
+        set(o, "system", result_link(p, pt.result));
+        set(o, "accelerators", jint(pt.result.accelerators));
+        set(o, "score", jnum(pt.result.score));
+        set(o, "speedup", jnum(pt.speedup));
+        set(o, "size_ratio", jnum(pt.size_ratio));
+        set(o, "efficiency", jnum(pt.efficiency));
+        t.rows.push_back(o);
+        Json v = jobj();
+        set(v, "kind", jstr("measured"));
+        set(v, "series", jstr(name));
+        set(v, "system", jstr(pt.result.organisation + "/" + pt.result.system));
+        set(v, "accelerators", jint(pt.result.accelerators));
+        set(v, "minutes", jnum(pt.result.score));
+        set(v, "efficiency", jnum(pt.efficiency));
+        values.items.push_back(v);
+      }
+      for (const auto& pt : s.points) {
+        Json v = jobj();
+        set(v, "kind", jstr("ideal"));
+        set(v, "series", jstr(name));
+        set(v, "accelerators", jint(pt.result.accelerators));
+        set(v, "minutes", jnum(base.score * static_cast<double>(base.accelerators) / static_cast<double>(pt.result.accelerators)));
+        values.items.push_back(v);
+      }
+    }
+  }
+  if (p.rounds.empty()) {
+    out->missing = true;
+    return true;
+  }
+  p.charts = {{"scaling", "Minutes against accelerators (log-log); dashed: linear scaling", charts::scaling(values), values}};
+  p.tables = {t};
+  p.sections = {{"Scaling", {"One series per round and accelerator type; speedup and efficiency are relative to the "
+                             "series' smallest result (efficiency = speedup / size ratio)."},
+                 {"scaling"}, {"points"}}};
+  out->page = std::move(p);
+  return true;
+}
+
+}  // namespace referee::reports

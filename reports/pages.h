@@ -1,0 +1,97 @@
+// Inside reports/: what the pages are built from, and one builder per page
+// kind (reports/pages*.cc). Each reads only what its page needs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "reports/model.h"
+#include "submissions/cost.h"
+#include "submissions/queries.h"
+
+namespace referee::reports {
+
+struct Context {
+  Context(submissions::Store& s, const Options& o, const Visible& v) : store(s), options(o), visible(v) {}
+  submissions::Store& store;
+  const Options& options;
+  const Visible& visible;
+  std::vector<std::string> rounds;  // shown: selected and visible, oldest first
+  bool has_energy = false;          // results.energy_joules (schema 4)
+  bool has_rcp_json = false;        // results.rcp_json (schema 6)
+  bool shown(const std::string& round) const;
+  // What several pages of one build read (a Context lives for one build or one render).
+  std::map<std::pair<std::string, std::string>, std::vector<submissions::ResultRow>> results_cache;
+  std::map<std::string, std::vector<std::string>> benchmarks_cache;
+  std::map<std::string, std::string> imported_at;  // round -> latest import
+  bool imported_read = false;
+};
+
+// Resolves Options::rounds against the store and applies `visible`. False
+// with *error for an unknown round (or an unreadable store).
+bool make_context(Context* ctx, std::string* error);
+
+// Figures as the pages print them in notes.
+std::string fmt_fixed(double v, int digits);
+std::string fmt_count(long long n);  // 10752 -> "10,752"
+std::string fmt_ratio(double v);     // 3 -> "3", 2.79 -> "2.79"
+
+// The consortium's olympic mean: the fastest and the slowest run left out
+// when there are at least 3, the mean of the rest.
+double olympic_mean(const std::vector<double>& minutes);
+
+struct Interval {
+  bool ok = false;
+  double low = 0, high = 0;  // percent
+};
+// 100 x (olympic mean of b / olympic mean of a - 1), and a percentile
+// bootstrap interval (95%) for it: each side's runs resampled with
+// replacement `resamples` times from a fixed seed (the same runs give the
+// same interval). Not ok when a side has no runs.
+double difference_percent(const std::vector<double>& a, const std::vector<double>& b);
+Interval bootstrap_difference(const std::vector<double>& a, const std::vector<double>& b, int resamples = 10000,
+                              uint64_t seed = 0x5eed2026ULL);
+
+// The run-to-run spread MLCommons quotes for a benchmark, percent: 2.5 for
+// the imaging benchmarks, 5 otherwise.
+double quoted_spread(const std::string& benchmark);
+
+// Page builders: false with *error when the store cannot be read; a page
+// for something that is not there is `*missing` true (NotFound).
+struct Built {
+  Page page;
+  bool missing = false;
+};
+bool index_page(Context& ctx, Built* out, std::string* error);
+bool round_page(Context& ctx, const std::string& round, Built* out, std::string* error);
+bool leaderboard_page(Context& ctx, const std::string& round, const std::string& benchmark, Built* out, std::string* error);
+bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::string* error);
+bool scaling_page(Context& ctx, const std::string& benchmark, const std::string& submitter_segment, Built* out,
+                  std::string* error);
+// `served_as`: the path the page is served under when not its own (the
+// query form compare.html?...): links are made relative to it, and its data
+// files are those of its own path.
+bool compare_page(Context& ctx, const std::string& round, const std::string& benchmark, long long a, long long b,
+                  Built* out, std::string* error, const std::string& served_as = "");
+bool result_page(Context& ctx, long long result_id, Built* out, std::string* error);
+
+// What the site holds (for build_site, and the links between pages).
+std::vector<std::string> benchmarks_in(Context& ctx, const std::string& round);  // "" = every shown round
+// Submitters with scored results of a benchmark in the shown rounds.
+std::vector<std::string> submitters_of(Context& ctx, const std::string& benchmark);
+// The automatic head-to-head pairs of a round's benchmark (result ids, faster
+// first): the two fastest closed results, and every pair of closed results
+// with equal accelerator type and count.
+std::vector<std::pair<long long, long long>> auto_pairs(const std::vector<submissions::ResultRow>& rows);
+std::string compare_path(const std::string& round, const std::string& benchmark, long long a, long long b);
+// All results of a round's benchmark (empty when none); false only when the store cannot be read.
+bool results_of(Context& ctx, const std::string& round, const std::string& benchmark,
+                std::vector<submissions::ResultRow>* out, std::string* error);
+// Result ids of the shown rounds.
+std::vector<long long> result_ids(Context& ctx);
+
+Meta page_meta(Context& ctx, const Page& page);
+
+}  // namespace referee::reports

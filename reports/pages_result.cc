@@ -1,0 +1,424 @@
+// The result page (runs, checks, system, evidence, convergence against the
+// RCP) and the head-to-head page (runs side by side, the difference and
+// its bootstrap interval, systems side by side).
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "reports/charts.h"
+#include "reports/pages.h"
+
+namespace referee::reports {
+
+using submissions::ResultRow;
+using submissions::Stmt;
+
+namespace {
+
+Page new_page(const std::string& path, const std::string& kind, const std::string& title) {
+  Page p;
+  p.path = path;
+  p.kind = kind;
+  p.title = title;
+  p.nav.emplace_back("Rounds", p.href("index.html"));
+  return p;
+}
+
+// Round and benchmark of a result; false when there is no such result.
+bool locate(Context& ctx, long long id, std::string* round, std::string* benchmark) {
+  Stmt st(ctx.store.db(), R"sql(SELECT d.name, x.benchmark FROM results x JOIN systems s ON x.system_id = s.id
+                                JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id WHERE x.id = ?1)sql");
+  st.bind(1, id);
+  if (!st.step()) return false;
+  *round = st.col_text(0);
+  *benchmark = st.col_text(1);
+  return true;
+}
+
+bool load_result(Context& ctx, long long id, ResultRow* out, bool* missing, std::string* error) {
+  std::string round, bench;
+  if (!locate(ctx, id, &round, &bench) || !ctx.shown(round)) {
+    *missing = true;
+    return true;
+  }
+  std::vector<ResultRow> rows;
+  if (!results_of(ctx, round, bench, &rows, error)) return false;
+  for (auto& r : rows)
+    if (r.result_id == id) {
+      *out = std::move(r);
+      return true;
+    }
+  *missing = true;
+  return true;
+}
+
+std::string description_json(Context& ctx, long long id) {
+  Stmt st(ctx.store.db(), "SELECT s.description_json FROM results x JOIN systems s ON x.system_id = s.id WHERE x.id = ?1");
+  st.bind(1, id);
+  return st.step() ? st.col_text(0) : "{}";
+}
+
+std::string json_text(const Json* v) {
+  if (!v) return "";
+  switch (v->kind) {
+    case Json::Kind::String: return v->s;
+    case Json::Kind::Int: return std::to_string(v->i);
+    case Json::Kind::Float: return fmt_ratio(v->f);
+    case Json::Kind::Bool: return v->b ? "true" : "false";
+    case Json::Kind::Null: return "";
+    default: return dump(*v);
+  }
+}
+
+// The system description's fields that say what a system is, by what they describe.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& system_fields() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> kFields = {
+      {"Processor", {"host_processor_model_name", "host_processors_per_node", "host_processor_core_count"}},
+      {"Memory", {"host_memory_capacity"}},
+      {"Accelerator", {"accelerator_model_name", "accelerators_per_node", "accelerator_memory_capacity"}},
+      {"Nodes", {"number_of_nodes"}},
+      {"Interconnect", {"accelerator_interconnect", "accelerator_interconnect_topology", "host_networking",
+                        "host_networking_topology"}},
+      {"Software stack", {"framework", "other_software_stack", "operating_system"}},
+      {"Availability", {"status"}},
+  };
+  return kFields;
+}
+
+std::string field_text(const Json& desc, const std::vector<std::string>& keys) {
+  std::string out;
+  for (const auto& k : keys) {
+    std::string t = json_text(desc.find(k));
+    if (!t.empty()) out += (out.empty() ? "" : "; ") + t;
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---- result --------------------------------------------------------------
+
+bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
+  ResultRow r;
+  bool missing = false;
+  if (!load_result(ctx, id, &r, &missing, error)) return false;
+  if (missing) {
+    out->missing = true;
+    return true;
+  }
+  Page p = new_page("results/" + std::to_string(id) + ".html", "result",
+                    r.benchmark + " in " + r.round + ": " + r.organisation + "/" + r.system);
+  p.rounds = {r.round};
+  p.nav.emplace_back(r.round, p.href("rounds/" + safe_name(r.round) + "/index.html"));
+  p.nav.emplace_back(r.benchmark + " leaderboard", p.href("rounds/" + safe_name(r.round) + "/" + safe_name(r.benchmark) + ".html"));
+
+  // The result's own figures.
+  std::string verdict, rcp_status, rcp_json;
+  Json rcp;
+  bool has_pub_factor = false, has_pipe_factor = false, has_unscaled = false;
+  double pub_factor = 0, pipe_factor = 0, unscaled = 0;
+  long long result_count = 0, expected_count = 0;
+  {
+    Stmt st(ctx.store.db(), ctx.has_rcp_json
+                                ? "SELECT verdict, result_count, expected_count, rcp_status, published_factor, pipeline_factor, "
+                                  "unscaled_minutes, rcp_json FROM results WHERE id = ?1"
+                                : "SELECT verdict, result_count, expected_count, rcp_status, published_factor, pipeline_factor, "
+                                  "unscaled_minutes, NULL FROM results WHERE id = ?1");
+    st.bind(1, id);
+    if (st.step()) {
+      verdict = st.col_text(0);
+      result_count = st.col_int(1);
+      expected_count = st.col_int(2);
+      rcp_status = st.col_text(3);
+      has_pub_factor = !st.col_null(4);
+      pub_factor = st.col_double(4);
+      has_pipe_factor = !st.col_null(5);
+      pipe_factor = st.col_double(5);
+      has_unscaled = !st.col_null(6);
+      unscaled = st.col_double(6);
+      if (!st.col_null(7)) rcp_json = st.col_text(7);
+    }
+  }
+
+  // Runs.
+  Table runs{"runs", "Runs",
+             {{"file", "Log", "text"}, {"minutes", "Minutes", "minutes", 3}, {"counted", "Counted", "text"},
+              {"dropped", "Why not counted", "text"}, {"converged", "Converged", "text"}, {"epochs", "Epochs", "number", 2},
+              {"seed", "Seed", "text"}, {"compliant", "Compliant", "text"}, {"findings", "Findings", "number", 0}},
+             {}, {"counted"}, "", ""};
+  Table findings{"findings", "Checks and findings",
+                 {{"file", "Log", "text"}, {"line", "Line", "number", 0}, {"rule", "Rule", "text"},
+                  {"message", "Message", "text"}, {"expected", "Expected", "text"}, {"found", "Found", "text"}},
+                 {}, {"rule"}, "", ""};
+  std::vector<std::pair<long long, std::string>> run_ids;
+  {
+    Stmt st(ctx.store.db(), R"sql(SELECT id, file, minutes, counted, dropped, converged, epochs, seed, compliant, messages_json
+                                  FROM runs WHERE result_id = ?1 ORDER BY file)sql");
+    st.bind(1, id);
+    while (st.step()) {
+      run_ids.emplace_back(st.col_int(0), st.col_text(1));
+      Json o = jobj();
+      set(o, "file", jstr(st.col_text(1)));
+      set(o, "minutes", st.col_null(2) ? jnull() : jnum(st.col_double(2)));
+      bool counted = st.col_int(3) != 0;
+      set(o, "counted", jstr(counted ? "yes" : "no"));
+      std::string dropped = st.col_text(4);
+      set(o, "dropped", jstr(counted ? "" : dropped == "olympic" ? "olympic: fastest or slowest run"
+                                           : dropped == "noncompliant" ? "did not pass the checks or has no time"
+                                                                       : dropped));
+      set(o, "converged", jstr(st.col_int(5) ? "yes" : "no"));
+      set(o, "epochs", st.col_null(6) ? jnull() : jnum(st.col_double(6)));
+      set(o, "seed", st.col_null(7) ? jnull() : jstr(std::to_string(st.col_int(7))));
+      set(o, "compliant", jstr(st.col_int(8) ? "yes" : "no"));
+      Json msgs;
+      std::string perr;
+      long long n = 0;
+      if (mllog::parse_json_permissive(st.col_text(9), &msgs, &perr) && msgs.kind == Json::Kind::Array)
+        for (const auto& m : msgs.items) {
+          ++n;
+          Json f = jobj();
+          set(f, "file", jstr(st.col_text(1)));
+          const Json* line = m.find("line");
+          set(f, "line", line && line->kind == Json::Kind::Int ? jint(line->i) : jnull());
+          set(f, "rule", jstr(json_text(m.find("rule"))));
+          set(f, "message", jstr(json_text(m.find("message"))));
+          set(f, "expected", jstr(json_text(m.find("expected"))));
+          set(f, "found", jstr(json_text(m.find("found"))));
+          findings.rows.push_back(f);
+        }
+      set(o, "findings", jint(n));
+      runs.rows.push_back(o);
+    }
+  }
+
+  // The system.
+  Json desc;
+  std::string perr;
+  if (!mllog::parse_json_permissive(description_json(ctx, id), &desc, &perr) || desc.kind != Json::Kind::Object) desc = jobj();
+  Table system{"system", "System description", {{"field", "Field", "text"}, {"value", "Value", "text"}}, {}, {}, "", ""};
+  for (const auto& [k, v] : desc.fields) {
+    Json o = jobj();
+    set(o, "field", jstr(k));
+    set(o, "value", jstr(json_text(&v)));
+    system.rows.push_back(o);
+  }
+
+  // Evidence behind the score.
+  Table evidence{"evidence", "Evidence behind the score", {{"item", "What", "text"}, {"value", "Value", "text"}}, {}, {}, "", ""};
+  auto add = [&](const std::string& item, const std::string& value) {
+    Json o = jobj();
+    set(o, "item", jstr(item));
+    set(o, "value", jstr(value));
+    evidence.rows.push_back(o);
+  };
+  add("Score", r.has_score ? fmt_fixed(r.score, 3) + " minutes" : "none (not scored)");
+  add("Package checks", r.pass ? "pass" : "fail");
+  add("Result checks", verdict);
+  add("Runs", std::to_string(result_count) + " of " + std::to_string(expected_count) + " expected");
+  size_t counted = 0;
+  std::string counted_files;
+  for (size_t i = 0; i < r.run_counted.size(); ++i)
+    if (r.run_counted[i]) {
+      ++counted;
+      counted_files += (counted_files.empty() ? "" : ", ") + r.run_files[i];
+    }
+  add("Runs counted", std::to_string(counted) + (counted_files.empty() ? "" : ": " + counted_files));
+  if (has_unscaled) add("Olympic mean before the factor", fmt_fixed(unscaled, 3) + " minutes");
+  if (r.review_status == "normalised" && r.has_review_factor)
+    add("Factor", "x" + fmt_fixed(r.review_factor, 4) + " (review: " + submissions::review_status_text(r) + ")");
+  else if (ctx.options.pipeline)
+    add("Factor", has_pipe_factor ? "x" + fmt_fixed(pipe_factor, 4) + " (pipeline: computed as the consortium's pipeline does)"
+                                  : "none (pipeline)");
+  else
+    add("Factor", has_pub_factor ? "x" + fmt_fixed(pub_factor, 4) + " (published: the package's scaling.json)"
+                                 : "none (published: no scaling.json)");
+  add("RCP check", rcp_status.empty() ? "not checked" : rcp_status);
+  if (!r.review_status.empty()) add("Review", submissions::review_status_text(r));
+  for (const auto& f : r.run_files) add("File", f);
+
+  // Convergence: every run's metric against epochs (or samples).
+  charts::RcpLines lines;
+  std::string unit = "epochs", metric = "eval_accuracy", rcp_note;
+  bool has_target = false;
+  double target = 0;
+  if (!ctx.has_rcp_json) {
+    rcp_note = "This store keeps no RCP figures per result (it predates them); re-import the packages to draw the RCP.";
+  } else if (rcp_json.empty()) {
+    rcp_note = "No RCP figures for this result (the RCP check did not run on it, or it was imported before they were kept).";
+  } else if (mllog::parse_json_permissive(rcp_json, &rcp, &perr) && rcp.kind == Json::Kind::Object) {
+    auto num = [&](const char* k, double* v) {
+      const Json* j = rcp.find(k);
+      if (!j) return false;
+      if (j->kind == Json::Kind::Float) *v = j->f;
+      else if (j->kind == Json::Kind::Int) *v = static_cast<double>(j->i);
+      else return false;
+      return true;
+    };
+    if (const Json* u = rcp.find("unit"); u && u->kind == Json::Kind::String && !u->s.empty()) unit = u->s;
+    if (const Json* m = rcp.find("metric"); m && m->kind == Json::Kind::String && !m->s.empty()) metric = m->s;
+    has_target = num("target", &target);
+    lines.has_rcp = num("rcp_mean", &lines.mean) && num("rcp_stdev", &lines.stdev);
+    if (!num("min_epochs", &lines.min_accepted)) lines.min_accepted = lines.mean;
+    if (!lines.has_rcp) rcp_note = "The RCP check found no reference convergence point for this result's batch size.";
+  } else {
+    rcp_note = "The RCP figures stored for this result cannot be read.";
+  }
+  Json points = jarr();
+  {
+    Stmt st(ctx.store.db(), R"sql(SELECT r.file, e.epoch, e.samples, e.metric FROM eval_points e JOIN runs r ON e.run_id = r.id
+                                  WHERE r.result_id = ?1 AND e.metric IS NOT NULL ORDER BY r.file, e.seq)sql");
+    st.bind(1, id);
+    while (st.step()) {
+      bool by_samples = unit == "samples";
+      int col = by_samples ? 2 : 1;
+      if (st.col_null(col)) continue;
+      Json o = jobj();
+      set(o, "run", jstr(st.col_text(0)));
+      set(o, "x", jnum(st.col_double(col)));
+      set(o, "metric", jnum(st.col_double(3)));
+      points.items.push_back(o);
+    }
+  }
+  std::vector<std::string> conv_notes;
+  if (!rcp_note.empty()) conv_notes.push_back(rcp_note);
+  if (lines.has_rcp)
+    conv_notes.push_back("Blue: the RCP mean (" + fmt_fixed(lines.mean, 2) + " " + unit + ") and mean ± stdev; orange, dashed: "
+                         "the least mean the check accepts (" + fmt_fixed(lines.min_accepted, 2) + ").");
+  if (points.items.empty()) conv_notes.push_back("The logs of this result have no evaluation points with " + unit + ".");
+  p.charts = {{"convergence", "Convergence: " + metric + " against " + unit,
+               charts::convergence(points, unit == "samples" ? "Samples" : "Epochs", metric, has_target, target, lines),
+               points}};
+  p.tables = {evidence, runs, findings, system};
+  p.sections = {{"Evidence", {}, {}, {"evidence"}},
+                {"Runs", {"Counted runs make the score (olympic mean); the others are listed with the reason."}, {}, {"runs"}},
+                {"Checks and findings", findings.rows.empty() ? std::vector<std::string>{"No findings."} : std::vector<std::string>{},
+                 {}, {"findings"}},
+                {"Convergence", conv_notes, {"convergence"}, {}},
+                {"System", {}, {}, {"system"}}};
+  out->page = std::move(p);
+  return true;
+}
+
+// ---- head to head ----------------------------------------------------------
+
+bool compare_page(Context& ctx, const std::string& round, const std::string& benchmark, long long a_id, long long b_id,
+                  Built* out, std::string* error, const std::string& served_as) {
+  if (!ctx.shown(round) || a_id == b_id) {
+    out->missing = true;
+    return true;
+  }
+  std::vector<ResultRow> rows;
+  if (!results_of(ctx, round, benchmark, &rows, error)) return false;
+  const ResultRow *a = nullptr, *b = nullptr;
+  for (const auto& r : rows) {
+    if (r.result_id == a_id) a = &r;
+    if (r.result_id == b_id) b = &r;
+  }
+  if (!a || !b) {
+    out->missing = true;
+    return true;
+  }
+  std::string an = a->organisation + "/" + a->system, bn = b->organisation + "/" + b->system;
+  Page p = new_page(served_as.empty() ? compare_path(round, benchmark, a_id, b_id) : served_as, "head-to-head",
+                    benchmark + " in " + round + ": " + an + " vs " + bn);
+  if (!served_as.empty()) p.data_of = compare_path(round, benchmark, a_id, b_id);
+  p.rounds = {round};
+  p.nav.emplace_back(round, p.href("rounds/" + safe_name(round) + "/index.html"));
+  p.nav.emplace_back(benchmark + " leaderboard", p.href("rounds/" + safe_name(round) + "/" + safe_name(benchmark) + ".html"));
+
+  Json values = jarr();
+  std::vector<double> ma, mb;
+  for (const auto* r : {a, b}) {
+    std::string name = r->organisation + "/" + r->system;
+    for (size_t i = 0; i < r->run_minutes.size(); ++i) {
+      if (r->run_minutes[i] < 0) continue;
+      Json v = jobj();
+      set(v, "kind", jstr("run"));
+      set(v, "system", jstr(name));
+      set(v, "file", jstr(r->run_files[i]));
+      set(v, "minutes", jnum(r->run_minutes[i]));
+      set(v, "status", jstr(r->run_counted[i] ? "counted" : r->run_dropped[i].empty() ? "not counted" : r->run_dropped[i]));
+      values.items.push_back(v);
+      if (r->run_dropped[i] != "noncompliant") (r == a ? ma : mb).push_back(r->run_minutes[i]);
+    }
+    if (r->has_score) {
+      Json v = jobj();
+      set(v, "kind", jstr("score"));
+      set(v, "system", jstr(name));
+      set(v, "minutes", jnum(r->score));
+      set(v, "status", jstr("score (olympic mean)"));
+      values.items.push_back(v);
+    }
+  }
+  Table t{"sides", "The two results",
+          {{"system", "System", "link"}, {"submitter", "Submitter", "text"}, {"division", "Division", "text"},
+           {"accelerator", "Accelerator", "text"}, {"accelerators", "Accelerators", "number", 0},
+           {"score", "Score (minutes)", "minutes", 3}, {"runs_mean", "Olympic mean of the runs", "minutes", 3},
+           {"runs", "Runs", "number", 0}, {"accelerator_hours", "Accelerator-hours", "number", 1},
+           {"review", "Review status", "text"}},
+          {}, {}, "score", "system"};
+  for (const auto* r : {a, b}) {
+    const auto& m = r == a ? ma : mb;
+    Json o = jobj();
+    set(o, "system", jlink(r->organisation + "/" + r->system, p.href("results/" + std::to_string(r->result_id) + ".html")));
+    set(o, "submitter", jstr(r->submitter));
+    set(o, "division", jstr(r->division));
+    set(o, "accelerator", jstr(r->accelerator_type));
+    set(o, "accelerators", jint(r->accelerators));
+    set(o, "score", r->has_score ? jnum(r->score) : jnull());
+    set(o, "runs_mean", m.empty() ? jnull() : jnum(olympic_mean(m)));
+    set(o, "runs", jint(static_cast<long long>(m.size())));
+    double h = 0;
+    set(o, "accelerator_hours", submissions::accelerator_hours(*r, &h) ? jnum(h) : jnull());
+    set(o, "review", jstr(submissions::review_status_text(*r)));
+    t.rows.push_back(o);
+  }
+  std::vector<std::string> diff_notes;
+  double spread = quoted_spread(benchmark);
+  if (a->has_score && b->has_score) {
+    double d = 100.0 * (b->score / a->score - 1.0);
+    diff_notes.push_back(bn + " takes " + fmt_fixed(std::fabs(d), 1) + "% " + (d >= 0 ? "longer" : "less time") + " than " + an +
+                         " (" + fmt_fixed(b->score, 3) + " vs " + fmt_fixed(a->score, 3) + " minutes).");
+  }
+  Interval iv = bootstrap_difference(ma, mb);
+  if (iv.ok) {
+    double d = difference_percent(ma, mb);
+    diff_notes.push_back("Over the runs: olympic means differ by " + fmt_fixed(d, 1) + "%; 95% bootstrap interval [" +
+                         fmt_fixed(iv.low, 1) + "%, " + fmt_fixed(iv.high, 1) + "%] (10,000 resamples of each side's runs, fixed seed).");
+    std::string spread_text = "the ±" + fmt_ratio(spread) + "% run-to-run spread MLCommons quotes for " +
+                              (spread < 5 ? std::string("imaging benchmarks") : std::string("this benchmark"));
+    if (iv.low <= 0 && iv.high >= 0)
+      diff_notes.push_back("The interval includes 0: these runs show no difference between the two.");
+    else if (std::fabs(d) <= spread)
+      diff_notes.push_back("The interval excludes 0, but the difference is within " + spread_text +
+                           ": not more than runs of one system may differ.");
+    else
+      diff_notes.push_back("The difference is beyond " + spread_text + ".");
+  } else {
+    diff_notes.push_back("A side has no runs with a time: no interval.");
+  }
+  if (a->accelerator_type != b->accelerator_type || a->accelerators != b->accelerators)
+    diff_notes.push_back("The systems differ in size or accelerator (" + fmt_count(a->accelerators) + " x " + a->accelerator_type +
+                         " vs " + fmt_count(b->accelerators) + " x " + b->accelerator_type + ").");
+
+  // Systems side by side.
+  Table sys{"systems", "Systems side by side", {{"field", "", "text"}, {"a", an, "text"}, {"b", bn, "text"}}, {}, {}, "", ""};
+  Json da, db;
+  std::string perr;
+  if (!mllog::parse_json_permissive(description_json(ctx, a_id), &da, &perr) || da.kind != Json::Kind::Object) da = jobj();
+  if (!mllog::parse_json_permissive(description_json(ctx, b_id), &db, &perr) || db.kind != Json::Kind::Object) db = jobj();
+  for (const auto& [label, keys] : system_fields()) {
+    Json o = jobj();
+    set(o, "field", jstr(label));
+    set(o, "a", jstr(field_text(da, keys)));
+    set(o, "b", jstr(field_text(db, keys)));
+    sys.rows.push_back(o);
+  }
+  p.charts = {{"runs", "Every run (dots) and each score (tick)", charts::runs(values), values}};
+  p.tables = {t, sys};
+  p.sections = {{"Runs", diff_notes, {"runs"}, {"sides"}}, {"Systems", {}, {}, {"systems"}}};
+  out->page = std::move(p);
+  return true;
+}
+
+}  // namespace referee::reports

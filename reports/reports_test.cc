@@ -1,0 +1,671 @@
+// The dashboards: CSV quoting, the bootstrap interval, atomic writes of the
+// site, one page on its own, and -- from a store of the reference data's
+// rounds 3.0 and 3.1 -- the pages' numbers against the store's questions,
+// the GPT-3 round-over-round figure and golden chart specifications
+// (REFEREE_UPDATE_GOLDEN=1 rewrites tests/golden/reports/).
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "mllog/json.h"
+#include "reports/model.h"
+#include "reports/pages.h"
+#include "reports/site.h"
+#include "submissions/queries.h"
+#include "tests/reference_data.h"
+#include "tests/run_referee.h"
+#include "tests/temp_dir.h"
+
+namespace fs = std::filesystem;
+using namespace referee;
+using namespace referee::reports;
+using referee::testing::TempDir;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::string read(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// The page model embedded in a page's HTML.
+mllog::Json page_model(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"referee-page\">";
+  size_t a = html.find(open);
+  REQUIRE(a != std::string::npos);
+  a += open.size();
+  size_t b = html.find("</script>", a);
+  REQUIRE(b != std::string::npos);
+  mllog::Json j;
+  std::string error;
+  REQUIRE_MESSAGE(mllog::parse_json_permissive(html.substr(a, b - a), &j, &error), error);
+  return j;
+}
+
+const mllog::Json* by_id(const mllog::Json& page, const char* list, const std::string& id) {
+  for (const auto& x : page.find(list)->items)
+    if (x.find("id")->s == id) return &x;
+  return nullptr;
+}
+
+double num(const mllog::Json* j) {
+  REQUIRE(j != nullptr);
+  if (j->kind == mllog::Json::Kind::Int) return static_cast<double>(j->i);
+  REQUIRE(j->kind == mllog::Json::Kind::Float);
+  return j->f;
+}
+
+// A store with the reference data's rounds 3.0 and 3.1, imported once per run.
+struct ReferenceStore {
+  TempDir dir{"referee-reports-"};
+  std::string db;
+  bool ok = false;
+  ReferenceStore() {
+    db = (dir.path / "ref.db").string();
+    std::string rules = referee::testing::reference_rules();
+    for (const char* r : {"3.0", "3.1"}) {
+      std::string out;
+      int rc = referee::testing::run_referee("import '" + referee::testing::reference_dir() + "/mlperf/training_results_v" + r +
+                                                 "' --round " + r + ".0 --rules '" + rules + "' --db '" + db + "'",
+                                             &out);
+      if (rc != 0) {
+        MESSAGE("import of round " << r << " failed (" << rc << "): " << out);
+        return;
+      }
+    }
+    ok = true;
+  }
+};
+
+ReferenceStore* reference_store() {
+  if (!referee::testing::have_reference_data()) return nullptr;
+  static ReferenceStore s;
+  REQUIRE(s.ok);
+  return &s;
+}
+
+std::unique_ptr<submissions::Store> open_ro(const std::string& db) {
+  std::string error;
+  auto s = submissions::Store::open(db, &error, submissions::OpenMode::ReadOnly);
+  REQUIRE_MESSAGE(s, error);
+  return s;
+}
+
+Options fixed_options() {
+  Options o;
+  o.generated_at = "2026-01-01T00:00:00Z";
+  return o;
+}
+
+std::string render_ok(submissions::Store& s, const std::string& path, const Options& o = fixed_options(),
+                      const Visible& v = nullptr) {
+  File f;
+  std::string error;
+  Status st = render(s, path, {}, o, v, &f, &error);
+  REQUIRE_MESSAGE(st == Status::Ok, path << ": " << error);
+  CHECK(f.path == path);
+  return f.body;
+}
+
+void golden(const std::string& name, const mllog::Json& spec) {
+  fs::path p = fs::path(REFEREE_SOURCE_DIR) / "tests/golden/reports" / (name + ".json");
+  std::string text = dump(spec, 1) + "\n";
+  if (const char* u = std::getenv("REFEREE_UPDATE_GOLDEN"); u && std::string(u) == "1") {
+    std::ofstream(p, std::ios::binary) << text;
+    MESSAGE("rewrote " << p.string());
+    return;
+  }
+  REQUIRE_MESSAGE(fs::exists(p), p.string() << " is missing; run with REFEREE_UPDATE_GOLDEN=1 to write it");
+  CHECK_MESSAGE(read(p) == text, name << ": the chart specification differs from " << p.string());
+}
+
+// Every link of every page (navigation, table cells, data files) is a file
+// of the site; nothing points off the machine. Returns the number of pages.
+size_t check_links(const std::vector<File>& files) {
+  std::map<std::string, const File*> by_path;
+  for (const auto& f : files) by_path[f.path] = &f;
+  size_t pages = 0;
+  for (const auto& f : files) {
+    if (f.path.size() < 5 || f.path.compare(f.path.size() - 5, 5, ".html") != 0) continue;
+    ++pages;
+    mllog::Json page = page_model(f.body);
+    fs::path dir = fs::path(f.path).parent_path();
+    auto resolves = [&](const std::string& href) {
+      std::string target = (dir / href).lexically_normal().generic_string();
+      CHECK_MESSAGE(by_path.count(target), f.path << " links " << href);
+    };
+    for (const auto& n : page.find("nav")->items) resolves(n.find("href")->s);
+    // The page script lists a filter's distinct values: they are text (or null), never links.
+    for (const auto& t : page.find("tables")->items)
+      for (const auto& key : t.find("filters")->items)
+        for (const auto& row : t.find("rows")->items) {
+          const mllog::Json* v = row.find(key.s);
+          CHECK_MESSAGE((v && (v->kind == mllog::Json::Kind::String || v->kind == mllog::Json::Kind::Null)),
+                        f.path << " filter " << key.s);
+        }
+    for (const auto& t : page.find("tables")->items) {
+      resolves(t.find("csv")->s);
+      resolves(t.find("json")->s);
+      for (const auto& row : t.find("rows")->items)
+        for (const auto& [k, v] : row.fields)
+          if (v.kind == mllog::Json::Kind::Object && v.find("href")) resolves(v.find("href")->s);
+    }
+    for (const auto& c : page.find("charts")->items) {
+      resolves(c.find("csv")->s);
+      resolves(c.find("json")->s);
+    }
+    CHECK_FALSE(contains(f.body, "http://"));
+  }
+  return pages;
+}
+
+}  // namespace
+
+TEST_SUITE("reports") {
+
+TEST_CASE("CSV cells: RFC 4180 quoting, and text that a spreadsheet would run as a formula is defused") {
+  CHECK(csv_cell(jstr("plain")) == "plain");
+  CHECK(csv_cell(jstr("a,b")) == "\"a,b\"");
+  CHECK(csv_cell(jstr("say \"hi\"")) == "\"say \"\"hi\"\"\"");
+  CHECK(csv_cell(jstr("two\nlines")) == "\"two\nlines\"");
+  CHECK(csv_cell(jstr("=HYPERLINK(\"x\")")) == "\"'=HYPERLINK(\"\"x\"\")\"");
+  CHECK(csv_cell(jstr("+1")) == "'+1");
+  CHECK(csv_cell(jstr("-cmd")) == "'-cmd");
+  CHECK(csv_cell(jstr("@SUM(A1)")) == "'@SUM(A1)");
+  CHECK(csv_cell(jnum(-7.5)) == "-7.5");  // a number is not text: it stays a number
+  CHECK(csv_cell(jnull()).empty());
+  CHECK(csv_cell(jlink("=evil", "x.html")) == "'=evil");
+  Table t{"t", "T", {{"a", "A", "text"}, {"b", "B", "number"}}, {}, {}, "", ""};
+  Json row = jobj();
+  set(row, "a", jstr("x,y"));
+  set(row, "b", jnum(2.5));
+  t.rows.push_back(row);
+  CHECK(table_csv(t) == "a,b\r\n\"x,y\",2.5\r\n");
+}
+
+TEST_CASE("the HTML shell escapes what it shows and embeds the page model so that no text can end the script") {
+  Page p;
+  p.path = "rounds/x/index.html";
+  p.kind = "round";
+  p.title = "<b>bold</b> & \"quoted\"";
+  p.notes = {"</script><script>alert(1)</script>", "a <!-- comment"};
+  p.nav.emplace_back("<i>", "../../index.html");
+  Meta m{"0.1.0", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", {"training-<x>"}};
+  std::string html = page_html(p, m, dump(page_json(p, m)));
+  CHECK_FALSE(contains(html, "<b>bold"));
+  CHECK(contains(html, "&lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot;"));
+  CHECK_FALSE(contains(html, "<script>alert"));
+  CHECK_FALSE(contains(html, "training-<x>"));
+  CHECK_FALSE(contains(html, "<!-- comment"));
+  CHECK(contains(html, "<link rel=\"stylesheet\" href=\"../../assets/referee.css\">"));
+  size_t v = html.find("assets/vega.min.js"), vl = html.find("assets/vega-lite.min.js"),
+         ve = html.find("assets/vega-embed.min.js"), r = html.find("assets/referee.js");
+  CHECK((v < vl && vl < ve && ve < r && r != std::string::npos));
+  mllog::Json back = page_model(html);
+  CHECK(back.find("notes")->items.at(0).s == "</script><script>alert(1)</script>");
+  CHECK(back.find("title")->s == p.title);
+  CHECK(back.find("root")->s == "../../");
+}
+
+TEST_CASE("the olympic mean leaves out the fastest and the slowest run") {
+  CHECK(olympic_mean({1, 2, 3, 4, 100}) == doctest::Approx(3));
+  CHECK(olympic_mean({2, 4}) == doctest::Approx(3));
+}
+
+TEST_CASE("the bootstrap interval of a difference is deterministic and covers what the runs say") {
+  std::vector<double> a = {10.0, 10.2, 9.9, 10.1, 10.05}, b = {11.0, 11.2, 10.9, 11.1, 11.05};
+  Interval i1 = bootstrap_difference(a, b), i2 = bootstrap_difference(a, b);
+  REQUIRE(i1.ok);
+  CHECK(i1.low == i2.low);
+  CHECK(i1.high == i2.high);
+  double d = difference_percent(a, b);
+  CHECK(d == doctest::Approx(100.0 * (11.05 / 10.05 - 1)));
+  CHECK(i1.low <= d);
+  CHECK(i1.high >= d);
+  CHECK(i1.low > 5);  // b is clearly ~10% slower: the interval stays well away from 0
+  CHECK(i1.high < 15);
+  // Identical sides: an interval around 0.
+  Interval same = bootstrap_difference(a, a);
+  CHECK(same.low < 0.0001);
+  CHECK(same.high > -0.0001);
+  // Noisy runs give a wider interval than steady ones.
+  std::vector<double> noisy = {8, 12, 9, 11, 10};
+  Interval wide = bootstrap_difference(a, noisy);
+  CHECK(wide.high - wide.low > i1.high - i1.low);
+  CHECK_FALSE(bootstrap_difference({}, b).ok);
+  CHECK(quoted_spread("resnet") == 2.5);
+  CHECK(quoted_spread("gpt3") == 5.0);
+}
+
+TEST_CASE("write_site replaces an earlier report whole, refuses other folders, and a failure leaves what was there") {
+  TempDir t;
+  fs::path out = t.path / "site";
+  std::string error;
+  REQUIRE_MESSAGE(write_site(out.string(), {{"index.html", "text/html", "one"}, {"data/a/t.csv", "text/csv", "x"}}, &error), error);
+  CHECK(read(out / "index.html") == "one");
+  CHECK(fs::exists(out / ".referee-report"));
+  // An earlier report is replaced whole: files it had and the new one has not are gone.
+  REQUIRE_MESSAGE(write_site(out.string(), {{"index.html", "text/html", "two"}}, &error), error);
+  CHECK(read(out / "index.html") == "two");
+  CHECK_FALSE(fs::exists(out / "data/a/t.csv"));
+  // A failure half-way (a file where a folder must go) leaves the earlier report.
+  CHECK_FALSE(write_site(out.string(), {{"index.html", "text/html", "three"}, {"index.html/x", "text/html", "y"}}, &error));
+  CHECK(contains(error, "left as it was"));
+  CHECK(read(out / "index.html") == "two");
+  for (const auto& e : fs::directory_iterator(t.path)) CHECK(e.path().filename() == "site");  // no temporary left
+  // A folder that is not a report is not overwritten.
+  fs::create_directories(t.path / "mine");
+  std::ofstream(t.path / "mine/notes.txt") << "keep";
+  CHECK_FALSE(write_site((t.path / "mine").string(), {{"index.html", "text/html", "x"}}, &error));
+  CHECK(contains(error, "neither empty nor an earlier referee report"));
+  CHECK(read(t.path / "mine/notes.txt") == "keep");
+  // A file is not a folder.
+  CHECK_FALSE(write_site((t.path / "mine/notes.txt").string(), {{"index.html", "text/html", "x"}}, &error));
+  CHECK(contains(error, "not a folder"));
+  // Paths that leave the site are refused.
+  CHECK_FALSE(write_site((t.path / "new").string(), {{"../escape.html", "text/html", "x"}}, &error));
+  CHECK_FALSE(fs::exists(t.path / "escape.html"));
+  CHECK_FALSE(fs::exists(t.path / "new"));
+}
+
+TEST_CASE("the GPT-3 round-over-round page states the seed's figure") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  std::string html = render_ok(*s, "benchmarks/gpt3.html");
+  mllog::Json page = page_model(html);
+  CHECK(page.find("schema")->s == "referee.page/1");
+  CHECK(page.find("kind")->s == "round-over-round");
+  std::string notes;
+  for (const auto& sec : page.find("sections")->items)
+    for (const auto& n : sec.find("notes")->items) notes += n.s + "\n";
+  INFO(notes);
+  CHECK(contains(notes, "10.94 min on 3,584 H100"));
+  CHECK(contains(notes, "3.92 min on 10,752"));
+  CHECK(contains(notes, "2.79x faster for 3x the accelerators, 93% efficiency"));
+  CHECK(contains(notes, "653 vs 702 accelerator-hours (+7%)"));
+  // The same pair as a table row, with the figures as numbers.
+  const mllog::Json* t = by_id(page, "tables", "speedups");
+  REQUIRE(t);
+  bool found = false;
+  for (const auto& row : t->find("rows")->items) {
+    if (row.find("group")->s != "overall" || row.find("kind")->s != "headline") continue;
+    found = true;
+    CHECK(num(row.find("from_accelerators")) == 3584);
+    CHECK(num(row.find("to_accelerators")) == 10752);
+    CHECK(num(row.find("speedup")) == doctest::Approx(2.79).epsilon(0.005));
+    CHECK(num(row.find("accelerator_ratio")) == doctest::Approx(3));
+    CHECK(num(row.find("efficiency")) == doctest::Approx(0.93).epsilon(0.01));
+    CHECK(num(row.find("hours_change")) == doctest::Approx(0.075).epsilon(0.1));
+  }
+  CHECK(found);
+}
+
+TEST_CASE("numbers in the pages equal the store's") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  std::string error;
+  for (const auto& round : submissions::rounds(*s)) {
+    auto board = submissions::leaderboard(*s, {round, "gpt3", "", false}, &error);
+    REQUIRE(!board.empty());
+    mllog::Json page = page_model(render_ok(*s, "rounds/" + round + "/gpt3.html"));
+    const mllog::Json* t = by_id(page, "tables", "leaderboard");
+    REQUIRE(t);
+    std::map<std::string, double> shown;
+    for (const auto& row : t->find("rows")->items)
+      if (row.find("rank")->kind != mllog::Json::Kind::Null) shown[row.find("system")->find("href")->s] = num(row.find("score"));
+    CHECK(shown.size() == board.size());
+    for (const auto& r : board) {
+      std::string href = "../../results/" + std::to_string(r.result_id) + ".html";
+      REQUIRE_MESSAGE(shown.count(href), href);
+      CHECK(shown[href] == r.score);
+    }
+    // The result page's score is the store's, and the round page's fastest closed result is the leaderboard's first.
+    mllog::Json rp = page_model(render_ok(*s, "results/" + std::to_string(board.front().result_id) + ".html"));
+    const mllog::Json* ev = by_id(rp, "tables", "evidence");
+    REQUIRE(ev);
+    CHECK(ev->find("rows")->items.at(0).find("value")->s == fmt_fixed(board.front().score, 3) + " minutes");
+    mllog::Json ov = page_model(render_ok(*s, "rounds/" + round + "/index.html"));
+    double best = 1e300;
+    for (const auto& row : by_id(ov, "tables", "overview")->find("rows")->items)
+      if (row.find("benchmark")->s == "gpt3" && row.find("closed_minutes")->kind != mllog::Json::Kind::Null)
+        best = std::min(best, num(row.find("closed_minutes")));
+    double closed_best = 1e300;
+    for (const auto& r : board)
+      if (r.division == "closed") closed_best = std::min(closed_best, r.score);
+    CHECK(best == closed_best);
+  }
+}
+
+TEST_CASE("round over round: each round's fastest per group is the result `referee speedup` pairs, for every benchmark") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  std::string error;
+  submissions::Listing benches;
+  REQUIRE(submissions::list_store(*s, "benchmarks", "", &benches, &error));
+  size_t pairs = 0;
+  for (const auto& b : benches.rows) {
+    mllog::Json page = page_model(render_ok(*s, "benchmarks/" + b[0] + ".html"));
+    std::map<std::pair<std::string, std::string>, double> fastest;  // (round, group) -> minutes
+    for (const auto& row : by_id(page, "tables", "fastest")->find("rows")->items)
+      fastest[{row.find("round")->s, row.find("group")->s}] = num(row.find("score"));
+    for (bool per_submitter : {false, true}) {
+      submissions::SpeedupReport rep;
+      if (!submissions::speedups(*s, {"3.0.0", "3.1.0", b[0], per_submitter, "", false}, &rep, &error)) continue;
+      for (const auto& p : rep.pairs) {
+        if (p.kind != "headline") continue;
+        ++pairs;
+        double before = fastest[std::make_pair(std::string("training-3.0.0"), p.submitter)];
+        double after = fastest[std::make_pair(std::string("training-3.1.0"), p.submitter)];
+        CHECK_MESSAGE(before == p.from.score, b[0] << " " << p.submitter);
+        CHECK_MESSAGE(after == p.to.score, b[0] << " " << p.submitter);
+      }
+    }
+  }
+  CHECK(pairs > 5);
+}
+
+TEST_CASE("chart specifications match the golden files") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  auto chart = [&](const std::string& path, const std::string& id) {
+    mllog::Json page = page_model(render_ok(*s, path));
+    const mllog::Json* c = by_id(page, "charts", id);
+    REQUIRE_MESSAGE(c, path << " has no chart " << id);
+    return *c->find("spec");
+  };
+  golden("gpt3-round-over-round", chart("benchmarks/gpt3.html", "trend"));
+  golden("gpt3-leaderboard-3.1", chart("rounds/training-3.1.0/gpt3.html", "minutes"));
+  golden("gpt3-scaling-nvidia", chart("scaling/gpt3/NVIDIA.html", "scaling"));
+  golden("round-3.1-fastest", chart("rounds/training-3.1.0/index.html", "fastest"));
+  std::string error;
+  auto board = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "closed", false}, &error);
+  REQUIRE(board.size() >= 2);
+  golden("gpt3-3.1-head-to-head",
+         chart(compare_path("training-3.1.0", "gpt3", board[0].result_id, board[1].result_id), "runs"));
+  golden("gpt3-3.1-fastest-convergence", chart("results/" + std::to_string(board[0].result_id) + ".html", "convergence"));
+}
+
+TEST_CASE("the site: every page and data file, links that resolve, and render() gives the same files") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  std::vector<File> files;
+  std::string error;
+  Options o = fixed_options();
+  REQUIRE_MESSAGE(build_site(*s, o, nullptr, &files, &error), error);
+  std::map<std::string, const File*> by_path;
+  for (const auto& f : files) by_path[f.path] = &f;
+  for (const char* p : {"index.html", "rounds/training-3.0.0/index.html", "rounds/training-3.1.0/gpt3.html",
+                        "benchmarks/gpt3.html", "scaling/gpt3/NVIDIA.html"})
+    CHECK_MESSAGE(by_path.count(p), p);
+  // The automatic head-to-head pages include the equal-size pair of 3.1's GPT-3 at 10,752 accelerators.
+  auto board = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "closed", false}, &error);
+  std::vector<submissions::ResultRow> big;
+  for (const auto& r : board)
+    if (r.accelerators == 10752) big.push_back(r);
+  REQUIRE(big.size() == 2);
+  const std::string pair = compare_path("training-3.1.0", "gpt3", big[0].result_id, big[1].result_id);
+  REQUIRE(by_path.count(pair));
+  {
+    mllog::Json page = page_model(by_path[pair]->body);
+    std::string notes = dump(*page.find("sections"));
+    CHECK(contains(notes, "95% bootstrap interval ["));
+    CHECK(contains(notes, "5% run-to-run spread MLCommons quotes"));
+    // Every run of both sides is a dot, counted or not.
+    size_t runs = 0;
+    for (const auto& v : by_id(page, "charts", "runs")->find("spec")->find("data")->find("values")->items)
+      if (v.find("kind")->s == "run") ++runs;
+    CHECK(runs == big[0].run_files.size() + big[1].run_files.size());
+    // The systems side by side, from their descriptions.
+    const mllog::Json* sys = by_id(page, "tables", "systems");
+    REQUIRE(sys);
+    CHECK(contains(dump(*sys), "H100"));
+  }
+  size_t pages = check_links(files);
+  CHECK(pages > 50);
+  // A report of one round links only to what it holds.
+  Options one_round = fixed_options();
+  one_round.rounds = {"3.1.0"};
+  std::vector<File> part;
+  REQUIRE_MESSAGE(build_site(*s, one_round, nullptr, &part, &error), error);
+  CHECK(check_links(part) > 20);
+  for (const auto& f : part) CHECK_MESSAGE(!contains(f.path, "training-3.0.0"), f.path);
+  // So does a report whose Visible hides a round.
+  std::vector<File> seen;
+  REQUIRE_MESSAGE(build_site(*s, fixed_options(), [](const std::string& r) { return r != "training-3.0.0"; }, &seen, &error), error);
+  CHECK(check_links(seen) == check_links(part));
+  // One page on its own is the same file as in the whole site.
+  for (const char* p : {"index.html", "benchmarks/gpt3.html", "data/benchmarks/gpt3/speedups.csv"}) {
+    File one;
+    REQUIRE(render(*s, p, {}, o, nullptr, &one, &error) == Status::Ok);
+    CHECK(one.body == by_path[p]->body);
+  }
+}
+
+TEST_CASE("render: unknown pages, hidden rounds and paths that leave the site") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  File f;
+  std::string error;
+  Options o = fixed_options();
+  CHECK(render(*s, "", {}, o, nullptr, &f, &error) == Status::Ok);
+  CHECK(f.path == "index.html");
+  CHECK(render(*s, "nothing.html", {}, o, nullptr, &f, &error) == Status::NotFound);
+  CHECK(render(*s, "rounds/training-9.9.0/index.html", {}, o, nullptr, &f, &error) == Status::NotFound);
+  CHECK(render(*s, "results/999999.html", {}, o, nullptr, &f, &error) == Status::NotFound);
+  CHECK(render(*s, "../etc/passwd", {}, o, nullptr, &f, &error) == Status::BadRequest);
+  CHECK(render(*s, "rounds/../index.html", {}, o, nullptr, &f, &error) == Status::BadRequest);
+  CHECK(render(*s, "/index.html", {}, o, nullptr, &f, &error) == Status::BadRequest);
+  // A round the caller may not see does not exist for them: its pages, its results, its data.
+  Visible only31 = [](const std::string& r) { return r == "training-3.1.0"; };
+  CHECK(render(*s, "rounds/training-3.0.0/index.html", {}, o, only31, &f, &error) == Status::NotFound);
+  CHECK(render(*s, "rounds/training-3.0.0/gpt3.html", {}, o, only31, &f, &error) == Status::NotFound);
+  CHECK(render(*s, "data/rounds/training-3.0.0/gpt3/leaderboard.csv", {}, o, only31, &f, &error) == Status::NotFound);
+  std::string e2;
+  auto old = submissions::leaderboard(*s, {"training-3.0.0", "gpt3", "", false}, &e2);
+  REQUIRE(!old.empty());
+  CHECK(render(*s, "results/" + std::to_string(old[0].result_id) + ".html", {}, o, only31, &f, &error) == Status::NotFound);
+  CHECK(render(*s, "rounds/training-3.1.0/gpt3.html", {}, o, only31, &f, &error) == Status::Ok);
+  REQUIRE(render(*s, "index.html", {}, o, only31, &f, &error) == Status::Ok);
+  CHECK_FALSE(contains(f.body, "training-3.0.0"));
+  // The served head-to-head page by query.
+  auto now = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "closed", false}, &e2);
+  CHECK(render(*s, "compare.html", {{"round", "3.1.0"}, {"benchmark", "gpt3"}, {"result", std::to_string(now[0].result_id)},
+                                    {"result", std::to_string(now[1].result_id)}},
+               o, only31, &f, &error) == Status::Ok);
+  {
+    mllog::Json page = page_model(f.body);
+    CHECK(page.find("root")->s.empty());  // links are relative to where it is served
+    std::string csv = by_id(page, "tables", "sides")->find("csv")->s;
+    CHECK(csv == "data/" + compare_path("training-3.1.0", "gpt3", now[0].result_id, now[1].result_id).substr(0,
+                     compare_path("training-3.1.0", "gpt3", now[0].result_id, now[1].result_id).size() - 5) + "/sides.csv");
+    File data;
+    CHECK(render(*s, csv, {}, o, only31, &data, &error) == Status::Ok);
+  }
+  CHECK(render(*s, "compare.html", {{"round", "3.1.0"}}, o, only31, &f, &error) == Status::BadRequest);
+  CHECK(render(*s, "compare.html", {{"round", "3.0.0"}, {"benchmark", "gpt3"}, {"result", std::to_string(old[0].result_id)},
+                                    {"result", std::to_string(old[1].result_id)}},
+               o, only31, &f, &error) == Status::NotFound);
+  // One page is fast: well under the served target of 50 ms (a loose bound, not a benchmark).
+  auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(render(*s, "rounds/training-3.1.0/gpt3.html", {}, o, nullptr, &f, &error) == Status::Ok);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+}
+
+TEST_CASE("the convergence chart draws the RCP from results.rcp_json when the store has it, and says why not otherwise") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  TempDir t;
+  fs::copy_file(ref->db, t.path / "copy.db");
+  std::string error;
+  long long id = 0;
+  {
+    auto s = open_ro((t.path / "copy.db").string());
+    auto board = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "closed", false}, &error);
+    REQUIRE(!board.empty());
+    id = board[0].result_id;
+    mllog::Json page = page_model(render_ok(*s, "results/" + std::to_string(id) + ".html"));
+    const mllog::Json* c = by_id(page, "charts", "convergence");
+    REQUIRE(c);
+    std::string notes = dump(*page.find("sections"));
+    bool has_column = false;
+    submissions::Stmt st(s->db(), "SELECT 1 FROM pragma_table_info('results') WHERE name = 'rcp_json'");
+    has_column = st.step();
+    if (!has_column) CHECK(contains(notes, "keeps no RCP figures"));
+    CHECK(c->find("spec")->find("layer")->items.size() == 1);  // the runs only
+  }
+  {
+    auto s = submissions::Store::open((t.path / "copy.db").string(), &error);
+    REQUIRE_MESSAGE(s, error);
+    submissions::Stmt has(s->db(), "SELECT 1 FROM pragma_table_info('results') WHERE name = 'rcp_json'");
+    if (!has.step()) REQUIRE(s->exec("ALTER TABLE results ADD COLUMN rcp_json TEXT", &error));
+    REQUIRE(s->exec("UPDATE results SET rcp_json = NULL", &error));
+    submissions::Stmt up(s->db(), "UPDATE results SET rcp_json = ?1 WHERE id = ?2");
+    up.bind(1, std::string(R"({"status":"pass","rcp_mean":3.5,"rcp_stdev":0.25,"min_epochs":3.1,"unit":"epochs",)"
+                           R"("metric":"eval_accuracy","target":2.69,"target_direction":"min"})"))
+        .bind(2, id);
+    REQUIRE(up.run());
+  }
+  auto s = open_ro((t.path / "copy.db").string());
+  mllog::Json page = page_model(render_ok(*s, "results/" + std::to_string(id) + ".html"));
+  const mllog::Json& layers = *by_id(page, "charts", "convergence")->find("spec")->find("layer");
+  REQUIRE(layers.items.size() == 5);  // runs, target, band, mean, least accepted mean
+  CHECK(num(layers.items[1].find("encoding")->find("y")->find("datum")) == 2.69);
+  CHECK(num(layers.items[2].find("encoding")->find("x")->find("datum")) == 3.25);
+  CHECK(num(layers.items[2].find("encoding")->find("x2")->find("datum")) == 3.75);
+  CHECK(num(layers.items[3].find("encoding")->find("x")->find("datum")) == 3.5);
+  CHECK(num(layers.items[4].find("encoding")->find("x")->find("datum")) == 3.1);
+  // Another result, with NULL: nothing drawn, and a note says why.
+  auto others = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "closed", false}, &error);
+  mllog::Json other = page_model(render_ok(*s, "results/" + std::to_string(others[1].result_id) + ".html"));
+  CHECK(by_id(other, "charts", "convergence")->find("spec")->find("layer")->items.size() == 1);
+  CHECK(contains(dump(*other.find("sections")), "No RCP figures for this result"));
+}
+
+TEST_CASE("leaderboards: energy in kWh where a result has it, cost at the price given, review status as the terminal says it") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  TempDir t;
+  fs::copy_file(ref->db, t.path / "copy.db");
+  std::string error;
+  long long id = 0, withdrawn = 0, normalised = 0;
+  {
+    auto s = submissions::Store::open((t.path / "copy.db").string(), &error);
+    REQUIRE_MESSAGE(s, error);
+    auto board = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "closed", false}, &error);
+    REQUIRE(!board.empty());
+    id = board[0].result_id;
+    submissions::Stmt up(s->db(), "UPDATE results SET energy_joules = 7200000 WHERE id = ?1");
+    up.bind(1, id);
+    REQUIRE(up.run());
+    REQUIRE(board.size() >= 3);
+    withdrawn = board[1].result_id;
+    normalised = board[2].result_id;
+    submissions::Stmt st(s->db(), "INSERT INTO result_status(result_id, status, factor, updated_at) VALUES (?1, ?2, ?3, 't')");
+    st.bind(1, withdrawn).bind(2, std::string("withdrawn")).bind_null(3);
+    REQUIRE(st.run());
+    st.reset();
+    st.bind(1, normalised).bind(2, std::string("normalised")).bind(3, 1.1);
+    REQUIRE(st.run());
+  }
+  auto s = open_ro((t.path / "copy.db").string());
+  Options o = fixed_options();
+  o.price.per = submissions::Price::Per::AcceleratorHour;
+  o.price.amount = 2.5;
+  mllog::Json page = page_model(render_ok(*s, "rounds/training-3.1.0/gpt3.html", o));
+  const mllog::Json* t1 = by_id(page, "tables", "leaderboard");
+  REQUIRE(t1);
+  auto board = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "", false}, &error);
+  size_t checked = 0;
+  for (const auto& row : t1->find("rows")->items) {
+    for (const auto& r : board) {
+      if (row.find("system")->find("href")->s != "../../results/" + std::to_string(r.result_id) + ".html") continue;
+      ++checked;
+      double hours = 0;
+      REQUIRE(submissions::accelerator_hours(r, &hours));
+      CHECK(num(row.find("accelerator_hours")) == doctest::Approx(hours));
+      CHECK(num(row.find("cost")) == doctest::Approx(hours * 2.5));
+      CHECK(row.find("review")->s == submissions::review_status_text(r));
+      CHECK(row.find("verdict")->s == (r.pass ? "pass" : "fail"));
+      if (r.result_id == id) CHECK(num(row.find("energy_kwh")) == doctest::Approx(2.0));
+      else CHECK(row.find("energy_kwh")->kind == mllog::Json::Kind::Null);
+    }
+  }
+  CHECK(checked == board.size());
+  // The review: a withdrawn result is listed, unranked, with its status; a normalised one shows its factor.
+  bool saw_withdrawn = false, saw_normalised = false;
+  for (const auto& row : t1->find("rows")->items) {
+    const std::string& href = row.find("system")->find("href")->s;
+    if (href == "../../results/" + std::to_string(withdrawn) + ".html") {
+      saw_withdrawn = true;
+      CHECK(row.find("rank")->kind == mllog::Json::Kind::Null);
+      CHECK(row.find("review")->s == "withdrawn");
+    }
+    if (href == "../../results/" + std::to_string(normalised) + ".html") {
+      saw_normalised = true;
+      CHECK(row.find("rank")->kind != mllog::Json::Kind::Null);
+      CHECK(row.find("review")->s == "normalised x1.1000");
+    }
+  }
+  CHECK(saw_withdrawn);
+  CHECK(saw_normalised);
+  CHECK(contains(dump(*page.find("notes")), "was withdrawn by the review; not ranked"));
+  // Without a price there is no cost column.
+  mllog::Json plain = page_model(render_ok(*s, "rounds/training-3.1.0/gpt3.html"));
+  CHECK_FALSE(contains(dump(*by_id(plain, "tables", "leaderboard")->find("columns")), "\"cost\""));
+}
+
+TEST_CASE("referee report: writes the site, says what it wrote, and refuses what it cannot do") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  TempDir t;
+  std::string out;
+  int rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "site").string() +
+                                             "' --price-per-accelerator-hour 2.5",
+                                         &out);
+  CHECK_MESSAGE(rc == 0, out);
+  CHECK(contains(out, "pages"));
+  CHECK(contains(out, (t.path / "site/index.html").string()));
+  CHECK(fs::exists(t.path / "site/rounds/training-3.1.0/gpt3.html"));
+  CHECK(contains(read(t.path / "site/rounds/training-3.1.0/gpt3.html"), "per accelerator-hour"));
+  rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "two").string() +
+                                         "' --round 3.1.0 --compare 3.1.0,gpt3,NVIDIA/eos_n64_ngc23.09_nemo,NVIDIA/eos_n96_ngc23.09_nemo",
+                                     &out);
+  CHECK_MESSAGE(rc == 0, out);
+  CHECK_FALSE(fs::exists(t.path / "two/rounds/training-3.0.0"));
+  bool extra = false;
+  for (const auto& e : fs::directory_iterator(t.path / "two/compare/training-3.1.0/gpt3"))
+    extra = extra || read(e.path()).find("eos_n64_ngc23.09_nemo vs NVIDIA/eos_n96_ngc23.09_nemo") != std::string::npos;
+  CHECK(extra);
+  rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "three").string() +
+                                         "' --compare 3.1.0,gpt3,NVIDIA/nothing,NVIDIA/eos_n96_ngc23.09_nemo", &out);
+  CHECK(rc == 2);
+  CHECK(contains(out, "matches 'NVIDIA/nothing'"));
+  CHECK_FALSE(fs::exists(t.path / "three"));
+  rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "three").string() + "' --compare 3.1.0,gpt3", &out);
+  CHECK(rc == 2);
+  CHECK(contains(out, "expected ROUND,BENCHMARK,ORG/SYSTEM,ORG/SYSTEM"));
+  rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "site").string() + "' --round 9.9.0", &out);
+  CHECK(rc == 2);
+  CHECK(contains(out, "round 9.9.0 is not in the store"));
+  std::ofstream(t.path / "file") << "x";
+  rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "file").string() + "'", &out);
+  CHECK(rc == 2);
+  CHECK(contains(out, "is a file"));
+  rc = referee::testing::run_referee("report --db '" + (t.path / "file").string() + "' --out '" + (t.path / "x").string() + "'", &out);
+  CHECK(rc == 2);
+  CHECK_FALSE(fs::exists(t.path / "x"));
+}
+
+}  // TEST_SUITE

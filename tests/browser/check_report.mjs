@@ -14,7 +14,8 @@
 //     and the baseline switch shows baseline / row for every row;
 // and keeps a full-page screenshot of each page.
 //
-//   node tests/browser/check_report.mjs REPORT_DIR [--artifacts DIR] [--timeout-ms N]
+//   node tests/browser/check_report.mjs REPORT_DIR [--artifacts DIR] [--timeout-ms N] [--jobs N]
+// (--jobs: pages checked at once, each in its own browser context; default 2)
 // Exit: 0 all pages pass; 1 a check failed (each failure printed); 2 the
 // checker could not run (no browser, bad arguments).
 import { createRequire } from "node:module";
@@ -28,7 +29,7 @@ const require = createRequire(path.join(repo, "reports/web/package.json"));
 
 function usage(message) {
   console.error(`check_report: ${message}`);
-  console.error("usage: node tests/browser/check_report.mjs REPORT_DIR [--artifacts DIR] [--timeout-ms N]");
+  console.error("usage: node tests/browser/check_report.mjs REPORT_DIR [--artifacts DIR] [--timeout-ms N] [--jobs N]");
   process.exit(2);
 }
 
@@ -36,9 +37,11 @@ const args = process.argv.slice(2);
 let reportDir = null;
 let artifacts = path.join(repo, "build/test-artifacts/report-browser");
 let timeoutMs = 20000;
+let jobs = 2;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--artifacts") artifacts = path.resolve(args[++i] ?? usage("--artifacts needs a folder"));
   else if (args[i] === "--timeout-ms") timeoutMs = Number(args[++i]);
+  else if (args[i] === "--jobs") jobs = Math.max(1, Number(args[++i]) || 1);
   else if (args[i].startsWith("--")) usage(`unknown option ${args[i]}`);
   else if (reportDir === null) reportDir = path.resolve(args[i]);
   else usage(`unexpected argument ${args[i]}`);
@@ -256,7 +259,7 @@ const failures = [];
 let exercisedFilter = null;
 let exercisedBaseline = null;
 const t0 = Date.now();
-for (const file of pages) {
+async function checkPage(file) {
   const rel = path.relative(reportRoot, file);
   const fail = (msg) => failures.push(`${rel}: ${msg}`);
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: "block" });
@@ -288,6 +291,10 @@ for (const file of pages) {
     for (const chart of facts.page.charts || []) {
       const f = facts.charts.find((c) => c.id === chart.id);
       if (!f.hasView) { fail(`chart ${chart.id}: no vega view in window.refereeViews`); continue; }
+      if (!specValues(chart.spec).values.length && chart.spec && !(chart.spec.data && chart.spec.data.url)) {
+        fail(`chart ${chart.id}: its data is empty, so it draws nothing (leave such a chart out and say why in a note)`);
+        continue;
+      }
       if (!f.svgMarks) fail(`chart ${chart.id}: no SVG marks drawn`);
       if (!f.datums.length) fail(`chart ${chart.id}: the scenegraph has no mark items`);
       for (const p of compareChart(chart, f)) fail(p);
@@ -336,7 +343,13 @@ for (const file of pages) {
   for (const e of consoleErrors) fail(`console error: ${e}`);
   await context.close();
 }
+
+const queue = pages.slice();
+await Promise.all(Array.from({ length: Math.min(jobs, pages.length) }, async () => {
+  while (queue.length) await checkPage(queue.shift());
+}));
 await browser.close();
+failures.sort();
 
 const seconds = ((Date.now() - t0) / 1000).toFixed(1);
 if (exercisedFilter) console.log(`exercised ${exercisedFilter}`);

@@ -10,6 +10,7 @@
 //   - every table shows as many rows as its JSON has;
 //   - every relative link, stylesheet and script resolves to a file in the folder;
 //   - the footer names the referee version, the rule sets and the data time;
+//   - assets/LICENSES.txt carries the licence texts of vega, vega-lite and vega-embed;
 //   - on one page with them: a filter narrows the table to the matching rows,
 //     and the baseline switch shows baseline / row for every row;
 // and keeps a full-page screenshot of each page.
@@ -256,6 +257,17 @@ try {
 }
 
 const failures = [];
+// The bundled libraries' licence texts travel with the report.
+{
+  const licenses = path.join(reportRoot, "assets/LICENSES.txt");
+  const text = fs.existsSync(licenses) ? fs.readFileSync(licenses, "utf8") : null;
+  if (text === null) failures.push("assets/LICENSES.txt: missing (the bundled libraries' licence texts)");
+  else {
+    for (const lib of ["vega", "vega-lite", "vega-embed"]) {
+      if (!text.includes(`(npm package ${lib})`)) failures.push(`assets/LICENSES.txt: no licence text of ${lib}`);
+    }
+  }
+}
 let exercisedFilter = null;
 let exercisedBaseline = null;
 const t0 = Date.now();
@@ -357,7 +369,11 @@ if (exercisedBaseline) console.log(`exercised ${exercisedBaseline}`);
 console.log(`screenshots in ${artifacts}`);
 if (failures.length) {
   for (const f of failures) console.log(`FAIL ${f}`);
-  console.log(`${pages.length - new Set(failures.map((f) => f.split(":")[0])).size} passed, ${new Set(failures.map((f) => f.split(":")[0])).size} failed (pages, ${seconds} s)`);
+  const rels = new Set(pages.map((f) => path.relative(reportRoot, f)));
+  const bad = new Set(failures.map((f) => f.slice(0, f.indexOf(": "))));
+  const badPages = [...bad].filter((r) => rels.has(r)).length;
+  const other = bad.size - badPages;  // checks of the folder (assets/LICENSES.txt)
+  console.log(`${pages.length - badPages} passed, ${badPages + other} failed (${pages.length} pages${other ? " and the assets" : ""}, ${seconds} s)`);
   process.exit(1);
 }
 console.log(`${pages.length} pages passed in ${seconds} s`);

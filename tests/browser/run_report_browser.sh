@@ -10,8 +10,9 @@
 #     checks the hand-made pages of tests/browser/fixture/good (a test of the
 #     page script itself, with the assets from reports/web), then that the
 #     checker fails on pages it must refuse: a broken chart spec, a page that
-#     asks the network for data, and a page script that draws other numbers
-#     than its data.
+#     asks the network for data, a page script that draws other numbers than
+#     its data or leaves a table row out, and a report without the libraries'
+#     licence texts.
 #
 # Screenshots go to $REPORT_BROWSER_ARTIFACTS (default
 # $REPORT_BROWSER_ARTIFACTS_ROOT/<mode>/, which CTest sets to
@@ -51,12 +52,17 @@ rm -rf "$artifacts"
 mkdir -p "$artifacts"
 
 # The assets as the binary embeds them (reports/assets_test.cc holds the
-# binary to these same bytes).
+# binary to these same bytes; LICENSES.txt here only has the same headings).
 copy_assets() {
   local to=$1/assets
   mkdir -p "$to"
   cp reports/web/node_modules/vega/build/vega.min.js reports/web/node_modules/vega-lite/build/vega-lite.min.js \
     reports/web/node_modules/vega-embed/build/vega-embed.min.js reports/web/referee.js reports/web/referee.css "$to/"
+  local lib
+  for lib in vega vega-lite vega-embed; do
+    printf '%s (npm package %s)\n\n' "$lib" "$lib"
+    cat "reports/web/node_modules/$lib/LICENSE"
+  done >"$to/LICENSES.txt"
 }
 
 check() {
@@ -108,6 +114,10 @@ if [[ "$mode" == fixture ]]; then
   else
     expect_failure short "$tmp/short" "rows shown, 4 in the JSON"
   fi
+  # A report without the libraries' licence texts.
+  cp -R "$tmp/good" "$tmp/unlicensed"
+  rm "$tmp/unlicensed/assets/LICENSES.txt"
+  expect_failure unlicensed "$tmp/unlicensed" "assets/LICENSES.txt: missing"
   if ((failed)); then echo "0 passed, 1 failed"; exit 1; fi
   echo "1 passed, 0 failed"
   exit 0

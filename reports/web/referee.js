@@ -12,6 +12,7 @@
   "use strict";
 
   var NULL_TEXT = "\u2013"; // "–"
+  var SHORT_TEXT = 40;       // cells with at most this many characters do not wrap
   var body = document.body;
   var failed = false;
 
@@ -357,11 +358,14 @@
         return el("td", { className: "num relative", text: r === null ? NULL_TEXT : formatRatio(r) });
       }
       var value = row[col.key];
+      var text = cellText(col, value);
+      // Short texts (names, rounds) stay on one line; long ones wrap.
+      var short = text.length <= SHORT_TEXT ? "short" : null;
       if (col.type === "link" && value && typeof value === "object" && value.href) {
-        return el("td", null, [link(cellText(col, value), value.href)]);
+        return el("td", { className: short }, [link(text, value.href)]);
       }
       var numeric = col.type === "number" || col.type === "percent" || col.type === "minutes";
-      return el("td", { className: numeric ? "num" : null, text: cellText(col, value) });
+      return el("td", { className: numeric ? "num" : short, text: text });
     }
 
     function update() {

@@ -257,6 +257,7 @@ try {
 }
 
 const failures = [];
+const warnings = new Map();  // console warnings (not failures): text -> {count, first page}
 // The bundled libraries' licence texts travel with the report.
 {
   const licenses = path.join(reportRoot, "assets/LICENSES.txt");
@@ -288,7 +289,12 @@ async function checkPage(file) {
   const consoleErrors = [];
   page.on("console", (m) => {
     if (m.type() === "error") consoleErrors.push(m.text());
-    else if (m.type() === "warning") console.log(`  ${rel}: console warning: ${m.text()}`);
+    else if (m.type() === "warning") {
+      const text = m.text().split("\n")[0];
+      const w = warnings.get(text) || { count: 0, page: rel };
+      w.count++;
+      warnings.set(text, w);
+    }
   });
   page.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
 
@@ -366,6 +372,7 @@ failures.sort();
 const seconds = ((Date.now() - t0) / 1000).toFixed(1);
 if (exercisedFilter) console.log(`exercised ${exercisedFilter}`);
 if (exercisedBaseline) console.log(`exercised ${exercisedBaseline}`);
+for (const [text, w] of warnings) console.log(`console warning (not a failure) x${w.count}, first on ${w.page}: ${text}`);
 console.log(`screenshots in ${artifacts}`);
 if (failures.length) {
   for (const f of failures) console.log(`FAIL ${f}`);

@@ -12,7 +12,8 @@
 //   - the footer names the referee version, the rule sets and the data time;
 //   - assets/LICENSES.txt carries the licence texts of vega, vega-lite and vega-embed;
 //   - on one page with them: a filter narrows the table to the matching rows,
-//     and the baseline switch shows baseline / row for every row;
+//     the baseline switch shows baseline / row for every row, and a number
+//     column sorts both ways (empty cells last);
 // and keeps a full-page screenshot of each page.
 //
 //   node tests/browser/check_report.mjs REPORT_DIR [--artifacts DIR] [--timeout-ms N] [--jobs N]
@@ -213,6 +214,33 @@ async function exerciseFilter(page, table) {
   return null;
 }
 
+// Sorting by a number column: ascending on the first click (empty cells last),
+// descending on the second.
+async function exerciseSort(page, table) {
+  const candidates = (table.columns || []).filter((c) => ["number", "minutes", "percent"].includes(c.type) &&
+    new Set(table.rows.map((r) => r[c.key]).filter((v) => typeof v === "number")).size > 1);
+  // One with empty cells if there is one.
+  const col = candidates.find((c) => table.rows.some((r) => typeof r[c.key] !== "number")) || candidates[0];
+  if (!col) return null;
+  const problems = [];
+  const button = page.locator(`table[data-table="${table.id}"] thead button[data-sort="${col.key}"]`);
+  const order = () => page.locator(`table[data-table="${table.id}"] tbody tr`).evaluateAll((trs) => trs.map((tr) => Number(tr.dataset.row)));
+  const values = (rows) => rows.map((i) => table.rows[i][col.key]);
+  const sorted = (vals, dir) => {
+    const nums = vals.filter((v) => typeof v === "number");
+    const tail = vals.slice(nums.length);
+    return nums.every((v, i) => i === 0 || dir * (v - nums[i - 1]) >= 0) && tail.every((v) => typeof v !== "number");
+  };
+  for (const [dir, name] of [[1, "ascending"], [-1, "descending"]]) {
+    await button.click();
+    const vals = values(await order());
+    if (!sorted(vals, dir)) problems.push(`table ${table.id}: sorted ${name} by ${col.key}, shows ${JSON.stringify(vals)}`);
+    const aria = await page.locator(`table[data-table="${table.id}"] thead th:has(button[data-sort="${col.key}"])`).getAttribute("aria-sort");
+    if (aria !== name) problems.push(`table ${table.id}: sorted ${name} by ${col.key}, aria-sort is ${aria}`);
+  }
+  return { done: `sort by ${col.key}`, problems };
+}
+
 async function exerciseBaseline(page, table) {
   const problems = [];
   const b = table.baseline;
@@ -271,6 +299,7 @@ const warnings = new Map();  // console warnings (not failures): text -> {count,
 }
 let exercisedFilter = null;
 let exercisedBaseline = null;
+let exercisedSort = null;
 const t0 = Date.now();
 async function checkPage(file) {
   const rel = path.relative(reportRoot, file);
@@ -345,6 +374,10 @@ async function checkPage(file) {
         const r = await exerciseFilter(page, t);
         if (r) { exercisedFilter = `${rel} ${r.done}`; r.problems.forEach(fail); }
       }
+      if (!exercisedSort) {
+        const r = await exerciseSort(page, t);
+        if (r) { exercisedSort = `${rel} ${r.done}`; r.problems.forEach(fail); }
+      }
       if (!exercisedBaseline && t.baseline) {
         const r = await exerciseBaseline(page, t);
         if (r) { exercisedBaseline = `${rel} ${r.done}`; r.problems.forEach(fail); }
@@ -372,6 +405,7 @@ failures.sort();
 const seconds = ((Date.now() - t0) / 1000).toFixed(1);
 if (exercisedFilter) console.log(`exercised ${exercisedFilter}`);
 if (exercisedBaseline) console.log(`exercised ${exercisedBaseline}`);
+if (exercisedSort) console.log(`exercised ${exercisedSort}`);
 for (const [text, w] of warnings) console.log(`console warning (not a failure) x${w.count}, first on ${w.page}: ${text}`);
 console.log(`screenshots in ${artifacts}`);
 if (failures.length) {

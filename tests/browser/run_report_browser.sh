@@ -11,8 +11,8 @@
 #     page script itself, with the assets from reports/web), then that the
 #     checker fails on pages it must refuse: a broken chart spec, a page that
 #     asks the network for data, a page script that draws other numbers than
-#     its data or leaves a table row out, and a report without the libraries'
-#     licence texts.
+#     its data, leaves a table row out or sorts the wrong way, and a report
+#     without the libraries' licence texts.
 #
 # Screenshots go to $REPORT_BROWSER_ARTIFACTS (default
 # $REPORT_BROWSER_ARTIFACTS_ROOT/<mode>/, which CTest sets to
@@ -113,6 +113,15 @@ if [[ "$mode" == fixture ]]; then
     failed=1
   else
     expect_failure short "$tmp/short" "rows shown, 4 in the JSON"
+  fi
+  # A page script that sorts the wrong way.
+  cp -R "$tmp/good" "$tmp/unsorted"
+  sed -i 's|: state.dir \* compareKeys(ka, kb);$|: -state.dir * compareKeys(ka, kb);|' "$tmp/unsorted/assets/referee.js"
+  if ! grep -q -- '-state.dir \* compareKeys' "$tmp/unsorted/assets/referee.js"; then
+    echo "== self-test unsorted FAILED: could not alter the page script (reports/web/referee.js changed?)"
+    failed=1
+  else
+    expect_failure unsorted "$tmp/unsorted" "sorted ascending by"
   fi
   # A report without the libraries' licence texts.
   cp -R "$tmp/good" "$tmp/unlicensed"

@@ -17,6 +17,24 @@ PACKAGES=(
 
 scripts/apt_missing.sh setup "${PACKAGES[@]}"
 
+# The pages' chart libraries and the browser tests' driver: npm packages pinned
+# by reports/web/package-lock.json, installed into reports/web/node_modules
+# (the build compiles the libraries into the binary; docs/reports.md). Node.js
+# and npm from Debian when the machine has none. `npm ci` runs only when
+# node_modules is missing or was installed from another lockfile.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  scripts/apt_missing.sh setup-web nodejs npm
+fi
+lock_sum=$(sha256sum reports/web/package-lock.json | cut -d' ' -f1)
+stamp=reports/web/node_modules/.referee-lock.sha256
+if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$lock_sum" ]]; then
+  echo "setup: npm ci in reports/web (vega, vega-lite, vega-embed, playwright-core)"
+  npm ci --prefix reports/web --ignore-scripts --no-audit --no-fund
+  echo "$lock_sum" >"$stamp"
+else
+  echo "setup: reports/web/node_modules matches its lockfile"
+fi
+
 BUILD_DIR=${BUILD_DIR:-build}
 # BUILD_DIR is for CI variants and tests of this script; the release build is build/.
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # What CI runs (.ci/run), and the README's test command:
-#   1. scripts/setup.sh: missing Debian packages, the release build in build/
+#   1. scripts/setup.sh: missing Debian packages, the pages' npm packages
+#      (reports/web/node_modules), the release build in build/; Debian's
+#      chromium for the browser tests of the pages
 #   2. the Debian packages the differential tests need to run the consortium's
 #      Python tools as their oracle (python3 with numpy, scipy, pandas, yaml;
 #      referee itself never needs them), when missing
@@ -70,6 +72,10 @@ fi
 # (tests/differential/differential.py).
 step "oracle packages (Debian python3, numpy, scipy, pandas, yaml)" \
   scripts/apt_missing.sh oracle python3 python3-numpy python3-scipy python3-pandas python3-yaml
+# The browser tests of the pages (report_browser, report_browser_fixture) drive
+# Debian's Chromium through playwright-core (reports/web/node_modules, from
+# scripts/setup.sh).
+step "browser for the page tests (Debian chromium)" scripts/apt_missing.sh browser chromium
 # ------------------------------------------------------- slurm cluster
 # The slurm suite runs against a real single-node cluster (docs/slurm.md);
 # start.sh installs slurm-wlm and munge when they are missing. Stopped on exit.
@@ -103,7 +109,7 @@ asan_build() {
 asan_test() {
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1} \
   UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
-    ctest --test-dir build-asan --output-on-failure -j"$JOBS"
+    ctest --test-dir build-asan --output-on-failure -j"$JOBS" -E '^report_browser_fixture$'  # no referee binary in it
 }
 if [[ "$SKIP_ASAN" != 1 ]]; then
   step "sanitizer build (build-asan/, address+undefined)" asan_build &&

@@ -39,3 +39,21 @@ foreach(mode mutations selftest)
   endif()
   set_tests_properties(differential_${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1200)
 endforeach()
+
+# The dashboards in a browser (docs/reports.md, "browser tests"): headless
+# Chromium loads every page of a report of the reference data's rounds 3.0 and
+# 3.1 (report_browser), and the hand-made pages of tests/browser/fixture with
+# the checker's self-tests (report_browser_fixture). Skipped (77) without
+# Node.js, Chromium, reports/web/node_modules or the reference data, unless CI
+# is set. Screenshots: build/test-artifacts/report-browser/.
+add_test(NAME report_browser
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/browser/run_report_browser.sh report $<TARGET_FILE:referee>
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+add_test(NAME report_browser_fixture
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/browser/run_report_browser.sh fixture
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+set_tests_properties(report_browser report_browser_fixture PROPERTIES SKIP_RETURN_CODE 77
+                     ENVIRONMENT "REPORT_BROWSER_ARTIFACTS_ROOT=${CMAKE_BINARY_DIR}/test-artifacts/report-browser")
+# About 150 pages at about 1.5 s each on a busy 2-core machine.
+set_tests_properties(report_browser PROPERTIES TIMEOUT 1500)
+set_tests_properties(report_browser_fixture PROPERTIES TIMEOUT 600)

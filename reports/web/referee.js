@@ -1,0 +1,494 @@
+// referee's page script: renders the page JSON (<script id="referee-page">,
+// schema referee.page/1, docs/reports.md) into #referee-main: sections, notes,
+// charts (vega-embed, SVG) each with its data one click away, and tables with
+// filters, sortable columns and a baseline switch.
+//
+// Plain ES2019, no build step. It never uses the network (everything a page
+// shows is inline) and never parses data as HTML: every text goes in through
+// textContent. When everything is drawn it sets
+// document.body.dataset.rendered = "true"; on a failure it sets
+// document.body.dataset.renderError to the message and logs it.
+(function () {
+  "use strict";
+
+  var NULL_TEXT = "\u2013"; // "–"
+  var SHORT_TEXT = 40;       // cells with at most this many characters do not wrap
+  var body = document.body;
+  var failed = false;
+
+  window.refereeViews = {};
+
+  function fail(message, error) {
+    if (!failed) {
+      failed = true;
+      body.dataset.renderError = message;
+    }
+    console.error("referee: " + message, error === undefined ? "" : error);
+  }
+
+  window.addEventListener("error", function (event) {
+    fail("script error: " + (event.message || "unknown"), event.error);
+  });
+  window.addEventListener("unhandledrejection", function (event) {
+    var reason = event.reason;
+    fail("unhandled failure: " + (reason && reason.message ? reason.message : String(reason)), reason);
+  });
+
+  // ------------------------------------------------------------ DOM helpers
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    if (attrs) {
+      Object.keys(attrs).forEach(function (name) {
+        var value = attrs[name];
+        if (value === undefined || value === null || value === false) return;
+        if (name === "text") node.textContent = String(value);
+        else if (name === "className") node.className = value;
+        else node.setAttribute(name, value === true ? "" : String(value));
+      });
+    }
+    (children || []).forEach(function (child) {
+      if (child === null || child === undefined) return;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    });
+    return node;
+  }
+
+  // Only relative links and web addresses become links; anything else (a
+  // javascript: or data: address) is shown as text.
+  function safeHref(href) {
+    if (typeof href !== "string" || href === "") return null;
+    var scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(href);
+    if (!scheme) return href;
+    var s = scheme[1].toLowerCase();
+    return s === "http" || s === "https" || s === "mailto" ? href : null;
+  }
+
+  function link(text, href, attrs) {
+    var safe = safeHref(href);
+    if (safe === null) return el("span", { text: text });
+    var a = el("a", Object.assign({ href: safe }, attrs || {}), []);
+    a.textContent = text;
+    return a;
+  }
+
+  function slug(s) {
+    return String(s).replace(/[^A-Za-z0-9_-]/g, "_");
+  }
+
+  // ------------------------------------------------------------ values
+
+  var numberFormats = {};
+  function formatNumber(value, digits) {
+    var key = digits === undefined || digits === null ? "auto" : String(digits);
+    if (!numberFormats[key]) {
+      numberFormats[key] =
+        key === "auto"
+          ? new Intl.NumberFormat("en-US", { maximumFractionDigits: 6 })
+          : new Intl.NumberFormat("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+    }
+    return numberFormats[key].format(value);
+  }
+
+  function isNull(value) {
+    return value === null || value === undefined || (typeof value === "number" && !isFinite(value));
+  }
+
+  // The text a cell shows (also what filters list and what text sorts by).
+  function cellText(column, value) {
+    if (isNull(value)) return NULL_TEXT;
+    switch (column.type) {
+      case "number":
+      case "minutes":
+        return typeof value === "number" ? formatNumber(value, column.digits) : String(value);
+      case "percent":
+        return typeof value === "number"
+          ? formatNumber(value * 100, column.digits === undefined ? 1 : column.digits) + "%"
+          : String(value);
+      case "link":
+        return typeof value === "object" ? String(value.text === undefined ? "" : value.text) : String(value);
+      default:
+        return typeof value === "object" ? JSON.stringify(value) : String(value);
+    }
+  }
+
+  // What a filter compares: the shown text of a link, the value otherwise.
+  function plainText(value) {
+    if (isNull(value)) return NULL_TEXT;
+    if (typeof value === "object") return String(value.text === undefined ? JSON.stringify(value) : value.text);
+    return String(value);
+  }
+
+  function sortKey(column, value) {
+    if (isNull(value)) return null;
+    if (column.type === "link") return plainText(value);
+    return value;
+  }
+
+  function compareKeys(a, b) {
+    if (a === null && b === null) return 0;
+    if (a === null) return 1; // empty cells last, whichever the direction
+    if (b === null) return -1;
+    if (typeof a === "number" && typeof b === "number") return a - b;
+    return String(a).localeCompare(String(b), "en", { numeric: true });
+  }
+
+  function formatRatio(r) {
+    return formatNumber(r, 2) + "x";
+  }
+
+  // ------------------------------------------------------------ charts
+
+  // Every inline data set of a spec, its layers and concatenations.
+  function inlineValues(spec, out) {
+    out = out || [];
+    if (!spec || typeof spec !== "object") return out;
+    if (spec.data && Array.isArray(spec.data.values)) out.push(spec.data.values);
+    ["layer", "concat", "hconcat", "vconcat"].forEach(function (k) {
+      if (Array.isArray(spec[k])) spec[k].forEach(function (s) { inlineValues(s, out); });
+    });
+    if (spec.spec) inlineValues(spec.spec, out);
+    return out;
+  }
+
+  function dataTable(rows) {
+    var keys = [];
+    rows.forEach(function (row) {
+      if (row && typeof row === "object") {
+        Object.keys(row).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); });
+      }
+    });
+    var head = el("tr", null, keys.map(function (k) { return el("th", { scope: "col", text: k }); }));
+    var tbody = el("tbody");
+    rows.forEach(function (row) {
+      tbody.appendChild(el("tr", null, keys.map(function (k) {
+        var v = row ? row[k] : undefined;
+        var text = isNull(v) ? NULL_TEXT : typeof v === "object" ? JSON.stringify(v) : String(v);
+        return el("td", { className: typeof v === "number" ? "num" : null, text: text });
+      })));
+    });
+    return el("table", { className: "data-table" }, [el("thead", null, [head]), tbody]);
+  }
+
+  function downloads(item) {
+    var links = [];
+    if (item.csv) links.push(link("CSV", item.csv, { download: "" }));
+    if (item.json) links.push(link("JSON", item.json, { download: "" }));
+    if (!links.length) return null;
+    var p = el("p", { className: "downloads" }, ["Download: "]);
+    links.forEach(function (a, i) {
+      if (i) p.appendChild(document.createTextNode(" \u00b7 "));
+      p.appendChild(a);
+    });
+    return p;
+  }
+
+  // The spec handed to vega-embed: a copy without "$schema", so that the
+  // bundled Vega-Lite compiles it without a version warning (the spec is
+  // Vega-Lite in any case; mode says so).
+  function embeddable(spec) {
+    var copy = Object.assign({}, spec);
+    delete copy.$schema;
+    return copy;
+  }
+
+  function renderChart(chart) {
+    var view = el("div", { className: "chart-view", id: "chart-" + slug(chart.id), role: "img",
+                           "aria-label": chart.title || chart.id });
+    var values = inlineValues(chart.spec);
+    var rows = values.length ? values[0] : [];
+    if (values.length > 1) rows = values.reduce(function (all, v) { return all.concat(v); }, []);
+    var details = el("details", { className: "chart-data" }, [
+      el("summary", { text: "Data" }),
+      el("div", { className: "table-scroll" }, [dataTable(rows)]),
+      downloads(chart)
+    ]);
+    var figure = el("figure", { className: "chart", "data-chart": chart.id }, [
+      chart.title ? el("figcaption", { text: chart.title }) : null,
+      view,
+      details
+    ]);
+    var done;
+    if (typeof window.vegaEmbed !== "function") {
+      done = Promise.reject(new Error("vega-embed is not loaded (assets/vega-embed.min.js)"));
+    } else {
+      done = Promise.resolve().then(function () {
+        return window.vegaEmbed(view, embeddable(chart.spec), { renderer: "svg", actions: false, mode: "vega-lite" });
+      }).then(function (result) {
+        window.refereeViews[chart.id] = result.view;
+      });
+    }
+    return {
+      node: figure,
+      done: done.catch(function (err) {
+        throw new Error("chart " + chart.id + ": " + (err && err.message ? err.message : String(err)));
+      })
+    };
+  }
+
+  // ------------------------------------------------------------ tables
+
+  function renderTable(table) {
+    var columns = Array.isArray(table.columns) ? table.columns : [];
+    var rows = Array.isArray(table.rows) ? table.rows : [];
+    var filters = (Array.isArray(table.filters) ? table.filters : []).filter(function (key) {
+      return rows.some(function (r) { return Object.prototype.hasOwnProperty.call(r, key); });
+    });
+    var baseline = table.baseline && table.baseline.value ? table.baseline : null;
+    var id = slug(table.id);
+    var state = { filter: {}, sort: null, dir: 1, base: -1 };
+
+    function columnFor(key) {
+      for (var i = 0; i < columns.length; i++) if (columns[i].key === key) return columns[i];
+      return { key: key, type: "text", label: key };
+    }
+
+    // Controls: a select per filter key, the baseline select, a reset button.
+    var controls = el("div", { className: "controls" });
+    var selects = [];
+    filters.forEach(function (key) {
+      var column = columnFor(key);
+      var distinct = [];
+      rows.forEach(function (r) {
+        var t = plainText(r[key]);
+        if (distinct.indexOf(t) < 0) distinct.push(t);
+      });
+      distinct.sort(function (a, b) { return a.localeCompare(b, "en", { numeric: true }); });
+      var selectId = "filter-" + id + "-" + slug(key);
+      var select = el("select", { id: selectId, "data-filter": key },
+        [el("option", { value: "", text: "All" })].concat(distinct.map(function (v) {
+          return el("option", { value: v, text: v });
+        })));
+      select.addEventListener("change", function () {
+        state.filter[key] = select.value;
+        update();
+      });
+      selects.push(select);
+      controls.appendChild(el("span", { className: "control" }, [
+        el("label", { "for": selectId, text: column.label || key }), select
+      ]));
+    });
+
+    var baseSelect = null;
+    if (baseline) {
+      var labelColumn = columnFor(baseline.label);
+      var baseId = "baseline-" + id;
+      baseSelect = el("select", { id: baseId, "data-baseline": "" },
+        [el("option", { value: "", text: "Absolute values" })].concat(rows.map(function (r, i) {
+          return el("option", { value: String(i), text: "Relative to " + cellText(labelColumn, r[baseline.label]) });
+        })));
+      baseSelect.addEventListener("change", function () {
+        state.base = baseSelect.value === "" ? -1 : Number(baseSelect.value);
+        if (state.base < 0 && state.sort === "__relative") state.sort = null;
+        update();
+      });
+      controls.appendChild(el("span", { className: "control" }, [
+        el("label", { "for": baseId, text: "Show" }), baseSelect
+      ]));
+    }
+    if (selects.length) {
+      var reset = el("button", { type: "button", className: "reset", text: "Reset filters" });
+      reset.addEventListener("click", function () {
+        selects.forEach(function (s) { s.value = ""; });
+        state.filter = {};
+        update();
+      });
+      controls.appendChild(reset);
+    }
+
+    var thead = el("thead");
+    var tbody = el("tbody");
+    var count = el("p", { className: "row-count", "aria-live": "polite" });
+    var tableNode = el("table", { className: "referee-table", id: "table-" + id, "data-table": table.id }, [
+      table.title ? el("caption", { text: table.title }) : null, thead, tbody
+    ]);
+
+    function relativeColumn() {
+      var baseRow = rows[state.base];
+      var label = baseRow ? cellText(columnFor(baseline.label), baseRow[baseline.label]) : "";
+      return { key: "__relative", label: "Speedup vs " + label, type: "ratio" };
+    }
+
+    function relativeValue(row) {
+      var base = rows[state.base] ? rows[state.base][baseline.value] : null;
+      var v = row[baseline.value];
+      if (typeof base !== "number" || typeof v !== "number" || v === 0) return null;
+      return base / v;
+    }
+
+    function shownColumns() {
+      var cols = columns.slice();
+      if (baseline && state.base >= 0) {
+        var rel = relativeColumn();
+        var at = -1;
+        for (var i = 0; i < cols.length; i++) if (cols[i].key === baseline.value) at = i;
+        cols.splice(at + 1, 0, rel);
+      }
+      return cols;
+    }
+
+    function header(cols) {
+      thead.textContent = "";
+      var tr = el("tr");
+      cols.forEach(function (col) {
+        var sorted = state.sort === col.key;
+        var th = el("th", {
+          scope: "col",
+          className: col.type === "text" || col.type === "link" ? null : "num",
+          "aria-sort": sorted ? (state.dir > 0 ? "ascending" : "descending") : "none"
+        });
+        var button = el("button", { type: "button", className: "sort", "data-sort": col.key }, [
+          col.label || col.key,
+          el("span", { className: "sort-mark", "aria-hidden": "true", text: sorted ? (state.dir > 0 ? " \u25b2" : " \u25bc") : "" })
+        ]);
+        button.addEventListener("click", function () {
+          if (state.sort === col.key) state.dir = -state.dir;
+          else { state.sort = col.key; state.dir = 1; }
+          update();
+        });
+        th.appendChild(button);
+        tr.appendChild(th);
+      });
+      thead.appendChild(tr);
+    }
+
+    function cell(col, row) {
+      if (col.key === "__relative") {
+        var r = relativeValue(row);
+        return el("td", { className: "num relative", text: r === null ? NULL_TEXT : formatRatio(r) });
+      }
+      var value = row[col.key];
+      var text = cellText(col, value);
+      // Short texts (names, rounds) stay on one line; long ones wrap.
+      var short = text.length <= SHORT_TEXT ? "short" : null;
+      if (col.type === "link" && value && typeof value === "object" && value.href) {
+        return el("td", { className: short }, [link(text, value.href)]);
+      }
+      var numeric = col.type === "number" || col.type === "percent" || col.type === "minutes";
+      return el("td", { className: numeric ? "num" : short, text: text });
+    }
+
+    function update() {
+      var cols = shownColumns();
+      header(cols);
+      var order = rows.map(function (r, i) { return i; }).filter(function (i) {
+        return filters.every(function (key) {
+          var want = state.filter[key];
+          return !want || plainText(rows[i][key]) === want;
+        });
+      });
+      if (state.sort) {
+        var col = state.sort === "__relative" ? { key: "__relative", type: "ratio" } : columnFor(state.sort);
+        order.sort(function (a, b) {
+          var ka = col.key === "__relative" ? relativeValue(rows[a]) : sortKey(col, rows[a][col.key]);
+          var kb = col.key === "__relative" ? relativeValue(rows[b]) : sortKey(col, rows[b][col.key]);
+          var c = ka === null || kb === null ? compareKeys(ka, kb) : state.dir * compareKeys(ka, kb);
+          return c || a - b;
+        });
+      }
+      tbody.textContent = "";
+      order.forEach(function (i) {
+        var tr = el("tr", { "data-row": String(i), className: i === state.base ? "baseline-row" : null });
+        cols.forEach(function (col) { tr.appendChild(cell(col, rows[i])); });
+        tbody.appendChild(tr);
+      });
+      count.textContent = order.length === rows.length
+        ? rows.length + (rows.length === 1 ? " row" : " rows")
+        : order.length + " of " + rows.length + " rows";
+    }
+
+    update();
+    return el("div", { className: "table-block", "data-table-block": table.id }, [
+      controls.childNodes.length ? controls : null,
+      el("div", { className: "table-scroll" }, [tableNode]),
+      count,
+      downloads(table)
+    ]);
+  }
+
+  // ------------------------------------------------------------ page
+
+  function notes(list) {
+    return (Array.isArray(list) ? list : []).map(function (text) {
+      return el("p", { className: "note", text: String(text) });
+    });
+  }
+
+  function render(page) {
+    var main = document.getElementById("referee-main");
+    if (!main) throw new Error("the page has no #referee-main");
+    if (!main.querySelector("h1") && page.title) main.appendChild(el("h1", { text: page.title }));
+
+    var charts = {};
+    (page.charts || []).forEach(function (c) { charts[c.id] = c; });
+    var tables = {};
+    (page.tables || []).forEach(function (t) { tables[t.id] = t; });
+    var used = {};
+    var pending = [];
+
+    notes(page.notes).forEach(function (p) { main.appendChild(p); });
+
+    function addChart(container, id) {
+      var chart = charts[id];
+      if (!chart) throw new Error("section names chart '" + id + "', which the page does not have");
+      used["c:" + id] = true;
+      var r = renderChart(chart);
+      container.appendChild(r.node);
+      pending.push(r.done);
+    }
+    function addTable(container, id) {
+      var table = tables[id];
+      if (!table) throw new Error("section names table '" + id + "', which the page does not have");
+      used["t:" + id] = true;
+      container.appendChild(el("div", { className: "table-section" }, [renderTable(table)]));
+    }
+
+    (page.sections || []).forEach(function (section, i) {
+      var headingId = "section-" + i;
+      var node = el("section", { className: "referee-section", "aria-labelledby": section.title ? headingId : null });
+      if (section.title) node.appendChild(el("h2", { id: headingId, text: section.title }));
+      notes(section.notes).forEach(function (p) { node.appendChild(p); });
+      (section.charts || []).forEach(function (id) { addChart(node, id); });
+      (section.tables || []).forEach(function (id) { addTable(node, id); });
+      main.appendChild(node);
+    });
+
+    // Charts and tables no section names still appear, at the end.
+    var rest = el("section", { className: "referee-section" });
+    (page.charts || []).forEach(function (c) { if (!used["c:" + c.id]) addChart(rest, c.id); });
+    (page.tables || []).forEach(function (t) { if (!used["t:" + t.id]) addTable(rest, t.id); });
+    if (rest.childNodes.length) main.appendChild(rest);
+
+    return Promise.all(pending);
+  }
+
+  function start() {
+    var source = document.getElementById("referee-page");
+    var page;
+    try {
+      if (!source) throw new Error("the page has no <script id=\"referee-page\"> with its data");
+      page = JSON.parse(source.textContent);
+      if (!page || page.schema !== "referee.page/1") {
+        throw new Error("page data has schema " + JSON.stringify(page && page.schema) + ", expected referee.page/1");
+      }
+    } catch (err) {
+      fail(err.message, err);
+      return;
+    }
+    var done;
+    try {
+      done = render(page);
+    } catch (err) {
+      fail(err.message, err);
+      return;
+    }
+    done.then(function () {
+      if (!failed) body.dataset.rendered = "true";
+    }, function (err) {
+      fail(err.message, err);
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

@@ -1,0 +1,420 @@
+// Loads every page of a report folder in headless Chromium (Debian's
+// /usr/bin/chromium, driven by playwright-core from reports/web/node_modules)
+// from file:// and checks the rendered page against its own page JSON:
+//   - the page script finished (body[data-rendered]) without renderError, and
+//     no console error or page error happened on the way;
+//   - no request left the report folder (every request is routed: file://
+//     under the folder goes through, anything else is aborted and fails);
+//   - every chart drew SVG marks, and the marks carry the spec's numbers
+//     (the datums in the vega view's scenegraph, compared exactly);
+//   - every table shows as many rows as its JSON has;
+//   - every relative link, stylesheet and script resolves to a file in the folder;
+//   - the footer names the referee version, the rule sets and the data time;
+//   - assets/LICENSES.txt carries the licence texts of vega, vega-lite and vega-embed;
+//   - on one page with them: a filter narrows the table to the matching rows,
+//     the baseline switch shows baseline / row for every row, and a number
+//     column sorts both ways (empty cells last);
+// and keeps a full-page screenshot of each page.
+//
+//   node tests/browser/check_report.mjs REPORT_DIR [--artifacts DIR] [--timeout-ms N] [--jobs N]
+// (--jobs: pages checked at once, each in its own browser context; default 2)
+// Exit: 0 all pages pass; 1 a check failed (each failure printed); 2 the
+// checker could not run (no browser, bad arguments).
+import { createRequire } from "node:module";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, "../..");
+const require = createRequire(path.join(repo, "reports/web/package.json"));
+
+function usage(message) {
+  console.error(`check_report: ${message}`);
+  console.error("usage: node tests/browser/check_report.mjs REPORT_DIR [--artifacts DIR] [--timeout-ms N] [--jobs N]");
+  process.exit(2);
+}
+
+const args = process.argv.slice(2);
+let reportDir = null;
+let artifacts = path.join(repo, "build/test-artifacts/report-browser");
+let timeoutMs = 20000;
+let jobs = 2;
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === "--artifacts") artifacts = path.resolve(args[++i] ?? usage("--artifacts needs a folder"));
+  else if (args[i] === "--timeout-ms") timeoutMs = Number(args[++i]);
+  else if (args[i] === "--jobs") jobs = Math.max(1, Number(args[++i]) || 1);
+  else if (args[i].startsWith("--")) usage(`unknown option ${args[i]}`);
+  else if (reportDir === null) reportDir = path.resolve(args[i]);
+  else usage(`unexpected argument ${args[i]}`);
+}
+if (!reportDir) usage("no report folder given");
+if (!fs.existsSync(reportDir) || !fs.statSync(reportDir).isDirectory()) usage(`${reportDir} is not a folder`);
+const chromiumPath = process.env.REFEREE_CHROMIUM || "/usr/bin/chromium";
+if (!fs.existsSync(chromiumPath)) usage(`${chromiumPath} is missing (Debian: apt-get install chromium)`);
+
+let chromium;
+try {
+  ({ chromium } = require("playwright-core"));
+} catch (err) {
+  usage(`playwright-core is not installed in reports/web/node_modules (run scripts/setup.sh): ${err.message}`);
+}
+
+const reportRoot = fs.realpathSync(reportDir);
+const rootUrl = pathToFileURL(reportRoot + path.sep).href;
+
+function htmlPages(dir) {
+  const out = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...htmlPages(p));
+    else if (entry.isFile() && entry.name.endsWith(".html")) out.push(p);
+  }
+  return out.sort();
+}
+
+// A file:// URL inside the report folder, as a path; null otherwise.
+function insideReport(url) {
+  let u;
+  try {
+    u = new URL(url);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== "file:") return null;
+  const p = path.resolve(fileURLToPath(u));
+  return p === reportRoot || p.startsWith(reportRoot + path.sep) ? p : null;
+}
+
+// --------------------------------------------------------------- in the page
+
+// Runs in the page: for each chart of the page JSON, its SVG mark count and the
+// datums of its scenegraph's mark items (axes, legends and titles left out).
+function pageFacts() {
+  const page = JSON.parse(document.getElementById("referee-page").textContent);
+  const charts = (page.charts || []).map((chart) => {
+    const view = (window.refereeViews || {})[chart.id];
+    const out = { id: chart.id, hasView: !!view, svgMarks: 0, datums: [] };
+    const figure = document.querySelector(`figure[data-chart="${CSS.escape(chart.id)}"]`);
+    if (figure) {
+      // Mark groups the SVG renderer wrote for data marks (role-mark), and their drawn children.
+      for (const g of figure.querySelectorAll("svg g.role-mark")) out.svgMarks += g.querySelectorAll("path, rect, circle, line, text").length;
+    }
+    if (view) {
+      const walk = (node) => {
+        if (!node) return;
+        if (node.marktype !== undefined) {
+          // a mark: its items
+          for (const item of node.items || []) {
+            if (node.role === "mark" && node.marktype !== "group" && item.datum) {
+              const d = {};
+              for (const [k, v] of Object.entries(item.datum)) if (typeof v === "number" || typeof v === "string") d[k] = v;
+              out.datums.push(d);
+            }
+            walk(item);
+          }
+        } else if (node.items) {
+          for (const child of node.items) walk(child);
+        }
+      };
+      walk(view.scenegraph().root);
+    }
+    return out;
+  });
+  const tables = (page.tables || []).map((t) => {
+    const table = document.querySelector(`table[data-table="${CSS.escape(t.id)}"]`);
+    return { id: t.id, found: !!table, rendered: table ? table.tBodies[0].rows.length : 0 };
+  });
+  const refs = [];
+  for (const a of document.querySelectorAll("a[href]")) refs.push({ kind: "link", ref: a.getAttribute("href"), url: a.href });
+  for (const l of document.querySelectorAll("link[href]")) refs.push({ kind: "stylesheet", ref: l.getAttribute("href"), url: l.href });
+  for (const s of document.querySelectorAll("script[src]")) refs.push({ kind: "script", ref: s.getAttribute("src"), url: s.src });
+  for (const i of document.querySelectorAll("img[src]")) refs.push({ kind: "image", ref: i.getAttribute("src"), url: i.src });
+  const footer = document.querySelector("footer");
+  return { page, charts, tables, refs, footer: footer ? footer.textContent : null };
+}
+
+// --------------------------------------------------------------- the checks
+
+function specValues(spec, out = { values: [], transformed: false }) {
+  if (!spec || typeof spec !== "object") return out;
+  if (spec.data && Array.isArray(spec.data.values)) out.values.push(...spec.data.values);
+  if (Array.isArray(spec.transform) && spec.transform.length) out.transformed = true;
+  for (const k of ["layer", "concat", "hconcat", "vconcat"]) if (Array.isArray(spec[k])) spec[k].forEach((s) => specValues(s, out));
+  if (spec.spec) specValues(spec.spec, out);
+  return out;
+}
+
+// The numbers each field takes in the spec's inline data and in the drawn
+// datums. Every drawn number must be one of the spec's (nothing invented);
+// without transforms every spec number must be drawn too (nothing lost).
+export function compareChart(chart, facts) {
+  const problems = [];
+  const { values, transformed } = specValues(chart.spec);
+  if (!values.length) return problems;  // nothing inline to compare
+  const want = new Map();
+  for (const row of values) {
+    if (!row || typeof row !== "object") continue;
+    for (const [k, v] of Object.entries(row)) {
+      if (typeof v !== "number") continue;
+      if (!want.has(k)) want.set(k, new Set());
+      want.get(k).add(v);
+    }
+  }
+  const got = new Map();
+  for (const d of facts.datums) {
+    for (const [k, v] of Object.entries(d)) {
+      if (!want.has(k)) continue;
+      if (!got.has(k)) got.set(k, new Set());
+      got.get(k).add(v);
+    }
+  }
+  let compared = 0;
+  for (const [k, spec] of want) {
+    const drawn = got.get(k);
+    if (!drawn) continue;
+    compared++;
+    for (const v of drawn) {
+      if (typeof v !== "number" || !spec.has(v)) problems.push(`chart ${chart.id}: a mark carries ${k}=${JSON.stringify(v)}, which is not in the spec's data (${[...spec].join(", ")})`);
+    }
+    if (!transformed) {
+      for (const v of spec) if (!drawn.has(v)) problems.push(`chart ${chart.id}: the spec's ${k}=${v} is on no mark`);
+    }
+  }
+  if (want.size && !compared) {
+    problems.push(`chart ${chart.id}: no drawn mark carries any of the spec's numeric fields (${[...want.keys()].join(", ")})`);
+  }
+  return problems;
+}
+
+function plainText(v) {
+  if (v === null || v === undefined || (typeof v === "number" && !Number.isFinite(v))) return "\u2013";
+  if (typeof v === "object") return String(v.text ?? JSON.stringify(v));
+  return String(v);
+}
+
+async function exerciseFilter(page, table) {
+  const problems = [];
+  for (const key of table.filters || []) {
+    const distinct = [...new Set(table.rows.map((r) => plainText(r[key])))];
+    if (distinct.length < 2) continue;
+    const value = distinct.sort()[distinct.length - 1];
+    const select = page.locator(`[data-table-block="${table.id}"] select[data-filter="${key}"]`);
+    await select.selectOption(value);
+    const want = table.rows.map((r, i) => [r, i]).filter(([r]) => plainText(r[key]) === value).map(([, i]) => String(i));
+    const shown = await page.locator(`table[data-table="${table.id}"] tbody tr`).evaluateAll((trs) => trs.map((tr) => tr.dataset.row));
+    if (JSON.stringify(shown.slice().sort()) !== JSON.stringify(want.slice().sort())) {
+      problems.push(`table ${table.id}: filter ${key}=${value} shows rows [${shown}], expected [${want}]`);
+    }
+    await select.selectOption("");
+    const all = await page.locator(`table[data-table="${table.id}"] tbody tr`).count();
+    if (all !== table.rows.length) problems.push(`table ${table.id}: after resetting filter ${key}, ${all} rows of ${table.rows.length}`);
+    return { done: `filter ${key}=${value} (${want.length} of ${table.rows.length} rows)`, problems };
+  }
+  return null;
+}
+
+// Sorting by a number column: ascending on the first click (empty cells last),
+// descending on the second.
+async function exerciseSort(page, table) {
+  const candidates = (table.columns || []).filter((c) => ["number", "minutes", "percent"].includes(c.type) &&
+    new Set(table.rows.map((r) => r[c.key]).filter((v) => typeof v === "number")).size > 1);
+  // One with empty cells if there is one.
+  const col = candidates.find((c) => table.rows.some((r) => typeof r[c.key] !== "number")) || candidates[0];
+  if (!col) return null;
+  const problems = [];
+  const button = page.locator(`table[data-table="${table.id}"] thead button[data-sort="${col.key}"]`);
+  const order = () => page.locator(`table[data-table="${table.id}"] tbody tr`).evaluateAll((trs) => trs.map((tr) => Number(tr.dataset.row)));
+  const values = (rows) => rows.map((i) => table.rows[i][col.key]);
+  const sorted = (vals, dir) => {
+    const nums = vals.filter((v) => typeof v === "number");
+    const tail = vals.slice(nums.length);
+    return nums.every((v, i) => i === 0 || dir * (v - nums[i - 1]) >= 0) && tail.every((v) => typeof v !== "number");
+  };
+  for (const [dir, name] of [[1, "ascending"], [-1, "descending"]]) {
+    await button.click();
+    const vals = values(await order());
+    if (!sorted(vals, dir)) problems.push(`table ${table.id}: sorted ${name} by ${col.key}, shows ${JSON.stringify(vals)}`);
+    const aria = await page.locator(`table[data-table="${table.id}"] thead th:has(button[data-sort="${col.key}"])`).getAttribute("aria-sort");
+    if (aria !== name) problems.push(`table ${table.id}: sorted ${name} by ${col.key}, aria-sort is ${aria}`);
+  }
+  return { done: `sort by ${col.key}`, problems };
+}
+
+async function exerciseBaseline(page, table) {
+  const problems = [];
+  const b = table.baseline;
+  const base = table.rows.findIndex((r, i) => i > 0 && typeof r[b.value] === "number");
+  if (base < 0) return null;
+  const select = page.locator(`[data-table-block="${table.id}"] select[data-baseline]`);
+  await select.selectOption(String(base));
+  const cells = await page.locator(`table[data-table="${table.id}"] tbody tr`).evaluateAll((trs) =>
+    trs.map((tr) => ({ row: tr.dataset.row, text: (tr.querySelector("td.relative") || {}).textContent })));
+  const fmt = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  for (const c of cells) {
+    const row = table.rows[Number(c.row)];
+    const bv = table.rows[base][b.value];
+    const v = row[b.value];
+    const want = typeof v === "number" && v !== 0 ? fmt.format(bv / v) + "x" : "\u2013";
+    if (c.text !== want) problems.push(`table ${table.id}: relative to row ${base}, row ${c.row} shows ${JSON.stringify(c.text)}, expected ${want}`);
+  }
+  if (cells.length !== table.rows.length) problems.push(`table ${table.id}: ${cells.length} rows in relative view, ${table.rows.length} in the JSON`);
+  await select.selectOption("");
+  const left = await page.locator(`table[data-table="${table.id}"] td.relative`).count();
+  if (left) problems.push(`table ${table.id}: back to absolute values, ${left} relative cells remain`);
+  return { done: `baseline row ${base} (${cells.length} rows)`, problems };
+}
+
+// --------------------------------------------------------------- main
+
+const pages = htmlPages(reportRoot);
+if (!pages.length) usage(`${reportRoot} has no .html page`);
+fs.mkdirSync(artifacts, { recursive: true });
+
+let browser;
+try {
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--allow-file-access-from-files"],
+  });
+} catch (err) {
+  console.error(`check_report: cannot start ${chromiumPath}: ${err.message}`);
+  process.exit(2);
+}
+
+const failures = [];
+const warnings = new Map();  // console warnings (not failures): text -> {count, first page}
+// The bundled libraries' licence texts travel with the report.
+{
+  const licenses = path.join(reportRoot, "assets/LICENSES.txt");
+  const text = fs.existsSync(licenses) ? fs.readFileSync(licenses, "utf8") : null;
+  if (text === null) failures.push("assets/LICENSES.txt: missing (the bundled libraries' licence texts)");
+  else {
+    for (const lib of ["vega", "vega-lite", "vega-embed"]) {
+      if (!text.includes(`(npm package ${lib})`)) failures.push(`assets/LICENSES.txt: no licence text of ${lib}`);
+    }
+  }
+}
+let exercisedFilter = null;
+let exercisedBaseline = null;
+let exercisedSort = null;
+const t0 = Date.now();
+async function checkPage(file) {
+  const rel = path.relative(reportRoot, file);
+  const fail = (msg) => failures.push(`${rel}: ${msg}`);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: "block" });
+  const page = await context.newPage();
+  const left = new Set();
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    if (insideReport(url)) return route.continue();
+    left.add(url);
+    return route.abort("blockedbyclient");
+  });
+  page.on("request", (req) => { if (!insideReport(req.url())) left.add(req.url()); });
+  page.on("websocket", (ws) => left.add(ws.url()));
+  const consoleErrors = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") consoleErrors.push(m.text());
+    else if (m.type() === "warning") {
+      const text = m.text().split("\n")[0];
+      const w = warnings.get(text) || { count: 0, page: rel };
+      w.count++;
+      warnings.set(text, w);
+    }
+  });
+  page.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
+
+  try {
+    await page.goto(pathToFileURL(file).href, { waitUntil: "load", timeout: timeoutMs });
+    await page.waitForFunction(() => document.body.dataset.rendered === "true" || document.body.dataset.renderError !== undefined,
+                               null, { timeout: timeoutMs });
+    const renderError = await page.evaluate(() => document.body.dataset.renderError);
+    if (renderError !== undefined) fail(`the page script failed: ${renderError}`);
+    const facts = await page.evaluate(pageFacts);
+    // Charts: drawn, with the spec's numbers on the marks.
+    for (const chart of facts.page.charts || []) {
+      const f = facts.charts.find((c) => c.id === chart.id);
+      if (!f.hasView) { fail(`chart ${chart.id}: no vega view in window.refereeViews`); continue; }
+      if (!specValues(chart.spec).values.length && chart.spec && !(chart.spec.data && chart.spec.data.url)) {
+        fail(`chart ${chart.id}: its data is empty, so it draws nothing (leave such a chart out and say why in a note)`);
+        continue;
+      }
+      if (!f.svgMarks) fail(`chart ${chart.id}: no SVG marks drawn`);
+      if (!f.datums.length) fail(`chart ${chart.id}: the scenegraph has no mark items`);
+      for (const p of compareChart(chart, f)) fail(p);
+    }
+    // Tables: every row shown.
+    for (const t of facts.page.tables || []) {
+      const f = facts.tables.find((x) => x.id === t.id);
+      if (!f.found) fail(`table ${t.id}: not rendered`);
+      else if (f.rendered !== (t.rows || []).length) fail(`table ${t.id}: ${f.rendered} rows shown, ${(t.rows || []).length} in the JSON`);
+    }
+    // Links and assets resolve to files of the report.
+    for (const r of facts.refs) {
+      if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(r.ref) || r.ref.startsWith("#")) continue;  // absolute or in-page
+      const p = insideReport(r.url.split("#")[0].split("?")[0]);
+      if (!p) fail(`${r.kind} ${r.ref} points outside the report folder`);
+      else if (!fs.existsSync(p)) fail(`${r.kind} ${r.ref} does not resolve (${path.relative(reportRoot, p)} is missing)`);
+    }
+    // The footer says what made the page and from what data.
+    const meta = facts.page.meta || {};
+    if (facts.footer === null) fail("no footer");
+    else {
+      for (const [what, v] of [["referee version", meta.referee_version], ["data time", meta.data_time], ...(meta.rulesets || []).map((r) => ["rule set", r])]) {
+        if (!v || !facts.footer.includes(v)) fail(`the footer does not name the ${what} ${JSON.stringify(v)}: ${JSON.stringify(facts.footer)}`);
+      }
+      if (!(meta.rulesets || []).length) fail("the page JSON names no rule set");
+    }
+    // Interactions, once each, on the first page that has them.
+    for (const t of facts.page.tables || []) {
+      if (!exercisedFilter && (t.filters || []).length) {
+        const r = await exerciseFilter(page, t);
+        if (r) { exercisedFilter = `${rel} ${r.done}`; r.problems.forEach(fail); }
+      }
+      if (!exercisedSort) {
+        const r = await exerciseSort(page, t);
+        if (r) { exercisedSort = `${rel} ${r.done}`; r.problems.forEach(fail); }
+      }
+      if (!exercisedBaseline && t.baseline) {
+        const r = await exerciseBaseline(page, t);
+        if (r) { exercisedBaseline = `${rel} ${r.done}`; r.problems.forEach(fail); }
+      }
+    }
+    const shot = path.join(artifacts, rel.replace(/[\\/]/g, "__").replace(/\.html$/, ".png"));
+    await page.screenshot({ path: shot, fullPage: true });
+  } catch (err) {
+    const reason = await page.evaluate(() => document.body && document.body.dataset.renderError).catch(() => undefined);
+    fail(reason ? `the page script failed: ${reason}` : `${err.message.split("\n")[0]}`);
+    await page.screenshot({ path: path.join(artifacts, rel.replace(/[\\/]/g, "__").replace(/\.html$/, ".failed.png")), fullPage: true }).catch(() => {});
+  }
+  for (const url of left) fail(`a request left the machine: ${url}`);
+  for (const e of consoleErrors) fail(`console error: ${e}`);
+  await context.close();
+}
+
+const queue = pages.slice();
+await Promise.all(Array.from({ length: Math.min(jobs, pages.length) }, async () => {
+  while (queue.length) await checkPage(queue.shift());
+}));
+await browser.close();
+failures.sort();
+
+const seconds = ((Date.now() - t0) / 1000).toFixed(1);
+if (exercisedFilter) console.log(`exercised ${exercisedFilter}`);
+if (exercisedBaseline) console.log(`exercised ${exercisedBaseline}`);
+if (exercisedSort) console.log(`exercised ${exercisedSort}`);
+for (const [text, w] of warnings) console.log(`console warning (not a failure) x${w.count}, first on ${w.page}: ${text}`);
+console.log(`screenshots in ${artifacts}`);
+if (failures.length) {
+  for (const f of failures) console.log(`FAIL ${f}`);
+  const rels = new Set(pages.map((f) => path.relative(reportRoot, f)));
+  const bad = new Set(failures.map((f) => f.slice(0, f.indexOf(": "))));
+  const badPages = [...bad].filter((r) => rels.has(r)).length;
+  const other = bad.size - badPages;  // checks of the folder (assets/LICENSES.txt)
+  console.log(`${pages.length - badPages} passed, ${badPages + other} failed (${pages.length} pages${other ? " and the assets" : ""}, ${seconds} s)`);
+  process.exit(1);
+}
+console.log(`${pages.length} pages passed in ${seconds} s`);

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -684,12 +685,13 @@ TEST_SUITE("serve") {
     CHECK(rc == 0);
     CHECK(out.find("-> http://127.0.0.1:") != std::string::npos);  // the review ran through a server
     // Before: the unscaled score and the failing check; the audit finds it.
-    CHECK(out.find("0.8545  FAIL") != std::string::npos);
+    // (score, then accelerator-hours: 2048 x 0.8545 min / 60 = 29.2)
+    CHECK(std::regex_search(out, std::regex(R"(0\.8545 +29\.2  FAIL)")));
     CHECK(out.find("check-failure  NVIDIA/eos_n256_ngc23.09_pytorch/ssd") != std::string::npos);
     CHECK(out.find("only a review chair records a decision") != std::string::npos);
     CHECK(out.find("decision 1: upheld, remedy normalise factor 1.07575758 (votes 3 uphold") != std::string::npos);
     // After: the normalised score with its decision, the chain intact.
-    CHECK(out.find("0.9193 (normalised)  FAIL    normalised x1.0758 (decision 1)") != std::string::npos);
+    CHECK(std::regex_search(out, std::regex(R"(0\.9193 \(normalised\) +31\.4  FAIL    normalised x1\.0758 \(decision 1\))")));
     CHECK(out.find("chain intact") != std::string::npos);
   }
 

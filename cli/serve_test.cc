@@ -170,6 +170,20 @@ TEST_SUITE("serve") {
         "speedup --from mini-1.0.0 --to mini-1.0.0 --benchmark minilm",
         "leaderboard --round mini-1.0.0 --benchmark nosuchbench",
         "leaderboard --round mini-1.0.0 --benchmark b\xc3\xa9nch\\\"\\\\",  // UTF-8, a quote, a backslash
+        // CSV, accelerator-hours and cost, the chain across rounds
+        "list rounds --csv",
+        "list systems --round mini-1.0.0 --csv",
+        "leaderboard --round mini-1.0.0 --benchmark minilm --csv",
+        "leaderboard --round mini-1.0.0 --benchmark minilm --price-per-node-month 37000",
+        "leaderboard --round mini-1.0.0 --benchmark minilm --price-per-accelerator-hour 2.5 --json",
+        "compare --round mini-1.0.0 --benchmark minilm ExampleOrg/cpu_2x_example cpu_2x_example --csv",
+        "scaling --round mini-1.0.0 --benchmark minilm --submitter ExampleOrg --csv",
+        "speedup --from mini-1.0.0 --to mini-1.0.0 --benchmark minilm --csv",
+        "speedup --all-rounds",
+        "speedup --all-rounds --benchmark minilm --csv --price-per-accelerator-hour 3",
+        "speedup --all-rounds --json --overall",
+        "leaderboard --round mini-1.0.0 --benchmark minilm --price-per-node-month 0",
+        "leaderboard --round mini-1.0.0 --benchmark minilm --csv --json",
     };
     for (const auto& q : questions) {
       CAPTURE(q);
@@ -198,6 +212,25 @@ TEST_SUITE("serve") {
     auto unknown = c.Get("/api/v1/query/ranking", bearer("tok-bob-0123456789"));
     REQUIRE(unknown);
     CHECK(unknown->status == 404);
+    // format=csv: text/csv, the bytes the command prints; other formats are refused.
+    auto csv = c.Get("/api/v1/query/leaderboard?round=mini-1.0.0&benchmark=minilm&format=csv&price-per-node-month=37000",
+                     bearer("tok-bob-0123456789"));
+    REQUIRE(csv);
+    CHECK(csv->status == 200);
+    CHECK(csv->get_header_value("Content-Type") == "text/csv; charset=utf-8");
+    auto local_csv = run(f.dir, "leaderboard --round mini-1.0.0 --benchmark minilm --csv --price-per-node-month 37000 --db " + f.db);
+    CHECK(csv->body == local_csv.out);
+    CHECK(contains(csv->body, ",cost,"));
+    CHECK(contains(csv->body, "\r\n"));
+    auto xml = c.Get("/api/v1/query/list?what=rounds&format=xml", bearer("tok-bob-0123456789"));
+    REQUIRE(xml);
+    CHECK(xml->status == 400);
+    CHECK(contains(xml->body, "choose text, json or csv"));
+    auto price = c.Get("/api/v1/query/leaderboard?round=mini-1.0.0&benchmark=minilm&price-per-node-month=-3",
+                       bearer("tok-bob-0123456789"));
+    REQUIRE(price);
+    CHECK(price->status == 400);
+    CHECK(contains(price->body, "is not a number greater than 0"));
   }
 
   TEST_CASE("review commands go through the server (call_api over HTTP) and print what they print locally") {
@@ -304,6 +337,19 @@ TEST_SUITE("serve") {
     auto speed = c.Get("/api/v1/query/speedup?from=mini-1.0.0&to=mini-1.0.0&benchmark=minilm", bearer("tok-bob-0123456789"));
     REQUIRE(speed);
     CHECK(speed->status == 404);
+    // The chain across rounds leaves out the rounds the caller may not see.
+    auto chain = c.Get("/api/v1/query/speedup?all-rounds=true&format=json", bearer("tok-bob-0123456789"));
+    REQUIRE(chain);
+    CHECK(chain->status == 404);  // nothing to compare
+    CHECK_FALSE(contains(chain->body, "mini-1.0.0"));
+    CHECK_FALSE(contains(chain->body, "minilm"));
+    auto named = c.Get("/api/v1/query/speedup?all-rounds=true&benchmark=minilm", bearer("tok-bob-0123456789"));
+    REQUIRE(named);
+    CHECK(named->status == 404);
+    CHECK_FALSE(contains(named->body, "mini-1.0.0"));
+    auto seen_chain = c.Get("/api/v1/query/speedup?all-rounds=true", bearer("tok-alice-0123456789"));
+    REQUIRE(seen_chain);
+    CHECK(contains(seen_chain->body, "minilm: only in mini-1.0.0"));
   }
 
   TEST_CASE("--read-only serves the questions from a store it does not write") {

@@ -722,15 +722,17 @@ Command speedup_command() {
                 ->excludes(t_opt);
             auto* s_opt = sub.add_option("--submitter", *who, "only this submitter (any case)");
             sub.add_flag("--overall", *overall, "fastest results of each round, whoever submitted them")->excludes(s_opt);
+            // Without --all-rounds the pair and the benchmark are needed: a usage
+            // error (exit 2; on a server, a 400) before anything is asked.
+            sub.parse_complete_callback([c, from, to, all]() {
+              if (!*all && (from->empty() || to->empty() || c->benchmark.empty()))
+                throw CLI::ValidationError("name the rounds and the benchmark (--from R1 --to R2 --benchmark B), or ask for "
+                                           "--all-rounds [--benchmark B]");
+            });
             return query_handler("speedup", sub, c->db, [c, from, to, who, overall, all](submissions::Store& store, std::ostream& out, std::ostream& err) -> int {
               std::string error;
               submissions::SpeedupQuery q{*from, *to, c->benchmark, !*overall, *who, c->pipeline};
               if (*all) return print_chains(*c, q, *overall, store, out, err);
-              if (from->empty() || to->empty() || c->benchmark.empty()) {
-                err << "referee speedup: name the rounds and the benchmark (--from R1 --to R2 --benchmark B), or ask for "
-                       "--all-rounds [--benchmark B]\n";
-                return kCannotCheck;
-              }
               const Price price = price_of(*c);
               submissions::SpeedupReport rep;
               if (!submissions::speedups(store, q, &rep, &error)) {

@@ -222,6 +222,10 @@ TEST_SUITE("serve") {
     CHECK(csv->body == local_csv.out);
     CHECK(contains(csv->body, ",cost,"));
     CHECK(contains(csv->body, "\r\n"));
+    auto no_pair = c.Get("/api/v1/query/speedup?benchmark=minilm", bearer("tok-bob-0123456789"));
+    REQUIRE(no_pair);
+    CHECK(no_pair->status == 400);
+    CHECK(contains(no_pair->body, "or ask for --all-rounds"));
     auto xml = c.Get("/api/v1/query/list?what=rounds&format=xml", bearer("tok-bob-0123456789"));
     REQUIRE(xml);
     CHECK(xml->status == 400);

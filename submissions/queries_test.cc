@@ -656,6 +656,19 @@ TEST_SUITE("store") {
     CHECK(contains(out, "left out: NVIDIA/eos_n64"));
     REQUIRE(run_referee("speedup --from 3.0.0 --to 3.1.0 --benchmark bert --submitter NVIDIA " + db_arg(d.path), &out) == 0);
     CHECK(contains(out, "withdrawn by the review"));
+    // With accelerator-hours and a price the status column stays, last; CSV carries the status as text,
+    // and the hours follow the normalised score (256 x 0.9193 min / 60).
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --division closed --price-per-accelerator-hour 2 " + db_arg(d.path), &out) == 0);
+    INFO(out);
+    CHECK(contains(out, "accelerator-hours  cost   checks  review status"));
+    CHECK(contains(out, "0.9193 (normalised)                3.9   7.84  pass    normalised x1.0758 (decision 1)"));
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --division closed --csv " + db_arg(d.path), &out) == 0);
+    auto csv = read_csv(out);
+    REQUIRE(csv.size() == 3);
+    CHECK(csv[0].back() == "review_status");
+    CHECK(csv[1].back() == "objection open (objection 1)");
+    CHECK(csv[2].back() == "normalised x1.0758 (decision 1)");
+    CHECK(std::stod(csv[2][13]) == doctest::Approx(256 * 0.85454 * 1.07575758 / 60));
   }
 
   TEST_CASE("a schema-5 store whose result_status was dropped is damaged, not answered without status") {
@@ -802,7 +815,7 @@ TEST_SUITE("store") {
     d.result(p, "@sys", "-Org", "NVIDIA H100-SXM5-80GB", 16, 40.0, "b");
     d.close();
     std::string out;
-    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --csv " + db_arg(d.path), &out) == 0);
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --division closed --csv " + db_arg(d.path), &out) == 0);
     auto rows = read_csv(out);
     REQUIRE(rows.size() == 3);
     CHECK(rows[0] == std::vector<std::string>{"benchmark", "rank", "round", "organisation", "system", "submitter", "division",

@@ -351,6 +351,13 @@ TEST_SUITE("serve") {
     REQUIRE(named);
     CHECK(named->status == 404);
     CHECK_FALSE(contains(named->body, "mini-1.0.0"));
+    auto typo = c.Get("/api/v1/query/speedup?all-rounds=true&benchmark=minilx", bearer("tok-bob-0123456789"));
+    REQUIRE(typo);
+    CHECK(typo->status == 404);
+    std::string named_body = named->body;
+    named_body.replace(named_body.find("minilm"), 6, "minilx");
+    CHECK(typo->body == named_body);  // no list of names that would show the hidden round's
+    CHECK_FALSE(contains(typo->body, "miniclf"));
     auto seen_chain = c.Get("/api/v1/query/speedup?all-rounds=true", bearer("tok-alice-0123456789"));
     REQUIRE(seen_chain);
     CHECK(contains(seen_chain->body, "minilm: only in mini-1.0.0"));

@@ -509,7 +509,12 @@ bool speedup_chains(Store& s, const SpeedupQuery& q, const std::function<bool(co
   std::vector<std::string> benchmarks;
   if (!q.benchmark.empty()) {
     std::string bench;
-    if (!resolve_benchmark(s, "", q.benchmark, &bench, error)) return false;
+    if (!resolve_benchmark(s, "", q.benchmark, &bench, error)) {
+      // The valid names would include those of rounds the caller may not
+      // see: an unknown name is answered as one that is only there.
+      if (visible && error->rfind("no benchmark", 0) == 0) *error = "no benchmark '" + q.benchmark + "' in the rounds of the store";
+      return false;
+    }
     benchmarks.push_back(bench);
   } else {
     Stmt st(s.db(), "SELECT DISTINCT benchmark FROM results ORDER BY benchmark");

@@ -145,8 +145,9 @@ struct SpeedupChain {
 // the store when it is "". `q.from_round` and `q.to_round` are not used;
 // per_submitter, submitter and pipeline mean what they mean for speedups().
 // `visible(round)` (when set) leaves out the rounds it refuses, as if the
-// store did not hold them. False with *error when a name does not resolve
-// or the store cannot be read.
+// store did not hold them (an unknown benchmark is then answered as one
+// that is only in such rounds, without the list of valid names). False with
+// *error when a name does not resolve or the store cannot be read.
 bool speedup_chains(Store& s, const SpeedupQuery& q, const std::function<bool(const std::string&)>& visible,
                     std::vector<SpeedupChain>* out, std::string* error);
 

@@ -76,7 +76,8 @@ bool from_referee(const review::Response& r) {
     return err && err->kind == mllog::Json::Kind::Object && err->find("message");
   }
   bool ok = r.status >= 200 && r.status < 300;
-  return ok && (r.content_type == "text/plain" || r.content_type == "text/markdown" || r.content_type == "application/yaml");
+  return ok && (r.content_type == "text/plain" || r.content_type == "text/markdown" || r.content_type == "text/csv" ||
+                r.content_type == "application/yaml");
 }
 
 // Sends `r` to `o.server` over HTTP(S) with libcurl (loaded at first use).
@@ -104,7 +105,7 @@ review::Response call_http(const ClientOptions& o, const review::Request& r) {
     if (auto* n = api->slist_append(headers, h.c_str())) headers = n;
   };
   std::unique_ptr<curl_slist, void (*)(curl_slist*)> free_headers(nullptr, api->slist_free_all);
-  add_header("Accept: application/json, text/plain");
+  add_header("Accept: application/json, text/plain, text/csv");
   if (!r.token.empty()) add_header("Authorization: Bearer " + r.token);
   if (!r.if_match.empty()) add_header("If-Match: " + r.if_match);
   if (!r.body.empty()) add_header("Content-Type: application/json");

@@ -144,7 +144,7 @@ review::Response answer_query(const std::string& name, const review::Request& r,
   if (a.exit == kPass) {
     review::Response ok;
     ok.body = std::move(a.out);
-    ok.content_type = a.json ? "application/json" : "text/plain";
+    ok.content_type = a.json ? "application/json" : a.csv ? "text/csv; charset=utf-8" : "text/plain";
     return ok;
   }
   // The command's text goes back as UTF-8 text (a byte that is not UTF-8 as its latin-1 character).

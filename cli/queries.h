@@ -18,6 +18,7 @@ struct QueryAnswer {
   int exit = 0;              // the command's exit code (kPass, kCannotCheck)
   bool bad_request = false;  // the parameters do not make a command line; `err` says why
   bool json = false;         // format=json was asked for
+  bool csv = false;          // format=csv was asked for
   std::string out;           // what the command printed on stdout
   std::string err;           // on stderr ("referee NAME: ..." lines)
 };
@@ -28,7 +29,7 @@ bool is_query(const std::string& name);
 // Runs question `name` with `params`: each is a flag of the command without
 // its dashes (round=3.1.0, benchmark=ssd, rescale=true), a positional
 // argument by its name (result=ORG/SYSTEM, repeated in order; what=rounds),
-// or format=text|json. `visible(round)` (when set) says whether the caller
+// or format=text|json|csv. `visible(round)` (when set) says whether the caller
 // may see a round: `list` leaves the others out.
 QueryAnswer run_query(const std::string& name, const std::vector<std::pair<std::string, std::string>>& params,
                       submissions::Store& store, const std::function<bool(const std::string&)>& visible);

@@ -8,15 +8,31 @@ namespace {
 
 bool is_control(unsigned char c) { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f; }
 
-void append_safe(std::string* out, const char* s, std::streamsize n) {
+void append_one(std::string* out, unsigned char c) {
+  if (!is_control(c)) {
+    out->push_back(static_cast<char>(c));
+  } else {
+    out->push_back('^');
+    out->push_back(c == 0x7f ? '?' : static_cast<char>(c + 64));
+  }
+}
+
+// `pending_cr` (when not null) lets a CR through when an LF follows it, also
+// in the next write: CSV records end with CRLF, which moves no cursor
+// anywhere a newline would not. A CR followed by anything else is shown as ^M.
+void append_safe(std::string* out, const char* s, std::streamsize n, bool* pending_cr = nullptr) {
   for (std::streamsize i = 0; i < n; ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (!is_control(c)) {
-      out->push_back(static_cast<char>(c));
-    } else {
-      out->push_back('^');
-      out->push_back(c == 0x7f ? '?' : static_cast<char>(c + 64));
+    if (pending_cr && *pending_cr) {
+      *pending_cr = false;
+      if (c == '\n') out->push_back('\r');
+      else append_one(out, '\r');
     }
+    if (pending_cr && c == '\r') {
+      *pending_cr = true;
+      continue;
+    }
+    append_one(out, c);
   }
 }
 
@@ -38,7 +54,7 @@ class SafeTextFilter::Buf : public std::streambuf {
     if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
     char c = traits_type::to_char_type(ch);
     scratch_.clear();
-    append_safe(&scratch_, &c, 1);
+    append_safe(&scratch_, &c, 1, &pending_cr_);
     if (dest_->sputn(scratch_.data(), static_cast<std::streamsize>(scratch_.size())) !=
         static_cast<std::streamsize>(scratch_.size()))
       return traits_type::eof();
@@ -46,7 +62,7 @@ class SafeTextFilter::Buf : public std::streambuf {
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
     scratch_.clear();
-    append_safe(&scratch_, s, n);
+    append_safe(&scratch_, s, n, &pending_cr_);
     if (dest_->sputn(scratch_.data(), static_cast<std::streamsize>(scratch_.size())) !=
         static_cast<std::streamsize>(scratch_.size()))
       return 0;
@@ -54,9 +70,19 @@ class SafeTextFilter::Buf : public std::streambuf {
   }
   int sync() override { return dest_->pubsync(); }
 
+ public:
+  // A CR left waiting for an LF at the end of the output is shown as ^M.
+  void finish() {
+    if (!pending_cr_) return;
+    pending_cr_ = false;
+    dest_->sputn("^M", 2);
+    dest_->pubsync();
+  }
+
  private:
   std::streambuf* dest_;
   std::string scratch_;
+  bool pending_cr_ = false;
 };
 
 SafeTextFilter::SafeTextFilter(std::ostream& os) : os_(os), orig_(os.rdbuf()), buf_(new Buf(orig_)) {
@@ -65,6 +91,7 @@ SafeTextFilter::SafeTextFilter(std::ostream& os) : os_(os), orig_(os.rdbuf()), b
 
 SafeTextFilter::~SafeTextFilter() {
   os_.flush();
+  buf_->finish();
   os_.rdbuf(orig_);
   delete buf_;
 }

@@ -2,7 +2,8 @@
 // names from packages) must not drive the reader's terminal: the review
 // commands and the store's questions print through a filter that shows
 // control characters in caret notation (ESC as ^[, BEL as ^G, DEL as ^?)
-// and keeps newlines, tabs and everything else as it is. The filter works on
+// and keeps newlines, tabs, CR LF pairs (CSV's record ends) and everything
+// else as it is. The filter works on
 // bytes, so it gives the same output for a local store and a server.
 #pragma once
 

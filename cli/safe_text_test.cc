@@ -16,10 +16,18 @@ TEST_SUITE("review") {
     std::ostringstream os;
     {
       SafeTextFilter f(os);
-      os << "title: \x1b[31mred" << '\r' << "\n";
+      os << "title: \x1b[31mred" << '\r' << "over\n";
     }
     os << "\x1b";  // the filter is gone with its scope
-    CHECK(os.str() == "title: ^[[31mred^M\n\x1b");
+    CHECK(os.str() == "title: ^[[31mred^Mover\n\x1b");
+    // CR LF (CSV's record end) passes as a pair, also split across writes; a
+    // CR that no LF follows, even the last byte, does not.
+    std::ostringstream csv;
+    {
+      SafeTextFilter f(csv);
+      csv << "a,b\r\n" << "c\r" << '\n' << "d\r\r\n" << "e\r";
+    }
+    CHECK(csv.str() == "a,b\r\nc\r\nd^M\r\ne^M");
     CHECK(prints_others_text("objection"));
     CHECK(prints_others_text("leaderboard"));
     CHECK_FALSE(prints_others_text("check"));  // its colours are its own

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -169,6 +170,20 @@ TEST_SUITE("serve") {
         "speedup --from mini-1.0.0 --to mini-1.0.0 --benchmark minilm",
         "leaderboard --round mini-1.0.0 --benchmark nosuchbench",
         "leaderboard --round mini-1.0.0 --benchmark b\xc3\xa9nch\\\"\\\\",  // UTF-8, a quote, a backslash
+        // CSV, accelerator-hours and cost, the chain across rounds
+        "list rounds --csv",
+        "list systems --round mini-1.0.0 --csv",
+        "leaderboard --round mini-1.0.0 --benchmark minilm --csv",
+        "leaderboard --round mini-1.0.0 --benchmark minilm --price-per-node-month 37000",
+        "leaderboard --round mini-1.0.0 --benchmark minilm --price-per-accelerator-hour 2.5 --json",
+        "compare --round mini-1.0.0 --benchmark minilm ExampleOrg/cpu_2x_example cpu_2x_example --csv",
+        "scaling --round mini-1.0.0 --benchmark minilm --submitter ExampleOrg --csv",
+        "speedup --from mini-1.0.0 --to mini-1.0.0 --benchmark minilm --csv",
+        "speedup --all-rounds",
+        "speedup --all-rounds --benchmark minilm --csv --price-per-accelerator-hour 3",
+        "speedup --all-rounds --json --overall",
+        "leaderboard --round mini-1.0.0 --benchmark minilm --price-per-node-month 0",
+        "leaderboard --round mini-1.0.0 --benchmark minilm --csv --json",
     };
     for (const auto& q : questions) {
       CAPTURE(q);
@@ -197,6 +212,29 @@ TEST_SUITE("serve") {
     auto unknown = c.Get("/api/v1/query/ranking", bearer("tok-bob-0123456789"));
     REQUIRE(unknown);
     CHECK(unknown->status == 404);
+    // format=csv: text/csv, the bytes the command prints; other formats are refused.
+    auto csv = c.Get("/api/v1/query/leaderboard?round=mini-1.0.0&benchmark=minilm&format=csv&price-per-node-month=37000",
+                     bearer("tok-bob-0123456789"));
+    REQUIRE(csv);
+    CHECK(csv->status == 200);
+    CHECK(csv->get_header_value("Content-Type") == "text/csv; charset=utf-8");
+    auto local_csv = run(f.dir, "leaderboard --round mini-1.0.0 --benchmark minilm --csv --price-per-node-month 37000 --db " + f.db);
+    CHECK(csv->body == local_csv.out);
+    CHECK(contains(csv->body, ",cost,"));
+    CHECK(contains(csv->body, "\r\n"));
+    auto no_pair = c.Get("/api/v1/query/speedup?benchmark=minilm", bearer("tok-bob-0123456789"));
+    REQUIRE(no_pair);
+    CHECK(no_pair->status == 400);
+    CHECK(contains(no_pair->body, "or ask for --all-rounds"));
+    auto xml = c.Get("/api/v1/query/list?what=rounds&format=xml", bearer("tok-bob-0123456789"));
+    REQUIRE(xml);
+    CHECK(xml->status == 400);
+    CHECK(contains(xml->body, "choose text, json or csv"));
+    auto price = c.Get("/api/v1/query/leaderboard?round=mini-1.0.0&benchmark=minilm&price-per-node-month=-3",
+                       bearer("tok-bob-0123456789"));
+    REQUIRE(price);
+    CHECK(price->status == 400);
+    CHECK(contains(price->body, "is not a number greater than 0"));
   }
 
   TEST_CASE("review commands go through the server (call_api over HTTP) and print what they print locally") {
@@ -303,6 +341,26 @@ TEST_SUITE("serve") {
     auto speed = c.Get("/api/v1/query/speedup?from=mini-1.0.0&to=mini-1.0.0&benchmark=minilm", bearer("tok-bob-0123456789"));
     REQUIRE(speed);
     CHECK(speed->status == 404);
+    // The chain across rounds leaves out the rounds the caller may not see.
+    auto chain = c.Get("/api/v1/query/speedup?all-rounds=true&format=json", bearer("tok-bob-0123456789"));
+    REQUIRE(chain);
+    CHECK(chain->status == 404);  // nothing to compare
+    CHECK_FALSE(contains(chain->body, "mini-1.0.0"));
+    CHECK_FALSE(contains(chain->body, "minilm"));
+    auto named = c.Get("/api/v1/query/speedup?all-rounds=true&benchmark=minilm", bearer("tok-bob-0123456789"));
+    REQUIRE(named);
+    CHECK(named->status == 404);
+    CHECK_FALSE(contains(named->body, "mini-1.0.0"));
+    auto typo = c.Get("/api/v1/query/speedup?all-rounds=true&benchmark=minilx", bearer("tok-bob-0123456789"));
+    REQUIRE(typo);
+    CHECK(typo->status == 404);
+    std::string named_body = named->body;
+    named_body.replace(named_body.find("minilm"), 6, "minilx");
+    CHECK(typo->body == named_body);  // no list of names that would show the hidden round's
+    CHECK_FALSE(contains(typo->body, "miniclf"));
+    auto seen_chain = c.Get("/api/v1/query/speedup?all-rounds=true", bearer("tok-alice-0123456789"));
+    REQUIRE(seen_chain);
+    CHECK(contains(seen_chain->body, "minilm: only in mini-1.0.0"));
   }
 
   TEST_CASE("--read-only serves the questions from a store it does not write") {
@@ -684,12 +742,13 @@ TEST_SUITE("serve") {
     CHECK(rc == 0);
     CHECK(out.find("-> http://127.0.0.1:") != std::string::npos);  // the review ran through a server
     // Before: the unscaled score and the failing check; the audit finds it.
-    CHECK(out.find("0.8545  FAIL") != std::string::npos);
+    // (score, then accelerator-hours: 2048 x 0.8545 min / 60 = 29.2)
+    CHECK(std::regex_search(out, std::regex(R"(0\.8545 +29\.2  FAIL)")));
     CHECK(out.find("check-failure  NVIDIA/eos_n256_ngc23.09_pytorch/ssd") != std::string::npos);
     CHECK(out.find("only a review chair records a decision") != std::string::npos);
     CHECK(out.find("decision 1: upheld, remedy normalise factor 1.07575758 (votes 3 uphold") != std::string::npos);
     // After: the normalised score with its decision, the chain intact.
-    CHECK(out.find("0.9193 (normalised)  FAIL    normalised x1.0758 (decision 1)") != std::string::npos);
+    CHECK(std::regex_search(out, std::regex(R"(0\.9193 \(normalised\) +31\.4  FAIL    normalised x1\.0758 \(decision 1\))")));
     CHECK(out.find("chain intact") != std::string::npos);
   }
 

@@ -503,6 +503,67 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
   return true;
 }
 
+bool speedup_chains(Store& s, const SpeedupQuery& q, const std::function<bool(const std::string&)>& visible,
+                    std::vector<SpeedupChain>* out, std::string* error) {
+  out->clear();
+  std::vector<std::string> benchmarks;
+  if (!q.benchmark.empty()) {
+    std::string bench;
+    if (!resolve_benchmark(s, "", q.benchmark, &bench, error)) {
+      // The valid names would include those of rounds the caller may not
+      // see: an unknown name is answered as one that is only there.
+      if (visible && error->rfind("no benchmark", 0) == 0) *error = "no benchmark '" + q.benchmark + "' in the rounds of the store";
+      return false;
+    }
+    benchmarks.push_back(bench);
+  } else {
+    Stmt st(s.db(), "SELECT DISTINCT benchmark FROM results ORDER BY benchmark");
+    while (st.step()) benchmarks.push_back(st.col_text(0));
+    if (!finished(s, st, "reading benchmarks", error)) return false;
+  }
+  if (!q.submitter.empty()) {
+    std::string who;
+    if (!resolve_submitter(s, "", q.submitter, &who, error)) return false;
+  }
+  for (const auto& bench : benchmarks) {
+    SpeedupChain c;
+    c.benchmark = bench;
+    Stmt st(s.db(), R"sql(SELECT d.name FROM rounds d WHERE EXISTS (SELECT 1 FROM results x JOIN systems y ON x.system_id = y.id
+                            JOIN packages p ON y.package_id = p.id WHERE p.round_id = d.id AND x.benchmark = ?1)
+                          ORDER BY d.ordinal)sql");
+    st.bind(1, bench);
+    while (st.step()) {
+      std::string round = st.col_text(0);
+      if (!visible || visible(round)) c.rounds.push_back(round);
+    }
+    if (!finished(s, st, "reading rounds", error)) return false;
+    // A benchmark of rounds the caller may not see is not there at all.
+    if (c.rounds.empty()) {
+      if (!q.benchmark.empty()) {
+        *error = "no benchmark '" + q.benchmark + "' in the rounds of the store";
+        return false;
+      }
+      continue;
+    }
+    if (c.rounds.size() < 2) c.notes.push_back(bench + ": only in " + c.rounds.front() + "; no round to compare with");
+    std::vector<std::pair<std::string, std::pair<std::string, std::string>>> pairs;
+    for (size_t i = 0; i + 1 < c.rounds.size(); ++i) pairs.push_back({"consecutive", {c.rounds[i], c.rounds[i + 1]}});
+    if (c.rounds.size() > 2) pairs.push_back({"first-to-last", {c.rounds.front(), c.rounds.back()}});
+    for (const auto& [kind, fromto] : pairs) {
+      SpeedupQuery sq = q;
+      sq.from_round = fromto.first;
+      sq.to_round = fromto.second;
+      sq.benchmark = bench;
+      ChainStep step;
+      step.kind = kind;
+      if (!speedups(s, sq, &step.report, error)) return false;
+      c.steps.push_back(std::move(step));
+    }
+    out->push_back(std::move(c));
+  }
+  return true;
+}
+
 bool list_store(Store& s, const std::string& what, const std::string& round_text, Listing* out, std::string* error) {
   *out = Listing{};
   std::string round;

@@ -7,6 +7,7 @@
 // error that says so, never an empty answer.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,30 @@ extern const char* const kHeadlineScaleRule;
 // comparable either. False with *error when the names do not resolve, when
 // `from` is not earlier than `to`, or when the store cannot be read.
 bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* error);
+
+// `speedup --all-rounds`: the chain of one benchmark across every round of
+// the store that has it (results of that benchmark), oldest first.
+struct ChainStep {
+  std::string kind;     // "consecutive" (each round and the next that has the benchmark) or "first-to-last"
+  SpeedupReport report;  // as speedups() answers the pair
+};
+
+struct SpeedupChain {
+  std::string benchmark;
+  std::vector<std::string> rounds;  // the rounds that have it, oldest first
+  std::vector<ChainStep> steps;      // consecutive pairs, then first to last (when there are three rounds or more)
+  std::vector<std::string> notes;    // why there is no chain (fewer than two rounds)
+};
+
+// One chain per benchmark: `q.benchmark` (resolved), or every benchmark of
+// the store when it is "". `q.from_round` and `q.to_round` are not used;
+// per_submitter, submitter and pipeline mean what they mean for speedups().
+// `visible(round)` (when set) leaves out the rounds it refuses, as if the
+// store did not hold them (an unknown benchmark is then answered as one
+// that is only in such rounds, without the list of valid names). False with
+// *error when a name does not resolve or the store cannot be read.
+bool speedup_chains(Store& s, const SpeedupQuery& q, const std::function<bool(const std::string&)>& visible,
+                    std::vector<SpeedupChain>* out, std::string* error);
 
 struct ScalingPoint {
   ResultRow result;

@@ -6,9 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include "mllog/json.h"
+#include "submissions/cost.h"
+#include "submissions/csv.h"
 #include "submissions/import.h"
 #include "submissions/queries.h"
 #include "submissions/store.h"
@@ -109,6 +114,50 @@ struct Synthetic {
 };
 
 std::string db_arg(const std::string& path) { return "--db '" + path + "'"; }
+
+// A JSON answer parsed, or a test failure.
+mllog::Json parse(const std::string& text) {
+  mllog::Json doc;
+  std::string error;
+  REQUIRE_MESSAGE(mllog::parse_json_permissive(text, &doc, &error), error << "\n" << text);
+  return doc;
+}
+
+double num(const mllog::Json* j) {
+  REQUIRE(j != nullptr);
+  REQUIRE((j->kind == mllog::Json::Kind::Int || j->kind == mllog::Json::Kind::Float));
+  return j->kind == mllog::Json::Kind::Int ? static_cast<double>(j->i) : j->f;
+}
+
+// Records of a CSV text (CRLF between them), each split into its fields (RFC 4180).
+std::vector<std::vector<std::string>> read_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string field;
+  bool quoted = false, any = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
+      else if (c == '"') quoted = false;
+      else field += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      rows.back().push_back(field);
+      field.clear();
+    } else if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+      rows.back().push_back(field);
+      field.clear();
+      rows.emplace_back();
+      ++i;
+    } else {
+      field += c;
+    }
+    any = true;
+  }
+  if (any && rows.back().empty() && field.empty()) rows.pop_back();
+  return rows;
+}
 
 // The mini example imported into `db` (round mini-1.0.0).
 void import_example(const std::string& db, const std::string& pkg = "") {
@@ -607,6 +656,19 @@ TEST_SUITE("store") {
     CHECK(contains(out, "left out: NVIDIA/eos_n64"));
     REQUIRE(run_referee("speedup --from 3.0.0 --to 3.1.0 --benchmark bert --submitter NVIDIA " + db_arg(d.path), &out) == 0);
     CHECK(contains(out, "withdrawn by the review"));
+    // With accelerator-hours and a price the status column stays, last; CSV carries the status as text,
+    // and the hours follow the normalised score (256 x 0.9193 min / 60).
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --division closed --price-per-accelerator-hour 2 " + db_arg(d.path), &out) == 0);
+    INFO(out);
+    CHECK(contains(out, "accelerator-hours  cost   checks  review status"));
+    CHECK(contains(out, "0.9193 (normalised)                3.9   7.84  pass    normalised x1.0758 (decision 1)"));
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --division closed --csv " + db_arg(d.path), &out) == 0);
+    auto csv = read_csv(out);
+    REQUIRE(csv.size() == 3);
+    CHECK(csv[0].back() == "review_status");
+    CHECK(csv[1].back() == "objection open (objection 1)");
+    CHECK(csv[2].back() == "normalised x1.0758 (decision 1)");
+    CHECK(std::stod(csv[2][13]) == doctest::Approx(256 * 0.85454 * 1.07575758 / 60));
   }
 
   TEST_CASE("a schema-5 store whose result_status was dropped is damaged, not answered without status") {
@@ -622,5 +684,224 @@ TEST_SUITE("store") {
     std::string out;
     CHECK(run_referee("leaderboard --round 3.1.0 --benchmark bert " + db_arg(d.path), &out) == 2);
     CHECK(contains(out, "damaged"));
+  }
+
+  // ------------------------------------------------------------ the terminal keeps up with the dashboards
+  TEST_CASE("speedup --all-rounds: each round and the next that has the benchmark, then the first to the last") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r1 = d.round("training-3.0.0", 3000000), r2 = d.round("training-3.1.0", 3001000),
+              r3 = d.round("training-4.0.0", 4000000);
+    long long p1 = d.package(r1, "NVIDIA"), p2 = d.package(r2, "NVIDIA"), p3 = d.package(r3, "NVIDIA");
+    d.result(p1, "a_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 40.0, "b1");
+    d.result(p2, "a_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 32.0, "b2");
+    d.result(p3, "a_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 20.0, "b3");
+    // gpt3 is not in 3.1: its chain goes 3.0 -> 4.0 (and no first-to-last, the same pair).
+    d.result(p1, "g_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 100.0, "g1", "onprem", "gpt3");
+    d.result(p3, "g_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 50.0, "g3", "onprem", "gpt3");
+    // ssd only in 4.0: no chain, said so.
+    d.result(p3, "s_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 5.0, "s3", "onprem", "ssd");
+    std::vector<SpeedupChain> chains;
+    std::string error;
+    REQUIRE_MESSAGE(speedup_chains(*d.s, {"", "", "", false, "", false}, nullptr, &chains, &error), error);
+    REQUIRE(chains.size() == 3);
+    CHECK(chains[0].benchmark == "bert");
+    CHECK(chains[0].rounds == std::vector<std::string>{"training-3.0.0", "training-3.1.0", "training-4.0.0"});
+    REQUIRE(chains[0].steps.size() == 3);
+    CHECK(chains[0].steps[0].kind == "consecutive");
+    CHECK(chains[0].steps[0].report.to_round == "training-3.1.0");
+    CHECK(chains[0].steps[1].report.from_round == "training-3.1.0");
+    CHECK(chains[0].steps[2].kind == "first-to-last");
+    CHECK(chains[0].steps[2].report.from_round == "training-3.0.0");
+    CHECK(chains[0].steps[2].report.to_round == "training-4.0.0");
+    REQUIRE(!chains[0].steps[0].report.pairs.empty());
+    CHECK(chains[0].steps[0].report.pairs[0].speedup == doctest::Approx(1.25));
+    CHECK(chains[0].steps[1].report.pairs[0].speedup == doctest::Approx(1.6));
+    CHECK(chains[0].steps[2].report.pairs[0].speedup == doctest::Approx(2.0));
+    CHECK(chains[1].benchmark == "gpt3");
+    REQUIRE(chains[1].steps.size() == 1);
+    CHECK(chains[1].steps[0].report.from_round == "training-3.0.0");
+    CHECK(chains[1].steps[0].report.to_round == "training-4.0.0");
+    CHECK(chains[2].benchmark == "ssd");
+    CHECK(chains[2].steps.empty());
+    REQUIRE(chains[2].notes.size() == 1);
+    CHECK(contains(chains[2].notes[0], "only in training-4.0.0"));
+    // A round the caller may not see is left out as if the store did not hold it.
+    REQUIRE(speedup_chains(*d.s, {"", "", "BERT", false, "", false},
+                           [](const std::string& r) { return r != "training-3.1.0"; }, &chains, &error));
+    REQUIRE(chains.size() == 1);
+    CHECK(chains[0].rounds == std::vector<std::string>{"training-3.0.0", "training-4.0.0"});
+    REQUIRE(chains[0].steps.size() == 1);
+    CHECK(!speedup_chains(*d.s, {"", "", "ssd", false, "", false}, [](const std::string& r) { return r != "training-4.0.0"; },
+                          &chains, &error));
+    CHECK(error == "no benchmark 'ssd' in the rounds of the store");
+    CHECK(!speedup_chains(*d.s, {"", "", "nosuch", false, "", false}, nullptr, &chains, &error));
+    CHECK(contains(error, "no benchmark 'nosuch'"));
+    d.close();
+
+    // The command: one block per benchmark, JSON and CSV of the same chain.
+    std::string out;
+    REQUIRE(run_referee("speedup --all-rounds --overall " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "bert: fastest closed-division results overall, round over round (training-3.0.0, training-3.1.0, training-4.0.0)"));
+    CHECK(contains(out, "training-3.0.0 -> training-4.0.0  headline"));
+    CHECK(contains(out, "gpt3: fastest closed-division results overall, round over round (training-3.0.0, training-4.0.0)"));
+    CHECK(contains(out, "note: ssd: only in training-4.0.0; no round to compare with"));
+    REQUIRE(run_referee("speedup --all-rounds --overall --benchmark BERT --json " + db_arg(d.path), &out) == 0);
+    auto doc = parse(out);
+    CHECK(doc.find("schema")->s == "referee.speedup-chain/1");
+    const auto& benches = doc.find("benchmarks")->items;
+    REQUIRE(benches.size() == 1);
+    const auto& steps = benches[0].find("steps")->items;
+    REQUIRE(steps.size() == 3);
+    CHECK(steps[2].find("kind")->s == "first-to-last");
+    const auto& pair = steps[2].find("speedups")->items.at(0);
+    CHECK(num(pair.find("speedup")) == doctest::Approx(2.0));
+    CHECK(num(pair.find("from")->find("accelerator_hours")) == doctest::Approx(8 * 40.0 / 60));
+    CHECK(num(pair.find("to")->find("accelerator_hours")) == doctest::Approx(8 * 20.0 / 60));
+    CHECK(num(pair.find("accelerator_hours_change")) == doctest::Approx(-0.5));
+    CHECK(pair.find("from")->find("cost") == nullptr);  // no price, no cost
+    REQUIRE(run_referee("speedup --all-rounds --overall --benchmark bert --csv " + db_arg(d.path), &out) == 0);
+    auto rows = read_csv(out);
+    REQUIRE(rows.size() == 1 + 3 * 2);  // a header, then headline and same-scale rows of each step
+    auto col = [&](const std::string& name) {
+      auto it = std::find(rows[0].begin(), rows[0].end(), name);
+      REQUIRE_MESSAGE(it != rows[0].end(), name);
+      return static_cast<size_t>(it - rows[0].begin());
+    };
+    CHECK(rows[5][col("chain_step")] == "first-to-last");
+    CHECK(rows[5][col("from_round")] == "training-3.0.0");
+    CHECK(rows[5][col("to_round")] == "training-4.0.0");
+    CHECK(rows[5][col("speedup")] == "2");
+    CHECK(rows[5][col("from_accelerator_hours")] == "5.333333333333333");  // full precision
+    CHECK(rows[5][col("accelerator_hours_change")] == "-0.5");
+    // --from/--to keep working; with neither --all-rounds nor both rounds it is a usage error.
+    CHECK(run_referee("speedup --from 3.0.0 --to 4.0.0 --benchmark bert " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "training-3.0.0 -> training-4.0.0"));
+    CHECK(run_referee("speedup --benchmark bert " + db_arg(d.path), &out) == 2);
+    CHECK(contains(out, "name the rounds and the benchmark (--from R1 --to R2 --benchmark B), or ask for --all-rounds"));
+    CHECK(run_referee("speedup --all-rounds --from 3.0.0 --benchmark bert " + db_arg(d.path), &out) == 2);
+    CHECK(contains(out, "--from excludes --all-rounds"));
+    // Nothing comparable anywhere: exit 2, with the notes.
+    CHECK(run_referee("speedup --all-rounds --benchmark ssd " + db_arg(d.path), &out) == 2);
+    CHECK(contains(out, "note: ssd: only in training-4.0.0"));
+    CHECK(contains(out, "no comparable pair of closed-division results in any two rounds of ssd"));
+  }
+
+  TEST_CASE("CSV: RFC 4180 quoting, formula cells guarded, numbers in full precision") {
+    CHECK(csv_field("plain") == "plain");
+    CHECK(csv_field("a,b") == "\"a,b\"");
+    CHECK(csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+    CHECK(csv_field("two\nlines") == "\"two\nlines\"");
+    CHECK(csv_field("cr\rhere") == "\"cr\rhere\"");
+    CHECK(csv_field("=1+2") == "'=1+2");
+    CHECK(csv_field("+1") == "'+1");
+    CHECK(csv_field("-1") == "'-1");
+    CHECK(csv_field("@SUM(A1)") == "'@SUM(A1)");
+    CHECK(csv_field("=HYPERLINK(\"x\",\"y\")") == "\"'=HYPERLINK(\"\"x\"\",\"\"y\"\")\"");
+    CHECK(csv_field("a=b") == "a=b");  // only the first character counts
+    CHECK(csv_field("") == "");
+    Csv c;
+    c.text("n").text("x").end_row();
+    c.number(0.1).number(10.940416666666666).end_row();
+    c.number(-2.5).integer(-3).end_row();  // numbers are numbers: never guarded
+    c.number(std::nan("")).boolean(true).end_row();
+    CHECK(c.str() == "n,x\r\n0.1,10.940416666666666\r\n-2.5,-3\r\n,true\r\n");
+
+    // Through a command: names that a spreadsheet would run, commas and quotes.
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long p = d.package(d.round("training-3.1.0", 3001000), "Org");
+    d.result(p, "=cmd|' /C calc'!A0", "Org, \"Inc\"", "NVIDIA H100-SXM5-80GB", 8, 73.0, "a");
+    d.result(p, "@sys", "-Org", "NVIDIA H100-SXM5-80GB", 16, 40.0, "b");
+    d.close();
+    std::string out;
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --division closed --csv " + db_arg(d.path), &out) == 0);
+    auto rows = read_csv(out);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0] == std::vector<std::string>{"benchmark", "rank", "round", "organisation", "system", "submitter", "division",
+                                              "availability", "accelerator", "accelerator_type", "accelerators", "nodes",
+                                              "score_minutes", "accelerator_hours", "checks_pass", "resubmission", "review_status"});
+    CHECK(rows[1][4] == "'@sys");
+    CHECK(rows[1][5] == "'-Org");
+    CHECK(rows[1][12] == "40");
+    CHECK(rows[2][4] == "'=cmd|' /C calc'!A0");
+    CHECK(rows[2][5] == "Org, \"Inc\"");
+    CHECK(contains(out, "\"Org, \"\"Inc\"\"\""));
+    CHECK(rows[2][13] == "9.733333333333333");  // 8 x 73 min / 60
+    for (const auto& cmd : {"list rounds", "list systems --round 3.1.0", "scaling --round 3.1.0 --benchmark bert --submitter Org",
+                            "compare --round 3.1.0 --benchmark bert @sys Org/=cmd|' /C calc'!A0"}) {
+      CAPTURE(cmd);
+      std::string args = cmd;
+      if (args.rfind("compare", 0) == 0) args = "compare --round 3.1.0 --benchmark bert @sys \"Org/=cmd|' /C calc'!A0\"";
+      REQUIRE(run_referee(args + " --csv " + db_arg(d.path), &out) == 0);
+      CHECK(out.find("\r\n") != std::string::npos);
+      CHECK(out.find("\r\n") == out.find('\n') - 1);  // every record ends with CRLF
+      for (size_t i = 0; (i = out.find('\n', i)) != std::string::npos; ++i) CHECK(out[i - 1] == '\r');
+      CHECK_FALSE(contains(out, ",=cmd"));
+    }
+    // --csv and --json together are a usage error.
+    CHECK(run_referee("leaderboard --round 3.1.0 --benchmark bert --csv --json " + db_arg(d.path), &out) == 2);
+    CHECK(contains(out, "excludes"));
+    CHECK(run_referee("list rounds --json --csv " + db_arg(d.path), &out) == 2);
+  }
+
+  TEST_CASE("accelerator-hours and the cost of one training run, per accelerator-hour or per node-month") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long p = d.package(d.round("training-3.1.0", 3001000), "Org");
+    d.result(p, "server_n1", "Org", "NVIDIA H100-SXM5-80GB", 8, 73.0, "a");  // one 8-GPU server
+    d.close();
+    // The library: 8 x 73 min = 9.73 accelerator-hours; one node for 73 min at 37000 a month (730 h).
+    {
+      std::string error;
+      auto s = Store::open(d.path, &error, OpenMode::ReadOnly);
+      REQUIRE(s);
+      auto rows = leaderboard(*s, {"3.1.0", "bert", "", false}, &error);
+      REQUIRE(rows.size() == 1);
+      double h = 0, cost = 0;
+      REQUIRE(accelerator_hours(rows[0], &h));
+      CHECK(h == doctest::Approx(8 * 73.0 / 60));
+      Price nm;
+      REQUIRE(parse_price("37000", Price::Per::NodeMonth, &nm, &error));
+      REQUIRE(run_cost(rows[0], nm, &cost));
+      CHECK(cost == doctest::Approx(1 * (73.0 / 60) * 37000 / 730));
+    }
+    std::string out;
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --json --price-per-node-month 37000 " + db_arg(d.path), &out) == 0);
+    auto doc = parse(out);
+    CHECK(num(doc.find("price")) == 37000);
+    CHECK(doc.find("price_unit")->s == "per node-month");
+    const auto& r = doc.find("results")->items.at(0);
+    CHECK(num(r.find("accelerator_hours")) == doctest::Approx(9.7333333));
+    CHECK(num(r.find("cost")) == doctest::Approx(61.6666667));  // (73/60) h x 37000 / 730
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --price-per-accelerator-hour 2.5 " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "accelerator-hours  cost   checks"));
+    CHECK(contains(out, "9.7  24.33  pass"));  // 9.733 h x 2.5
+    CHECK(contains(out, "cost: one training run (the score's time) at 2.5 per accelerator-hour"));
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --csv --price-per-node-month 37000 " + db_arg(d.path), &out) == 0);
+    auto rows = read_csv(out);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].back() == "price_unit");
+    CHECK(rows[1].back() == "per node-month");
+    CHECK(std::find(rows[0].begin(), rows[0].end(), "cost") != rows[0].end());
+    REQUIRE(run_referee("compare --round 3.1.0 --benchmark bert server_n1 Org/server_n1 " + db_arg(d.path), &out) == 2);  // named twice
+    // Without a price: accelerator-hours, no cost anywhere.
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "accelerator-hours  checks"));
+    CHECK_FALSE(contains(out, "cost"));
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --json " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "\"accelerator_hours\""));
+    CHECK_FALSE(contains(out, "\"cost\""));
+    CHECK_FALSE(contains(out, "price"));
+    // Bad prices and both prices: a clear message, exit 2.
+    for (const auto& bad : {"0", "-1", "abc", "inf", "nan", "2.5x", "''"}) {
+      CAPTURE(bad);
+      CHECK(run_referee(std::string("leaderboard --round 3.1.0 --benchmark bert --price-per-accelerator-hour ") + bad + " " +
+                            db_arg(d.path),
+                        &out) == 2);
+      CHECK(contains(out, "is not a number greater than 0"));
+    }
+    CHECK(run_referee("speedup --all-rounds --price-per-accelerator-hour 2 --price-per-node-month 3 " + db_arg(d.path), &out) == 2);
+    CHECK(contains(out, "excludes"));
   }
 }

@@ -851,6 +851,52 @@ TEST_SUITE("store") {
       CHECK(out.find("same-scale  overall    dgxh100_n64_nemo (512 x H100)") != std::string::npos);
       CHECK(out.find("scale rule: ") != std::string::npos);
     }
+    // The cost of speed: 2.79x faster with 3x the GPUs is +7% GPU-hours (653.5 -> 702.0), and
+    // the chain across every round of the store gives the same pair.
+    {
+      const std::string db = " --db '" + (t.path / "r.db").string() + "'";
+      std::string out;
+      REQUIRE(testing::run_referee("speedup --all-rounds --benchmark gpt3 --overall" + db, &out) == 0);
+      CHECK(out.find("gpt3: fastest closed-division results overall, round over round (training-3.0.0, training-3.1.0)") !=
+            std::string::npos);
+      CHECK(out.find("training-3.0.0 -> training-3.1.0  headline    overall    coreweave_hgxh100_n448_ngc23.04_pytorch (3584 x H100)  "
+                     "10.940  eos-dfw_n1344_ngc23.09_nemo (10752 x H100)   3.917    2.79x         3.00x       93.1%  "
+                     "653.5 -> 702.0     +7.4%") != std::string::npos);
+      REQUIRE(testing::run_referee("speedup --all-rounds --benchmark gpt3 --overall --json --price-per-node-month 37000" + db, &out) == 0);
+      mllog::Json doc;
+      std::string perr;
+      REQUIRE_MESSAGE(mllog::parse_json_permissive(out, &doc, &perr), perr);
+      CHECK(doc.find("schema")->s == "referee.speedup-chain/1");
+      CHECK(doc.find("price_unit")->s == "per node-month");
+      const auto& steps = doc.find("benchmarks")->items.at(0).find("steps")->items;
+      REQUIRE(steps.size() == 1);  // two rounds: one step, no separate first-to-last
+      CHECK(steps[0].find("from")->s == "training-3.0.0");
+      CHECK(steps[0].find("to")->s == "training-3.1.0");
+      const auto& h = steps[0].find("speedups")->items.at(0);
+      CHECK(h.find("kind")->s == "headline");
+      const auto* from = h.find("from");
+      const auto* to = h.find("to");
+      CHECK(from->find("score_minutes")->f == doctest::Approx(10.94).epsilon(1e-3));
+      CHECK(to->find("score_minutes")->f == doctest::Approx(3.92).epsilon(1e-3));
+      CHECK(h.find("speedup")->f == doctest::Approx(2.79).epsilon(0.005));
+      CHECK(h.find("scaling_efficiency")->f == doctest::Approx(0.93).epsilon(0.005));
+      CHECK(from->find("accelerator_hours")->f == doctest::Approx(653.5).epsilon(1e-3));  // 3,584 x 10.94 min
+      CHECK(to->find("accelerator_hours")->f == doctest::Approx(702.0).epsilon(1e-3));    // 10,752 x 3.917 min
+      CHECK(h.find("accelerator_hours_change")->f == doctest::Approx(0.074).epsilon(0.01));
+      // 448 and 1,344 nodes of eight GPUs at 37000 a node-month (730 hours).
+      CHECK(from->find("cost")->f == doctest::Approx(448 * (10.940416666666666 / 60) * 37000 / 730).epsilon(1e-6));
+      CHECK(to->find("cost")->f == doctest::Approx(1344 * (3.9171666666666667 / 60) * 37000 / 730).epsilon(1e-6));
+      // compare and leaderboard carry the same accelerator-hours.
+      REQUIRE(testing::run_referee("compare --round training-3.1.0 --benchmark gpt3 NVIDIA/eos-dfw_n1344_ngc23.09_nemo "
+                                   "Azure+NVIDIA/ND_H100_v5_n1344_pytorch --csv" + db, &out) == 0);
+      CHECK(out.rfind("benchmark,round,organisation,system,submitter,division,availability,accelerator,accelerator_type,"
+                      "accelerators,nodes,score_minutes,accelerator_hours,checks_pass,resubmission,review_status,"
+                      "relative_to_first,runs_minutes\r\n", 0) == 0);
+      CHECK(out.find("gpt3,training-3.1.0,NVIDIA,eos-dfw_n1344_ngc23.09_nemo,NVIDIA,closed,Available cloud,"
+                     "NVIDIA H100-SXM5-80GB,H100,10752,1344,3.9171666666666667,701.9562666666667,true,false,,0,3.9171666666666667 ") != std::string::npos);
+      REQUIRE(testing::run_referee("leaderboard --round training-3.1.0 --benchmark gpt3 --division closed" + db, &out) == 0);
+      CHECK(out.find("3.9172              702.0  pass") != std::string::npos);
+    }
     s = Store::open((t.path / "r.db").string(), &error, OpenMode::ReadOnly);
     REQUIRE_MESSAGE(s, error);
     // Eos at five sizes from 512 nodes.

@@ -165,9 +165,18 @@ int main(int argc, char** argv) {
   feed(stop);
   for (const auto& l : tail) ++mllog, feed(l);
   if (!full) {
+    // Once, at the end: the batch checker over the whole log.
+    double t = cpu_seconds();
     auto v = live.final_verdict();
-    std::printf("final verdict: %s (%zu errors)%s\n", v.compliant ? "compliant" : "not compliant", v.errors.size(),
-                v.errors.empty() ? "" : (", first: " + v.errors[0].rule + ": " + v.errors[0].message).c_str());
+    t = cpu_seconds() - t;
+    long peak = 0;
+    std::ifstream in("/proc/self/status");
+    for (std::string l; std::getline(in, l);)
+      if (l.rfind("VmHWM:", 0) == 0) peak = std::atol(l.c_str() + 6);
+    std::printf("final verdict (batch, whole log, once): %s (%zu errors)%s, %.2f s CPU; peak RSS %.1f MiB\n",
+                v.compliant ? "compliant" : "not compliant", v.errors.size(),
+                v.errors.empty() ? "" : (", first: " + v.errors[0].rule + ": " + v.errors[0].message).c_str(), t,
+                static_cast<double>(peak) / 1024.0);
   }
   return 0;
 }

@@ -206,8 +206,17 @@ rules::FileVerdict LiveChecker::verdict_so_far() {
 
 rules::FileVerdict LiveChecker::final_verdict() {
   flush();
-  std::string all = text();
   mllog::ParsedLog log;
+  if (spool_ && !spool_failed_ && std::fflush(spool_) == 0) {
+    // The spool mapped, not copied: the log is read once more, from the page cache.
+    mllog::FileBuffer buf;
+    std::string err;
+    if (buf.open("/proc/self/fd/" + std::to_string(fileno(spool_)), &err)) {
+      reader_.parse(buf.view(), &log);
+      return rules::check_log(rules_, log);
+    }
+  }
+  std::string all = text();
   reader_.parse(all, &log);
   return rules::check_log(rules_, log);
 }

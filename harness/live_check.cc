@@ -126,17 +126,28 @@ void LiveChecker::flush() {
       }
   }
   if (!reported_) live_->feed(chunk_, [this] { return spooled(); });
-  if (spool_ && !spool_failed_ && std::fwrite(pending_.data(), 1, pending_.size(), spool_) != pending_.size())
-    spool_failed_ = true;
+  if (!spool_failed_) {
+    size_t wrote = std::fwrite(pending_.data(), 1, pending_.size(), spool_);
+    if (wrote != pending_.size()) {
+      // No room for the spool (or no temporary directory): the text stays in memory, as it once did.
+      memory_ = spooled_file();
+      spool_failed_ = true;
+      memory_.append(pending_, wrote);
+    }
+  } else {
+    memory_ += pending_;
+  }
   breaks_before_ += count_breaks(pending_);
   mllog_before_ += chunk_.mllog_lines;
   pending_.clear();
   if (pending_.capacity() > 4 * kChunkBytes) pending_.shrink_to_fit();
 }
 
-std::string LiveChecker::spooled() {
+std::string LiveChecker::spooled() { return spool_failed_ ? memory_ : spooled_file(); }
+
+std::string LiveChecker::spooled_file() {
   std::string out;
-  if (!spool_ || spool_failed_) return out;
+  if (!spool_) return out;
   std::fflush(spool_);
   long end = std::ftell(spool_);
   if (end <= 0) return out;
@@ -150,8 +161,6 @@ std::string LiveChecker::spooled() {
 
 std::string LiveChecker::text() {
   std::string out = spooled();
-  if ((!spool_ || spool_failed_) && breaks_before_ > 0)
-    out = "";  // the spool is lost: only what is pending is left (never the case with a writable temporary directory)
   out += pending_;
   return out;
 }
@@ -176,7 +185,7 @@ std::optional<rules::Finding> LiveChecker::check_now() {
     reported_ = true;
     return second_;
   }
-  if (live_->whole_log() || spool_failed_) {
+  if (live_->whole_log()) {
     // The rules need the whole log: the batch checker, when the log doubled.
     if (mllog_lines_ < next_full_) return std::nullopt;
     checked_lines_ = mllog_lines_;
@@ -200,7 +209,7 @@ std::optional<rules::Finding> LiveChecker::check_now() {
 
 rules::FileVerdict LiveChecker::verdict_so_far() {
   flush();
-  if (live_->whole_log() || spool_failed_ || reported_) return final_verdict();
+  if (live_->whole_log() || reported_) return final_verdict();
   return live_->verdict();
 }
 

@@ -80,6 +80,7 @@ class LiveChecker {
  private:
   void flush();
   std::string spooled();
+  std::string spooled_file();
   std::optional<rules::Finding> first_irreparable(const rules::FileVerdict& v);
 
   const rules::RuleSet& rules_;
@@ -87,7 +88,8 @@ class LiveChecker {
   std::chrono::steady_clock::time_point last_check_{};
   std::unique_ptr<rules::LiveLog> live_;
   std::FILE* spool_ = nullptr;   // the text so far, but for pending_
-  bool spool_failed_ = false;
+  bool spool_failed_ = false;   // then the text is kept in memory_
+  std::string memory_;
   std::string pending_;          // lines not parsed yet
   mllog::ParsedLog chunk_;
   uint64_t breaks_before_ = 0;   // line breaks in the spooled text

@@ -176,12 +176,12 @@ std::string line(const std::string& key, const std::string& value, int t = 1) {
 }  // namespace
 
 TEST_SUITE("harness") {
-  TEST_CASE("live: every fourth log of rounds 3.0 and 3.1, as the full re-check sees it") {
+  TEST_CASE("live: every log of rounds 3.0 and 3.1, as the full re-check sees it") {
     if (!have_reference_data()) return;
     auto rs30 = ruleset_for("training-3.0.0");
     auto rs31 = ruleset_for("training-3.1.0");
     size_t n = 0, reported = 0;
-    for (const auto& p : reference_logs(4)) {
+    for (const auto& p : reference_logs(1)) {
       const auto& rs = p.string().find("v3.0") != std::string::npos ? *rs30 : *rs31;
       auto lines = split_lines(read_bytes(p));
       Outcome o = compare(rs, lines, std::max<size_t>(1, lines.size() / 12), p.string(), 4);
@@ -189,7 +189,7 @@ TEST_SUITE("harness") {
       ++n;
     }
     MESSAGE(n << " logs, " << reported << " with an irreparable finding");
-    CHECK(n > 150);
+    CHECK(n > 600);
   }
 
   TEST_CASE("live: mutated logs report the same finding at the same line as the full re-check") {

@@ -1,6 +1,7 @@
 // The live checker's throughput: lines of a real result log fed one by one
-// through harness::LiveChecker (re-checking at most every 200 ms, as the
-// harness does), in lines per second.
+// through harness::LiveChecker (checking at most every 200 ms, as the
+// harness does), in lines per second. bench/live_follow follows a
+// million-line log.
 //
 //   REFEREE_REFERENCE_DATA=../shared build/live_bench
 //

@@ -39,14 +39,42 @@ std::optional<rules::Finding> second_run_start(const mllog::ParsedLog& log) {
   return std::nullopt;
 }
 
+namespace {
+
+constexpr size_t kChunkBytes = 64 * 1024;
+
+// Line breaks in `text` as the reader counts them: universal newlines when
+// there is a carriage return.
+uint64_t count_breaks(std::string_view text) {
+  uint64_t n = 0;
+  bool cr = text.find('\r') != std::string_view::npos;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') ++n;
+    else if (cr && text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
 LiveChecker::LiveChecker(const rules::RuleSet& rules, std::chrono::milliseconds min_interval)
-    : rules_(rules), min_interval_(min_interval) {}
+    : rules_(rules), min_interval_(min_interval), live_(std::make_unique<rules::LiveLog>(rules)) {
+  spool_ = std::tmpfile();
+  spool_failed_ = spool_ == nullptr;
+}
+
+LiveChecker::~LiveChecker() {
+  if (spool_) std::fclose(spool_);
+}
 
 std::optional<rules::Finding> LiveChecker::add_line(std::string_view line) {
-  text_.append(line);
-  text_.push_back('\n');
+  pending_.append(line);
+  pending_.push_back('\n');
   size_t tok = line.rfind(mllog::kToken);
-  if (tok == std::string_view::npos) return std::nullopt;
+  if (tok == std::string_view::npos) {
+    if (pending_.size() >= kChunkBytes) flush();
+    return std::nullopt;
+  }
   ++mllog_lines_;
   std::string_view json = line.substr(tok + mllog::kToken.size());
   if (json.find("\"eval_accuracy\"") != std::string_view::npos) {
@@ -61,24 +89,83 @@ std::optional<rules::Finding> LiveChecker::add_line(std::string_view line) {
       }
     }
   }
+  if (pending_.size() >= kChunkBytes) flush();
   if (reported_) return std::nullopt;
   auto now = std::chrono::steady_clock::now();
   if (now - last_check_ < min_interval_) return std::nullopt;
   return check_now();
 }
 
-std::optional<rules::Finding> LiveChecker::check_now() {
-  last_check_ = std::chrono::steady_clock::now();
-  if (reported_ || mllog_lines_ == checked_lines_) return std::nullopt;
-  checked_lines_ = mllog_lines_;
-  ++checks_;
-  mllog::ParsedLog log;
-  reader_.parse(text_, &log);
-  if (auto f = second_run_start(log)) {
-    reported_ = true;
-    return f;
+// Parses what arrived since the last flush, feeds it to the rules once, and
+// moves the text to the spool.
+void LiveChecker::flush() {
+  if (pending_.empty()) return;
+  reader_.parse(pending_, &chunk_);
+  const uint32_t lines = static_cast<uint32_t>(breaks_before_), mllog = static_cast<uint32_t>(mllog_before_);
+  for (auto& e : chunk_.events) e.file_line += lines, e.lineno += mllog;
+  for (auto& e : chunk_.errors) e.file_line += lines, e.lineno += mllog;
+  if (!second_) {
+    int key = chunk_.find_key("run_start");
+    if (key >= 0)
+      for (const auto& e : chunk_.events) {
+        if (e.key_id != static_cast<uint32_t>(key)) continue;
+        if (!has_run_start_) {
+          has_run_start_ = true;
+          run_start_line_ = e.file_line;
+          continue;
+        }
+        // The same finding as second_run_start over the whole log.
+        mllog::ParsedLog two;
+        two.keys = {"run_start"};
+        mllog::Event first, second = e;
+        first.file_line = run_start_line_;
+        first.key_id = second.key_id = 0;
+        two.events = {first, second};
+        second_ = second_run_start(two);
+        break;
+      }
   }
-  rules::FileVerdict v = rules::check_log(rules_, log);
+  if (!reported_) live_->feed(chunk_, [this] { return spooled(); });
+  if (!spool_failed_) {
+    size_t wrote = std::fwrite(pending_.data(), 1, pending_.size(), spool_);
+    if (wrote != pending_.size()) {
+      // No room for the spool (or no temporary directory): the text stays in memory, as it once did.
+      memory_ = spooled_file();
+      spool_failed_ = true;
+      memory_.append(pending_, wrote);
+    }
+  } else {
+    memory_ += pending_;
+  }
+  breaks_before_ += count_breaks(pending_);
+  mllog_before_ += chunk_.mllog_lines;
+  pending_.clear();
+  if (pending_.capacity() > 4 * kChunkBytes) pending_.shrink_to_fit();
+}
+
+std::string LiveChecker::spooled() { return spool_failed_ ? memory_ : spooled_file(); }
+
+std::string LiveChecker::spooled_file() {
+  std::string out;
+  if (!spool_) return out;
+  std::fflush(spool_);
+  long end = std::ftell(spool_);
+  if (end <= 0) return out;
+  out.resize(static_cast<size_t>(end));
+  std::rewind(spool_);
+  size_t got = std::fread(out.data(), 1, out.size(), spool_);
+  out.resize(got);
+  std::fseek(spool_, 0, SEEK_END);
+  return out;
+}
+
+std::string LiveChecker::text() {
+  std::string out = spooled();
+  out += pending_;
+  return out;
+}
+
+std::optional<rules::Finding> LiveChecker::first_irreparable(const rules::FileVerdict& v) {
   for (const auto& f : v.errors) {
     if (is_irreparable(f)) {
       reported_ = true;
@@ -88,9 +175,58 @@ std::optional<rules::Finding> LiveChecker::check_now() {
   return std::nullopt;
 }
 
+std::optional<rules::Finding> LiveChecker::check_now() {
+  last_check_ = std::chrono::steady_clock::now();
+  if (reported_ || mllog_lines_ == checked_lines_) return std::nullopt;
+  flush();
+  if (second_) {
+    checked_lines_ = mllog_lines_;
+    ++checks_;
+    reported_ = true;
+    return second_;
+  }
+  if (live_->whole_log()) {
+    // The rules need the whole log: the batch checker, when the log doubled.
+    if (mllog_lines_ < next_full_) return std::nullopt;
+    checked_lines_ = mllog_lines_;
+    next_full_ = 2 * mllog_lines_;
+    ++checks_;
+    ++full_checks_;
+    std::string all = text();
+    mllog::ParsedLog log;
+    reader_.parse(all, &log);
+    rules::FileVerdict v = rules::check_log(rules_, log);
+    // Lines that rule code made from the whole log (stable diffusion's
+    // aggregated_eval_accuracy, from FID and CLIP lines logged apart) change
+    // as later lines arrive: what is found about them can still be repaired.
+    std::erase_if(v.errors, [&](const rules::Finding& f) { return !f.key.empty() && log.find_key(f.key) < 0; });
+    return first_irreparable(v);
+  }
+  checked_lines_ = mllog_lines_;
+  ++checks_;
+  return first_irreparable(live_->verdict());
+}
+
+rules::FileVerdict LiveChecker::verdict_so_far() {
+  flush();
+  if (live_->whole_log() || reported_) return final_verdict();
+  return live_->verdict();
+}
+
 rules::FileVerdict LiveChecker::final_verdict() {
+  flush();
   mllog::ParsedLog log;
-  reader_.parse(text_, &log);
+  if (spool_ && !spool_failed_ && std::fflush(spool_) == 0) {
+    // The spool mapped, not copied: the log is read once more, from the page cache.
+    mllog::FileBuffer buf;
+    std::string err;
+    if (buf.open("/proc/self/fd/" + std::to_string(fileno(spool_)), &err)) {
+      reader_.parse(buf.view(), &log);
+      return rules::check_log(rules_, log);
+    }
+  }
+  std::string all = text();
+  reader_.parse(all, &log);
   return rules::check_log(rules_, log);
 }
 

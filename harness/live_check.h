@@ -2,17 +2,29 @@
 // it arrives, and a violation that no later line can repair is reported at
 // once so the harness can stop the run.
 //
-// The checker re-runs the full compliance check over the lines so far, at
-// most every `min_interval` and only when new MLLOG lines arrived, so its
-// verdicts are exactly the batch checker's. A finding is irreparable when it
-// is a parse error, a failed CHECK or FIRST_CHECK (later lines never clear
-// one), a key required EXACTLY_ONE logged again with another value (a
-// second run_start), or a rule file that cannot be found; requirements not
-// met yet (a missing run_stop, a target not reached) are not. A second
-// run_start stops a run whatever the rules say of it (second_run_start).
+// Lines are parsed once, in chunks (at most 64 KiB, and whatever arrived
+// before a check), and go once through rules::LiveLog, which keeps only what
+// the rules need at the end; a check (at most every `min_interval`, and only
+// when new MLLOG lines arrived) asks it for the batch checker's findings over
+// the lines so far, so cost per line and memory stay flat however long the
+// run. The text itself goes to an unnamed temporary file, not to memory.
+// When the rule set reads the whole log (LiveLog::whole_log), a check runs the
+// batch checker over everything instead, but only when the MLLOG lines have
+// doubled since the last such check: O(n log n) in all, O(log n) per line.
+// A finding is irreparable when it is a parse error, a failed CHECK or
+// FIRST_CHECK (later lines never clear one), a key required EXACTLY_ONE logged
+// again with another value (a second run_start), or a rule file that cannot be
+// found; requirements not met yet (a missing run_stop, a target not reached)
+// are not; nor is, with a rule set that reads the whole log, a finding about
+// a key no log line has (a line the rule code made from other lines, which
+// later lines change). A second run_start stops a run whatever the rules say of it
+// (second_run_start). final_verdict runs the batch checker once over the
+// whole log.
 #pragma once
 
 #include <chrono>
+#include <cstdio>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,26 +47,58 @@ class LiveChecker {
  public:
   explicit LiveChecker(const rules::RuleSet& rules,
                        std::chrono::milliseconds min_interval = std::chrono::milliseconds(200));
+  ~LiveChecker();
+  LiveChecker(const LiveChecker&) = delete;
+  LiveChecker& operator=(const LiveChecker&) = delete;
 
   // Adds one output line (without its newline). Returns the first
   // irreparable finding once it is known (at most once).
   std::optional<rules::Finding> add_line(std::string_view line);
   // Checks now, whatever the interval.
   std::optional<rules::Finding> check_now();
+  // What the batch checker finds over the lines added so far, END blocks
+  // aside (they run at the end); the batch checker itself for rule sets that
+  // read the whole log.
+  rules::FileVerdict verdict_so_far();
   // The batch verdict over everything added.
   rules::FileVerdict final_verdict();
 
-  const std::string& text() const { return text_; }
+  // Everything added, one line per add_line, each ending in a newline (read
+  // back from the temporary file: as long as the log).
+  std::string text();
   size_t mllog_lines() const { return mllog_lines_; }
   // The last eval_accuracy value seen ("" when none yet), for progress display.
   const std::string& last_eval() const { return last_eval_; }
   size_t checks_run() const { return checks_; }
+  // Checks that ran the batch checker over the whole log (whole-log rule sets only).
+  size_t full_checks_run() const { return full_checks_; }
+  // Whether the rule set reads the whole log (checked in full, when the log doubled).
+  bool whole_log() const { return live_->whole_log(); }
+  // Bytes held in memory for lines not yet parsed (at most about 64 KiB).
+  size_t pending_bytes() const { return pending_.size(); }
 
  private:
+  void flush();
+  std::string spooled();
+  std::string spooled_file();
+  std::optional<rules::Finding> first_irreparable(const rules::FileVerdict& v);
+
   const rules::RuleSet& rules_;
   std::chrono::milliseconds min_interval_;
   std::chrono::steady_clock::time_point last_check_{};
-  std::string text_;
+  std::unique_ptr<rules::LiveLog> live_;
+  std::FILE* spool_ = nullptr;   // the text so far, but for pending_
+  bool spool_failed_ = false;   // then the text is kept in memory_
+  std::string memory_;
+  std::string pending_;          // lines not parsed yet
+  mllog::ParsedLog chunk_;
+  uint64_t breaks_before_ = 0;   // line breaks in the spooled text
+  uint64_t mllog_before_ = 0;    // MLLOG lines in the spooled text
+  bool has_run_start_ = false;
+  uint32_t run_start_line_ = 0;
+  std::optional<rules::Finding> second_;
+  size_t next_full_ = 0;         // whole-log rule sets: MLLOG lines at the next full check
+  size_t full_checks_ = 0;
   size_t mllog_lines_ = 0;
   size_t checked_lines_ = 0;
   size_t checks_ = 0;

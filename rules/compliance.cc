@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <regex>
 
 namespace referee::rules {
@@ -42,6 +44,11 @@ class Messages {
         return;
       }
     warnings_.emplace_back(key, std::move(f));
+  }
+  // Replays what `o` recorded (a rule file's own messages) on top of these.
+  void absorb(const Messages& o) {
+    for (const auto& [k, v] : o.keyed_) put(k, v);
+    for (const auto& f : o.fixed_) fixed_.push_back(f);
   }
   void drop(const std::string& key) {
     keyed_.erase(std::remove_if(keyed_.begin(), keyed_.end(), [&](const auto& e) { return e.first == key; }),
@@ -92,45 +99,118 @@ struct Slot {
   Value obj;       // the LineObj, made on first use
 };
 
+// What one rule file keeps about one of its KEY records while the lines go by:
+// counts and the few lines and values its requirements report, never the
+// list of occurrences.
+struct RecState {
+  size_t n = 0;
+  bool done = false;        // submission_* keys run their code once
+  int64_t atleast = -1;     // ATLEAST_ONE_CHECK passes, -1 before the first occurrence
+  bool exactly_one = false;
+  Value first;              // EXACTLY_ONE: the first value,
+  bool all_same = true;     // whether every later one equals it,
+  std::vector<std::string> distinct;  // and the distinct values as text (at most kMaxDistinct)
+  // Occurrences the findings name: slots in a batch run, lines in a live one.
+  size_t s0 = 0, s1 = 0, chosen = 0, last = 0;
+  uint32_t l0 = 0, l1 = 0, lchosen = 0, llast = 0;
+  std::string last_value;   // live: value text of the last occurrence (ATLEAST_ONE_CHECK)
+};
+constexpr size_t kMaxDistinct = 64;
+
+// One rule file's pass over the log: its `s`, and per KEY record what the
+// requirements after the lines need.
+struct FileState {
+  const RuleFile* rf = nullptr;
+  Vars state;
+  std::vector<int> rec_of;  // log key id -> record, -1 when the file has none
+  std::vector<RecState> recs;
+  bool seen_run_stop = false;
+  // Live runs only.
+  Messages own;                 // what the file recorded, replayed in queue order
+  int parent = -1;              // the file whose code enqueued it (-1: the entry)
+  int64_t at_line = -1;         // MLLOG line index of the enqueuing line, -1 for BEGIN code
+  uint64_t seq = 0;             // call order
+  bool has_finding = false;     // a file that could not be found or loaded:
+  Finding finding;              // its finding
+  bool catch_up = false;        // enqueued late: has not seen the lines before the current chunk
+};
+
+bool uses_whole_log(const RuleFile& rf) {
+  auto reads = [](const Code& c) { return c.source().find("loglines") != std::string::npos; };
+  if (reads(rf.begin) || reads(rf.end_pre)) return true;
+  if (rf.end_pre.source().find("enqueue_config") != std::string::npos) return true;
+  for (const auto& c : rf.end_checks)
+    if (reads(c) || c.source().find("enqueue_config") != std::string::npos) return true;
+  for (const auto& k : rf.keys) {
+    if (reads(k.pre) || reads(k.post) || reads(k.first_check) || reads(k.atleast_one_check)) return true;
+    for (const auto& c : k.checks)
+      if (reads(c)) return true;
+  }
+  return false;
+}
+
+Finding parse_finding(const mllog::ParseError& e) {
+  Finding f;
+  f.line = e.file_line;
+  f.rule = "parse";
+  f.message = "MLLOG line does not parse: " + e.message;
+  f.expected = "one JSON object with key, value, metadata and time_ms after \":::MLLOG \"";
+  f.found = e.text;
+  f.log_text = e.text;
+  f.hint = "a truncated or interleaved line is the usual cause: make sure each rank writes whole lines";
+  return f;
+}
+
+Finding no_lines_finding(size_t parse_errors) {
+  Finding f;
+  f.rule = "parse";
+  f.message = "No log lines detected";
+  f.expected = "lines containing \":::MLLOG {json}\"";
+  if (parse_errors == 0) {
+    f.found = "none";
+    f.hint = "is this the right file? result files hold the MLLOG output of one run";
+  } else {
+    // Lines with the token exist, but none of them parses (listed above).
+    f.found = std::to_string(parse_errors) + " line(s) with \":::MLLOG \", none of them valid JSON";
+    f.hint = "the log is damaged or not written by an MLLOG logger: each line that does not parse is listed with this file";
+  }
+  return f;
+}
+
+// An owned copy of a line for live runs: the chunk it was parsed from goes
+// away, rule code may keep the line in `s`.
+struct OwnedLineObj : LineObj {
+  std::string text;
+};
+
 class Run : public Host {
+  // A rule file to run, and the code that asked for it.
+  struct Enqueued {
+    std::string rel;
+    std::string by_file;   // the rule file whose code enqueued it ("" for the entry)
+    std::string by_key;    // the KEY record whose code did, "" for BEGIN/END code
+    bool by_line = false;  // code that ran for a log line:
+    uint32_t line = 0;     // its line in the file,
+    Value value;           // its v['value'],
+    std::string log_text;  // and its text
+  };
+
  public:
-  Run(const RuleSet& rules, const mllog::ParsedLog& log) : rules_(rules), log_(log) {
+  Run(const RuleSet& rules, const mllog::ParsedLog& log) : rules_(rules), log_(&log) {
     keys_ = log.keys;
     for (const auto& k : keys_) key_values_.push_back(Value::str(k));
     slots_.reserve(log.events.size());
     for (uint32_t i = 0; i < log.events.size(); ++i) slots_.push_back(Slot{log.events[i].key_id, i, Value()});
   }
+  // A live run: lines come in chunks (live_feed).
+  explicit Run(const RuleSet& rules) : rules_(rules), log_(&empty_), live_(true) {}
 
   FileVerdict run(const std::string& entry) {
     FileVerdict out;
-    out.mllog_lines = log_.mllog_lines;
-    if (!log_.errors.empty()) {
-      for (const auto& e : log_.errors) {
-        Finding f;
-        f.line = e.file_line;
-        f.rule = "parse";
-        f.message = "MLLOG line does not parse: " + e.message;
-        f.expected = "one JSON object with key, value, metadata and time_ms after \":::MLLOG \"";
-        f.found = e.text;
-        f.log_text = e.text;
-        f.hint = "a truncated or interleaved line is the usual cause: make sure each rank writes whole lines";
-        msgs_.put("", std::move(f));
-      }
-    }
+    out.mllog_lines = log_->mllog_lines;
+    for (const auto& e : log_->errors) msgs_.put("", parse_finding(e));
     if (slots_.empty()) {
-      Finding f;
-      f.rule = "parse";
-      f.message = "No log lines detected";
-      f.expected = "lines containing \":::MLLOG {json}\"";
-      if (log_.errors.empty()) {
-        f.found = "none";
-        f.hint = "is this the right file? result files hold the MLLOG output of one run";
-      } else {
-        // Lines with the token exist, but none of them parses (listed above).
-        f.found = std::to_string(log_.errors.size()) + " line(s) with \":::MLLOG \", none of them valid JSON";
-        f.hint = "the log is damaged or not written by an MLLOG logger: each line that does not parse is listed with this file";
-      }
-      msgs_.put("", std::move(f));
+      msgs_.put("", no_lines_finding(log_->errors.size()));
       // Not a log: that is the reason, alone. The consortium's checker also
       // runs every rule over no lines, and fails for the same reason with
       // dozens of "missing" messages that say nothing more.
@@ -176,8 +256,190 @@ class Run : public Host {
       e.value = line_value(static_cast<uint32_t>(cur_slot_));
       e.log_text = line_text(cur_slot_);
     }
+    if (live_) {
+      pending_.push_back(Pending{std::move(e), cur_index_,
+                                 cur_slot_ < slots_.size() ? static_cast<int64_t>(log_->events[slots_[cur_slot_].event].lineno) : -1,
+                                 ++seq_});
+      return;
+    }
     queue_.push_back(std::move(e));
   }
+
+  // ---- Live runs.
+  //
+  // Every rule file the log enqueues gets its own FileState, fed each chunk
+  // of new lines once. Files are independent (each has its own `s`), so a
+  // file may see a chunk before or after another; what the batch order
+  // decides (which messages replace which) is replayed in live_verdict in
+  // the batch queue order. A file enqueued late first reads the lines
+  // before the current chunk again (`prefix`), once.
+
+  // Feeds the lines of `chunk`: its events' file_line and lineno are already
+  // those of the whole log. `prefix` returns the text of the log before the chunk.
+  void live_feed(const mllog::ParsedLog& chunk, const std::function<std::string()>& prefix) {
+    for (const auto& e : chunk.errors) {
+      ++parse_error_count_;
+      if (parse_errors_.size() < kMaxParseErrors) parse_errors_.push_back(parse_finding(e));
+    }
+    if (whole_log_ || chunk.events.empty()) return;
+    set_chunk(chunk);
+    if (!started_) {
+      started_ = true;
+      add_file(Enqueued{rules_.entry(), "", "", false, 0, Value(), ""}, -1, -1, 0);
+      settle_pending();
+    }
+    for (size_t f = 0; f < files_.size() && !whole_log_; ++f) {
+      FileState& fs = *files_[f];
+      if (!fs.rf) continue;
+      if (fs.catch_up) {
+        fs.catch_up = false;
+        if (events_before_ > 0) {
+          // Enqueued while this chunk was read: the lines before it, again.
+          std::string text = prefix();
+          mllog::ParsedLog before;
+          mllog::LogReader reader;
+          reader.parse(text, &before);
+          const mllog::ParsedLog* saved = log_;
+          std::vector<Slot> saved_slots = std::move(slots_);
+          set_chunk(before);
+          feed_file(f);
+          log_ = saved;
+          slots_ = std::move(saved_slots);
+        }
+      }
+      feed_file(f);
+    }
+    events_before_ += chunk.events.size();
+    log_ = &empty_;
+    slots_.clear();
+  }
+
+  // The findings the batch checker would give over the lines fed so far,
+  // but for END blocks (they run once, at the end).
+  FileVerdict live_verdict() {
+    FileVerdict out;
+    Messages m;
+    for (const auto& f : parse_errors_) m.put("", f);
+    if (!started_) {
+      m.put("", no_lines_finding(parse_error_count_));
+      m.finish(&out);
+      return out;
+    }
+    std::vector<size_t> order(files_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return queue_before(a, b); });
+    for (size_t i : order) {
+      const FileState& fs = *files_[i];
+      if (!fs.rf) {
+        m.put("", fs.finding);
+        continue;
+      }
+      for (const auto& k : fs.rf->keys) m.drop(k.name);
+      m.absorb(fs.own);
+      finish_file(fs, m);
+    }
+    m.finish(&out);
+    return out;
+  }
+
+  // A rule file reads the whole log (`loglines`), or its END code enqueues
+  // files, or the log enqueued too many files: only the batch checker over
+  // the whole log gives its verdicts.
+  bool whole_log() const { return whole_log_; }
+
+ private:
+  struct Pending {
+    Enqueued item;
+    int parent;
+    int64_t at_line;
+    uint64_t seq;
+  };
+  static constexpr size_t kMaxParseErrors = 16;
+  static constexpr size_t kMaxLiveFiles = 256;
+
+  void set_chunk(const mllog::ParsedLog& chunk) {
+    log_ = &chunk;
+    slots_.clear();
+    slots_.reserve(chunk.events.size());
+    std::vector<uint32_t> ids;
+    ids.reserve(chunk.keys.size());
+    for (const auto& k : chunk.keys) ids.push_back(intern_key(k));
+    for (uint32_t i = 0; i < chunk.events.size(); ++i) slots_.push_back(Slot{ids[chunk.events[i].key_id], i, Value()});
+  }
+
+  void feed_file(size_t f) {
+    FileState& fs = *files_[f];
+    cur_file_ = fs.rf;
+    cur_index_ = static_cast<int>(f);
+    sink_ = &fs.own;
+    for (size_t i = 0; i < slots_.size(); ++i) feed_line(fs, i);
+    cur_key_.clear();
+    cur_slot_ = SIZE_MAX;
+    sink_ = &msgs_;
+    settle_pending();
+  }
+
+  // Files enqueued by the code that just ran join the live set.
+  void settle_pending() {
+    while (!pending_.empty() && !whole_log_) {
+      Pending p = std::move(pending_.front());
+      pending_.erase(pending_.begin());
+      add_file(std::move(p.item), p.parent, p.at_line, p.seq);
+    }
+  }
+
+  void add_file(Enqueued item, int parent, int64_t at_line, uint64_t seq) {
+    if (files_.size() >= kMaxLiveFiles) {
+      whole_log_ = true;
+      return;
+    }
+    auto fs = std::make_unique<FileState>();
+    fs->parent = parent;
+    fs->at_line = at_line;
+    fs->seq = seq;
+    fs->catch_up = true;
+    std::string why;
+    const RuleFile* rf = rules_.resolve(item.rel, &why);
+    std::string load_error;
+    if (!rf) rules_.file(item.rel, &load_error);
+    if (!rf && !load_error.empty()) {
+      fs->finding.rule = "enqueue_config";
+      fs->finding.message = "rule file " + item.rel + " cannot be loaded: " + load_error;
+      fs->finding.hint = "the rule set is broken; fix the file (referee rules list --ruleset " + rules_.id().id() + " checks every file)";
+    } else if (!rf) {
+      fs->finding = missing_file(item, why);
+    }
+    if (!rf) {
+      files_.push_back(std::move(fs));
+      return;
+    }
+    if (uses_whole_log(*rf)) {
+      whole_log_ = true;
+      return;
+    }
+    files_.push_back(std::move(fs));
+    size_t index = files_.size() - 1;
+    FileState& f = *files_[index];
+    cur_index_ = static_cast<int>(index);
+    sink_ = &f.own;
+    begin_file(*rf, &f);
+    sink_ = &msgs_;
+  }
+
+  // Whether file a comes before file b in the batch checker's queue: a FIFO
+  // queue appends what a file enqueues while it runs, so files come in the
+  // order of the files that enqueued them, then of the line that did.
+  bool queue_before(size_t a, size_t b) const {
+    if (a == b) return false;
+    const FileState& x = *files_[a];
+    const FileState& y = *files_[b];
+    if (x.parent < 0) return true;
+    if (y.parent < 0) return false;
+    if (x.parent == y.parent) return x.at_line != y.at_line ? x.at_line < y.at_line : x.seq < y.seq;
+    return queue_before(static_cast<size_t>(x.parent), static_cast<size_t>(y.parent));
+  }
+
+ public:
 
   void load_line_value(const LineObj& line) override {
     line.value = line_value_from_json(line.json);
@@ -198,28 +460,26 @@ class Run : public Host {
   const Value& obj(size_t i) {
     Slot& s = slots_[i];
     if (s.obj.kind == VKind::None) {
-      auto l = std::make_shared<LineObj>();
-      const auto& ev = log_.events[s.event];
+      const auto& ev = log_->events[s.event];
+      std::shared_ptr<LineObj> l;
+      if (live_) {
+        auto owned = std::make_shared<OwnedLineObj>();
+        owned->text.assign(ev.json);
+        owned->json = owned->text;
+        l = std::move(owned);
+      } else {
+        l = std::make_shared<LineObj>();
+        l->json = ev.json;
+      }
       l->key = key_values_[s.key];
       l->timestamp = Value::number(ev.time_ms);
       l->lineno = Value::integer(ev.lineno);
-      l->json = ev.json;
       s.obj.kind = VKind::Line;
       s.obj.h = std::move(l);
     }
     return s.obj;
   }
 
-  // A rule file to run, and the code that asked for it.
-  struct Enqueued {
-    std::string rel;
-    std::string by_file;   // the rule file whose code enqueued it ("" for the entry)
-    std::string by_key;    // the KEY record whose code did, "" for BEGIN/END code
-    bool by_line = false;  // code that ran for a log line:
-    uint32_t line = 0;     // its line in the file,
-    Value value;           // its v['value'],
-    std::string log_text;  // and its text
-  };
 
   // "Could not find config file", and when the path was built from a logged
   // value, which line, key and value chose it.
@@ -296,11 +556,11 @@ class Run : public Host {
 
   uint32_t line_of(size_t slot) const {
     const Slot& s = slots_[slot];
-    if (s.event != UINT32_MAX) return log_.events[s.event].file_line;
+    if (s.event != UINT32_MAX) return log_->events[s.event].file_line;
     if (s.obj.kind == VKind::Line) {
       // lines copied by rule code keep their json view; find it
       const LineObj& l = s.obj.line();
-      for (const auto& ev : log_.events)
+      for (const auto& ev : log_->events)
         if (ev.json.data() == l.json.data()) return ev.file_line;
     }
     return 0;
@@ -309,7 +569,7 @@ class Run : public Host {
   std::string line_text(size_t slot) const {
     const Slot& s = slots_[slot];
     if (s.obj.kind == VKind::Line && s.obj.line().full_loaded) return clip(py_str(s.obj.line().full_string));
-    if (s.event != UINT32_MAX) return clip(std::string(mllog::kToken) + std::string(log_.events[s.event].json));
+    if (s.event != UINT32_MAX) return clip(std::string(mllog::kToken) + std::string(log_->events[s.event].json));
     if (s.obj.kind == VKind::Line) return clip(std::string(mllog::kToken) + std::string(s.obj.line().json));
     return "";
   }
@@ -377,7 +637,7 @@ class Run : public Host {
       f.message = what + " for '" + rec.name + "' failed";
       f.hint = hint_for(rec.name, code.source());
     }
-    msgs_.put(slots_key(slot), std::move(f));
+    sink_->put(slots_key(slot), std::move(f));
   }
 
   std::string slots_key(size_t slot) const { return keys_[slots_[slot].key]; }
@@ -391,18 +651,32 @@ class Run : public Host {
     f.log_text = line_text(slot);
     f.expected = what == "PRE" ? rec.pre.source() : rec.post.source();
     f.found = "value = " + value_text(slot);
-    msgs_.put(slots_key(slot), std::move(f));
+    sink_->put(slots_key(slot), std::move(f));
   }
 
   void run_file(const RuleFile& rf) {
+    FileState fs;
+    begin_file(rf, &fs);
+    for (size_t i = 0; i < slots_.size(); ++i) feed_line(fs, i);
+    cur_key_.clear();
+    cur_slot_ = SIZE_MAX;
+    finish_file(fs, msgs_);
+    run_end(fs, msgs_);
+  }
+
+  // The file's fresh state and its BEGIN code; its records replace earlier
+  // files' messages about the same keys (in msgs_: a batch run).
+  void begin_file(const RuleFile& rf, FileState* fs) {
     cur_file_ = &rf;
     cur_key_.clear();
     cur_slot_ = SIZE_MAX;
-    Vars state;
-    state.set(kNameS, Value::dict());
+    fs->rf = &rf;
+    fs->state.set(kNameS, Value::dict());
+    fs->recs.resize(rf.keys.size());
+    for (size_t r = 0; r < rf.keys.size(); ++r) fs->recs[r].exactly_one = rf.keys[r].req == "EXACTLY_ONE";
     if (rf.has_begin) {
       Vars locals;
-      Frame fr{&locals, &state, nullptr, this, 0};
+      Frame fr{&locals, &fs->state, nullptr, this, 0};
       try {
         rf.begin.exec(fr);
       } catch (const PyError& e) {
@@ -410,147 +684,164 @@ class Run : public Host {
         f.rule = base_name(rf.rel) + " BEGIN";
         f.message = "BEGIN code raised " + e.what();
         f.expected = clip(rf.begin.source());
-        msgs_.put("", std::move(f));
+        sink_->put("", std::move(f));
       }
-      adopt_loglines();
+      if (!live_) adopt_loglines();
     }
-    // Records of this file replace earlier files' messages about the same keys.
-    for (const auto& k : rf.keys) msgs_.drop(k.name);
+    if (!live_)
+      for (const auto& k : rf.keys) msgs_.drop(k.name);
+  }
 
-    std::vector<int> rec_of(keys_.size(), -1);
-    for (size_t i = 0; i < keys_.size(); ++i) rec_of[i] = rf.find(keys_[i]);
-    std::vector<std::vector<uint32_t>> occurrences(rf.keys.size());
-    std::vector<bool> done(rf.keys.size(), false);  // submission_* keys run once
-    std::vector<int64_t> atleast_passes(rf.keys.size(), -1);
+  // Line i (a slot) through one rule file, as the consortium's loop does.
+  void feed_line(FileState& fs, size_t i) {
+    const RuleFile& rf = *fs.rf;
+    uint32_t key = slots_[i].key;
+    if (key >= fs.rec_of.size()) {
+      size_t from = fs.rec_of.size();
+      fs.rec_of.resize(keys_.size(), -1);
+      for (size_t k = from; k < keys_.size(); ++k) fs.rec_of[k] = rf.find(keys_[k]);
+    }
+    int r = fs.rec_of[key];
+    if (r < 0) {
+      if (!fs.seen_run_stop && keys_[key] == "run_stop") fs.seen_run_stop = true;
+      return;
+    }
+    feed_record(fs, static_cast<size_t>(r), i);
+    if (!fs.seen_run_stop && keys_[key] == "run_stop") fs.seen_run_stop = true;
+  }
 
-    Vars locals;
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      uint32_t key = slots_[i].key;
-      if (key >= rec_of.size()) {
-        rec_of.resize(keys_.size(), -1);
-        for (size_t k = 0; k < keys_.size(); ++k) rec_of[k] = rf.find(keys_[k]);
+  void feed_record(FileState& fs, size_t r, size_t i) {
+    const RuleFile& rf = *fs.rf;
+    const KeyRecord& rec = rf.keys[r];
+    RecState& st = fs.recs[r];
+    ++st.n;
+    cur_key_ = rec.name;
+    cur_slot_ = i;
+    const Value& ll = obj_or_existing(i);
+    Vars& locals = locals_;
+    locals.vars.clear();
+    Frame fr{&locals, &fs.state, &ll, this, 0};
+    if (!st.done) {
+      if (rec.has_pre) {
+        try { rec.pre.exec(fr); } catch (const PyError& e) { code_failed(rf, rec, i, "PRE", e); }
       }
-      int r = rec_of[key];
-      if (r < 0) continue;
-      const KeyRecord& rec = rf.keys[static_cast<size_t>(r)];
-      occurrences[static_cast<size_t>(r)].push_back(static_cast<uint32_t>(i));
-      cur_key_ = rec.name;
-      cur_slot_ = i;
-      const Value& ll = obj_or_existing(i);
-      locals.vars.clear();
-      Frame fr{&locals, &state, &ll, this, 0};
-      if (!done[static_cast<size_t>(r)]) {
-        if (rec.has_pre) {
-          try { rec.pre.exec(fr); } catch (const PyError& e) { code_failed(rf, rec, i, "PRE", e); }
-        }
-        for (const auto& c : rec.checks) {
-          try {
-            if (!py_truthy(c.eval(fr))) check_failed(rf, rec, i, "CHECK", c, state, nullptr);
-          } catch (const PyError& e) {
-            check_failed(rf, rec, i, "CHECK", c, state, &e);
-          }
-        }
-        if (rec.has_post) {
-          locals.vars.clear();
-          try { rec.post.exec(fr); } catch (const PyError& e) { code_failed(rf, rec, i, "POST", e); }
-        }
-      }
-      if (rec.has_first_check && occurrences[static_cast<size_t>(r)].size() == 1) {
+      for (const auto& c : rec.checks) {
         try {
-          if (!py_truthy(rec.first_check.eval(fr))) check_failed(rf, rec, i, "FIRST_CHECK", rec.first_check, state, nullptr);
+          if (!py_truthy(c.eval(fr))) check_failed(rf, rec, i, "CHECK", c, fs.state, nullptr);
         } catch (const PyError& e) {
-          check_failed(rf, rec, i, "FIRST_CHECK", rec.first_check, state, &e);
+          check_failed(rf, rec, i, "CHECK", c, fs.state, &e);
         }
       }
-      if (rec.has_atleast_one) {
-        int64_t& n = atleast_passes[static_cast<size_t>(r)];
-        if (n < 0) n = 0;
-        try {
-          if (py_truthy(rec.atleast_one_check.eval(fr))) ++n;
-        } catch (const PyError&) {
-          // The consortium's checker stops with a traceback here; referee counts it as not passing.
-        }
+      if (rec.has_post) {
+        locals.vars.clear();
+        try { rec.post.exec(fr); } catch (const PyError& e) { code_failed(rf, rec, i, "POST", e); }
       }
-      if (rec.name.find("submission_") != std::string::npos) done[static_cast<size_t>(r)] = true;
     }
+    if (rec.has_first_check && st.n == 1) {
+      try {
+        if (!py_truthy(rec.first_check.eval(fr))) check_failed(rf, rec, i, "FIRST_CHECK", rec.first_check, fs.state, nullptr);
+      } catch (const PyError& e) {
+        check_failed(rf, rec, i, "FIRST_CHECK", rec.first_check, fs.state, &e);
+      }
+    }
+    if (rec.has_atleast_one) {
+      if (st.atleast < 0) st.atleast = 0;
+      try {
+        if (py_truthy(rec.atleast_one_check.eval(fr))) ++st.atleast;
+      } catch (const PyError&) {
+        // The consortium's checker stops with a traceback here; referee counts it as not passing.
+      }
+    }
+    if (rec.name.find("submission_") != std::string::npos) st.done = true;
+    // What the requirements after the lines report.
+    uint32_t line = live_ ? line_of(i) : 0;
+    if (st.n == 1) {
+      st.s0 = st.chosen = i;
+      st.l0 = st.lchosen = line;
+    } else {
+      if (st.n == 2) st.s1 = i, st.l1 = line;
+      // The summarizer's run_start: the last one before the first run_stop.
+      if (!fs.seen_run_stop) st.chosen = i, st.lchosen = line;
+    }
+    st.last = i;
+    st.llast = line;
+    if (live_ && rec.has_atleast_one) st.last_value = value_text(i);
+    if (st.exactly_one) {
+      Value x = line_value(static_cast<uint32_t>(i));
+      if (st.n == 1) st.first = x;
+      else if (st.all_same && !json_same(x, st.first)) st.all_same = false;
+      if (st.distinct.size() < kMaxDistinct) {
+        std::string t = clip(py_repr(x), 80);
+        if (std::find(st.distinct.begin(), st.distinct.end(), t) == st.distinct.end()) st.distinct.push_back(std::move(t));
+      }
+    }
+  }
 
+  uint32_t rec_line(size_t slot, uint32_t line) const { return live_ ? line : line_of(slot); }
+
+  // After the lines: ATLEAST_ONE_CHECK and REQ of one file, into `out`.
+  // Reads the file's state only, so a live run can ask at any time.
+  void finish_file(const FileState& fs, Messages& out) {
+    const RuleFile& rf = *fs.rf;
     cur_key_.clear();
     cur_slot_ = SIZE_MAX;
     for (size_t r = 0; r < rf.keys.size(); ++r) {
-      if (atleast_passes[r] != 0) continue;
+      const RecState& st = fs.recs[r];
+      if (st.atleast != 0) continue;
       const KeyRecord& rec = rf.keys[r];
       Finding f;
       f.key = rec.name;
       f.rule = base_name(rf.rel) + " KEY " + rec.name + " ATLEAST_ONE_CHECK";
       f.message = "no '" + rec.name + "' line passes the check: the run never reached its target";
       f.expected = "at least one line with " + rec.atleast_one_check.source();
-      const auto& occ = occurrences[r];
-      f.found = std::to_string(occ.size()) + " line(s)";
-      if (!occ.empty()) {
-        f.found += ", last value " + value_text(occ.back());
-        f.line = line_of(occ.back());
+      f.found = std::to_string(st.n) + " line(s)";
+      if (st.n > 0) {
+        f.found += ", last value " + (live_ ? st.last_value : value_text(st.last));
+        f.line = rec_line(st.last, st.llast);
       }
       f.hint = "a run that does not reach the quality target must end with run_stop status \"aborted\" and cannot be scored";
-      msgs_.put("", std::move(f));
+      out.put("", std::move(f));
     }
 
     // Occurrence requirements.
     std::vector<std::vector<std::string>> alternatives;
     for (size_t r = 0; r < rf.keys.size(); ++r) {
       const KeyRecord& rec = rf.keys[r];
+      const RecState& st = fs.recs[r];
       if (rec.req.empty()) continue;
-      size_t n = occurrences[r].size();
+      size_t n = st.n;
       std::string where = base_name(rf.rel) + " KEY " + rec.name + " REQ " + rec.req;
       if (rec.req == "EXACTLY_ONE" && n != 1) {
-        bool all_same = n > 0;
-        std::vector<std::string> distinct;
-        if (n > 0) {
-          Value first = line_value(occurrences[r][0]);
-          for (uint32_t s : occurrences[r]) {
-            Value x = line_value(s);
-            if (!json_same(x, first)) all_same = false;
-            std::string t = clip(py_repr(x), 80);
-            if (std::find(distinct.begin(), distinct.end(), t) == distinct.end()) distinct.push_back(t);
-          }
-        }
+        bool all_same = n > 0 && st.all_same;
         Finding f;
         f.key = rec.name;
         f.rule = where;
         f.expected = "exactly one '" + rec.name + "' line";
         f.found = std::to_string(n);
         if (n > 0) {
-          f.line = line_of(occurrences[r][1 < n ? 1 : 0]);
+          f.line = 1 < n ? rec_line(st.s1, st.l1) : rec_line(st.s0, st.l0);
           f.found += " lines";
           if (!all_same) {
             std::string vals;
-            for (const auto& d : distinct) vals += (vals.empty() ? "" : ", ") + d;
+            for (const auto& d : st.distinct) vals += (vals.empty() ? "" : ", ") + d;
+            if (st.distinct.size() >= kMaxDistinct) vals += ", ...";
             f.found += " with different values: [" + vals + "]";
           }
         }
         if (all_same) {
           f.message = "'" + rec.name + "' is logged " + std::to_string(n) + " times with the same value (a warning only)";
           if (rec.name == "run_start") {
-            // The summarizer's run_start: the last one before the first run_stop.
-            size_t stop = SIZE_MAX;
-            for (size_t i = 0; i < slots_.size(); ++i)
-              if (keys_[slots_[i].key] == "run_stop") {
-                stop = i;
-                break;
-              }
-            uint32_t chosen = occurrences[r][0];
-            for (uint32_t o : occurrences[r])
-              if (o < stop) chosen = o;
             f.hint = "a relaunched run? the consortium accepts the log with this warning, and its summarizer times the "
-                     "run from the last run_start before run_stop: line " + std::to_string(line_of(chosen));
+                     "run from the last run_start before run_stop: line " + std::to_string(rec_line(st.chosen, st.lchosen));
           }
-          msgs_.warn(rec.name, std::move(f));
+          out.warn(rec.name, std::move(f));
         } else {
           f.message = n == 0 ? "required line '" + rec.name + "' is missing"
                              : "'" + rec.name + "' must be logged exactly once but appears " + std::to_string(n) + " times";
           if (n == 0 && rec.name == "run_stop") f.hint = "the run did not finish: the log ends before run_stop (truncated, or killed)";
           else if (n == 0) f.hint = "log '" + rec.name + "' once with mllog";
           else f.hint = "log it once (rank 0 only), or make every copy carry the same value";
-          msgs_.put(rec.name, std::move(f));
+          out.put(rec.name, std::move(f));
         }
       } else if (rec.req == "AT_LEAST_ONE" && n < 1) {
         Finding f;
@@ -560,7 +851,7 @@ class Run : public Host {
         f.expected = "at least one '" + rec.name + "' line";
         f.found = "0";
         f.hint = "log '" + rec.name + "' with mllog";
-        msgs_.put(rec.name, std::move(f));
+        out.put(rec.name, std::move(f));
       } else if (rec.req.rfind("AT_LEAST(", 0) == 0) {
         // The loader admits only digits here; Python's int() has no upper bound,
         // so a number too large for size_t saturates (no log has that many lines).
@@ -576,7 +867,7 @@ class Run : public Host {
           f.message = "'" + rec.name + "' must appear at least " + std::to_string(want) + " times";
           f.expected = "at least " + std::to_string(want);
           f.found = std::to_string(n);
-          msgs_.put(rec.name, std::move(f));
+          out.put(rec.name, std::move(f));
         }
       } else if (rec.req.rfind("AT_LEAST_ONE_OR(", 0) == 0) {
         std::string inner = rec.req.substr(16, rec.req.size() - 17);
@@ -599,7 +890,7 @@ class Run : public Host {
       bool any = false;
       for (const auto& a : alts) {
         int r = rf.find(a);
-        if (r >= 0 && !occurrences[static_cast<size_t>(r)].empty()) any = true;
+        if (r >= 0 && fs.recs[static_cast<size_t>(r)].n > 0) any = true;
       }
       if (any) continue;
       Finding f;
@@ -609,9 +900,14 @@ class Run : public Host {
       f.message = "required at least one occurrence of " + names;
       f.expected = names;
       f.found = "none";
-      msgs_.put("", std::move(f));
+      out.put("", std::move(f));
     }
+  }
 
+  // END code: runs once, at the very end (it may change `s`).
+  void run_end(FileState& fs, Messages& out) {
+    const RuleFile& rf = *fs.rf;
+    Vars& state = fs.state;
     if (rf.has_end) {
       Frame fr{&state, &state, nullptr, this, 0};
       if (rf.has_end_pre) {
@@ -621,7 +917,7 @@ class Run : public Host {
           Finding f;
           f.rule = base_name(rf.rel) + " END PRE";
           f.message = "END PRE code raised " + e.what();
-          msgs_.put("", std::move(f));
+          out.put("", std::move(f));
         }
       }
       for (const auto& c : rf.end_checks) {
@@ -636,7 +932,7 @@ class Run : public Host {
         }
         std::string ctx = context_for(c.source(), state);
         f.found = ctx;
-        msgs_.put("", std::move(f));
+        out.put("", std::move(f));
       }
     }
   }
@@ -651,7 +947,10 @@ class Run : public Host {
   }
 
   const RuleSet& rules_;
-  const mllog::ParsedLog& log_;
+  const mllog::ParsedLog* log_;  // the lines being fed (a live run: the current chunk)
+  mllog::ParsedLog empty_;
+  bool live_ = false;
+  Vars locals_;
   std::vector<std::string> keys_;
   std::vector<Value> key_values_;
   std::vector<Slot> slots_;
@@ -661,6 +960,17 @@ class Run : public Host {
   size_t cur_slot_ = SIZE_MAX;
   Value loglines_;
   Messages msgs_;
+  Messages* sink_ = &msgs_;  // where line findings go: msgs_, or a live file's own
+  // Live runs.
+  std::vector<std::unique_ptr<FileState>> files_;
+  std::vector<Pending> pending_;
+  std::vector<Finding> parse_errors_;
+  size_t parse_error_count_ = 0;
+  size_t events_before_ = 0;
+  int cur_index_ = -1;
+  uint64_t seq_ = 0;
+  bool started_ = false;
+  bool whole_log_ = false;
 };
 
 }  // namespace
@@ -669,5 +979,21 @@ FileVerdict check_log(const RuleSet& rules, const mllog::ParsedLog& log, const s
   Run run(rules, log);
   return run.run(entry);
 }
+
+struct LiveLog::Impl {
+  explicit Impl(const RuleSet& rules) : run(rules) {}
+  Run run;
+};
+
+LiveLog::LiveLog(const RuleSet& rules) : impl_(std::make_unique<Impl>(rules)) {}
+LiveLog::~LiveLog() = default;
+
+void LiveLog::feed(const mllog::ParsedLog& chunk, const std::function<std::string()>& prefix) {
+  impl_->run.live_feed(chunk, prefix);
+}
+
+FileVerdict LiveLog::verdict() { return impl_->run.live_verdict(); }
+
+bool LiveLog::whole_log() const { return impl_->run.whole_log(); }
 
 }  // namespace referee::rules

@@ -24,6 +24,18 @@ namespace {
 std::atomic<bool> g_interrupt{false};
 extern "C" void on_sigint(int) { g_interrupt.store(true); }
 
+// What the environment capture needs from a spec: the workload's command
+// (its Python), its working directory (its git commit) and environment.
+harness::CaptureOptions capture_options(const harness::Spec* spec) {
+  harness::CaptureOptions c;
+  if (spec) {
+    c.command = spec->command;
+    c.workdir = spec->workdir;
+    c.env = spec->env;
+  }
+  return c;
+}
+
 }  // namespace
 
 Command run_command() {
@@ -79,8 +91,9 @@ Command run_command() {
                 return kCannotCheck;
               }
               // The system description, complete, before any run starts.
+              harness::Environment environment = harness::capture_environment(capture_options(&spec));
               harness::SystemDescription sys;
-              if (!harness::describe_system(spec.system_description, spec.system, &sys, &error)) {
+              if (!harness::describe_system(spec.system_description, spec.system, &sys, &error, &environment)) {
                 std::cerr << "referee run: " << error << "\n";
                 return kCannotCheck;
               }
@@ -109,6 +122,7 @@ Command run_command() {
               harness::RunnerOptions ropt;
               ropt.out_dir = o->out;
               ropt.system_json = sys.to_json();
+              ropt.environment = &environment;
               ropt.interrupt = &g_interrupt;
               bool tty = isatty(1);
               size_t drawn = 0;
@@ -149,6 +163,9 @@ Command run_command() {
                 if (std::filesystem::exists(r.kept_log)) std::cout << "  its log is kept in " << r.kept_log << "\n";
                 if (!r.output_file.empty()) std::cout << "  its output is kept in " << r.output_file << "\n";
               }
+              if (!report.runs.empty() && !report.runs.front().environment_file.empty())
+                std::cout << "environment of each run: " << std::filesystem::path(report.runs.front().environment_file).parent_path().string()
+                          << "/<run>.env.json\n";
               rules::PackageOptions popt;
               rules::PackageReport pr;
               if (!rules::check_package(*rs, facts, report.package_dir, popt, &pr, &error)) {
@@ -177,23 +194,56 @@ Command run_command() {
 }
 
 Command system_command() {
-  return {"system", "System descriptions (systems/<system>.json)", [](CLI::App& sub) -> std::function<int()> {
+  return {"system", "System descriptions (systems/<system>.json) and the environment runs see",
+          [](CLI::App& sub) -> std::function<int()> {
+            struct Opts {
+              std::string file, name, division, spec;
+              bool json = false;
+            };
+            auto o = std::make_shared<Opts>();
             auto* d = sub.add_subcommand("describe", "Detect this machine and merge a YAML file: print systems/<system>.json");
+            auto* e = sub.add_subcommand("env", "Print the environment a run records (kernel, libc, Python, frameworks, NVIDIA, container, git)");
             sub.require_subcommand(1);
-            auto file = std::make_shared<std::string>();
-            auto name = std::make_shared<std::string>();
-            d->add_option("--from", *file, "YAML or JSON file with the fields referee cannot detect");
-            d->add_option("--name", *name, "system name");
-            return [file, name]() -> int {
-              harness::SystemDescription s;
+            d->add_option("--from", o->file, "YAML or JSON file with the fields referee cannot detect (default: the spec's system_description)");
+            d->add_option("--name", o->name, "system name");
+            d->add_option("--division", o->division, "closed or open: the division of the submission (default: the spec's, else the file's, else closed)")
+                ->check(CLI::IsMember({"closed", "open"}));
+            for (auto* c : {d, e})
+              c->add_option("--spec", o->spec, "workload spec: its command (Python and framework versions), workdir (git commit) and env");
+            e->add_flag("--json", o->json, "JSON, as written beside each run's log (<run>.env.json)");
+            return [o, d]() -> int {
+              const char* who = d->parsed() ? "referee system describe" : "referee system env";
               std::string error;
-              if (!harness::describe_system(*file, *name, &s, &error)) {
-                std::cerr << "referee system describe: " << error << "\n";
+              harness::Spec spec;
+              bool have_spec = !o->spec.empty();
+              if (have_spec && !harness::load_spec(o->spec, &spec, &error)) {
+                std::cerr << who << ": " << error << "\n";
                 return kCannotCheck;
               }
+              harness::Environment env = harness::capture_environment(capture_options(have_spec ? &spec : nullptr));
+              if (!d->parsed()) {
+                std::cout << (o->json ? env.to_json() : env.to_text());
+                return kPass;
+              }
+              std::string file = !o->file.empty() ? o->file : have_spec ? spec.system_description : "";
+              std::string name = !o->name.empty() ? o->name : have_spec ? spec.system : "";
+              harness::SystemDescription s;
+              if (!harness::describe_system(file, name, &s, &error, &env)) {
+                std::cerr << who << ": " << error << "\n";
+                return kCannotCheck;
+              }
+              // The division belongs to the submission, as in `referee run`: the
+              // flag, else the spec's, else the file's, else closed.
+              if (!o->division.empty()) s.fields["division"] = o->division, s.origin["division"] = "flag";
+              else if (have_spec) s.fields["division"] = spec.division, s.origin["division"] = "spec";
+              else if (!s.fields.count("division")) s.fields["division"] = "closed", s.origin["division"] = "default";
+              if (have_spec && !s.fields.count("submitter")) s.fields["submitter"] = spec.org, s.origin["submitter"] = "spec";
+              s.missing.clear();
+              for (const auto& f : rules::required_system_fields())
+                if (!s.fields.count(f)) s.missing.push_back(f);
               std::cout << s.to_json();
               if (!s.missing.empty()) {
-                std::cerr << "referee system describe: missing required fields:";
+                std::cerr << who << ": missing required fields:";
                 for (const auto& f : s.missing) std::cerr << " " << f;
                 std::cerr << "\nfix: add them to the file given with --from\n";
                 return kFail;

@@ -689,6 +689,9 @@ TEST_SUITE("harness") {
     RunnerOptions opt;
     opt.out_dir = (dir / "out").string();
     opt.system_json = s.sys.to_json();
+    Environment env;
+    env.kernel = "kernel-of-the-test";
+    opt.environment = &env;
     HarnessReport report;
     std::string error;
     REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, opt, &report, &error), error);
@@ -697,6 +700,13 @@ TEST_SUITE("harness") {
       CHECK_MESSAGE(r.verdict.compliant, r.id << ": " << (r.verdict.errors.empty() ? "" : r.verdict.errors[0].message));
       CHECK_MESSAGE(r.left_out.empty(), r.left_out);
       REQUIRE_FALSE(r.result_file.empty());
+      // Beside the log, the environment with the submission fields of the file the workload wrote.
+      CHECK(r.environment_file == fs::path(r.kept_log).replace_extension(".env.json").string());
+      std::string env_json = slurp(r.environment_file);
+      CHECK(env_json.find("kernel-of-the-test") != std::string::npos);
+      auto sub = submission_fields(slurp(example_log(s, r.index)));
+      REQUIRE(sub.count("submission_org"));
+      CHECK(env_json.find("\"submission_org\": \"" + sub["submission_org"] + "\"") != std::string::npos);
       // The workload's file is untouched, and the package holds it byte for byte.
       CHECK(slurp(r.kept_log) == slurp(example_log(s, r.index)));
       CHECK(slurp(r.result_file) == slurp(example_log(s, r.index)));

@@ -277,6 +277,16 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       } else if (!fs::exists(l.report.kept_log, ec)) {
         write_atomically(l.report.kept_log, l.checker->text(), &err);
       }
+      if (opt.environment) {
+        // The environment the run ran in, with what its log says of the submission.
+        Environment env = *opt.environment;
+        std::string log_text;
+        env.submission = submission_fields(l.follows_file && read_file(l.report.kept_log, &log_text) ? log_text
+                                                                                                   : l.checker->text());
+        fs::path env_file = logs / (l.report.id + ".env.json");
+        if (write_atomically(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
+        else event(l.report.id + ": " + err);
+      }
       if (!l.report.aborted)
         if (auto f = l.checker->check_now()) stop_run(l, *f);
       l.report.verdict = l.checker->final_verdict();

@@ -6,7 +6,9 @@
 // command names {log}, the file at that path, followed as it grows (that is
 // where mllog.config(filename=...) writes; what it prints is then kept apart).
 // Logs are kept under <out>/.referee-runs/<benchmark>/<invocation>/; a file
-// the workload wrote is never rewritten. A run enters the package only when
+// the workload wrote is never rewritten. Beside each log, <run>.env.json holds
+// the environment captured before the runs (RunnerOptions::environment) with
+// the submission_* fields of that run's log. A run enters the package only when
 // it ended by itself with exit status 0, was not stopped, and the rules find
 // its whole log compliant; every other run is left out with the reason.
 #pragma once
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "harness/backend.h"
+#include "harness/environment.h"
 #include "harness/spec.h"
 #include "rules/compliance.h"
 #include "rules/ruleset.h"
@@ -36,6 +39,7 @@ struct RunReport {
   std::string kept_log;        // the run's log, kept for every run: the file the workload wrote when
                                // the command names {log}, else what it printed
   std::string output_file;     // when the command names {log}: what it printed (stdout and stderr)
+  std::string environment_file;  // <run>.env.json beside the log: the environment, with the log's submission_* fields
   double seconds = 0;
   std::string last_eval;
   size_t lines = 0;
@@ -51,6 +55,7 @@ struct HarnessReport {
 struct RunnerOptions {
   std::string out_dir;                   // the package goes to <out_dir>/<org>/...
   std::string system_json;               // the system description to write (validated before any run)
+  const Environment* environment = nullptr;  // captured before the runs: written beside each run's log
   const std::atomic<bool>* interrupt = nullptr;  // set by Ctrl-C: cancel everything, keep what finished
   // Called about every second with one status line per run (for a terminal), and once per event.
   std::function<void(const std::vector<std::string>&)> status;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -19,52 +20,22 @@ namespace referee::harness {
 
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t b = 0;
-  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  return s.substr(b);
-}
-
-std::string run_capture(const char* cmd) {
-  std::string out;
-  FILE* p = popen(cmd, "r");
-  if (!p) return out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, p)) out += buf;
-  pclose(p);
-  return out;
-}
-
 void set(SystemDescription* d, const std::string& k, const std::string& v, const char* origin) {
   d->fields[k] = v;
   d->origin[k] = origin;
 }
 
-void detect(SystemDescription* d) {
-  std::ifstream cpu("/proc/cpuinfo");
-  std::string line, model;
-  std::set<std::string> sockets;
-  int logical = 0, cores_per_socket = 0;
-  double mhz = 0;
-  for (; std::getline(cpu, line);) {
-    auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string k = trim(line.substr(0, colon)), v = trim(line.substr(colon + 1));
-    if (k == "model name" && model.empty()) model = v;
-    else if (k == "physical id") sockets.insert(v);
-    else if (k == "processor") ++logical;
-    else if (k == "cpu cores") cores_per_socket = std::atoi(v.c_str());
-    else if (k == "cpu MHz" && mhz == 0) mhz = std::atof(v.c_str());
-  }
-  int n_sockets = sockets.empty() ? 1 : static_cast<int>(sockets.size());
-  if (!model.empty()) set(d, "host_processor_model_name", model, "detected");
-  set(d, "host_processors_per_node", std::to_string(n_sockets), "detected");
-  if (cores_per_socket) set(d, "host_processor_core_count", std::to_string(cores_per_socket), "detected");
-  if (logical) set(d, "host_processor_vcpu_count", std::to_string(logical), "detected");
-  if (mhz > 0) {
+void detect(SystemDescription* d, const Environment& env) {
+  std::ifstream cpuf("/proc/cpuinfo");
+  CpuInfo cpu = parse_cpuinfo(std::string(std::istreambuf_iterator<char>(cpuf), std::istreambuf_iterator<char>()));
+  std::string line;
+  if (!cpu.model.empty()) set(d, "host_processor_model_name", cpu.model, "detected");
+  set(d, "host_processors_per_node", std::to_string(cpu.sockets), "detected");
+  if (cpu.cores_per_socket) set(d, "host_processor_core_count", std::to_string(cpu.cores_per_socket), "detected");
+  if (cpu.logical) set(d, "host_processor_vcpu_count", std::to_string(cpu.logical), "detected");
+  if (cpu.mhz > 0) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f MHz", mhz);
+    std::snprintf(buf, sizeof buf, "%.0f MHz", cpu.mhz);
     set(d, "host_processor_frequency", buf, "detected");
   }
   std::ifstream mem("/proc/meminfo");
@@ -76,37 +47,15 @@ void detect(SystemDescription* d) {
       set(d, "host_memory_capacity", buf, "detected");
     }
   }
-  std::ifstream os("/etc/os-release");
-  for (; std::getline(os, line);) {
-    if (line.rfind("PRETTY_NAME=", 0) == 0) {
-      std::string v = line.substr(12);
-      if (v.size() >= 2 && v.front() == '"') v = v.substr(1, v.size() - 2);
-      set(d, "operating_system", v, "detected");
-    }
-  }
   set(d, "number_of_nodes", "1", "default");
-  // NVIDIA accelerators when nvidia-smi is there.
-  std::string gpus = access("/usr/bin/nvidia-smi", X_OK) == 0
-                         ? run_capture("nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null")
-                         : "";
-  int count = 0;
-  std::string gpu_name, gpu_mem;
-  std::istringstream gs(gpus);
-  for (; std::getline(gs, line);) {
-    if (trim(line).empty()) continue;
-    ++count;
-    auto comma = line.find(',');
-    gpu_name = trim(line.substr(0, comma));
-    if (comma != std::string::npos) gpu_mem = trim(line.substr(comma + 1));
-  }
-  if (count) {
-    set(d, "accelerators_per_node", std::to_string(count), "detected");
-    set(d, "accelerator_model_name", gpu_name, "detected");
-    set(d, "accelerator_memory_capacity", gpu_mem, "detected");
-  } else {
-    set(d, "accelerators_per_node", "0", "detected");
-    set(d, "accelerator_model_name", "N/A", "detected");
-  }
+  // The captured environment: operating system, framework, software stack,
+  // and the NVIDIA GPUs when nvidia-smi listed them.
+  set(d, "accelerators_per_node", "0", "detected");
+  set(d, "accelerator_model_name", "N/A", "detected");
+  set(d, "accelerator_memory_capacity", "N/A", "detected");
+  std::vector<std::string> nested;
+  for (const auto& [k, v] : env.system_fields(&nested)) set(d, k, v, "environment");
+  for (const auto& k : nested) d->nested[k] = true;
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   set(d, "system_name", host, "detected");
@@ -140,9 +89,15 @@ std::string yaml_to_json(const YAML::Node& n) {
 
 }  // namespace
 
-bool describe_system(const std::string& file, const std::string& name, SystemDescription* out, std::string* error) {
+bool describe_system(const std::string& file, const std::string& name, SystemDescription* out, std::string* error,
+                     const Environment* env) {
   *out = SystemDescription{};
-  detect(out);
+  if (env) {
+    detect(out, *env);
+  } else {
+    CaptureOptions opt;
+    detect(out, capture_environment(opt));
+  }
   if (!file.empty()) {
     YAML::Node n;
     try {

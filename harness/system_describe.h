@@ -1,6 +1,7 @@
 // `referee system describe`: a system description (systems/<system>.json)
 // from what can be detected on this machine (processor model and count, cores,
-// memory, operating system, NVIDIA accelerators when nvidia-smi is there) and
+// memory, operating system, NVIDIA accelerators when nvidia-smi is on PATH,
+// the software stack: harness/environment.h) and
 // a YAML or JSON file for the rest. Missing required fields are an error
 // before any run starts.
 #pragma once
@@ -8,6 +9,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include "harness/environment.h"
 
 namespace referee::harness {
 
@@ -27,8 +30,11 @@ struct SystemDescription {
 // not strings (hw_notes, sw_notes).
 std::vector<std::string> consortium_read_problems(const std::string& system_json);
 
-// Detects what it can; then `file` (YAML or JSON; "" for none) overrides;
-// `name` sets system_name ("" = from the file or the host name).
-bool describe_system(const std::string& file, const std::string& name, SystemDescription* out, std::string* error);
+// Detects what it can (processors, memory, and from `env`, captured when
+// null: operating system, framework, other_software_stack and the NVIDIA
+// accelerators); then `file` (YAML or JSON; "" for none) overrides; `name`
+// sets system_name ("" = from the file or the host name).
+bool describe_system(const std::string& file, const std::string& name, SystemDescription* out, std::string* error,
+                     const Environment* env = nullptr);
 
 }  // namespace referee::harness

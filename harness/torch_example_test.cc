@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -97,6 +98,33 @@ TEST_SUITE("torch") {
                            &out);
     CHECK_MESSAGE(rc == 1, out);
     CHECK_MESSAGE(out.find("Incorrect number of files in dir") != std::string::npos, out);
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("live: a closed-division rule the example breaks stops it at once; it logs run_stop aborted and is left out") {
+    if (!referee::testing::have_torch_example()) return;
+    fs::path dir = temp_dir();
+    // An empty submission_org breaks a rule of common.yaml on the third line; left alone the run
+    // would train for 100,000 epochs at a learning rate of 1e-9.
+    std::ofstream(dir / "spec.yaml") << "benchmark: torchclf\nruleset: mini-1.0.0\nbackend: exec\nruns: 1\n"
+                                     << "command: [/usr/bin/python3, '" << train_py()
+                                     << "', --seed, '{seed}', --org, '', --max-epochs, '100000', --lr, '1e-9', --log, '{log}']\n"
+                                     << "timeout: 120\nsystem_description: " << REFEREE_SOURCE_DIR
+                                     << "/harness/specs/torch_cpu_system.yaml\n";
+    std::string out;
+    auto t0 = std::chrono::steady_clock::now();
+    int rc = run_referee("run '" + (dir / "spec.yaml").string() + "' --out '" + (dir / "out").string() + "'", &out);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60));
+    CHECK_MESSAGE(rc == 1, out);
+    CHECK_MESSAGE(out.find("torchclf-0: stopped by the live checker: line 3: common.yaml KEY submission_org") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("torchclf-0 is not in the package") != std::string::npos, out);
+    // The example got SIGTERM and ended its log as a real run does.
+    std::string kept;
+    for (const auto& e : fs::recursive_directory_iterator(dir / "out"))
+      if (e.path().filename() == "torchclf-0.log") kept = slurp(e.path());
+    CHECK(kept.find("\"key\": \"run_stop\"") != std::string::npos);
+    CHECK(kept.find("\"status\": \"aborted\"") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "out" / "referee" / "results" / "cpu_node_pytorch" / "torchclf" / "result_0.txt"));
     fs::remove_all(dir);
   }
 

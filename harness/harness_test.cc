@@ -597,6 +597,19 @@ TEST_SUITE("harness") {
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(systems)) files.push_back(e.path());
     REQUIRE(files.size() == 1);
+    // The consortium's own package checker, run on referee's rule set (usage mini, version 1.0.0),
+    // passes the demo's package: compliance, seeds and RCPs of both mini workloads.
+    {
+      std::string pc;
+      int prc = referee::testing::run_shell_capture("/usr/bin/python3 '" + std::string(REFEREE_SOURCE_DIR) +
+                                                        "/tests/oracle/ruleset_package_checker.py' '" +
+                                                        (dir / "demo" / "referee").string() + "'",
+                                                    &pc);
+      CHECK_MESSAGE(prc == 0, pc);
+      CHECK_MESSAGE(pc.find("Benchmark minilm") != std::string::npos, pc);
+      CHECK_MESSAGE(pc.find("Benchmark miniclf") != std::string::npos, pc);
+      CHECK_MESSAGE(pc.find("PASS: the consortium's package checker") != std::string::npos, pc);
+    }
     // The round the consortium's tools know that is closest to the mini set's checks (status wording from 4.0).
     CHECK(oracle_system_desc(files[0], "3.1.0") == "valid");
     CHECK(oracle_system_desc(files[0], "4.0.0") == "valid");

@@ -24,6 +24,8 @@
 #include "rules/facts.h"
 #include "rules/package.h"
 #include "rules/source.h"
+#include "tests/run_referee.h"
+#include "tests/torch_example.h"
 
 namespace fs = std::filesystem;
 using namespace referee::harness;
@@ -450,6 +452,32 @@ TEST_CASE("the harness on slurm: N runs as jobs, their logs collected into a pac
   referee::rules::PackageReport pr;
   REQUIRE(referee::rules::check_package(*rs, facts, report.package_dir, {}, &pr, &error));
   CHECK(pr.pass);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("referee run harness/specs/torchclf_slurm.yaml: the PyTorch example as Slurm jobs, a package both package checkers pass") {
+  if (!have_cluster()) return;
+  if (!referee::testing::have_torch_example()) return;
+  fs::path dir = fs::temp_directory_path() / ("referee-slurm-torch-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string out;
+  int rc = referee::testing::run_shell_capture(
+      "cd '" + std::string(REFEREE_SOURCE_DIR) + "' && SLURM_CONF='" + cluster_conf() + "' " + REFEREE_BINARY +
+          " run harness/specs/torchclf_slurm.yaml --out '" + (dir / "out").string() + "'",
+      &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK_MESSAGE(out.find("backend = slurm  (spec)") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("cpu_node_pytorch/torchclf: 5/5 result files, seeds ok, RCP found") != std::string::npos, out);
+  // Each run was a batch job: its work directory holds the batch script and its exit code.
+  size_t jobs = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir / "out"))
+    if (e.path().filename() == "exit_code") {
+      ++jobs;
+      CHECK(slurp(e.path()) == "0\n");
+    }
+  CHECK(jobs == 5);
+  referee::testing::check_torch_package(dir / "out" / "referee");
   fs::remove_all(dir);
 }
 

@@ -5,7 +5,8 @@
 #      chromium for the browser tests of the pages
 #   2. the Debian packages the differential tests need to run the consortium's
 #      Python tools as their oracle (python3 with numpy, scipy, pandas, yaml;
-#      referee itself never needs them), when missing
+#      referee itself never needs them), and python3-torch for the PyTorch
+#      example (examples/pytorch/, the torch and slurm suites), when missing
 #   3. a single-node Slurm cluster (scripts/slurm/start.sh) for the slurm
 #      suite, stopped on exit; then the release build's tests (ctest), the
 #      differential_mutations test among them
@@ -70,8 +71,9 @@ if ! step "setup + release build (build/)" scripts/setup.sh; then
 fi
 # The differential tests run the consortium's tools with Debian's Python
 # (tests/differential/differential.py).
-step "oracle packages (Debian python3, numpy, scipy, pandas, yaml)" \
-  scripts/apt_missing.sh oracle python3 python3-numpy python3-scipy python3-pandas python3-yaml
+# The PyTorch example (examples/pytorch/train.py) trains with Debian's python3-torch.
+step "oracle packages (Debian python3, numpy, scipy, pandas, yaml, torch)" \
+  scripts/apt_missing.sh oracle python3 python3-numpy python3-scipy python3-pandas python3-yaml python3-torch
 # The browser tests of the pages (report_browser, report_browser_fixture) drive
 # Debian's Chromium through playwright-core (reports/web/node_modules, from
 # scripts/setup.sh).

@@ -99,7 +99,8 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 // served page that differs from the static site's file).
 std::string without_generated_at(const std::string& body) {
   static const std::regex generated("\"generated_at\" ?: ?\"[^\"]*\"");
-  return std::regex_replace(body, generated, "\"generated_at\":\"-\"");
+  static const std::regex footer("generated [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z");
+  return std::regex_replace(std::regex_replace(body, generated, "\"generated_at\":\"-\""), footer, "generated -");
 }
 
 // Every file of the static report made from `db` for a caller who sees what `visible` allows.

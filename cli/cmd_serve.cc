@@ -2,7 +2,9 @@
 // to one review::Api (its routes, authorisation and errors); the server adds
 // GET /api/v1/health, GET /api/v1/openapi.yaml and the store questions
 // (GET /api/v1/query/NAME, cli/queries.h), limits, logging and a graceful
-// stop on SIGINT/SIGTERM. docs/review.md "Serving the review".
+// stop on SIGINT/SIGTERM. docs/review.md "Serving the review". Under
+// /reports it serves the dashboards' pages, rendered per request from the
+// store by reports::render with the caller's visibility (docs/reports.md).
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 
 #include <chrono>
@@ -24,6 +27,7 @@
 #include "cli/commands.h"
 #include "cli/queries.h"
 #include "mllog/json_writer.h"
+#include "reports/site.h"
 #include "review/api.h"
 #include "submissions/queries.h"
 #include "submissions/store.h"
@@ -166,6 +170,255 @@ void busy_is_503(review::Response* r) {
                            r->body.find("database is busy") != std::string::npos))
     *r = review::error_response(503, "busy", "the store is busy with other writes; nothing was changed",
                                 "retry after a second");
+}
+
+// ------------------------------------------------------------ /reports
+
+// The token of a /reports request: `Authorization: Bearer`, else the
+// `referee_token` cookie that POST /reports/login sets.
+std::string reports_token(const httplib::Request& req) {
+  std::string t = bearer(req);
+  if (!t.empty()) return t;
+  std::string cookies = req.get_header_value("Cookie");
+  size_t pos = 0;
+  while (pos < cookies.size()) {
+    size_t end = cookies.find(';', pos);
+    if (end == std::string::npos) end = cookies.size();
+    std::string item = cookies.substr(pos, end - pos);
+    pos = end + 1;
+    size_t a = item.find_first_not_of(' ');
+    if (a == std::string::npos) continue;
+    item = item.substr(a);
+    const std::string name = "referee_token=";
+    if (item.rfind(name, 0) == 0) {
+      std::string v = item.substr(name.size());
+      while (!v.empty() && v.back() == ' ') v.pop_back();
+      return v;
+    }
+  }
+  return "";
+}
+
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// A small page of the server's own (login, errors), in the site's style.
+std::string server_page(const std::string& title, const std::string& body_html) {
+  std::string out = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+  out += "<title>" + html_escape(title) + "</title>";
+  out += "<link rel=\"stylesheet\" href=\"/reports/assets/referee.css\"></head>\n<body data-kind=\"server\">";
+  out += "<header><nav><a href=\"/reports/index.html\">Rounds</a> <a href=\"/reports/login\">Sign in</a></nav></header>\n";
+  out += "<main><h1>" + html_escape(title) + "</h1>\n" + body_html + "</main></body></html>\n";
+  return out;
+}
+
+const char* kLoginForm =
+    "<form method=\"post\" action=\"/reports/login\">"
+    "<label>Token <input type=\"password\" name=\"token\" autocomplete=\"current-password\" required></label> "
+    "<button type=\"submit\">Sign in</button></form>\n"
+    "<p>A token shows the rounds under review that its organisation may see; an administrator creates one with "
+    "<code>referee user add</code>.</p>\n";
+
+void send_page(httplib::Response& res, int status, const std::string& title, const std::string& body_html) {
+  res.status = status;
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(server_page(title, body_html), "text/html; charset=utf-8");
+}
+
+// application/x-www-form-urlencoded: one field's value, decoded.
+std::string form_field(const std::string& body, const std::string& name) {
+  size_t pos = 0;
+  while (pos <= body.size()) {
+    size_t end = body.find('&', pos);
+    if (end == std::string::npos) end = body.size();
+    std::string item = body.substr(pos, end - pos);
+    pos = end + 1;
+    size_t eq = item.find('=');
+    std::string key = item.substr(0, eq);
+    if (key != name) continue;
+    std::string raw = eq == std::string::npos ? "" : item.substr(eq + 1), out;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '+') {
+        out += ' ';
+      } else if (raw[i] == '%' && i + 2 < raw.size() && std::isxdigit(static_cast<unsigned char>(raw[i + 1])) &&
+                 std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
+        out += static_cast<char>(std::stoi(raw.substr(i + 1, 2), nullptr, 16));
+        i += 2;
+      } else {
+        out += raw[i];
+      }
+    }
+    return out;
+  }
+  return "";
+}
+
+// A site path as the page generator writes them: segments of
+// [A-Za-z0-9._-], none of them "." or "..". Anything else is no page.
+bool site_path(const std::string& p) {
+  if (p.empty()) return true;
+  size_t pos = 0;
+  while (pos <= p.size()) {
+    size_t end = p.find('/', pos);
+    if (end == std::string::npos) end = p.size();
+    std::string seg = p.substr(pos, end - pos);
+    if (seg.empty() ? end != p.size() : (seg == "." || seg == "..")) return false;
+    for (char c : seg)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
+    pos = end + 1;
+  }
+  return true;
+}
+
+struct ReportsContext {
+  review::Api& api;
+  QueryStores& stores;
+  bool anonymous_public;
+  bool tls;
+};
+
+// GET /reports, /reports/<site path>; GET and POST /reports/login.
+void serve_reports(const httplib::Request& req, httplib::Response& res, ReportsContext& ctx) {
+  const std::string& path = req.path;  // decoded by the server
+  if (path == "/reports/login") {
+    if (req.method == "GET") {
+      send_page(res, 200, "Sign in", kLoginForm);
+      return;
+    }
+    if (req.method != "POST") {
+      send(res, review::error_response(405, "method-not-allowed", req.method + " is not allowed on " + path,
+                                       "allowed: GET, POST"));
+      return;
+    }
+    std::string token = form_field(req.body, "token");
+    review::Request r;
+    r.token = token;
+    review::Actor who;
+    review::Response err;
+    // A token goes into a cookie only as the characters tokens are made of.
+    bool plain = !token.empty() && token.size() <= 512;
+    for (char c : token)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '~' || c == '+' ||
+            c == '/' || c == '='))
+        plain = false;
+    if (!plain || !ctx.api.authenticate(r, &who, &err)) {
+      if (err.status == 500) {
+        std::fprintf(stderr, "referee serve: /reports/login: %s\n", err.body.c_str());
+        send_page(res, 500, "Sign-in failed", "<p>The server could not read its store; its log says why.</p>\n");
+        return;
+      }
+      send_page(res, 401, "Sign-in failed",
+                std::string("<p>That token is not valid here (unknown or revoked).</p>\n") + kLoginForm);
+      return;
+    }
+    t_user = who.user;
+    res.status = 303;
+    res.set_header("Location", "/reports/index.html");
+    res.set_header("Cache-Control", "no-store");
+    res.set_header("Set-Cookie", "referee_token=" + token + "; HttpOnly; SameSite=Strict; Path=/reports" +
+                                     (ctx.tls ? "; Secure" : ""));
+    res.set_content("", "text/plain");
+    return;
+  }
+  if (req.method != "GET" && req.method != "HEAD") {
+    send(res, review::error_response(405, "method-not-allowed", req.method + " is not allowed on " + path, "allowed: GET"));
+    return;
+  }
+  if (path == "/reports" || path == "/reports/") {
+    res.status = 302;
+    res.set_header("Location", "/reports/index.html");
+    res.set_content("", "text/plain");
+    return;
+  }
+  std::string site = path.substr(std::string("/reports/").size());
+  auto not_found = [&] {
+    send_page(res, 404, "Not found", "<p>There is no page at " + html_escape(path) + ".</p>\n");
+  };
+  if (!site_path(site)) {
+    not_found();
+    return;
+  }
+  // Who asks: a token (Bearer or the cookie), or with --public nobody (published rounds).
+  review::Actor who;
+  review::Request r;
+  r.token = reports_token(req);
+  review::Response err;
+  if (r.token.empty() && ctx.anonymous_public) {
+    who.user = "anonymous";  // a member of no organisation: published rounds only
+  } else if (!ctx.api.authenticate(r, &who, &err)) {
+    if (err.status == 500) {
+      std::fprintf(stderr, "referee serve: %s: %s\n", path.c_str(), err.body.c_str());
+      send_page(res, 500, "Server error", "<p>The server could not read its store; its log says why.</p>\n");
+      return;
+    }
+    send_page(res, 401, "Sign in",
+              std::string(r.token.empty() ? "<p>These pages need a token.</p>\n"
+                                          : "<p>The token is not valid here (unknown or revoked).</p>\n") +
+                  kLoginForm);
+    return;
+  }
+  t_user = who.user;
+  std::string serr;
+  submissions::Store* store = ctx.stores.get(&serr);
+  if (!store) {
+    std::fprintf(stderr, "referee serve: %s: %s\n", path.c_str(), serr.c_str());
+    send_page(res, 500, "Server error", "<p>The server could not read its store; its log says why.</p>\n");
+    return;
+  }
+  // What the caller may see, as for the API's questions; a page that shows
+  // a round not yet published is not kept by any cache.
+  review::Actor anonymous;
+  anonymous.user = "anonymous";
+  bool unpublished = false;
+  reports::Visible visible = [&](const std::string& round) {
+    if (!ctx.api.can_see_round(who, round)) return false;
+    if (!ctx.api.can_see_round(anonymous, round)) unpublished = true;
+    return true;
+  };
+  std::vector<std::pair<std::string, std::string>> query;
+  for (const auto& [k, v] : req.params) query.emplace_back(k, v);
+  reports::Options options;
+  reports::File file;
+  std::string error;
+  reports::Status st = reports::render(*store, site, query, options, visible, &file, &error);
+  switch (st) {
+    case reports::Status::Ok: {
+      res.status = 200;
+      std::string type = file.content_type;
+      if (type.rfind("text/", 0) == 0 && type.find("charset") == std::string::npos) type += "; charset=utf-8";
+      res.set_header("Cache-Control", unpublished ? "no-store" : "no-cache");
+      if (!r.token.empty()) res.set_header("Vary", "Authorization, Cookie");
+      res.set_content(std::move(file.body), type.c_str());
+      return;
+    }
+    case reports::Status::NotFound:
+      // The same answer for a round the caller may not see as for one the store does not hold.
+      not_found();
+      return;
+    case reports::Status::BadRequest: {
+      std::string msg = error;
+      if (msg.find(ctx.stores.path) != std::string::npos) msg = "the request does not name a page";
+      send_page(res, 400, "Bad request", "<p>" + html_escape(msg) + "</p>\n");
+      return;
+    }
+    case reports::Status::Error:
+      std::fprintf(stderr, "referee serve: %s: %s\n", path.c_str(), error.c_str());
+      send_page(res, 500, "Server error", "<p>The page could not be made; the server's log says why.</p>\n");
+      return;
+  }
 }
 
 bool parse_listen(const std::string& text, std::string* host, int* port) {
@@ -323,7 +576,13 @@ int serve(const ServeOptions& o) {
 
   const bool read_only = o.read_only;
   const bool anonymous_public = o.anonymous_public;
-  auto dispatch = [&api, &query_stores, read_only, anonymous_public](const httplib::Request& req, httplib::Response& res) {
+  ReportsContext reports_ctx{api, query_stores, anonymous_public, !o.tls_cert.empty()};
+  auto dispatch = [&api, &query_stores, &reports_ctx, read_only, anonymous_public](const httplib::Request& req,
+                                                                                   httplib::Response& res) {
+    if (req.path == "/reports" || req.path.rfind("/reports/", 0) == 0) {
+      serve_reports(req, res, reports_ctx);
+      return;
+    }
     review::Request r = to_api(req);
     if (r.path == "/api/v1/health" || r.path == "/api/v1/openapi.yaml") {
       if (req.method != "GET") {
@@ -353,7 +612,8 @@ int serve(const ServeOptions& o) {
       return;
     }
     if (r.path.rfind("/api/v1/", 0) != 0) {
-      send(res, review::error_response(404, "not-found", "no route " + r.method + " " + r.path, "the API is under /api/v1"));
+      send(res, review::error_response(404, "not-found", "no route " + r.method + " " + r.path,
+                                       "the API is under /api/v1, the report pages under /reports/"));
       return;
     }
     if (!r.token.empty()) {
@@ -427,14 +687,15 @@ int serve(const ServeOptions& o) {
 }  // namespace
 
 Command serve_command() {
-  return {"serve", "Serve the store and the peer review over HTTP(S): a JSON API", [](CLI::App& sub) -> std::function<int()> {
+  return {"serve", "Serve the store and the peer review over HTTP(S): a JSON API and the report pages (/reports/)", [](CLI::App& sub) -> std::function<int()> {
             auto o = std::make_shared<ServeOptions>();
             sub.add_option("--db", o->db, "the store (default $REFEREE_DB or the user's data directory)");
             sub.add_option("--listen", o->listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0 picks a free one)");
             sub.add_option("--tls-cert", o->tls_cert, "PEM certificate (chain): serve https")->check(CLI::ExistingFile);
             sub.add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);
             sub.add_flag("--read-only", o->read_only, "take no changes: every write is refused with 503");
-            sub.add_flag("--public", o->anonymous_public, "answer questions without a token, about published rounds only");
+            sub.add_flag("--public", o->anonymous_public,
+                         "answer questions and report pages without a token, about published rounds only");
             sub.add_option("--threads", o->threads, "worker threads: requests served at once (default 8)")->check(CLI::Range(1, 256));
             sub.add_option("--max-body", o->max_body, "largest request body in bytes (default 1048576); larger: 413")
                 ->check(CLI::Range(size_t{1024}, size_t{1} << 30));

@@ -23,6 +23,7 @@
 #include "mllog/json.h"
 #include "review/api.h"
 #include "review/events.h"
+#include "reports/site.h"
 #include "submissions/store.h"
 #include "tests/reference_data.h"
 #include "tests/run_referee.h"
@@ -93,6 +94,26 @@ Run run(const TempDir& dir, const std::string& args) {
 httplib::Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// A page or data file without the time it was generated (the only part of a
+// served page that differs from the static site's file).
+std::string without_generated_at(const std::string& body) {
+  static const std::regex generated("\"generated_at\" ?: ?\"[^\"]*\"");
+  static const std::regex footer("generated [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z");
+  return std::regex_replace(std::regex_replace(body, generated, "\"generated_at\":\"-\""), footer, "generated -");
+}
+
+// Every file of the static report made from `db` for a caller who sees what `visible` allows.
+std::vector<reports::File> static_site(const std::string& db, const reports::Visible& visible) {
+  std::string error;
+  auto store = submissions::Store::open(db, &error, submissions::OpenMode::ReadOnly);
+  REQUIRE_MESSAGE(store, error);
+  reports::Options options;
+  options.generated_at = "2026-01-01T00:00:00Z";
+  std::vector<reports::File> files;
+  REQUIRE_MESSAGE(reports::build_site(*store, options, visible, &files, &error), error);
+  return files;
+}
 
 }  // namespace
 
@@ -361,6 +382,139 @@ TEST_SUITE("serve") {
     auto seen_chain = c.Get("/api/v1/query/speedup?all-rounds=true", bearer("tok-alice-0123456789"));
     REQUIRE(seen_chain);
     CHECK(contains(seen_chain->body, "minilm: only in mini-1.0.0"));
+  }
+
+  TEST_CASE("report pages of a published round: the static site's files, anonymously with --public") {
+    Fixture f;
+    auto files = static_site(f.db, nullptr);
+    Serve s(f.db, {"--public"}, (f.dir.path / "serve.err").string());
+    httplib::Client c("127.0.0.1", s.port);
+    for (const char* home : {"/reports", "/reports/"}) {
+      auto r = c.Get(home);
+      REQUIRE(r);
+      CHECK(r->status == 302);
+      CHECK(r->get_header_value("Location") == "/reports/index.html");
+    }
+    int pages = 0, csv = 0, json = 0;
+    for (const auto& file : files) {
+      CAPTURE(file.path);
+      auto r = c.Get("/reports/" + file.path);
+      REQUIRE(r);
+      CHECK(r->status == 200);
+      CHECK(r->get_header_value("Content-Type").rfind(file.content_type.substr(0, file.content_type.find(';')), 0) == 0);
+      CHECK(r->get_header_value("Cache-Control") != "no-store");
+      CHECK(without_generated_at(r->body) == without_generated_at(file.body));  // byte for byte, but the time
+      pages += file.path.size() > 5 && file.path.substr(file.path.size() - 5) == ".html";
+      if (file.path.rfind("data/", 0) == 0 && file.path.size() > 4 && file.path.substr(file.path.size() - 4) == ".csv") {
+        ++csv;
+        CHECK(r->get_header_value("Content-Type").rfind("text/csv", 0) == 0);
+      }
+      json += file.path.rfind("data/", 0) == 0 && file.path.substr(file.path.size() - 5) == ".json";
+    }
+    CHECK(pages >= 4);
+    CHECK(csv >= 1);
+    CHECK(json >= 1);
+    auto lb = c.Get("/reports/rounds/mini-1.0.0/minilm.html");
+    REQUIRE(lb);
+    CHECK(lb->status == 200);
+    CHECK(lb->get_header_value("Content-Type") == "text/html; charset=utf-8");
+    CHECK(contains(lb->body, "id=\"referee-page\""));
+    // Paths outside the site are no page: 404, as for a page that does not exist.
+    auto absent = c.Get("/reports/rounds/mini-1.0.0/nosuchbench.html");
+    REQUIRE(absent);
+    CHECK(absent->status == 404);
+    for (const char* path : {"/reports/rounds/../index.html", "/reports/../api/v1/health", "/reports/%2e%2e/api/v1/health",
+                             "/reports/rounds/mini-1.0.0/..%2F..%2Findex.html", "/reports/assets/..", "/reports//index.html"}) {
+      CAPTURE(path);
+      auto r = c.Get(path);
+      REQUIRE(r);
+      CHECK(r->status == 404);
+      CHECK(r->get_header_value("Content-Type") == "text/html; charset=utf-8");
+    }
+    // Only GET, and POST to the sign-in.
+    auto post = c.Post("/reports/index.html", "x", "text/plain");
+    REQUIRE(post);
+    CHECK(post->status == 405);
+    CHECK(s.stop(SIGTERM) == 0);
+    CHECK(contains(read_file(s.err_file), "GET /reports/rounds/mini-1.0.0/minilm.html 200"));
+  }
+
+  TEST_CASE("report pages of a round under embargo: 404 to others as an absent round, 200 to its submitter by token or cookie") {
+    Fixture f;
+    exec_sql(f.db, "INSERT INTO round_reviews(round_id, state) SELECT id, 'review' FROM rounds WHERE name = 'mini-1.0.0'");
+    auto files = static_site(f.db, nullptr);
+    const reports::File* page = nullptr;
+    for (const auto& file : files)
+      if (file.path == "rounds/mini-1.0.0/minilm.html") page = &file;
+    REQUIRE(page);
+    Serve s(f.db, {}, (f.dir.path / "serve.err").string());
+    httplib::Client c("127.0.0.1", s.port);
+    auto get = [&](const std::string& path, const httplib::Headers& h) {
+      auto r = c.Get(path, h);
+      REQUIRE(r);
+      return *r;
+    };
+    // Another organisation's member: the round does not exist for them.
+    auto hidden = get("/reports/rounds/mini-1.0.0/minilm.html", bearer("tok-bob-0123456789"));
+    auto absent = get("/reports/rounds/mini-9.9.9/minilm.html", bearer("tok-bob-0123456789"));
+    CHECK(hidden.status == 404);
+    CHECK(absent.status == 404);
+    std::string hidden_body = hidden.body;
+    hidden_body.replace(hidden_body.find("mini-1.0.0"), 10, "mini-9.9.9");
+    CHECK(hidden_body == absent.body);
+    CHECK(get("/reports/rounds/mini-1.0.0/index.html", bearer("tok-bob-0123456789")).status == 404);
+    auto index = get("/reports/index.html", bearer("tok-bob-0123456789"));
+    CHECK(index.status == 200);
+    CHECK_FALSE(contains(index.body, "mini-1.0.0"));
+    // Its submitter, by token: the static site's page, never cached.
+    auto seen = get("/reports/rounds/mini-1.0.0/minilm.html", bearer("tok-alice-0123456789"));
+    CHECK(seen.status == 200);
+    CHECK(seen.get_header_value("Cache-Control") == "no-store");
+    CHECK(without_generated_at(seen.body) == without_generated_at(page->body));
+    CHECK(get("/reports/index.html", bearer("tok-alice-0123456789")).get_header_value("Cache-Control") == "no-store");
+    CHECK(get("/reports/rounds/mini-1.0.0/minilm.html", bearer("tok-carol-0123456789")).status == 200);  // a chair
+    // No token, or a bad one: 401 with the sign-in form.
+    for (const auto& h : {httplib::Headers{}, bearer("tok-alice-forged"), httplib::Headers{{"Cookie", "referee_token=forged"}}}) {
+      auto r = get("/reports/rounds/mini-1.0.0/minilm.html", h);
+      CHECK(r.status == 401);
+      CHECK(contains(r.body, "action=\"/reports/login\""));
+      CHECK(r.get_header_value("Content-Type") == "text/html; charset=utf-8");
+    }
+    // The sign-in: a form, then a cookie for /reports only.
+    auto form = get("/reports/login", {});
+    CHECK(form.status == 200);
+    CHECK(contains(form.body, "name=\"token\""));
+    auto bad = c.Post("/reports/login", "token=tok-alice-forged", "application/x-www-form-urlencoded");
+    REQUIRE(bad);
+    CHECK(bad->status == 401);
+    CHECK(bad->get_header_value("Set-Cookie").empty());
+    auto login = c.Post("/reports/login", "token=tok-alice-0123456789", "application/x-www-form-urlencoded");
+    REQUIRE(login);
+    CHECK(login->status == 303);
+    CHECK(login->get_header_value("Location") == "/reports/index.html");
+    CHECK(login->get_header_value("Set-Cookie") ==
+          "referee_token=tok-alice-0123456789; HttpOnly; SameSite=Strict; Path=/reports");
+    std::string cookie = login->get_header_value("Set-Cookie");
+    cookie = cookie.substr(0, cookie.find(';'));
+    auto by_cookie = get("/reports/rounds/mini-1.0.0/minilm.html", {{"Cookie", "theme=dark; " + cookie}});
+    CHECK(by_cookie.status == 200);
+    CHECK(without_generated_at(by_cookie.body) == without_generated_at(page->body));
+    // The cookie counts for the pages only, never for the API.
+    auto api = get("/api/v1/query/list?what=rounds", {{"Cookie", cookie}});
+    CHECK(api.status == 401);
+    CHECK(s.stop(SIGTERM) == 0);
+    std::string log = read_file(s.err_file);
+    CHECK_FALSE(contains(log, "tok-alice"));
+    // --public without a token: published rounds only.
+    Serve p(f.db, {"--public"}, (f.dir.path / "serve2.err").string());
+    httplib::Client pc("127.0.0.1", p.port);
+    auto anon = pc.Get("/reports/rounds/mini-1.0.0/minilm.html");
+    REQUIRE(anon);
+    CHECK(anon->status == 404);
+    auto anon_index = pc.Get("/reports/index.html");
+    REQUIRE(anon_index);
+    CHECK(anon_index->status == 200);
+    CHECK_FALSE(contains(anon_index->body, "mini-1.0.0"));
   }
 
   TEST_CASE("--read-only serves the questions from a store it does not write") {

@@ -10,6 +10,9 @@
 #   scripts/bench_serve.sh                      the example store: reads and writes
 #   ROUND=R BENCHMARK=B scripts/bench_serve.sh STORE   a copy of STORE: reads only
 #     (the load user is an administrator there)
+#   REPORTS=1 [ROUND=R BENCHMARK=B] scripts/bench_serve.sh [STORE]   report pages instead:
+#     GET /reports/rounds/R/B.html (the leaderboard) and /reports/benchmarks/B.html
+#     (round over round), PAGE_READS (200) each, one client at a time, then THREADS at once
 # Environment: THREADS (client threads, 8), READS (4000), WRITES (600),
 #   SERVER_THREADS (8), MAX_SECONDS (60), REFEREE_BIN, LOAD_BIN.
 set -euo pipefail
@@ -55,6 +58,16 @@ for _ in $(seq 200); do grep -q '^listening on ' "$work/out" 2>/dev/null && brea
 url=$(sed -n 's/^listening on //p' "$work/out")
 [[ -n "$url" ]] || { echo "bench_serve: the server did not start:" >&2; cat "$work/log" >&2; exit 2; }
 echo "bench_serve: $(nproc) cores; store $(du -h "$db" | cut -f1); server threads ${SERVER_THREADS:-8}"
+if [[ -n "${REPORTS:-}" ]]; then
+  for page in "/reports/rounds/$round/$benchmark.html" "/reports/benchmarks/$benchmark.html"; do
+    for clients in 1 "${THREADS:-8}"; do
+      echo "bench_serve: $page, $clients client(s)"
+      "$LOAD" --url "$url" --token "$token" --threads "$clients" --reads "${PAGE_READS:-200}" --writes 0 \
+        --max-seconds "${MAX_SECONDS:-60}" --read-path "$page" | tail -n +2
+    done
+  done
+  exit 0
+fi
 "$LOAD" --url "$url" --token "$token" --threads "${THREADS:-8}" --reads "${READS:-4000}" \
   --max-seconds "${MAX_SECONDS:-60}" --read-path "/api/v1/query/leaderboard?round=$round&benchmark=$benchmark" \
   --writes "$writes" --write-path "/api/v1/rounds/$round/announcements" \

@@ -2,6 +2,7 @@
 // RCP) and the head-to-head page (runs side by side, the difference and
 // its bootstrap interval, systems side by side).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -263,20 +264,43 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
   } else {
     rcp_note = "The RCP figures stored for this result cannot be read.";
   }
-  Json points = jarr();
-  {
+  // The points in the unit the RCP check counts; a log that reports only
+  // the other column (samples where epochs were expected, or the reverse)
+  // is drawn in that one rather than not at all.
+  auto read_points = [&](const std::string& u) {
+    Json pts = jarr();
     Stmt st(ctx.store.db(), R"sql(SELECT r.file, e.epoch, e.samples, e.metric FROM eval_points e JOIN runs r ON e.run_id = r.id
                                   WHERE r.result_id = ?1 AND e.metric IS NOT NULL ORDER BY r.file, e.seq)sql");
     st.bind(1, id);
+    int col = u == "samples" ? 2 : 1;
     while (st.step()) {
-      bool by_samples = unit == "samples";
-      int col = by_samples ? 2 : 1;
       if (st.col_null(col)) continue;
       Json o = jobj();
       set(o, "run", jstr(st.col_text(0)));
       set(o, "x", jnum(st.col_double(col)));
       set(o, "metric", jnum(st.col_double(3)));
-      points.items.push_back(o);
+      pts.items.push_back(o);
+    }
+    return pts;
+  };
+  std::string drawn_unit = unit == "samples" ? "samples" : "epochs";
+  Json points = read_points(drawn_unit);
+  if (points.items.empty()) {
+    std::string other = drawn_unit == "samples" ? "epochs" : "samples";
+    Json alt = read_points(other);
+    if (!alt.items.empty()) {
+      points = std::move(alt);
+      drawn_unit = other;
+      lines.has_rcp = false;  // the RCP counts another unit: its lines would not be on this axis
+      rcp_note = "The RCP counts " + unit + " but the logs' evaluation points carry only " + other +
+                 ": the runs are drawn against " + other + ", without the RCP lines.";
+    }
+  }
+  std::string x_title = drawn_unit == "samples" ? "Samples" : "Epochs";
+  if (drawn_unit == unit) {
+    if (const Json* q = rcp.find("quantity"); q && q->kind == Json::Kind::String && !q->s.empty()) {
+      x_title = q->s;
+      x_title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(x_title[0])));
     }
   }
   std::vector<std::string> conv_notes;
@@ -284,16 +308,17 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
   if (lines.has_rcp)
     conv_notes.push_back("Blue: the RCP mean (" + fmt_fixed(lines.mean, 2) + " " + unit + ") and mean ± stdev; orange, dashed: "
                          "the least mean the check accepts (" + fmt_fixed(lines.min_accepted, 2) + ").");
-  if (points.items.empty()) conv_notes.push_back("The logs of this result have no evaluation points with " + unit + ".");
-  p.charts = {{"convergence", "Convergence: " + metric + " against " + unit,
-               charts::convergence(points, unit == "samples" ? "Samples" : "Epochs", metric, has_target, target, lines),
-               points}};
+  bool drawn = !points.items.empty();
+  if (!drawn) conv_notes.push_back("No chart: the logs of this result have no evaluation points with epochs or samples.");
+  if (drawn)
+    p.charts = {{"convergence", "Convergence: " + metric + " against " + drawn_unit,
+                 charts::convergence(points, x_title, metric, has_target, target, lines), points}};
   p.tables = {evidence, runs, findings, system};
   p.sections = {{"Evidence", {}, {}, {"evidence"}},
                 {"Runs", {"Counted runs make the score (olympic mean); the others are listed with the reason."}, {}, {"runs"}},
                 {"Checks and findings", findings.rows.empty() ? std::vector<std::string>{"No findings."} : std::vector<std::string>{},
                  {}, {"findings"}},
-                {"Convergence", conv_notes, {"convergence"}, {}},
+                {"Convergence", conv_notes, drawn ? std::vector<std::string>{"convergence"} : std::vector<std::string>{}, {}},
                 {"System", {}, {}, {"system"}}};
   out->page = std::move(p);
   return true;

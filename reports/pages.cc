@@ -616,11 +616,17 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
       if (per_submitter)
         for (const auto& n : rep.notes) p.notes.push_back(from + " to " + to + ": " + n);
     }
-  p.charts = {{"trend", "Fastest closed result per round", charts::rounds_line(line), line}};
+  // A benchmark without a scored closed result in any round (every result
+  // open, withdrawn or unscored) has no line to draw: a note says so.
+  bool drawn = !line.items.empty();
+  if (drawn) p.charts = {{"trend", "Fastest closed result per round", charts::rounds_line(line), line}};
   p.tables = {fastest, pairs};
   std::vector<std::string> rule_notes = headline_notes;
   rule_notes.push_back(std::string("Pairs: ") + submissions::kHeadlineScaleRule + ".");
-  p.sections = {{"Fastest per round", {"Closed division; resubmissions left out, with the results they copy."}, {"trend"}, {"fastest"}},
+  std::vector<std::string> fastest_notes = {"Closed division; resubmissions left out, with the results they copy."};
+  if (!drawn) fastest_notes.push_back("No chart: no round has a scored closed result of this benchmark.");
+  p.sections = {{"Fastest per round", fastest_notes, drawn ? std::vector<std::string>{"trend"} : std::vector<std::string>{},
+                 {"fastest"}},
                 {"Speedups", rule_notes, {}, {"speedups"}}};
   out->page = std::move(p);
   return true;

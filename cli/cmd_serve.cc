@@ -27,6 +27,7 @@
 #include "cli/commands.h"
 #include "cli/queries.h"
 #include "mllog/json_writer.h"
+#include "reports/model.h"
 #include "reports/site.h"
 #include "review/api.h"
 #include "submissions/queries.h"
@@ -103,6 +104,7 @@ std::string strip_prefix(std::string err, const std::string& name) {
   return err;
 }
 
+using reports::html_escape;
 using review::unknown_round;
 
 // GET /api/v1/query/NAME: the question run on the server's store for the
@@ -197,21 +199,6 @@ std::string reports_token(const httplib::Request& req) {
     }
   }
   return "";
-}
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 // A small page of the server's own (login, errors), in the site's style.

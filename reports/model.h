@@ -87,6 +87,9 @@ struct Meta {
 Json page_json(const Page& page, const Meta& meta);
 // The HTML file of a page (reports/html.cc).
 std::string page_html(const Page& page, const Meta& meta, const std::string& page_json_text);
+
+// Text for HTML: & < > " ' as entities.
+std::string html_escape(const std::string& s);
 // RFC 4180 CSV of a table / of chart values; text cells that would start a
 // formula (= + - @, tab, CR) get a leading '.
 std::string table_csv(const Table& t);

@@ -218,15 +218,6 @@ Meta page_meta(Context& ctx, const Page& page) {
 
 namespace {
 
-Page new_page(const std::string& path, const std::string& kind, const std::string& title) {
-  Page p;
-  p.path = path;
-  p.kind = kind;
-  p.title = title;
-  p.nav.emplace_back("Rounds", p.href("index.html"));
-  return p;
-}
-
 Json minutes_or_null(const ResultRow& r) { return r.has_score ? jnum(r.score) : jnull(); }
 
 std::string result_path(long long id) { return "results/" + std::to_string(id) + ".html"; }
@@ -709,6 +700,15 @@ bool scaling_page(Context& ctx, const std::string& benchmark, const std::string&
                  {"scaling"}, {"points"}}};
   out->page = std::move(p);
   return true;
+}
+
+Page new_page(const std::string& path, const std::string& kind, const std::string& title) {
+  Page p;
+  p.path = path;
+  p.kind = kind;
+  p.title = title;
+  p.nav.emplace_back("Rounds", p.href("index.html"));
+  return p;
 }
 
 }  // namespace referee::reports

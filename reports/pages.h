@@ -85,6 +85,9 @@ std::vector<std::string> submitters_of(Context& ctx, const std::string& benchmar
 // first): the two fastest closed results, and every pair of closed results
 // with equal accelerator type and count.
 std::vector<std::pair<long long, long long>> auto_pairs(const std::vector<submissions::ResultRow>& rows);
+// A page with the site's navigation (a link to the rounds).
+Page new_page(const std::string& path, const std::string& kind, const std::string& title);
+
 std::string compare_path(const std::string& round, const std::string& benchmark, long long a, long long b);
 // All results of a round's benchmark (empty when none); false only when the store cannot be read.
 bool results_of(Context& ctx, const std::string& round, const std::string& benchmark,

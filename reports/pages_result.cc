@@ -16,15 +16,6 @@ using submissions::Stmt;
 
 namespace {
 
-Page new_page(const std::string& path, const std::string& kind, const std::string& title) {
-  Page p;
-  p.path = path;
-  p.kind = kind;
-  p.title = title;
-  p.nav.emplace_back("Rounds", p.href("index.html"));
-  return p;
-}
-
 // Round and benchmark of a result; false when there is no such result.
 bool locate(Context& ctx, long long id, std::string* round, std::string* benchmark) {
   Stmt st(ctx.store.db(), R"sql(SELECT d.name, x.benchmark FROM results x JOIN systems s ON x.system_id = s.id

@@ -187,12 +187,17 @@ bool resolve_round(Store& s, const std::string& text, std::string* round, std::s
   return false;
 }
 
+// `round` "" is the whole store; `round2`, when given, a second round whose names count too.
+static std::string rounds_named(const std::string& round, const std::string& round2) {
+  return round.empty() ? "the store" : round2.empty() || round2 == round ? round : round + " or " + round2;
+}
+
 bool resolve_benchmark(Store& s, const std::string& round, const std::string& text, std::string* benchmark,
-                       std::string* error) {
+                       std::string* error, const std::string& round2) {
   Stmt st(s.db(), R"sql(SELECT DISTINCT x.benchmark FROM results x JOIN systems s ON x.system_id = s.id
                         JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id
-                        WHERE ?1 = '' OR d.name = ?1 ORDER BY x.benchmark)sql");
-  st.bind(1, round);
+                        WHERE ?1 = '' OR d.name = ?1 OR d.name = ?2 ORDER BY x.benchmark)sql");
+  st.bind(1, round).bind(2, round2);
   std::vector<std::string> known;
   while (st.step()) known.push_back(st.col_text(0));
   if (!finished(s, st, "reading benchmarks", error)) return false;
@@ -201,19 +206,19 @@ bool resolve_benchmark(Store& s, const std::string& round, const std::string& te
       *benchmark = k;
       return true;
     }
-  *error = "no benchmark '" + text + "' in " + (round.empty() ? "the store" : round) + "; " +
+  *error = "no benchmark '" + text + "' in " + rounds_named(round, round2) + "; " +
            (known.empty() ? std::string("it has no results") : "the benchmarks are: " + join(known));
   return false;
 }
 
 bool resolve_submitter(Store& s, const std::string& round, const std::string& text, std::string* submitter,
-                       std::string* error) {
+                       std::string* error, const std::string& round2) {
   Stmt st(s.db(), R"sql(SELECT DISTINCT s.submitter FROM systems s JOIN packages p ON s.package_id = p.id
-                          JOIN rounds d ON p.round_id = d.id WHERE ?1 = '' OR d.name = ?1
+                          JOIN rounds d ON p.round_id = d.id WHERE ?1 = '' OR d.name = ?1 OR d.name = ?2
                         UNION
                         SELECT DISTINCT o.name FROM organisations o JOIN packages p ON p.organisation_id = o.id
-                          JOIN rounds d ON p.round_id = d.id WHERE ?1 = '' OR d.name = ?1 ORDER BY 1)sql");
-  st.bind(1, round);
+                          JOIN rounds d ON p.round_id = d.id WHERE ?1 = '' OR d.name = ?1 OR d.name = ?2 ORDER BY 1)sql");
+  st.bind(1, round).bind(2, round2);
   std::vector<std::string> known;
   while (st.step()) known.push_back(st.col_text(0));
   if (!finished(s, st, "reading submitters", error)) return false;
@@ -222,7 +227,7 @@ bool resolve_submitter(Store& s, const std::string& round, const std::string& te
       *submitter = k;
       return true;
     }
-  *error = "no submitter or organisation '" + text + "' in " + (round.empty() ? "the store" : round) +
+  *error = "no submitter or organisation '" + text + "' in " + rounds_named(round, round2) +
            "; the submitters and organisations are: " + (known.empty() ? std::string("none") : join(known));
   return false;
 }
@@ -373,8 +378,9 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       return false;
     }
   }
-  if (!resolve_benchmark(s, "", q.benchmark, &bench, error)) return false;
-  if (!q.submitter.empty() && !resolve_submitter(s, "", q.submitter, &who, error)) return false;
+  // Names from the two rounds only: the store may hold rounds the caller may not see.
+  if (!resolve_benchmark(s, from, q.benchmark, &bench, error, to)) return false;
+  if (!q.submitter.empty() && !resolve_submitter(s, from, q.submitter, &who, error, to)) return false;
   out->from_round = from;
   out->to_round = to;
   out->benchmark = bench;
@@ -523,7 +529,10 @@ bool speedup_chains(Store& s, const SpeedupQuery& q, const std::function<bool(co
   }
   if (!q.submitter.empty()) {
     std::string who;
-    if (!resolve_submitter(s, "", q.submitter, &who, error)) return false;
+    if (!resolve_submitter(s, "", q.submitter, &who, error)) {
+      if (visible && error->rfind("no submitter", 0) == 0) *error = "no submitter or organisation '" + q.submitter + "' in the rounds of the store";
+      return false;
+    }
   }
   for (const auto& bench : benchmarks) {
     SpeedupChain c;

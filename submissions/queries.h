@@ -75,10 +75,10 @@ std::string accelerator_type(const std::string& model);
 bool resolve_round(Store& s, const std::string& text, std::string* round, std::string* error);
 // `round` "" = any round.
 bool resolve_benchmark(Store& s, const std::string& round, const std::string& text, std::string* benchmark,
-                       std::string* error);
+                       std::string* error, const std::string& round2 = "");
 // A submitter (system descriptions' `submitter`) or organisation folder name.
 bool resolve_submitter(Store& s, const std::string& round, const std::string& text, std::string* submitter,
-                       std::string* error);
+                       std::string* error, const std::string& round2 = "");
 
 // All results of a benchmark in a round (names resolved).
 std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error);

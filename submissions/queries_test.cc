@@ -238,6 +238,32 @@ TEST_SUITE("store") {
     CHECK(contains(out, "not comparable: Org2 headline"));
   }
 
+  TEST_CASE("speedup --from/--to names, on a typo, only the benchmarks and submitters of those two rounds") {
+    // The store may hold a round the caller may not see (an embargo on the server):
+    // its names must not appear in the answer to a question about two others.
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r1 = d.round("training-3.0.0", 3000000), r2 = d.round("training-3.1.0", 3001000),
+              r3 = d.round("training-4.0.0", 4000000);
+    long long p1 = d.package(r1, "NVIDIA"), p2 = d.package(r2, "NVIDIA"), p3 = d.package(r3, "Secret");
+    d.result(p1, "a_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 40.0, "b1");
+    d.result(p2, "a_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 32.0, "b2", "onprem", "gpt3");
+    d.result(p3, "x_n1", "Secret", "NVIDIA B200-SXM-180GB", 8, 20.0, "b3", "onprem", "hiddenbench");
+    SpeedupReport rep;
+    std::string error;
+    CHECK_FALSE(speedups(*d.s, {"3.0.0", "3.1.0", "bret", true, "", false}, &rep, &error));
+    CHECK(contains(error, "no benchmark 'bret' in training-3.0.0 or training-3.1.0"));
+    CHECK(contains(error, "bert, gpt3"));
+    CHECK_FALSE(contains(error, "hiddenbench"));
+    error.clear();
+    CHECK_FALSE(speedups(*d.s, {"3.0.0", "3.1.0", "bert", true, "NVIDA", false}, &rep, &error));
+    CHECK(contains(error, "no submitter or organisation 'NVIDA' in training-3.0.0 or training-3.1.0"));
+    CHECK_FALSE(contains(error, "Secret"));
+    // A benchmark of only one of the two rounds is a name, not a typo.
+    error.clear();
+    CHECK(speedups(*d.s, {"3.0.0", "3.1.0", "gpt3", true, "", false}, &rep, &error));
+  }
+
   TEST_CASE("speedup refuses --from later than --to, and --overall with --submitter") {
     TempDir t;
     Synthetic d(t.path / "s.db");

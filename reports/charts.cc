@@ -11,6 +11,12 @@ Json base(const Json& values) {
   set(data, "values", values);
   set(s, "data", data);
   set(s, "width", jstr("container"));
+  // Every series named in the legend (Vega's default stops at 30 and drops the rest).
+  Json legend = jobj();
+  set(legend, "symbolLimit", jint(0));
+  Json config = jobj();
+  set(config, "legend", legend);
+  set(s, "config", config);
   return s;
 }
 

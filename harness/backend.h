@@ -45,6 +45,9 @@ class RunHandle {
  public:
   virtual ~RunHandle() = default;
   virtual const std::string& id() const = 0;
+  // The backend's own name for the run, recorded in the run manifest: the
+  // Slurm job id, the process id; "" when there is none.
+  virtual std::string job_id() const { return ""; }
   // Non-blocking.
   virtual RunStatus poll() = 0;
   // Blocks until the run ends (or `limit` passes: returns the current status).

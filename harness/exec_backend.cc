@@ -33,6 +33,7 @@ class ExecHandle : public RunHandle {
     if (thread_.joinable()) thread_.join();
   }
   const std::string& id() const override { return id_; }
+  std::string job_id() const override { return std::to_string(pid_); }
   RunStatus poll() override {
     std::lock_guard<std::mutex> lock(mu_);
     return status_;

@@ -472,6 +472,7 @@ class SlurmHandle : public RunHandle {
   }
 
   const std::string& id() const override { return id_; }
+  std::string job_id() const override { return job_id_; }
 
   RunStatus poll() override {
     std::lock_guard lock(mu_);

@@ -1,0 +1,664 @@
+#include "harness/manifest.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include "mllog/json.h"
+#include "mllog/json_writer.h"
+#include "mllog/reader.h"
+
+namespace fs = std::filesystem;
+
+namespace referee::harness {
+
+namespace {
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+std::string sha256_of(std::string_view bytes) {
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
+  EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size());
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  EVP_DigestFinal_ex(ctx.get(), md, &len);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += hex[md[i] >> 4];
+    out += hex[md[i] & 15];
+  }
+  return out;
+}
+
+namespace {
+
+std::string sha256_hex(std::string_view bytes) { return sha256_of(bytes); }
+
+bool read_all(const fs::path& p, std::string* out) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return false;
+  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+}  // namespace
+
+bool write_file_atomically(const std::string& path_text, std::string_view text, std::string* error) {
+  fs::path path(path_text);
+  fs::path tmp = path;
+  tmp += ".tmp-" + std::to_string(getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = "cannot write " + tmp.string() + ": " + std::strerror(errno);
+    return false;
+  }
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *error = "cannot write " + tmp.string() + ": " + std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    *error = "cannot write " + tmp.string() + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    *error = "cannot write " + path.string() + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  // The rename itself reaches the disk with its folder.
+  int dfd = ::open(path.parent_path().empty() ? "." : path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return true;
+}
+
+ManifestLock::~ManifestLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool ManifestLock::acquire(const std::string& path, std::string* error) {
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    *error = "cannot open " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    *error = "another referee run is writing this package (it holds " + path +
+             ")\nhint: wait for it to end, or use another --out";
+    ::close(fd_);
+    fd_ = -1;
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+// ---------------------------------------------------------------- reading
+
+struct Reader {
+  std::string path;
+  std::string error;
+  bool fail(const std::string& where, const std::string& what) {
+    if (error.empty()) error = path + ": " + where + ": " + what;
+    return false;
+  }
+  bool str(const mllog::Json& o, const char* k, std::string* out, const std::string& where, bool required = false) {
+    const mllog::Json* v = o.find(k);
+    if (!v || v->kind == mllog::Json::Kind::Null) return !required || fail(where, std::string("'") + k + "' is missing");
+    if (v->kind != mllog::Json::Kind::String) return fail(where, std::string("'") + k + "' must be a string");
+    *out = v->s;
+    return true;
+  }
+  bool num(const mllog::Json& o, const char* k, double* out, bool* present, const std::string& where) {
+    const mllog::Json* v = o.find(k);
+    if (present) *present = v && v->kind != mllog::Json::Kind::Null;
+    if (!v || v->kind == mllog::Json::Kind::Null) return true;
+    if (v->kind == mllog::Json::Kind::Int) *out = static_cast<double>(v->i);
+    else if (v->kind == mllog::Json::Kind::Float) *out = v->f;
+    else return fail(where, std::string("'") + k + "' must be a number");
+    return true;
+  }
+  bool integer(const mllog::Json& o, const char* k, long long* out, bool* present, const std::string& where,
+               bool required = false) {
+    const mllog::Json* v = o.find(k);
+    if (present) *present = v && v->kind != mllog::Json::Kind::Null;
+    if (!v || v->kind == mllog::Json::Kind::Null) return !required || fail(where, std::string("'") + k + "' is missing");
+    if (v->kind != mllog::Json::Kind::Int) return fail(where, std::string("'") + k + "' must be an integer");
+    *out = v->i;
+    return true;
+  }
+  bool boolean(const mllog::Json& o, const char* k, bool* out, const std::string& where) {
+    const mllog::Json* v = o.find(k);
+    if (!v || v->kind == mllog::Json::Kind::Null) return true;
+    if (v->kind != mllog::Json::Kind::Bool) return fail(where, std::string("'") + k + "' must be true or false");
+    *out = v->b;
+    return true;
+  }
+};
+
+const std::set<std::string>& package_values() {
+  static const std::set<std::string> v = {"in", "entering", "out", "removed"};
+  return v;
+}
+
+}  // namespace
+
+bool load_manifest(const std::string& path, const std::string& benchmark, Manifest* out, bool* existed,
+                   std::string* error) {
+  *out = Manifest{};
+  out->benchmark = benchmark;
+  *existed = false;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return true;
+  *existed = true;
+  const std::string hint =
+      "\nhint: the manifest records the seeds and results of earlier runs; restore it, or move it aside to start "
+      "a new record (the package's result files are kept and recorded as found)";
+  std::string text;
+  if (!read_all(path, &text)) {
+    *error = "cannot read the run manifest " + path + hint;
+    return false;
+  }
+  mllog::Json root;
+  std::string perr;
+  if (!mllog::parse_json_permissive(text, &root, &perr)) {
+    *error = "the run manifest " + path + " is not valid JSON (" + perr + ")" + hint;
+    return false;
+  }
+  Reader r{path, ""};
+  if (root.kind != mllog::Json::Kind::Object) {
+    *error = "the run manifest " + path + " is not a JSON object" + hint;
+    return false;
+  }
+  std::string format;
+  if (!r.str(root, "format", &format, "top level") || format != kManifestFormat) {
+    *error = "the run manifest " + path + " is not a referee run manifest (format: expected \"" + kManifestFormat +
+             "\", found " + (format.empty() ? "none" : "\"" + format + "\"") + ")" + hint;
+    return false;
+  }
+  long long version = 0;
+  bool have = false;
+  if (!r.integer(root, "version", &version, &have, "top level", true)) {
+    *error = r.error + hint;
+    return false;
+  }
+  if (version != kManifestVersion) {
+    *error = "the run manifest " + path + " has format version " + std::to_string(version) +
+             (version > kManifestVersion ? ", written by a newer referee" : ", which no referee wrote") +
+             "; this referee reads version " + std::to_string(kManifestVersion) +
+             "\nhint: run the referee that wrote it, or move it aside to start a new record";
+    return false;
+  }
+  out->version = static_cast<int>(version);
+  std::string bench;
+  if (!r.str(root, "benchmark", &bench, "top level", true)) {
+    *error = r.error + hint;
+    return false;
+  }
+  if (bench != benchmark) {
+    *error = "the run manifest " + path + " records benchmark " + bench + ", not " + benchmark + hint;
+    return false;
+  }
+  r.str(root, "updated", &out->updated, "top level");
+  const mllog::Json* runs = root.find("runs");
+  if (!runs || runs->kind != mllog::Json::Kind::Array) {
+    *error = "the run manifest " + path + ": top level: 'runs' must be a list" + hint;
+    return false;
+  }
+  for (size_t i = 0; i < runs->items.size(); ++i) {
+    const mllog::Json& o = runs->items[i];
+    std::string where = "runs[" + std::to_string(i) + "]";
+    if (o.kind != mllog::Json::Kind::Object) {
+      *error = path + ": " + where + " is not an object" + hint;
+      return false;
+    }
+    ManifestRun m;
+    long long slot = 0, exit_code = -1;
+    bool has_exit = false, has_ttt = false;
+    bool ok = r.str(o, "run", &m.run, where, true) && r.str(o, "invocation", &m.invocation, where) &&
+              r.str(o, "org", &m.org, where, true) && r.str(o, "system", &m.system, where, true) &&
+              r.integer(o, "slot", &slot, nullptr, where) && r.integer(o, "seed", &m.seed, &m.has_seed, where) &&
+              r.str(o, "backend", &m.backend, where) && r.str(o, "job_id", &m.job_id, where) &&
+              r.str(o, "state", &m.state, where, true) && r.str(o, "detail", &m.detail, where) &&
+              r.integer(o, "exit_code", &exit_code, &has_exit, where) &&
+              r.num(o, "wall_seconds", &m.wall_seconds, nullptr, where) &&
+              r.num(o, "time_to_train_ms", &m.time_to_train_ms, &has_ttt, where) &&
+              r.str(o, "run_stop_status", &m.run_stop_status, where) && r.str(o, "verdict", &m.verdict, where) &&
+              r.str(o, "first_error", &m.first_error, where) && r.str(o, "package", &m.package, where, true) &&
+              r.boolean(o, "converged", &m.converged, where) && r.str(o, "result_file", &m.result_file, where) &&
+              r.str(o, "result_sha256", &m.result_sha256, where) && r.str(o, "reason", &m.reason, where) &&
+              r.str(o, "note", &m.note, where) && r.str(o, "log", &m.log, where) &&
+              r.str(o, "output", &m.output, where) && r.str(o, "environment", &m.environment, where);
+    if (!ok) {
+      *error = r.error + hint;
+      return false;
+    }
+    if (!package_values().count(m.package)) {
+      *error = path + ": " + where + ": 'package' must be in, entering, out or removed, not \"" + m.package + "\"" + hint;
+      return false;
+    }
+    if ((m.package == "in" || m.package == "entering") && m.result_file.empty()) {
+      *error = path + ": " + where + ": a run " + (m.package == "in" ? "in" : "entering") +
+               " the package must name its result_file" + hint;
+      return false;
+    }
+    m.slot = static_cast<int>(slot);
+    m.exit_code = has_exit ? static_cast<int>(exit_code) : -1;
+    m.has_time_to_train = has_ttt;
+    out->runs.push_back(std::move(m));
+  }
+  return true;
+}
+
+std::string manifest_json(const Manifest& m) {
+  mllog::JsonWriter w(2, mllog::JsonText::kUtf8);
+  w.begin_object();
+  w.key("format").value(kManifestFormat);
+  w.key("version").value(m.version);
+  w.key("benchmark").value(m.benchmark);
+  w.key("updated").value(m.updated);
+  w.key("paths_relative_to").value("the --out directory");
+  w.key("runs").begin_array();
+  auto opt_str = [&](const char* k, const std::string& v) {
+    w.key(k);
+    if (v.empty()) w.null();
+    else w.value(v);
+  };
+  for (const auto& r : m.runs) {
+    w.begin_object();
+    w.key("run").value(r.run);
+    w.key("invocation").value(r.invocation);
+    w.key("org").value(r.org);
+    w.key("system").value(r.system);
+    w.key("slot").value(r.slot);
+    w.key("seed");
+    if (r.has_seed) w.value(r.seed);
+    else w.null();
+    w.key("backend").value(r.backend);
+    opt_str("job_id", r.job_id);
+    w.key("state").value(r.state);
+    w.key("detail").value(r.detail);
+    w.key("exit_code");
+    if (r.exit_code >= 0) w.value(r.exit_code);
+    else w.null();
+    w.key("wall_seconds").value(r.wall_seconds);
+    w.key("time_to_train_ms");
+    if (r.has_time_to_train) w.value(r.time_to_train_ms);
+    else w.null();
+    w.key("time_to_train_minutes");
+    if (r.has_time_to_train) w.value(r.time_to_train_ms / 60000.0);
+    else w.null();
+    opt_str("run_stop_status", r.run_stop_status);
+    w.key("verdict").value(r.verdict);
+    opt_str("first_error", r.first_error);
+    w.key("package").value(r.package);
+    w.key("converged").value(r.converged);
+    opt_str("result_file", r.result_file);
+    opt_str("result_sha256", r.result_sha256);
+    w.key("reason").value(r.reason);
+    opt_str("note", r.note);
+    opt_str("log", r.log);
+    opt_str("output", r.output);
+    opt_str("environment", r.environment);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.str() + "\n";
+}
+
+bool save_manifest(const std::string& path, Manifest& m, std::string* error) {
+  m.updated = utc_now();
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  return write_file_atomically(path, manifest_json(m), error);
+}
+
+// ---------------------------------------------------------------- logs
+
+LogFacts read_log_facts(std::string_view text) {
+  LogFacts f;
+  mllog::LogReader reader;
+  mllog::ParsedLog log;
+  reader.parse(text, &log);
+  f.mllog_lines = log.mllog_lines;
+  int start_key = log.find_key("run_start"), stop_key = log.find_key("run_stop"), seed_key = log.find_key("seed");
+  double start = 0, stop = 0;
+  const mllog::Event* stop_ev = nullptr;
+  // As the result summarizer pairs them: the latest of each until both have appeared.
+  for (const auto& ev : log.events) {
+    int k = static_cast<int>(ev.key_id);
+    if (k == seed_key && !f.has_seed) {
+      mllog::Json j;
+      std::string err;
+      if (mllog::parse_json_permissive(ev.json, &j, &err))
+        if (const mllog::Json* v = j.find("value"); v && v->kind == mllog::Json::Kind::Int) {
+          f.has_seed = true;
+          f.seed = v->i;
+        }
+    }
+    if (k == start_key) f.has_run_start = true;
+    if (k == stop_key) f.has_run_stop = true;
+    if (f.has_times) continue;
+    if (k == start_key) start = ev.time_ms;
+    if (k == stop_key) {
+      stop = ev.time_ms;
+      stop_ev = &ev;
+    }
+    if (f.has_run_start && f.has_run_stop) f.has_times = true;
+  }
+  if (f.has_times) f.time_to_train_ms = stop - start;
+  if (stop_ev) {
+    mllog::Json j;
+    std::string err;
+    if (mllog::parse_json_permissive(stop_ev->json, &j, &err))
+      if (const mllog::Json* md = j.find("metadata"); md && md->kind == mllog::Json::Kind::Object)
+        if (const mllog::Json* st = md->find("status"); st && st->kind == mllog::Json::Kind::String) f.run_stop_status = st->s;
+  }
+  return f;
+}
+
+// ---------------------------------------------------------------- admission
+
+bool only_target_not_reached(const rules::FileVerdict& v, const std::string& metric) {
+  if (v.errors.empty()) return false;
+  const std::string suffix = " KEY " + metric + " ATLEAST_ONE_CHECK";
+  for (const auto& e : v.errors) {
+    if (e.key != metric) return false;
+    if (e.rule.size() < suffix.size() || e.rule.compare(e.rule.size() - suffix.size(), suffix.size(), suffix) != 0)
+      return false;
+  }
+  return true;
+}
+
+namespace {
+
+std::string finding_text(const rules::Finding& f) {
+  return (f.line ? "line " + std::to_string(f.line) + ": " : std::string()) + f.rule + ": " + f.message;
+}
+
+std::string exit_words(const RunStatus& s) {
+  if (s.exit_code >= 0) return "exit status " + std::to_string(s.exit_code);
+  return std::string(to_string(s.state)) + (s.detail.empty() ? "" : " (" + s.detail + ")");
+}
+
+}  // namespace
+
+Admission admit(const AdmissionInput& in) {
+  Admission a;
+  const RunStatus& s = in.status;
+  // 1. A run the harness stopped is not a result: it did not end by itself.
+  if (in.stopped_by_checker) {
+    a.reason = "stopped by the live checker: " + in.stop_reason;
+    return a;
+  }
+  if (s.state == RunState::Cancelled || s.state == RunState::TimedOut || s.state == RunState::Pending ||
+      s.state == RunState::Running) {
+    a.reason = std::string(to_string(s.state)) + (s.detail.empty() ? "" : " (" + s.detail + ")") +
+               ": the harness stopped it, so it is not a result";
+    return a;
+  }
+  // 2. A result is a run that ended: its log has run_start and run_stop.
+  if (!in.log.has_run_start || !in.log.has_run_stop) {
+    a.reason = std::string("its log has no ") + (!in.log.has_run_start ? "run_start" : "run_stop") +
+               ": the run did not " + (!in.log.has_run_start ? "start its timed region" : "end") + " (" +
+               exit_words(s) + ")";
+    if (s.state == RunState::Failed && !s.detail.empty() && s.exit_code < 0) a.reason += ": " + s.detail;
+    return a;
+  }
+  const rules::FileVerdict& v = *in.verdict;
+  const std::string exit_note =
+      s.state == RunState::Succeeded ? "" : "; its " + exit_words(s) + " does not decide: its log is a complete run";
+  // 3. A compliant log is a result, converged or not (the open division has no quality target).
+  if (v.compliant) {
+    a.enters = true;
+    a.converged = in.log.run_stop_status == "success";
+    a.reason = a.converged ? "compliant, converged"
+                           : "compliant, run_stop status \"" + in.log.run_stop_status +
+                                 "\": did not converge; the consortium's result summarizer times a compliant log "
+                                 "whatever its status";
+    a.reason += exit_note;
+    return a;
+  }
+  // 4. A run that did not converge: ended with run_stop status other than
+  //    success, and the only finding is the quality target not reached. The
+  //    consortium's tools take it as a result: the package checker accepts
+  //    it under olympic scoring, the RCP checker counts it as not converged,
+  //    the result summarizer drops it from the score.
+  if (only_target_not_reached(v, in.target_metric) && in.log.run_stop_status != "success") {
+    a.enters = true;
+    a.converged = false;
+    a.reason = "did not converge (run_stop status \"" + in.log.run_stop_status + "\", " + in.target_metric +
+               " never reached the target): a result, scored as the consortium's rules say (accepted under olympic "
+               "scoring, at most " + std::to_string(in.allowed_failures) + " such run(s) per benchmark, and dropped "
+               "from the score)" + exit_note;
+    return a;
+  }
+  // 5. Any other finding: the log breaks a rule.
+  if (only_target_not_reached(v, in.target_metric))
+    a.reason = "its run_stop says \"success\" but " + in.target_metric + " never reached the target: " +
+               finding_text(v.errors[0]);
+  else
+    a.reason = "its log is not compliant: " + (v.errors.empty() ? std::string("(no finding)") : finding_text(v.errors[0]));
+  return a;
+}
+
+bool choose_seed(const std::vector<long long>& pinned, long long seed_base, int slot, int stride,
+                 const std::set<long long>& used_anywhere, const std::set<long long>& in_package,
+                 std::set<long long>* taken, long long* seed) {
+  if (!pinned.empty()) {
+    for (long long s : pinned)
+      if (!in_package.count(s) && !taken->count(s)) {
+        taken->insert(s);
+        *seed = s;
+        return true;
+      }
+    return false;
+  }
+  if (stride < 1) stride = 1;
+  for (long long s = seed_base + slot;; s += stride)
+    if (!used_anywhere.count(s) && !taken->count(s)) {
+      taken->insert(s);
+      *seed = s;
+      return true;
+    }
+}
+
+// ---------------------------------------------------------------- the package folder
+
+std::vector<std::pair<int, std::string>> result_files_in(const std::string& dir) {
+  std::vector<std::pair<int, std::string>> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("result_", 0) != 0 || name.size() <= 11 || name.compare(name.size() - 4, 4, ".txt") != 0) continue;
+    std::string num = name.substr(7, name.size() - 11);
+    if (num.empty() || num.size() > 6 || !std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    out.push_back({std::stoi(num), name});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string relative_to(const std::string& out_dir, const std::string& path) {
+  if (path.empty()) return "";
+  std::error_code ec;
+  fs::path base = fs::weakly_canonical(fs::absolute(out_dir, ec), ec);
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  fs::path rel = p.lexically_relative(base);
+  if (rel.empty() || *rel.begin() == "..") return p.string();
+  return rel.string();
+}
+
+std::string resolve_in(const std::string& out_dir, const std::string& rel) {
+  if (rel.empty()) return "";
+  fs::path p(rel);
+  return p.is_absolute() ? p.string() : (fs::path(out_dir) / p).string();
+}
+
+bool reconcile_package(Manifest* m, const std::string& manifest_path, const std::string& out_dir,
+                       const std::string& results_dir, const std::string& org, const std::string& system,
+                       const rules::RuleSet& rules, bool replace, Reconciled* rec, std::string* error) {
+  *rec = Reconciled{};
+  auto mine = [&](const ManifestRun& r) { return r.org == org && r.system == system; };
+  auto file_of = [&](const ManifestRun& r) { return resolve_in(out_dir, r.result_file); };
+  std::error_code ec;
+
+  // --replace: the result files go first, then the record says so; a crash
+  // in between leaves entries whose file is gone, which the next resume
+  // records as removed.
+  if (replace) {
+    for (const auto& [n, name] : result_files_in(results_dir)) {
+      fs::path p = fs::path(results_dir) / name;
+      if (!fs::remove(p, ec) || ec) {
+        *error = "cannot remove " + p.string() + (ec ? ": " + ec.message() : std::string());
+        return false;
+      }
+      rec->removed.push_back(p.string());
+    }
+    for (auto& r : m->runs)
+      if (mine(r) && (r.package == "in" || r.package == "entering")) {
+        r.package = "removed";
+        r.reason = "removed by --replace (was " + fs::path(r.result_file).filename().string() + "): " + r.reason;
+        rec->changed = true;
+      }
+  }
+
+  // Entries left "entering" by an interrupted write: finish them.
+  for (auto& r : m->runs) {
+    if (!mine(r) || r.package != "entering") continue;
+    std::string path = file_of(r), have;
+    if (fs::exists(path, ec)) {
+      if (read_all(path, &have) && sha256_hex(have) == r.result_sha256) {
+        r.package = "in";
+        r.note = "its result file was written but not yet recorded when the harness ended; recorded on resume";
+      } else {
+        r.package = "out";
+        r.reason = fs::path(path).filename().string() + " holds another log than this run's: " + r.reason;
+        r.note = "its result file was being written when the harness ended and the name now holds another log";
+        r.result_file.clear();
+      }
+    } else {
+      std::string log;
+      if (!r.log.empty() && read_all(resolve_in(out_dir, r.log), &log) && sha256_hex(log) == r.result_sha256) {
+        if (!write_file_atomically(path, log, error)) return false;
+        r.package = "in";
+        r.note = "the harness ended before its result file was written; written from its kept log on resume";
+      } else {
+        r.package = "out";
+        r.reason = "its result file was never written and its kept log is gone or changed: " + r.reason;
+        r.result_file.clear();
+      }
+    }
+    rec->messages.push_back(r.run + " (" + r.invocation + "): " + r.note);
+    rec->changed = true;
+  }
+
+  // Runs a harness that ended early left "running".
+  for (auto& r : m->runs)
+    if (r.state == "running") {
+      r.state = "lost";
+      r.package = "out";
+      r.reason = "the harness ended before the run did; its log, if any, is kept";
+      rec->messages.push_back(r.run + " (" + r.invocation + "): " + r.reason);
+      rec->changed = true;
+    }
+
+  // Entries in the package whose file is gone or changed.
+  std::set<std::string> claimed;
+  for (auto& r : m->runs) {
+    if (!mine(r) || r.package != "in") continue;
+    std::string path = file_of(r), have;
+    if (!fs::exists(path, ec)) {
+      r.package = "removed";
+      r.reason = fs::path(path).filename().string() + " is no longer in the package (removed outside referee): " + r.reason;
+      rec->messages.push_back(r.run + ": " + r.reason);
+      rec->changed = true;
+      continue;
+    }
+    claimed.insert(fs::path(path).filename().string());
+    if (read_all(path, &have) && sha256_hex(have) != r.result_sha256 &&
+        r.note.find("changed outside referee") == std::string::npos) {
+      r.note = fs::path(path).filename().string() + " changed outside referee since it was written (kept as it is)";
+      rec->messages.push_back(r.run + ": " + r.note);
+      rec->changed = true;
+    }
+  }
+
+  // Result files no entry claims: recorded as found, checked as they are.
+  for (const auto& [n, name] : result_files_in(results_dir)) {
+    if (claimed.count(name)) continue;
+    fs::path p = fs::path(results_dir) / name;
+    std::string text;
+    if (!read_all(p, &text)) {
+      *error = "cannot read " + p.string();
+      return false;
+    }
+    mllog::LogReader reader;
+    mllog::ParsedLog log;
+    reader.parse(text, &log);
+    rules::FileVerdict v = rules::check_log(rules, log);
+    LogFacts f = read_log_facts(text);
+    ManifestRun r;
+    r.run = m->benchmark + "-found-" + std::to_string(n);
+    r.org = org;
+    r.system = system;
+    r.slot = n;
+    r.has_seed = f.has_seed;
+    r.seed = f.seed;
+    r.state = "found";
+    r.has_time_to_train = f.has_times;
+    r.time_to_train_ms = f.time_to_train_ms;
+    r.run_stop_status = f.run_stop_status;
+    r.verdict = v.compliant ? "compliant" : "not compliant";
+    if (!v.errors.empty()) r.first_error = finding_text(v.errors[0]);
+    r.converged = v.compliant && f.run_stop_status == "success";
+    r.package = "in";
+    r.result_file = relative_to(out_dir, p.string());
+    r.result_sha256 = sha256_hex(text);
+    r.reason = "found in the package, not recorded by this manifest (run elsewhere, or before the manifest); kept";
+    rec->messages.push_back(name + ": " + r.reason + (v.compliant ? "" : "; its log is not compliant: " + r.first_error));
+    m->runs.push_back(std::move(r));
+    rec->changed = true;
+  }
+  if (rec->changed && !save_manifest(manifest_path, *m, error)) return false;
+  return true;
+}
+
+}  // namespace referee::harness

@@ -1,0 +1,176 @@
+// The run manifest of a package, and the rule that decides which runs enter it.
+//
+// <out>/.referee-runs/<benchmark>/manifest.json records every run the harness
+// started for that benchmark, in every invocation: its invocation, the result
+// file it became (or none, with the reason), seed, backend and backend job id,
+// exit code, state, wall time, time to train (from its log, as the
+// consortium's result summarizer computes it), verdict, and where its log,
+// output and environment (<run>.env.json) are kept. Paths in it are relative
+// to the --out directory. It is written through a temporary file and a
+// rename, so a reader sees the old manifest or the new one, never half of one.
+//
+// The package and the manifest agree after every step, and after a crash at
+// any point: a result file is written (atomically) only after the manifest
+// records it as "entering" the package with the file's name and the digest
+// of its bytes; then the manifest says "in the package". A resume
+// (reconcile_package) finishes an entry left "entering" (writes its file from
+// the kept log, or adopts a file whose digest matches), records a result file
+// that no entry claims as found in the package, and takes out of the record
+// an entry whose file is gone. See docs/harness.md.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/backend.h"
+#include "rules/compliance.h"
+#include "rules/ruleset.h"
+
+namespace referee::harness {
+
+inline constexpr const char* kManifestFormat = "referee-run-manifest";
+inline constexpr int kManifestVersion = 1;
+
+struct ManifestRun {
+  std::string run;            // "minilm-3": the benchmark and the result number it was meant to fill ({run})
+  std::string invocation;     // the folder of its invocation under .referee-runs/<benchmark>/
+  std::string org, system;    // the package it belongs to: <out>/<org>/results/<system>/<benchmark>/
+  int slot = 0;               // {run}
+  long long seed = 0;
+  bool has_seed = true;       // false for a result file found without a readable seed
+  std::string backend;        // builtin | exec | slurm | "" (found in the package)
+  std::string job_id;         // slurm job id, exec process id, "" when none
+  // "running" (launched; a manifest that still says so after the harness
+  // ended means the harness ended first), "succeeded", "failed",
+  // "cancelled", "timed out", "not started", "lost", "found".
+  std::string state;
+  std::string detail;         // the backend's words ("exit 1", "slurm state NODE_FAIL")
+  int exit_code = -1;         // -1: not known
+  double wall_seconds = 0;
+  bool has_time_to_train = false;
+  double time_to_train_ms = 0;  // run_stop - run_start timestamps, as the result summarizer takes them
+  std::string run_stop_status;  // metadata.status of the run_stop the time counts to; "" when none
+  std::string verdict;        // "compliant", "not compliant", "not checked"
+  std::string first_error;    // the first finding when not compliant
+  // "in" (in the package), "entering" (recorded, its result file being
+  // written), "out" (left out, see reason), "removed" (was in the package,
+  // taken out by --replace or by a person).
+  std::string package = "out";
+  bool converged = false;     // run_stop status success and compliant
+  std::string result_file;    // relative to --out; "" when none
+  std::string result_sha256;  // of the result file's bytes (= the kept log's)
+  std::string reason;         // why it is in the package, or why not
+  std::string note;           // what a resume found (a file edited outside referee, ...)
+  std::string log, output, environment;  // relative to --out; "" when none
+};
+
+struct Manifest {
+  int version = kManifestVersion;
+  std::string benchmark;
+  std::string updated;        // UTC, ISO 8601
+  std::vector<ManifestRun> runs;
+};
+
+// Reads `path`. A missing file gives an empty manifest for `benchmark` with
+// *existed false. Returns false with *error when the file is not valid JSON,
+// not a run manifest, of a newer or unknown version, for another benchmark,
+// or has a field of the wrong type: the message names the file and says what
+// to do.
+bool load_manifest(const std::string& path, const std::string& benchmark, Manifest* out, bool* existed,
+                   std::string* error);
+std::string manifest_json(const Manifest& m);
+// Writes the manifest through a temporary file in the same folder and a rename.
+bool save_manifest(const std::string& path, Manifest& m, std::string* error);
+
+// What the result summarizer and the RCP checker read from a log.
+struct LogFacts {
+  size_t mllog_lines = 0;
+  bool has_run_start = false, has_run_stop = false;
+  bool has_times = false;        // both, as the summarizer pairs them
+  double time_to_train_ms = 0;   // run_stop - run_start, as the summarizer pairs them
+  std::string run_stop_status;   // metadata.status of that run_stop
+  bool has_seed = false;
+  long long seed = 0;            // the first seed line's value
+};
+LogFacts read_log_facts(std::string_view text);
+
+// Which runs enter the package (docs/harness.md, "Which runs enter the package").
+struct AdmissionInput {
+  bool stopped_by_checker = false;
+  std::string stop_reason;
+  RunStatus status;
+  const rules::FileVerdict* verdict = nullptr;  // the batch verdict over the whole log
+  LogFacts log;
+  std::string target_metric = "eval_accuracy";  // the key of the quality target (rules::quality_target)
+  int allowed_failures = 1;                     // failing files the consortium accepts under olympic scoring
+};
+struct Admission {
+  bool enters = false;
+  bool converged = false;
+  std::string reason;
+};
+Admission admit(const AdmissionInput& in);
+
+// Whether every error of `v` is the quality target not reached (the
+// ATLEAST_ONE_CHECK of `metric`), and there is at least one.
+bool only_target_not_reached(const rules::FileVerdict& v, const std::string& metric);
+
+// The seed of a new run. Pinned seeds (the spec lists them): the first of
+// `pinned` no run in the package has and no other new run took. Otherwise
+// seed_base + slot, or, when that seed was used by any run in the manifest
+// (kept, left out, removed) or taken, seed_base + slot + k * stride for the
+// first k that gives a fresh one. Returns false when pinned seeds run out.
+bool choose_seed(const std::vector<long long>& pinned, long long seed_base, int slot, int stride,
+                 const std::set<long long>& used_anywhere, const std::set<long long>& in_package,
+                 std::set<long long>* taken, long long* seed);
+
+// The result files of a benchmark folder: result_<n>.txt, by n.
+std::vector<std::pair<int, std::string>> result_files_in(const std::string& dir);
+
+// What a resume found and did, for the summary.
+struct Reconciled {
+  std::vector<std::string> messages;  // one line per thing that changed
+  std::vector<std::string> removed;   // result files --replace removed
+  bool changed = false;
+};
+
+// Brings the manifest and the package folder `results_dir` (of `org` and
+// `system`) into agreement, before new runs start; `out_dir` is --out.
+// With `replace`, every result file of the folder is removed first and each
+// run that was in the package is recorded as removed. A result file no entry
+// claims is checked with `rules` and recorded as found; an entry whose file
+// is gone is recorded as removed; an entry left "entering" is finished. The
+// manifest is saved when anything changed. Returns false with *error when a
+// file cannot be read, written or removed.
+bool reconcile_package(Manifest* m, const std::string& manifest_path, const std::string& out_dir,
+                       const std::string& results_dir, const std::string& org, const std::string& system,
+                       const rules::RuleSet& rules, bool replace, Reconciled* rec, std::string* error);
+
+// SHA-256 of `bytes`, in hex.
+std::string sha256_of(std::string_view bytes);
+// Writes `text` to `path` through a temporary file in the same folder,
+// flushed to disk, and a rename: a reader sees the old file or the new one.
+bool write_file_atomically(const std::string& path, std::string_view text, std::string* error);
+
+// Holds an exclusive lock on `path` (created if needed) while it lives, so
+// that two harnesses never write one package at once.
+class ManifestLock {
+ public:
+  ManifestLock() = default;
+  ~ManifestLock();
+  ManifestLock(const ManifestLock&) = delete;
+  ManifestLock& operator=(const ManifestLock&) = delete;
+  // Returns false with *error when another process holds it.
+  bool acquire(const std::string& path, std::string* error);
+
+ private:
+  int fd_ = -1;
+};
+
+// A path relative to `out_dir` when it lies under it, else as it is; and back.
+std::string relative_to(const std::string& out_dir, const std::string& path);
+std::string resolve_in(const std::string& out_dir, const std::string& rel);
+
+}  // namespace referee::harness

@@ -36,6 +36,24 @@ harness::CaptureOptions capture_options(const harness::Spec* spec) {
   return c;
 }
 
+// What the package held before this invocation, what --replace removed, what
+// a resume set right, and where the record is.
+void print_package_record(const harness::HarnessReport& report, std::ostream& out) {
+  for (const auto& f : report.removed) out << "removed (--replace): " << f << "\n";
+  for (const auto& m : report.resumed) out << "resume: " << m << "\n";
+  if (!report.kept.empty()) {
+    out << "kept from earlier runs (" << report.kept.size() << "):";
+    for (const auto& k : report.kept) out << "\n  " << k;
+    out << "\n";
+  }
+  if (report.runs.empty())
+    out << "nothing to run: the package holds " << report.kept.size() << " result(s) where " << report.required
+        << " are required (--runs N to grow it, --replace to start it again)\n";
+  else if (!report.kept.empty())
+    out << "ran " << report.runs.size() << " more to reach " << report.required << "\n";
+  if (!report.manifest.empty()) out << "run manifest: " << report.manifest << "\n";
+}
+
 }  // namespace
 
 Command run_command() {
@@ -44,6 +62,7 @@ Command run_command() {
             struct Opts {
               std::string spec, backend, out = "referee-out", rules, system, system_description;
               int runs = 0, parallel = 0;
+              bool replace = false;
             };
             auto o = std::make_shared<Opts>();
             sub.add_option("SPEC", o->spec, "workload spec (YAML)")->required();
@@ -55,6 +74,9 @@ Command run_command() {
             sub.add_option("--parallel", o->parallel, "runs at once (default: the spec's, else the number of cores)")
                 ->check(CLI::Range(1, 4096));
             sub.add_option("--system", o->system, "system name (systems/<name>.json)");
+            sub.add_flag("--replace", o->replace,
+                         "remove the package's result files for this benchmark first and run every run again "
+                         "(default: keep them and add only the runs it lacks)");
             sub.add_option("--system-description", o->system_description, "YAML/JSON file with the system fields referee cannot detect");
             return [o]() -> int {
               std::string error;
@@ -124,6 +146,7 @@ Command run_command() {
               ropt.system_json = sys.to_json();
               ropt.environment = &environment;
               ropt.interrupt = &g_interrupt;
+              ropt.replace = o->replace;
               bool tty = isatty(1);
               size_t drawn = 0;
               ropt.event = [&](const std::string& e) {
@@ -153,11 +176,15 @@ Command run_command() {
                        r.last_eval.empty() ? "-" : r.last_eval, r.verdict.compliant ? "compliant" : "NOT compliant",
                        r.result_file.empty() ? "no" : std::filesystem::path(r.result_file).filename().string()});
               std::cout << "\n";
-              t.print(std::cout);
+              print_package_record(report, std::cout);
+              if (!report.runs.empty()) t.print(std::cout);
               for (const auto& r : report.runs) {
                 for (const auto& w : r.verdict.warnings)
                   std::cout << r.id << ": warning: " << (w.line ? "line " + std::to_string(w.line) + ": " : std::string())
                             << w.rule << ": " << w.message << "\n";
+                if (!r.result_file.empty() && !r.converged)
+                  std::cout << r.id << " is in the package as " << std::filesystem::path(r.result_file).filename().string()
+                            << ": " << r.package_reason << "\n";
                 if (r.left_out.empty()) continue;
                 std::cout << r.id << " is not in the package: " << r.left_out << "\n";
                 if (std::filesystem::exists(r.kept_log)) std::cout << "  its log is kept in " << r.kept_log << "\n";

@@ -304,9 +304,11 @@ TEST_SUITE("harness") {
     }
     spec.command = {"/bin/sh", (dir / "bad_run.sh").string(), "{run}",
                     example + "/results/cpu_2x_example/minilm/result_{run}.txt"};
+    opt.replace = true;  // the same package, run again from scratch
     auto t0 = std::chrono::steady_clock::now();
     REQUIRE_MESSAGE(run_harness(spec, backend, *rs, opt, &report, &error), error);
     CHECK(std::chrono::steady_clock::now() - t0 < 20s);
+    CHECK(report.removed.size() == 5);
     REQUIRE(report.runs.size() == 5);
     CHECK(report.runs[2].aborted);
     CHECK(report.runs[2].abort_reason.find("opt_adam_beta_1") != std::string::npos);
@@ -731,8 +733,10 @@ TEST_SUITE("harness") {
     CHECK(pr.pass);
     // A second invocation keeps the first one's logs: nothing is appended to or overwritten.
     std::string first_log = report.runs[0].kept_log;
+    opt.replace = true;
     HarnessReport again;
     REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, opt, &again, &error), error);
+    REQUIRE(again.runs.size() == 5);
     CHECK(again.runs[0].kept_log != first_log);
     CHECK(slurp(first_log) == slurp(example_log(s, 0)));
     CHECK(slurp(again.runs[0].kept_log) == slurp(example_log(s, 0)));
@@ -806,7 +810,7 @@ TEST_SUITE("harness") {
     CHECK(report.runs[3].status.state == RunState::Succeeded);
     CHECK_FALSE(report.runs[3].verdict.compliant);
     CHECK(report.runs[3].result_file.empty());
-    CHECK(report.runs[3].left_out.find("its log is not compliant") == 0);
+    CHECK(report.runs[3].left_out.find("its log has no run_stop") == 0);
     CHECK(fs::file_size(report.runs[3].kept_log) > 0);
     int in_package = 0;
     for (const auto& r : report.runs) in_package += r.result_file.empty() ? 0 : 1;

@@ -13,10 +13,13 @@
 #include <optional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "harness/live_check.h"
+#include "harness/manifest.h"
 #include "harness/system_describe.h"
+#include "rules/facts.h"
 
 namespace fs = std::filesystem;
 
@@ -73,6 +76,7 @@ struct Live {
   std::string partial;
   std::string output;
   size_t output_mllog_lines = 0;
+  size_t entry = 0;  // its record in the manifest, once launched
 };
 
 // Feeds what the workload added to its {log} file to the live checker, whole
@@ -129,6 +133,218 @@ std::string invocation_stamp() {
   return std::string(buf) + "-" + std::to_string(getpid()) + "-" + std::to_string(count++);
 }
 
+// ---------------------------------------------------------------- the package and its manifest
+
+// The package's record for this invocation: the manifest, resumed, and the
+// runs the package still lacks (result number to fill, seed).
+struct PackagePlan {
+  Manifest manifest;
+  ManifestLock lock;
+  std::string manifest_path, out_dir, invocation;
+  std::vector<std::pair<int, long long>> runs;
+  std::set<int> numbers;  // result_<n>.txt numbers the package holds
+  std::string target_metric = "eval_accuracy";
+  int allowed_failures = 1;
+  std::string error;      // the first failure to write the package or its record
+};
+
+int result_number(const std::string& file) {
+  std::string name = fs::path(file).filename().string();
+  if (name.rfind("result_", 0) != 0 || name.size() <= 11) return -1;
+  try {
+    return std::stoi(name.substr(7, name.size() - 11));
+  } catch (...) {
+    return -1;
+  }
+}
+
+bool plan_package(const Spec& spec, const rules::RuleSet& rules, const RunnerOptions& opt, const fs::path& results,
+                  const fs::path& logs, HarnessReport* out, PackagePlan* p, std::string* error) {
+  std::error_code ec;
+  p->out_dir = fs::absolute(fs::path(opt.out_dir), ec).string();
+  fs::path work = logs.parent_path();
+  p->invocation = logs.filename().string();
+  p->manifest_path = (work / "manifest.json").string();
+  out->manifest = p->manifest_path;
+  out->required = spec.runs;
+  if (!p->lock.acquire((work / "manifest.lock").string(), error)) return false;
+  bool existed = false;
+  if (!load_manifest(p->manifest_path, spec.benchmark, &p->manifest, &existed, error)) return false;
+  Reconciled rec;
+  if (!reconcile_package(&p->manifest, p->manifest_path, p->out_dir, results.string(), spec.org, spec.system, rules,
+                         opt.replace, &rec, error))
+    return false;
+  out->removed = rec.removed;
+  out->resumed = rec.messages;
+  for (const auto& f : rec.removed)
+    if (opt.event) opt.event("removed " + f + " (--replace)");
+  for (const auto& m : rec.messages)
+    if (opt.event) opt.event("resume: " + m);
+  rules::RoundFacts facts;
+  std::string ferr;
+  if (rules::facts_for(rules, &facts, &ferr))
+    if (const auto* bf = facts.find(spec.benchmark)) p->allowed_failures = bf->allowed_failures;
+  p->target_metric = rules::quality_target(rules, spec.benchmark).metric;
+
+  std::set<long long> used, in_package;
+  int kept = 0;
+  for (const auto& r : p->manifest.runs) {
+    if (r.has_seed) used.insert(r.seed);
+    if (r.org != spec.org || r.system != spec.system || r.package != "in") continue;
+    ++kept;
+    if (r.has_seed) in_package.insert(r.seed);
+    if (int n = result_number(r.result_file); n >= 0) p->numbers.insert(n);
+    out->kept.push_back(fs::path(r.result_file).filename().string() + " (" + r.run + ", seed " +
+                        (r.has_seed ? std::to_string(r.seed) : std::string("none")) + ", " +
+                        (r.invocation.empty() ? std::string("found in the package") : r.invocation) + ")");
+  }
+  // Pinned seeds: the spec lists them. Otherwise fresh ones.
+  auto seeds_from = spec.effective.find("seeds");
+  bool pinned = seeds_from != spec.effective.end() && seeds_from->second.second != "default";
+  std::set<long long> taken;
+  std::set<int> planned = p->numbers;
+  for (int k = 0, n = 0; k < spec.runs - kept; ++k) {
+    while (planned.count(n)) ++n;
+    planned.insert(n);
+    long long seed = 0;
+    if (!choose_seed(pinned ? spec.seeds : std::vector<long long>{}, spec.seed_base, n, spec.runs, used, in_package,
+                     &taken, &seed)) {
+      size_t held = 0;
+      for (long long x : spec.seeds) held += in_package.count(x);
+      *error = "the spec pins " + std::to_string(spec.seeds.size()) + " seeds and the package holds runs with " +
+               std::to_string(held) + " of them: " + std::to_string(spec.seeds.size() - held) +
+               " pinned seed(s) left for " + std::to_string(spec.runs - kept) + " missing run(s) (nothing was run)" +
+               "\nhint: list more seeds in the spec, or remove 'seeds' to have fresh ones chosen";
+      return false;
+    }
+    p->runs.push_back({n, seed});
+  }
+  return true;
+}
+
+void save_record(PackagePlan& p, const std::function<void(const std::string&)>& event) {
+  std::string err;
+  if (save_manifest(p.manifest_path, p.manifest, &err)) return;
+  event("cannot record the run: " + err);
+  if (p.error.empty()) p.error = err;
+}
+
+// Records a run as it starts (or fails to), before anything else happens to it.
+void record_launch(const Spec& spec, const Backend& backend, PackagePlan& p, const RunReport& r, size_t* entry,
+                   const std::function<void(const std::string&)>& event) {
+  ManifestRun m;
+  m.run = r.id;
+  m.invocation = p.invocation;
+  m.org = spec.org;
+  m.system = spec.system;
+  m.slot = r.index;
+  m.seed = r.seed;
+  m.backend = backend.name();
+  m.job_id = r.job_id;
+  m.state = "running";
+  m.verdict = "not checked";
+  m.reason = "running";
+  m.log = relative_to(p.out_dir, r.kept_log);
+  m.output = relative_to(p.out_dir, r.output_file);
+  *entry = p.manifest.runs.size();
+  p.manifest.runs.push_back(std::move(m));
+  save_record(p, event);
+}
+
+// Decides whether a run that ended enters the package (harness::admit) and,
+// when it does, writes its result file: first the manifest records it as
+// entering, with the file's name and the digest of its bytes, then the file
+// is written, then the manifest says it is in. A crash between any two steps
+// leaves a record the next resume completes (reconcile_package).
+void enter_package(Live& l, PackagePlan& p, const fs::path& results,
+                   const std::function<void(const std::string&)>& event) {
+  RunReport& r = l.report;
+  std::string text;
+  bool have_text = true;
+  if (l.follows_file) have_text = read_file(r.kept_log, &text);
+  else if (l.launched) text = l.checker->text();
+  LogFacts facts = have_text ? read_log_facts(text) : LogFacts{};
+  r.has_time_to_train = facts.has_times;
+  r.time_to_train_ms = facts.time_to_train_ms;
+  AdmissionInput in;
+  in.stopped_by_checker = r.aborted;
+  in.stop_reason = r.abort_reason;
+  in.status = r.status;
+  in.verdict = &r.verdict;
+  in.log = facts;
+  in.target_metric = p.target_metric;
+  in.allowed_failures = p.allowed_failures;
+  Admission a = admit(in);
+  std::error_code ec;
+  if (!l.launched) {
+    a.enters = false;
+    a.reason = "could not start: " + r.status.detail;
+  } else if (!a.enters && l.follows_file && l.checker->mllog_lines() == 0 && !r.aborted &&
+             r.status.state != RunState::Cancelled && r.status.state != RunState::TimedOut) {
+    a.reason = "its log " + r.kept_log + (fs::exists(r.kept_log, ec) ? " has no MLLOG lines" : " was never written") +
+               " (the command names {log}, so the harness reads that file)" +
+               (l.output_mllog_lines ? "; its output had " + std::to_string(l.output_mllog_lines) +
+                                           " MLLOG lines (kept in " + r.output_file +
+                                           "): the workload must write its log to the path {log} gives"
+                                     : std::string());
+  }
+  if (a.enters) {
+    r.package_reason = a.reason;
+    r.converged = a.converged;
+  } else {
+    r.left_out = a.reason;
+  }
+  ManifestRun& m = p.manifest.runs[l.entry];
+  m.state = r.aborted ? "stopped" : to_string(r.status.state);
+  m.detail = r.aborted ? "stopped by the live checker: " + r.abort_reason : r.status.detail;
+  m.exit_code = r.status.exit_code;
+  m.wall_seconds = r.seconds;
+  m.has_time_to_train = facts.has_times;
+  m.time_to_train_ms = facts.time_to_train_ms;
+  m.run_stop_status = facts.run_stop_status;
+  m.verdict = !l.launched ? "not checked" : r.verdict.compliant ? "compliant" : "not compliant";
+  if (!r.verdict.errors.empty()) {
+    const auto& f = r.verdict.errors[0];
+    m.first_error = (f.line ? "line " + std::to_string(f.line) + ": " : std::string()) + f.rule + ": " + f.message;
+  }
+  m.converged = a.enters && a.converged;
+  m.reason = a.reason;
+  m.log = fs::exists(r.kept_log, ec) ? relative_to(p.out_dir, r.kept_log) : "";
+  m.output = r.output_file.empty() || !fs::exists(r.output_file, ec) ? "" : relative_to(p.out_dir, r.output_file);
+  m.environment = relative_to(p.out_dir, r.environment_file);
+  if (!a.enters) {
+    m.package = "out";
+    save_record(p, event);
+    return;
+  }
+  int n = 0;
+  while (p.numbers.count(n)) ++n;
+  fs::path f = results / ("result_" + std::to_string(n) + ".txt");
+  m.package = "entering";
+  m.result_file = relative_to(p.out_dir, f.string());
+  m.result_sha256 = sha256_of(text);
+  save_record(p, event);
+  std::string err;
+  if (!p.error.empty() || !write_file_atomically(f.string(), text, &err)) {
+    // Not recorded as entering, or not written: the run stays out, and says why.
+    if (!err.empty()) {
+      event(r.id + ": " + err);
+      if (p.error.empty()) p.error = err;
+    }
+    r.left_out = "its result file could not be written" + (err.empty() ? std::string() : ": " + err);
+    r.package_reason.clear();
+    m.package = "out";
+    m.reason = r.left_out;
+    m.result_file.clear();
+    save_record(p, event);
+    return;
+  }
+  p.numbers.insert(n);
+  m.package = "in";
+  save_record(p, event);
+  r.result_file = f.string();
+}
+
 }  // namespace
 
 bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules, const RunnerOptions& opt,
@@ -155,19 +371,19 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
   }
   out->package_dir = pkg.string();
   if (!write_atomically(pkg / "systems" / (spec.system + ".json"), opt.system_json, error)) return false;
-  // A package holds exactly the runs of this invocation: earlier result files go.
-  for (const auto& e : fs::directory_iterator(results, ec))
-    if (e.path().filename().string().rfind("result_", 0) == 0) fs::remove(e.path(), ec);
+  // The package's record: resume it, and plan the runs it still lacks.
+  PackagePlan plan;
+  if (!plan_package(spec, rules, opt, results, logs, out, &plan, error)) return false;
 
   // A command that names {log} writes its log there (mllog.config(filename=...)):
   // that file is the run's log; what it prints is only output.
   bool uses_log_file = false;
   for (const auto& a : spec.command) uses_log_file = uses_log_file || a.find("{log}") != std::string::npos;
   std::vector<std::unique_ptr<Live>> runs;
-  for (int i = 0; i < spec.runs; ++i) {
+  for (const auto& [i, seed] : plan.runs) {
     auto l = std::make_unique<Live>();
     l->report.index = i;
-    l->report.seed = spec.seeds[static_cast<size_t>(i)];
+    l->report.seed = seed;
     l->report.id = spec.benchmark + "-" + std::to_string(i);
     l->report.kept_log = (logs / (l->report.id + ".log")).string();
     l->follows_file = uses_log_file;
@@ -240,10 +456,14 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         l.report.status.state = RunState::Failed;
         l.report.status.detail = err;
         event(l.report.id + ": could not start: " + err);
+        record_launch(spec, backend, plan, l.report, &l.entry, event);
+        enter_package(l, plan, results, event);
         continue;
       }
       l.handle = std::move(h);
       l.launched = true;
+      l.report.job_id = l.handle->job_id();
+      record_launch(spec, backend, plan, l.report, &l.entry, event);
       ++active;
       event(l.report.id + ": started (seed " + std::to_string(l.report.seed) + ")");
     }
@@ -291,6 +511,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         if (auto f = l.checker->check_now()) stop_run(l, *f);
       l.report.verdict = l.checker->final_verdict();
       l.report.last_eval = l.checker->last_eval();
+      enter_package(l, plan, results, event);
       event(l.report.id + ": " +
             (l.report.aborted ? "stopped by the live checker: " + l.report.abort_reason
                               : to_string(s.state) + (s.detail.empty() ? "" : " [" + s.detail + "]")));
@@ -315,43 +536,14 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 
-  // The package: the runs that ended by themselves with exit status 0 and
-  // whose whole log the rules find compliant, renumbered result_0.. in run
-  // order. Every other run stays out, its log kept, with the reason.
-  int n = 0;
-  for (auto& lp : runs) {
-    RunReport& r = lp->report;
-    if (r.aborted) {
-      r.left_out = "stopped by the live checker: " + r.abort_reason;
-    } else if (r.status.state != RunState::Succeeded) {
-      r.left_out = std::string(to_string(r.status.state)) + (r.status.detail.empty() ? "" : " (" + r.status.detail + ")");
-    } else if (!r.verdict.compliant) {
-      if (lp->follows_file && lp->checker->mllog_lines() == 0)
-        r.left_out = "its log " + r.kept_log + (fs::exists(r.kept_log, ec) ? " has no MLLOG lines" : " was never written") +
-                     " (the command names {log}, so the harness reads that file)" +
-                     (lp->output_mllog_lines ? "; its output had " + std::to_string(lp->output_mllog_lines) +
-                                                   " MLLOG lines (kept in " + r.output_file +
-                                                   "): the workload must write its log to the path {log} gives"
-                                             : std::string());
-      else if (!r.verdict.errors.empty())
-        r.left_out = "its log is not compliant: " +
-                     (r.verdict.errors[0].line ? "line " + std::to_string(r.verdict.errors[0].line) + ": " : std::string()) +
-                     r.verdict.errors[0].rule + ": " + r.verdict.errors[0].message;
-      else
-        r.left_out = "its log is not compliant";
-    }
-    if (!r.left_out.empty()) continue;
-    fs::path f = results / ("result_" + std::to_string(n++) + ".txt");
-    std::string text = lp->checker->text();
-    // The workload's file, byte for byte, when it wrote one.
-    if (lp->follows_file && !read_file(r.kept_log, &text)) {
-      *error = "cannot read " + r.kept_log;
-      return false;
-    }
-    if (!write_atomically(f, text, error)) return false;
-    r.result_file = f.string();
-  }
+  // The package: each run entered it (or not) as it ended (enter_package).
+  std::error_code rm;
+  if (runs.empty()) fs::remove(logs, rm);  // no run, no folder for its logs
   for (auto& lp : runs) out->runs.push_back(lp->report);
+  if (!plan.error.empty()) {
+    *error = plan.error;
+    return false;
+  }
   return true;
 }
 

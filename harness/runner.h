@@ -8,9 +8,17 @@
 // Logs are kept under <out>/.referee-runs/<benchmark>/<invocation>/; a file
 // the workload wrote is never rewritten. Beside each log, <run>.env.json holds
 // the environment captured before the runs (RunnerOptions::environment) with
-// the submission_* fields of that run's log. A run enters the package only when
-// it ended by itself with exit status 0, was not stopped, and the rules find
-// its whole log compliant; every other run is left out with the reason.
+// the submission_* fields of that run's log.
+//
+// An existing package is resumed, not rewritten: its result files are kept,
+// and only the runs it still lacks (spec.runs minus the results it holds) are
+// started, with seeds no earlier run used unless the spec pins them;
+// RunnerOptions::replace removes its result files first. Every run is
+// recorded in <out>/.referee-runs/<benchmark>/manifest.json (harness/manifest.h).
+// Which runs enter the package is harness::admit(): a run that ended by itself
+// with a complete log that is compliant, or that did not converge and breaks
+// no other rule, whatever its exit status; every other run is left out with
+// the reason (docs/harness.md).
 #pragma once
 
 #include <atomic>
@@ -20,6 +28,7 @@
 
 #include "harness/backend.h"
 #include "harness/environment.h"
+#include "harness/manifest.h"
 #include "harness/spec.h"
 #include "rules/compliance.h"
 #include "rules/ruleset.h"
@@ -43,6 +52,11 @@ struct RunReport {
   double seconds = 0;
   std::string last_eval;
   size_t lines = 0;
+  std::string job_id;           // the backend's id of the run (Slurm job, process id)
+  bool converged = false;       // in the package with run_stop status success
+  std::string package_reason;   // why it is in the package ("" when it is not: see left_out)
+  bool has_time_to_train = false;
+  double time_to_train_ms = 0;  // from its log: run_stop - run_start, as the result summarizer takes them
 };
 
 struct HarnessReport {
@@ -50,6 +64,11 @@ struct HarnessReport {
   std::string package_dir;  // <out>/<org>
   std::string system;
   bool interrupted = false;
+  std::string manifest;               // <out>/.referee-runs/<benchmark>/manifest.json
+  std::vector<std::string> kept;      // result files of earlier invocations, kept: "result_0.txt (minilm-0, seed 7)"
+  std::vector<std::string> removed;   // result files --replace removed
+  std::vector<std::string> resumed;   // what the resume found and set right, one line each
+  int required = 0;                   // results the package must hold (spec.runs)
 };
 
 struct RunnerOptions {
@@ -57,6 +76,7 @@ struct RunnerOptions {
   std::string system_json;               // the system description to write (validated before any run)
   const Environment* environment = nullptr;  // captured before the runs: written beside each run's log
   const std::atomic<bool>* interrupt = nullptr;  // set by Ctrl-C: cancel everything, keep what finished
+  bool replace = false;                  // remove the package's result files first (--replace)
   // Called about every second with one status line per run (for a terminal), and once per event.
   std::function<void(const std::vector<std::string>&)> status;
   std::function<void(const std::string&)> event;

@@ -112,8 +112,9 @@ std::unique_ptr<RunHandle> BuiltinBackend::launch(const RunRequest& req, LineSin
     if (k == "batch_size") cfg.global_batch_size = std::atoi(v.c_str());
     else if (k == "division") cfg.division = v;
     else if (k == "org") cfg.org = v;
+    else if (k == "max_epochs") cfg.max_epochs = std::atoi(v.c_str());  // fewer epochs: a run that does not converge
     else {
-      *error = "run " + req.id + ": the builtin backend takes no option '" + k + "' (batch_size, division, org)";
+      *error = "run " + req.id + ": the builtin backend takes no option '" + k + "' (batch_size, division, org, max_epochs)";
       return nullptr;
     }
   }

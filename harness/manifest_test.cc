@@ -1,0 +1,690 @@
+// The run manifest, resume and grow, and which runs enter the package: with
+// the builtin backend (each mini run takes well under a second).
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <set>
+
+#include "harness/builtin_backend.h"
+#include "harness/manifest.h"
+#include "harness/runner.h"
+#include "harness/system_describe.h"
+#include "harness/workloads.h"
+#include "mllog/reader.h"
+#include "mllog/writer.h"
+#include "rules/facts.h"
+#include "rules/package.h"
+#include "rules/score.h"
+#include "rules/source.h"
+#include "tests/reference_data.h"
+#include "tests/run_referee.h"
+
+namespace fs = std::filesystem;
+using namespace referee;
+using namespace referee::harness;
+
+namespace {
+
+fs::path temp_dir() {
+  std::random_device rd;
+  fs::path p = fs::temp_directory_path() / ("referee-manifest-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+  fs::create_directories(p);
+  return p;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void spit(const fs::path& p, const std::string& text) {
+  std::ofstream o(p, std::ios::binary | std::ios::trunc);
+  o << text;
+}
+
+struct Setup {
+  std::unique_ptr<rules::RuleSet> rs;
+  rules::RoundFacts facts;
+  SystemDescription sys;
+  fs::path dir;
+  Setup() {
+    std::string error;
+    rules::RuleSource src;
+    rs = rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+    REQUIRE_MESSAGE(rs, error);
+    REQUIRE(rules::facts_for(*rs, &facts, &error));
+    REQUIRE_MESSAGE(describe_system(std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg/systems/cpu_2x_example.json",
+                                    "", &sys, &error),
+                    error);
+    dir = temp_dir();
+  }
+  ~Setup() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  Spec spec(int runs, const std::string& org = "ResumeOrg") const {
+    Spec s;
+    s.benchmark = "minilm";
+    s.ruleset = "mini-1.0.0";
+    s.backend = "builtin";
+    s.org = org;
+    s.system = "cpu_2x_example";
+    s.parallel = 1;
+    s.runs = runs;
+    std::string error;
+    REQUIRE_MESSAGE(finalize_spec(&s, runs, &error), error);
+    return s;
+  }
+  RunnerOptions options(bool replace = false) const {
+    RunnerOptions o;
+    o.out_dir = (dir / "out").string();
+    o.system_json = sys.to_json();
+    o.replace = replace;
+    return o;
+  }
+  fs::path results(const std::string& org = "ResumeOrg") const {
+    return dir / "out" / org / "results" / "cpu_2x_example" / "minilm";
+  }
+  fs::path manifest() const { return dir / "out" / ".referee-runs" / "minilm" / "manifest.json"; }
+  Manifest load() const {
+    Manifest m;
+    bool existed = false;
+    std::string error;
+    REQUIRE_MESSAGE(load_manifest(manifest().string(), "minilm", &m, &existed, &error), error);
+    REQUIRE(existed);
+    return m;
+  }
+  bool run(const Spec& s, const RunnerOptions& o, HarnessReport* report, std::string* error) const {
+    BuiltinBackend backend;
+    return run_harness(s, backend, *rs, o, report, error);
+  }
+};
+
+int count_in(const Manifest& m) {
+  int n = 0;
+  for (const auto& r : m.runs) n += r.package == "in" ? 1 : 0;
+  return n;
+}
+
+// A minilm log, as the builtin workload writes it; max_epochs 1 stops it before the target.
+std::string workload_log(long long seed, int max_epochs) {
+  std::string text;
+  mllog::Options o;
+  o.mode = mllog::WriteMode::kSync;
+  o.callback = [&](std::string_view line) {
+    text += line;
+    text += '\n';
+  };
+  o.root_dir = REFEREE_SOURCE_DIR;
+  WorkloadConfig cfg;
+  cfg.benchmark = "minilm";
+  cfg.seed = seed;
+  cfg.max_epochs = max_epochs;
+  std::atomic<bool> cancel{false};
+  std::string error;
+  {
+    mllog::Logger log(o);
+    REQUIRE_MESSAGE(run_workload(cfg, log, cancel, &error), error);
+    log.flush();
+  }
+  return text;
+}
+
+rules::FileVerdict verdict_of(const rules::RuleSet& rs, const std::string& text) {
+  mllog::LogReader reader;
+  mllog::ParsedLog log;
+  reader.parse(text, &log);
+  return rules::check_log(rs, log);
+}
+
+}  // namespace
+
+TEST_SUITE("manifest") {
+  TEST_CASE("the manifest is JSON that reads back as written; a missing one is empty") {
+    Setup s;
+    std::string path = (s.dir / "m.json").string(), error;
+    Manifest m;
+    bool existed = true;
+    REQUIRE(load_manifest(path, "minilm", &m, &existed, &error));
+    CHECK_FALSE(existed);
+    CHECK(m.runs.empty());
+    ManifestRun r;
+    r.run = "minilm-0";
+    r.invocation = "20261201T000000Z-1-0";
+    r.org = "Org";
+    r.system = "sys\xc3\xa9";  // UTF-8 passes through
+    r.slot = 0;
+    r.seed = 42;
+    r.backend = "slurm";
+    r.job_id = "1234";
+    r.state = "failed";
+    r.exit_code = 1;
+    r.wall_seconds = 1.5;
+    r.has_time_to_train = true;
+    r.time_to_train_ms = 60000;
+    r.run_stop_status = "aborted";
+    r.verdict = "not compliant";
+    r.package = "in";
+    r.result_file = "Org/results/sys/minilm/result_0.txt";
+    r.reason = "did not converge \"quoted\"";
+    r.log = "x/minilm-0.log";
+    m.runs.push_back(r);
+    ManifestRun found;
+    found.run = "minilm-found-1";
+    found.org = "Org";
+    found.system = "sys";
+    found.state = "found";
+    found.has_seed = false;
+    m.runs.push_back(found);
+    REQUIRE_MESSAGE(save_manifest(path, m, &error), error);
+    CHECK_FALSE(m.updated.empty());
+    std::string text = slurp(path);
+    CHECK(text.find("\"format\": \"referee-run-manifest\"") != std::string::npos);
+    CHECK(text.find("\"time_to_train_minutes\": 1.0") != std::string::npos);
+    Manifest back;
+    REQUIRE_MESSAGE(load_manifest(path, "minilm", &back, &existed, &error), error);
+    CHECK(existed);
+    REQUIRE(back.runs.size() == 2);
+    const ManifestRun& b = back.runs[0];
+    CHECK(b.system == r.system);
+    CHECK(b.seed == 42);
+    CHECK(b.job_id == "1234");
+    CHECK(b.exit_code == 1);
+    CHECK(b.has_time_to_train);
+    CHECK(b.time_to_train_ms == 60000);
+    CHECK(b.reason == r.reason);
+    CHECK(b.package == "in");
+    CHECK(b.result_file == r.result_file);
+    CHECK_FALSE(back.runs[1].has_seed);
+    CHECK(back.runs[1].exit_code == -1);
+    CHECK_FALSE(back.runs[1].has_time_to_train);
+    // No temporary file is left beside it.
+    for (const auto& e : fs::directory_iterator(s.dir)) CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
+  }
+
+  TEST_CASE("a corrupt, foreign, newer or mistyped manifest is refused with the file and what to do") {
+    Setup s;
+    std::string path = (s.dir / "m.json").string();
+    struct Case {
+      std::string text, want;
+    };
+    std::vector<Case> cases = {
+        {"{\"format\": \"referee-run-manifest\", \"version\": 1, \"runs\": [", "is not valid JSON"},
+        {"", "is not valid JSON"},
+        {"[1, 2]", "is not a JSON object"},
+        {"{\"version\": 1}", "is not a referee run manifest"},
+        {"{\"format\": \"referee-run-manifest\", \"version\": 2, \"benchmark\": \"minilm\", \"runs\": []}",
+         "format version 2, written by a newer referee; this referee reads version 1"},
+        {"{\"format\": \"referee-run-manifest\", \"version\": \"1\", \"benchmark\": \"minilm\", \"runs\": []}",
+         "'version' must be an integer"},
+        {"{\"format\": \"referee-run-manifest\", \"version\": 1, \"benchmark\": \"miniclf\", \"runs\": []}",
+         "records benchmark miniclf, not minilm"},
+        {"{\"format\": \"referee-run-manifest\", \"version\": 1, \"benchmark\": \"minilm\", \"runs\": {}}",
+         "'runs' must be a list"},
+        {"{\"format\": \"referee-run-manifest\", \"version\": 1, \"benchmark\": \"minilm\", \"runs\": [{\"run\": \"a\", "
+         "\"org\": \"o\", \"system\": \"s\", \"state\": \"failed\", \"package\": \"in\", \"seed\": \"7\"}]}",
+         "runs[0]: 'seed' must be an integer"},
+        {"{\"format\": \"referee-run-manifest\", \"version\": 1, \"benchmark\": \"minilm\", \"runs\": [{\"run\": \"a\", "
+         "\"org\": \"o\", \"system\": \"s\", \"state\": \"failed\", \"package\": \"maybe\"}]}",
+         "'package' must be in, entering, out or removed"},
+        {"{\"format\": \"referee-run-manifest\", \"version\": 1, \"benchmark\": \"minilm\", \"runs\": [{\"run\": \"a\", "
+         "\"org\": \"o\", \"system\": \"s\", \"state\": \"failed\", \"package\": \"in\"}]}",
+         "must name its result_file"},
+    };
+    for (const auto& c : cases) {
+      spit(path, c.text);
+      Manifest m;
+      bool existed = false;
+      std::string error;
+      CHECK_FALSE(load_manifest(path, "minilm", &m, &existed, &error));
+      CHECK_MESSAGE(error.find(c.want) != std::string::npos, c.text << " -> " << error);
+      CHECK_MESSAGE(error.find(path) != std::string::npos, error);
+      CHECK_MESSAGE(error.find("hint:") != std::string::npos, error);
+    }
+  }
+
+  TEST_CASE("time to train and run_stop status are read as the result summarizer pairs run_start and run_stop") {
+    auto line = [](const std::string& key, double t, const std::string& value, const std::string& md) {
+      return ":::MLLOG {\"namespace\": \"\", \"time_ms\": " + std::to_string(static_cast<long long>(t)) +
+             ", \"event_type\": \"POINT_IN_TIME\", \"key\": \"" + key + "\", \"value\": " + value +
+             ", \"metadata\": {" + md + "}}\n";
+    };
+    // Two run_starts before run_stop: the later one counts; a second run_stop after both does not.
+    std::string text = line("seed", 1000, "17", "") + line("run_start", 2000, "null", "") +
+                       line("run_start", 5000, "null", "") + line("run_stop", 65000, "null", "\"status\": \"aborted\"") +
+                       line("run_stop", 99000, "null", "\"status\": \"success\"");
+    LogFacts f = read_log_facts(text);
+    CHECK(f.has_run_start);
+    CHECK(f.has_run_stop);
+    REQUIRE(f.has_times);
+    CHECK(f.time_to_train_ms == 60000);
+    CHECK(f.run_stop_status == "aborted");
+    CHECK(f.has_seed);
+    CHECK(f.seed == 17);
+    LogFacts none = read_log_facts(line("run_start", 1, "null", ""));
+    CHECK(none.has_run_start);
+    CHECK_FALSE(none.has_run_stop);
+    CHECK_FALSE(none.has_times);
+    CHECK(none.run_stop_status.empty());
+  }
+
+  TEST_CASE("admission: a run that did not converge is a result whatever its exit status; rule breakers and stopped runs are not") {
+    Setup s;
+    std::string converged = workload_log(5, 0), not_converged = workload_log(5, 1);
+    rules::FileVerdict vc = verdict_of(*s.rs, converged), vn = verdict_of(*s.rs, not_converged);
+    REQUIRE(vc.compliant);
+    REQUIRE_FALSE(vn.compliant);
+    const std::string metric = rules::quality_target(*s.rs, "minilm").metric;
+    CHECK(metric == "eval_accuracy");
+    CHECK(only_target_not_reached(vn, metric));
+    CHECK_FALSE(only_target_not_reached(vc, metric));
+    LogFacts fc = read_log_facts(converged), fn = read_log_facts(not_converged);
+    CHECK(fc.run_stop_status == "success");
+    CHECK(fn.run_stop_status == "aborted");
+    CHECK(fn.has_times);
+
+    AdmissionInput in;
+    in.target_metric = metric;
+    in.allowed_failures = 1;
+    // Converged, exit 0.
+    in.status = {RunState::Succeeded, 0, ""};
+    in.verdict = &vc;
+    in.log = fc;
+    Admission a = admit(in);
+    CHECK(a.enters);
+    CHECK(a.converged);
+    CHECK(a.reason == "compliant, converged");
+    // Converged, but the process exited 3 after run_stop: the log decides.
+    in.status = {RunState::Failed, 3, "exit 3"};
+    a = admit(in);
+    CHECK(a.enters);
+    CHECK(a.reason.find("exit status 3 does not decide") != std::string::npos);
+    // Did not converge, exit 1 (what the builtin workload and most programs do): a result.
+    in.verdict = &vn;
+    in.log = fn;
+    in.status = {RunState::Failed, 1, "did not reach the quality target"};
+    a = admit(in);
+    CHECK(a.enters);
+    CHECK_FALSE(a.converged);
+    CHECK(a.reason.find("did not converge (run_stop status \"aborted\"") == 0);
+    CHECK(a.reason.find("at most 1 such run(s)") != std::string::npos);
+    // ... and with exit 0 just the same.
+    in.status = {RunState::Succeeded, 0, ""};
+    CHECK(admit(in).enters);
+    // Not reaching the target but saying "success" breaks the rules.
+    LogFacts lying = fn;
+    lying.run_stop_status = "success";
+    in.log = lying;
+    a = admit(in);
+    CHECK_FALSE(a.enters);
+    CHECK(a.reason.find("its run_stop says \"success\"") == 0);
+    // Another rule broken too: not a non-converged result.
+    std::string bad = not_converged;
+    size_t at = bad.find("\"opt_adam_beta_1\", \"value\": 0.9,");
+    REQUIRE(at != std::string::npos);
+    bad.replace(at, 32, "\"opt_adam_beta_1\", \"value\": 0.5,");
+    rules::FileVerdict vb = verdict_of(*s.rs, bad);
+    CHECK_FALSE(only_target_not_reached(vb, metric));
+    in.verdict = &vb;
+    in.log = read_log_facts(bad);
+    a = admit(in);
+    CHECK_FALSE(a.enters);
+    CHECK(a.reason.find("its log is not compliant: ") == 0);
+    CHECK(a.reason.find("opt_adam_beta_1") != std::string::npos);
+    // No run_stop: the run did not end, whatever its exit status.
+    std::string half = converged.substr(0, converged.find("\"key\": \"run_stop\""));
+    half = half.substr(0, half.rfind('\n') + 1);
+    rules::FileVerdict vh = verdict_of(*s.rs, half);
+    in.verdict = &vh;
+    in.log = read_log_facts(half);
+    in.status = {RunState::Succeeded, 0, ""};
+    a = admit(in);
+    CHECK_FALSE(a.enters);
+    CHECK(a.reason.find("its log has no run_stop") == 0);
+    // Stopped by the harness: never a result, even with a complete log.
+    in.verdict = &vc;
+    in.log = fc;
+    in.status = {RunState::Cancelled, -1, "interrupted (Ctrl-C)"};
+    a = admit(in);
+    CHECK_FALSE(a.enters);
+    CHECK(a.reason.find("cancelled") == 0);
+    in.status = {RunState::TimedOut, -1, "timeout of 5 s"};
+    CHECK_FALSE(admit(in).enters);
+    in.status = {RunState::Succeeded, 0, ""};
+    in.stopped_by_checker = true;
+    in.stop_reason = "line 9: a rule";
+    a = admit(in);
+    CHECK_FALSE(a.enters);
+    CHECK(a.reason == "stopped by the live checker: line 9: a rule");
+  }
+
+  TEST_CASE("seeds: fresh ones never used by any earlier run; pinned ones as listed, skipping those in the package") {
+    std::set<long long> used = {100, 102, 105}, in_package = {100}, taken;
+    long long seed = 0;
+    REQUIRE(choose_seed({}, 100, 1, 5, used, in_package, &taken, &seed));
+    CHECK(seed == 101);
+    REQUIRE(choose_seed({}, 100, 0, 5, used, in_package, &taken, &seed));
+    CHECK(seed == 110);  // 100 and 105 were used
+    REQUIRE(choose_seed({}, 100, 2, 5, used, in_package, &taken, &seed));
+    CHECK(seed == 107);
+    taken.clear();
+    std::vector<long long> pinned = {7, 8, 9};
+    REQUIRE(choose_seed(pinned, 0, 0, 3, {7, 8}, {7}, &taken, &seed));
+    CHECK(seed == 8);  // a pinned seed is reused by a retry; only the package's own are skipped
+    REQUIRE(choose_seed(pinned, 0, 1, 3, {7, 8}, {7}, &taken, &seed));
+    CHECK(seed == 9);
+    CHECK_FALSE(choose_seed(pinned, 0, 2, 3, {7, 8}, {7}, &taken, &seed));
+  }
+
+  TEST_CASE("resume: a package of 2 runs grows to 5, keeping its results byte for byte, with fresh seeds; then there is nothing to run") {
+    Setup s;
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(s.spec(2), s.options(), &report, &error), error);
+    REQUIRE(report.runs.size() == 2);
+    std::map<std::string, std::string> first;
+    std::set<long long> first_seeds;
+    for (const auto& r : report.runs) {
+      REQUIRE_MESSAGE(!r.result_file.empty(), r.left_out);
+      first[fs::path(r.result_file).filename().string()] = slurp(r.result_file);
+      first_seeds.insert(r.seed);
+    }
+    CHECK(first.count("result_0.txt"));
+    CHECK(first.count("result_1.txt"));
+    Manifest m = s.load();
+    REQUIRE(m.runs.size() == 2);
+    for (const auto& r : m.runs) {
+      CHECK(r.package == "in");
+      CHECK(r.state == "succeeded");
+      CHECK(r.backend == "builtin");
+      CHECK(r.verdict == "compliant");
+      CHECK(r.converged);
+      CHECK(r.has_time_to_train);
+      CHECK(r.time_to_train_ms > 0);
+      CHECK(r.run_stop_status == "success");
+      CHECK(r.exit_code == 0);
+      CHECK(r.result_sha256 == sha256_of(slurp(s.dir / "out" / r.result_file)));
+      CHECK(fs::exists(s.dir / "out" / r.log));
+      CHECK(fs::path(r.result_file).is_relative());
+    }
+
+    // Grow to the 5 the rules require: 3 more runs, the first 2 untouched.
+    HarnessReport grown;
+    REQUIRE_MESSAGE(s.run(s.spec(5), s.options(), &grown, &error), error);
+    REQUIRE(grown.runs.size() == 3);
+    CHECK(grown.kept.size() == 2);
+    CHECK(grown.removed.empty());
+    std::set<int> slots;
+    for (const auto& r : grown.runs) {
+      REQUIRE_MESSAGE(!r.result_file.empty(), r.left_out);
+      CHECK_FALSE(first_seeds.count(r.seed));
+      slots.insert(r.index);
+    }
+    CHECK(slots == std::set<int>{2, 3, 4});
+    for (const auto& [name, text] : first) CHECK(slurp(s.results() / name) == text);
+    CHECK(result_files_in(s.results().string()).size() == 5);
+    m = s.load();
+    CHECK(m.runs.size() == 5);
+    CHECK(count_in(m) == 5);
+    std::set<long long> all;
+    for (const auto& r : m.runs) all.insert(r.seed);
+    CHECK(all.size() == 5);
+    rules::PackageReport pr;
+    REQUIRE(rules::check_package(*s.rs, s.facts, (s.dir / "out" / "ResumeOrg").string(), {}, &pr, &error));
+    CHECK(pr.pass);
+
+    // Complete: nothing runs, nothing changes.
+    std::string before = slurp(s.manifest());
+    HarnessReport again;
+    REQUIRE_MESSAGE(s.run(s.spec(5), s.options(), &again, &error), error);
+    CHECK(again.runs.empty());
+    CHECK(again.kept.size() == 5);
+    CHECK(slurp(s.manifest()) == before);
+  }
+
+  TEST_CASE("--replace removes the package's results, says which, and runs them all again with seeds never used") {
+    Setup s;
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(s.spec(3), s.options(), &report, &error), error);
+    std::set<long long> old_seeds;
+    for (const auto& r : report.runs) old_seeds.insert(r.seed);
+    HarnessReport replaced;
+    REQUIRE_MESSAGE(s.run(s.spec(3), s.options(true), &replaced, &error), error);
+    REQUIRE(replaced.removed.size() == 3);
+    CHECK(replaced.removed[0] == (s.results() / "result_0.txt").string());
+    CHECK(replaced.kept.empty());
+    REQUIRE(replaced.runs.size() == 3);
+    for (const auto& r : replaced.runs) {
+      CHECK_FALSE(old_seeds.count(r.seed));
+      CHECK_FALSE(r.result_file.empty());
+    }
+    Manifest m = s.load();
+    REQUIRE(m.runs.size() == 6);
+    int removed = 0;
+    for (const auto& r : m.runs)
+      if (r.package == "removed") {
+        ++removed;
+        CHECK(r.reason.find("removed by --replace (was result_") == 0);
+      }
+    CHECK(removed == 3);
+    CHECK(count_in(m) == 3);
+  }
+
+  TEST_CASE("pinned seeds: the spec's list is used in order across invocations") {
+    Setup s;
+    Spec spec = s.spec(2);
+    spec.seeds = {11, 22, 33, 44, 55};
+    spec.effective["seeds"] = {"[11, 22, 33, 44, 55]", "spec"};
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(spec, s.options(), &report, &error), error);
+    REQUIRE(report.runs.size() == 2);
+    CHECK(report.runs[0].seed == 11);
+    CHECK(report.runs[1].seed == 22);
+    spec.runs = 5;
+    REQUIRE_MESSAGE(s.run(spec, s.options(), &report, &error), error);
+    REQUIRE(report.runs.size() == 3);
+    CHECK(report.runs[0].seed == 33);
+    CHECK(report.runs[1].seed == 44);
+    CHECK(report.runs[2].seed == 55);
+    // Six runs from five pinned seeds: refused before anything runs.
+    spec.runs = 6;
+    CHECK_FALSE(s.run(spec, s.options(), &report, &error));
+    CHECK(error.find("the spec pins 5 seeds and the package holds runs with 5 of them") == 0);
+    CHECK(s.load().runs.size() == 5);
+  }
+
+  TEST_CASE("a run that did not converge enters the package, exit status 1 and all, and is scored as the consortium scores it") {
+    Setup s;
+    Spec spec = s.spec(1);
+    spec.backend_options["max_epochs"] = "1";  // stops before the target: run_stop status aborted
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(spec, s.options(), &report, &error), error);
+    REQUIRE(report.runs.size() == 1);
+    const RunReport& r = report.runs[0];
+    CHECK(r.status.state == RunState::Failed);
+    CHECK(r.status.exit_code == 1);
+    CHECK_FALSE(r.verdict.compliant);
+    REQUIRE_MESSAGE(!r.result_file.empty(), r.left_out);
+    CHECK_FALSE(r.converged);
+    CHECK(r.package_reason.find("did not converge") == 0);
+    Manifest m = s.load();
+    REQUIRE(m.runs.size() == 1);
+    CHECK(m.runs[0].package == "in");
+    CHECK_FALSE(m.runs[0].converged);
+    CHECK(m.runs[0].run_stop_status == "aborted");
+    CHECK(m.runs[0].verdict == "not compliant");
+    CHECK(m.runs[0].first_error.find("ATLEAST_ONE_CHECK") != std::string::npos);
+    CHECK(m.runs[0].has_time_to_train);
+
+    // Four more that converge: the package is what the consortium accepts
+    // (one failing file under olympic scoring), and the score drops that run.
+    Spec grow = s.spec(5);
+    REQUIRE_MESSAGE(s.run(grow, s.options(), &report, &error), error);
+    REQUIRE(report.runs.size() == 4);
+    for (const auto& x : report.runs) CHECK(x.converged);
+    rules::PackageReport pr;
+    REQUIRE(rules::check_package(*s.rs, s.facts, (s.dir / "out" / "ResumeOrg").string(), {}, &pr, &error));
+    REQUIRE(pr.benchmarks.size() == 1);
+    CHECK(pr.benchmarks[0].result_count == 5);
+    for (const auto& e : pr.benchmarks[0].errors) MESSAGE(e.rule << ": " << e.message);
+    CHECK(pr.pass);
+    auto scores = rules::score_package(pr, s.facts, rules::ScaleMode::Published);
+    REQUIRE(scores.rows.size() == 1);
+    REQUIRE(scores.rows[0].scores.size() == 1);
+    const auto& bs = scores.rows[0].scores[0];
+    CHECK(bs.has_score);
+    CHECK(bs.noncompliant == 1);
+    // The consortium's own package checker agrees (reference data).
+    if (referee::testing::have_reference_data()) {
+      std::string out;
+      int rc = referee::testing::run_shell_capture("/usr/bin/python3 '" + std::string(REFEREE_SOURCE_DIR) +
+                                                       "/tests/oracle/ruleset_package_checker.py' '" +
+                                                       (s.dir / "out" / "ResumeOrg").string() + "'",
+                                                   &out);
+      CHECK_MESSAGE(rc == 0, out);
+      CHECK_MESSAGE(out.find("1 file does not comply, accepting this under olympic scoring") != std::string::npos, out);
+    }
+  }
+
+  TEST_CASE("two runs that did not converge both enter: the package then fails, as the consortium's checker fails it") {
+    Setup s;
+    Spec spec = s.spec(2);
+    spec.backend_options["max_epochs"] = "1";
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(spec, s.options(), &report, &error), error);
+    for (const auto& r : report.runs) CHECK_FALSE(r.result_file.empty());
+    REQUIRE_MESSAGE(s.run(s.spec(5), s.options(), &report, &error), error);
+    CHECK(report.runs.size() == 3);  // the harness does not run more to hide them
+    rules::PackageReport pr;
+    REQUIRE(rules::check_package(*s.rs, s.facts, (s.dir / "out" / "ResumeOrg").string(), {}, &pr, &error));
+    CHECK_FALSE(pr.pass);
+    if (referee::testing::have_reference_data()) {
+      std::string out;
+      int rc = referee::testing::run_shell_capture("/usr/bin/python3 '" + std::string(REFEREE_SOURCE_DIR) +
+                                                       "/tests/oracle/ruleset_package_checker.py' '" +
+                                                       (s.dir / "out" / "ResumeOrg").string() + "'",
+                                                   &out);
+      CHECK_MESSAGE(rc == 1, out);
+      CHECK_MESSAGE(out.find("2 files do not comply, directory cannot be accepted") != std::string::npos, out);
+    }
+  }
+
+  TEST_CASE("resume after a crash: the record and the package folder are brought into agreement") {
+    Setup s;
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(s.spec(4), s.options(), &report, &error), error);
+    Manifest m = s.load();
+    REQUIRE(count_in(m) == 4);
+    // Crash after "entering" was recorded, before the file was renamed into place (run 0),
+    // and after the file was written, before "in" was recorded (run 1).
+    std::string text0 = slurp(s.dir / "out" / m.runs[0].result_file);
+    fs::remove(s.dir / "out" / m.runs[0].result_file);
+    m.runs[0].package = "entering";
+    m.runs[1].package = "entering";
+    // Crash while run 2 was running: its record says so.
+    std::string name2 = fs::path(m.runs[2].result_file).filename().string();
+    m.runs[2].package = "out";
+    m.runs[2].state = "running";
+    m.runs[2].result_file.clear();
+    fs::rename(s.results() / name2, s.dir / "aside.txt");
+    // A person removed run 3's result file; another file appears that nothing records.
+    std::string name3 = fs::path(m.runs[3].result_file).filename().string();
+    fs::remove(s.results() / name3);
+    fs::copy_file(std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg/results/cpu_2x_example/minilm/result_0.txt",
+                  s.results() / "result_9.txt");
+    REQUIRE(save_manifest(s.manifest().string(), m, &error));
+
+    HarnessReport resumed;
+    REQUIRE_MESSAGE(s.run(s.spec(5), s.options(), &resumed, &error), error);
+    CHECK_FALSE(resumed.resumed.empty());
+    Manifest after = s.load();
+    const ManifestRun& r0 = after.runs[0];
+    CHECK(r0.package == "in");
+    CHECK(r0.note.find("written from its kept log on resume") != std::string::npos);
+    CHECK(slurp(s.dir / "out" / r0.result_file) == text0);
+    CHECK(after.runs[1].package == "in");
+    CHECK(after.runs[1].note.find("recorded on resume") != std::string::npos);
+    CHECK(after.runs[2].state == "lost");
+    CHECK(after.runs[2].package == "out");
+    CHECK(after.runs[3].package == "removed");
+    CHECK(after.runs[3].reason.find("removed outside referee") != std::string::npos);
+    bool found = false;
+    for (const auto& r : after.runs)
+      if (r.state == "found") {
+        found = true;
+        CHECK(r.package == "in");
+        CHECK(fs::path(r.result_file).filename() == "result_9.txt");
+        CHECK(r.has_seed);
+        CHECK(r.verdict == "compliant");
+      }
+    CHECK(found);
+    // In the package: runs 0, 1, the found file, and new runs in the two free numbers.
+    CHECK(resumed.runs.size() == 2);
+    std::set<std::string> in_record, on_disk;
+    for (const auto& r : after.runs)
+      if (r.package == "in") in_record.insert(fs::path(r.result_file).filename().string());
+    for (const auto& [n, name] : result_files_in(s.results().string())) on_disk.insert(name);
+    CHECK(in_record == on_disk);
+    CHECK(on_disk.size() == 5);
+    // Each in-package record's digest is its file's.
+    for (const auto& r : after.runs)
+      if (r.package == "in") CHECK(r.result_sha256 == sha256_of(slurp(s.dir / "out" / r.result_file)));
+  }
+
+  TEST_CASE("two packages in one --out share a benchmark's manifest without touching each other's results") {
+    Setup s;
+    HarnessReport a, b;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(s.spec(2, "OrgA"), s.options(), &a, &error), error);
+    REQUIRE_MESSAGE(s.run(s.spec(2, "OrgB"), s.options(true), &b, &error), error);
+    CHECK(b.removed.empty());  // --replace only touches OrgB's folder
+    CHECK(result_files_in(s.results("OrgA").string()).size() == 2);
+    CHECK(result_files_in(s.results("OrgB").string()).size() == 2);
+    std::set<long long> seeds;
+    for (const auto& r : s.load().runs) seeds.insert(r.seed);
+    CHECK(seeds.size() == 4);
+  }
+
+  TEST_CASE("referee run: grow, nothing to run, --replace, and a manifest it cannot read (exit 2)") {
+    Setup s;
+    fs::path spec = s.dir / "minilm.yaml";
+    spit(spec, "benchmark: minilm\nruleset: mini-1.0.0\nbackend: builtin\norg: CliOrg\n"
+               "system_description: " + std::string(REFEREE_SOURCE_DIR) + "/harness/specs/cpu_system.yaml\n");
+    std::string out, base = "run '" + spec.string() + "' --out '" + (s.dir / "out").string() + "'";
+    int rc = referee::testing::run_referee(base + " --runs 2", &out);
+    CHECK_MESSAGE(rc == 1, out);  // two results where five are required: the package fails its check
+    CHECK(out.find("run manifest: ") != std::string::npos);
+    rc = referee::testing::run_referee(base, &out);
+    CHECK_MESSAGE(rc == 0, out);
+    CHECK(out.find("kept from earlier runs (2):") != std::string::npos);
+    CHECK(out.find("ran 3 more to reach 5") != std::string::npos);
+    rc = referee::testing::run_referee(base, &out);
+    CHECK_MESSAGE(rc == 0, out);
+    CHECK(out.find("nothing to run: the package holds 5 result(s) where 5 are required") != std::string::npos);
+    rc = referee::testing::run_referee(base + " --replace --runs 5", &out);
+    CHECK_MESSAGE(rc == 0, out);
+    CHECK(out.find("removed (--replace): ") != std::string::npos);
+    CHECK(out.find("result_4.txt") != std::string::npos);
+    fs::path manifest = s.manifest();
+    spit(manifest, "{\"format\": \"referee-run-manifest\", \"version\": 99, \"benchmark\": \"minilm\", \"runs\": []}");
+    rc = referee::testing::run_referee(base, &out);
+    CHECK_MESSAGE(rc == 2, out);
+    CHECK(out.find("written by a newer referee") != std::string::npos);
+    spit(manifest, "{\"format\": \"referee-run-manifest\", \"ver");
+    rc = referee::testing::run_referee(base + " --replace", &out);
+    CHECK_MESSAGE(rc == 2, out);
+    CHECK(out.find("is not valid JSON") != std::string::npos);
+    // Refused before anything was touched.
+    CHECK(result_files_in((s.dir / "out" / "CliOrg" / "results" / "cpu_node" / "minilm").string()).size() == 5);
+  }
+}

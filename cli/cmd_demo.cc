@@ -69,6 +69,7 @@ Command demo_command() {
                 harness::RunnerOptions ropt;
                 ropt.out_dir = o->out;
                 ropt.system_json = sys.to_json();
+                ropt.replace = true;  // the demo shows five fresh runs each time, in any folder
                 harness::HarnessReport report;
                 if (!harness::run_harness(spec, *backend, *loaded.ruleset, ropt, &report, &error)) {
                   std::cerr << "referee demo: " << error << "\n";

@@ -680,10 +680,19 @@ TEST_SUITE("manifest") {
     rc = referee::testing::run_referee(base, &out);
     CHECK_MESSAGE(rc == 2, out);
     CHECK(out.find("written by a newer referee") != std::string::npos);
+    auto invocations = [&] {
+      int n = 0;
+      for (const auto& e : fs::directory_iterator(manifest.parent_path())) n += e.is_directory() ? 1 : 0;
+      return n;
+    };
+    int before = invocations();
     spit(manifest, "{\"format\": \"referee-run-manifest\", \"ver");
     rc = referee::testing::run_referee(base + " --replace", &out);
     CHECK_MESSAGE(rc == 2, out);
     CHECK(out.find("is not valid JSON") != std::string::npos);
+    CHECK(out.find(manifest.string()) != std::string::npos);
+    CHECK(slurp(manifest) == "{\"format\": \"referee-run-manifest\", \"ver");  // never overwritten
+    CHECK(invocations() == before);
     // Refused before anything was touched.
     CHECK(result_files_in((s.dir / "out" / "CliOrg" / "results" / "cpu_node" / "minilm").string()).size() == 5);
   }

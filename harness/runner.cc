@@ -370,10 +370,14 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     return false;
   }
   out->package_dir = pkg.string();
-  if (!write_atomically(pkg / "systems" / (spec.system + ".json"), opt.system_json, error)) return false;
-  // The package's record: resume it, and plan the runs it still lacks.
+  // The package's record: resume it, and plan the runs it still lacks (a
+  // record referee cannot read stops everything here, nothing written).
   PackagePlan plan;
-  if (!plan_package(spec, rules, opt, results, logs, out, &plan, error)) return false;
+  if (!plan_package(spec, rules, opt, results, logs, out, &plan, error)) {
+    fs::remove(logs, ec);
+    return false;
+  }
+  if (!write_atomically(pkg / "systems" / (spec.system + ".json"), opt.system_json, error)) return false;
 
   // A command that names {log} writes its log there (mllog.config(filename=...)):
   // that file is the run's log; what it prints is only output.

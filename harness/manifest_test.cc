@@ -11,6 +11,7 @@
 #include <set>
 
 #include "harness/builtin_backend.h"
+#include "harness/exec_backend.h"
 #include "harness/manifest.h"
 #include "harness/runner.h"
 #include "harness/system_describe.h"
@@ -653,6 +654,36 @@ TEST_SUITE("manifest") {
     std::set<long long> seeds;
     for (const auto& r : s.load().runs) seeds.insert(r.seed);
     CHECK(seeds.size() == 4);
+  }
+
+  TEST_CASE("exec: the manifest records each run's process id as its job id, and a run that could not start") {
+    Setup s;
+    Spec spec = s.spec(2);
+    spec.backend = "exec";
+    spec.command = {"/bin/sh", "-c",
+                    "cat " + std::string(REFEREE_SOURCE_DIR) +
+                        "/submissions/examples/ExampleOrg/results/cpu_2x_example/minilm/result_{run}.txt"};
+    ExecBackend backend;
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, s.options(), &report, &error), error);
+    Manifest m = s.load();
+    REQUIRE(m.runs.size() == 2);
+    for (size_t i = 0; i < 2; ++i) {
+      CHECK(m.runs[i].backend == "exec");
+      CHECK(m.runs[i].job_id == report.runs[i].job_id);
+      CHECK(std::atol(m.runs[i].job_id.c_str()) > 0);
+      CHECK(m.runs[i].package == "in");
+    }
+    spec.runs = 3;
+    spec.command = {"/nonexistent/train"};
+    REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, s.options(), &report, &error), error);
+    m = s.load();
+    REQUIRE(m.runs.size() == 3);
+    CHECK(m.runs[2].package == "out");
+    CHECK(m.runs[2].reason.find("could not start: ") == 0);
+    CHECK(m.runs[2].job_id.empty());
+    CHECK(m.runs[2].state == "failed");
   }
 
   TEST_CASE("referee run: grow, nothing to run, --replace, and a manifest it cannot read (exit 2)") {

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/manifest.h"
 #include "harness/runner.h"
 #include "harness/slurm_backend.h"
 #include "harness/spec.h"
@@ -449,6 +450,17 @@ TEST_CASE("the harness on slurm: N runs as jobs, their logs collected into a pac
   REQUIRE_MESSAGE(run_harness(spec, backend, *rs, opt, &report, &error), error);
   REQUIRE(report.runs.size() == 5);
   for (const auto& r : report.runs) CHECK_MESSAGE(r.status.state == RunState::Succeeded, r.id << ": " << r.status.detail);
+  // The manifest names each run's Slurm job.
+  Manifest m;
+  bool existed = false;
+  REQUIRE_MESSAGE(load_manifest(report.manifest, "minilm", &m, &existed, &error), error);
+  REQUIRE(m.runs.size() == 5);
+  for (size_t i = 0; i < 5; ++i) {
+    CHECK(m.runs[i].backend == "slurm");
+    CHECK_FALSE(m.runs[i].job_id.empty());
+    CHECK(m.runs[i].job_id.find_first_not_of("0123456789") == std::string::npos);
+    CHECK(m.runs[i].job_id == report.runs[i].job_id);
+  }
   referee::rules::PackageReport pr;
   REQUIRE(referee::rules::check_package(*rs, facts, report.package_dir, {}, &pr, &error));
   CHECK(pr.pass);

@@ -135,8 +135,20 @@ Json runs(const Json& values) {
   set(m, "size", jint(80));
   set(dots, "mark", m);
   Json enc = jobj();
-  set(enc, "x", field("minutes", "quantitative", "Minutes"));
-  set(enc, "y", field("system", "nominal", "System"));
+  // Minutes from near the fastest run, not from 0 (runs that differ by seconds
+  // would crowd at one end); system names in full.
+  Json x = field("minutes", "quantitative", "Minutes");
+  Json xs = jobj();
+  set(xs, "zero", jbool(false));
+  set(xs, "nice", jbool(false));
+  set(xs, "padding", jint(12));
+  set(x, "scale", xs);
+  Json y = field("system", "nominal", "System");
+  Json ya = jobj();
+  set(ya, "labelLimit", jint(0));
+  set(y, "axis", ya);
+  set(enc, "x", x);
+  set(enc, "y", y);
   set(enc, "color", field("status", "nominal", "Run"));
   set(enc, "tooltip", tooltips({"system", "file", "minutes", "status"}));
   set(dots, "encoding", enc);
@@ -147,8 +159,8 @@ Json runs(const Json& values) {
   set(t, "color", jstr("black"));
   set(score, "mark", t);
   Json enc2 = jobj();
-  set(enc2, "x", field("minutes", "quantitative", "Minutes"));
-  set(enc2, "y", field("system", "nominal", "System"));
+  set(enc2, "x", x);
+  set(enc2, "y", y);
   set(enc2, "tooltip", tooltips({"system", "minutes", "status"}));
   set(score, "encoding", enc2);
   set(s, "layer", jarr({dots, score}));
@@ -159,6 +171,27 @@ Json convergence(const Json& values, const std::string& x_title, const std::stri
                  double target, const RcpLines& rcp) {
   Json s = base(values);
   Json layers = jarr();
+  // The band and rules carry one datum of their own: on the chart's data they
+  // would be drawn once per row, and a light band over 40 rows is opaque.
+  auto one = [] {
+    Json d = jobj();
+    set(d, "values", jarr({jobj()}));
+    return d;
+  };
+  // The RCP's mean ± stdev first, so that the runs are drawn over it.
+  if (rcp.has_rcp) {
+    Json band = jobj();
+    set(band, "data", one());
+    Json r = mark("rect");
+    set(r, "color", jstr("steelblue"));
+    set(r, "opacity", jnum(0.15));
+    set(band, "mark", r);
+    Json e = jobj();
+    set(e, "x", datum(rcp.mean - rcp.stdev));
+    set(e, "x2", datum(rcp.mean + rcp.stdev));
+    set(band, "encoding", e);
+    layers.items.push_back(band);
+  }
   Json lines = jobj();
   Json m = mark("line");
   set(m, "point", jbool(true));
@@ -174,8 +207,9 @@ Json convergence(const Json& values, const std::string& x_title, const std::stri
   set(enc, "tooltip", tooltips({"run", "x", "metric"}));
   set(lines, "encoding", enc);
   layers.items.push_back(lines);
-  auto rule = [](const char* axis, double v, const char* color, bool dash) {
+  auto rule = [&one](const char* axis, double v, const char* color, bool dash) {
     Json l = jobj();
+    set(l, "data", one());
     Json r = mark("rule");
     set(r, "color", jstr(color));
     if (dash) set(r, "strokeDash", jarr({jint(6), jint(4)}));
@@ -187,16 +221,6 @@ Json convergence(const Json& values, const std::string& x_title, const std::stri
   };
   if (has_target) layers.items.push_back(rule("y", target, "firebrick", false));
   if (rcp.has_rcp) {
-    Json band = jobj();
-    Json r = mark("rect");
-    set(r, "color", jstr("steelblue"));
-    set(r, "opacity", jnum(0.15));
-    set(band, "mark", r);
-    Json e = jobj();
-    set(e, "x", datum(rcp.mean - rcp.stdev));
-    set(e, "x2", datum(rcp.mean + rcp.stdev));
-    set(band, "encoding", e);
-    layers.items.push_back(band);
     layers.items.push_back(rule("x", rcp.mean, "steelblue", false));
     layers.items.push_back(rule("x", rcp.min_accepted, "darkorange", true));
   }

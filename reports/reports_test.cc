@@ -426,6 +426,12 @@ TEST_CASE("the site: every page and data file, links that resolve, and render() 
     for (const auto& v : by_id(page, "charts", "runs")->find("spec")->find("data")->find("values")->items)
       if (v.find("kind")->s == "run") ++runs;
     CHECK(runs == big[0].run_files.size() + big[1].run_files.size());
+    // Minutes from near the fastest run (not from 0, where runs of 3.9 to 4.0 min crowd), system names in full.
+    const mllog::Json* spec = by_id(page, "charts", "runs")->find("spec");
+    for (const auto& layer : spec->find("layer")->items) {
+      CHECK(layer.find("encoding")->find("x")->find("scale")->find("zero")->b == false);
+      CHECK(layer.find("encoding")->find("y")->find("axis")->find("labelLimit")->i == 0);
+    }
     // The systems side by side, from their descriptions.
     const mllog::Json* sys = by_id(page, "tables", "systems");
     REQUIRE(sys);
@@ -542,12 +548,22 @@ TEST_CASE("the convergence chart draws the RCP from results.rcp_json when the st
   auto s = open_ro((t.path / "copy.db").string());
   mllog::Json page = page_model(render_ok(*s, "results/" + std::to_string(id) + ".html"));
   const mllog::Json& layers = *by_id(page, "charts", "convergence")->find("spec")->find("layer");
-  REQUIRE(layers.items.size() == 5);  // runs, target, band, mean, least accepted mean
-  CHECK(num(layers.items[1].find("encoding")->find("y")->find("datum")) == 2.69);
-  CHECK(num(layers.items[2].find("encoding")->find("x")->find("datum")) == 3.25);
-  CHECK(num(layers.items[2].find("encoding")->find("x2")->find("datum")) == 3.75);
+  REQUIRE(layers.items.size() == 5);  // band, runs, target, mean, least accepted mean
+  CHECK(num(layers.items[0].find("encoding")->find("x")->find("datum")) == 3.25);
+  CHECK(num(layers.items[0].find("encoding")->find("x2")->find("datum")) == 3.75);
+  CHECK(layers.items[1].find("mark")->find("type")->s == "line");  // the runs, drawn over the band
+  CHECK(num(layers.items[2].find("encoding")->find("y")->find("datum")) == 2.69);
   CHECK(num(layers.items[3].find("encoding")->find("x")->find("datum")) == 3.5);
   CHECK(num(layers.items[4].find("encoding")->find("x")->find("datum")) == 3.1);
+  // The band and the rules are drawn once, from one datum of their own: on the
+  // chart's data a translucent band was drawn once per point, and so opaque.
+  for (size_t i : {0u, 2u, 3u, 4u}) {
+    CAPTURE(i);
+    const mllog::Json* data = layers.items[i].find("data");
+    REQUIRE(data);
+    CHECK(data->find("values")->items.size() == 1);
+  }
+  CHECK(layers.items[1].find("data") == nullptr);
   // Another result, with NULL: nothing drawn, and a note says why.
   auto others = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "closed", false}, &error);
   mllog::Json other = page_model(render_ok(*s, "results/" + std::to_string(others[1].result_id) + ".html"));

@@ -269,13 +269,34 @@
       ]));
     });
 
+    // Each row's name as a baseline: its label column, and where several rows
+    // share that label (one system fastest overall and for its submitter, or
+    // in two rounds) the text cells that tell them apart (round, group, ...).
+    var baseNames = [];
+    if (baseline) {
+      var nameColumn = columnFor(baseline.label);
+      var plain = rows.map(function (r) { return cellText(nameColumn, r[baseline.label]); });
+      baseNames = rows.map(function (r, i) {
+        var same = [];
+        plain.forEach(function (p, j) { if (p === plain[i]) same.push(j); });
+        if (same.length < 2) return plain[i];
+        var parts = [];
+        columns.forEach(function (c) {
+          if (c.key === baseline.label || (c.type && c.type !== "text")) return;
+          var mine = plainText(r[c.key]);
+          if (same.some(function (j) { return plainText(rows[j][c.key]) !== mine; })) parts.push(mine);
+        });
+        if (!parts.length) parts.push("row " + (i + 1));
+        return plain[i] + " (" + parts.join(", ") + ")";
+      });
+    }
+
     var baseSelect = null;
     if (baseline) {
-      var labelColumn = columnFor(baseline.label);
       var baseId = "baseline-" + id;
       baseSelect = el("select", { id: baseId, "data-baseline": "" },
         [el("option", { value: "", text: "Absolute values" })].concat(rows.map(function (r, i) {
-          return el("option", { value: String(i), text: "Relative to " + cellText(labelColumn, r[baseline.label]) });
+          return el("option", { value: String(i), text: "Relative to " + baseNames[i] });
         })));
       baseSelect.addEventListener("change", function () {
         state.base = baseSelect.value === "" ? -1 : Number(baseSelect.value);
@@ -304,8 +325,7 @@
     ]);
 
     function relativeColumn() {
-      var baseRow = rows[state.base];
-      var label = baseRow ? cellText(columnFor(baseline.label), baseRow[baseline.label]) : "";
+      var label = rows[state.base] ? baseNames[state.base] : "";
       return { key: "__relative", label: "Speedup vs " + label, type: "ratio" };
     }
 

@@ -352,6 +352,22 @@ async function checkPage(file) {
       if (!f.found) fail(`table ${t.id}: not rendered`);
       else if (f.rendered !== (t.rows || []).length) fail(`table ${t.id}: ${f.rendered} rows shown, ${(t.rows || []).length} in the JSON`);
     }
+    // A baseline select names each row once: two rows never read alike.
+    const baseOptions = await page.locator("select[data-baseline]").evaluateAll((sels) =>
+      sels.map((sel) => ({ table: sel.closest("[data-table-block]") ? sel.closest("[data-table-block]").dataset.tableBlock : "?",
+                           texts: [...sel.options].map((o) => o.textContent) })));
+    for (const b of baseOptions) {
+      const seen = new Set();
+      for (const t of b.texts) {
+        if (seen.has(t)) fail(`table ${b.table}: the baseline choice ${JSON.stringify(t)} appears more than once`);
+        seen.add(t);
+      }
+    }
+    // A page of a round not yet published says so where it is seen, script or not.
+    if ((facts.page.meta || {}).under_review) {
+      const banner = await page.locator("header p.under-review").count();
+      if (!banner) fail("the page shows a round under review but its header does not say \"Under review, not for publication\"");
+    }
     // Links and assets resolve to files of the report.
     for (const r of facts.refs) {
       if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(r.ref) || r.ref.startsWith("#")) continue;  // absolute or in-page

@@ -3,11 +3,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "reports/site.h"
 #include "submissions/cost.h"
+#include "submissions/queries.h"
 #include "submissions/store.h"
 
 namespace referee::cli {
@@ -32,7 +34,7 @@ Command report_command() {
             struct Opts {
               std::string db, out, page, per_hour, per_node_month;
               std::vector<std::string> rounds, compare;
-              bool pipeline = false;
+              bool pipeline = false, include_under_review = false;
             };
             auto o = std::make_shared<Opts>();
             sub.add_option("--db", o->db, "database file (default $REFEREE_DB or the user's data directory); opened read-only");
@@ -47,6 +49,9 @@ Command report_command() {
             auto* ph = sub.add_option("--price-per-accelerator-hour", o->per_hour, "price of one accelerator-hour: adds a cost column");
             auto* pn = sub.add_option("--price-per-node-month", o->per_node_month, "price of one node for a month (730 h): adds a cost column");
             ph->excludes(pn);
+            sub.add_flag("--include-under-review", o->include_under_review,
+                         "also write rounds not yet published (under review or final); their pages say \"under review, "
+                         "not for publication\" (default: left out, with a note)");
             sub.add_flag("--rescale", o->pipeline, "use the scores the consortium's pipeline computes today instead of the published ones");
             return [o]() -> int {
               auto start = std::chrono::steady_clock::now();
@@ -85,13 +90,58 @@ Command report_command() {
               }
               auto store = open_store("report", o->db, nullptr, submissions::OpenMode::ReadOnly);
               if (!store) return kCannotCheck;
+              // Rounds not yet published stay out of a site unless asked for (docs/reports.md).
+              std::vector<std::pair<std::string, std::string>> unpublished;
+              if (!reports::unpublished_rounds(*store, &unpublished, &error)) {
+                std::cerr << "referee report: " << error << "\n";
+                return kCannotCheck;
+              }
+              std::set<std::string> hidden;
+              if (!o->include_under_review) {
+                for (const auto& [round, state] : unpublished) hidden.insert(round);
+                auto refuse = [&](const std::string& flag, const std::string& text) {
+                  std::string round, e;
+                  if (!submissions::resolve_round(*store, text, &round, &e) || !hidden.count(round)) return false;
+                  std::cerr << "referee report: " << flag << " " << text << ": round " << round
+                            << " is not yet published (under review); add --include-under-review to write it, its pages "
+                               "marked \"under review, not for publication\"\n";
+                  return true;
+                };
+                for (const auto& r : o->rounds)
+                  if (refuse("--round", r)) return kCannotCheck;
+                for (const auto& c : opt.compare)
+                  if (refuse("--compare", c[0])) return kCannotCheck;
+              }
+              reports::Visible visible;
+              if (!hidden.empty()) visible = [hidden](const std::string& r) { return !hidden.count(r); };
+              // The rounds the report would show, and which of them are left out or marked.
+              std::vector<std::string> left_out, marked;
+              {
+                std::set<std::string> wanted;
+                for (const auto& r : o->rounds) {
+                  std::string round, e;
+                  if (submissions::resolve_round(*store, r, &round, &e)) wanted.insert(round);
+                }
+                for (const auto& [round, state] : unpublished)
+                  if (wanted.empty() || wanted.count(round))
+                    (hidden.count(round) ? left_out : marked).push_back(round + " (state " + state + ")");
+              }
+              auto join = [](const std::vector<std::string>& v) {
+                std::string s;
+                for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+                return s;
+              };
               if (!o->page.empty()) {
                 reports::File file;
                 auto t0 = std::chrono::steady_clock::now();
-                reports::Status st = reports::render(*store, o->page, {}, opt, nullptr, &file, &error);
+                reports::Status st = reports::render(*store, o->page, {}, opt, visible, &file, &error);
                 double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
                 if (st != reports::Status::Ok) {
-                  std::cerr << "referee report: " << error << "\n";
+                  std::cerr << "referee report: " << error;
+                  if (st == reports::Status::NotFound && !left_out.empty())
+                    std::cerr << " (rounds not yet published are left out: " << join(left_out)
+                              << "; --include-under-review shows them)";
+                  std::cerr << "\n";
                   return kCannotCheck;
                 }
                 std::cout << file.body;
@@ -101,14 +151,26 @@ Command report_command() {
                 return kPass;
               }
               std::vector<reports::File> files;
-              if (!reports::build_site(*store, opt, nullptr, &files, &error)) {
+              std::vector<std::string> compare_pages;
+              if (!reports::build_site(*store, opt, visible, &files, &error, &compare_pages)) {
                 std::cerr << "referee report: " << error << "\n";
                 return kCannotCheck;
               }
-              if (!reports::write_site(o->out, files, &error)) {
+              reports::WriteNotes notes;
+              if (!reports::write_site(o->out, files, &error, &notes)) {
                 std::cerr << "referee report: " << error << "\n";
                 return kCannotCheck;
               }
+              if (!left_out.empty())
+                std::cerr << "note: left out, not yet published (under review): " << join(left_out)
+                          << "; --include-under-review writes them, marked \"under review, not for publication\"\n";
+              if (!marked.empty())
+                std::cerr << "note: not yet published, included as asked: " << join(marked)
+                          << "; their pages say \"under review, not for publication\": do not publish this site\n";
+              for (const auto& r : notes.removed) std::cerr << "note: removed " << r << ", left by an earlier run that was stopped\n";
+              if (!notes.kept.empty())
+                std::cerr << "note: kept " << notes.kept.size() << " file" << (notes.kept.size() == 1 ? "" : "s")
+                          << " referee did not write: " << join(notes.kept) << "\n";
               size_t pages = 0, data = 0;
               for (const auto& f : files) {
                 if (f.path.size() > 5 && f.path.compare(f.path.size() - 5, 5, ".html") == 0) ++pages;
@@ -120,6 +182,8 @@ Command report_command() {
               std::cout << "wrote " << pages << " pages and " << data << " data files (" << files.size() << " files) in "
                         << took << " s\n"
                         << "open " << (std::filesystem::absolute(o->out) / "index.html").lexically_normal().string() << "\n";
+              for (const auto& c : compare_pages)
+                std::cout << "head to head: " << (std::filesystem::absolute(o->out) / c).lexically_normal().string() << "\n";
               return kPass;
             };
           }};

@@ -54,12 +54,16 @@ std::string page_html(const Page& page, const Meta& meta, const std::string& jso
   h.reserve(json.size() + 4096);
   h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  h += "<title>" + esc(page.title) + " — referee</title>\n";
+  h += "<title>" + std::string(meta.under_review.empty() ? "" : "[under review] ") + esc(page.title) + " — referee</title>\n";
   h += "<link rel=\"stylesheet\" href=\"" + root + "assets/referee.css\">\n</head>\n";
   h += "<body data-kind=\"" + esc(page.kind) + "\">\n<header><nav>";
   for (size_t i = 0; i < page.nav.size(); ++i)
     h += (i ? " | " : "") + std::string("<a href=\"") + esc(page.nav[i].second) + "\">" + esc(page.nav[i].first) + "</a>";
-  h += "</nav></header>\n<main id=\"referee-main\">\n<h1>" + esc(page.title) + "</h1>\n<noscript><p>";
+  h += "</nav>";
+  if (!meta.under_review.empty())
+    h += "\n<p class=\"under-review\" role=\"alert\"><strong>Under review, not for publication:</strong> " +
+         esc(join(meta.under_review)) + " is not yet published; this page is embargoed.</p>";
+  h += "</header>\n<main id=\"referee-main\">\n<h1>" + esc(page.title) + "</h1>\n<noscript><p>";
   std::vector<std::string> files;
   for (const auto& t : page.tables) files.push_back(page.root() + page.data_path(t.id, "csv"));
   for (const auto& c : page.charts) files.push_back(page.root() + page.data_path(c.id, "csv"));

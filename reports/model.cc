@@ -156,6 +156,11 @@ Json page_json(const Page& p, const Meta& meta) {
   set(m, "rulesets", rs);
   set(m, "data_time", meta.data_time.empty() ? jnull() : jstr(meta.data_time));
   set(m, "generated_at", jstr(meta.generated_at));
+  if (!meta.under_review.empty()) {
+    Json ur = jarr();
+    for (const auto& r : meta.under_review) ur.items.push_back(jstr(r));
+    set(m, "under_review", ur);
+  }
   set(j, "meta", m);
   set(j, "root", jstr(p.root()));
   Json nav = jarr();
@@ -305,6 +310,30 @@ std::string values_csv(const Json& values) {
   return out;
 }
 
+std::string rebase_href(const std::string& from_file, const std::string& to_file, const std::string& href) {
+  if (href.empty() || href[0] == '/' || href[0] == '#' || href.find(':') != std::string::npos) return href;
+  std::vector<std::string> parts;
+  size_t cut = from_file.rfind('/');
+  std::string joined = (cut == std::string::npos ? std::string() : from_file.substr(0, cut + 1)) + href;
+  size_t start = 0;
+  for (size_t i = 0; i <= joined.size(); ++i)
+    if (i == joined.size() || joined[i] == '/') {
+      std::string seg = joined.substr(start, i - start);
+      start = i + 1;
+      if (seg == "..") {
+        if (parts.empty()) return href;  // above the site's root: left as it is
+        parts.pop_back();
+      } else if (!seg.empty() && seg != ".") {
+        parts.push_back(seg);
+      }
+    }
+  std::string out;
+  for (char c : to_file)
+    if (c == '/') out += "../";
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
+  return out;
+}
+
 std::vector<File> page_files(const Page& page, const Meta& meta) {
   std::vector<File> out;
   std::string json = dump(page_json(page, meta));
@@ -317,8 +346,16 @@ std::vector<File> page_files(const Page& page, const Meta& meta) {
     for (const auto& c : t.columns) cols.items.push_back(jstr(c.key));
     set(o, "title", jstr(t.title));
     set(o, "columns", cols);
-    set(o, "rows", jarr(t.rows));
-    out.push_back({page.data_path(t.id, "json"), "application/json", dump(o)});
+    // Links in the data file lead where the page's lead, relative to the file.
+    std::string json_path = page.data_path(t.id, "json");
+    std::vector<Json> rows = t.rows;
+    for (auto& row : rows)
+      for (auto& [key, cell] : row.fields)
+        if (cell.kind == Json::Kind::Object)
+          if (Json* h = const_cast<Json*>(cell.find("href")); h && h->kind == Json::Kind::String)
+            h->s = rebase_href(page.path, json_path, h->s);
+    set(o, "rows", jarr(std::move(rows)));
+    out.push_back({json_path, "application/json", dump(o)});
   }
   for (const auto& c : page.charts) {
     out.push_back({page.data_path(c.id, "csv"), "text/csv; charset=utf-8", values_csv(c.values)});

@@ -81,6 +81,9 @@ struct Page {
 struct Meta {
   std::string referee_version, generated_at, data_time;
   std::vector<std::string> rulesets;
+  // Rounds of the page not yet published ("training-3.1.0 (state review)"):
+  // the page is marked "under review, not for publication".
+  std::vector<std::string> under_review;
 };
 
 // The page's JSON (the page model, "referee.page/1").
@@ -96,7 +99,12 @@ std::string table_csv(const Table& t);
 std::string values_csv(const Json& values);
 std::string csv_cell(const Json& v);
 
-// Every file of one page: the HTML and each table's and chart's CSV and JSON.
+// A relative link of the file `from_file` (site paths), as seen from
+// `to_file`: the same target. Absolute ones (a scheme, '/', '#') as they are.
+std::string rebase_href(const std::string& from_file, const std::string& to_file, const std::string& href);
+
+// Every file of one page: the HTML and each table's and chart's CSV and JSON
+// (links in a table's JSON file are relative to that file).
 std::vector<File> page_files(const Page& page, const Meta& meta);
 
 }  // namespace referee::reports

@@ -359,7 +359,7 @@ bool round_page(Context& ctx, const std::string& round, Built* out, std::string*
       set(v, "availability", jstr(best->availability));
       bars.items.push_back(v);
     }
-    for (const auto& [a, c] : auto_pairs(rows)) {
+    for (const auto& [a, c] : site_pairs(ctx, round, b, rows)) {
       const ResultRow *ra = nullptr, *rc = nullptr;
       for (const auto& r : rows) {
         if (r.result_id == a) ra = &r;
@@ -454,7 +454,7 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
       p.notes.push_back(r->organisation + "/" + r->system + " was withdrawn by the review; not ranked.");
   }
   Table pairs{"pairs", "Head to head", {{"pair", "Results", "link"}}, {}, {}, "", ""};
-  for (const auto& [a, b] : auto_pairs(rows)) {
+  for (const auto& [a, b] : site_pairs(ctx, round, benchmark, rows)) {
     const ResultRow *ra = nullptr, *rb = nullptr;
     for (const auto& r : rows) {
       if (r.result_id == a) ra = &r;

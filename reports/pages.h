@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "reports/model.h"
@@ -27,6 +28,8 @@ struct Context {
   std::map<std::string, std::vector<std::string>> benchmarks_cache;
   std::map<std::string, std::string> imported_at;  // round -> latest import
   bool imported_read = false;
+  // The head-to-head pages Options::compare asks for: round, benchmark, result ids (site.cc).
+  std::vector<std::tuple<std::string, std::string, long long, long long>> requested;
 };
 
 // Resolves Options::rounds against the store and applies `visible`. False
@@ -85,6 +88,12 @@ std::vector<std::string> submitters_of(Context& ctx, const std::string& benchmar
 // first): the two fastest closed results, and every pair of closed results
 // with equal accelerator type and count.
 std::vector<std::pair<long long, long long>> auto_pairs(const std::vector<submissions::ResultRow>& rows);
+// The head-to-head pages the site holds for a round's benchmark: auto_pairs,
+// then those Options::compare asked for (ctx.requested), each once, each of
+// two of `rows` (site.cc).
+std::vector<std::pair<long long, long long>> site_pairs(const Context& ctx, const std::string& round,
+                                                        const std::string& benchmark,
+                                                        const std::vector<submissions::ResultRow>& rows);
 // A page with the site's navigation (a link to the rounds).
 Page new_page(const std::string& path, const std::string& kind, const std::string& title);
 

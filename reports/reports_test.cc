@@ -4,6 +4,9 @@
 // the GPT-3 round-over-round figure and golden chart specifications
 // (REFEREE_UPDATE_GOLDEN=1 rewrites tests/golden/reports/).
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -162,6 +165,22 @@ size_t check_links(const std::vector<File>& files) {
     }
     CHECK_FALSE(contains(f.body, "http://"));
   }
+  // A table's JSON file: its links lead where the page's do, relative to the file.
+  for (const auto& f : files) {
+    if (f.path.rfind("data/", 0) != 0 || f.path.size() < 5 || f.path.compare(f.path.size() - 5, 5, ".json") != 0) continue;
+    mllog::Json j;
+    std::string error;
+    REQUIRE_MESSAGE(mllog::parse_json_permissive(f.body, &j, &error), f.path << ": " << error);
+    const mllog::Json* rows = j.kind == mllog::Json::Kind::Object ? j.find("rows") : nullptr;
+    if (!rows) continue;
+    fs::path dir = fs::path(f.path).parent_path();
+    for (const auto& row : rows->items)
+      for (const auto& [k, v] : row.fields)
+        if (v.kind == mllog::Json::Kind::Object && v.find("href")) {
+          std::string target = (dir / v.find("href")->s).lexically_normal().generic_string();
+          CHECK_MESSAGE(by_path.count(target), f.path << " links " << v.find("href")->s);
+        }
+  }
   return pages;
 }
 
@@ -196,7 +215,7 @@ TEST_CASE("the HTML shell escapes what it shows and embeds the page model so tha
   p.title = "<b>bold</b> & \"quoted\"";
   p.notes = {"</script><script>alert(1)</script>", "a <!-- comment"};
   p.nav.emplace_back("<i>", "../../index.html");
-  Meta m{"0.1.0", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", {"training-<x>"}};
+  Meta m{"0.1.0", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", {"training-<x>"}, {}};
   std::string html = page_html(p, m, dump(page_json(p, m)));
   CHECK_FALSE(contains(html, "<b>bold"));
   CHECK(contains(html, "&lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot;"));
@@ -272,6 +291,85 @@ TEST_CASE("write_site replaces an earlier report whole, refuses other folders, a
   CHECK_FALSE(write_site((t.path / "new").string(), {{"../escape.html", "text/html", "x"}}, &error));
   CHECK_FALSE(fs::exists(t.path / "escape.html"));
   CHECK_FALSE(fs::exists(t.path / "new"));
+}
+
+TEST_CASE("write_site keeps files referee did not write, follows a link to a folder, and removes what a killed run left") {
+  TempDir t;
+  fs::path out = t.path / "site";
+  std::string error;
+  REQUIRE_MESSAGE(write_site(out.string(), {{"index.html", "text/html", "one"}, {"rounds/r/index.html", "text/html", "r"}}, &error), error);
+  // The marker lists what referee wrote.
+  CHECK(contains(read(out / ".referee-report"), "\nindex.html\nrounds/r/index.html\n"));
+  // Files the user added (a CNAME for the web host, a note in a folder of its own) are kept, and said.
+  std::ofstream(out / "CNAME") << "results.example.org\n";
+  fs::create_directories(out / "notes");
+  std::ofstream(out / "notes/readme.txt") << "mine";
+  WriteNotes notes;
+  REQUIRE_MESSAGE(write_site(out.string(), {{"index.html", "text/html", "two"}}, &error, &notes), error);
+  CHECK(read(out / "index.html") == "two");
+  CHECK_FALSE(fs::exists(out / "rounds/r/index.html"));  // referee's own files not written again are gone
+  CHECK(read(out / "CNAME") == "results.example.org\n");
+  CHECK(read(out / "notes/readme.txt") == "mine");
+  CHECK(notes.kept.size() == 2);
+  // ... and stay the user's in the next run too.
+  REQUIRE_MESSAGE(write_site(out.string(), {{"index.html", "text/html", "three"}}, &error, &notes), error);
+  CHECK(read(out / "CNAME") == "results.example.org\n");
+  // A file of the user's at a path the new report writes is refused, and everything left as it was.
+  CHECK_FALSE(write_site(out.string(), {{"index.html", "text/html", "four"}, {"CNAME", "text/plain", "x"}}, &error));
+  CHECK(contains(error, (out / "CNAME").string()));
+  CHECK(contains(error, "did not write"));
+  CHECK(read(out / "index.html") == "three");
+  // An earlier report from before the marker listed its files: the site's own folders are referee's, the rest kept.
+  fs::path old = t.path / "old";
+  fs::create_directories(old / "rounds");
+  std::ofstream(old / ".referee-report") << "This folder is a report written by referee (referee report); it is replaced whole.\n";
+  std::ofstream(old / "index.html") << "old";
+  std::ofstream(old / "rounds/x.html") << "old";
+  std::ofstream(old / ".nojekyll") << "";
+  REQUIRE_MESSAGE(write_site(old.string(), {{"index.html", "text/html", "new"}}, &error, &notes), error);
+  CHECK(read(old / "index.html") == "new");
+  CHECK_FALSE(fs::exists(old / "rounds/x.html"));
+  CHECK(fs::exists(old / ".nojekyll"));
+  // A symbolic link to a folder: the site goes into that folder; the link stays a link.
+  fs::create_symlink(out, t.path / "link");
+  REQUIRE_MESSAGE(write_site((t.path / "link").string(), {{"index.html", "text/html", "via link"}}, &error), error);
+  CHECK(fs::is_symlink(t.path / "link"));
+  CHECK(read(out / "index.html") == "via link");
+  CHECK(read(out / "CNAME") == "results.example.org\n");
+  fs::create_symlink(t.path / "nowhere", t.path / "dangling");
+  CHECK_FALSE(write_site((t.path / "dangling").string(), {{"index.html", "text/html", "x"}}, &error));
+  CHECK(contains(error, "symbolic link"));
+  // What a killed run left beside the site: a temporary folder with the marker that no
+  // running referee holds locked. It is removed; one still locked (a run writing now) and
+  // one without the marker (not referee's) are not.
+  auto leftover = [&](const std::string& name, bool marker) {
+    fs::create_directories(t.path / name / "data");
+    std::ofstream(t.path / name / "data/big.csv") << std::string(4096, 'x');
+    if (marker) std::ofstream(t.path / name / ".referee-report") << "This folder is a report written by referee\n";
+  };
+  leftover(".site.tmp-AbC123", true);
+  leftover(".site.tmp-XyZ789.old", true);
+  leftover(".site.tmp-Busy00", true);
+  leftover(".site.tmp-NoMark", false);
+  leftover(".other.tmp-AbC123", true);
+  int busy = ::open((t.path / ".site.tmp-Busy00/.referee-report").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(busy >= 0);
+  REQUIRE(::flock(busy, LOCK_EX) == 0);
+  REQUIRE_MESSAGE(write_site(out.string(), {{"index.html", "text/html", "after"}}, &error, &notes), error);
+  ::close(busy);
+  CHECK_FALSE(fs::exists(t.path / ".site.tmp-AbC123"));
+  CHECK_FALSE(fs::exists(t.path / ".site.tmp-XyZ789.old"));
+  CHECK(fs::exists(t.path / ".site.tmp-Busy00"));
+  CHECK(fs::exists(t.path / ".site.tmp-NoMark"));
+  CHECK(fs::exists(t.path / ".other.tmp-AbC123"));
+  CHECK(notes.removed.size() == 2);
+  // No temporary folder of this run is left, and the site's own marker is not held.
+  for (const auto& e : fs::directory_iterator(t.path)) {
+    std::string n = e.path().filename().string();
+    CHECK_MESSAGE((n == "site" || n == "old" || n == "link" || n == "dangling" || n == ".site.tmp-Busy00" ||
+                   n == ".site.tmp-NoMark" || n == ".other.tmp-AbC123"),
+                  n);
+  }
 }
 
 TEST_CASE("the GPT-3 round-over-round page states the seed's figure") {
@@ -683,6 +781,93 @@ TEST_CASE("referee report: writes the site, says what it wrote, and refuses what
   CHECK(contains(out, "is a file"));
   rc = referee::testing::run_referee("report --db '" + (t.path / "file").string() + "' --out '" + (t.path / "x").string() + "'", &out);
   CHECK(rc == 2);
+  CHECK_FALSE(fs::exists(t.path / "x"));
+}
+
+TEST_CASE("referee report leaves rounds under review out unless asked, and marks every page of them when asked") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  TempDir t;
+  const std::string db = (t.path / "embargo.db").string();
+  fs::copy_file(ref->db, db);
+  std::string out, error;
+  int rc = referee::testing::run_referee("round schedule 3.1.0 --from-deadline 2026-12-15 --db '" + db + "' 2>&1", &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  // By default: the round is left out, and the run says so.
+  const std::string site = (t.path / "site").string();
+  rc = referee::testing::run_referee("report --db '" + db + "' --out '" + site + "' 2>&1", &out);
+  CHECK_MESSAGE(rc == 0, out);
+  CHECK(contains(out, "left out, not yet published (under review): training-3.1.0 (state review)"));
+  CHECK(contains(out, "--include-under-review"));
+  CHECK(fs::exists(t.path / "site/rounds/training-3.0.0/index.html"));
+  CHECK_FALSE(fs::exists(t.path / "site/rounds/training-3.1.0"));
+  for (const auto& e : fs::recursive_directory_iterator(t.path / "site"))
+    if (e.is_regular_file()) CHECK_MESSAGE(!contains(read(e.path()), "training-3.1.0"), e.path().string());
+  // Naming the round without the flag is refused.
+  rc = referee::testing::run_referee("report --db '" + db + "' --out '" + (t.path / "one").string() + "' --round 3.1.0 2>&1", &out);
+  CHECK(rc == 2);
+  CHECK(contains(out, "round training-3.1.0 is not yet published"));
+  CHECK_FALSE(fs::exists(t.path / "one"));
+  rc = referee::testing::run_referee("report --db '" + db + "' --page rounds/training-3.1.0/gpt3.html 2>&1", &out);
+  CHECK(rc == 2);
+  CHECK(contains(out, "--include-under-review"));
+  // Asked for: written, and every page showing the round says so, in the HTML and in the page model.
+  rc = referee::testing::run_referee("report --db '" + db + "' --out '" + site + "' --include-under-review 2>&1", &out);
+  CHECK_MESSAGE(rc == 0, out);
+  CHECK(contains(out, "not yet published, included as asked: training-3.1.0"));
+  size_t marked = 0, unmarked = 0;
+  for (const auto& e : fs::recursive_directory_iterator(t.path / "site")) {
+    if (!e.is_regular_file() || e.path().extension() != ".html") continue;
+    std::string html = read(e.path());
+    mllog::Json page = page_model(html);
+    bool shows = contains(dump(*page.find("meta")->find("rulesets")), "training-3.1.0");
+    bool banner = contains(html, "Under review, not for publication:</strong> training-3.1.0 (state review)");
+    const mllog::Json* ur = page.find("meta")->find("under_review");
+    CHECK_MESSAGE(banner == shows, e.path().string());
+    CHECK_MESSAGE((ur != nullptr) == shows, e.path().string());
+    (shows ? marked : unmarked) += 1;
+  }
+  CHECK(marked > 50);   // the round's pages, and the pages across rounds that show it
+  CHECK(unmarked > 10); // 3.0's own pages
+  CHECK(contains(read(t.path / "site/rounds/training-3.1.0/gpt3.html"), "<title>[under review] "));
+  // A published round is not marked.
+  {
+    auto s = submissions::Store::open(db, &error);
+    REQUIRE_MESSAGE(s, error);
+    REQUIRE(s->exec("UPDATE round_reviews SET state = 'published'", &error));
+  }
+  rc = referee::testing::run_referee("report --db '" + db + "' --out '" + site + "' 2>&1", &out);
+  CHECK_MESSAGE(rc == 0, out);
+  CHECK_FALSE(contains(out, "not yet published"));
+  CHECK_FALSE(contains(read(t.path / "site/rounds/training-3.1.0/gpt3.html"), "under-review"));
+}
+
+TEST_CASE("referee report: --compare pages are linked and printed; round names that are no round are said so") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  TempDir t;
+  std::string out;
+  int rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "site").string() +
+                                             "' --compare 3.1.0,gpt3,NVIDIA/eos_n64_ngc23.09_nemo,NVIDIA/eos_n96_ngc23.09_nemo 2>&1",
+                                         &out);
+  CHECK_MESSAGE(rc == 0, out);
+  size_t at = out.find("head to head: ");
+  REQUIRE_MESSAGE(at != std::string::npos, out);
+  std::string path = out.substr(at + 14, out.find('\n', at) - at - 14);
+  CHECK(fs::exists(path));
+  std::string name = fs::path(path).filename().string();
+  CHECK(contains(name, "--"));
+  // The leaderboard and the round page link it.
+  for (const char* page : {"rounds/training-3.1.0/gpt3.html", "rounds/training-3.1.0/index.html"})
+    CHECK_MESSAGE(contains(read(t.path / "site" / page), name), page);
+  rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "x").string() + "' --round '' 2>&1", &out);
+  CHECK(rc == 2);
+  CHECK(contains(out, "no round given"));
+  CHECK_FALSE(contains(out, "--round \n"));
+  rc = referee::testing::run_referee("report --db '" + ref->db + "' --out '" + (t.path / "x").string() + "' --round 3.1 2>&1", &out);
+  CHECK(rc == 2);
+  CHECK(contains(out, "did you mean training-3.1.0?"));
+  CHECK_FALSE(contains(out, "--round 3.1\n"));
   CHECK_FALSE(fs::exists(t.path / "x"));
 }
 

@@ -3,13 +3,17 @@
 #include "reports/site.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "reports/pages.h"
@@ -37,11 +41,27 @@ void add_assets(std::vector<File>* out) {
 #endif
 }
 
-bool add_page(Context& ctx, bool ok, Built& b, std::vector<File>* out, std::string* error) {
+using Unpublished = std::map<std::string, std::string>;  // round -> state
+
+// The page's meta, and which of its rounds are not yet published.
+Meta meta_of(Context& ctx, const Page& page, const Unpublished& unpublished) {
+  Meta m = page_meta(ctx, page);
+  for (const auto& r : page.rounds)
+    if (auto it = unpublished.find(r); it != unpublished.end()) m.under_review.push_back(r + " (state " + it->second + ")");
+  return m;
+}
+
+bool read_unpublished(submissions::Store& store, Unpublished* out, std::string* error) {
+  std::vector<std::pair<std::string, std::string>> v;
+  if (!unpublished_rounds(store, &v, error)) return false;
+  out->insert(v.begin(), v.end());
+  return true;
+}
+
+bool add_page(Context& ctx, const Unpublished& unpublished, bool ok, Built& b, std::vector<File>* out) {
   if (!ok) return false;
-  (void)error;
   if (b.missing) return true;
-  auto files = page_files(b.page, page_meta(ctx, b.page));
+  auto files = page_files(b.page, meta_of(ctx, b.page, unpublished));
   out->insert(out->end(), std::make_move_iterator(files.begin()), std::make_move_iterator(files.end()));
   return true;
 }
@@ -69,9 +89,8 @@ bool clean_path(const std::string& p) {
   return true;
 }
 
-// The ids of the head-to-head pages Options::compare asks for.
-bool requested_pairs(Context& ctx, std::vector<std::tuple<std::string, std::string, long long, long long>>* out,
-                     std::string* error) {
+// The ids of the head-to-head pages Options::compare asks for, into ctx.requested.
+bool requested_pairs(Context& ctx, std::string* error) {
   for (const auto& c : ctx.options.compare) {
     if (c.size() != 4) {
       *error = "a comparison is ROUND,BENCHMARK,ORG/SYSTEM,ORG/SYSTEM; got " + std::to_string(c.size()) + " values";
@@ -86,14 +105,16 @@ bool requested_pairs(Context& ctx, std::vector<std::tuple<std::string, std::stri
     if (!submissions::resolve_benchmark(ctx.store, round, c[1], &bench, error)) return false;
     auto found = submissions::find_results(ctx.store, {round, bench, "", ctx.options.pipeline}, {c[2], c[3]}, error);
     if (found.size() != 2) return false;
-    out->emplace_back(round, bench, found[0].result_id, found[1].result_id);
+    ctx.requested.emplace_back(round, bench, found[0].result_id, found[1].result_id);
   }
   return true;
 }
 
 // The page at a site path (`missing` when there is none).
+// `why`: for a head-to-head page by query naming a result its round and
+// benchmark lack, which one (the round is one the caller sees).
 bool page_at(Context& ctx, const std::string& path, const std::vector<std::pair<std::string, std::string>>& query,
-             Built* out, std::string* error) {
+             Built* out, std::string* error, std::string* why) {
   auto seg = split(path, '/');
   auto stem = [](const std::string& s, std::string* name) {
     if (s.size() <= 5 || s.compare(s.size() - 5, 5, ".html") != 0) return false;
@@ -117,17 +138,25 @@ bool page_at(Context& ctx, const std::string& path, const std::vector<std::pair<
     std::string r, b, e;
     if (!submissions::resolve_round(ctx.store, round, &r, &e) || !ctx.shown(r) ||
         !submissions::resolve_benchmark(ctx.store, r, bench, &b, &e)) {
-      out->missing = true;
+      out->missing = true;  // a round the caller may not see is as one the store does not hold: nothing named
       return true;
     }
+    std::vector<submissions::ResultRow> rows;
+    if (!results_of(ctx, r, b, &rows, error)) return false;
     long long ids[2];
     for (int i = 0; i < 2; ++i) {
       if (is_number(results[i])) {
         ids[i] = std::atoll(results[i].c_str());
+        if (std::none_of(rows.begin(), rows.end(), [&](const submissions::ResultRow& x) { return x.result_id == ids[i]; })) {
+          out->missing = true;
+          *why = "compare.html: result " + results[i] + " is not a " + b + " result of " + r;
+          return true;
+        }
       } else {
         auto found = submissions::find_results(ctx.store, {r, b, "", ctx.options.pipeline}, {results[i]}, &e);
         if (found.size() != 1) {
           out->missing = true;
+          *why = "compare.html: result " + results[i] + ": " + e;
           return true;
         }
         ids[i] = found[0].result_id;
@@ -188,64 +217,181 @@ bool write_file(const fs::path& p, const std::string& body, std::set<std::string
 
 }  // namespace
 
+std::vector<std::pair<long long, long long>> site_pairs(const Context& ctx, const std::string& round,
+                                                        const std::string& benchmark,
+                                                        const std::vector<submissions::ResultRow>& rows) {
+  auto out = auto_pairs(rows);
+  auto has = [&](long long id) {
+    return std::any_of(rows.begin(), rows.end(), [&](const submissions::ResultRow& r) { return r.result_id == id; });
+  };
+  for (const auto& [r, b, x, y] : ctx.requested) {
+    std::pair<long long, long long> p{x, y};
+    if (r == round && b == benchmark && has(x) && has(y) && std::find(out.begin(), out.end(), p) == out.end())
+      out.push_back(p);
+  }
+  return out;
+}
+
+bool unpublished_rounds(submissions::Store& store, std::vector<std::pair<std::string, std::string>>* out,
+                        std::string* error) {
+  out->clear();
+  {
+    submissions::Stmt t(store.db(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'round_reviews'");
+    if (!t.step()) {
+      if (t.ok()) return true;  // a store from before the review: every round counts as published
+      *error = "cannot read " + store.path() + ": " + t.error();
+      return false;
+    }
+  }
+  submissions::Stmt q(store.db(), "SELECT r.name, rr.state FROM round_reviews rr JOIN rounds r ON r.id = rr.round_id "
+                                  "WHERE rr.state <> 'published' ORDER BY r.ordinal, r.name");
+  while (q.step()) out->emplace_back(q.col_text(0), q.col_text(1));
+  if (!q.ok()) {
+    *error = "cannot read the rounds' review states in " + store.path() + ": " + q.error();
+    return false;
+  }
+  return true;
+}
+
 bool build_site(submissions::Store& store, const Options& options, const Visible& visible, std::vector<File>* out,
-                std::string* error) {
+                std::string* error, std::vector<std::string>* compare_pages) {
   out->clear();
   Context ctx(store, options, visible);
   if (!make_context(&ctx, error)) return false;
-  std::vector<std::tuple<std::string, std::string, long long, long long>> extra;
-  if (!requested_pairs(ctx, &extra, error)) return false;
+  Unpublished unpublished;
+  if (!read_unpublished(store, &unpublished, error)) return false;
+  if (!requested_pairs(ctx, error)) return false;
+  if (compare_pages) {
+    compare_pages->clear();
+    for (const auto& [round, bench, a, c] : ctx.requested) compare_pages->push_back(compare_path(round, bench, a, c));
+  }
   {
     Built b;
-    if (!add_page(ctx, index_page(ctx, &b, error), b, out, error)) return false;
+    if (!add_page(ctx, unpublished, index_page(ctx, &b, error), b, out)) return false;
   }
-  std::set<std::string> compared;
   for (const auto& round : ctx.rounds) {
     Built b;
-    if (!add_page(ctx, round_page(ctx, round, &b, error), b, out, error)) return false;
+    if (!add_page(ctx, unpublished, round_page(ctx, round, &b, error), b, out)) return false;
     for (const auto& bench : benchmarks_in(ctx, round)) {
       Built l;
-      if (!add_page(ctx, leaderboard_page(ctx, round, bench, &l, error), l, out, error)) return false;
+      if (!add_page(ctx, unpublished, leaderboard_page(ctx, round, bench, &l, error), l, out)) return false;
       std::vector<submissions::ResultRow> rows;
       if (!results_of(ctx, round, bench, &rows, error)) return false;
-      for (const auto& [a, c] : auto_pairs(rows)) {
-        compared.insert(compare_path(round, bench, a, c));
+      for (const auto& [a, c] : site_pairs(ctx, round, bench, rows)) {
         Built h;
-        if (!add_page(ctx, compare_page(ctx, round, bench, a, c, &h, error), h, out, error)) return false;
+        if (!add_page(ctx, unpublished, compare_page(ctx, round, bench, a, c, &h, error), h, out)) return false;
       }
     }
   }
-  for (const auto& [round, bench, a, c] : extra) {
-    if (!compared.insert(compare_path(round, bench, a, c)).second) continue;
-    Built h;
-    if (!add_page(ctx, compare_page(ctx, round, bench, a, c, &h, error), h, out, error)) return false;
-  }
   for (const auto& bench : benchmarks_in(ctx, "")) {
     Built b;
-    if (!add_page(ctx, rounds_page(ctx, bench, &b, error), b, out, error)) return false;
+    if (!add_page(ctx, unpublished, rounds_page(ctx, bench, &b, error), b, out)) return false;
     for (const auto& s : submitters_of(ctx, bench)) {
       Built sc;
-      if (!add_page(ctx, scaling_page(ctx, bench, safe_name(s), &sc, error), sc, out, error)) return false;
+      if (!add_page(ctx, unpublished, scaling_page(ctx, bench, safe_name(s), &sc, error), sc, out)) return false;
     }
   }
   for (long long id : result_ids(ctx)) {
     Built b;
-    if (!add_page(ctx, result_page(ctx, id, &b, error), b, out, error)) return false;
+    if (!add_page(ctx, unpublished, result_page(ctx, id, &b, error), b, out)) return false;
   }
   add_assets(out);
   return true;
 }
 
-bool write_site(const std::string& dir, const std::vector<File>& files, std::string* error) {
+namespace {
+
+const char* const kManifestHead = "Files referee wrote:";
+
+// What a marker says: the files referee wrote (a marker from before the list
+// had none: then a path of the site's own folders counts as referee's).
+struct Manifest {
+  bool listed = false;
+  std::set<std::string> files;
+  bool wrote(const std::string& path) const {
+    if (listed) return files.count(path) > 0;
+    if (path == "index.html" || path == "compare.html") return true;
+    for (const char* d : {"assets/", "data/", "rounds/", "benchmarks/", "scaling/", "results/", "compare/"})
+      if (path.rfind(d, 0) == 0) return true;
+    return false;
+  }
+};
+
+Manifest read_manifest(const fs::path& marker) {
+  Manifest m;
+  std::FILE* f = std::fopen(marker.c_str(), "rb");
+  if (!f) return m;
+  std::string text;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  std::fclose(f);
+  bool in_list = false;
+  for (const auto& line : split(text, '\n')) {
+    if (in_list) {
+      if (!line.empty()) m.files.insert(line);
+    } else if (line == kManifestHead) {
+      in_list = m.listed = true;
+    }
+  }
+  return m;
+}
+
+// ".NAME.tmp-XXXXXX" or ".NAME.tmp-XXXXXX.old": a temporary folder write_site makes beside NAME.
+bool temp_name_of(const std::string& entry, const std::string& name) {
+  std::string head = "." + name + ".tmp-";
+  if (entry.rfind(head, 0) != 0) return false;
+  std::string rest = entry.substr(head.size());
+  if (rest.size() == 10 && rest.compare(6, 4, ".old") == 0) rest.resize(6);
+  return rest.size() == 6 && rest.find_first_of("/.") == std::string::npos;
+}
+
+// Removes temporary folders an earlier run left beside `target`: only those
+// holding the marker (referee made them) whose marker no running referee
+// holds locked (a run that is still writing keeps it locked until it is done).
+void remove_stale(const fs::path& parent, const std::string& name, WriteNotes* notes) {
+  std::error_code ec;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string entry = it->path().filename().string();
+    if (!temp_name_of(entry, name) || !fs::is_directory(it->symlink_status(ec))) continue;
+    fs::path marker = it->path() / kMarker;
+    if (!fs::is_regular_file(fs::symlink_status(marker, ec))) continue;
+    int fd = ::open(marker.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;
+    bool stale = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    if (stale) {
+      std::error_code e2;
+      fs::remove_all(it->path(), e2);
+      if (!e2 && notes) notes->removed.push_back(it->path().string());
+    }
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
+bool write_site(const std::string& dir, const std::vector<File>& files, std::string* error, WriteNotes* notes) {
   std::error_code ec;
   fs::path target = fs::path(dir).lexically_normal();
   if (target.filename().empty()) target = target.parent_path();
+  if (target.empty()) target = ".";
   for (const auto& f : files)
     if (!clean_path(f.path) || f.path == kMarker) {
       *error = "refusing to write '" + f.path + "': not a relative path inside the report";
       return false;
     }
+  // A symbolic link to a folder: the site goes into the folder it names.
+  if (fs::is_symlink(fs::symlink_status(target, ec))) {
+    fs::path real = fs::canonical(target, ec);
+    if (ec || !fs::is_directory(fs::status(real, ec))) {
+      *error = target.string() + " is a symbolic link to something that is not a folder; give --out a folder (new, empty, or an earlier report)";
+      return false;
+    }
+    target = real;
+  }
   bool exists = fs::exists(fs::symlink_status(target, ec));
+  Manifest earlier;
+  std::vector<std::string> keep;  // files of the earlier report referee did not write
   if (exists) {
     if (!fs::is_directory(fs::symlink_status(target, ec))) {
       *error = target.string() + " exists and is not a folder; give --out a folder (new, empty, or an earlier report)";
@@ -257,6 +403,32 @@ bool write_site(const std::string& dir, const std::vector<File>& files, std::str
                " in it); referee does not overwrite it: choose another --out, or empty it";
       return false;
     }
+    if (!empty) {
+      earlier = read_manifest(target / kMarker);
+      std::set<std::string> now;
+      for (const auto& f : files) now.insert(f.path);
+      std::vector<std::string> clash;
+      for (fs::recursive_directory_iterator it(target, ec), end; !ec && it != end; it.increment(ec)) {
+        auto st = it->symlink_status(ec);
+        if (fs::is_directory(st)) continue;
+        std::string rel = it->path().lexically_relative(target).generic_string();
+        if (rel == kMarker || earlier.wrote(rel)) continue;
+        if (now.count(rel)) clash.push_back(rel);
+        else keep.push_back(rel);
+      }
+      if (ec) {
+        *error = "cannot read the earlier report " + target.string() + ": " + ec.message();
+        return false;
+      }
+      if (!clash.empty()) {
+        std::string names;
+        for (const auto& c : clash) names += (names.empty() ? "" : ", ") + (target / c).string();
+        *error = names + (clash.size() == 1 ? " is a file" : " are files") +
+                 " referee did not write, at a path the new report writes; referee does not overwrite it: move it away "
+                 "and run again; " + target.string() + " was left as it was";
+        return false;
+      }
+    }
   }
   fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
   fs::create_directories(parent, ec);
@@ -264,6 +436,7 @@ bool write_site(const std::string& dir, const std::vector<File>& files, std::str
     *error = "cannot create " + parent.string() + ": " + ec.message();
     return false;
   }
+  remove_stale(parent, target.filename().string(), notes);
   std::string tmpl = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
@@ -272,25 +445,44 @@ bool write_site(const std::string& dir, const std::vector<File>& files, std::str
     return false;
   }
   fs::path tmp(buf.data());
+  // The marker first, locked while this run writes: a folder that holds it
+  // and is not locked is what a killed run left (remove_stale).
+  int lock_fd = -1;
   auto fail = [&](const std::string& why) {
     std::error_code e2;
     fs::remove_all(tmp, e2);
+    if (lock_fd >= 0) ::close(lock_fd);
     *error = why + "; " + target.string() + " was left as it was";
     return false;
   };
   std::set<std::string> seen, made;
   std::string why;
+  std::string marker = "This folder is a report written by referee (referee report); it is replaced whole, except for files "
+                       "referee did not write, which are kept.\n" + std::string(kManifestHead) + "\n";
+  for (const auto& f : files) marker += f.path + "\n";
+  if (!write_file(tmp / kMarker, marker, &made, &why)) return fail(why);
+  lock_fd = ::open((tmp / kMarker).c_str(), O_RDONLY | O_CLOEXEC);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX) != 0) return fail("cannot lock " + (tmp / kMarker).string() + ": " + std::strerror(errno));
   for (const auto& f : files) {
     if (!seen.insert(f.path).second) return fail("two files of the report have the same path " + f.path);
     if (!write_file(tmp / f.path, f.body, &made, &why)) return fail(why);
   }
-  if (!write_file(tmp / kMarker, "This folder is a report written by referee (referee report); it is replaced whole.\n", &made, &why))
-    return fail(why);
+  for (const auto& k : keep) {
+    fs::path to = tmp / k;
+    fs::create_directories(to.parent_path(), ec);
+    if (!ec) fs::copy(target / k, to, fs::copy_options::copy_symlinks, ec);
+    if (ec) return fail("cannot keep " + (target / k).string() + ": " + ec.message());
+  }
   fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
                            fs::perms::others_exec, ec);
+  auto done = [&]() {
+    ::close(lock_fd);
+    if (notes) notes->kept = keep;
+    return true;
+  };
   if (!exists) {
     if (::rename(tmp.c_str(), target.c_str()) != 0) return fail("cannot rename into " + target.string() + ": " + std::strerror(errno));
-    return true;
+    return done();
   }
   // Swap the new site and the old one in one step, then remove the old.
   if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0) {
@@ -303,10 +495,10 @@ bool write_site(const std::string& dir, const std::vector<File>& files, std::str
       return fail("cannot rename into " + target.string() + ": " + std::strerror(e));
     }
     fs::remove_all(old, ec);
-    return true;
+    return done();
   }
   fs::remove_all(tmp, ec);  // now the earlier report
-  return true;
+  return done();
 }
 
 Status render(submissions::Store& store, const std::string& path_in,
@@ -342,12 +534,16 @@ Status render(submissions::Store& store, const std::string& path_in,
     page_path = path.substr(5, slash - 5) + ".html";
   }
   Built b;
-  if (!page_at(ctx, page_path, query, &b, error)) return error->rfind("a comparison needs", 0) == 0 ? Status::BadRequest : Status::Error;
+  std::string why;
+  if (!page_at(ctx, page_path, query, &b, error, &why))
+    return error->rfind("a comparison needs", 0) == 0 ? Status::BadRequest : Status::Error;
   if (b.missing) {
-    *error = "no such page: " + path;
+    *error = why.empty() ? "no such page: " + path : why;
     return Status::NotFound;
   }
-  for (auto& f : page_files(b.page, page_meta(ctx, b.page)))
+  Unpublished unpublished;
+  if (!read_unpublished(store, &unpublished, error)) return Status::Error;
+  for (auto& f : page_files(b.page, meta_of(ctx, b.page, unpublished)))
     if (f.path == path) {
       *out = std::move(f);
       return Status::Ok;

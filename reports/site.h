@@ -38,14 +38,41 @@ using Visible = std::function<bool(const std::string& round)>;
 
 // Every file of the site: pages, data files and assets. False with *error
 // when the store cannot be read or Options name something it does not hold.
+// A page showing a round not yet published (unpublished_rounds) carries a
+// banner "Under review, not for publication" and meta.under_review; so does
+// such a page from `render`. Which rounds are shown is for Options::rounds
+// and `visible` to say (`referee report` leaves unpublished ones out unless
+// asked).
+// `compare_pages`, when given, gets the paths of the head-to-head pages
+// Options::compare asked for (each also linked from its leaderboard and round page).
 bool build_site(submissions::Store& store, const Options& options, const Visible& visible, std::vector<File>* out,
-                std::string* error);
+                std::string* error, std::vector<std::string>* compare_pages = nullptr);
+
+// Rounds the store holds that are not yet published (a review record in
+// state `review` or `final`; docs/review.md): {round, state}, oldest first.
+// A store without review tables has none. False with *error when the store
+// cannot be read.
+bool unpublished_rounds(submissions::Store& store, std::vector<std::pair<std::string, std::string>>* out,
+                        std::string* error);
+
+// What write_site did beside writing the files.
+struct WriteNotes {
+  std::vector<std::string> kept;     // files of the earlier report referee did not write, copied into the new one
+  std::vector<std::string> removed;  // temporary folders of an earlier run that was killed, removed
+};
 
 // Writes `files` into `dir` atomically: into a temporary folder beside it,
 // then renamed into place. `dir` may be missing, empty or an earlier report
-// (it holds the marker file .referee-report); anything else is refused, and
-// on any failure what was at `dir` before is left as it was.
-bool write_site(const std::string& dir, const std::vector<File>& files, std::string* error);
+// (it holds the marker file .referee-report, which lists the files referee
+// wrote); anything else is refused, and on any failure what was at `dir`
+// before is left as it was. A symbolic link to a folder is followed. Files of
+// an earlier report that referee did not write (CNAME, .nojekyll, ...) are
+// kept: copied into the new site; one at a path the new site writes is
+// refused. Temporary folders beside `dir` that an earlier, killed run left
+// (named .DIR.tmp-XXXXXX, holding the marker, no longer locked by a running
+// referee) are removed first.
+bool write_site(const std::string& dir, const std::vector<File>& files, std::string* error,
+                WriteNotes* notes = nullptr);
 
 enum class Status { Ok, NotFound, BadRequest, Error };
 

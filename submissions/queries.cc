@@ -181,9 +181,23 @@ bool resolve_round(Store& s, const std::string& text, std::string* round, std::s
   if (!finished(s, st, "reading rounds", error)) return false;
   for (const auto& k : known)
     if (iequals(k, wanted)) return true;
-  *error = "round " + text + " is not in the store (" + s.path() + "); it has: " +
-           (known.empty() ? "nothing yet" : join(known)) + ". Import it with: referee import DIR --round " +
-           (rules::RulesetId::parse(text, &id) ? id.id() : text);
+  const std::string has = (known.empty() ? "nothing yet" : join(known));
+  if (text.empty()) {
+    *error = "no round given (an empty name); the store (" + s.path() + ") has: " + has;
+    return false;
+  }
+  if (!rules::RulesetId::parse(text, &id)) {
+    // Not a round's name at all (e.g. "3.1"): say what one looks like, and which the store has that it may mean.
+    std::vector<std::string> near;
+    for (const auto& k : known)
+      if (lower(k).find("-" + lower(text) + ".") != std::string::npos || lower(k).find(lower(text)) == 0) near.push_back(k);
+    *error = "round " + text + " is not in the store (" + s.path() + "); it has: " + has +
+             ". A round is named VERSION (3.1.0) or USAGE-VERSION (training-3.1.0)" +
+             (near.empty() ? std::string() : "; did you mean " + join(near) + "?");
+    return false;
+  }
+  *error = "round " + text + " is not in the store (" + s.path() + "); it has: " + has +
+           ". Import it with: referee import DIR --round " + id.id();
   return false;
 }
 

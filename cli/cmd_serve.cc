@@ -277,6 +277,13 @@ struct ReportsContext {
   bool tls;
 };
 
+// A method /reports does not take: a 405 page (errors there are pages, not the API's JSON).
+void method_not_allowed(const httplib::Request& req, httplib::Response& res, const std::string& allowed) {
+  send_page(res, 405, "Method not allowed",
+            "<p>" + html_escape(req.method) + " is not allowed on " + html_escape(req.path) + "; allowed: " + allowed + ".</p>\n");
+  res.set_header("Allow", allowed);
+}
+
 // GET /reports, /reports/<site path>; GET and POST /reports/login.
 void serve_reports(const httplib::Request& req, httplib::Response& res, ReportsContext& ctx) {
   const std::string& path = req.path;  // decoded by the server
@@ -285,9 +292,12 @@ void serve_reports(const httplib::Request& req, httplib::Response& res, ReportsC
       send_page(res, 200, "Sign in", kLoginForm);
       return;
     }
+    if (req.method == "HEAD") {
+      send_page(res, 200, "Sign in", kLoginForm);
+      return;
+    }
     if (req.method != "POST") {
-      send(res, review::error_response(405, "method-not-allowed", req.method + " is not allowed on " + path,
-                                       "allowed: GET, POST"));
+      method_not_allowed(req, res, "GET, HEAD, POST");
       return;
     }
     std::string token = form_field(req.body, "token");
@@ -321,7 +331,7 @@ void serve_reports(const httplib::Request& req, httplib::Response& res, ReportsC
     return;
   }
   if (req.method != "GET" && req.method != "HEAD") {
-    send(res, review::error_response(405, "method-not-allowed", req.method + " is not allowed on " + path, "allowed: GET"));
+    method_not_allowed(req, res, "GET, HEAD");
     return;
   }
   if (path == "/reports" || path == "/reports/") {
@@ -331,8 +341,10 @@ void serve_reports(const httplib::Request& req, httplib::Response& res, ReportsC
     return;
   }
   std::string site = path.substr(std::string("/reports/").size());
-  auto not_found = [&] {
-    send_page(res, 404, "Not found", "<p>There is no page at " + html_escape(path) + ".</p>\n");
+  auto not_found = [&](const std::string& detail = "") {
+    send_page(res, 404, "Not found",
+              "<p>There is no page at " + html_escape(path) + ".</p>\n" +
+                  (detail.empty() ? std::string() : "<p>" + html_escape(detail) + "</p>\n"));
   };
   if (!site_path(site)) {
     not_found();
@@ -392,8 +404,9 @@ void serve_reports(const httplib::Request& req, httplib::Response& res, ReportsC
       return;
     }
     case reports::Status::NotFound:
-      // The same answer for a round the caller may not see as for one the store does not hold.
-      not_found();
+      // The same answer for a round the caller may not see as for one the store does not hold;
+      // a head-to-head by query in a round the caller sees says which result is not there.
+      not_found(error.rfind("compare.html: ", 0) == 0 ? error.substr(14) : "");
       return;
     case reports::Status::BadRequest: {
       std::string msg = error;
@@ -525,6 +538,22 @@ int serve(const ServeOptions& o) {
   // other error without a body get the API's JSON error.
   srv->set_error_handler(httplib::Server::HandlerWithResponse([max_body](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    if (req.path == "/reports" || req.path.rfind("/reports/", 0) == 0) {
+      // Under /reports errors are pages; a method the pages do not take (a POST
+      // without a body, which the server refuses before routing) is a 405.
+      bool login = req.path == "/reports/login";
+      if (req.method != "GET" && req.method != "HEAD" && !(login && req.method == "POST")) {
+        method_not_allowed(req, res, login ? "GET, HEAD, POST" : "GET, HEAD");
+      } else if (res.status == 413) {
+        send_page(res, 413, "Too large", "<p>The request body is larger than " + std::to_string(max_body) + " bytes.</p>\n");
+      } else if (res.status == 414) {
+        send_page(res, 414, "Address too long", "<p>The request's address is too long.</p>\n");
+      } else {
+        int status = res.status;
+        send_page(res, status, "Refused", "<p>The request was refused (HTTP " + std::to_string(status) + ").</p>\n");
+      }
+      return httplib::Server::HandlerResponse::Handled;
+    }
     review::Response r;
     switch (res.status) {
       case 413:

@@ -431,10 +431,56 @@ TEST_SUITE("serve") {
       CHECK(r->status == 404);
       CHECK(r->get_header_value("Content-Type") == "text/html; charset=utf-8");
     }
-    // Only GET, and POST to the sign-in.
-    auto post = c.Post("/reports/index.html", "x", "text/plain");
-    REQUIRE(post);
-    CHECK(post->status == 405);
+    // Only GET and HEAD (and POST to the sign-in); any other method is a 405 page, as every error under /reports.
+    auto is_405_page = [](const httplib::Result& r, const char* allow) {
+      REQUIRE(r);
+      CHECK(r->status == 405);
+      CHECK(r->get_header_value("Allow") == allow);
+      CHECK(r->get_header_value("Content-Type") == "text/html; charset=utf-8");
+      CHECK(contains(r->body, "<!doctype html>"));
+      CHECK_FALSE(contains(r->body, "\"error\""));
+    };
+    is_405_page(c.Post("/reports/index.html", "x", "text/plain"), "GET, HEAD");
+    is_405_page(c.Put("/reports/index.html", "x", "text/plain"), "GET, HEAD");
+    is_405_page(c.Patch("/reports/index.html", "x", "text/plain"), "GET, HEAD");
+    is_405_page(c.Delete("/reports/index.html"), "GET, HEAD");
+    is_405_page(c.Options("/reports/index.html"), "GET, HEAD");
+    is_405_page(c.Put("/reports/login", "x", "text/plain"), "GET, HEAD, POST");
+    {
+      auto head = c.Head("/reports/index.html");
+      REQUIRE(head);
+      CHECK(head->status == 200);
+      auto login = c.Head("/reports/login");
+      REQUIRE(login);
+      CHECK(login->status == 200);
+    }
+    // A POST without a body (no Content-Length), which the server refuses before routing: a 405 page too.
+    {
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      REQUIRE(fd >= 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<uint16_t>(s.port));
+      REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+      std::string req = "POST /reports/index.html HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+      REQUIRE(::send(fd, req.data(), req.size(), 0) == static_cast<ssize_t>(req.size()));
+      std::string answer;
+      char buf[4096];
+      ssize_t n;
+      while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) answer.append(buf, static_cast<size_t>(n));
+      close(fd);
+      CHECK(answer.rfind("HTTP/1.1 405", 0) == 0);
+      CHECK(contains(answer, "Allow: GET, HEAD"));
+      CHECK(contains(answer, "text/html"));
+    }
+    // A head-to-head by query naming a result its round lacks says which.
+    {
+      auto r = c.Get("/reports/compare.html?round=mini-1.0.0&benchmark=minilm&result=987654&result=987653");
+      REQUIRE(r);
+      CHECK(r->status == 404);
+      CHECK(contains(r->body, "result 987654 is not a minilm result of mini-1.0.0"));
+    }
     CHECK(s.stop(SIGTERM) == 0);
     CHECK(contains(read_file(s.err_file), "GET /reports/rounds/mini-1.0.0/minilm.html 200"));
   }
@@ -463,6 +509,12 @@ TEST_SUITE("serve") {
     hidden_body.replace(hidden_body.find("mini-1.0.0"), 10, "mini-9.9.9");
     CHECK(hidden_body == absent.body);
     CHECK(get("/reports/rounds/mini-1.0.0/index.html", bearer("tok-bob-0123456789")).status == 404);
+    // A head-to-head by query in the hidden round names nothing of it.
+    auto cmp = get("/reports/compare.html?round=mini-1.0.0&benchmark=minilm&result=987654&result=987653",
+                   bearer("tok-bob-0123456789"));
+    CHECK(cmp.status == 404);
+    CHECK_FALSE(contains(cmp.body, "987654"));
+    CHECK_FALSE(contains(cmp.body, "minilm"));
     auto index = get("/reports/index.html", bearer("tok-bob-0123456789"));
     CHECK(index.status == 200);
     CHECK_FALSE(contains(index.body, "mini-1.0.0"));
@@ -471,6 +523,7 @@ TEST_SUITE("serve") {
     CHECK(seen.status == 200);
     CHECK(seen.get_header_value("Cache-Control") == "no-store");
     CHECK(without_generated_at(seen.body) == without_generated_at(page->body));
+    CHECK(contains(seen.body, "Under review, not for publication:</strong> mini-1.0.0 (state review)"));
     CHECK(get("/reports/index.html", bearer("tok-alice-0123456789")).get_header_value("Cache-Control") == "no-store");
     CHECK(get("/reports/rounds/mini-1.0.0/minilm.html", bearer("tok-carol-0123456789")).status == 200);  // a chair
     // No token, or a bad one: 401 with the sign-in form.

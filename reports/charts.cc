@@ -136,16 +136,17 @@ Json runs(const Json& values) {
   set(dots, "mark", m);
   Json enc = jobj();
   // Minutes from near the fastest run, not from 0 (runs that differ by seconds
-  // would crowd at one end); system names in full.
+  // would crowd at one end); system names in full, without an axis title.
   Json x = field("minutes", "quantitative", "Minutes");
   Json xs = jobj();
   set(xs, "zero", jbool(false));
   set(xs, "nice", jbool(false));
   set(xs, "padding", jint(12));
   set(x, "scale", xs);
-  Json y = field("system", "nominal", "System");
+  Json y = field("system", "nominal");
   Json ya = jobj();
   set(ya, "labelLimit", jint(0));
+  set(ya, "title", jnull());  // the labels are the systems; a title would sit over the long ones
   set(y, "axis", ya);
   set(enc, "x", x);
   set(enc, "y", y);

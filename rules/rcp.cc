@@ -244,6 +244,41 @@ void RcpTable::prune() {
   for (const auto* r : order) pruned_.push_back(*r);
 }
 
+bool RcpTable::reference_at(double bs, RcpRecord* out, std::string* status, std::string* why) const {
+  auto num = [](double x) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.10g", x);
+    return std::string(buf);
+  };
+  if (pruned_.empty()) {
+    *status = "no_rcps";
+    *why = "the RCP table has no records for " + benchmark_;
+    return false;
+  }
+  const RcpRecord* lo = nullptr;
+  const RcpRecord* hi = nullptr;
+  for (const auto& r : pruned_) {
+    if (r.bs == bs) {
+      *out = r;
+      *status = "found";
+      *why = "RCP at batch size " + num(r.bs);
+      return true;
+    }
+    if (r.bs < bs && (!lo || r.bs > lo->bs)) lo = &r;
+    if (r.bs > bs && (!hi || r.bs < hi->bs)) hi = &r;
+  }
+  if (lo && hi) {
+    *out = interpolate(bs, *lo, *hi);
+    *status = "interpolated";
+    *why = "RCP interpolated between batch sizes " + num(lo->bs) + " and " + num(hi->bs);
+    return true;
+  }
+  *status = "missing";
+  *why = lo ? "batch size " + num(bs) + " is larger than every RCP (largest " + num(lo->bs) + ")"
+            : "batch size " + num(bs) + " is smaller than every RCP (smallest " + num(hi->bs) + ")";
+  return false;
+}
+
 RcpOutcome RcpTable::evaluate(const std::vector<RunConvergence>& runs, bool bypass) const {
   RcpOutcome out;
   // Batch size and benchmark must agree across files.

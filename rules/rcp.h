@@ -61,6 +61,14 @@ class RcpTable {
   const std::vector<RcpRecord>& records() const { return all_; }
   const std::vector<RcpRecord>& pruned() const { return pruned_; }
 
+  // The reference a run at batch size `bs` is held to, found as evaluate()
+  // finds it: the pruned record at that BS ("found"), else one interpolated
+  // between the nearest pruned records below and above ("interpolated").
+  // False when none applies (*status "missing": BS above every record, or
+  // below every record, where the checker only accepts slower convergence;
+  // "no_rcps": an empty table), with a sentence in *why.
+  bool reference_at(double bs, RcpRecord* out, std::string* status, std::string* why) const;
+
   // The consortium's check_directory for the runs of one benchmark directory.
   RcpOutcome evaluate(const std::vector<RunConvergence>& runs, bool bypass) const;
 

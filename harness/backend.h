@@ -55,6 +55,11 @@ class RunHandle {
   // Asks the run to stop (SIGTERM to the process group, scancel, ...);
   // idempotent; wait() then reports Cancelled.
   virtual void cancel(const std::string& reason) = 0;
+  // Ends the run at once, without the grace a cancel() gives (SIGKILL to
+  // the process group); the harness calls it when a second interrupt comes.
+  // Backends whose cancel() already ends the run at once (scancel) keep this
+  // default.
+  virtual void kill_now(const std::string& reason) { cancel(reason); }
 };
 
 class Backend {

@@ -51,6 +51,17 @@ class ExecHandle : public RunHandle {
     cancel_at_ = Clock::now();
     ::kill(-pid_, SIGTERM);
   }
+  void kill_now(const std::string& reason) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    if (!cancel_requested_) {
+      cancel_requested_ = true;
+      cancel_reason_ = reason;
+      cancel_at_ = Clock::now();
+    }
+    ::kill(-pid_, SIGKILL);
+    killed_ = true;
+  }
 
  private:
   void emit(std::string& pending, const char* data, size_t n) {

@@ -1,6 +1,6 @@
 // The exec backend: each run is a local process in its own process group,
 // its stdout and stderr streamed line by line; cancel sends SIGTERM to the
-// group, then SIGKILL after a grace period.
+// group, then SIGKILL after a grace period; kill_now sends SIGKILL at once.
 #pragma once
 
 #include "harness/backend.h"

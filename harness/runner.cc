@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,9 @@ struct Live {
   RunRequest request;
   std::unique_ptr<RunHandle> handle;
   std::unique_ptr<LiveChecker> checker;
+  std::unique_ptr<ProgressTracker> tracker;
+  uint64_t progress_seen = 0;  // tracker events at the last progress call
+  std::string state_seen;      // state at the last progress call
   std::mutex mu;
   Clock::time_point started;
   bool launched = false, finished = false;
@@ -91,6 +95,7 @@ std::optional<rules::Finding> follow_log_file(Live& l, const rules::RuleSet& rul
     if (size < l.offset) {
       // The workload truncated its log and started it again: check it afresh.
       l.checker = std::make_unique<LiveChecker>(rules);
+      l.tracker->reset();
       l.offset = 0;
       l.partial.clear();
       l.report.lines = 0;
@@ -107,6 +112,7 @@ std::optional<rules::Finding> follow_log_file(Live& l, const rules::RuleSet& rul
         std::string line = l.partial.substr(start, nl - start);
         if (!line.empty() && line.back() == '\r') line.pop_back();
         ++l.report.lines;
+        l.tracker->add_line(line);
         if (auto f = l.checker->add_line(line); f && !found) found = f;
       }
       l.partial.erase(0, start);
@@ -114,6 +120,7 @@ std::optional<rules::Finding> follow_log_file(Live& l, const rules::RuleSet& rul
   }
   if (final && !l.partial.empty()) {
     ++l.report.lines;
+    l.tracker->add_line(l.partial);
     if (auto f = l.checker->add_line(l.partial); f && !found) found = f;
     l.partial.clear();
   }
@@ -302,7 +309,7 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
   m.has_time_to_train = facts.has_times;
   m.time_to_train_ms = facts.time_to_train_ms;
   m.run_stop_status = facts.run_stop_status;
-  m.verdict = !l.launched ? "not checked" : r.verdict.compliant ? "compliant" : "not compliant";
+  m.verdict = !l.launched || !r.checked ? "not checked" : r.verdict.compliant ? "compliant" : "not compliant";
   if (!r.verdict.errors.empty()) {
     const auto& f = r.verdict.errors[0];
     m.first_error = (f.line ? "line " + std::to_string(f.line) + ": " : std::string()) + f.rule + ": " + f.message;
@@ -345,12 +352,36 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
   r.result_file = f.string();
 }
 
+// What the display calls the run's state. REQUIRES: l.mu held.
+std::string state_of(const Live& l) {
+  if (!l.launched) return l.finished ? "failed" : "waiting";
+  if (!l.finished) return "running";
+  if (l.report.aborted) return "stopped";
+  return to_string(l.report.status.state);
+}
+
 }  // namespace
+
+std::string interrupt_name(int signal) {
+  switch (signal) {
+    case SIGINT: return "Ctrl-C (SIGINT)";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case 0: return "an interrupt";
+  }
+  return "signal " + std::to_string(signal);
+}
 
 bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules, const RunnerOptions& opt,
                  HarnessReport* out, std::string* error) {
   *out = HarnessReport{};
   out->system = spec.system;
+  {
+    rules::RoundFacts facts;
+    std::string ferr;
+    if (!rules::facts_for(rules, &facts, &ferr)) facts = rules::RoundFacts{};
+    out->progress_model = load_progress_model(rules, facts, spec.benchmark);
+  }
   fs::path pkg = fs::path(opt.out_dir) / spec.org;
   fs::path results = pkg / "results" / spec.system / spec.benchmark;
   std::error_code ec;
@@ -409,8 +440,17 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       r.options["org"] = spec.org;
     }
     l->checker = std::make_unique<LiveChecker>(rules);
+    l->tracker = std::make_unique<ProgressTracker>(out->progress_model);
     runs.push_back(std::move(l));
   }
+  // The handles go before the runs they feed: a backend thread may still
+  // send lines until its handle is destroyed (joined).
+  struct HandlesFirst {
+    std::vector<std::unique_ptr<Live>>& runs;
+    ~HandlesFirst() {
+      for (auto& l : runs) l->handle.reset();
+    }
+  } handles_first{runs};
 
   int parallel = spec.parallel > 0 ? spec.parallel
                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -427,18 +467,21 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
                             f.message + (f.found.empty() ? "" : " (found " + f.found + ")");
     if (l.handle) l.handle->cancel("stopped by the live checker: " + l.report.abort_reason);
   };
-  auto last_status = Clock::now();
+  auto last_progress = Clock::now();
+  auto signal_name = [&] { return interrupt_name(opt.interrupt_signal ? opt.interrupt_signal->load() : 0); };
+  auto interrupt_set = [&] {
+    return (opt.interrupt && opt.interrupt->load()) || (opt.stop_now && opt.stop_now->load());
+  };
   while (true) {
-    bool interrupted = opt.interrupt && opt.interrupt->load();
-    if (interrupted && !out->interrupted) {
+    if (interrupt_set() && !out->interrupted) {
       out->interrupted = true;
-      event("interrupted: cancelling every run");
+      event("interrupted by " + signal_name() + ": cancelling every run (a second one ends at once)");
       for (auto& l : runs) {
         std::lock_guard<std::mutex> lock(l->mu);
-        if (l->handle && !l->finished) l->handle->cancel("interrupted (Ctrl-C)");
+        if (l->handle && !l->finished) l->handle->cancel("interrupted by " + signal_name());
       }
     }
-    while (!out->interrupted && active < parallel && next < runs.size()) {
+    while (!out->interrupted && !interrupt_set() && active < parallel && next < runs.size()) {
       Live& l = *runs[next++];
       l.started = Clock::now();
       std::string err;
@@ -452,6 +495,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
           return;
         }
         ++lp->report.lines;
+        lp->tracker->add_line(line);
         if (auto f = lp->checker->add_line(line)) stop_run(*lp, *f);
       }, &err);
       std::lock_guard<std::mutex> lock(l.mu);
@@ -466,6 +510,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       }
       l.handle = std::move(h);
       l.launched = true;
+      l.report.launched = true;
       l.report.job_id = l.handle->job_id();
       record_launch(spec, backend, plan, l.report, &l.entry, event);
       ++active;
@@ -514,27 +559,86 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       if (!l.report.aborted)
         if (auto f = l.checker->check_now()) stop_run(l, *f);
       l.report.verdict = l.checker->final_verdict();
+      l.report.checked = true;
       l.report.last_eval = l.checker->last_eval();
+      l.report.progress = l.tracker->snapshot();
       enter_package(l, plan, results, event);
       event(l.report.id + ": " +
             (l.report.aborted ? "stopped by the live checker: " + l.report.abort_reason
                               : to_string(s.state) + (s.detail.empty() ? "" : " [" + s.detail + "]")));
     }
-    if (opt.status && Clock::now() - last_status > std::chrono::seconds(1)) {
-      last_status = Clock::now();
-      std::vector<std::string> lines;
+    if (opt.progress) {
+      std::vector<size_t> changed;
+      for (size_t i = 0; i < runs.size(); ++i) {
+        Live& l = *runs[i];
+        std::lock_guard<std::mutex> lock(l.mu);
+        std::string st = state_of(l);
+        if (st != l.state_seen || l.tracker->events() != l.progress_seen) {
+          changed.push_back(i);
+          l.state_seen = st;
+          l.progress_seen = l.tracker->events();
+        }
+      }
+      if (!changed.empty() || Clock::now() - last_progress > std::chrono::seconds(1)) {
+        last_progress = Clock::now();
+        std::vector<RunProgress> all;
+        for (auto& lp : runs) {
+          std::lock_guard<std::mutex> lock(lp->mu);
+          RunProgress r;
+          r.id = lp->report.id;
+          r.state = lp->state_seen;
+          r.wall_s = !lp->launched ? 0
+                     : lp->finished ? lp->report.seconds
+                                    : std::chrono::duration<double>(Clock::now() - lp->started).count();
+          r.lines = lp->report.lines;
+          r.progress = lp->tracker->snapshot();
+          all.push_back(std::move(r));
+        }
+        opt.progress(*out->progress_model, all, changed);
+      }
+    }
+    if (opt.stop_now && opt.stop_now->load() && !out->stopped_at_once) {
+      // A second interrupt: kill what still runs, keep what it logged, end.
+      out->stopped_at_once = true;
+      std::string why = "killed at a second interrupt";
+      event("a second interrupt: killing every run still going and ending now");
+      std::vector<Live*> killed;
       for (auto& lp : runs) {
         std::lock_guard<std::mutex> lock(lp->mu);
-        char buf[256];
-        double el = !lp->launched ? 0
-                    : lp->finished ? lp->report.seconds
-                                   : std::chrono::duration<double>(Clock::now() - lp->started).count();
-        std::snprintf(buf, sizeof buf, "%-16s %-10s %7.1f s  %6zu lines  eval %s", lp->report.id.c_str(),
-                      !lp->launched ? "waiting" : lp->finished ? (lp->report.aborted ? "aborted" : to_string(lp->report.status.state)) : "running",
-                      el, lp->report.lines, lp->checker->last_eval().empty() ? "-" : lp->checker->last_eval().c_str());
-        lines.push_back(buf);
+        if (!lp->launched || lp->finished) continue;
+        if (lp->handle) lp->handle->kill_now(why);
+        killed.push_back(lp.get());
       }
-      opt.status(lines);
+      // Its last lines reach the run before the log is written (the handle's thread is joined).
+      for (Live* l : killed) l->handle.reset();
+      for (Live* lp : killed) {
+        Live& l = *lp;
+        std::lock_guard<std::mutex> lock(l.mu);
+        l.finished = true;
+        --active;
+        l.report.status = {RunState::Cancelled, -1, why + " (its log is kept as far as it got; not checked)"};
+        l.report.seconds = std::chrono::duration<double>(Clock::now() - l.started).count();
+        std::string err;
+        if (l.follows_file) {
+          follow_log_file(l, rules, true);
+          if (!write_atomically(l.report.output_file, l.output, &err)) event(l.report.id + ": " + err);
+        } else if (!fs::exists(l.report.kept_log, ec)) {
+          if (!write_atomically(l.report.kept_log, l.checker->text(), &err)) event(l.report.id + ": " + err);
+        }
+        if (opt.environment) {
+          Environment env = *opt.environment;
+          std::string log_text;
+          env.submission = submission_fields(l.follows_file && read_file(l.report.kept_log, &log_text) ? log_text
+                                                                                                     : l.checker->text());
+          fs::path env_file = logs / (l.report.id + ".env.json");
+          if (write_atomically(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
+        }
+        l.report.last_eval = l.checker->last_eval();
+        l.report.progress = l.tracker->snapshot();
+        enter_package(l, plan, results, event);  // recorded as cancelled, out of the package
+        event(l.report.id + ": " + l.report.status.detail);
+      }
+      break;
     }
     if (all_done && active == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -543,6 +647,16 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
   // The package: each run entered it (or not) as it ended (enter_package).
   std::error_code rm;
   if (runs.empty()) fs::remove(logs, rm);  // no run, no folder for its logs
+  for (auto& lp : runs) {
+    // Only what exists is named; a run never launched says so.
+    RunReport& r = lp->report;
+    if (!lp->launched && !lp->finished) {
+      r.left_out = "never started (the harness was interrupted first)";
+      r.kept_log.clear();
+      r.output_file.clear();
+    }
+    if (!r.output_file.empty() && !fs::exists(r.output_file, rm)) r.output_file.clear();
+  }
   for (auto& lp : runs) out->runs.push_back(lp->report);
   if (!plan.error.empty()) {
     *error = plan.error;

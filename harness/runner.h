@@ -19,16 +19,25 @@
 // with a complete log that is compliant, or that did not converge and breaks
 // no other rule, whatever its exit status; every other run is left out with
 // the reason (docs/harness.md).
+//
+// Interrupting (docs/progress.md): the first *interrupt cancels every run
+// (SIGTERM to exec process groups, scancel on Slurm), launches nothing more,
+// waits for the runs to end and collects their output; the runs that had
+// finished are in the package. *stop_now (a second interrupt) ends at once:
+// every run still going is killed (RunHandle::kill_now), what it logged so far
+// is kept (written atomically), and its log is not checked.
 #pragma once
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "harness/backend.h"
 #include "harness/environment.h"
 #include "harness/manifest.h"
+#include "harness/progress.h"
 #include "harness/spec.h"
 #include "rules/compliance.h"
 #include "rules/ruleset.h"
@@ -42,13 +51,16 @@ struct RunReport {
   RunStatus status;
   bool aborted = false;        // stopped by the live checker
   std::string abort_reason;    // the irreparable finding
+  bool launched = false;       // the backend started it
+  bool checked = false;        // `verdict` holds the batch verdict (false: never started, or ended at a second interrupt)
   rules::FileVerdict verdict;  // the batch verdict over its whole log
   std::string result_file;     // in the package; "" when the run is not in it
   std::string left_out;        // why the run is not in the package ("" when it is)
-  std::string kept_log;        // the run's log, kept for every run: the file the workload wrote when
-                               // the command names {log}, else what it printed
+  std::string kept_log;        // the run's log, kept for every run that started: the file the workload
+                               // wrote when the command names {log}, else what it printed ("" when none exists)
   std::string output_file;     // when the command names {log}: what it printed (stdout and stderr)
   std::string environment_file;  // <run>.env.json beside the log: the environment, with the log's submission_* fields
+  Progress progress;           // what its log says of its progress, at its end
   double seconds = 0;
   std::string last_eval;
   size_t lines = 0;
@@ -64,6 +76,8 @@ struct HarnessReport {
   std::string package_dir;  // <out>/<org>
   std::string system;
   bool interrupted = false;
+  bool stopped_at_once = false;  // a second interrupt ended the runs without waiting
+  std::shared_ptr<const ProgressModel> progress_model;
   std::string manifest;               // <out>/.referee-runs/<benchmark>/manifest.json
   std::vector<std::string> kept;      // result files of earlier invocations, kept: "result_0.txt (minilm-0, seed 7)"
   std::vector<std::string> removed;   // result files --replace removed
@@ -75,12 +89,19 @@ struct RunnerOptions {
   std::string out_dir;                   // the package goes to <out_dir>/<org>/...
   std::string system_json;               // the system description to write (validated before any run)
   const Environment* environment = nullptr;  // captured before the runs: written beside each run's log
-  const std::atomic<bool>* interrupt = nullptr;  // set by Ctrl-C: cancel everything, keep what finished
+  const std::atomic<bool>* interrupt = nullptr;  // set by Ctrl-C (SIGTERM, SIGHUP): cancel everything, keep what finished
+  const std::atomic<bool>* stop_now = nullptr;   // set by a second one: kill what still runs and end at once
+  const std::atomic<int>* interrupt_signal = nullptr;  // the signal that set *interrupt (messages name it)
   bool replace = false;                  // remove the package's result files first (--replace)
-  // Called about every second with one status line per run (for a terminal), and once per event.
-  std::function<void(const std::vector<std::string>&)> status;
+  // Called when a run changes (launched, ended, logs run_start, an evaluation
+  // or run_stop), and at least every second while runs go on: every run, and
+  // the indices of those that changed since the last call.
+  std::function<void(const ProgressModel&, const std::vector<RunProgress>&, const std::vector<size_t>& changed)> progress;
   std::function<void(const std::string&)> event;
 };
+
+// "Ctrl-C (SIGINT)", "SIGTERM", "SIGHUP"; "an interrupt" for 0.
+std::string interrupt_name(int signal);
 
 bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules, const RunnerOptions& opt,
                  HarnessReport* out, std::string* error);

@@ -4,11 +4,13 @@
 #include <csignal>
 #include <iostream>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "harness/backends.h"
+#include "harness/progress.h"
 #include "harness/runner.h"
 #include "harness/spec.h"
 #include "harness/system_describe.h"
@@ -16,13 +18,43 @@
 #include "rules/package.h"
 #include "rules/score.h"
 #include "rules/source.h"
+#include "mllog/json_writer.h"
 
 namespace referee::cli {
 
 namespace {
 
+// SIGINT, SIGTERM and SIGHUP: the first asks the harness to cancel every run
+// and keep what finished, a second one to kill what still runs and end at
+// once. The handler only sets these (lock-free atomics are async-signal-safe);
+// the harness looks at them every 50 ms.
 std::atomic<bool> g_interrupt{false};
-extern "C" void on_sigint(int) { g_interrupt.store(true); }
+std::atomic<bool> g_stop_now{false};
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
+extern "C" void on_signal(int sig) {
+  if (g_interrupt.exchange(true)) {
+    g_stop_now.store(true);
+  } else {
+    g_signal.store(sig);
+  }
+}
+constexpr int kInterruptSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+void catch_interrupts() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int sig : kInterruptSignals) sigaction(sig, &sa, nullptr);
+}
+
+void default_interrupts() {
+  struct sigaction sa {};
+  sa.sa_handler = SIG_DFL;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : kInterruptSignals) sigaction(sig, &sa, nullptr);
+}
 
 // What the environment capture needs from a spec: the workload's command
 // (its Python), its working directory (its git commit) and environment.
@@ -60,7 +92,7 @@ Command run_command() {
   return {"run", "Run a workload spec on a backend, check it live, write a submission package",
           [](CLI::App& sub) -> std::function<int()> {
             struct Opts {
-              std::string spec, backend, out = "referee-out", rules, system, system_description;
+              std::string spec, backend, out = "referee-out", rules, system, system_description, progress = "auto";
               int runs = 0, parallel = 0;
               bool replace = false;
             };
@@ -78,6 +110,10 @@ Command run_command() {
                          "remove the package's result files for this benchmark first and run every run again "
                          "(default: keep them and add only the runs it lacks)");
             sub.add_option("--system-description", o->system_description, "YAML/JSON file with the system fields referee cannot detect");
+            sub.add_option("--progress", o->progress,
+                           "auto (tty when stdout is a terminal, else plain), tty (redrawn table), plain (a line per "
+                           "progress event) or json (a JSON object per line; docs/progress.md)")
+                ->check(CLI::IsMember({"auto", "tty", "plain", "json"}));
             return [o]() -> int {
               std::string error;
               harness::Spec spec;
@@ -137,62 +173,111 @@ Command run_command() {
                 std::cerr << "referee run: " << error << "\n";
                 return kCannotCheck;
               }
-              std::cout << "referee run " << o->spec << "\n";
-              for (const auto& [k, v] : spec.effective) std::cout << "  " << k << " = " << v.first << "  (" << v.second << ")\n";
-              std::cout << "  system = " << spec.system << ", rules from " << src.origin << "\n";
-              std::signal(SIGINT, on_sigint);
+              std::string mode = o->progress == "auto" ? (isatty(1) ? "tty" : "plain") : o->progress;
+              bool json = mode == "json";
+              // With --progress=json stdout holds only JSON lines; what is for a person goes to stderr.
+              std::ostream& say = json ? std::cerr : std::cout;
+              say << "referee run " << o->spec << "\n";
+              for (const auto& [k, v] : spec.effective) say << "  " << k << " = " << v.first << "  (" << v.second << ")\n";
+              say << "  system = " << spec.system << ", rules from " << src.origin << "\n";
               harness::RunnerOptions ropt;
               ropt.out_dir = o->out;
               ropt.system_json = sys.to_json();
               ropt.environment = &environment;
               ropt.interrupt = &g_interrupt;
+              ropt.stop_now = &g_stop_now;
+              ropt.interrupt_signal = &g_signal;
               ropt.replace = o->replace;
-              bool tty = isatty(1);
               size_t drawn = 0;
+              auto undraw = [&] {
+                if (drawn) std::cout << "\033[" << drawn << "A\033[J";
+                drawn = 0;
+              };
               ropt.event = [&](const std::string& e) {
-                if (tty && drawn) {
-                  std::cout << "\033[" << drawn << "A\033[J";
-                  drawn = 0;
+                if (json) {
+                  std::cout << harness::event_json(e) << "\n" << std::flush;
+                  return;
                 }
+                undraw();
                 std::cout << "  " << e << "\n" << std::flush;
               };
-              if (tty)
-                ropt.status = [&](const std::vector<std::string>& lines) {
-                  if (drawn) std::cout << "\033[" << drawn << "A\033[J";
-                  for (const auto& l : lines) std::cout << "    " << l << "\n";
-                  drawn = lines.size();
+              ropt.progress = [&](const harness::ProgressModel& m, const std::vector<harness::RunProgress>& runs,
+                                  const std::vector<size_t>& changed) {
+                if (mode == "tty") {
+                  undraw();
+                  for (const auto& r : runs) {
+                    char head[128];
+                    std::snprintf(head, sizeof head, "%-16s %-9s %7.1f s %7zu lines  ", r.id.c_str(), r.state.c_str(), r.wall_s,
+                                  r.lines);
+                    std::cout << "    " << head << (r.state == "waiting" ? "" : harness::progress_text(r.progress, m)) << "\n";
+                  }
+                  drawn = runs.size();
                   std::cout << std::flush;
-                };
+                  return;
+                }
+                for (size_t i : changed) {
+                  const auto& r = runs[i];
+                  if (json) std::cout << harness::progress_json(r, m) << "\n";
+                  else if (r.state != "waiting")
+                    std::cout << "  progress " << r.id << " " << r.state << ": " << harness::progress_text(r.progress, m) << "\n";
+                }
+                std::cout << std::flush;
+              };
+              g_interrupt = false;
+              g_stop_now = false;
+              g_signal = 0;
+              catch_interrupts();
               harness::HarnessReport report;
-              if (!harness::run_harness(spec, *backend, *rs, ropt, &report, &error)) {
+              bool ran = harness::run_harness(spec, *backend, *rs, ropt, &report, &error);
+              // Past this point a signal ends referee at once: everything it wrote is whole (atomic renames).
+              default_interrupts();
+              undraw();
+              if (!ran) {
                 std::cerr << "referee run: " << error << "\n";
                 return kCannotCheck;
               }
-              std::signal(SIGINT, SIG_DFL);
               // Summary: runs, verdicts, the package's checks and score.
-              Table t({"run", "seed", "state", "seconds", "last eval", "verdict", "in package"});
+              const harness::ProgressModel& model = *report.progress_model;
+              auto verdict_of = [](const harness::RunReport& r) -> std::string {
+                if (!r.launched) return "not started";
+                if (!r.checked) return "not checked";
+                if (r.status.state == harness::RunState::Cancelled && !r.aborted) return "incomplete";
+                return r.verdict.compliant ? "compliant" : "NOT compliant";
+              };
+              auto state_of = [](const harness::RunReport& r) -> std::string {
+                if (!r.launched && r.status.state == harness::RunState::Pending) return "not started";
+                return r.aborted ? "aborted" : harness::to_string(r.status.state);
+              };
+              Table t({"run", "seed", "state", "time to train", "last eval", "verdict", "in package"});
               for (const auto& r : report.runs)
-                t.add({r.id, std::to_string(r.seed), r.aborted ? "aborted" : harness::to_string(r.status.state), fixed(r.seconds, 1),
-                       r.last_eval.empty() ? "-" : r.last_eval, r.verdict.compliant ? "compliant" : "NOT compliant",
+                t.add({r.id, std::to_string(r.seed), state_of(r),
+                       r.has_time_to_train             ? harness::format_duration(r.time_to_train_ms / 1000.0)
+                       : r.progress.has_time_to_train ? harness::format_duration(r.progress.time_to_train_s) + " (no run_stop)"
+                                                      : "-",
+                       r.last_eval.empty() ? "-" : r.last_eval, verdict_of(r),
                        r.result_file.empty() ? "no" : std::filesystem::path(r.result_file).filename().string()});
-              std::cout << "\n";
-              print_package_record(report, std::cout);
-              if (!report.runs.empty()) t.print(std::cout);
+              say << "\n";
+              print_package_record(report, say);
+              if (!report.runs.empty()) t.print(say);
+              for (const auto& r : report.runs) {
+                if (r.launched) say << r.id << ": " << harness::progress_text(r.progress, model) << "\n";
+              }
               for (const auto& r : report.runs) {
                 for (const auto& w : r.verdict.warnings)
-                  std::cout << r.id << ": warning: " << (w.line ? "line " + std::to_string(w.line) + ": " : std::string())
-                            << w.rule << ": " << w.message << "\n";
+                  say << r.id << ": warning: " << (w.line ? "line " + std::to_string(w.line) + ": " : std::string())
+                      << w.rule << ": " << w.message << "\n";
                 if (!r.result_file.empty() && !r.converged)
-                  std::cout << r.id << " is in the package as " << std::filesystem::path(r.result_file).filename().string()
-                            << ": " << r.package_reason << "\n";
+                  say << r.id << " is in the package as " << std::filesystem::path(r.result_file).filename().string()
+                      << ": " << r.package_reason << "\n";
                 if (r.left_out.empty()) continue;
-                std::cout << r.id << " is not in the package: " << r.left_out << "\n";
-                if (std::filesystem::exists(r.kept_log)) std::cout << "  its log is kept in " << r.kept_log << "\n";
-                if (!r.output_file.empty()) std::cout << "  its output is kept in " << r.output_file << "\n";
+                say << r.id << " is not in the package: " << r.left_out << "\n";
+                if (!r.kept_log.empty() && std::filesystem::exists(r.kept_log)) say << "  its log is kept in " << r.kept_log << "\n";
+                if (!r.output_file.empty() && std::filesystem::exists(r.output_file))
+                  say << "  its output is kept in " << r.output_file << "\n";
               }
               if (!report.runs.empty() && !report.runs.front().environment_file.empty())
-                std::cout << "environment of each run: " << std::filesystem::path(report.runs.front().environment_file).parent_path().string()
-                          << "/<run>.env.json\n";
+                say << "environment of each run: " << std::filesystem::path(report.runs.front().environment_file).parent_path().string()
+                    << "/<run>.env.json\n";
               rules::PackageOptions popt;
               rules::PackageReport pr;
               if (!rules::check_package(*rs, facts, report.package_dir, popt, &pr, &error)) {
@@ -200,21 +285,70 @@ Command run_command() {
                 return kCannotCheck;
               }
               auto scores = rules::score_package(pr, facts, rules::ScaleMode::Published);
-              std::cout << "\npackage: " << report.package_dir << " (" << (pr.pass ? "passes" : "FAILS") << " check-package with "
-                        << rs->id().id() << ")\n";
+              say << "\npackage: " << report.package_dir << " (" << (pr.pass ? "passes" : "FAILS") << " check-package with "
+                  << rs->id().id() << ")\n";
               for (const auto& d : pr.benchmarks) {
-                std::cout << "  " << d.system << "/" << d.benchmark << ": " << d.result_count << "/" << d.expected_count
-                          << " result files";
-                if (d.seeds_checked) std::cout << ", seeds " << (d.seeds_ok ? "ok" : "FAIL");
-                if (d.rcp_checked) std::cout << ", RCP " << d.rcp.status << (d.rcp.pass ? "" : " FAIL");
+                say << "  " << d.system << "/" << d.benchmark << ": " << d.result_count << "/" << d.expected_count
+                    << " result files";
+                if (d.seeds_checked) say << ", seeds " << (d.seeds_ok ? "ok" : "FAIL");
+                if (d.rcp_checked) say << ", RCP " << d.rcp.status << (d.rcp.pass ? "" : " FAIL");
                 for (const auto& row : scores.rows)
                   for (const auto& s : row.scores)
                     if (s.benchmark == d.benchmark && s.system == d.system && s.has_score)
-                      std::cout << ", score " << fixed(s.score, 4) << " min";
-                std::cout << "\n";
-                for (const auto& e : d.errors) std::cout << "    " << e.rule << ": " << e.message << "\n";
+                      say << ", score " << fixed(s.score, 4) << " min";
+                say << "\n";
+                for (const auto& e : d.errors) say << "    " << e.rule << ": " << e.message << "\n";
               }
-              if (report.interrupted) std::cout << "interrupted: the package holds the runs that finished\n";
+              // After an interruption: exactly what is on disk.
+              std::vector<std::string> on_disk;
+              if (report.interrupted) {
+                std::filesystem::path results = std::filesystem::path(report.package_dir) / "results" / spec.system / spec.benchmark;
+                std::error_code ec;
+                std::set<std::string> names;
+                for (const auto& e : std::filesystem::directory_iterator(results, ec))
+                  if (e.path().filename().string().rfind("result_", 0) == 0) names.insert(e.path().filename().string());
+                on_disk.assign(names.begin(), names.end());
+                std::string never, logs;
+                for (const auto& r : report.runs) {
+                  if (!r.launched) never += (never.empty() ? "" : ", ") + r.id;
+                  if (!r.kept_log.empty() && std::filesystem::exists(r.kept_log)) logs += "\n  " + r.kept_log;
+                }
+                say << "\ninterrupted by " << harness::interrupt_name(g_signal.load())
+                    << (report.stopped_at_once ? ", then again: the runs still going were killed at once" : ": every run was cancelled")
+                    << "\non disk: " << results.string() << " holds "
+                    << (on_disk.empty() ? std::string("no result files") : std::to_string(on_disk.size()) + " result file(s):");
+                for (const auto& n : on_disk) say << " " << n;
+                say << "\n";
+                if (!logs.empty()) say << "logs kept:" << logs << "\n";
+                if (!never.empty()) say << "never started (no log, no result): " << never << "\n";
+              }
+              if (json) {
+                mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
+                w.begin_object().key("type").value("summary");
+                w.key("interrupted").value(report.interrupted);
+                w.key("signal").value(report.interrupted ? harness::interrupt_name(g_signal.load()) : std::string());
+                w.key("stopped_at_once").value(report.stopped_at_once);
+                w.key("package").value(report.package_dir);
+                w.key("package_pass").value(pr.pass);
+                w.key("runs").begin_array();
+                for (const auto& r : report.runs) {
+                  auto opt = [&](const char* k, const std::string& v) {
+                    w.key(k);
+                    if (v.empty()) w.null();
+                    else w.value(v);
+                  };
+                  w.begin_object().key("run").value(r.id).key("seed").value(r.seed).key("state").value(state_of(r));
+                  w.key("verdict").value(verdict_of(r));
+                  opt("result_file", r.result_file);
+                  opt("left_out", r.left_out);
+                  opt("log", !r.kept_log.empty() && std::filesystem::exists(r.kept_log) ? r.kept_log : "");
+                  opt("output", !r.output_file.empty() && std::filesystem::exists(r.output_file) ? r.output_file : "");
+                  w.key("progress").raw(harness::progress_json(harness::RunProgress{r.id, state_of(r), r.seconds, r.lines, r.progress}, model));
+                  w.end_object();
+                }
+                w.end_array().end_object();
+                std::cout << w.str() << "\n" << std::flush;
+              }
               return report.interrupted ? kCannotCheck : pr.pass ? kPass : kFail;
             };
           }};

@@ -1,0 +1,412 @@
+// Interrupting `referee run`: real referee processes, sent real signals,
+// on the exec backend and on the Slurm test cluster (scripts/slurm/start.sh;
+// without one the Slurm case fails under CI and skips elsewhere). And the
+// progress a batch job or CI sees (--progress=plain|json).
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness/slurm_backend.h"
+#include "rules/interp.h"
+#include "rules/value.h"
+#include "tests/reference_data.h"
+
+namespace fs = std::filesystem;
+using namespace referee;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Scratch {
+  fs::path path;
+  Scratch() {
+    std::string tmpl = (fs::temp_directory_path() / "referee-signals-XXXXXX").string();
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    REQUIRE(::mkdtemp(buf.data()) != nullptr);
+    path = buf.data();
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string example() { return std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg"; }
+
+// Starts `referee <args>` with stdout and stderr to `out`.
+pid_t spawn_referee(const std::vector<std::string>& args, const fs::path& out) {
+  std::vector<std::string> argv_store = {REFEREE_BINARY};
+  argv_store.insert(argv_store.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_store) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::string out_path = out.string();
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int fd = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) ::_exit(126);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Its exit status, or nullopt when it is still running after `limit`.
+std::optional<int> wait_exit(pid_t pid, std::chrono::milliseconds limit) {
+  auto end = Clock::now() + limit;
+  while (true) {
+    int st = 0;
+    pid_t r = ::waitpid(pid, &st, WNOHANG);
+    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (Clock::now() > end) return std::nullopt;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+bool wait_until(const std::function<bool()>& ok, std::chrono::milliseconds limit) {
+  auto end = Clock::now() + limit;
+  while (!ok()) {
+    if (Clock::now() > end) return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
+// A process that still runs (a zombie has ended).
+bool alive(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  auto close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z';
+}
+
+// The pids the runs wrote to <dir>/pids/*.
+std::vector<pid_t> recorded_pids(const fs::path& dir) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir / "pids", ec)) {
+    std::istringstream in(slurp(e.path()));
+    long p = 0;
+    if (in >> p && p > 1) out.push_back(static_cast<pid_t>(p));
+  }
+  return out;
+}
+
+// A spec whose run 0 prints a whole compliant log and ends; every other run
+// records its shell's pid and a child's (the process group), prints the first
+// lines of a log and a marker, and waits five minutes. Two at a time: run 0
+// ends, runs 1 and 2 wait, runs 3 and 4 never start. `ignore_term`: they
+// ignore SIGTERM, so only the SIGKILL after the cancel grace (or a second
+// interrupt) ends them.
+fs::path write_spec(const fs::path& dir, const std::string& backend, bool ignore_term) {
+  fs::create_directories(dir / "pids");
+  std::string ex = example();
+  std::string script = std::string(ignore_term ? "trap '' TERM; " : "") + "if [ {run} -eq 0 ]; then cat '" + ex +
+                       "/results/cpu_2x_example/minilm/result_0.txt'; exit 0; fi; "
+                       "echo $$ > '" + (dir / "pids").string() + "/{run}.sh'; "
+                       "sleep 300 & echo $! > '" + (dir / "pids").string() + "/{run}.child'; "
+                       "head -n 12 '" + ex + "/results/cpu_2x_example/minilm/result_{run}.txt'; "
+                       "echo marker-{run}; wait";
+  std::string quoted;
+  for (char c : script) quoted += c == '"' ? std::string("\\\"") : std::string(1, c);
+  fs::path spec = dir / "spec.yaml";
+  std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: " << backend
+                      << "\nparallel: 2\norg: SigOrg\nsystem_description: " << ex
+                      << "/systems/cpu_2x_example.json\ncommand: [/bin/sh, -c, \"" << quoted << "\"]\n";
+  return spec;
+}
+
+// What the summary of an interrupted run must say, whatever the backend:
+// runs 0 (finished), 1 and 2 (cancelled), 3 and 4 (never started).
+void check_interrupted_summary(const fs::path& dir, const std::string& out, const std::string& signal_words) {
+  CHECK_MESSAGE(out.find("interrupted by " + signal_words) != std::string::npos, out);
+  CHECK_MESSAGE(out.find("holds 1 result file(s): result_0.txt") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("never started (no log, no result): minilm-3, minilm-4") != std::string::npos, out);
+  std::istringstream lines(out);
+  std::string l;
+  std::set<std::string> named;
+  bool in_logs = false;
+  while (std::getline(lines, l)) {
+    // No verdict for a run that never started; no result for a cancelled one.
+    if (l.rfind("minilm-3 ", 0) == 0 || l.rfind("minilm-4 ", 0) == 0) {
+      if (l.find("is not in the package") == std::string::npos) {
+        CHECK_MESSAGE(l.find("compliant") == std::string::npos, l);
+        CHECK_MESSAGE(l.find("not started") != std::string::npos, l);
+      }
+    }
+    if (l.rfind("minilm-1 ", 0) == 0 && l.find("  ") != std::string::npos) {
+      CHECK_MESSAGE(l.find(" compliant ") == std::string::npos, l);
+      CHECK_MESSAGE(l.find("result_") == std::string::npos, l);
+    }
+    if (auto at = l.find("its log is kept in "); at != std::string::npos) named.insert(l.substr(at + 19));
+    if (l == "logs kept:") in_logs = true;
+    else if (in_logs && l.rfind("  ", 0) == 0) named.insert(l.substr(2));
+    else in_logs = false;
+  }
+  // Every log named exists, and holds what the run printed before it was stopped.
+  CHECK(named.size() == 3);
+  for (const auto& n : named) {
+    CHECK_MESSAGE(fs::exists(n), n);
+    std::string id = fs::path(n).stem().string();
+    if (id != "minilm-0") CHECK_MESSAGE(slurp(n).find("marker-" + id.substr(7)) != std::string::npos, n);
+    CHECK(n.find("minilm-3") == std::string::npos);
+    CHECK(n.find("minilm-4") == std::string::npos);
+  }
+  fs::path results = dir / "out" / "SigOrg" / "results" / "cpu_2x_example" / "minilm";
+  CHECK(fs::exists(results / "result_0.txt"));
+  CHECK_FALSE(fs::exists(results / "result_1.txt"));
+  // Nothing half-written anywhere.
+  for (const auto& e : fs::recursive_directory_iterator(dir / "out"))
+    CHECK_MESSAGE(e.path().filename().string().find(".tmp") == std::string::npos, e.path());
+}
+
+// Runs 1 and 2 are up (their pids recorded, their marker printed) once both
+// children have written their pid: they print the marker right after.
+bool runs_up(const fs::path& dir) { return recorded_pids(dir).size() >= 4; }
+
+}  // namespace
+
+TEST_SUITE("signals") {
+  TEST_CASE("SIGTERM to referee run on exec: every run cancelled, no process left, the summary says what is on disk") {
+    Scratch s;
+    fs::path spec = write_spec(s.path, "exec", false);
+    pid_t pid = spawn_referee({"run", spec.string(), "--out", (s.path / "out").string(), "--progress=plain"}, s.path / "stdout");
+    REQUIRE_MESSAGE(wait_until([&] { return runs_up(s.path); }, 30s), slurp(s.path / "stdout"));
+    std::this_thread::sleep_for(300ms);  // the markers are read
+    auto pids = recorded_pids(s.path);
+    ::kill(pid, SIGTERM);
+    auto rc = wait_exit(pid, 20s);
+    std::string out = slurp(s.path / "stdout");
+    REQUIRE_MESSAGE(rc, out);
+    CHECK(*rc == 2);
+    for (pid_t p : pids) CHECK_MESSAGE(!alive(p), "process " << p << " outlived referee");
+    CHECK_MESSAGE(out.find("interrupted by SIGTERM: cancelling every run") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("interrupted by SIGTERM: every run was cancelled") != std::string::npos, out);
+    check_interrupted_summary(s.path, out, "SIGTERM");
+  }
+
+  TEST_CASE("SIGHUP behaves like Ctrl-C") {
+    Scratch s;
+    fs::path spec = write_spec(s.path, "exec", false);
+    pid_t pid = spawn_referee({"run", spec.string(), "--out", (s.path / "out").string(), "--progress=plain"}, s.path / "stdout");
+    REQUIRE_MESSAGE(wait_until([&] { return runs_up(s.path); }, 30s), slurp(s.path / "stdout"));
+    std::this_thread::sleep_for(300ms);
+    auto pids = recorded_pids(s.path);
+    ::kill(pid, SIGHUP);
+    auto rc = wait_exit(pid, 20s);
+    std::string out = slurp(s.path / "stdout");
+    REQUIRE_MESSAGE(rc, out);
+    CHECK(*rc == 2);
+    for (pid_t p : pids) CHECK_MESSAGE(!alive(p), "process " << p << " outlived referee");
+    check_interrupted_summary(s.path, out, "SIGHUP: every run was cancelled");
+  }
+
+  TEST_CASE("a second signal ends at once: runs that ignore SIGTERM are killed without the grace, logs kept whole") {
+    Scratch s;
+    fs::path spec = write_spec(s.path, "exec", true);
+    pid_t pid = spawn_referee({"run", spec.string(), "--out", (s.path / "out").string(), "--progress=plain"}, s.path / "stdout");
+    REQUIRE_MESSAGE(wait_until([&] { return runs_up(s.path); }, 30s), slurp(s.path / "stdout"));
+    std::this_thread::sleep_for(300ms);
+    auto pids = recorded_pids(s.path);
+    ::kill(pid, SIGINT);
+    std::this_thread::sleep_for(300ms);
+    // They ignore SIGTERM: without a second signal they would last the 2 s grace.
+    for (pid_t p : pids) CHECK(alive(p));
+    auto t0 = Clock::now();
+    ::kill(pid, SIGTERM);
+    auto rc = wait_exit(pid, 20s);
+    double took = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::string out = slurp(s.path / "stdout");
+    REQUIRE_MESSAGE(rc, out);
+    CHECK(*rc == 2);
+    CHECK_MESSAGE(took < 1.5, took);
+    MESSAGE("referee ended " << took << " s after the second signal");
+    for (pid_t p : pids) CHECK_MESSAGE(!alive(p), "process " << p << " outlived referee");
+    CHECK_MESSAGE(out.find("minilm-1: killed at a second interrupt") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("not checked") != std::string::npos, out);
+    check_interrupted_summary(s.path, out, "Ctrl-C (SIGINT), then again: the runs still going were killed at once");
+  }
+
+  TEST_CASE("--progress=json: stdout is one JSON object per line, progress against the RCP, a summary last") {
+    Scratch s;
+    std::string ex = example();
+    fs::path spec = s.path / "spec.yaml";
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\nparallel: 5\norg: JsonOrg\n"
+                        << "system_description: " << ex << "/systems/cpu_2x_example.json\n"
+                        << "command: [/bin/sh, -c, \"while IFS= read -r l; do printf '%s\\\\n' \\\"$l\\\"; case \\\"$l\\\" in "
+                           "*eval_accuracy*) sleep 0.05;; esac; done < "
+                        << ex << "/results/cpu_2x_example/minilm/result_{run}.txt\"]\n";
+    pid_t pid = spawn_referee({"run", spec.string(), "--out", (s.path / "out").string(), "--progress=json"}, s.path / "all");
+    auto rc = wait_exit(pid, 120s);
+    REQUIRE(rc);
+    // stdout and stderr went to one file: the JSON lines are those that start with '{'.
+    std::string all = slurp(s.path / "all");
+    CHECK_MESSAGE(*rc == 0, all);
+    std::istringstream in(all);
+    std::string l, last_type;
+    int progress = 0, events = 0, with_fraction = 0;
+    while (std::getline(in, l)) {
+      if (l.empty() || l[0] != '{') continue;
+      bool ok = false;
+      std::string err;
+      rules::Value v = rules::value_from_json(l, &ok, &err);
+      REQUIRE_MESSAGE(ok, err << ": " << l);
+      REQUIRE(v.kind == rules::VKind::Dict);
+      last_type = v.d().find_str("type")->s();
+      if (last_type == "progress") {
+        ++progress;
+        rules::Value* f = v.d().find_str("fraction");
+        if (f && f->is_num()) {
+          ++with_fraction;
+          CHECK(v.d().find_str("expected_basis")->s() == "RCP at batch size 64");
+          CHECK(v.d().find_str("position")->as_double() / v.d().find_str("expected")->as_double() ==
+                doctest::Approx(f->as_double()));
+        }
+      } else if (last_type == "event") {
+        ++events;
+      } else {
+        CHECK(last_type == "summary");
+        REQUIRE(v.d().find_str("runs")->items().size() == 5);
+        for (const auto& r : v.d().find_str("runs")->items()) {
+          CHECK(r.d().find_str("verdict")->s() == "compliant");
+          CHECK(r.d().find_str("result_file")->kind == rules::VKind::Str);
+          CHECK(r.d().find_str("progress")->d().find_str("run_stop")->b);
+        }
+        CHECK(v.d().find_str("package_pass")->b);
+      }
+    }
+    CHECK(last_type == "summary");
+    CHECK(events >= 10);  // started and succeeded, for each run
+    CHECK(progress >= 5);
+    CHECK(with_fraction >= 5);
+    // What is for a person went to stderr, not among the JSON lines.
+    CHECK(all.find("referee run ") != std::string::npos);
+
+    // The same spec, one line per progress event.
+    pid = spawn_referee({"run", spec.string(), "--out", (s.path / "out2").string(), "--progress=plain"}, s.path / "plain");
+    rc = wait_exit(pid, 120s);
+    REQUIRE(rc);
+    std::string plain = slurp(s.path / "plain");
+    CHECK_MESSAGE(*rc == 0, plain);
+    CHECK(plain.find("\033[") == std::string::npos);  // no redrawing
+    CHECK_MESSAGE(plain.find("  progress minilm-0 succeeded: eval_accuracy ") != std::string::npos, plain);
+    CHECK_MESSAGE(plain.find(" of ~2.5 epochs (RCP at batch size 64): ") != std::string::npos, plain);
+  }
+}
+
+// ---------------------------------------------------------------- Slurm
+
+namespace {
+
+std::string cluster_conf() {
+  if (const char* c = std::getenv("SLURM_CONF"); c && *c) return c;
+  const char* d = std::getenv("REFEREE_SLURM_DIR");
+  std::string conf = std::string(d && *d ? d : "/tmp/referee-slurm") + "/slurm.conf";
+  return fs::exists(conf) ? conf : "";
+}
+
+bool have_cluster() {
+  auto r = harness::slurm::run_command({"sinfo", "--noheader", "--format=%t"}, cluster_conf(), 20s);
+  std::string problem = !r.started ? r.error : r.exit_code != 0 ? "sinfo failed: " + r.err : "";
+  if (problem.empty() && r.out.find("idle") == std::string::npos && r.out.find("mix") == std::string::npos &&
+      r.out.find("alloc") == std::string::npos)
+    problem = "no usable node (sinfo: " + r.out + ")";
+  if (problem.empty()) return true;
+  if (std::getenv("CI")) FAIL("no Slurm test cluster (eval \"$(scripts/slurm/start.sh)\"): " << problem);
+  MESSAGE("SKIPPED: no Slurm test cluster (eval \"$(scripts/slurm/start.sh)\"): " << problem);
+  referee::testing::skip_log().current = true;
+  referee::testing::skip_log().reason = problem;
+  return false;
+}
+
+// job id -> state of the jobs whose batch script lies under `dir`.
+std::map<std::string, std::string> jobs_under(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  auto r = harness::slurm::run_command({"squeue", "--noheader", "--states=all", "--format=%i|%T|%o"}, cluster_conf(), 20s);
+  std::istringstream in(r.out);
+  std::string l;
+  while (std::getline(in, l)) {
+    auto a = l.find('|'), b = l.find('|', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    std::string id = l.substr(0, a), state = l.substr(a + 1, b - a - 1), cmd = l.substr(b + 1);
+    while (!id.empty() && id[0] == ' ') id.erase(0, 1);
+    if (cmd.rfind(dir.string(), 0) == 0) out[id] = state;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("signals") {
+  TEST_CASE("SIGTERM to referee run on Slurm: every job scancelled, its output kept, no job left") {
+    if (!have_cluster()) return;
+    Scratch s;
+    ::chmod(s.path.c_str(), 0755);
+    fs::path spec = write_spec(s.path, "slurm", false);
+    std::string conf = cluster_conf();
+    if (!conf.empty()) ::setenv("SLURM_CONF", conf.c_str(), 0);
+    pid_t pid = spawn_referee({"run", spec.string(), "--out", (s.path / "out").string(), "--progress=plain"}, s.path / "stdout");
+    // Runs 1 and 2 are jobs that print their marker and wait (the cluster may be busy: allow a while).
+    bool up = wait_until([&] { return runs_up(s.path); }, 120s);
+    if (!up) {
+      ::kill(pid, SIGTERM);
+      wait_exit(pid, 60s);
+      FAIL("the jobs did not start: " << slurp(s.path / "stdout"));
+    }
+    // Their markers reach the output files, and referee reads them.
+    std::this_thread::sleep_for(1500ms);
+    auto jobs = jobs_under(s.path);
+    CHECK_MESSAGE(jobs.size() >= 3, slurp(s.path / "stdout"));
+    auto pids = recorded_pids(s.path);
+    ::kill(pid, SIGTERM);
+    auto rc = wait_exit(pid, 90s);
+    std::string out = slurp(s.path / "stdout");
+    REQUIRE_MESSAGE(rc, out);
+    CHECK(*rc == 2);
+    // No job of this run is queued or running once referee has ended.
+    for (const auto& [id, state] : jobs_under(s.path))
+      CHECK_MESSAGE((state != "PENDING" && state != "RUNNING"), "job " << id << " is " << state);
+    CHECK(wait_until(
+        [&] {
+          for (const auto& [id, state] : jobs_under(s.path))
+            if (state != "CANCELLED" && state != "COMPLETED" && state != "FAILED") return false;
+          return true;
+        },
+        60s));
+    CHECK(wait_until([&] {
+      for (pid_t p : pids)
+        if (alive(p)) return false;
+      return true;
+    }, 30s));
+    CHECK_MESSAGE(out.find("cancelled: interrupted by SIGTERM (scancel ") != std::string::npos, out);
+    check_interrupted_summary(s.path, out, "SIGTERM: every run was cancelled");
+  }
+}

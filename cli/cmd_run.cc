@@ -1,4 +1,5 @@
 // referee run SPEC: the harness. referee system describe: a system description.
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -205,11 +206,16 @@ Command run_command() {
                                   const std::vector<size_t>& changed) {
                 if (mode == "tty") {
                   undraw();
+                  // One row per run, cut to the terminal's width: a wrapped line would spoil the redraw.
+                  struct winsize ws {};
+                  size_t width = ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 8 ? ws.ws_col - 1 : 0;
                   for (const auto& r : runs) {
                     char head[128];
                     std::snprintf(head, sizeof head, "%-16s %-9s %7.1f s %7zu lines  ", r.id.c_str(), r.state.c_str(), r.wall_s,
                                   r.lines);
-                    std::cout << "    " << head << (r.state == "waiting" ? "" : harness::progress_text(r.progress, m)) << "\n";
+                    std::string row = "    " + std::string(head) + (r.state == "waiting" ? "" : harness::progress_text(r.progress, m));
+                    if (width && row.size() > width) row.resize(width);
+                    std::cout << row << "\n";
                   }
                   drawn = runs.size();
                   std::cout << std::flush;

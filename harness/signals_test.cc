@@ -386,8 +386,10 @@ TEST_SUITE("signals") {
     auto jobs = jobs_under(s.path);
     CHECK_MESSAGE(jobs.size() >= 3, slurp(s.path / "stdout"));
     auto pids = recorded_pids(s.path);
+    auto t0 = Clock::now();
     ::kill(pid, SIGTERM);
     auto rc = wait_exit(pid, 90s);
+    MESSAGE("referee ended " << std::chrono::duration<double>(Clock::now() - t0).count() << " s after SIGTERM");
     std::string out = slurp(s.path / "stdout");
     REQUIRE_MESSAGE(rc, out);
     CHECK(*rc == 2);
@@ -408,5 +410,55 @@ TEST_SUITE("signals") {
     }, 30s));
     CHECK_MESSAGE(out.find("cancelled: interrupted by SIGTERM (scancel ") != std::string::npos, out);
     check_interrupted_summary(s.path, out, "SIGTERM: every run was cancelled");
+  }
+}
+
+TEST_SUITE("signals") {
+  TEST_CASE("two SIGTERMs to referee run on Slurm: it ends at once and still leaves no job behind") {
+    if (!have_cluster()) return;
+    Scratch s;
+    ::chmod(s.path.c_str(), 0755);
+    // The jobs' processes take SIGTERM: on the test cluster (proctrack/linuxproc) a
+    // process that ignores it outlives its batch script and escapes Slurm's SIGKILL,
+    // whatever referee does (docs/progress.md).
+    fs::path spec = write_spec(s.path, "slurm", false);
+    std::string conf = cluster_conf();
+    if (!conf.empty()) ::setenv("SLURM_CONF", conf.c_str(), 0);
+    pid_t pid = spawn_referee({"run", spec.string(), "--out", (s.path / "out").string(), "--progress=plain"}, s.path / "stdout");
+    bool up = wait_until([&] { return runs_up(s.path); }, 120s);
+    if (!up) {
+      ::kill(pid, SIGTERM);
+      ::kill(pid, SIGTERM);
+      wait_exit(pid, 60s);
+      FAIL("the jobs did not start: " << slurp(s.path / "stdout"));
+    }
+    std::this_thread::sleep_for(1500ms);
+    auto pids = recorded_pids(s.path);
+    auto t0 = Clock::now();
+    ::kill(pid, SIGTERM);
+    std::this_thread::sleep_for(100ms);
+    ::kill(pid, SIGTERM);
+    auto rc = wait_exit(pid, 60s);
+    double took = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::string out = slurp(s.path / "stdout");
+    REQUIRE_MESSAGE(rc, out);
+    CHECK(*rc == 2);
+    MESSAGE("referee ended " << took << " s after the first of two SIGTERMs");
+    CHECK_MESSAGE(took < 10, took);
+    for (const auto& [id, state] : jobs_under(s.path))
+      CHECK_MESSAGE((state != "PENDING" && state != "RUNNING"), "job " << id << " is " << state);
+    CHECK(wait_until(
+        [&] {
+          for (const auto& [id, state] : jobs_under(s.path))
+            if (state != "CANCELLED" && state != "COMPLETED" && state != "FAILED") return false;
+          return true;
+        },
+        60s));
+    CHECK(wait_until([&] {
+      for (pid_t p : pids)
+        if (alive(p)) return false;
+      return true;
+    }, 60s));
+    check_interrupted_summary(s.path, out, "SIGTERM, then again: the runs still going were killed at once");
   }
 }

@@ -281,9 +281,14 @@ Command run_command() {
                 if (!r.output_file.empty() && std::filesystem::exists(r.output_file))
                   say << "  its output is kept in " << r.output_file << "\n";
               }
-              if (!report.runs.empty() && !report.runs.front().environment_file.empty())
-                say << "environment of each run: " << std::filesystem::path(report.runs.front().environment_file).parent_path().string()
-                    << "/<run>.env.json\n";
+              for (const auto& r : report.runs) {
+                if (r.environment_file.empty()) continue;
+                bool all = true;
+                for (const auto& q : report.runs) all = all && !q.environment_file.empty();
+                say << "environment of each run" << (all ? "" : " that started") << ": "
+                    << std::filesystem::path(r.environment_file).parent_path().string() << "/<run>.env.json\n";
+                break;
+              }
               rules::PackageOptions popt;
               rules::PackageReport pr;
               if (!rules::check_package(*rs, facts, report.package_dir, popt, &pr, &error)) {

@@ -167,7 +167,8 @@ std::string format_duration(double s) {
   if (!std::isfinite(s) || s < 0) s = 0;
   long long t = std::llround(s);
   char buf[64];
-  if (t < 60) std::snprintf(buf, sizeof buf, "%lld s", t);
+  if (s < 9.95) std::snprintf(buf, sizeof buf, "%.1f s", s);
+  else if (t < 60) std::snprintf(buf, sizeof buf, "%lld s", t);
   else if (t < 3600) std::snprintf(buf, sizeof buf, "%lld min %02lld s", t / 60, t % 60);
   else std::snprintf(buf, sizeof buf, "%lld h %02lld min", t / 3600, (t % 3600) / 60);
   return buf;
@@ -204,14 +205,19 @@ std::string progress_text(const Progress& p, const ProgressModel& m) {
     out += " (no single target in the rules)";
   if (p.has_expected) {
     if (p.has_fraction) {
-      out += "; " + amount(p.position) + " of ~" + amount(p.expected) + " " + m.quantity + " (" + p.expected_basis + "): ";
       char pct[32];
       std::snprintf(pct, sizeof pct, "%.0f%%", p.fraction * 100);
-      if (p.fraction < 1) {
-        out += std::string("about ") + pct + " of the way";
-        if (p.has_eta) out += ", ~" + format_duration(p.eta_s) + " left";
+      if (p.stopped) {
+        out += "; ended at " + amount(p.position) + " " + m.quantity + ", " + pct + " of the ~" + amount(p.expected) +
+               " the RCPs expect (" + p.expected_basis + ")";
       } else {
-        out += std::string("past the RCP mean (") + pct + ")";
+        out += "; " + amount(p.position) + " of ~" + amount(p.expected) + " " + m.quantity + " (" + p.expected_basis + "): ";
+        if (p.fraction < 1) {
+          out += std::string("about ") + pct + " of the way";
+          if (p.has_eta) out += ", ~" + format_duration(p.eta_s) + " left";
+        } else {
+          out += std::string("past the RCP mean (") + pct + ")";
+        }
       }
     } else {
       out += "; ~" + amount(p.expected) + " " + m.quantity + " expected (" + p.expected_basis + ")";

@@ -147,6 +147,8 @@ TEST_SUITE("progress") {
     text = progress_text(p, *m);
     CHECK_MESSAGE(text.find("(target >= 0.9, reached)") != std::string::npos, text);
     CHECK_MESSAGE(text.find("time to train 3 min 21 s; run_stop success") != std::string::npos, text);
+    CHECK_MESSAGE(text.find("; ended at 5 epochs, 83% of the ~6 the RCPs expect (RCP at batch size 64);") != std::string::npos, text);
+    CHECK(text.find("of the way") == std::string::npos);
 
     t.reset();
     CHECK_FALSE(t.snapshot().started);
@@ -285,11 +287,12 @@ TEST_SUITE("progress") {
   }
 
   TEST_CASE("durations for a person") {
-    CHECK(format_duration(0) == "0 s");
+    CHECK(format_duration(0) == "0.0 s");
+    CHECK(format_duration(0.64) == "0.6 s");
     CHECK(format_duration(59.4) == "59 s");
     CHECK(format_duration(60) == "1 min 00 s");
     CHECK(format_duration(3599) == "59 min 59 s");
     CHECK(format_duration(3720) == "1 h 02 min");
-    CHECK(format_duration(-5) == "0 s");
+    CHECK(format_duration(-5) == "0.0 s");
   }
 }

@@ -251,6 +251,22 @@ TEST_SUITE("signals") {
     MESSAGE("referee ended " << took << " s after the second signal");
     for (pid_t p : pids) CHECK_MESSAGE(!alive(p), "process " << p << " outlived referee");
     CHECK_MESSAGE(out.find("minilm-1: killed at a second interrupt") != std::string::npos, out);
+    // The run record says the same: cancelled, out, its log not checked (never "compliant").
+    std::string manifest = slurp(s.path / "out" / ".referee-runs" / "minilm" / "manifest.json");
+    bool ok = false;
+    std::string err;
+    rules::Value m = rules::value_from_json(manifest, &ok, &err);
+    REQUIRE_MESSAGE(ok, err << ": " << manifest);
+    std::set<std::string> recorded;
+    for (const auto& r : m.d().find_str("runs")->items()) {
+      std::string id = r.d().find_str("run")->s();
+      recorded.insert(id);
+      if (id == "minilm-0") continue;
+      CHECK_MESSAGE(r.d().find_str("verdict")->s() == "not checked", id);
+      CHECK(r.d().find_str("state")->s() == "cancelled");
+      CHECK(r.d().find_str("package")->s() == "out");
+    }
+    CHECK(recorded == std::set<std::string>{"minilm-0", "minilm-1", "minilm-2"});
     CHECK_MESSAGE(out.find("not checked") != std::string::npos, out);
     check_interrupted_summary(s.path, out, "Ctrl-C (SIGINT), then again: the runs still going were killed at once");
   }

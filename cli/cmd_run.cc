@@ -340,6 +340,7 @@ Command run_command() {
                 w.key("signal").value(report.interrupted ? harness::interrupt_name(g_signal.load()) : std::string());
                 w.key("stopped_at_once").value(report.stopped_at_once);
                 w.key("package").value(report.package_dir);
+                w.key("manifest").value(report.manifest);
                 w.key("package_pass").value(pr.pass);
                 w.key("runs").begin_array();
                 for (const auto& r : report.runs) {

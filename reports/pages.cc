@@ -452,7 +452,8 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
   for (const auto* r : order) {
     Json o = jobj();
     set(o, "rank", ranked(r) ? jint(++rank) : jnull());
-    set(o, "system", result_link(p, *r));
+    // The verdict column marks a resubmission: the name stays short.
+    set(o, "system", jlink(r->organisation + "/" + r->system, p.href(result_path(r->result_id))));
     set(o, "submitter", jstr(r->submitter));
     set(o, "division", jstr(r->division));
     set(o, "availability", jstr(r->availability));

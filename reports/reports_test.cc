@@ -564,9 +564,7 @@ TEST_CASE("resubmissions are marked on the leaderboard, the result, the round ov
   mllog::Json board = page_model(render_ok(*s, "rounds/training-3.1.0/rnnt.html"));
   size_t marked = 0;
   for (const auto& row : by_id(board, "tables", "leaderboard")->find("rows")->items) {
-    bool resub = contains(row.find("verdict")->s, "(resubmitted)");
-    CHECK(resub == contains(row.find("system")->find("text")->s, "(resubmitted)"));
-    marked += resub;
+    marked += contains(row.find("verdict")->s, "(resubmitted)");
   }
   size_t resubmissions = 0;
   for (const auto& r : rows) resubmissions += r.resubmission;

@@ -496,7 +496,9 @@ Command scaling_command() {
                   for (const auto& p : s.points) {
                     w.begin_object().key("result");
                     row_json(w, p.result);
-                    w.key("speedup").value(p.speedup).key("size_ratio").value(p.size_ratio).key("efficiency").value(p.efficiency).end_object();
+                    w.key("speedup").value(p.speedup).key("size_ratio").value(p.size_ratio).key("efficiency");
+                    if (p.has_efficiency) w.value(p.efficiency); else w.null();
+                    w.end_object();
                   }
                   w.end_array().end_object();
                 }
@@ -515,7 +517,9 @@ Command scaling_command() {
                   for (const auto& p : s.points) {
                     csv.text(p.result.benchmark).text(s.accelerator_type);
                     csv_result_cells(csv, p.result, Price{});
-                    csv.number(p.speedup).number(p.size_ratio).number(p.efficiency).end_row();
+                    csv.number(p.speedup).number(p.size_ratio);
+                    if (p.has_efficiency) csv.number(p.efficiency); else csv.empty();
+                    csv.end_row();
                   }
                 out << csv.str();
                 return kPass;
@@ -529,7 +533,7 @@ Command scaling_command() {
                 for (const auto& p : s.points) {
                   std::vector<std::string> row = {s.accelerator_type, p.result.system, std::to_string(p.result.accelerators),
                                                   reviewed_score_cell(p.result), fixed(p.speedup, 3) + "x",
-                                                  fixed(p.size_ratio, 3) + "x", percent(p.efficiency, 1)};
+                                                  fixed(p.size_ratio, 3) + "x", p.has_efficiency ? percent(p.efficiency, 1) : "-"};
                   if (status) row.push_back(status_cell(p.result));
                   t.add(row);
                 }
@@ -599,7 +603,7 @@ void speedup_rows(Table& t, const submissions::SpeedupReport& rep, const Price& 
     double change = 0;
     for (auto x : {s.kind, s.submitter, cell(s.from), fixed(s.from.score, 3), cell(s.to), fixed(s.to.score, 3),
                    s.comparable ? fixed(s.speedup, 2) + "x" : "not comparable", fixed(s.accelerator_ratio, 2) + "x",
-                   s.comparable && s.has_efficiency && s.kind == "headline" ? percent(s.efficiency, 1) : "-",
+                   s.comparable && s.has_efficiency ? percent(s.efficiency, 1) : "-",
                    hours_cell(s.from) + " -> " + hours_cell(s.to), hours_change(s.from, s.to, &change) ? signed_percent(change, 1) : "-"})
       row.push_back(x);
     if (priced(price)) row.push_back(cost_cell(s.from, price) + " -> " + cost_cell(s.to, price));

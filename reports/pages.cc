@@ -66,6 +66,10 @@ std::string fmt_count(long long n) {
   return (n < 0 ? "-" : "") + out;
 }
 
+std::string fmt_hours(double h) { return fmt_fixed(h, 1); }
+
+std::string fmt_change(double fraction) { return (fraction >= 0 ? "+" : "") + fmt_fixed(100 * fraction, 1) + "%"; }
+
 std::string fmt_ratio(double v) {
   std::string s = fmt_fixed(v, 2);
   while (!s.empty() && s.back() == '0') s.pop_back();
@@ -216,15 +220,32 @@ Meta page_meta(Context& ctx, const Page& page) {
   return m;
 }
 
+std::string resubmission_origins(Context& ctx, long long result_id) {
+  Stmt st(ctx.store.db(), R"sql(SELECT DISTINCT o.name, s.name, d.name FROM runs r JOIN runs r2 ON r.resubmission_of = r2.id
+                                JOIN results x ON r2.result_id = x.id JOIN systems s ON x.system_id = s.id
+                                JOIN packages p ON s.package_id = p.id JOIN organisations o ON p.organisation_id = o.id
+                                JOIN rounds d ON p.round_id = d.id WHERE r.result_id = ?1 ORDER BY d.ordinal, o.name, s.name)sql");
+  st.bind(1, result_id);
+  std::string out;
+  while (st.step()) out += (out.empty() ? "" : ", ") + st.col_text(0) + "/" + st.col_text(1) + " (" + st.col_text(2) + ")";
+  return out;
+}
+
+std::string result_name(const ResultRow& r) {
+  return r.organisation + "/" + r.system + (r.resubmission ? " (resubmitted)" : "");
+}
+
+const char* const kResubmittedNote =
+    "(resubmitted): a resubmission, every run a log of an earlier round's result (named on its page); it is not a new "
+    "result of this round, and round-over-round speedups leave it out.";
+
 namespace {
 
 Json minutes_or_null(const ResultRow& r) { return r.has_score ? jnum(r.score) : jnull(); }
 
 std::string result_path(long long id) { return "results/" + std::to_string(id) + ".html"; }
 
-Json result_link(const Page& p, const ResultRow& r) {
-  return jlink(r.organisation + "/" + r.system, p.href(result_path(r.result_id)));
-}
+Json result_link(const Page& p, const ResultRow& r) { return jlink(result_name(r), p.href(result_path(r.result_id))); }
 
 
 // Energy to train per result (kWh); only where the store has the column.
@@ -317,9 +338,11 @@ bool round_page(Context& ctx, const std::string& round, Built* out, std::string*
           {}, {"benchmark", "availability"}, "", ""};
   Json bars = jarr();
   Table pairs{"pairs", "Head to head", {{"benchmark", "Benchmark", "text"}, {"pair", "Results", "link"}}, {}, {"benchmark"}, "", ""};
+  bool resubmissions = false;
   for (const auto& b : benchmarks_in(ctx, round)) {
     std::vector<ResultRow> rows;
     if (!results_of(ctx, round, b, &rows, error)) return false;
+    for (const auto& r : rows) resubmissions = resubmissions || r.resubmission;
     std::map<std::string, std::vector<const ResultRow*>> by_avail;
     for (const auto& r : rows) by_avail[r.availability].push_back(&r);
     const ResultRow* best = nullptr;
@@ -367,8 +390,7 @@ bool round_page(Context& ctx, const std::string& round, Built* out, std::string*
       }
       Json o = jobj();
       set(o, "benchmark", jstr(b));
-      set(o, "pair", jlink(ra->organisation + "/" + ra->system + " vs " + rc->organisation + "/" + rc->system,
-                           p.href(compare_path(round, b, a, c))));
+      set(o, "pair", jlink(result_name(*ra) + " vs " + result_name(*rc), p.href(compare_path(round, b, a, c))));
       pairs.rows.push_back(o);
     }
   }
@@ -378,7 +400,9 @@ bool round_page(Context& ctx, const std::string& round, Built* out, std::string*
           bars};
   p.charts = {c};
   p.tables = {t, pairs};
-  p.sections = {{"Fastest results", {"Per benchmark and availability category; verdicts are the package checks'."}, {"fastest"}, {"overview"}},
+  std::vector<std::string> overview_notes = {"Per benchmark and availability category; verdicts are the result checks'."};
+  if (resubmissions) overview_notes.push_back(kResubmittedNote);
+  p.sections = {{"Fastest results", overview_notes, {"fastest"}, {"overview"}},
                 {"Head to head", {"The two fastest closed results of each benchmark, and closed results of equal size."}, {}, {"pairs"}}};
   out->page = std::move(p);
   return true;
@@ -408,12 +432,14 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
           {{"rank", "Rank", "number", 0}, {"system", "System", "link"}, {"submitter", "Submitter", "text"},
            {"division", "Division", "text"}, {"availability", "Availability", "text"}, {"accelerator", "Accelerator", "text"},
            {"accelerators", "Accelerators", "number", 0}, {"nodes", "Nodes", "number", 0}, {"score", "Minutes", "minutes", 3},
-           {"verdict", "Verdict", "text"}, {"rcp", "RCP", "text"}, {"review", "Review status", "text"},
            {"accelerator_hours", "Accelerator-hours", "number", 1}},
           {}, {"division", "availability", "submitter", "accelerator"}, "score", "system"};
+  // The figures next to the time (on a 1280-pixel screen they were off to the right), then the checks.
   if (!energy.empty()) t.columns.push_back({"energy_kwh", "Energy (kWh)", "number", 1});
   if (priced) t.columns.push_back({"cost", "Cost " + submissions::price_unit(ctx.options.price) + " " +
-                                               fmt_ratio(ctx.options.price.amount), "number", 0});
+                                               fmt_ratio(ctx.options.price.amount), "number", 2});
+  for (Column c : {Column{"verdict", "Verdict", "text"}, Column{"rcp", "RCP check", "text"}, Column{"review", "Review status", "text"}})
+    t.columns.push_back(c);
   std::vector<const ResultRow*> order;
   for (const auto& r : rows) order.push_back(&r);
   auto ranked = [](const ResultRow* r) { return r->has_score && r->review_status != "withdrawn"; };
@@ -426,7 +452,8 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
   for (const auto* r : order) {
     Json o = jobj();
     set(o, "rank", ranked(r) ? jint(++rank) : jnull());
-    set(o, "system", result_link(p, *r));
+    // The verdict column marks a resubmission: the name stays short.
+    set(o, "system", jlink(r->organisation + "/" + r->system, p.href(result_path(r->result_id))));
     set(o, "submitter", jstr(r->submitter));
     set(o, "division", jstr(r->division));
     set(o, "availability", jstr(r->availability));
@@ -434,8 +461,8 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
     set(o, "accelerators", jint(r->accelerators));
     set(o, "nodes", jint(r->nodes));
     set(o, "score", minutes_or_null(*r));
-    set(o, "verdict", jstr(r->pass ? "pass" : "fail"));
-    set(o, "rcp", jstr(r->rcp_status));
+    set(o, "verdict", jstr(std::string(r->pass ? "pass" : "fail") + (r->resubmission ? " (resubmitted)" : "")));
+    set(o, "rcp", jstr(submissions::rcp_text(*r)));
     set(o, "review", jstr(submissions::review_status_text(*r)));
     set(o, "accelerator_hours", hours_or_null(*r));
     if (!energy.empty()) set(o, "energy_kwh", energy.count(r->result_id) ? jnum(energy[r->result_id]) : jnull());
@@ -461,8 +488,7 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
       if (r.result_id == b) rb = &r;
     }
     Json o = jobj();
-    set(o, "pair", jlink(ra->organisation + "/" + ra->system + " vs " + rb->organisation + "/" + rb->system,
-                         p.href(compare_path(round, benchmark, a, b))));
+    set(o, "pair", jlink(result_name(*ra) + " vs " + result_name(*rb), p.href(compare_path(round, benchmark, a, b))));
     pairs.rows.push_back(o);
   }
   p.charts = {{"minutes", "Time to train (minutes)",
@@ -475,6 +501,7 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
   if (priced) notes.push_back("Cost of one training run at " + fmt_ratio(ctx.options.price.amount) + " " +
                               submissions::price_unit(ctx.options.price) + ".");
   if (ctx.options.pipeline) notes.push_back("Scores are the consortium's pipeline's (--rescale), not the published ones.");
+  if (std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.resubmission; })) notes.push_back(kResubmittedNote);
   p.sections = {{"Leaderboard", notes, {"minutes"}, {"leaderboard"}}, {"Head to head", {}, {}, {"pairs"}}};
   out->page = std::move(p);
   return true;
@@ -501,14 +528,12 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
                  {"score", "Minutes", "minutes", 3}, {"accelerator_hours", "Accelerator-hours", "number", 1}},
                 {}, {"group", "accelerator"}, "score", "system"};
   Json line = jarr();
-  // Resubmissions are left out, and so are the results they copy (as `referee speedup` does).
-  std::set<long long> copied;
-  {
-    Stmt st(ctx.store.db(), R"sql(SELECT DISTINCT r2.result_id FROM runs r JOIN runs r2 ON r.resubmission_of = r2.id
-                                  JOIN results x ON r.result_id = x.id WHERE x.benchmark = ?1 AND x.resubmission)sql");
-    st.bind(1, benchmark);
-    while (st.step()) copied.insert(st.col_int(0));
-  }
+  // Each round's own results: a resubmission (a later round's copy of an
+  // earlier result) is left out of the later round, and named; the result
+  // it copies stays in its own round. (Speedup pairs leave out both sides.)
+  std::vector<std::string> fastest_notes = {
+      "Closed division; each round's own results: a resubmission (a later round's copy of an earlier round's result) "
+      "counts in the round it was first submitted in, not again in the later one."};
   for (const auto& r : rounds) {
     std::string e;
     auto board = submissions::leaderboard(ctx.store, {r, benchmark, "closed", ctx.options.pipeline}, &e);
@@ -517,8 +542,18 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
       return false;
     }
     std::map<std::string, const ResultRow*> best;  // "overall", then submitters in lower case
+    std::vector<std::string> resubmitted;
+    for (const auto& x : board)
+      if (x.resubmission) resubmitted.push_back(x.organisation + "/" + x.system + " (" + fmt_fixed(x.score, 3) + " min)");
+    if (!resubmitted.empty()) {
+      std::string names;
+      for (const auto& n : resubmitted) names += (names.empty() ? "" : ", ") + n;
+      fastest_notes.push_back(r + ": " + std::to_string(resubmitted.size()) +
+                              (resubmitted.size() == 1 ? " resubmission" : " resubmissions") +
+                              " of an earlier round's results, not counted as this round's: " + names + ".");
+    }
     for (const auto& x : board) {
-      if (x.resubmission || copied.count(x.result_id)) continue;
+      if (x.resubmission) continue;
       for (const std::string& key : {std::string("overall"), lower(x.submitter)}) {
         auto& slot = best[key];
         if (!slot || x.score < slot->score) slot = &x;
@@ -551,13 +586,23 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
                {"to_system", "Later result", "link"}, {"to_accelerators", "Accelerators", "number", 0},
                {"to_minutes", "Minutes", "minutes", 2}, {"speedup", "Speedup", "number", 2},
                {"accelerator_ratio", "Accelerator ratio", "number", 2}, {"efficiency", "Efficiency", "percent", 1},
-               {"from_hours", "Accelerator-hours before", "number", 0}, {"to_hours", "Accelerator-hours after", "number", 0},
-               {"hours_change", "Change", "percent", 1}, {"note", "Note", "text"}},
+               {"from_hours", "Accelerator-hours before", "number", 1}, {"to_hours", "Accelerator-hours after", "number", 1},
+               {"hours_change", "Change", "change", 1}, {"note", "Note", "text"}},
               {}, {"group", "kind"}, "", ""};
+  // With a price, the cost of one training run on each side, as `referee speedup` gives it.
+  bool priced = ctx.options.price.per != submissions::Price::Per::None;
+  std::string price_label = submissions::price_unit(ctx.options.price) + " " + fmt_ratio(ctx.options.price.amount);
+  if (priced) {
+    pairs.columns.insert(pairs.columns.end() - 1, Column{"from_cost", "Cost before " + price_label, "number", 0});
+    pairs.columns.insert(pairs.columns.end() - 1, Column{"to_cost", "Cost after " + price_label, "number", 0});
+  }
   std::vector<std::pair<std::string, std::string>> spans;
   for (size_t i = 0; i + 1 < rounds.size(); ++i) spans.emplace_back(rounds[i], rounds[i + 1]);
   if (rounds.size() > 2) spans.emplace_back(rounds.front(), rounds.back());
   std::vector<std::string> headline_notes;
+  auto add_note = [&p](const std::string& n) {
+    if (std::find(p.notes.begin(), p.notes.end(), n) == p.notes.end()) p.notes.push_back(n);
+  };
   for (const auto& [from, to] : spans)
     for (bool per_submitter : {false, true}) {
       submissions::SpeedupReport rep;
@@ -583,6 +628,11 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
         set(o, "from_hours", hh ? jnum(ha) : jnull());
         set(o, "to_hours", hh ? jnum(hb) : jnull());
         set(o, "hours_change", hh && ha > 0 ? jnum(hb / ha - 1) : jnull());
+        if (priced) {
+          double ca = 0, cb = 0;
+          set(o, "from_cost", submissions::run_cost(s.from, ctx.options.price, &ca) ? jnum(ca) : jnull());
+          set(o, "to_cost", submissions::run_cost(s.to, ctx.options.price, &cb) ? jnum(cb) : jnull());
+        }
         set(o, "note", jstr(s.comparable ? "" : s.reason));
         pairs.rows.push_back(o);
         if (s.kind == "headline" && s.submitter == "overall" && s.comparable) {
@@ -593,19 +643,15 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
                           "): " + fmt_fixed(s.speedup, 2) + "x faster for " + fmt_ratio(s.accelerator_ratio) +
                           "x the accelerators";
           if (s.has_efficiency) n += ", " + fmt_fixed(100 * s.efficiency, 0) + "% efficiency";
-          // The sentence's accelerator-hours follow from the minutes it states (rounded to 2 decimals), so
-          // that a reader can redo the sum; the table has the exact figures.
-          double sa = std::round(s.from.score * 100) / 100 * static_cast<double>(s.from.accelerators) / 60;
-          double sb = std::round(s.to.score * 100) / 100 * static_cast<double>(s.to.accelerators) / 60;
-          if (hh)
-            n += "; " + fmt_count(std::llround(sa)) + " vs " + fmt_count(std::llround(sb)) + " accelerator-hours (" +
-                 (sb >= sa ? "+" : "") + fmt_fixed(100 * (sb / sa - 1), 0) + "%)";
+          // Accelerator-hours as the table and `referee speedup` print them: one decimal, the change signed.
+          if (hh && ha > 0) n += "; " + fmt_hours(ha) + " vs " + fmt_hours(hb) + " accelerator-hours (" + fmt_change(hb / ha - 1) + ")";
           headline_notes.push_back(n + ".");
         }
       }
-      for (const auto& n : rep.left_out) p.notes.push_back(from + " to " + to + ": " + n);
+      // Overall and per submitter leave out the same results: each note once.
+      for (const auto& n : rep.left_out) add_note(from + " to " + to + ": " + n);
       if (per_submitter)
-        for (const auto& n : rep.notes) p.notes.push_back(from + " to " + to + ": " + n);
+        for (const auto& n : rep.notes) add_note(from + " to " + to + ": " + n);
     }
   // A benchmark without a scored closed result in any round (every result
   // open, withdrawn or unscored) has no line to draw: a note says so.
@@ -614,7 +660,8 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
   p.tables = {fastest, pairs};
   std::vector<std::string> rule_notes = headline_notes;
   rule_notes.push_back(std::string("Pairs: ") + submissions::kHeadlineScaleRule + ".");
-  std::vector<std::string> fastest_notes = {"Closed division; resubmissions left out, with the results they copy."};
+  if (priced) rule_notes.push_back("Cost of one training run at " + fmt_ratio(ctx.options.price.amount) + " " +
+                                   submissions::price_unit(ctx.options.price) + ".");
   if (!drawn) fastest_notes.push_back("No chart: no round has a scored closed result of this benchmark.");
   p.sections = {{"Fastest per round", fastest_notes, drawn ? std::vector<std::string>{"trend"} : std::vector<std::string>{},
                  {"fastest"}},
@@ -668,7 +715,7 @@ bool scaling_page(Context& ctx, const std::string& benchmark, const std::string&
         set(o, "score", jnum(pt.result.score));
         set(o, "speedup", jnum(pt.speedup));
         set(o, "size_ratio", jnum(pt.size_ratio));
-        set(o, "efficiency", jnum(pt.efficiency));
+        set(o, "efficiency", pt.has_efficiency ? jnum(pt.efficiency) : jnull());
         t.rows.push_back(o);
         Json v = jobj();
         set(v, "kind", jstr("measured"));
@@ -676,7 +723,7 @@ bool scaling_page(Context& ctx, const std::string& benchmark, const std::string&
         set(v, "system", jstr(pt.result.organisation + "/" + pt.result.system));
         set(v, "accelerators", jint(pt.result.accelerators));
         set(v, "minutes", jnum(pt.result.score));
-        set(v, "efficiency", jnum(pt.efficiency));
+        set(v, "efficiency", pt.has_efficiency ? jnum(pt.efficiency) : jnull());
         values.items.push_back(v);
       }
       for (const auto& pt : s.points) {
@@ -696,7 +743,7 @@ bool scaling_page(Context& ctx, const std::string& benchmark, const std::string&
   p.charts = {{"scaling", "Minutes against accelerators (log-log); dashed: linear scaling", charts::scaling(values), values}};
   p.tables = {t};
   p.sections = {{"Scaling", {"One series per round and accelerator type; speedup and efficiency are relative to the "
-                             "series' smallest result (efficiency = speedup / size ratio)."},
+                             "series' smallest result (efficiency = speedup / size ratio, given only for a larger result than the smallest)."},
                  {"scaling"}, {"points"}}};
   out->page = std::move(p);
   return true;

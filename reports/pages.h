@@ -40,6 +40,10 @@ bool make_context(Context* ctx, std::string* error);
 std::string fmt_fixed(double v, int digits);
 std::string fmt_count(long long n);  // 10752 -> "10,752"
 std::string fmt_ratio(double v);     // 3 -> "3", 2.79 -> "2.79"
+// As `referee speedup` prints them: accelerator-hours to one decimal
+// (653.51 -> "653.5"), a change signed to one decimal (0.0742 -> "+7.4%").
+std::string fmt_hours(double h);
+std::string fmt_change(double fraction);
 
 // The consortium's olympic mean: the fastest and the slowest run left out
 // when there are at least 3, the mean of the rest.
@@ -105,5 +109,14 @@ bool results_of(Context& ctx, const std::string& round, const std::string& bench
 std::vector<long long> result_ids(Context& ctx);
 
 Meta page_meta(Context& ctx, const Page& page);
+
+// A resubmission's originals: "NVIDIA/dgxh100_n8 (training-3.0.0)", comma
+// separated; "" when the result repeats no earlier result's logs.
+std::string resubmission_origins(Context& ctx, long long result_id);
+// How pages name a result: ORG/SYSTEM, marked "(resubmitted)" when it is a
+// resubmission, as the terminal's leaderboard marks it.
+std::string result_name(const submissions::ResultRow& r);
+// The note pages with a "(resubmitted)" mark carry.
+extern const char* const kResubmittedNote;
 
 }  // namespace referee::reports

@@ -105,17 +105,20 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
   p.nav.emplace_back(r.benchmark + " leaderboard", p.href("rounds/" + safe_name(r.round) + "/" + safe_name(r.benchmark) + ".html"));
 
   // The result's own figures.
-  std::string verdict, rcp_status, rcp_json;
+  std::string verdict, rcp_status, rcp_json, package_verdict;
+  bool seeds_failed = false;
   Json rcp;
   bool has_pub_factor = false, has_pipe_factor = false, has_unscaled = false;
   double pub_factor = 0, pipe_factor = 0, unscaled = 0;
   long long result_count = 0, expected_count = 0;
   {
     Stmt st(ctx.store.db(), ctx.has_rcp_json
-                                ? "SELECT verdict, result_count, expected_count, rcp_status, published_factor, pipeline_factor, "
-                                  "unscaled_minutes, rcp_json FROM results WHERE id = ?1"
-                                : "SELECT verdict, result_count, expected_count, rcp_status, published_factor, pipeline_factor, "
-                                  "unscaled_minutes, NULL FROM results WHERE id = ?1");
+                                ? "SELECT x.verdict, x.result_count, x.expected_count, x.rcp_status, x.published_factor, "
+                                  "x.pipeline_factor, x.unscaled_minutes, x.rcp_json, x.seeds_ok, p.verdict FROM results x "
+                                  "JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id WHERE x.id = ?1"
+                                : "SELECT x.verdict, x.result_count, x.expected_count, x.rcp_status, x.published_factor, "
+                                  "x.pipeline_factor, x.unscaled_minutes, NULL, x.seeds_ok, p.verdict FROM results x "
+                                  "JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id WHERE x.id = ?1");
     st.bind(1, id);
     if (st.step()) {
       verdict = st.col_text(0);
@@ -129,8 +132,22 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
       has_unscaled = !st.col_null(6);
       unscaled = st.col_double(6);
       if (!st.col_null(7)) rcp_json = st.col_text(7);
+      seeds_failed = !st.col_null(8) && st.col_int(8) == 0;
+      package_verdict = st.col_text(9);
     }
   }
+  if (!rcp_json.empty()) {
+    std::string perr;
+    if (!mllog::parse_json_permissive(rcp_json, &rcp, &perr) || rcp.kind != Json::Kind::Object) rcp = Json();
+  }
+  auto rcp_num = [&](const char* k, double* v) {
+    const Json* j = rcp.kind == Json::Kind::Object ? rcp.find(k) : nullptr;
+    if (!j) return false;
+    if (j->kind == Json::Kind::Float) *v = j->f;
+    else if (j->kind == Json::Kind::Int) *v = static_cast<double>(j->i);
+    else return false;
+    return true;
+  };
 
   // Runs.
   Table runs{"runs", "Runs",
@@ -183,6 +200,62 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
     }
   }
 
+  // Why the result's checks fail, from what the store keeps of them: one
+  // row per failed rule, first in the findings.
+  std::vector<Json> reasons;
+  std::vector<std::string> failed_rules;
+  auto reason = [&](const std::string& rule, const std::string& message, const std::string& expected, const std::string& found) {
+    Json f = jobj();
+    set(f, "file", jstr("(the result)"));
+    set(f, "line", jnull());
+    set(f, "rule", jstr(rule));
+    set(f, "message", jstr(message));
+    set(f, "expected", jstr(expected));
+    set(f, "found", jstr(found));
+    reasons.push_back(f);
+    failed_rules.push_back(rule);
+  };
+  if (result_count != expected_count)
+    reason("result count", "the result has " + std::to_string(result_count) + " runs where " + std::to_string(expected_count) +
+                               " are expected", std::to_string(expected_count) + " runs", std::to_string(result_count));
+  if (seeds_failed)
+    reason("seeds", "the seed check failed: a run logs no seed, or two runs log the same one (`referee check-package` "
+                    "names the runs)", "a distinct seed in every run", "missing or repeated seeds");
+  if (!rcp_status.empty() && !r.rcp_pass) {
+    double mean = 0, least = 0, rmean = 0, rsd = 0, batch = 0;
+    std::string unit = "epochs";
+    if (const Json* u = rcp.kind == Json::Kind::Object ? rcp.find("unit") : nullptr; u && u->kind == Json::Kind::String) unit = u->s;
+    if (rcp_num("submission_mean", &mean) && rcp_num("min_epochs", &least)) {
+      std::string ref;
+      if (rcp_num("rcp_mean", &rmean) && rcp_num("rcp_stdev", &rsd))
+        ref = "; reference " + fmt_fixed(rmean, 2) + " ± " + fmt_fixed(rsd, 2) + " " + unit +
+              (rcp_num("batch_size", &batch) ? " at batch size " + fmt_ratio(batch) : "");
+      reason("RCP", "the runs converge in fewer " + unit + " on average than the reference convergence points allow (" +
+                        rcp_status + ref + ")",
+             "mean of at least " + fmt_fixed(least, 2) + " " + unit, "mean " + fmt_fixed(mean, 2) + " " + unit);
+    } else {
+      const Json* m = rcp.kind == Json::Kind::Object ? rcp.find("message") : nullptr;
+      reason("RCP", "the RCP check failed" + (m && m->kind == Json::Kind::String ? ": " + m->s : std::string()) + " (" +
+                        rcp_status + ")", "pass", "fail");
+    }
+  }
+  // Some non-compliant runs are allowed (olympic scoring drops them): they
+  // are the reason only when nothing else is.
+  long long noncompliant = 0;
+  for (const auto& row : runs.rows)
+    if (row.find("compliant")->s == "no") ++noncompliant;
+  if (verdict == "fail" && reasons.empty() && noncompliant > 0)
+    reason("compliance", std::to_string(noncompliant) + " of " + std::to_string(runs.rows.size()) +
+                             " runs do not comply with the rules, more than the benchmark allows (their findings follow)",
+           "compliant runs", std::to_string(noncompliant) + " not compliant");
+  if (verdict == "fail" && reasons.empty())
+    reason("result checks", "the checks of the result's folder failed for a reason the store does not keep; "
+                            "`referee check-package` on the package names it", "pass", "fail");
+  findings.rows.insert(findings.rows.begin(), reasons.begin(), reasons.end());
+
+  // A resubmission: the results whose logs it repeats.
+  std::string origins = resubmission_origins(ctx, id);
+
   // The system.
   Json desc;
   std::string perr;
@@ -204,8 +277,15 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
     evidence.rows.push_back(o);
   };
   add("Score", r.has_score ? fmt_fixed(r.score, 3) + " minutes" : "none (not scored)");
-  add("Package checks", r.pass ? "pass" : "fail");
-  add("Result checks", verdict);
+  std::string rule_list;
+  for (const auto& x : failed_rules) rule_list += (rule_list.empty() ? "" : ", ") + x;
+  add("Result checks", verdict + (rule_list.empty() ? "" : ": " + rule_list + " (see Checks and findings)"));
+  add("Package checks", package_verdict + (package_verdict == "fail" && verdict == "pass"
+                                               ? " (the package as a whole: another of its results, or its files, fail)"
+                                               : ""));
+  if (r.resubmission)
+    add("Resubmission", "yes: every run is a log of an earlier round's result" + (origins.empty() ? "" : " (" + origins + ")") +
+                            "; not a new result of " + r.round);
   add("Runs", std::to_string(result_count) + " of " + std::to_string(expected_count) + " expected");
   size_t counted = 0;
   std::string counted_files;
@@ -224,7 +304,7 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
   else
     add("Factor", has_pub_factor ? "x" + fmt_fixed(pub_factor, 4) + " (published: the package's scaling.json)"
                                  : "none (published: no scaling.json)");
-  add("RCP check", rcp_status.empty() ? "not checked" : rcp_status);
+  add("RCP check", submissions::rcp_text(r));
   if (!r.review_status.empty()) add("Review", submissions::review_status_text(r));
   for (const auto& f : r.run_files) add("File", f);
 
@@ -237,15 +317,8 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
     rcp_note = "This store keeps no RCP figures per result (it predates them); re-import the packages to draw the RCP.";
   } else if (rcp_json.empty()) {
     rcp_note = "No RCP figures for this result (the RCP check did not run on it, or it was imported before they were kept).";
-  } else if (mllog::parse_json_permissive(rcp_json, &rcp, &perr) && rcp.kind == Json::Kind::Object) {
-    auto num = [&](const char* k, double* v) {
-      const Json* j = rcp.find(k);
-      if (!j) return false;
-      if (j->kind == Json::Kind::Float) *v = j->f;
-      else if (j->kind == Json::Kind::Int) *v = static_cast<double>(j->i);
-      else return false;
-      return true;
-    };
+  } else if (rcp.kind == Json::Kind::Object) {
+    auto num = rcp_num;
     if (const Json* u = rcp.find("unit"); u && u->kind == Json::Kind::String && !u->s.empty()) unit = u->s;
     if (const Json* m = rcp.find("metric"); m && m->kind == Json::Kind::String && !m->s.empty()) metric = m->s;
     has_target = num("target", &target);
@@ -373,10 +446,15 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
            {"runs", "Runs", "number", 0}, {"accelerator_hours", "Accelerator-hours", "number", 1},
            {"review", "Review status", "text"}},
           {}, {}, "score", "system"};
+  // With a price, the cost of one training run, as the leaderboard and `referee speedup` give it.
+  bool priced = ctx.options.price.per != submissions::Price::Per::None;
+  if (priced)
+    t.columns.push_back({"cost", "Cost " + submissions::price_unit(ctx.options.price) + " " + fmt_ratio(ctx.options.price.amount),
+                         "number", 2});
   for (const auto* r : {a, b}) {
     const auto& m = r == a ? ma : mb;
     Json o = jobj();
-    set(o, "system", jlink(r->organisation + "/" + r->system, p.href("results/" + std::to_string(r->result_id) + ".html")));
+    set(o, "system", jlink(result_name(*r), p.href("results/" + std::to_string(r->result_id) + ".html")));
     set(o, "submitter", jstr(r->submitter));
     set(o, "division", jstr(r->division));
     set(o, "accelerator", jstr(r->accelerator_type));
@@ -387,6 +465,7 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
     double h = 0;
     set(o, "accelerator_hours", submissions::accelerator_hours(*r, &h) ? jnum(h) : jnull());
     set(o, "review", jstr(submissions::review_status_text(*r)));
+    if (priced) set(o, "cost", submissions::run_cost(*r, ctx.options.price, &h) ? jnum(h) : jnull());
     t.rows.push_back(o);
   }
   std::vector<std::string> diff_notes;
@@ -413,6 +492,22 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
   } else {
     diff_notes.push_back("A side has no runs with a time: no interval.");
   }
+  // A resubmission repeats an earlier round's result: say so, and when both
+  // sides are, that this comparison is that round's again.
+  int resubmitted = 0;
+  for (const auto* r : {a, b})
+    if (r->resubmission) {
+      ++resubmitted;
+      std::string origins = resubmission_origins(ctx, r->result_id);
+      diff_notes.push_back(r->organisation + "/" + r->system + " is a resubmission: its runs are the logs of " +
+                           (origins.empty() ? std::string("an earlier round's result") : origins) + "; not a new result of " +
+                           round + ".");
+    }
+  if (resubmitted == 2)
+    diff_notes.push_back("Both results are resubmissions: this comparison repeats one of an earlier round, with the same runs.");
+  if (priced)
+    diff_notes.push_back("Cost of one training run at " + fmt_ratio(ctx.options.price.amount) + " " +
+                         submissions::price_unit(ctx.options.price) + ".");
   if (a->accelerator_type != b->accelerator_type || a->accelerators != b->accelerators)
     diff_notes.push_back("The systems differ in size or accelerator (" + fmt_count(a->accelerators) + " x " + a->accelerator_type +
                          " vs " + fmt_count(b->accelerators) + " x " + b->accelerator_type + ").");
@@ -426,8 +521,10 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
   for (const auto& [label, keys] : system_fields()) {
     Json o = jobj();
     set(o, "field", jstr(label));
-    set(o, "a", jstr(field_text(da, keys)));
-    set(o, "b", jstr(field_text(db, keys)));
+    // Availability as the consortium's summarizer names it ("cloud" and "Available cloud" are one category).
+    bool avail = label == "Availability";
+    set(o, "a", jstr(avail ? submissions::normalize_availability(field_text(da, keys)) : field_text(da, keys)));
+    set(o, "b", jstr(avail ? submissions::normalize_availability(field_text(db, keys)) : field_text(db, keys)));
     sys.rows.push_back(o);
   }
   p.charts = {{"runs", "Every run (dots) and each score (tick)", charts::runs(values), values}};

@@ -19,7 +19,7 @@ const char* kSelect = R"sql(
   SELECT x.id, d.name, o.name, s.submitter, s.name, x.benchmark, x.division, s.availability,
          s.accelerator_model_name, s.accelerators_count, s.number_of_nodes,
          x.score_minutes, x.score_pipeline_minutes, x.verdict, x.rcp_status, x.resubmission,
-         x.unscaled_minutes, rs.status, rs.factor, rs.objection_id, rs.decision_id
+         x.unscaled_minutes, rs.status, rs.factor, rs.objection_id, rs.decision_id, x.rcp_pass
   FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
        JOIN organisations o ON p.organisation_id = o.id JOIN rounds d ON p.round_id = d.id
        LEFT JOIN result_status rs ON rs.result_id = x.id
@@ -31,7 +31,7 @@ const char* kSelectNoReview = R"sql(
   SELECT x.id, d.name, o.name, s.submitter, s.name, x.benchmark, x.division, s.availability,
          s.accelerator_model_name, s.accelerators_count, s.number_of_nodes,
          x.score_minutes, x.score_pipeline_minutes, x.verdict, x.rcp_status, x.resubmission,
-         x.unscaled_minutes, NULL, NULL, NULL, NULL
+         x.unscaled_minutes, NULL, NULL, NULL, NULL, x.rcp_pass
   FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
        JOIN organisations o ON p.organisation_id = o.id JOIN rounds d ON p.round_id = d.id
   WHERE d.name = ?1 AND x.benchmark = ?2
@@ -84,6 +84,7 @@ ResultRow read_row(Stmt& st, bool pipeline) {
   r.score = st.col_double(score_col);
   r.pass = st.col_text(13) == "pass";
   r.rcp_status = st.col_text(14);
+  r.rcp_pass = !st.col_null(21) && st.col_int(21) != 0;
   r.resubmission = st.col_int(15) != 0;
   r.submitted_division = r.division;
   if (!st.col_null(17)) {
@@ -295,6 +296,11 @@ std::vector<ResultRow> find_results(Store& s, const Query& q, const std::vector<
   return out;
 }
 
+std::string rcp_text(const ResultRow& r) {
+  if (r.rcp_status.empty()) return "not checked";
+  return std::string(r.rcp_pass ? "pass" : "fail") + " (" + r.rcp_status + ")";
+}
+
 std::string review_status_text(const ResultRow& r) {
   if (r.review_status.empty()) return "";
   std::string out = r.review_status == "objection-open" ? "objection open"
@@ -366,7 +372,8 @@ std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& 
     for (auto& p : series.points) {
       p.speedup = base.score / p.result.score;
       p.size_ratio = static_cast<double>(p.result.accelerators) / static_cast<double>(base.accelerators);
-      p.efficiency = p.speedup / p.size_ratio;
+      p.has_efficiency = p.result.accelerators > base.accelerators;
+      p.efficiency = p.has_efficiency ? p.speedup / p.size_ratio : 0;
     }
     out.push_back(std::move(series));
   }
@@ -376,8 +383,9 @@ std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& 
 
 const char* const kHeadlineScaleRule =
     "headline: each round's fastest result, whatever its size, same accelerator type only; "
-    "efficiency = speedup / accelerator ratio (assumes linear scaling), given only when the later result uses at least "
-    "as many accelerators; a later result both smaller and slower is not comparable";
+    "efficiency = speedup / accelerator ratio (assumes linear scaling), given only when the later result uses more "
+    "accelerators (at equal counts, same-scale rows included, the speedup says it all); a later result both smaller and "
+    "slower is not comparable";
 
 bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* error) {
   *out = SpeedupReport{};
@@ -406,11 +414,12 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
 
   // Resubmissions, on both sides alike: a result that copies an earlier one is
   // left out of its round, and the result it copies is left out of its own.
-  std::set<long long> excluded;
+  std::set<long long> excluded, resubmitted, copied, withdrawn;
   for (const auto* side : {&a, &b})
     for (const auto& r : *side) {
       if (!r.resubmission || !r.has_score || !matches_submitter(r, who)) continue;
       excluded.insert(r.result_id);
+      resubmitted.insert(r.result_id);
       Stmt st(s.db(), R"sql(SELECT DISTINCT r2.result_id FROM runs r JOIN runs r2 ON r.resubmission_of = r2.id
                             WHERE r.result_id = ?1)sql");
       st.bind(1, r.result_id);
@@ -420,6 +429,7 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       std::string copies;
       for (long long o : origins) {
         excluded.insert(o);
+        copied.insert(o);
         for (const auto* other : {&a, &b})
           for (const auto& x : *other)
             if (x.result_id == o) copies += (copies.empty() ? "" : ", ") + name_of(x);
@@ -431,36 +441,80 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
   // Withdrawn results are never ranked, on either side.
   for (const auto* side : {&a, &b})
     for (const auto& r : *side)
-      if (r.review_status == "withdrawn" && r.has_score && matches_submitter(r, who) && excluded.insert(r.result_id).second)
+      if (r.review_status == "withdrawn" && r.has_score && matches_submitter(r, who) && excluded.insert(r.result_id).second) {
+        withdrawn.insert(r.result_id);
         out->left_out.push_back(withdrawn_note(r));
+      }
 
   // Groups are keyed by the submitter's name in lower case (a submitter that
   // changed the case of its name between rounds is one submitter), shown as
   // the later round spells it.
+  // What was left out of each group, counted by why, so that a group
+  // without a pair says why rather than that there was nothing.
+  struct LeftOut {
+    int resubmissions = 0, copied = 0, withdrawn = 0;
+    bool any() const { return resubmissions + copied + withdrawn > 0; }
+    std::string text() const {
+      std::vector<std::string> parts;
+      if (resubmissions)
+        parts.push_back(std::to_string(resubmissions) + (resubmissions == 1 ? " resubmission" : " resubmissions") +
+                        " of an earlier round's results");
+      if (copied)
+        parts.push_back(std::to_string(copied) + (copied == 1 ? " result" : " results") + " that a later resubmission copies");
+      if (withdrawn) parts.push_back(std::to_string(withdrawn) + " withdrawn");
+      return join(parts);
+    }
+  };
   using Group = std::map<std::string, std::vector<const ResultRow*>>;
   std::map<std::string, std::string> shown;
-  auto group = [&](const std::vector<ResultRow>& rows) {
+  auto group = [&](const std::vector<ResultRow>& rows, std::map<std::string, LeftOut>* dropped) {
     Group g;
     for (const auto& r : rows) {
-      if (!r.has_score || excluded.count(r.result_id) || !matches_submitter(r, who)) continue;
+      if (!r.has_score || !matches_submitter(r, who)) continue;
       std::string key = q.per_submitter ? lower(r.submitter) : std::string("overall");
-      shown[key] = q.per_submitter ? r.submitter : key;
+      if (!shown.count(key) || !excluded.count(r.result_id)) shown[key] = q.per_submitter ? r.submitter : key;
+      if (excluded.count(r.result_id)) {
+        LeftOut& d = (*dropped)[key];
+        if (resubmitted.count(r.result_id)) ++d.resubmissions;
+        else if (copied.count(r.result_id)) ++d.copied;
+        else if (withdrawn.count(r.result_id)) ++d.withdrawn;
+        continue;
+      }
       g[key].push_back(&r);
     }
     return g;
   };
-  Group ga = group(a), gb = group(b);
+  std::map<std::string, LeftOut> da, db;
+  Group ga = group(a, &da), gb = group(b, &db);
   auto fastest = [](const std::vector<const ResultRow*>& v) {
     return *std::min_element(v.begin(), v.end(), [](const ResultRow* x, const ResultRow* y) { return x->score < y->score; });
   };
   std::set<std::string> keys;
   for (const auto& [k, v] : ga) keys.insert(k);
   for (const auto& [k, v] : gb) keys.insert(k);
+  for (const auto& [k, v] : da) keys.insert(k);
+  for (const auto& [k, v] : db) keys.insert(k);
+  if (keys.empty())
+    out->notes.push_back((who.empty() ? std::string(q.per_submitter ? "every submitter" : "overall") : who) +
+                         ": no scored closed-division " + bench + " result in " + from + " or in " + to + "; no pair");
   for (const auto& key : keys) {
     auto ia = ga.find(key), ib = gb.find(key);
     if (ia == ga.end() || ib == gb.end()) {
-      out->notes.push_back(shown[key] + ": no scored closed-division " + bench + " result in " + (ia == ga.end() ? from : to) +
-                           " to compare with");
+      // Say of each side without a result whether it had none or all were left out.
+      std::vector<std::string> why;
+      for (int side = 0; side < 2; ++side) {
+        bool missing = side == 0 ? ia == ga.end() : ib == gb.end();
+        if (!missing) continue;
+        const std::string& round = side == 0 ? from : to;
+        auto& dropped = side == 0 ? da : db;
+        auto d = dropped.find(key);
+        if (d != dropped.end() && d->second.any())
+          why.push_back("every scored closed-division " + bench + " result in " + round + " is left out (" + d->second.text() +
+                        "; see \"left out\")");
+        else
+          why.push_back("no scored closed-division " + bench + " result in " + round);
+      }
+      out->notes.push_back(shown[key] + ": " + join(why, "; ") + "; no pair");
       continue;
     }
     const ResultRow* fa = fastest(ia->second);
@@ -481,7 +535,7 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
                  "see the same-scale rows";
     } else {
       h.speedup = fa->score / fb->score;
-      if (fb->accelerators >= fa->accelerators) {
+      if (fb->accelerators > fa->accelerators) {
         h.has_efficiency = true;
         h.efficiency = h.speedup / h.accelerator_ratio;
       }
@@ -508,8 +562,6 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       p.to = *it->second;
       p.accelerator_ratio = 1;
       p.speedup = ra->score / it->second->score;
-      p.has_efficiency = true;
-      p.efficiency = p.speedup;
       out->pairs.push_back(std::move(p));
       ++same;
     }

@@ -25,7 +25,8 @@ struct ResultRow {
   bool has_score = false;
   double score = 0;           // minutes (published, or pipeline when asked)
   bool pass = false;          // the directory passed the package checks
-  std::string rcp_status;
+  std::string rcp_status;     // "" when the RCP check did not run; found | interpolated | smaller_batch_ok | ...
+  bool rcp_pass = false;      // what the RCP check concluded (only when rcp_status is not "")
   bool resubmission = false;  // every run is a log from an earlier round
   std::vector<double> run_minutes;  // counted runs first, then the others
   std::vector<std::string> run_files;
@@ -49,6 +50,11 @@ struct ResultRow {
 // "withdrawn (decision 4)", "normalised x1.0758 (decision 7)", ...; "" when
 // the result has no review status.
 std::string review_status_text(const ResultRow& r);
+
+// The RCP check's conclusion and how the reference point was had:
+// "pass (found)", "fail (found)", "pass (interpolated)", ...; "not checked"
+// when the check did not run on the result.
+std::string rcp_text(const ResultRow& r);
 
 struct Query {
   std::string round;      // training-3.1.0 (or 3.1.0, training_3.1.0)
@@ -96,7 +102,7 @@ struct Speedup {
   double speedup = 0;            // from.score / to.score (comparable only)
   double accelerator_ratio = 0;  // to.accelerators / from.accelerators
   bool has_efficiency = false;
-  double efficiency = 0;         // speedup / accelerator_ratio (headline, later at least as large)
+  double efficiency = 0;         // speedup / accelerator_ratio: only when the later result has more accelerators
 };
 
 struct SpeedupQuery {
@@ -155,7 +161,8 @@ struct ScalingPoint {
   ResultRow result;
   double speedup = 1;     // time of the series' smallest / this time
   double size_ratio = 1;  // accelerators / the smallest's
-  double efficiency = 1;  // speedup / size_ratio
+  bool has_efficiency = false;  // not for a point the size of the smallest (ratio 1): the speedup says it all
+  double efficiency = 0;        // speedup / size_ratio
 };
 
 struct ScalingSeries {

@@ -201,6 +201,108 @@ TEST_SUITE("store") {
     CHECK(rep.pairs[1].kind == "same-scale");
   }
 
+  TEST_CASE("speedup: efficiency only when the later result has more accelerators, the same in every output") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r30 = d.round("training-3.0.0", 3000000), r31 = d.round("training-3.1.0", 3001000);
+    long long p30 = d.package(r30, "NVIDIA"), p31 = d.package(r31, "NVIDIA");
+    d.result(p30, "n8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 4.0, "a");
+    d.result(p30, "n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 20.0, "b");
+    d.result(p31, "n16", "NVIDIA", "NVIDIA H100-SXM5-80GB", 128, 1.6, "c");
+    d.result(p31, "n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 16.0, "d");
+    // Another submitter whose fastest results are of equal size: a headline at ratio 1.
+    long long q30 = d.package(r30, "Other"), q31 = d.package(r31, "Other");
+    d.result(q30, "o8", "Other", "NVIDIA H100-SXM5-80GB", 64, 5.0, "e");
+    d.result(q31, "o8", "Other", "NVIDIA H100-SXM5-80GB", 64, 2.5, "f");
+    SpeedupReport rep;
+    std::string error;
+    REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "3.1.0", "bert", true, "", false}, &rep, &error), error);
+    REQUIRE(rep.pairs.size() == 4);
+    for (const auto& p : rep.pairs) {
+      INFO(p.submitter << " " << p.kind);
+      CHECK(p.comparable);
+      CHECK(p.has_efficiency == (p.to.accelerators > p.from.accelerators));
+    }
+    // NVIDIA's headline 64 -> 128: 2.5x for 2x, 125%.
+    CHECK(rep.pairs[0].submitter == "NVIDIA");
+    CHECK(rep.pairs[0].efficiency == doctest::Approx(1.25));
+    // The terminal, JSON and CSV say the same: a figure for the one larger pair, none for the others.
+    std::string out;
+    REQUIRE(run_referee("speedup --benchmark bert --from 3.0.0 --to 3.1.0 --json " + db_arg(d.path), &out) == 0);
+    mllog::Json doc = parse(out);
+    int with = 0;
+    for (const auto& p : doc.find("speedups")->items) {
+      const mllog::Json* e = p.find("scaling_efficiency");
+      REQUIRE(e);
+      if (e->kind != mllog::Json::Kind::Null) ++with;
+    }
+    CHECK(with == 1);
+    REQUIRE(run_referee("speedup --benchmark bert --from 3.0.0 --to 3.1.0 --csv " + db_arg(d.path), &out) == 0);
+    auto rows = read_csv(out);
+    REQUIRE(rows.size() == 5);
+    size_t col = std::find(rows[0].begin(), rows[0].end(), "scaling_efficiency") - rows[0].begin();
+    REQUIRE(col < rows[0].size());
+    with = 0;
+    for (size_t i = 1; i < rows.size(); ++i) with += !rows[i][col].empty();
+    CHECK(with == 1);
+    REQUIRE(run_referee("speedup --benchmark bert --from 3.0.0 --to 3.1.0 " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "125.0%"));
+    CHECK_FALSE(contains(out, "200.0%"));  // Other's 64 -> 64 headline: no efficiency
+    // Scaling: the series' smallest result (ratio 1) has none either.
+    auto series = scaling(*d.s, {"3.0.0", "bert", "", false}, "NVIDIA", &error);
+    REQUIRE(series.size() == 1);
+    REQUIRE(series[0].points.size() == 2);
+    CHECK_FALSE(series[0].points[0].has_efficiency);
+    CHECK(series[0].points[1].has_efficiency);
+    CHECK(series[0].points[1].efficiency == doctest::Approx(0.625));
+    REQUIRE(run_referee("scaling --round 3.0.0 --benchmark bert --submitter NVIDIA --json " + db_arg(d.path), &out) == 0);
+    CHECK(contains(squash(out), "\"efficiency\": null"));
+  }
+
+  TEST_CASE("speedup: a group without a pair says why, also when everything was left out as a resubmission") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r30 = d.round("training-3.0.0", 3000000), r31 = d.round("training-3.1.0", 3001000);
+    long long p30 = d.package(r30, "NVIDIA"), p31 = d.package(r31, "NVIDIA");
+    // rnnt: 3.1 has only resubmissions of 3.0's results; 3.0 also has one of its own.
+    d.result(p30, "n64", "NVIDIA", "NVIDIA H100-SXM5-80GB", 512, 1.6, "r1", "onprem", "rnnt");
+    d.result(p30, "n8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 4.2, "r2", "onprem", "rnnt");
+    d.result(p30, "n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 16.0, "r3", "onprem", "rnnt");
+    d.result(p31, "eos_n64", "NVIDIA", "NVIDIA H100-SXM5-80GB", 512, 1.6, "r1", "onprem", "rnnt");
+    d.result(p31, "eos_n8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 4.2, "r2", "onprem", "rnnt");
+    // maskrcnn: every 3.1 result copies every 3.0 result: nothing is left on either side.
+    d.result(p30, "m8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 4.0, "m1", "onprem", "maskrcnn");
+    d.result(p31, "eos_m8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 4.0, "m1", "onprem", "maskrcnn");
+    // dlrm: Other has none of it in either round.
+    d.result(p30, "d8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 2.0, "d1", "onprem", "dlrm");
+    d.result(p31, "d8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 1.5, "d2", "onprem", "dlrm");
+    long long o30 = d.package(r30, "Other");
+    d.result(o30, "x", "Other", "NVIDIA H100-SXM5-80GB", 8, 9.0, "x1", "onprem", "bert");
+    d.link_resubmissions();
+    SpeedupReport rep;
+    std::string error;
+    REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "3.1.0", "rnnt", false, "", false}, &rep, &error), error);
+    CHECK(rep.pairs.empty());
+    REQUIRE(rep.notes.size() == 1);
+    CHECK(contains(rep.notes[0], "every scored closed-division rnnt result in training-3.1.0 is left out (2 resubmissions"));
+    REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "3.1.0", "maskrcnn", false, "", false}, &rep, &error), error);
+    CHECK(rep.pairs.empty());
+    REQUIRE(rep.notes.size() == 1);
+    CHECK(contains(rep.notes[0], "in training-3.0.0 is left out (1 result that a later resubmission copies"));
+    CHECK(contains(rep.notes[0], "in training-3.1.0 is left out (1 resubmission of an earlier round's results"));
+    REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "3.1.0", "dlrm", true, "Other", false}, &rep, &error), error);
+    CHECK(rep.pairs.empty());
+    REQUIRE(rep.notes.size() == 1);
+    CHECK(contains(rep.notes[0], "Other: no scored closed-division dlrm result in training-3.0.0 or in training-3.1.0"));
+    // The terminal's chains print them: no benchmark block is left without a line.
+    std::string out;
+    CHECK(run_referee("speedup --all-rounds --overall " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "overall: every scored closed-division rnnt result in training-3.1.0 is left out"));
+    CHECK(contains(out, "overall: every scored closed-division maskrcnn result in training-3.0.0 is left out"));
+    CHECK(run_referee("speedup --all-rounds --submitter Other " + db_arg(d.path), &out) == 2);
+    CHECK(contains(out, "Other: no scored closed-division dlrm result in training-3.0.0 or in training-3.1.0"));
+  }
+
   TEST_CASE("speedup says why a pair is not comparable, and an empty answer exits 2") {
     TempDir t;
     Synthetic d(t.path / "s.db");

@@ -105,6 +105,10 @@
         return typeof value === "number"
           ? formatNumber(value * 100, column.digits === undefined ? 1 : column.digits) + "%"
           : String(value);
+      case "change": // a signed percent, as the terminal prints a change: +7.4%, -36.3%
+        return typeof value === "number"
+          ? (value >= 0 ? "+" : "") + formatNumber(value * 100, column.digits === undefined ? 1 : column.digits) + "%"
+          : String(value);
       case "link":
         return typeof value === "object" ? String(value.text === undefined ? "" : value.text) : String(value);
       default:
@@ -384,7 +388,7 @@
       if (col.type === "link" && value && typeof value === "object" && value.href) {
         return el("td", { className: short }, [link(text, value.href)]);
       }
-      var numeric = col.type === "number" || col.type === "percent" || col.type === "minutes";
+      var numeric = col.type === "number" || col.type === "percent" || col.type === "change" || col.type === "minutes";
       return el("td", { className: numeric ? "num" : short, text: text });
     }
 

@@ -217,7 +217,7 @@ async function exerciseFilter(page, table) {
 // Sorting by a number column: ascending on the first click (empty cells last),
 // descending on the second.
 async function exerciseSort(page, table) {
-  const candidates = (table.columns || []).filter((c) => ["number", "minutes", "percent"].includes(c.type) &&
+  const candidates = (table.columns || []).filter((c) => ["number", "minutes", "percent", "change"].includes(c.type) &&
     new Set(table.rows.map((r) => r[c.key]).filter((v) => typeof v === "number")).size > 1);
   // One with empty cells if there is one.
   const col = candidates.find((c) => table.rows.some((r) => typeof r[c.key] !== "number")) || candidates[0];

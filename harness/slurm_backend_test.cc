@@ -493,4 +493,71 @@ TEST_CASE("referee run harness/specs/torchclf_slurm.yaml: the PyTorch example as
   fs::remove_all(dir);
 }
 
+TEST_CASE("runs at once on slurm: one by default, the spec's parallel otherwise") {
+  Spec spec;
+  spec.benchmark = "minilm";
+  spec.ruleset = "mini-1.0.0";
+  spec.backend = "slurm";
+  spec.command = {"true"};
+  std::string err;
+  REQUIRE(finalize_spec(&spec, 3, &err));
+  CHECK(spec.parallel == 1);
+  CHECK(spec.effective["parallel"] == std::pair<std::string, std::string>{"1", "default"});
+  Spec three = spec;
+  three.parallel = 3;
+  REQUIRE(finalize_spec(&three, 3, &err));
+  CHECK(three.parallel == 3);
+  Spec exec = spec;
+  exec.backend = "exec";
+  exec.parallel = 0;
+  exec.effective.clear();
+  REQUIRE(finalize_spec(&exec, 3, &err));
+  CHECK(exec.parallel == 0);  // exec: as many as there are cores
+}
+
+TEST_CASE("the harness on slurm runs one job at a time by default, and the spec's parallel at once when it says") {
+  if (!have_cluster()) return;
+  std::string error;
+  referee::rules::RuleSource src;
+  auto rs = referee::rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+  REQUIRE_MESSAGE(rs, error);
+  std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
+  SystemDescription sys;
+  REQUIRE(describe_system(example + "/systems/cpu_2x_example.json", "", &sys, &error));
+  auto most_at_once = [&](int parallel) {
+    ScratchDir dir("referee-slurm-parallel-");
+    fs::path spans = dir.path / "spans";
+    Spec spec;
+    spec.benchmark = "minilm";
+    spec.ruleset = "mini-1.0.0";
+    spec.backend = "slurm";
+    spec.runs = 3;
+    spec.parallel = parallel;
+    spec.system = "cpu_2x_example";
+    spec.command = {"sh", "-c", "echo start $(date +%s%N) >>" + slurm::shell_quote(spans.string()) +
+                                    "; sleep 2; echo end $(date +%s%N) >>" + slurm::shell_quote(spans.string())};
+    REQUIRE_MESSAGE(finalize_spec(&spec, 3, &error), error);
+    SlurmOptions so = fast_options();
+    SlurmBackend backend(so);
+    RunnerOptions opt;
+    opt.out_dir = (dir.path / "out").string();
+    opt.system_json = sys.to_json();
+    HarnessReport report;
+    REQUIRE_MESSAGE(run_harness(spec, backend, *rs, opt, &report, &error), error);
+    for (const auto& r : report.runs) CHECK_MESSAGE(r.status.state == RunState::Succeeded, r.status.detail);
+    std::vector<std::pair<long long, int>> events;
+    std::istringstream in(slurp(spans));
+    std::string what;
+    long long t;
+    while (in >> what >> t) events.emplace_back(t, what == "start" ? 1 : -1);
+    std::sort(events.begin(), events.end());
+    CHECK(events.size() == 6);
+    int now = 0, most = 0;
+    for (auto& [when, d] : events) most = std::max(most, now += d);
+    return most;
+  };
+  CHECK(most_at_once(0) == 1);  // the default on slurm
+  CHECK(most_at_once(3) >= 2);
+}
+
 }  // TEST_SUITE

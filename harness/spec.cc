@@ -143,6 +143,11 @@ bool finalize_spec(Spec* s, int required_runs, std::string* error) {
     *error = "the " + s->backend + " backend needs a command (command: [\"./train.sh\", \"--seed\", \"{seed}\"])";
     return false;
   }
+  if (s->parallel <= 0 && s->backend == "slurm") {
+    // The cluster decides where jobs go; a submitter asks for more at once.
+    s->parallel = 1;
+    note(s, "parallel", "1", "default");
+  }
   if (s->runs <= 0) {
     s->runs = required_runs;
     note(s, "runs", std::to_string(s->runs), "rules");

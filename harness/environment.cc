@@ -395,6 +395,9 @@ Environment capture_environment(const CaptureOptions& opt) {
   e.cpu_logical = cpu.logical;
   e.cpu_sockets = cpu.sockets;
   e.cpu_cores_per_socket = cpu.cores_per_socket;
+  e.cpu_mhz = cpu.mhz;
+  for (const auto& line : split_lines(read_text(root / "proc/meminfo")))
+    if (line.rfind("MemTotal:", 0) == 0) e.memory_kb = std::atoll(line.substr(9).c_str());
 
   // NVIDIA: the GPUs, the driver, and the CUDA version the driver supports.
   CommandOutput q = run({"nvidia-smi", "--query-gpu=index,name,uuid,driver_version,memory.total,pci.bus_id,compute_cap",
@@ -565,7 +568,8 @@ std::string Environment::to_json(int indent) const {
   w.key("kernel").value(kernel).key("kernel_build").value(kernel_build).key("machine").value(machine);
   w.key("libc").value(libc).key("operating_system").value(os);
   w.key("cpu_model").value(cpu_model).key("cpu_logical").value(cpu_logical).key("cpu_sockets").value(cpu_sockets);
-  w.key("cpu_cores_per_socket").value(cpu_cores_per_socket);
+  w.key("cpu_cores_per_socket").value(cpu_cores_per_socket).key("cpu_mhz").value(cpu_mhz);
+  w.key("memory_kb").value(memory_kb);
   w.end_object();
   w.key("python").begin_object();
   w.key("interpreter").value(python);

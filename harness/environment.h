@@ -62,6 +62,8 @@ struct Environment {
   std::string os;              // /etc/os-release PRETTY_NAME
   std::string cpu_model;       // /proc/cpuinfo
   int cpu_logical = 0, cpu_sockets = 0, cpu_cores_per_socket = 0;
+  double cpu_mhz = 0;          // /proc/cpuinfo: the first processor's
+  long long memory_kb = 0;     // /proc/meminfo MemTotal
   // Python: probed when the workload's command is a Python program.
   std::string python;              // the interpreter probed ("" = none)
   std::string python_version, python_executable;

@@ -19,6 +19,7 @@
 
 #include "harness/live_check.h"
 #include "harness/manifest.h"
+#include "harness/node_environment.h"
 #include "harness/system_describe.h"
 #include "rules/facts.h"
 
@@ -548,7 +549,10 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       }
       if (opt.environment) {
         // The environment the run ran in, with what its log says of the submission.
-        Environment env = *opt.environment;
+        // Captured on the run's node when the backend did so (slurm), else before the runs.
+        std::string note;
+        Environment env = run_environment(l.request.log_path, *opt.environment, &note);
+        if (!note.empty()) event(l.report.id + ": " + note);
         std::string log_text;
         env.submission = submission_fields(l.follows_file && read_file(l.report.kept_log, &log_text) ? log_text
                                                                                                    : l.checker->text());
@@ -626,7 +630,8 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
           if (!write_atomically(l.report.kept_log, l.checker->text(), &err)) event(l.report.id + ": " + err);
         }
         if (opt.environment) {
-          Environment env = *opt.environment;
+          std::string note;
+          Environment env = run_environment(l.request.log_path, *opt.environment, &note);
           std::string log_text;
           env.submission = submission_fields(l.follows_file && read_file(l.report.kept_log, &log_text) ? log_text
                                                                                                      : l.checker->text());

@@ -21,6 +21,9 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
+
+#include "harness/node_environment.h"
 
 extern char** environ;
 
@@ -30,8 +33,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace slurm {
 
-const std::vector<std::string> kOptionKeys = {"nodes",   "tasks_per_node", "gpus_per_node", "partition",
-                                              "account", "extra_args",     "work_dir"};
+const std::vector<std::string> kOptionKeys = {
+    "nodes",          "tasks_per_node",     "gpus_per_node",        "partition",           "account",
+    "extra_args",     "work_dir",           "launcher",             "srun_args",           "container_image",
+    "container_mounts", "container_workdir", "container_name",      "container_env",       "container_writable",
+    "container_remap_root", "container_mount_home", "container_entrypoint", "describe",   "describe_timeout"};
 
 std::string shell_quote(const std::string& text) {
   std::string out = "'";
@@ -128,7 +134,118 @@ bool has_control_chars(const std::string& s) {
 
 }  // namespace
 
-std::string batch_script(const RunRequest& req, const JobFiles& files, std::string* error) {
+namespace {
+
+const std::string* option(const RunRequest& req, const char* key) {
+  auto it = req.options.find(key);
+  return it == req.options.end() ? nullptr : &it->second;
+}
+
+// yes/no spellings a YAML file may carry as text.
+std::optional<bool> yes_no(const std::string& v) {
+  std::string l;
+  for (char c : v) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (l == "true" || l == "yes" || l == "on" || l == "1") return true;
+  if (l == "false" || l == "no" || l == "off" || l == "0") return false;
+  return std::nullopt;
+}
+
+// More than one of something: "2", "2-4", "1,3" (any number in it above 1).
+bool more_than_one(const std::string& v) {
+  long long n = 0;
+  bool any = false;
+  for (char c : v) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      n = n * 10 + (c - '0');
+      any = true;
+      if (n > 1) return true;
+    } else {
+      n = 0;
+    }
+  }
+  return !any ? false : n > 1;
+}
+
+}  // namespace
+
+std::vector<std::string> container_flags(const RunRequest& req, std::string* error) {
+  std::vector<std::string> flags;
+  static const std::pair<const char*, const char*> text[] = {{"container_image", "--container-image"},
+                                                              {"container_mounts", "--container-mounts"},
+                                                              {"container_workdir", "--container-workdir"},
+                                                              {"container_name", "--container-name"},
+                                                              {"container_env", "--container-env"}};
+  static const std::tuple<const char*, const char*, const char*> flag[] = {
+      {"container_writable", "--container-writable", "--container-readonly"},
+      {"container_remap_root", "--container-remap-root", "--no-container-remap-root"},
+      {"container_mount_home", "--container-mount-home", "--no-container-mount-home"},
+      {"container_entrypoint", "--container-entrypoint", "--no-container-entrypoint"}};
+  for (const auto& [key, f] : text)
+    if (const std::string* v = option(req, key)) flags.push_back(std::string(f) + "=" + *v);
+  for (const auto& [key, on, off] : flag) {
+    const std::string* v = option(req, key);
+    if (!v) continue;
+    auto b = yes_no(*v);
+    if (!b) {
+      *error = std::string("slurm option ") + key + " is yes or no (true/false), not '" + *v + "'";
+      return {};
+    }
+    flags.push_back(*b ? on : off);
+  }
+  if (!flags.empty() && !option(req, "container_image") && !option(req, "container_name")) {
+    *error = "container options need container_image (or container_name, a container this job made before)";
+    return {};
+  }
+  return flags;
+}
+
+std::optional<std::vector<std::string>> launcher_words(const RunRequest& req, std::string* error) {
+  std::string launcher = "auto";
+  if (const std::string* v = option(req, "launcher")) launcher = *v;
+  if (launcher != "auto" && launcher != "srun" && launcher != "none") {
+    *error = "slurm option launcher is auto, srun or none, not '" + launcher + "'";
+    return std::nullopt;
+  }
+  std::string err;
+  std::vector<std::string> flags = container_flags(req, &err);
+  if (!err.empty()) {
+    *error = err;
+    return std::nullopt;
+  }
+  std::vector<std::string> extra;
+  if (const std::string* v = option(req, "srun_args")) {
+    auto words = split_words(*v);
+    if (!words) {
+      *error = "slurm option srun_args has an unclosed quote or a trailing backslash: " + *v;
+      return std::nullopt;
+    }
+    extra = *words;
+  }
+  if (launcher == "none") {
+    if (!flags.empty() || !extra.empty()) {
+      *error = std::string("launcher: none runs the command without srun, so ") +
+               (!flags.empty() ? "the container options (Pyxis adds them to srun)" : "srun_args") +
+               " cannot apply; use launcher: srun or auto";
+      return std::nullopt;
+    }
+    return std::vector<std::string>{};
+  }
+  const std::string* nodes = option(req, "nodes");
+  const std::string* tasks = option(req, "tasks_per_node");
+  bool several = (nodes && more_than_one(*nodes)) || (tasks && more_than_one(*tasks));
+  if (launcher == "auto" && !several && flags.empty() && extra.empty()) return std::vector<std::string>{};
+  std::vector<std::string> words = {"srun", "--kill-on-bad-exit=1"};
+  words.insert(words.end(), flags.begin(), flags.end());
+  words.insert(words.end(), extra.begin(), extra.end());
+  return words;
+}
+
+std::string node_env_file(const RunRequest& req, const std::string& dir) {
+  if (req.log_path.empty()) return dir + "/env.json";
+  return node_environment_file(req.log_path);
+}
+
+std::string batch_script(const RunRequest& req, const JobFiles& files, std::string* error, const NodeCapture* capture) {
   if (req.command.empty() || req.command[0].empty()) {
     *error = "run " + req.id + " has no command (the slurm backend runs the spec's command in a batch job)";
     return "";
@@ -160,6 +277,33 @@ std::string batch_script(const RunRequest& req, const JobFiles& files, std::stri
     }
     s << "export " << name << "=" << shell_quote(value) << "\n";
   }
+  auto launcher = launcher_words(req, error);
+  if (!launcher) {
+    *error = "run " + req.id + ": " + *error;
+    return "";
+  }
+  if (capture && !capture->referee_binary.empty()) {
+    // The environment of the node (and container) the command runs on; a
+    // capture that fails leaves its reason in the .err file, and the run goes on.
+    s << "# The environment, captured where the command runs.\n"
+      << "env_file=" << shell_quote(capture->env_file) << "\n"
+      << "if ";
+    if (!launcher->empty()) {
+      s << "srun --nodes=1 --ntasks=1";
+      std::string ignored;
+      for (const auto& f : container_flags(req, &ignored)) s << " " << shell_quote(f);
+      s << " ";
+    }
+    s << shell_quote(capture->referee_binary) << " system env --json";
+    if (!capture->spec.empty()) s << " --spec " << shell_quote(capture->spec);
+    s << " >\"$env_file.tmp\" 2>\"$env_file.err\" </dev/null; then\n"
+      << "  mv -f \"$env_file.tmp\" \"$env_file\" && rm -f \"$env_file.err\"\n"
+      << "else\n"
+      << "  echo \"referee: the environment capture ended with exit $? on $(hostname)\" >>\"$env_file.err\"\n"
+      << "  rm -f \"$env_file.tmp\"\n"
+      << "fi\n";
+  }
+  for (const auto& w : *launcher) s << shell_quote(w) << " ";
   for (size_t i = 0; i < req.command.size(); ++i) s << (i ? " " : "") << shell_quote(req.command[i]);
   s << " </dev/null\n"
     << "finish $?\n";
@@ -184,7 +328,7 @@ std::vector<std::string> sbatch_args(const RunRequest& req, const JobFiles& file
       *error = "slurm option '" + key + "' has a control character in its value";
       return {};
     }
-    if (key != "extra_args" && key != "work_dir" && value.empty()) {
+    if (key != "extra_args" && key != "work_dir" && key != "srun_args" && value.empty()) {
       *error = "slurm option '" + key + "' is empty";
       return {};
     }
@@ -798,7 +942,8 @@ std::unique_ptr<RunHandle> SlurmBackend::launch(const RunRequest& req, LineSink 
   std::string dir = make_work_dir(req, options_, error);
   if (dir.empty()) return nullptr;
   slurm::JobFiles files = slurm::job_files(dir);
-  std::string script = slurm::batch_script(req, files, error);
+  slurm::NodeCapture capture{options_.referee_binary, options_.capture_spec, slurm::node_env_file(req, dir)};
+  std::string script = slurm::batch_script(req, files, error, options_.referee_binary.empty() ? nullptr : &capture);
   if (script.empty()) return nullptr;
   std::error_code ec;
   std::string workdir = req.workdir.empty() ? fs::current_path(ec).string() : fs::absolute(req.workdir, ec).string();

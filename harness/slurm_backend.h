@@ -30,12 +30,25 @@ struct SlurmOptions {
   std::chrono::milliseconds state_interval{1000};
   // Limit on one Slurm command (sbatch, squeue, ...): past it, it is killed.
   std::chrono::seconds command_timeout{60};
+  // Environment capture on the node: when set, each batch script first runs
+  // `<referee_binary> system env --json [--spec <capture_spec>]` on the job's
+  // node (through srun, in the container, when the command is launched so),
+  // into slurm::node_env_file(). The binary (and the spec) must be reachable
+  // at these paths on the nodes (a shared file system); when the capture
+  // fails the job still runs, and <that file>.err says why.
+  std::string referee_binary;
+  std::string capture_spec;
 };
 
 class SlurmBackend : public Backend {
  public:
   explicit SlurmBackend(SlurmOptions options = {});
   const char* name() const override { return "slurm"; }
+  // Each job captures its environment on its node first (SlurmOptions::referee_binary).
+  void capture_on_node(const std::string& referee_binary, const std::string& spec) {
+    options_.referee_binary = referee_binary;
+    options_.capture_spec = spec;
+  }
   // Writes the batch script and submits it; null with *error when the work
   // directory cannot be made, an option is wrong, or sbatch is missing or
   // refuses the job (its stderr is in *error). Destroying the handle of a
@@ -50,8 +63,37 @@ class SlurmBackend : public Backend {
 namespace slurm {
 
 // The spec options the backend takes (RunRequest.options keys): nodes,
-// tasks_per_node, gpus_per_node, partition, account, extra_args, work_dir.
+// tasks_per_node, gpus_per_node, partition, account, extra_args, work_dir;
+// launcher and srun_args; the Pyxis container options container_image,
+// container_mounts, container_workdir, container_name, container_env,
+// container_writable, container_remap_root, container_mount_home,
+// container_entrypoint; describe and describe_timeout (read by
+// harness/slurm_describe.h, not by sbatch).
 extern const std::vector<std::string> kOptionKeys;
+
+// How the batch script starts the command: {} when it runs it itself (on the
+// job's first node, once), else the srun words before it: "srun
+// --kill-on-bad-exit=1", the Pyxis container flags, then srun_args. The
+// launcher option decides: "srun", "none", or "auto" (the default): srun when
+// the job has more than one node or more than one task per node, or runs in a
+// container. nullopt with *error on a malformed option (a container option
+// with launcher: none, a yes/no option that is neither, an unclosed quote).
+std::optional<std::vector<std::string>> launcher_words(const RunRequest& req, std::string* error);
+
+// The Pyxis flags for the container options (empty when the run has none).
+std::vector<std::string> container_flags(const RunRequest& req, std::string* error);
+
+// Where the batch script writes the environment captured on the node:
+// <log_path without .log>.node-env.json (harness/node_environment.h reads
+// it), or <dir>/env.json for a run without a log path.
+std::string node_env_file(const RunRequest& req, const std::string& dir);
+
+// What the batch script needs to capture the environment on the node.
+struct NodeCapture {
+  std::string referee_binary;  // absolute path, reachable on the node
+  std::string spec;            // "" or the spec, for its command, workdir, env
+  std::string env_file;        // where the JSON goes (written through a .tmp and a rename)
+};
 
 // 'text' for a POSIX shell: single quotes, each ' as '\''.
 std::string shell_quote(const std::string& text);
@@ -69,11 +111,14 @@ struct JobFiles {
 };
 JobFiles job_files(const std::string& dir);
 
-// The batch script: enters the workdir, exports the env, runs the command,
-// writes its exit status to files.exit_code. Every string is quoted.
-// Empty with *error when the request cannot be expressed (no command, an
-// environment name that is not a shell name).
-std::string batch_script(const RunRequest& req, const JobFiles& files, std::string* error);
+// The batch script: enters the workdir, exports the env, captures the
+// environment on the node (when `capture` is given), runs the command (through
+// srun when launcher_words() says so), writes its exit status to
+// files.exit_code. Every string is quoted. Empty with *error when the request
+// cannot be expressed (no command, an environment name that is not a shell
+// name, a malformed launcher or container option).
+std::string batch_script(const RunRequest& req, const JobFiles& files, std::string* error,
+                         const NodeCapture* capture = nullptr);
 
 // sbatch's arguments (after "sbatch"), the script last. Empty with *error
 // on an unknown or malformed option.

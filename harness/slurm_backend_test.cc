@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "harness/manifest.h"
+#include "harness/node_environment.h"
 #include "harness/runner.h"
 #include "harness/slurm_backend.h"
 #include "harness/spec.h"
@@ -493,6 +494,230 @@ TEST_CASE("referee run harness/specs/torchclf_slurm.yaml: the PyTorch example as
   fs::remove_all(dir);
 }
 
+// ------------------------------------------------------------ launcher, containers, node capture (pieces)
+
+TEST_CASE("the launcher: srun for several nodes or tasks or a container, with the Pyxis flags; none runs the command itself") {
+  auto words = [](std::map<std::string, std::string> options, std::string* err = nullptr) {
+    RunRequest r;
+    r.id = "x";
+    r.command = {"train"};
+    r.options = std::move(options);
+    std::string e;
+    auto w = slurm::launcher_words(r, err ? err : &e);
+    return w;
+  };
+  using V = std::vector<std::string>;
+  // One task on one node: the batch script runs the command itself.
+  CHECK(words({}) == V{});
+  CHECK(words({{"nodes", "1"}, {"tasks_per_node", "1"}}) == V{});
+  // Several nodes, several tasks, a range that may be several: srun.
+  CHECK(words({{"nodes", "2"}}) == V{"srun", "--kill-on-bad-exit=1"});
+  CHECK(words({{"tasks_per_node", "8"}}) == V{"srun", "--kill-on-bad-exit=1"});
+  CHECK(words({{"nodes", "1-4"}}) == V{"srun", "--kill-on-bad-exit=1"});
+  CHECK(words({{"launcher", "srun"}}) == V{"srun", "--kill-on-bad-exit=1"});
+  CHECK(words({{"nodes", "8"}, {"launcher", "none"}}) == V{});
+  CHECK(words({{"srun_args", "--mpi=pmix --cpu-bind='map_cpu:0,1'"}}) ==
+        V{"srun", "--kill-on-bad-exit=1", "--mpi=pmix", "--cpu-bind=map_cpu:0,1"});
+  // A container: Pyxis's flags on srun, as its documentation spells them.
+  auto c = words({{"container_image", "nvcr.io#nvidia/pytorch:24.09-py3"},
+                  {"container_mounts", "/lustre/data:/data:ro,/lustre/out:/lustre/out"},
+                  {"container_workdir", "/workspace"},
+                  {"container_name", "mlperf"},
+                  {"container_env", "NCCL_DEBUG,PYTHONPATH"},
+                  {"container_writable", "true"},
+                  {"container_remap_root", "no"},
+                  {"container_mount_home", "false"},
+                  {"container_entrypoint", "yes"}});
+  CHECK(c == V{"srun", "--kill-on-bad-exit=1", "--container-image=nvcr.io#nvidia/pytorch:24.09-py3",
+               "--container-mounts=/lustre/data:/data:ro,/lustre/out:/lustre/out", "--container-workdir=/workspace",
+               "--container-name=mlperf", "--container-env=NCCL_DEBUG,PYTHONPATH", "--container-writable",
+               "--no-container-remap-root", "--no-container-mount-home", "--container-entrypoint"});
+  CHECK(words({{"container_image", "ubuntu"}, {"container_writable", "off"}}) ==
+        V{"srun", "--kill-on-bad-exit=1", "--container-image=ubuntu", "--container-readonly"});
+  // Errors say what is wrong.
+  std::string err;
+  CHECK_FALSE(words({{"container_image", "ubuntu"}, {"launcher", "none"}}, &err));
+  CHECK(err.find("launcher: none") != std::string::npos);
+  CHECK(err.find("container options") != std::string::npos);
+  err.clear();
+  CHECK_FALSE(words({{"srun_args", "--mpi=pmix"}, {"launcher", "none"}}, &err));
+  CHECK(err.find("srun_args") != std::string::npos);
+  err.clear();
+  CHECK_FALSE(words({{"launcher", "mpirun"}}, &err));
+  CHECK(err.find("auto, srun or none, not 'mpirun'") != std::string::npos);
+  err.clear();
+  CHECK_FALSE(words({{"container_image", "ubuntu"}, {"container_writable", "maybe"}}, &err));
+  CHECK(err.find("container_writable is yes or no") != std::string::npos);
+  err.clear();
+  CHECK_FALSE(words({{"container_mounts", "/a:/a"}}, &err));
+  CHECK(err.find("need container_image") != std::string::npos);
+  err.clear();
+  CHECK_FALSE(words({{"srun_args", "--x='y"}}, &err));
+  CHECK(err.find("srun_args has an unclosed quote") != std::string::npos);
+}
+
+TEST_CASE("sbatch gets the allocation; the launcher and container options stay off sbatch's line") {
+  RunRequest r;
+  r.id = "c";
+  r.command = {"train"};
+  r.options = {{"nodes", "2"},
+               {"tasks_per_node", "4"},
+               {"gpus_per_node", "h100:4"},
+               {"container_image", "ubuntu"},
+               {"container_mounts", "/a:/a"},
+               {"srun_args", ""},
+               {"launcher", "auto"},
+               {"describe", "node"},
+               {"describe_timeout", "60"}};
+  std::string err;
+  auto args = slurm::sbatch_args(r, slurm::job_files("/s/c"), "/w", &err);
+  REQUIRE_MESSAGE(err.empty(), err);
+  std::vector<std::string> want = {"--parsable", "--job-name=c",         "--output=/s/c/output.txt", "--open-mode=truncate",
+                                   "--chdir=/w", "--nodes=2",            "--ntasks-per-node=4",      "--gpus-per-node=h100:4",
+                                   "/s/c/job.sh"};
+  CHECK(args == want);
+}
+
+TEST_CASE("the batch script: srun with the container flags runs the command; the environment is captured first, on the node") {
+  ScratchDir dir("referee-slurm-srun-");
+  // A stand-in for srun: records its arguments, then runs what follows its options.
+  fs::path bin = dir.path / "bin";
+  fs::create_directories(bin);
+  {
+    std::ofstream f(bin / "srun");
+    f << "#!/bin/sh\nprintf '%s\\n' \"srun $*\" >>" << slurm::shell_quote((dir.path / "srun.calls").string()) << "\n"
+      << "while [ $# -gt 0 ]; do case \"$1\" in --*) shift ;; *) break ;; esac; done\nexec \"$@\"\n";
+  }
+  // A stand-in for the referee binary: prints an environment.
+  {
+    std::ofstream f(bin / "referee");
+    f << "#!/bin/sh\necho \"args $*\" >&2\nprintf '{\"hostname\": \"node7\", \"host\": {\"cpu_logical\": 96}}\\n'\n";
+  }
+  fs::permissions(bin / "srun", fs::perms::owner_all);
+  fs::permissions(bin / "referee", fs::perms::owner_all);
+  RunRequest r;
+  r.id = "cont";
+  r.command = {"sh", "-c", "echo ran in \"$(basename \"$PWD\")\"; exit 4"};
+  r.workdir = dir.path.string();
+  r.log_path = (dir.path / "cont-0.log").string();
+  r.options = {{"container_image", "nvcr.io#nvidia/pytorch:24.09-py3"}, {"container_mounts", "/d:/d"}};
+  auto files = slurm::job_files(dir.path.string());
+  slurm::NodeCapture cap{(bin / "referee").string(), "/specs/my spec.yaml", slurm::node_env_file(r, dir.path.string())};
+  CHECK(cap.env_file == (dir.path / "cont-0.node-env.json").string());
+  std::string err;
+  std::string script = slurm::batch_script(r, files, &err, &cap);
+  REQUIRE_MESSAGE(err.empty(), err);
+  {
+    std::ofstream(files.script) << script;
+  }
+  std::string path = bin.string() + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
+  auto res = slurm::run_command({"env", "PATH=" + path, "sh", files.script}, "", 20s);
+  REQUIRE(res.started);
+  CHECK(res.exit_code == 4);
+  CHECK(res.out == "ran in " + dir.path.filename().string() + "\n");
+  CHECK(slurp(files.exit_code) == "4\n");
+  // The capture ran first, as one task on one node, in the container; then the command on every task.
+  CHECK(slurp(dir.path / "srun.calls") ==
+        "srun --nodes=1 --ntasks=1 --container-image=nvcr.io#nvidia/pytorch:24.09-py3 --container-mounts=/d:/d " +
+            (bin / "referee").string() + " system env --json --spec /specs/my spec.yaml\n"
+            "srun --kill-on-bad-exit=1 --container-image=nvcr.io#nvidia/pytorch:24.09-py3 --container-mounts=/d:/d "
+            "sh -c echo ran in \"$(basename \"$PWD\")\"; exit 4\n");
+  CHECK(slurp(cap.env_file).find("\"node7\"") != std::string::npos);
+  CHECK_FALSE(fs::exists(cap.env_file + ".err"));
+  CHECK_FALSE(fs::exists(cap.env_file + ".tmp"));
+
+  // A binary the node cannot run: the reason is kept, no JSON is left, the command still runs.
+  fs::remove(cap.env_file);
+  cap.referee_binary = "/nonexistent/referee";
+  r.options.clear();  // no launcher: the script runs both itself
+  script = slurm::batch_script(r, files, &err, &cap);
+  REQUIRE_MESSAGE(err.empty(), err);
+  CHECK(script.find("srun --") == std::string::npos);
+  CHECK(script.find("'srun'") == std::string::npos);
+  {
+    std::ofstream(files.script) << script;
+  }
+  res = slurm::run_command({"sh", files.script}, "", 20s);
+  CHECK(res.exit_code == 4);
+  CHECK_FALSE(fs::exists(cap.env_file));
+  CHECK_FALSE(fs::exists(cap.env_file + ".tmp"));
+  std::string why = slurp(cap.env_file + ".err");
+  CHECK_MESSAGE(why.find("/nonexistent/referee") != std::string::npos, why);
+  CHECK_MESSAGE(why.find("the environment capture ended with exit 127 on ") != std::string::npos, why);
+
+  // A malformed container option is the launch error.
+  r.options = {{"container_image", "x"}, {"launcher", "none"}};
+  err.clear();
+  CHECK(slurm::batch_script(r, files, &err).empty());
+  CHECK(err.find("run cont: launcher: none") != std::string::npos);
+}
+
+TEST_CASE("the environment captured on a node: read back whole, used for the run, or the host's with the reason") {
+  ScratchDir dir("referee-node-env-");
+  Environment node;
+  node.captured_at = "2026-01-01T00:00:00Z";
+  node.hostname = "gpu-node-17";
+  node.kernel = "6.1";
+  node.libc = "glibc 2.36";
+  node.os = "Ubuntu 22.04";
+  node.cpu_model = "AMD EPYC";
+  node.cpu_logical = 256;
+  node.cpu_sockets = 2;
+  node.cpu_cores_per_socket = 64;
+  node.cpu_mhz = 2450.5;
+  node.memory_kb = 2113929216LL;
+  node.python = "python3";
+  node.python_version = "3.10.12";
+  node.python_packages = {{"torch", "2.5.0a0"}};
+  node.torch_cuda = "12.6";
+  node.nvidia_smi = true;
+  node.driver_version = "560.35";
+  node.cuda_version = "12.6";
+  GpuInfo g;
+  g.index = "0";
+  g.name = "NVIDIA H100 80GB HBM3";
+  g.memory_mib = 81559;
+  g.driver_version = "560.35";
+  node.gpus = {g, g};
+  node.container = "enroot";
+  node.container_image = "nvcr.io#nvidia/pytorch:24.09-py3";
+  node.container_evidence = "SLURM_CONTAINER_IMAGE";
+  node.git_commit = "abc";
+  node.git_dirty = true;
+  Environment back;
+  std::string err;
+  REQUIRE_MESSAGE(environment_from_json(node.to_json(), &back, &err), err);
+  CHECK(back.to_json() == node.to_json());
+  CHECK_FALSE(environment_from_json("[1, 2]", &back, &err));
+  CHECK(err.find("referee system env --json") != std::string::npos);
+
+  Environment host;
+  host.hostname = "login1";
+  std::string log = (dir.path / "bert-0.log").string();
+  std::string note;
+  CHECK(run_environment(log, host, &note).hostname == "login1");
+  CHECK(note.empty());
+  { std::ofstream(node_environment_file(log) + ".err") << "sh: 1: /shared/referee: not found\n"; }
+  CHECK(run_environment(log, host, &note).hostname == "login1");
+  CHECK(note.find("/shared/referee: not found") != std::string::npos);
+  CHECK(note.find("submitting host's (login1)") != std::string::npos);
+  { std::ofstream(node_environment_file(log)) << node.to_json(); }
+  CHECK(node_environment_file(log) == (dir.path / "bert-0.node-env.json").string());
+  Environment used = run_environment(log, host, &note);
+  CHECK(note.empty());
+  CHECK(used.hostname == "gpu-node-17");
+  // A system description from it is the node's: its processors, memory, GPUs.
+  SystemDescription sys;
+  REQUIRE(describe_system("", "n", &sys, &err, &used));
+  CHECK(sys.fields["host_processor_model_name"] == "AMD EPYC");
+  CHECK(sys.fields["host_processor_vcpu_count"] == "256");
+  CHECK(sys.fields["host_processor_core_count"] == "64");
+  CHECK(sys.fields["host_processors_per_node"] == "2");
+  CHECK(sys.fields["host_memory_capacity"] == "2016 GB");
+  CHECK(sys.fields["accelerators_per_node"] == "2");
+  CHECK(sys.fields["accelerator_model_name"] == "NVIDIA H100 80GB HBM3");
+}
+
 TEST_CASE("runs at once on slurm: one by default, the spec's parallel otherwise") {
   Spec spec;
   spec.benchmark = "minilm";
@@ -513,6 +738,77 @@ TEST_CASE("runs at once on slurm: one by default, the spec's parallel otherwise"
   exec.effective.clear();
   REQUIRE(finalize_spec(&exec, 3, &err));
   CHECK(exec.parallel == 0);  // exec: as many as there are cores
+}
+
+// ------------------------------------------------------------ launcher, node capture, describe (the cluster)
+
+TEST_CASE("two tasks on the node: srun launches the command once per task; a failing task fails the job") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-tasks-");
+  SlurmBackend backend(fast_options());
+  Collector c;
+  std::string err;
+  auto req = request(unique_id("tasks"), {"sh", "-c", "echo task $SLURM_PROCID of $SLURM_NTASKS step $SLURM_STEP_ID"}, dir);
+  req.options = {{"nodes", "1"}, {"tasks_per_node", "2"}};
+  auto h = backend.launch(req, c.sink(), &err);
+  REQUIRE_MESSAGE(h, err);
+  auto st = h->wait(120s);
+  CHECK_MESSAGE(st.state == RunState::Succeeded, st.detail);
+  auto lines = c.of(req.id);
+  std::sort(lines.begin(), lines.end());
+  CHECK(lines == std::vector<std::string>{"task 0 of 2 step 0", "task 1 of 2 step 0"});
+
+  auto bad = request(unique_id("taskfail"), {"sh", "-c", "if [ $SLURM_PROCID = 1 ]; then exit 5; fi; sleep 30"}, dir);
+  bad.options = {{"tasks_per_node", "2"}};
+  auto start = Clock::now();
+  auto hb = backend.launch(bad, c.sink(), &err);
+  REQUIRE_MESSAGE(hb, err);
+  auto sb = hb->wait(120s);
+  CHECK(sb.state == RunState::Failed);
+  CHECK_MESSAGE(sb.exit_code != 0, sb.detail);
+  CHECK(Clock::now() - start < 25s);  // --kill-on-bad-exit: the other task did not sleep on
+}
+
+TEST_CASE("each run's environment is captured on its node before the command, and a capture that fails says why") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-capture-");
+  SlurmOptions so = fast_options();
+  so.referee_binary = REFEREE_BINARY;
+  SlurmBackend backend(so);
+  Collector c;
+  std::string err;
+  for (const char* tasks : {"1", "2"}) {
+    auto req = request(unique_id(std::string("capture") + tasks), {"sh", "-c", "echo trained"}, dir);
+    req.options = {{"tasks_per_node", tasks}};
+    auto h = backend.launch(req, c.sink(), &err);
+    REQUIRE_MESSAGE(h, err);
+    auto st = h->wait(120s);
+    CHECK_MESSAGE(st.state == RunState::Succeeded, st.detail);
+    CHECK(c.of(req.id) == std::vector<std::string>(std::stoi(tasks), "trained"));  // the capture prints nothing to the log
+    std::string file = node_environment_file(req.log_path);
+    REQUIRE_MESSAGE(fs::exists(file), tasks << " task(s): " << slurp(file + ".err"));
+    Environment e;
+    REQUIRE_MESSAGE(environment_from_json(slurp(file), &e, &err), err);
+    // The job's node: the cluster's only node, by the name Slurm gives it.
+    auto node = slurm::run_command({"sinfo", "--noheader", "--format=%n"}, cluster_conf(), 20s);
+    CHECK(e.hostname == node.out.substr(0, node.out.find('\n')));
+    CHECK(e.cpu_logical > 0);
+  }
+  // The binary is not on the node: the run still runs; the reason is kept.
+  so.referee_binary = "/nonexistent/referee";
+  SlurmBackend missing(so);
+  auto req = request(unique_id("capturemissing"), {"sh", "-c", "echo trained"}, dir);
+  auto h = missing.launch(req, c.sink(), &err);
+  REQUIRE_MESSAGE(h, err);
+  CHECK(h->wait(120s).state == RunState::Succeeded);
+  std::string file = node_environment_file(req.log_path);
+  CHECK_FALSE(fs::exists(file));
+  std::string note;
+  Environment host;
+  host.hostname = "submit-host";
+  CHECK(run_environment(req.log_path, host, &note).hostname == "submit-host");
+  CHECK_MESSAGE(note.find("/nonexistent/referee") != std::string::npos, note);
+  CHECK_MESSAGE(note.find("exit 127") != std::string::npos, note);
 }
 
 TEST_CASE("the harness on slurm runs one job at a time by default, and the spec's parallel at once when it says") {

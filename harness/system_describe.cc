@@ -26,9 +26,18 @@ void set(SystemDescription* d, const std::string& k, const std::string& v, const
 }
 
 void detect(SystemDescription* d, const Environment& env) {
-  std::ifstream cpuf("/proc/cpuinfo");
-  CpuInfo cpu = parse_cpuinfo(std::string(std::istreambuf_iterator<char>(cpuf), std::istreambuf_iterator<char>()));
-  std::string line;
+  // The processors and memory of the machine the environment was captured on
+  // (a compute node when the slurm backend captured it there), else this one's.
+  CpuInfo cpu;
+  cpu.model = env.cpu_model;
+  cpu.logical = env.cpu_logical;
+  cpu.sockets = env.cpu_sockets;
+  cpu.cores_per_socket = env.cpu_cores_per_socket;
+  cpu.mhz = env.cpu_mhz;
+  if (cpu.logical == 0 && cpu.model.empty()) {
+    std::ifstream cpuf("/proc/cpuinfo");
+    cpu = parse_cpuinfo(std::string(std::istreambuf_iterator<char>(cpuf), std::istreambuf_iterator<char>()));
+  }
   if (!cpu.model.empty()) set(d, "host_processor_model_name", cpu.model, "detected");
   set(d, "host_processors_per_node", std::to_string(cpu.sockets), "detected");
   if (cpu.cores_per_socket) set(d, "host_processor_core_count", std::to_string(cpu.cores_per_socket), "detected");
@@ -38,14 +47,17 @@ void detect(SystemDescription* d, const Environment& env) {
     std::snprintf(buf, sizeof buf, "%.0f MHz", cpu.mhz);
     set(d, "host_processor_frequency", buf, "detected");
   }
-  std::ifstream mem("/proc/meminfo");
-  for (; std::getline(mem, line);) {
-    if (line.rfind("MemTotal:", 0) == 0) {
-      long long kb = std::atoll(line.substr(9).c_str());
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.0f GB", static_cast<double>(kb) / (1024.0 * 1024.0));
-      set(d, "host_memory_capacity", buf, "detected");
-    }
+  long long kb = env.memory_kb;
+  std::string line;
+  if (kb <= 0) {
+    std::ifstream mem("/proc/meminfo");
+    for (; std::getline(mem, line);)
+      if (line.rfind("MemTotal:", 0) == 0) kb = std::atoll(line.substr(9).c_str());
+  }
+  if (kb > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f GB", static_cast<double>(kb) / (1024.0 * 1024.0));
+    set(d, "host_memory_capacity", buf, "detected");
   }
   set(d, "number_of_nodes", "1", "default");
   // The captured environment: operating system, framework, software stack,

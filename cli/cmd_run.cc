@@ -13,6 +13,8 @@
 #include "harness/backends.h"
 #include "harness/progress.h"
 #include "harness/runner.h"
+#include "harness/slurm_backend.h"
+#include "harness/slurm_describe.h"
 #include "harness/spec.h"
 #include "harness/system_describe.h"
 #include "rules/facts.h"
@@ -151,13 +153,26 @@ Command run_command() {
               }
               // The system description, complete, before any run starts.
               harness::Environment environment = harness::capture_environment(capture_options(&spec));
+              // On Slurm: from a compute node of the allocation (docs/slurm.md).
+              harness::NodeDescription described;
+              described.env = environment;
+              if (spec.backend == "slurm") {
+                std::filesystem::path work = std::filesystem::path(o->out) / ".referee-runs" / spec.benchmark;
+                if (!harness::describe_from_node(spec, o->spec, harness::self_binary(), work.string(), {}, environment,
+                                                 &described, &error)) {
+                  std::cerr << "referee run: " << o->spec << ": " << error << "\n";
+                  return kCannotCheck;
+                }
+                if (!described.warning.empty()) std::cerr << "referee run: warning: " << described.warning << "\n";
+              }
               harness::SystemDescription sys;
-              if (!harness::describe_system(spec.system_description, spec.system, &sys, &error, &environment)) {
+              if (!harness::describe_system(spec.system_description, spec.system, &sys, &error, &described.env)) {
                 std::cerr << "referee run: " << error << "\n";
                 return kCannotCheck;
               }
               sys.fields["division"] = spec.division;
               sys.fields["submitter"] = sys.fields.count("submitter") ? sys.fields["submitter"] : spec.org;
+              for (const auto& w : harness::apply_allocation(spec, &sys)) std::cerr << "referee run: warning: " << w << "\n";
               sys.missing.clear();
               for (const auto& f : rules::required_system_fields())
                 if (!sys.fields.count(f)) sys.missing.push_back(f);
@@ -174,6 +189,8 @@ Command run_command() {
                 std::cerr << "referee run: " << error << "\n";
                 return kCannotCheck;
               }
+              if (auto* slurm = dynamic_cast<harness::SlurmBackend*>(backend.get()); slurm && harness::captures_on_node(spec))
+                slurm->capture_on_node(harness::self_binary(), std::filesystem::absolute(o->spec).string());
               std::string mode = o->progress == "auto" ? (isatty(1) ? "tty" : "plain") : o->progress;
               bool json = mode == "json";
               // With --progress=json stdout holds only JSON lines; what is for a person goes to stderr.
@@ -181,6 +198,7 @@ Command run_command() {
               say << "referee run " << o->spec << "\n";
               for (const auto& [k, v] : spec.effective) say << "  " << k << " = " << v.first << "  (" << v.second << ")\n";
               say << "  system = " << spec.system << ", rules from " << src.origin << "\n";
+              if (described.from_node) say << "  system described from compute node " << described.node << "\n";
               harness::RunnerOptions ropt;
               ropt.out_dir = o->out;
               ropt.system_json = sys.to_json();
@@ -411,6 +429,8 @@ Command system_command() {
               else if (have_spec) s.fields["division"] = spec.division, s.origin["division"] = "spec";
               else if (!s.fields.count("division")) s.fields["division"] = "closed", s.origin["division"] = "default";
               if (have_spec && !s.fields.count("submitter")) s.fields["submitter"] = spec.org, s.origin["submitter"] = "spec";
+              if (have_spec)
+                for (const auto& w : harness::apply_allocation(spec, &s)) std::cerr << who << ": warning: " << w << "\n";
               s.missing.clear();
               for (const auto& f : rules::required_system_fields())
                 if (!s.fields.count(f)) s.missing.push_back(f);

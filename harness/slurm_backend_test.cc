@@ -21,6 +21,7 @@
 #include "harness/node_environment.h"
 #include "harness/runner.h"
 #include "harness/slurm_backend.h"
+#include "harness/slurm_describe.h"
 #include "harness/spec.h"
 #include "harness/system_describe.h"
 #include "rules/facts.h"
@@ -482,14 +483,34 @@ TEST_CASE("referee run harness/specs/torchclf_slurm.yaml: the PyTorch example as
   REQUIRE_MESSAGE(rc == 0, out);
   CHECK_MESSAGE(out.find("backend = slurm  (spec)") != std::string::npos, out);
   CHECK_MESSAGE(out.find("cpu_node_pytorch/torchclf: 5/5 result files, seeds ok, RCP found") != std::string::npos, out);
-  // Each run was a batch job: its work directory holds the batch script and its exit code.
-  size_t jobs = 0;
-  for (const auto& e : fs::recursive_directory_iterator(dir / "out"))
+  // The system was described on the cluster's node, by a job of its own.
+  auto node = slurm::run_command({"sinfo", "--noheader", "--format=%n"}, cluster_conf(), 20s);
+  std::string node_name = node.out.substr(0, node.out.find('\n'));
+  CHECK_MESSAGE(out.find("system described from compute node " + node_name) != std::string::npos, out);
+  CHECK_MESSAGE(out.find("warning") == std::string::npos, out);
+  // Each run was a batch job (and the description one more): its work
+  // directory holds the batch script and its exit code; each run's
+  // environment was captured on its node, Python and torch included.
+  size_t jobs = 0, envs = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir / "out")) {
     if (e.path().filename() == "exit_code") {
       ++jobs;
       CHECK(slurp(e.path()) == "0\n");
     }
-  CHECK(jobs == 5);
+    std::string name = e.path().filename().string();
+    if (name.size() > 9 && name.compare(name.size() - 9, 9, ".env.json") == 0 && name.find("node-env") == std::string::npos) {
+      ++envs;
+      Environment env;
+      std::string err;
+      REQUIRE_MESSAGE(environment_from_json(slurp(e.path()), &env, &err), err);
+      CHECK(env.hostname == node_name);
+      CHECK(env.python_packages.count("torch"));
+      CHECK(env.submission.count("submission_benchmark"));
+      CHECK(fs::exists(node_environment_file((e.path().parent_path() / (name.substr(0, name.size() - 9) + ".log")).string())));
+    }
+  }
+  CHECK(jobs == 6);
+  CHECK(envs == 5);
   referee::testing::check_torch_package(dir / "out" / "referee");
   fs::remove_all(dir);
 }
@@ -718,6 +739,45 @@ TEST_CASE("the environment captured on a node: read back whole, used for the run
   CHECK(sys.fields["accelerator_model_name"] == "NVIDIA H100 80GB HBM3");
 }
 
+TEST_CASE("nodes and gpus_per_node reach the system description; the file's values win, with a warning") {
+  std::string err;
+  Spec spec;
+  spec.backend = "slurm";
+  spec.backend_options = {{"nodes", "4"}, {"gpus_per_node", "h100:8"}};
+  SystemDescription sys;
+  Environment none;
+  none.cpu_logical = 1;
+  REQUIRE(describe_system("", "n", &sys, &err, &none));
+  CHECK(sys.fields["number_of_nodes"] == "1");
+  auto w = apply_allocation(spec, &sys);
+  CHECK(sys.fields["number_of_nodes"] == "4");
+  CHECK(sys.origin["number_of_nodes"] == "spec");
+  CHECK(sys.fields["accelerators_per_node"] == "8");
+  REQUIRE(w.size() == 1);  // eight GPUs, but no model detected
+  CHECK(w[0].find("accelerator_model_name") != std::string::npos);
+
+  ScratchDir dir("referee-alloc-");
+  { std::ofstream(dir.path / "sys.yaml") << "number_of_nodes: 2\naccelerators_per_node: 8\naccelerator_model_name: H100\n"; }
+  REQUIRE(describe_system((dir.path / "sys.yaml").string(), "n", &sys, &err, &none));
+  w = apply_allocation(spec, &sys);
+  CHECK(sys.fields["number_of_nodes"] == "2");
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].find("says number_of_nodes 2 but the spec's backend_options.nodes asks for 4") != std::string::npos);
+
+  spec.backend_options = {{"nodes", "2-4"}, {"gpus_per_node", "2"}};
+  REQUIRE(describe_system("", "n", &sys, &err, &none));
+  w = apply_allocation(spec, &sys);
+  CHECK(sys.fields["number_of_nodes"] == "1");
+  CHECK(sys.fields["accelerators_per_node"] == "2");
+  REQUIRE(w.size() == 2);
+  CHECK(w[0].find("nodes is 2-4, not a count") != std::string::npos);
+
+  spec.backend = "exec";  // only the slurm backend's options say what a run gets
+  REQUIRE(describe_system("", "n", &sys, &err, &none));
+  CHECK(apply_allocation(spec, &sys).empty());
+  CHECK(sys.fields["number_of_nodes"] == "1");
+}
+
 TEST_CASE("runs at once on slurm: one by default, the spec's parallel otherwise") {
   Spec spec;
   spec.benchmark = "minilm";
@@ -809,6 +869,66 @@ TEST_CASE("each run's environment is captured on its node before the command, an
   CHECK(run_environment(req.log_path, host, &note).hostname == "submit-host");
   CHECK_MESSAGE(note.find("/nonexistent/referee") != std::string::npos, note);
   CHECK_MESSAGE(note.find("exit 127") != std::string::npos, note);
+}
+
+TEST_CASE("the system described from a compute node: a short job with the spec's options; the host's with a warning when it cannot") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-describe-");
+  Spec spec;
+  spec.benchmark = "minilm";
+  spec.backend = "slurm";
+  spec.workdir = dir.path.string();
+  Environment host;
+  host.hostname = "submit-host";
+  NodeDescription nd;
+  std::string err;
+  REQUIRE_MESSAGE(describe_from_node(spec, "", REFEREE_BINARY, dir.path.string(), fast_options(), host, &nd, &err), err);
+  CHECK_MESSAGE(nd.from_node, nd.warning);
+  CHECK(nd.warning.empty());
+  auto node = slurm::run_command({"sinfo", "--noheader", "--format=%n"}, cluster_conf(), 20s);
+  CHECK(nd.node == node.out.substr(0, node.out.find('\n')));
+  CHECK(nd.env.hostname == nd.node);
+  CHECK(fs::exists(fs::path(nd.work_dir) / "describe.node-env.json"));
+
+  // The spec's partition reaches the describe job: a partition the cluster lacks is sbatch's refusal, then the host.
+  spec.backend_options = {{"partition", "no-such-partition"}};
+  REQUIRE(describe_from_node(spec, "", REFEREE_BINARY, dir.path.string(), fast_options(), host, &nd, &err));
+  CHECK_FALSE(nd.from_node);
+  CHECK(nd.env.hostname == "submit-host");
+  CHECK_MESSAGE(nd.warning.find("could not be submitted") != std::string::npos, nd.warning);
+  CHECK_MESSAGE(nd.warning.find("nvalid partition") != std::string::npos, nd.warning);
+  CHECK_MESSAGE(nd.warning.find("from the submitting host submit-host") != std::string::npos, nd.warning);
+
+  // The binary cannot run on the node.
+  spec.backend_options.clear();
+  REQUIRE(describe_from_node(spec, "", "/nonexistent/referee", dir.path.string(), fast_options(), host, &nd, &err));
+  CHECK_FALSE(nd.from_node);
+  CHECK_MESSAGE(nd.warning.find("/nonexistent/referee") != std::string::npos, nd.warning);
+  CHECK_MESSAGE(nd.warning.find("backend_options.describe: host") != std::string::npos, nd.warning);
+  CHECK_MESSAGE(nd.warning.find("exit 127") != std::string::npos, nd.warning);
+
+  // A job that does not start in time is cancelled, and the warning says so.
+  spec.backend_options = {{"extra_args", "--begin=now+1hour"}, {"describe_timeout", "3"}};
+  auto start = Clock::now();
+  REQUIRE(describe_from_node(spec, "", REFEREE_BINARY, dir.path.string(), fast_options(), host, &nd, &err));
+  CHECK(Clock::now() - start < 30s);
+  CHECK_FALSE(nd.from_node);
+  CHECK_MESSAGE(nd.warning.find("did not end within 3 s") != std::string::npos, nd.warning);
+  auto q = slurm::run_command({"squeue", "--noheader", "--name=minilm-describe", "--states=PENDING,RUNNING"}, cluster_conf(), 20s);
+  CHECK_MESSAGE(q.out.empty(), q.out);
+
+  // describe: host skips the job; bad values are errors.
+  spec.backend_options = {{"describe", "host"}};
+  REQUIRE(describe_from_node(spec, "", REFEREE_BINARY, dir.path.string(), fast_options(), host, &nd, &err));
+  CHECK_FALSE(nd.from_node);
+  CHECK(nd.warning.empty());
+  CHECK_FALSE(captures_on_node(spec));
+  spec.backend_options = {{"describe", "login"}};
+  CHECK_FALSE(describe_from_node(spec, "", REFEREE_BINARY, dir.path.string(), fast_options(), host, &nd, &err));
+  CHECK(err.find("describe is node or host") != std::string::npos);
+  spec.backend_options = {{"describe_timeout", "soon"}};
+  CHECK_FALSE(describe_from_node(spec, "", REFEREE_BINARY, dir.path.string(), fast_options(), host, &nd, &err));
+  CHECK(err.find("describe_timeout is a number of seconds") != std::string::npos);
 }
 
 TEST_CASE("the harness on slurm runs one job at a time by default, and the spec's parallel at once when it says") {

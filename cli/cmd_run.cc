@@ -158,9 +158,18 @@ Command run_command() {
               described.env = environment;
               if (spec.backend == "slurm") {
                 std::filesystem::path work = std::filesystem::path(o->out) / ".referee-runs" / spec.benchmark;
-                if (!harness::describe_from_node(spec, o->spec, harness::self_binary(), work.string(), {}, environment,
-                                                 &described, &error)) {
+                catch_interrupts();  // a signal cancels the describe job
+                bool described_ok = harness::describe_from_node(spec, o->spec, harness::self_binary(), work.string(), {},
+                                                                environment, &described, &error, &g_interrupt);
+                default_interrupts();
+                if (!described_ok) {
                   std::cerr << "referee run: " << o->spec << ": " << error << "\n";
+                  return kCannotCheck;
+                }
+                if (described.interrupted) {
+                  std::cerr << "referee run: interrupted by " << harness::interrupt_name(g_signal.load())
+                            << " while the system was being described on a compute node (the describe job was "
+                               "cancelled); nothing was run\n";
                   return kCannotCheck;
                 }
                 if (!described.warning.empty()) std::cerr << "referee run: warning: " << described.warning << "\n";

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -917,6 +918,22 @@ TEST_CASE("the system described from a compute node: a short job with the spec's
   auto q = slurm::run_command({"squeue", "--noheader", "--name=minilm-describe", "--states=PENDING,RUNNING"}, cluster_conf(), 20s);
   CHECK_MESSAGE(q.out.empty(), q.out);
 
+  // Ctrl-C while it waits: the job is cancelled at once.
+  spec.backend_options = {{"extra_args", "--begin=now+1hour"}};
+  std::atomic<bool> interrupt{false};
+  std::thread ctrl_c([&] {
+    std::this_thread::sleep_for(1500ms);
+    interrupt = true;
+  });
+  start = Clock::now();
+  REQUIRE(describe_from_node(spec, "", REFEREE_BINARY, dir.path.string(), fast_options(), host, &nd, &err, &interrupt));
+  ctrl_c.join();
+  CHECK(Clock::now() - start < 20s);
+  CHECK(nd.interrupted);
+  CHECK_FALSE(nd.from_node);
+  q = slurm::run_command({"squeue", "--noheader", "--name=minilm-describe", "--states=PENDING,RUNNING"}, cluster_conf(), 20s);
+  CHECK_MESSAGE(q.out.empty(), q.out);
+
   // describe: host skips the job; bad values are errors.
   spec.backend_options = {{"describe", "host"}};
   REQUIRE(describe_from_node(spec, "", REFEREE_BINARY, dir.path.string(), fast_options(), host, &nd, &err));
@@ -929,6 +946,29 @@ TEST_CASE("the system described from a compute node: a short job with the spec's
   spec.backend_options = {{"describe_timeout", "soon"}};
   CHECK_FALSE(describe_from_node(spec, "", REFEREE_BINARY, dir.path.string(), fast_options(), host, &nd, &err));
   CHECK(err.find("describe_timeout is a number of seconds") != std::string::npos);
+}
+
+TEST_CASE("referee run on slurm: Ctrl-C while the describe job waits in the queue cancels it, and nothing runs") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-describe-int-");
+  {
+    std::ofstream(dir.path / "spec.yaml")
+        << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: slurm\ncommand: [\"true\"]\n"
+        << "system_description: " << REFEREE_SOURCE_DIR << "/harness/specs/torch_cpu_system.yaml\n"
+        << "backend_options: {extra_args: \"--begin=now+1hour --job-name=" << unique_id("describe-int") << "\"}\n";
+  }
+  std::string out;
+  int rc = referee::testing::run_shell_capture(
+      "(SLURM_CONF='" + cluster_conf() + "' " + REFEREE_BINARY + " run '" + (dir.path / "spec.yaml").string() +
+          "' --out '" + (dir.path / "out").string() + "' 2>&1 & pid=$!; sleep 3; kill -INT $pid; wait $pid)",
+      &out);
+  CHECK_MESSAGE(rc == 2, out);
+  CHECK_MESSAGE(out.find("interrupted by Ctrl-C (SIGINT) while the system was being described") != std::string::npos, out);
+  auto q = slurm::run_command({"squeue", "--noheader", "--name=" + unique_id("describe-int"), "--states=all"},
+                              cluster_conf(), 20s);
+  CHECK_MESSAGE(q.out.find("PENDING") == std::string::npos, q.out);
+  CHECK_MESSAGE(q.out.find("RUNNING") == std::string::npos, q.out);
+  CHECK_FALSE(fs::exists(dir.path / "out" / "referee"));  // no package started
 }
 
 TEST_CASE("the harness on slurm runs one job at a time by default, and the spec's parallel at once when it says") {

@@ -39,7 +39,7 @@ bool captures_on_node(const Spec& spec) { return spec.backend == "slurm" && opti
 
 bool describe_from_node(const Spec& spec, const std::string& spec_path, const std::string& referee_binary,
                         const std::string& work_root, SlurmOptions options, const Environment& host,
-                        NodeDescription* out, std::string* error) {
+                        NodeDescription* out, std::string* error, const std::atomic<bool>* interrupt) {
   *out = NodeDescription{};
   out->env = host;
   std::string mode = option(spec, "describe", "node");
@@ -90,7 +90,18 @@ bool describe_from_node(const Spec& spec, const std::string& spec_path, const st
     out->warning = "the describe job could not be submitted: " + err + advice;
     return true;
   }
-  RunStatus st = handle->wait(std::chrono::duration_cast<std::chrono::milliseconds>(limit));
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  RunStatus st;
+  do {
+    st = handle->wait(std::chrono::milliseconds(200));
+    if (interrupt && interrupt->load() && (st.state == RunState::Pending || st.state == RunState::Running)) {
+      handle->cancel("interrupted");
+      handle->wait(std::chrono::seconds(30));
+      out->interrupted = true;
+      return true;
+    }
+  } while ((st.state == RunState::Pending || st.state == RunState::Running) &&
+           std::chrono::steady_clock::now() < deadline);
   if (st.state == RunState::Pending || st.state == RunState::Running) {
     std::string was = st.detail;
     handle->cancel("the describe job did not end within " + limit_text + " s");

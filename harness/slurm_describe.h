@@ -4,6 +4,7 @@
 // ("The system description") says what it needs from a cluster.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct NodeDescription {
   std::string node;        // the node's host name, when from_node
   std::string warning;     // why the host's is used ("" when from_node or when the spec asks for the host)
   std::string work_dir;    // the describe job's files
+  bool interrupted = false;  // *interrupt was set: the job was cancelled, env is the host's
 };
 
 // The describe job: one batch job with the spec's backend options (partition,
@@ -33,10 +35,11 @@ struct NodeDescription {
 // on the node (the binary is not there, or cannot run), *out holds `host`
 // and a warning that says why. backend_options.describe: host skips the job.
 // False with *error only for a malformed describe or describe_timeout option.
-// Its files go to a new directory in `work_root`.
+// Its files go to a new directory in `work_root`. When `interrupt` is set
+// while it waits (Ctrl-C), the job is cancelled and out->interrupted set.
 bool describe_from_node(const Spec& spec, const std::string& spec_path, const std::string& referee_binary,
                         const std::string& work_root, SlurmOptions options, const Environment& host,
-                        NodeDescription* out, std::string* error);
+                        NodeDescription* out, std::string* error, const std::atomic<bool>* interrupt = nullptr);
 
 // Whether the runs capture their environment on their nodes (false with
 // backend_options.describe: host).

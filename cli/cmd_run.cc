@@ -106,7 +106,7 @@ Command run_command() {
             sub.add_option("--rules", o->rules, "rules root (a tree with compliance_checker/ and rcp_checker/)");
             sub.add_option("--runs", o->runs, "number of runs (default: the spec's, else what the rules require)")
                 ->check(CLI::Range(1, 1000));
-            sub.add_option("--parallel", o->parallel, "runs at once (default: the spec's, else the number of cores)")
+            sub.add_option("--parallel", o->parallel, "runs at once (default: the spec's, else the number of cores; 1 on slurm)")
                 ->check(CLI::Range(1, 4096));
             sub.add_option("--system", o->system, "system name (systems/<name>.json)");
             sub.add_flag("--replace", o->replace,

@@ -990,8 +990,13 @@ TEST_CASE("the harness on slurm runs one job at a time by default, and the spec'
     spec.runs = 3;
     spec.parallel = parallel;
     spec.system = "cpu_2x_example";
-    spec.command = {"sh", "-c", "echo start $(date +%s%N) >>" + slurm::shell_quote(spans.string()) +
-                                    "; sleep 2; echo end $(date +%s%N) >>" + slurm::shell_quote(spans.string())};
+    // Each job waits (up to 20 s) until another has started, so that a slow
+    // scheduler cannot make jobs that may overlap run one after the other;
+    // when they may not overlap, it waits 1 s.
+    std::string f = slurm::shell_quote(spans.string());
+    std::string waits = parallel > 1 ? "100" : "5";
+    spec.command = {"sh", "-c", "echo start $(date +%s%N) >>" + f + "; i=0; while [ $i -lt " + waits + " ] && [ $(grep -c start " +
+                                    f + ") -lt 2 ]; do sleep 0.2; i=$((i+1)); done; sleep 0.5; echo end $(date +%s%N) >>" + f};
     REQUIRE_MESSAGE(finalize_spec(&spec, 3, &error), error);
     SlurmOptions so = fast_options();
     SlurmBackend backend(so);

@@ -29,11 +29,47 @@ long long integer(const YAML::Node& n, const std::string& field) {
   }
   throw YAML::Exception(n.Mark(), "'" + field + "' must be an integer, not '" + t + "'");
 }
+// An integer in [lo, hi]; out of range is an error naming the field, what is
+// expected and what was found (a value silently replaced by a default hides a typo).
+long long bounded(const YAML::Node& n, const std::string& field, long long lo, long long hi, const std::string& meaning = "") {
+  long long v = integer(n, field);
+  if (v < lo || v > hi)
+    throw YAML::Exception(n.Mark(), "'" + field + "': expected an integer from " + std::to_string(lo) + " to " +
+                                        std::to_string(hi) + (meaning.empty() ? "" : " (" + meaning + ")") +
+                                        ", found " + n.Scalar());
+  return v;
+}
+// A mapping's keys, each once: yaml-cpp keeps the last of two equal keys, so a
+// duplicate would silently override the first.
+void no_duplicate_keys(const YAML::Node& map, const std::string& where) {
+  std::map<std::string, int> seen;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    YAML::Node key = it->first;
+    if (!key.IsScalar()) continue;
+    auto [at, fresh] = seen.emplace(key.Scalar(), key.Mark().line + 1);
+    if (!fresh)
+      throw YAML::Exception(key.Mark(), (where.empty() ? "field '" : "'" + where + "': key '") + key.Scalar() +
+                                            "' given twice (first on line " + std::to_string(at->second) +
+                                            "): expected each " + (where.empty() ? "field" : "key") + " once");
+  }
+}
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& x : v) out += (out.empty() ? "" : " ") + x;
   return out;
+}
+
+// What the effective-values list prints for a field that is not one scalar.
+std::string shown(const Spec* s, const std::string& k, const YAML::Node& v) {
+  if (v.IsScalar()) return v.Scalar();
+  if (k == "command") return join(s->command);
+  std::string out;
+  if (k == "seeds")
+    for (long long x : s->seeds) out += (out.empty() ? "" : ", ") + std::to_string(x);
+  else
+    for (const auto& [a, b] : k == "env" ? s->env : s->backend_options) out += (out.empty() ? "" : ", ") + a + "=" + b;
+  return "[" + out + "]";
 }
 
 }  // namespace
@@ -54,6 +90,7 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
                                               "command", "env", "workdir", "timeout", "backend", "backend_options",
                                               "parallel", "batch_size", "org", "system", "system_description"};
   try {
+    no_duplicate_keys(n, "");
     for (auto it = n.begin(); it != n.end(); ++it) {
       YAML::Node name = it->first;
       std::string k = text(name, "field name");
@@ -67,12 +104,18 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
       if (k == "benchmark") out->benchmark = text(v, k);
       else if (k == "ruleset") out->ruleset = text(v, k);
       else if (k == "division") out->division = text(v, k);
-      else if (k == "runs") out->runs = static_cast<int>(integer(v, k));
+      else if (k == "runs") out->runs = static_cast<int>(bounded(v, k, 1, kMaxRuns));
       else if (k == "seeds") {
+        if (!v.IsSequence() || v.size() == 0)
+          throw YAML::Exception(v.Mark(), "'seeds': expected a list of seeds ([11, 12, 13]), found " +
+                                              (v.IsScalar() ? "'" + v.Scalar() + "'" : std::string("no list")));
         out->seeds.clear();
-        for (size_t i = 0; i < v.size(); ++i) out->seeds.push_back(integer(v[i], k));
+        for (size_t i = 0; i < v.size(); ++i) out->seeds.push_back(bounded(v[i], k, 0, kMaxSeed));
       }
-      else if (k == "seed_base") out->seed_base = integer(v, k);
+      else if (k == "seed_base") {
+        out->seed_base = bounded(v, k, 0, kMaxSeed);
+        out->has_seed_base = true;
+      }
       else if (k == "command") {
         out->command.clear();
         if (v.IsSequence())
@@ -80,26 +123,30 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
         else
           out->command = {"/bin/sh", "-c", text(v, k)};
       } else if (k == "env") {
+        if (!v.IsMap()) throw YAML::Exception(v.Mark(), "'env': expected a mapping ({NAME: value})");
+        no_duplicate_keys(v, k);
         for (auto e = v.begin(); e != v.end(); ++e) {
           YAML::Node key = e->first, val = e->second;
           out->env[text(key, k)] = text(val, k);
         }
       }
       else if (k == "workdir") out->workdir = text(v, k);
-      else if (k == "timeout") out->timeout_s = static_cast<int>(integer(v, k));
+      else if (k == "timeout") out->timeout_s = static_cast<int>(bounded(v, k, 1, kMaxTimeout, "seconds per run; leave it out for none"));
       else if (k == "backend") out->backend = text(v, k);
       else if (k == "backend_options") {
+        if (!v.IsMap()) throw YAML::Exception(v.Mark(), "'backend_options': expected a mapping ({partition: debug})");
+        no_duplicate_keys(v, k);
         for (auto e = v.begin(); e != v.end(); ++e) {
           YAML::Node key = e->first, val = e->second;
           out->backend_options[text(key, k)] = text(val, k);
         }
       }
-      else if (k == "parallel") out->parallel = static_cast<int>(integer(v, k));
-      else if (k == "batch_size") out->batch_size = static_cast<int>(integer(v, k));
+      else if (k == "parallel") out->parallel = static_cast<int>(bounded(v, k, 1, kMaxParallel, "runs at once"));
+      else if (k == "batch_size") out->batch_size = static_cast<int>(bounded(v, k, 1, kMaxBatch, "global batch size"));
       else if (k == "org") out->org = text(v, k);
       else if (k == "system") out->system = text(v, k);
       else if (k == "system_description") out->system_description = text(v, k);
-      note(out, k, v.IsScalar() ? v.Scalar() : k == "command" ? join(out->command) : "(set)", "spec");
+      note(out, k, shown(out, k, v), "spec");
     }
   } catch (const YAML::Exception& e) {
     *error = path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
@@ -153,7 +200,7 @@ bool finalize_spec(Spec* s, int required_runs, std::string* error) {
     note(s, "runs", std::to_string(s->runs), "rules");
   }
   if (s->seeds.empty()) {
-    if (s->seed_base == 0) {
+    if (!s->has_seed_base) {
       s->seed_base = static_cast<long long>(std::hash<std::string>{}(s->benchmark) % 1000000) * 1000 + 1;
       note(s, "seed_base", std::to_string(s->seed_base), "default");
     }

@@ -15,7 +15,8 @@ struct Spec {
   std::string division = "closed";
   int runs = 0;                          // 0: the number the rules require
   std::vector<long long> seeds;          // explicit seeds; else seed_base + run index
-  long long seed_base = 0;               // 0: derived from the benchmark name
+  long long seed_base = 0;               // unless has_seed_base: derived from the benchmark name
+  bool has_seed_base = false;
   std::vector<std::string> command;      // exec/slurm: argv with {seed} {run} {log} placeholders
   std::map<std::string, std::string> env;
   std::string workdir;
@@ -31,7 +32,16 @@ struct Spec {
   std::map<std::string, std::pair<std::string, std::string>> effective;
 };
 
-// Reads a spec file. Unknown fields are errors (a typo must not be ignored).
+// What a spec may hold; a value out of range is an error, never replaced by a default.
+inline constexpr long long kMaxRuns = 1000;          // as --runs
+inline constexpr long long kMaxParallel = 4096;      // as --parallel
+inline constexpr long long kMaxSeed = 4294967295LL;  // 2^32 - 1: what numpy and most workloads take
+inline constexpr long long kMaxTimeout = 31536000;   // a year, in seconds
+inline constexpr long long kMaxBatch = 1LL << 30;
+
+// Reads a spec file. Unknown fields, a field given twice, and values out of
+// range are errors naming the file, line, field, what is expected and what
+// was found (a typo must not be ignored).
 bool load_spec(const std::string& path, Spec* out, std::string* error);
 
 // Records a value set from a flag.

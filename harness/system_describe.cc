@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -99,7 +100,50 @@ std::string yaml_to_json(const YAML::Node& n) {
   return w.str();
 }
 
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// Fields only a workload spec has (harness/spec.h).
+bool is_spec_field(const std::string& k) {
+  static const std::set<std::string> f = {"benchmark", "ruleset", "runs",     "seeds",    "seed_base",
+                                          "command",   "backend", "backend_options", "parallel", "batch_size",
+                                          "timeout",   "workdir", "system_description"};
+  return f.count(k) > 0;
+}
+
 }  // namespace
+
+const std::vector<std::string>& known_system_fields() {
+  static const std::vector<std::string> f = [] {
+    std::vector<std::string> v = rules::required_system_fields();
+    v.push_back("private_id");      // the result summarizer's private ids
+    v.push_back("scaling_factor");  // read by the result summarizer and package checker
+    return v;
+  }();
+  return f;
+}
+
+std::string nearest_system_field(const std::string& name) {
+  std::string best;
+  size_t best_d = std::string::npos;
+  for (const auto& k : known_system_fields()) {
+    size_t d = edit_distance(name, k);
+    if (d < best_d) best_d = d, best = k;
+  }
+  return best_d <= std::max<size_t>(2, name.size() / 3) ? best : "";
+}
 
 bool describe_system(const std::string& file, const std::string& name, SystemDescription* out, std::string* error,
                      const Environment* env) {
@@ -121,6 +165,28 @@ bool describe_system(const std::string& file, const std::string& name, SystemDes
     if (!n.IsMap()) {
       *error = file + ": a system description is a mapping of field: value";
       return false;
+    }
+    std::vector<std::string> spec_fields;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      YAML::Node k = it->first;
+      if (k.IsScalar() && is_spec_field(k.Scalar())) spec_fields.push_back(k.Scalar() + ":");
+    }
+    if (!spec_fields.empty()) {
+      std::string list;
+      for (const auto& f : spec_fields) list += (list.empty() ? "" : ", ") + f;
+      *error = file + " is a workload spec (it has " + list + "), not a system description\nfix: pass the spec with "
+               "--spec SPEC (its system_description is used), or the system description file itself";
+      return false;
+    }
+    const auto& known = known_system_fields();
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      YAML::Node k = it->first;
+      if (!k.IsScalar() || std::find(known.begin(), known.end(), k.Scalar()) != known.end()) continue;
+      std::string near = nearest_system_field(k.Scalar());
+      out->warnings.push_back(file + ":" + std::to_string(k.Mark().line + 1) + ": unknown field '" + k.Scalar() + "'" +
+                              (near.empty() ? "" : " (did you mean '" + near + "'?)") +
+                              ": no system description field has this name; it is written as it is and the "
+                              "consortium's tools ignore it");
     }
     for (auto it = n.begin(); it != n.end(); ++it) {
       YAML::Node k = it->first, v = it->second;

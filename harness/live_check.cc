@@ -28,7 +28,7 @@ std::optional<rules::Finding> second_run_start(const mllog::ParsedLog& log) {
     f.line = e.file_line;
     f.key = "run_start";
     f.rule = "harness: second run_start";
-    f.message = "a second run_start: the run started again inside its log, and time to train would count from "
+    f.message = "the run started again inside its log, and time to train would count from "
                 "the last run_start (the consortium only warns)";
     f.expected = "one run_start per log";
     f.found = "run_start at lines " + std::to_string(first->file_line) + " and " + std::to_string(e.file_line);

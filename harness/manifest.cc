@@ -189,6 +189,11 @@ bool load_manifest(const std::string& path, const std::string& benchmark, Manife
   const std::string hint =
       "\nhint: the manifest records the seeds and results of earlier runs; restore it, or move it aside to start "
       "a new record (the package's result files are kept and recorded as found)";
+  if (!fs::is_regular_file(path, ec)) {
+    *error = "the run manifest " + path + " is " + (fs::is_directory(path, ec) ? "a directory" : "not a regular file") +
+             ", not a file referee wrote" + hint;
+    return false;
+  }
   std::string text;
   if (!read_all(path, &text)) {
     *error = "cannot read the run manifest " + path + hint;
@@ -253,6 +258,7 @@ bool load_manifest(const std::string& path, const std::string& benchmark, Manife
     bool ok = r.str(o, "run", &m.run, where, true) && r.str(o, "invocation", &m.invocation, where) &&
               r.str(o, "org", &m.org, where, true) && r.str(o, "system", &m.system, where, true) &&
               r.integer(o, "slot", &slot, nullptr, where) && r.integer(o, "seed", &m.seed, &m.has_seed, where) &&
+              r.integer(o, "logged_seed", &m.logged_seed, &m.has_logged_seed, where) &&
               r.str(o, "backend", &m.backend, where) && r.str(o, "job_id", &m.job_id, where) &&
               r.str(o, "state", &m.state, where, true) && r.str(o, "detail", &m.detail, where) &&
               r.integer(o, "exit_code", &exit_code, &has_exit, where) &&
@@ -308,6 +314,9 @@ std::string manifest_json(const Manifest& m) {
     w.key("slot").value(r.slot);
     w.key("seed");
     if (r.has_seed) w.value(r.seed);
+    else w.null();
+    w.key("logged_seed");
+    if (r.has_logged_seed) w.value(r.logged_seed);
     else w.null();
     w.key("backend").value(r.backend);
     opt_str("job_id", r.job_id);
@@ -395,6 +404,12 @@ LogFacts read_log_facts(std::string_view text) {
 
 // ---------------------------------------------------------------- admission
 
+std::string seed_mismatch(long long given, const LogFacts& log) {
+  if (!log.has_seed || log.seed == given) return "";
+  return "its log says seed " + std::to_string(log.seed) + ", not the seed it was given (" + std::to_string(given) +
+         "): the workload does not use {seed}, and the package's seed check reads the logged seed";
+}
+
 bool only_target_not_reached(const rules::FileVerdict& v, const std::string& metric) {
   if (v.errors.empty()) return false;
   const std::string suffix = " KEY " + metric + " ATLEAST_ONE_CHECK";
@@ -417,7 +432,31 @@ std::string exit_words(const RunStatus& s) {
   return std::string(to_string(s.state)) + (s.detail.empty() ? "" : " (" + s.detail + ")");
 }
 
+// How a run whose log is complete ended, when not with exit status 0: "it
+// then exited with status 1", "it then was killed by Segmentation fault".
+std::string ended_after_log(const RunStatus& s) {
+  if (s.state == RunState::Succeeded) return "";
+  std::string how = s.exit_code >= 0       ? "exited with status " + std::to_string(s.exit_code)
+                    : s.detail.empty()     ? std::string(to_string(s.state))
+                    : s.detail.rfind("killed", 0) == 0 ? "was " + s.detail
+                                                       : "ended: " + s.detail;
+  return "; after its log was complete it " + how + ", which does not decide: its log is a complete run";
+}
+
 }  // namespace
+
+std::string nonconverged_reason(const std::string& run_stop_status, const std::string& metric, int allowed,
+                                int in_package) {
+  std::string head = "did not converge (run_stop status \"" + run_stop_status + "\", " + metric +
+                     " never reached the target): a result";
+  if (in_package <= allowed)
+    return head + ", scored as the consortium's rules say (accepted under olympic scoring, at most " +
+           std::to_string(allowed) + " such run(s) per benchmark, and dropped from the score)";
+  return head + ", but the package holds " + std::to_string(in_package) + " runs that did not converge where the "
+         "consortium's package checker accepts at most " + std::to_string(allowed) +
+         " (olympic scoring): the package fails its check and gets no score; run again with --replace once the cause "
+         "is fixed";
+}
 
 Admission admit(const AdmissionInput& in) {
   Admission a;
@@ -442,8 +481,7 @@ Admission admit(const AdmissionInput& in) {
     return a;
   }
   const rules::FileVerdict& v = *in.verdict;
-  const std::string exit_note =
-      s.state == RunState::Succeeded ? "" : "; its " + exit_words(s) + " does not decide: its log is a complete run";
+  const std::string exit_note = ended_after_log(s);
   // 3. A compliant log is a result, converged or not (the open division has no quality target).
   if (v.compliant) {
     a.enters = true;
@@ -463,10 +501,7 @@ Admission admit(const AdmissionInput& in) {
   if (only_target_not_reached(v, in.target_metric) && in.log.run_stop_status != "success") {
     a.enters = true;
     a.converged = false;
-    a.reason = "did not converge (run_stop status \"" + in.log.run_stop_status + "\", " + in.target_metric +
-               " never reached the target): a result, scored as the consortium's rules say (accepted under olympic "
-               "scoring, at most " + std::to_string(in.allowed_failures) + " such run(s) per benchmark, and dropped "
-               "from the score)" + exit_note;
+    a.reason = nonconverged_reason(in.log.run_stop_status, in.target_metric, in.allowed_failures, 0) + exit_note;
     return a;
   }
   // 5. Any other finding: the log breaks a rule.

@@ -40,6 +40,8 @@ struct ManifestRun {
   int slot = 0;               // {run}
   long long seed = 0;
   bool has_seed = true;       // false for a result file found without a readable seed
+  bool has_logged_seed = false;  // the run's log has a seed line
+  long long logged_seed = 0;     // its value: the seed the package's seed check sees
   std::string backend;        // builtin | exec | slurm | "" (found in the package)
   std::string job_id;         // slurm job id, exec process id, "" when none
   // "running" (launched; a manifest that still says so after the harness
@@ -96,6 +98,10 @@ struct LogFacts {
 };
 LogFacts read_log_facts(std::string_view text);
 
+// "" when the log logs no seed or the seed the run was given; else what is
+// wrong: the consortium's seed check reads the logged seed, not the one given.
+std::string seed_mismatch(long long given, const LogFacts& log);
+
 // Which runs enter the package (docs/harness.md, "Which runs enter the package").
 struct AdmissionInput {
   bool stopped_by_checker = false;
@@ -112,6 +118,12 @@ struct Admission {
   std::string reason;
 };
 Admission admit(const AdmissionInput& in);
+
+// The reason of a run that did not converge (rule 4), given how many such
+// runs the package holds: within `allowed` it is accepted under olympic
+// scoring; beyond, the reason says the limit is exceeded and the package fails.
+std::string nonconverged_reason(const std::string& run_stop_status, const std::string& metric, int allowed,
+                                int in_package);
 
 // Whether every error of `v` is the quality target not reached (the
 // ATLEAST_ONE_CHECK of `metric`), and there is at least one.

@@ -304,7 +304,14 @@ TEST_SUITE("manifest") {
     in.status = {RunState::Failed, 3, "exit 3"};
     a = admit(in);
     CHECK(a.enters);
-    CHECK(a.reason.find("exit status 3 does not decide") != std::string::npos);
+    CHECK(a.reason.find("after its log was complete it exited with status 3, which does not decide") !=
+          std::string::npos);
+    // Converged, then killed by a signal on teardown: said in words, not "its failed (...)".
+    in.status = {RunState::Failed, -1, "killed by Segmentation fault"};
+    a = admit(in);
+    CHECK(a.enters);
+    CHECK(a.reason == "compliant, converged; after its log was complete it was killed by Segmentation fault, which "
+                      "does not decide: its log is a complete run");
     // Did not converge, exit 1 (what the builtin workload and most programs do): a result.
     in.verdict = &vn;
     in.log = fn;
@@ -314,6 +321,13 @@ TEST_SUITE("manifest") {
     CHECK_FALSE(a.converged);
     CHECK(a.reason.find("did not converge (run_stop status \"aborted\"") == 0);
     CHECK(a.reason.find("at most 1 such run(s)") != std::string::npos);
+    // Within the limit it is accepted; beyond, the reason says the limit is exceeded.
+    CHECK(nonconverged_reason("aborted", metric, 1, 1).find("accepted under olympic scoring") != std::string::npos);
+    std::string over = nonconverged_reason("aborted", metric, 1, 3);
+    CHECK(over.find("accepted under olympic scoring") == std::string::npos);
+    CHECK(over.find("the package holds 3 runs that did not converge where the consortium's package checker accepts "
+                    "at most 1") != std::string::npos);
+    CHECK(over.find("the package fails its check") != std::string::npos);
     // ... and with exit 0 just the same.
     in.status = {RunState::Succeeded, 0, ""};
     CHECK(admit(in).enters);
@@ -562,7 +576,16 @@ TEST_SUITE("manifest") {
     HarnessReport report;
     std::string error;
     REQUIRE_MESSAGE(s.run(spec, s.options(), &report, &error), error);
-    for (const auto& r : report.runs) CHECK_FALSE(r.result_file.empty());
+    for (const auto& r : report.runs) {
+      CHECK_FALSE(r.result_file.empty());
+      // Two where one is accepted: no run says "accepted", each says the limit is exceeded.
+      CHECK(r.package_reason.find("accepted under olympic scoring") == std::string::npos);
+      CHECK(r.package_reason.find("the package holds 2 runs that did not converge") != std::string::npos);
+    }
+    for (const auto& m : s.load().runs) {
+      CHECK(m.reason.find("accepted under olympic scoring") == std::string::npos);
+      CHECK(m.reason.find("the package holds 2 runs that did not converge") != std::string::npos);
+    }
     REQUIRE_MESSAGE(s.run(s.spec(5), s.options(), &report, &error), error);
     CHECK(report.runs.size() == 3);  // the harness does not run more to hide them
     rules::PackageReport pr;
@@ -670,6 +693,12 @@ TEST_SUITE("manifest") {
     Manifest m = s.load();
     REQUIRE(m.runs.size() == 2);
     for (size_t i = 0; i < 2; ++i) {
+      // The example logs carry their own seeds, not the ones given: said per run, and recorded.
+      CHECK(m.runs[i].has_logged_seed);
+      CHECK(m.runs[i].logged_seed != m.runs[i].seed);
+      CHECK(report.runs[i].seed_note.find("its log says seed " + std::to_string(m.runs[i].logged_seed) +
+                                          ", not the seed it was given (" + std::to_string(m.runs[i].seed) + ")") == 0);
+      CHECK(m.runs[i].reason.find(report.runs[i].seed_note) != std::string::npos);
       CHECK(m.runs[i].backend == "exec");
       CHECK(m.runs[i].job_id == report.runs[i].job_id);
       CHECK(std::atol(m.runs[i].job_id.c_str()) > 0);
@@ -684,6 +713,28 @@ TEST_SUITE("manifest") {
     CHECK(m.runs[2].reason.find("could not start: ") == 0);
     CHECK(m.runs[2].job_id.empty());
     CHECK(m.runs[2].state == "failed");
+    CHECK(m.runs[2].verdict == "not started");
+  }
+
+  TEST_CASE("seeds: a log that logs the seed it was given has no seed note") {
+    LogFacts f;
+    CHECK(seed_mismatch(7, f) == "");  // no seed line: nothing to compare
+    f.has_seed = true;
+    f.seed = 7;
+    CHECK(seed_mismatch(7, f) == "");
+    f.seed = 42;
+    CHECK(seed_mismatch(7, f).find("its log says seed 42, not the seed it was given (7)") == 0);
+  }
+
+  TEST_CASE("a directory where the manifest should be is refused with its name, not a stream error") {
+    Setup s;
+    fs::create_directories(s.manifest());
+    Manifest m;
+    bool existed = false;
+    std::string error;
+    CHECK_FALSE(load_manifest(s.manifest().string(), "minilm", &m, &existed, &error));
+    CHECK(error.find(s.manifest().string() + " is a directory") != std::string::npos);
+    CHECK(error.find("hint: ") != std::string::npos);
   }
 
   TEST_CASE("referee run: grow, nothing to run, --replace, and a manifest it cannot read (exit 2)") {

@@ -262,7 +262,11 @@ std::string progress_json(const RunProgress& r, const ProgressModel& m) {
   w.key("run_start").value(p.started);
   w.key("run_stop").value(p.stopped);
   opt_str("stop_status", p.stop_status);
-  opt_num("batch_size", p.has_batch_size, p.batch_size);
+  w.key("batch_size");  // a whole number as a whole number (128, not 128.0)
+  if (!p.has_batch_size) w.null();
+  else if (p.batch_size == std::floor(p.batch_size) && std::fabs(p.batch_size) < 1e15)
+    w.value(static_cast<long long>(p.batch_size));
+  else w.value(p.batch_size);
   w.key("metric").value(m.target.metric);
   opt_num("target", m.target.has_target, m.target.target);
   opt_str("target_direction", m.target.has_target ? m.target.direction : "");

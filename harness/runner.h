@@ -48,10 +48,14 @@ struct RunReport {
   std::string id;
   int index = 0;
   long long seed = 0;
+  bool has_logged_seed = false;  // its log has a seed line (read when it ended)
+  long long logged_seed = 0;
+  std::string seed_note;         // "" unless the logged seed is not `seed` (harness::seed_mismatch)
   RunStatus status;
   bool aborted = false;        // stopped by the live checker
   std::string abort_reason;    // the irreparable finding
   bool launched = false;       // the backend started it
+  bool log_complete = false;   // its log has run_start and run_stop (read when it ended)
   bool checked = false;        // `verdict` holds the batch verdict (false: never started, or ended at a second interrupt)
   rules::FileVerdict verdict;  // the batch verdict over its whole log
   std::string result_file;     // in the package; "" when the run is not in it

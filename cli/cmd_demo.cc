@@ -8,7 +8,9 @@
 #include "cli/common.h"
 #include "cli/table.h"
 #include "harness/backends.h"
+#include "harness/run_words.h"
 #include "harness/runner.h"
+#include "harness/slurm_describe.h"
 #include "harness/spec.h"
 #include "harness/system_describe.h"
 #include "rules/package.h"
@@ -77,9 +79,8 @@ Command demo_command() {
                 }
                 package = report.package_dir;
                 for (const auto& r : report.runs)
-                  runs.add({r.id, std::to_string(r.seed), r.aborted ? "aborted" : harness::to_string(r.status.state),
-                            fixed(r.seconds, 2), r.last_eval.empty() ? "-" : r.last_eval.substr(0, 8),
-                            r.verdict.compliant ? "compliant" : "NOT compliant",
+                  runs.add({r.id, std::to_string(r.seed), harness::state_word(r), fixed(r.seconds, 2),
+                            harness::eval_text(r.last_eval), harness::verdict_word(r),
                             r.result_file.empty() ? "no" : std::filesystem::path(r.result_file).filename().string()});
                 for (const auto& r : report.runs)
                   if (!r.left_out.empty()) left_out.push_back(r.id + " is not in the package: " + r.left_out);
@@ -110,7 +111,7 @@ Command demo_command() {
               std::cout << "\n";
               int rc = import_packages("demo", *store, loaded, {package}, 0, "mini-1.0.0", db_path);
               if (rc != kPass) return rc;
-              std::cout << "\nnext: build/referee leaderboard --db " << db_path << " --round mini-1.0.0 --benchmark minilm\n";
+              std::cout << "\nnext: " << harness::self_binary() << " leaderboard --db " << db_path << " --round mini-1.0.0 --benchmark minilm\n";
               return pr.pass ? kPass : kFail;
             };
           }};

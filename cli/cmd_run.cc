@@ -11,7 +11,9 @@
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "harness/backends.h"
+#include "harness/manifest.h"
 #include "harness/progress.h"
+#include "harness/run_words.h"
 #include "harness/runner.h"
 #include "harness/slurm_backend.h"
 #include "harness/slurm_describe.h"
@@ -81,12 +83,36 @@ void print_package_record(const harness::HarnessReport& report, std::ostream& ou
     for (const auto& k : report.kept) out << "\n  " << k;
     out << "\n";
   }
-  if (report.runs.empty())
+  if (report.runs.empty() && static_cast<int>(report.kept.size()) > report.required)
+    out << "nothing to run: the package already holds " << report.kept.size() << " result(s), more than the "
+        << report.required << " asked for; none was removed (--replace to start it again)\n";
+  else if (report.runs.empty())
     out << "nothing to run: the package holds " << report.kept.size() << " result(s) where " << report.required
         << " are required (--runs N to grow it, --replace to start it again)\n";
   else if (!report.kept.empty())
     out << "ran " << report.runs.size() << " more to reach " << report.required << "\n";
   if (!report.manifest.empty()) out << "run manifest: " << report.manifest << "\n";
+}
+
+// The manifest's entries of the runs in the package that this invocation did
+// not run (kept from earlier ones, or found in the package).
+std::vector<harness::ManifestRun> kept_runs(const harness::HarnessReport& report) {
+  std::vector<harness::ManifestRun> out;
+  if (report.manifest.empty() || report.kept.empty()) return out;
+  harness::Manifest m;
+  bool existed = false;
+  std::string error;
+  std::string benchmark = std::filesystem::path(report.manifest).parent_path().filename().string();
+  if (!harness::load_manifest(report.manifest, benchmark, &m, &existed, &error)) return out;
+  std::set<std::string> ours;
+  for (const auto& r : report.runs)
+    if (!r.result_file.empty()) ours.insert(std::filesystem::path(r.result_file).filename().string());
+  std::string org = std::filesystem::path(report.package_dir).filename().string();
+  for (const auto& r : m.runs)
+    if (r.package == "in" && r.org == org && r.system == report.system &&
+        !ours.count(std::filesystem::path(r.result_file).filename().string()))
+      out.push_back(r);
+  return out;
 }
 
 }  // namespace
@@ -179,6 +205,7 @@ Command run_command() {
                 std::cerr << "referee run: " << error << "\n";
                 return kCannotCheck;
               }
+              for (const auto& w : sys.warnings) std::cerr << "referee run: warning: " << w << "\n";
               sys.fields["division"] = spec.division;
               sys.fields["submitter"] = sys.fields.count("submitter") ? sys.fields["submitter"] : spec.org;
               for (const auto& w : harness::apply_allocation(spec, &sys)) std::cerr << "referee run: warning: " << w << "\n";
@@ -189,7 +216,14 @@ Command run_command() {
                 std::string list;
                 for (const auto& f : sys.missing) list += "\n  " + f;
                 std::cerr << "referee run: the system description lacks required fields (nothing was run):" << list
-                          << "\nfix: put them in a YAML file and pass --system-description FILE (see 'referee system describe')\n";
+                          << (spec.system_description.empty()
+                                  ? std::string("\nfix: put them in a YAML file and pass --system-description FILE (see "
+                                                "'referee system describe')\n")
+                                  : "\nfix: add them to " + spec.system_description +
+                                        (o->system_description.empty() ? " (the spec's system_description)"
+                                                                       : " (--system-description)") +
+                                        "; 'referee system describe --from " + spec.system_description +
+                                        "' shows what is detected and what is missing\n");
                 return kCannotCheck;
               }
               if (spec.system.empty()) spec.system = sys.fields["system_name"];
@@ -233,18 +267,13 @@ Command run_command() {
                                   const std::vector<size_t>& changed) {
                 if (mode == "tty") {
                   undraw();
-                  // One row per run, cut to the terminal's width: a wrapped line would spoil the redraw.
+                  // One row per run, cut to the terminal's width (a wrapped line would spoil the redraw):
+                  // the key columns come first so that they show on a narrow terminal.
                   struct winsize ws {};
                   size_t width = ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 8 ? ws.ws_col - 1 : 0;
-                  for (const auto& r : runs) {
-                    char head[128];
-                    std::snprintf(head, sizeof head, "%-16s %-9s %7.1f s %7zu lines  ", r.id.c_str(), r.state.c_str(), r.wall_s,
-                                  r.lines);
-                    std::string row = "    " + std::string(head) + (r.state == "waiting" ? "" : harness::progress_text(r.progress, m));
-                    if (width && row.size() > width) row.resize(width);
-                    std::cout << row << "\n";
-                  }
-                  drawn = runs.size();
+                  std::cout << harness::progress_header(width) << "\n";
+                  for (const auto& r : runs) std::cout << harness::progress_row(r, m, width) << "\n";
+                  drawn = runs.size() + 1;
                   std::cout << std::flush;
                   return;
                 }
@@ -271,23 +300,20 @@ Command run_command() {
               }
               // Summary: runs, verdicts, the package's checks and score.
               const harness::ProgressModel& model = *report.progress_model;
-              auto verdict_of = [](const harness::RunReport& r) -> std::string {
-                if (!r.launched) return "not started";
-                if (!r.checked) return "not checked";
-                if (r.status.state == harness::RunState::Cancelled && !r.aborted) return "incomplete";
-                return r.verdict.compliant ? "compliant" : "NOT compliant";
-              };
-              auto state_of = [](const harness::RunReport& r) -> std::string {
-                if (!r.launched && r.status.state == harness::RunState::Pending) return "not started";
-                return r.aborted ? "aborted" : harness::to_string(r.status.state);
+              auto verdict_of = [](const harness::RunReport& r) { return harness::verdict_word(r); };
+              auto state_of = [](const harness::RunReport& r) { return harness::state_word(r); };
+              // The seed given, and the logged one beside it when the workload logged another.
+              auto seed_of = [](const harness::RunReport& r) {
+                return std::to_string(r.seed) +
+                       (r.seed_note.empty() ? std::string() : " (log: " + std::to_string(r.logged_seed) + ")");
               };
               Table t({"run", "seed", "state", "time to train", "last eval", "verdict", "in package"});
               for (const auto& r : report.runs)
-                t.add({r.id, std::to_string(r.seed), state_of(r),
+                t.add({r.id, seed_of(r), state_of(r),
                        r.has_time_to_train             ? harness::format_duration(r.time_to_train_ms / 1000.0)
                        : r.progress.has_time_to_train ? harness::format_duration(r.progress.time_to_train_s) + " (no run_stop)"
                                                       : "-",
-                       r.last_eval.empty() ? "-" : r.last_eval, verdict_of(r),
+                       harness::eval_text(r.last_eval), verdict_of(r),
                        r.result_file.empty() ? "no" : std::filesystem::path(r.result_file).filename().string()});
               say << "\n";
               print_package_record(report, say);
@@ -296,10 +322,12 @@ Command run_command() {
                 if (r.launched) say << r.id << ": " << harness::progress_text(r.progress, model) << "\n";
               }
               for (const auto& r : report.runs) {
+                if (!r.seed_note.empty()) say << r.id << ": " << r.seed_note << "\n";
                 for (const auto& w : r.verdict.warnings)
                   say << r.id << ": warning: " << (w.line ? "line " + std::to_string(w.line) + ": " : std::string())
                       << w.rule << ": " << w.message << "\n";
-                if (!r.result_file.empty() && !r.converged)
+                // Not converged, or ended badly after its log was complete (a crash on teardown): say so.
+                if (!r.result_file.empty() && (!r.converged || r.status.state != harness::RunState::Succeeded))
                   say << r.id << " is in the package as " << std::filesystem::path(r.result_file).filename().string()
                       << ": " << r.package_reason << "\n";
                 if (r.left_out.empty()) continue;
@@ -336,6 +364,8 @@ Command run_command() {
                       say << ", score " << fixed(s.score, 4) << " min";
                 say << "\n";
                 for (const auto& e : d.errors) say << "    " << e.rule << ": " << e.message << "\n";
+                for (const auto& e : d.seed_errors)
+                  say << "    seeds: " << e.message << (e.hint.empty() ? "" : " (" + e.hint + ")") << "\n";
               }
               // After an interruption: exactly what is on disk.
               std::vector<std::string> on_disk;
@@ -366,7 +396,7 @@ Command run_command() {
                 w.key("interrupted").value(report.interrupted);
                 w.key("signal").value(report.interrupted ? harness::interrupt_name(g_signal.load()) : std::string());
                 w.key("stopped_at_once").value(report.stopped_at_once);
-                w.key("package").value(report.package_dir);
+                w.key("package").value(std::filesystem::absolute(report.package_dir).lexically_normal().string());
                 w.key("manifest").value(report.manifest);
                 w.key("package_pass").value(pr.pass);
                 w.key("runs").begin_array();
@@ -383,6 +413,19 @@ Command run_command() {
                   opt("log", !r.kept_log.empty() && std::filesystem::exists(r.kept_log) ? r.kept_log : "");
                   opt("output", !r.output_file.empty() && std::filesystem::exists(r.output_file) ? r.output_file : "");
                   w.key("progress").raw(harness::progress_json(harness::RunProgress{r.id, state_of(r), r.seconds, r.lines, r.progress}, model));
+                  w.end_object();
+                }
+                w.end_array();
+                // The results of earlier invocations this one kept: the package is both.
+                w.key("kept").begin_array();
+                for (const auto& k : kept_runs(report)) {
+                  w.begin_object().key("run").value(k.run).key("invocation").value(k.invocation);
+                  w.key("seed");
+                  if (k.has_seed) w.value(k.seed);
+                  else w.null();
+                  w.key("state").value(k.state).key("verdict").value(k.verdict);
+                  w.key("result_file").value(harness::resolve_in(o->out, k.result_file));
+                  w.key("reason").value(k.reason);
                   w.end_object();
                 }
                 w.end_array().end_object();
@@ -432,6 +475,7 @@ Command system_command() {
                 std::cerr << who << ": " << error << "\n";
                 return kCannotCheck;
               }
+              for (const auto& w : s.warnings) std::cerr << who << ": warning: " << w << "\n";
               // The division belongs to the submission, as in `referee run`: the
               // flag, else the spec's, else the file's, else closed.
               if (!o->division.empty()) s.fields["division"] = o->division, s.origin["division"] = "flag";

@@ -323,6 +323,7 @@ Command run_command() {
               }
               for (const auto& r : report.runs) {
                 if (!r.seed_note.empty()) say << r.id << ": " << r.seed_note << "\n";
+                if (!r.status.leftovers.empty()) say << r.id << ": " << r.status.leftovers << "\n";
                 for (const auto& w : r.verdict.warnings)
                   say << r.id << ": warning: " << (w.line ? "line " + std::to_string(w.line) + ": " : std::string())
                       << w.rule << ": " << w.message << "\n";

@@ -1,5 +1,7 @@
 #include "harness/backend.h"
 
+#include <string.h>
+
 namespace referee::harness {
 
 const char* to_string(RunState s) {
@@ -12,6 +14,11 @@ const char* to_string(RunState s) {
     case RunState::TimedOut: return "timed out";
   }
   return "?";
+}
+
+std::string signal_name(int signal) {
+  if (const char* abbrev = ::sigabbrev_np(signal)) return std::string("SIG") + abbrev;
+  return "signal " + std::to_string(signal);
 }
 
 }  // namespace referee::harness

@@ -31,10 +31,19 @@ enum class RunState { Pending, Running, Succeeded, Failed, Cancelled, TimedOut }
 
 const char* to_string(RunState s);
 
+// "SIGTERM", "SIGKILL", "SIGSEGV", ...; "signal 42" for one without a name.
+std::string signal_name(int signal);
+
 struct RunStatus {
+  RunStatus() = default;
+  RunStatus(RunState s, int code, std::string d) : state(s), exit_code(code), detail(std::move(d)) {}
   RunState state = RunState::Pending;
   int exit_code = -1;            // when the backend knows it
   std::string detail;            // "exit 1", "killed by SIGTERM", "slurm state NODE_FAIL", ...
+  // Processes the run left behind when its main process ended (exec: still in
+  // its process group after the output was drained), and what became of
+  // them; "" when there were none. Also part of `detail`.
+  std::string leftovers;
 };
 
 // Receives the run's output, line by line, without the trailing newline, in
@@ -53,7 +62,9 @@ class RunHandle {
   // Blocks until the run ends (or `limit` passes: returns the current status).
   virtual RunStatus wait(std::chrono::milliseconds limit) = 0;
   // Asks the run to stop (SIGTERM to the process group, scancel, ...);
-  // idempotent; wait() then reports Cancelled.
+  // idempotent; wait() then reports Cancelled. A run that has already ended
+  // (its main process exited, its job wrote its exit code or reached a final
+  // state) is not cancelled: wait() reports how it ended.
   virtual void cancel(const std::string& reason) = 0;
   // Ends the run at once, without the grace a cancel() gives (SIGKILL to
   // the process group); the harness calls it when a second interrupt comes.
@@ -69,6 +80,9 @@ class Backend {
   // Starts the run; every output line goes to `sink`. Returns null with
   // *error when the run cannot be started at all.
   virtual std::unique_ptr<RunHandle> launch(const RunRequest& req, LineSink sink, std::string* error) = 0;
+  // What RunHandle::kill_now does to a run, as far as referee knows once it
+  // returns, to follow "the run was": "killed", "sent scancel".
+  virtual std::string kill_now_says() const { return "asked to end"; }
 };
 
 }  // namespace referee::harness

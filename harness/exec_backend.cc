@@ -6,10 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 extern char** environ;
@@ -20,11 +24,49 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The processes of process group `pgid` that still run (zombies left out:
+// an orphan that ended may wait for a reaper that never comes), by name.
+std::vector<std::string> group_members(pid_t pgid) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+    size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0, pgrp = 0;
+    if (!(rest >> state >> ppid >> pgrp)) continue;
+    if (pgrp != pgid || state == "Z" || state == "X") continue;
+    names.push_back(stat.substr(open + 1, close - open - 1));
+  }
+  return names;
+}
+
+std::string name_list(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 class ExecHandle : public RunHandle {
  public:
   ExecHandle(std::string id, pid_t pid, int fd, LineSink sink, std::chrono::seconds timeout,
-             std::chrono::milliseconds grace)
-      : id_(std::move(id)), pid_(pid), fd_(fd), sink_(std::move(sink)), timeout_(timeout), grace_(grace) {
+             std::chrono::milliseconds grace, std::chrono::milliseconds drain)
+      : id_(std::move(id)),
+        pid_(pid),
+        fd_(fd),
+        sink_(std::move(sink)),
+        timeout_(timeout),
+        grace_(grace),
+        drain_(drain) {
     status_.state = RunState::Running;
     thread_ = std::thread([this] { pump(); });
   }
@@ -46,6 +88,12 @@ class ExecHandle : public RunHandle {
   void cancel(const std::string& reason) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (done_ || cancel_requested_) return;
+    if (main_exited_locked()) {
+      // It ended before the cancel: it is judged by how it ended; what it
+      // left behind is ended now rather than after the drain.
+      end_drain_ = true;
+      return;
+    }
     cancel_requested_ = true;
     cancel_reason_ = reason;
     cancel_at_ = Clock::now();
@@ -54,6 +102,12 @@ class ExecHandle : public RunHandle {
   void kill_now(const std::string& reason) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (done_) return;
+    if (main_exited_locked()) {
+      end_drain_ = true;
+      kill_leftovers_now_ = true;
+      ::kill(-pid_, SIGKILL);
+      return;
+    }
     if (!cancel_requested_) {
       cancel_requested_ = true;
       cancel_reason_ = reason;
@@ -64,6 +118,16 @@ class ExecHandle : public RunHandle {
   }
 
  private:
+  // Whether the main process has exited, seen by the pump or not yet (the
+  // process is not reaped here). REQUIRES: mu_ held.
+  bool main_exited_locked() {
+    if (main_exited_) return true;
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+      return errno == ECHILD;  // reaped by the pump a moment ago
+    return info.si_pid == pid_;
+  }
+
   void emit(std::string& pending, const char* data, size_t n) {
     pending.append(data, n);
     size_t start = 0;
@@ -78,59 +142,110 @@ class ExecHandle : public RunHandle {
     pending.erase(0, start);
   }
 
+  // Ends what is left of the run's process group once its main process has
+  // exited: SIGTERM, then SIGKILL after the grace. Says what it found.
+  std::string end_leftovers(bool at_once) {
+    auto found = group_members(pid_);
+    if (found.empty()) return "";
+    std::string what = std::to_string(found.size()) + (found.size() == 1 ? " process" : " processes") +
+                       " of its process group still ran after it exited (" + name_list(found) + ")";
+    if (at_once) {
+      ::kill(-pid_, SIGKILL);
+      return what + ": killed (SIGKILL)";
+    }
+    ::kill(-pid_, SIGTERM);
+    auto until = Clock::now() + grace_;
+    std::vector<std::string> left = group_members(pid_);
+    while (!left.empty() && Clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      left = group_members(pid_);
+    }
+    if (left.empty()) return what + ": ended with SIGTERM";
+    ::kill(-pid_, SIGKILL);
+    return what + ": sent SIGTERM, and SIGKILL to " + name_list(left) + " still running " +
+           std::to_string(grace_.count()) + " ms later";
+  }
+
   void pump() {
     std::string pending;
     char buf[65536];
     auto started = Clock::now();
     bool eof = false;
     bool timed_out = false;
-    while (!eof) {
-      struct pollfd p {fd_, POLLIN, 0};
-      int r = ::poll(&p, 1, 100);
-      if (r > 0) {
-        ssize_t n = ::read(fd_, buf, sizeof buf);
-        if (n > 0) emit(pending, buf, static_cast<size_t>(n));
-        else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) eof = true;
+    bool exited = false;
+    bool cancelled = false;  // a cancel (or the timeout) came while the main process still ran
+    int wstatus = 0;
+    Clock::time_point exited_at;
+    while (true) {
+      if (!eof) {
+        struct pollfd p {fd_, POLLIN, 0};
+        int r = ::poll(&p, 1, 50);
+        if (r > 0) {
+          ssize_t n = ::read(fd_, buf, sizeof buf);
+          if (n > 0) emit(pending, buf, static_cast<size_t>(n));
+          else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) eof = true;
+        }
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
       }
       auto now = Clock::now();
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!cancel_requested_ && timeout_.count() > 0 && now - started > timeout_) {
-          timed_out = true;
-          cancel_requested_ = true;
-          cancel_reason_ = "timeout of " + std::to_string(timeout_.count()) + " s";
-          cancel_at_ = now;
-          ::kill(-pid_, SIGTERM);
-        }
-        if (cancel_requested_ && !killed_ && now - cancel_at_ > grace_) {
-          ::kill(-pid_, SIGKILL);
-          killed_ = true;
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!exited) {
+        pid_t w = ::waitpid(pid_, &wstatus, WNOHANG);
+        if (w == pid_ || (w < 0 && errno == ECHILD)) {
+          // The run ends when its main process does: what it printed is
+          // drained for a bounded time, even if a child holds the pipe.
+          exited = true;
+          exited_at = now;
+          main_exited_ = true;
+          cancelled = cancel_requested_;
         }
       }
+      if (exited && (eof || end_drain_ || now - exited_at >= drain_)) break;
+      if (!exited && !cancel_requested_ && timeout_.count() > 0 && now - started > timeout_) {
+        timed_out = true;
+        cancel_requested_ = true;
+        cancel_reason_ = "timeout of " + std::to_string(timeout_.count()) + " s";
+        cancel_at_ = now;
+        ::kill(-pid_, SIGTERM);
+      }
+      if (cancel_requested_ && !killed_ && now - cancel_at_ > grace_) {
+        ::kill(-pid_, SIGKILL);
+        killed_ = true;
+      }
+    }
+    // Whatever is in the pipe now, without waiting for more.
+    if (!eof) {
+      ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+      for (ssize_t n; (n = ::read(fd_, buf, sizeof buf)) > 0;) emit(pending, buf, static_cast<size_t>(n));
     }
     if (!pending.empty()) sink_(id_, pending);
     ::close(fd_);
-    int wstatus = 0;
-    while (::waitpid(pid_, &wstatus, 0) < 0 && errno == EINTR) {
+    bool at_once;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      at_once = kill_leftovers_now_ || killed_;
     }
-    // Children of the run that outlived it: the group goes with it.
-    ::kill(-pid_, SIGKILL);
+    // Children of the run that outlived it (leaked workers, a daemon): the group goes with it.
+    std::string leftovers = end_leftovers(at_once);
     std::lock_guard<std::mutex> lock(mu_);
     if (WIFEXITED(wstatus)) {
       status_.exit_code = WEXITSTATUS(wstatus);
       status_.detail = "exit " + std::to_string(status_.exit_code);
     } else if (WIFSIGNALED(wstatus)) {
-      status_.detail = std::string("killed by ") + strsignal(WTERMSIG(wstatus));
+      status_.detail = "killed by " + signal_name(WTERMSIG(wstatus));
     }
     if (timed_out) {
       status_.state = RunState::TimedOut;
       status_.detail = cancel_reason_ + " (" + status_.detail + ")";
-    } else if (cancel_requested_) {
+    } else if (cancelled) {
       status_.state = RunState::Cancelled;
       status_.detail = cancel_reason_ + " (" + status_.detail + ")";
     } else {
       status_.state = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 ? RunState::Succeeded : RunState::Failed;
     }
+    status_.leftovers = leftovers;
+    if (!leftovers.empty()) status_.detail += "; " + leftovers;
     done_ = true;
     cv_.notify_all();
   }
@@ -141,10 +256,14 @@ class ExecHandle : public RunHandle {
   LineSink sink_;
   std::chrono::seconds timeout_;
   std::chrono::milliseconds grace_;
+  std::chrono::milliseconds drain_;
   std::mutex mu_;
   std::condition_variable cv_;
   RunStatus status_;
   bool done_ = false;
+  bool main_exited_ = false;
+  bool end_drain_ = false;
+  bool kill_leftovers_now_ = false;
   bool cancel_requested_ = false;
   bool killed_ = false;
   std::string cancel_reason_;
@@ -224,7 +343,7 @@ std::unique_ptr<RunHandle> ExecBackend::launch(const RunRequest& req, LineSink s
              (req.workdir.empty() ? "" : " in " + req.workdir) + ": " + std::strerror(child_errno);
     return nullptr;
   }
-  return std::make_unique<ExecHandle>(req.id, pid, fds[0], std::move(sink), req.timeout, grace_);
+  return std::make_unique<ExecHandle>(req.id, pid, fds[0], std::move(sink), req.timeout, grace_, drain_);
 }
 
 }  // namespace referee::harness

@@ -1,5 +1,6 @@
 // The exec backend and live checking, with real processes.
 #include <doctest/doctest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -112,6 +113,90 @@ TEST_SUITE("harness") {
     CHECK(ts.state == RunState::TimedOut);
     CHECK(ts.detail.find("timeout of 1 s") != std::string::npos);
     fs::remove_all(dir);
+  }
+
+  TEST_CASE("exec: the run ends when its main process exits; a child holding the pipe is drained, then ended, and said so") {
+    fs::path dir = temp_dir();
+    fs::path marker = dir / "survived";
+    // Grace and drain of half a second each; a timeout the child would pass.
+    ExecBackend b(500ms, 500ms);
+    Collected c;
+    std::string error;
+    RunRequest req = sh("leak", "echo one; (sleep 30; touch " + marker.string() + ") & echo $! > " +
+                                    (dir / "child").string() + "; echo two; exit 0");
+    req.timeout = 3s;
+    auto t0 = std::chrono::steady_clock::now();
+    auto h = b.launch(req, [&](const std::string&, const std::string& l) { c.add(l); }, &error);
+    REQUIRE_MESSAGE(h, error);
+    RunStatus s = h->wait(20s);
+    auto took = std::chrono::steady_clock::now() - t0;
+    // Judged by its exit status: not timed out, not waiting for the child.
+    CHECK_MESSAGE(s.state == RunState::Succeeded, s.detail);
+    CHECK(s.exit_code == 0);
+    CHECK(took < 2500ms);
+    CHECK(c.get() == std::vector<std::string>{"one", "two"});
+    // The subshell and its sleep.
+    CHECK_MESSAGE(s.leftovers.find("2 processes of its process group still ran after it exited (sh, sleep)") == 0,
+                  s.leftovers);
+    CHECK_MESSAGE(s.leftovers.find("ended with SIGTERM") != std::string::npos, s.leftovers);
+    CHECK(s.detail == "exit 0; " + s.leftovers);
+    std::ifstream in(dir / "child");
+    pid_t child = 0;
+    REQUIRE(static_cast<bool>(in >> child));
+    // The child is gone (a zombie waiting for a reaper has ended).
+    std::string stat;
+    std::getline(std::ifstream("/proc/" + std::to_string(child) + "/stat"), stat);
+    bool alive = !stat.empty() && stat.substr(stat.rfind(')') + 2, 1) != "Z";
+    CHECK_FALSE(alive);
+
+    // A child that keeps writing, and ignores SIGTERM: the drain is bounded, SIGKILL follows.
+    auto t1 = std::chrono::steady_clock::now();
+    auto w = b.launch(sh("chatty", "(trap '' TERM PIPE; while :; do echo more; sleep 0.01; done) & echo first; exit 3"),
+                      [&](const std::string&, const std::string& l) { c.add(l); }, &error);
+    REQUIRE_MESSAGE(w, error);
+    RunStatus ws = w->wait(20s);
+    CHECK(std::chrono::steady_clock::now() - t1 < 4s);
+    CHECK_MESSAGE(ws.state == RunState::Failed, ws.detail);
+    CHECK(ws.exit_code == 3);
+    CHECK_MESSAGE(ws.leftovers.find("SIGKILL") != std::string::npos, ws.leftovers);
+
+    // Without a child left, nothing is said.
+    auto q = b.launch(sh("clean", "echo only"), [](const std::string&, const std::string&) {}, &error);
+    REQUIRE(q);
+    RunStatus qs = q->wait(10s);
+    CHECK(qs.state == RunState::Succeeded);
+    CHECK(qs.leftovers.empty());
+    CHECK(qs.detail == "exit 0");
+    std::this_thread::sleep_for(100ms);
+    CHECK_FALSE(fs::exists(marker));
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("exec: a cancel that comes after the main process exited does not make the run cancelled") {
+    // The drain is long, so the run is still being collected when the cancel comes.
+    ExecBackend b(500ms, 5000ms);
+    std::string error;
+    auto h = b.launch(sh("ended", "sleep 30 & echo done; exit 0"), [](const std::string&, const std::string&) {},
+                      &error);
+    REQUIRE_MESSAGE(h, error);
+    std::this_thread::sleep_for(500ms);
+    REQUIRE(h->poll().state == RunState::Running);  // still draining: not yet collected
+    auto t0 = std::chrono::steady_clock::now();
+    h->cancel("interrupted by SIGTERM");
+    RunStatus s = h->wait(10s);
+    CHECK_MESSAGE(s.state == RunState::Succeeded, s.detail);
+    CHECK(s.exit_code == 0);
+    CHECK(s.detail.find("interrupted") == std::string::npos);
+    // What it left behind is ended at the cancel, not after the whole drain.
+    CHECK(std::chrono::steady_clock::now() - t0 < 2s);
+    CHECK_MESSAGE(s.leftovers.find("(sleep)") != std::string::npos, s.leftovers);
+
+    // A signal that ends the run is named as a signal.
+    auto k = b.launch(sh("killed", "kill -KILL $$"), [](const std::string&, const std::string&) {}, &error);
+    REQUIRE(k);
+    RunStatus ks = k->wait(10s);
+    CHECK(ks.state == RunState::Failed);
+    CHECK(ks.detail == "killed by SIGKILL");
   }
 
   TEST_CASE("live: an external workload breaking a closed-division rule is stopped within a second") {

@@ -405,7 +405,7 @@ RunStatus map_state(const std::string& st, int exit_code, int signal, const std:
     if (exit_code > 0) {
       r.detail = "exit " + std::to_string(exit_code);
     } else if (signal > 0) {
-      r.detail = std::string("killed by signal ") + std::to_string(signal) + " (" + strsignal(signal) + ")";
+      r.detail = "killed by " + signal_name(signal);
     } else {
       r.detail = "slurm state FAILED" + why;
     }
@@ -637,6 +637,20 @@ class SlurmHandle : public RunHandle {
     {
       std::lock_guard lock(mu_);
       if (done_ || cancel_requested_) return;
+    }
+    if (ended()) {
+      // Its command has ended (or the job has): it is collected as it ended
+      // at the next look, not cancelled.
+      {
+        std::lock_guard lock(mu_);
+        poke_ = true;
+      }
+      cv_.notify_all();
+      return;
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (done_ || cancel_requested_) return;
       cancel_requested_ = true;
       cancel_reason_ = reason.empty() ? "cancelled" : reason;
     }
@@ -649,6 +663,14 @@ class SlurmHandle : public RunHandle {
   }
 
  private:
+  // Whether the job has ended though the monitor may not have seen it yet:
+  // the batch script wrote its exit code, or Slurm gives a final state.
+  bool ended() {
+    if (read_exit_file() >= 0) return true;
+    JobInfo info = query();
+    return info.kind == JobInfo::Known && slurm::is_terminal(info.state);
+  }
+
   void scancel() {
     // A job that has just ended makes scancel complain; the state query tells what happened.
     slurm::run_command({"scancel", job_id_}, opts_.slurm_conf, opts_.command_timeout);

@@ -44,6 +44,9 @@ class SlurmBackend : public Backend {
  public:
   explicit SlurmBackend(SlurmOptions options = {});
   const char* name() const override { return "slurm"; }
+  // kill_now is scancel: Slurm ends the job's processes as far as its
+  // process tracking reaches them (docs/slurm.md); referee does not wait.
+  std::string kill_now_says() const override { return "sent scancel"; }
   // Each job captures its environment on its node first (SlurmOptions::referee_binary).
   void capture_on_node(const std::string& referee_binary, const std::string& spec) {
     options_.referee_binary = referee_binary;

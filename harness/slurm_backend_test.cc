@@ -260,7 +260,7 @@ TEST_CASE("Slurm's answers: job ids, scontrol fields, states") {
   CHECK(failed.state == RunState::Failed);
   CHECK(failed.exit_code == 3);
   CHECK(failed.detail == "exit 3");
-  CHECK(slurm::map_state("FAILED", 0, 9, "").detail.find("killed by signal 9") == 0);
+  CHECK(slurm::map_state("FAILED", 0, 9, "").detail == "killed by SIGKILL");
   CHECK(slurm::map_state("TIMEOUT", -1, 15, "").state == RunState::TimedOut);
   CHECK(slurm::map_state("TIMEOUT", -1, 15, "").detail.find("time limit") != std::string::npos);
   CHECK(slurm::map_state("CANCELLED", -1, 15, "").state == RunState::Cancelled);
@@ -382,6 +382,37 @@ TEST_CASE("cancel reaches scancel: the job leaves squeue, the handle says Cancel
   std::this_thread::sleep_until(t0 + 7s);
   CHECK_FALSE(fs::exists(marker));
   CHECK_FALSE(c.has(id, "woke"));
+}
+
+TEST_CASE("a cancel that comes after the job ended, before its state was polled, does not cancel it") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-ended-");
+  SlurmOptions o = fast_options();
+  o.state_interval = std::chrono::hours(1);  // Slurm is asked once, at the start, then only when poked
+  SlurmBackend backend(o);
+  Collector c;
+  std::string id = unique_id("ended");
+  std::string err;
+  auto h = backend.launch(request(id, {"sh", "-c", "echo finished"}, dir), c.sink(), &err);
+  REQUIRE_MESSAGE(h, err);
+  // The job ran and wrote its exit code; the handle has not looked at its state since.
+  auto exit_file = [&]() -> fs::path {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir.path / ".slurm", ec))
+      if (e.path().filename().string().rfind(id, 0) == 0 && fs::exists(e.path() / "exit_code")) return e.path() / "exit_code";
+    return {};
+  };
+  auto t0 = Clock::now();
+  while (exit_file().empty() && Clock::now() - t0 < 60s) std::this_thread::sleep_for(50ms);
+  REQUIRE_FALSE(exit_file().empty());
+  RunState before = h->poll().state;
+  CHECK((before == RunState::Running || before == RunState::Pending));
+  h->cancel("interrupted by SIGTERM");
+  auto st = h->wait(30s);
+  CHECK_MESSAGE(st.state == RunState::Succeeded, st.detail);
+  CHECK(st.exit_code == 0);
+  CHECK_MESSAGE(st.detail.find("cancel") == std::string::npos, st.detail);
+  CHECK(c.of(id) == std::vector<std::string>{"finished"});
 }
 
 TEST_CASE("a job past its timeout is reported TimedOut, the limit explained") {

@@ -117,6 +117,7 @@ Progress ProgressTracker::snapshot() const {
   const ProgressModel& m = *model_;
   p.started = started_;
   p.stopped = stopped_;
+  p.ended = ended_ || stopped_;
   p.stop_status = stop_status_;
   p.has_batch_size = has_bs_;
   p.batch_size = bs_;
@@ -155,7 +156,8 @@ Progress ProgressTracker::snapshot() const {
   if (p.has_expected && has_position_) {
     p.has_fraction = true;
     p.fraction = position_ / p.expected;
-    if (!stopped_ && p.has_time_to_train && position_ > 0 && position_ < p.expected) {
+    // Nothing left to estimate for a run that is over or that reached its target (it stops there).
+    if (!p.ended && !p.target_reached && p.has_time_to_train && position_ > 0 && position_ < p.expected) {
       p.has_eta = true;
       p.eta_s = p.time_to_train_s / position_ * (p.expected - position_);
     }
@@ -207,12 +209,14 @@ std::string progress_text(const Progress& p, const ProgressModel& m) {
     if (p.has_fraction) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%.0f%%", p.fraction * 100);
-      if (p.stopped) {
+      if (p.ended) {
         out += "; ended at " + amount(p.position) + " " + m.quantity + ", " + pct + " of the ~" + amount(p.expected) +
                " the RCPs expect (" + p.expected_basis + ")";
       } else {
         out += "; " + amount(p.position) + " of ~" + amount(p.expected) + " " + m.quantity + " (" + p.expected_basis + "): ";
-        if (p.fraction < 1) {
+        if (p.target_reached) {
+          out += "target reached, run_stop expected next";
+        } else if (p.fraction < 1) {
           out += std::string("about ") + pct + " of the way";
           if (p.has_eta) out += ", ~" + format_duration(p.eta_s) + " left";
         } else {
@@ -225,8 +229,11 @@ std::string progress_text(const Progress& p, const ProgressModel& m) {
   } else if (!p.no_expected.empty()) {
     out += "; no estimate (" + p.no_expected + ")";
   }
-  if (p.has_time_to_train) out += "; time to train " + format_duration(p.time_to_train_s) + (p.stopped ? "" : " so far");
+  if (p.has_time_to_train)
+    out += "; time to train " + format_duration(p.time_to_train_s) +
+           (p.stopped ? "" : p.ended ? " to the last evaluation" : " so far");
   if (p.stopped) out += "; run_stop " + (p.stop_status.empty() ? std::string("logged") : p.stop_status);
+  else if (p.ended && p.started) out += "; ended without run_stop";
   return out;
 }
 
@@ -261,6 +268,7 @@ std::string progress_json(const RunProgress& r, const ProgressModel& m) {
   w.key("lines").value(static_cast<long long>(r.lines));
   w.key("run_start").value(p.started);
   w.key("run_stop").value(p.stopped);
+  w.key("ended").value(p.ended);
   opt_str("stop_status", p.stop_status);
   w.key("batch_size");  // a whole number as a whole number (128, not 128.0)
   if (!p.has_batch_size) w.null();

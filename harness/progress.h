@@ -47,6 +47,8 @@ std::shared_ptr<const ProgressModel> load_progress_model(const rules::RuleSet& r
 struct Progress {
   bool started = false;          // run_start logged
   bool stopped = false;          // run_stop logged
+  bool ended = false;            // the run is over (its process or job ended, or it was stopped or cancelled),
+                                 // with or without run_stop: nothing is left to estimate
   std::string stop_status;       // run_stop's metadata.status ("success", "aborted"), when logged
   bool has_batch_size = false;
   double batch_size = 0;         // global_batch_size
@@ -65,7 +67,8 @@ struct Progress {
   bool has_fraction = false;
   double fraction = 0;           // position / expected
   bool has_eta = false;
-  double eta_s = 0;              // time to train still expected at the pace so far
+  double eta_s = 0;              // time to train still expected at the pace so far; none once the run
+                                 // has ended, logged run_stop, or reached the target (it stops there)
 };
 
 // Follows one run's log, line by line. Cheap for lines that are not MLLOG
@@ -76,6 +79,8 @@ class ProgressTracker {
   void add_line(std::string_view line);
   // The log started again (a truncated log file): forget everything.
   void reset();
+  // The run is over: snapshots say so and give no estimate of time left.
+  void end() { ended_ = true; }
   Progress snapshot() const;
   // Counts what a person would call progress: run_start, an evaluation, run_stop.
   uint64_t events() const { return events_; }
@@ -83,7 +88,7 @@ class ProgressTracker {
 
  private:
   std::shared_ptr<const ProgressModel> model_;
-  bool started_ = false, stopped_ = false;
+  bool started_ = false, stopped_ = false, ended_ = false;
   std::string stop_status_;
   double start_ms_ = 0, stop_ms_ = 0, eval_ms_ = 0;
   bool has_bs_ = false;

@@ -156,6 +156,53 @@ TEST_SUITE("progress") {
     fs::remove_all(dir);
   }
 
+  TEST_CASE("no time left is estimated for a run that ended without run_stop, or that reached its target") {
+    fs::path dir = scratch();
+    auto m = model(dir);
+    double t0 = 1700000000000.0;
+    // Cancelled (or crashed) at 1.5 of ~6 epochs: it had an estimate while it ran.
+    ProgressTracker t(m);
+    t.add_line(line(t0 - 5000, "global_batch_size", "64"));
+    t.add_line(line(t0, "run_start", "null"));
+    t.add_line(line(t0 + 60000, "eval_accuracy", "0.5", "{\"epoch_num\": 1.5}"));
+    REQUIRE(t.snapshot().has_eta);
+    CHECK_FALSE(t.snapshot().ended);
+    t.end();
+    Progress p = t.snapshot();
+    CHECK(p.ended);
+    CHECK_FALSE(p.stopped);
+    CHECK_FALSE(p.has_eta);
+    CHECK(p.has_fraction);
+    std::string text = progress_text(p, *m);
+    CHECK_MESSAGE(text.find("left") == std::string::npos, text);
+    CHECK_MESSAGE(text.find("; ended at 1.5 epochs, 25% of the ~6 the RCPs expect (RCP at batch size 64);") !=
+                      std::string::npos,
+                  text);
+    CHECK_MESSAGE(text.find("time to train 1 min 00 s to the last evaluation; ended without run_stop") !=
+                      std::string::npos,
+                  text);
+    rules::Value v = parse(progress_json(RunProgress{"demo-0", "cancelled", 61, 3, p}, *m));
+    CHECK(v.d().find_str("ended")->kind == rules::VKind::Bool);
+    CHECK(v.d().find_str("ended")->b);
+    CHECK(v.d().find_str("eta_s")->kind == rules::VKind::None);
+
+    // Still running, but the target is reached at 3 of ~6 epochs: it stops there, nothing is left.
+    ProgressTracker r(m);
+    r.add_line(line(t0 - 5000, "global_batch_size", "64"));
+    r.add_line(line(t0, "run_start", "null"));
+    r.add_line(line(t0 + 30000, "eval_accuracy", "0.95", "{\"epoch_num\": 3}"));
+    Progress q = r.snapshot();
+    CHECK(q.target_reached);
+    CHECK_FALSE(q.ended);
+    CHECK_FALSE(q.has_eta);
+    text = progress_text(q, *m);
+    CHECK_MESSAGE(text.find("3 of ~6 epochs (RCP at batch size 64): target reached, run_stop expected next") !=
+                      std::string::npos,
+                  text);
+    CHECK_MESSAGE(text.find("left") == std::string::npos, text);
+    fs::remove_all(dir);
+  }
+
   TEST_CASE("no RCP applies: no fraction and no estimate, and the reason instead of a guess") {
     fs::path dir = scratch();
     auto m = model(dir);

@@ -501,6 +501,46 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
                             f.message + (f.found.empty() ? "" : " (found " + f.found + ")");
     if (l.handle) l.handle->cancel("stopped by the live checker: " + l.report.abort_reason);
   };
+  // Collects a run that ended (by itself, cancelled, timed out): its log and
+  // output kept, its environment, its verdict, the package. REQUIRES: l.mu held.
+  auto collect = [&](Live& l, const RunStatus& s) {
+    l.finished = true;
+    --active;
+    l.report.status = s;
+    l.report.seconds = std::chrono::duration<double>(Clock::now() - l.started).count();
+    std::string err;
+    if (l.follows_file) {
+      // The workload's own file stays as it wrote it; its output goes beside it.
+      if (auto f = follow_log_file(l, rules, true)) stop_run(l, *f);
+      write_atomically(l.report.output_file, l.output, &err);
+    } else if (!fs::exists(l.report.kept_log, ec)) {
+      write_atomically(l.report.kept_log, l.checker->text(), &err);
+    }
+    if (opt.environment) {
+      // The environment the run ran in, with what its log says of the submission.
+      // Captured on the run's node when the backend did so (slurm), else before the runs.
+      std::string note;
+      Environment env = run_environment(l.request.log_path, *opt.environment, &note);
+      if (!note.empty()) event(l.report.id + ": " + note);
+      std::string log_text;
+      env.submission = submission_fields(l.follows_file && read_file(l.report.kept_log, &log_text) ? log_text
+                                                                                                 : l.checker->text());
+      fs::path env_file = logs / (l.report.id + ".env.json");
+      if (write_atomically(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
+      else event(l.report.id + ": " + err);
+    }
+    if (!l.report.aborted)
+      if (auto f = l.checker->check_now()) stop_run(l, *f);
+    l.report.verdict = l.checker->final_verdict();
+    l.report.checked = true;
+    l.report.last_eval = l.checker->last_eval();
+    l.tracker->end();
+    l.report.progress = l.tracker->snapshot();
+    enter_package(l, plan, results, event);
+    event(l.report.id + ": " +
+          (l.report.aborted ? "stopped by the live checker: " + l.report.abort_reason
+                            : to_string(s.state) + (s.detail.empty() ? "" : " [" + s.detail + "]")));
+  };
   auto last_progress = Clock::now();
   auto signal_name = [&] { return interrupt_name(opt.interrupt_signal ? opt.interrupt_signal->load() : 0); };
   auto interrupt_set = [&] {
@@ -512,7 +552,12 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       event("interrupted by " + signal_name() + ": cancelling every run (a second one ends at once)");
       for (auto& l : runs) {
         std::lock_guard<std::mutex> lock(l->mu);
-        if (l->handle && !l->finished) l->handle->cancel("interrupted by " + signal_name());
+        if (!l->handle || l->finished) continue;
+        // A run that has already ended is collected as it ended (below), not
+        // cancelled; the backend's cancel() also leaves alone a run that ends
+        // while the interrupt is on its way.
+        RunState st = l->handle->poll().state;
+        if (st == RunState::Running || st == RunState::Pending) l->handle->cancel("interrupted by " + signal_name());
       }
     }
     while (!out->interrupted && !interrupt_set() && active < parallel && next < runs.size()) {
@@ -568,41 +613,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         all_done = false;
         continue;
       }
-      l.finished = true;
-      --active;
-      l.report.status = s;
-      l.report.seconds = std::chrono::duration<double>(Clock::now() - l.started).count();
-      std::string err;
-      if (l.follows_file) {
-        // The workload's own file stays as it wrote it; its output goes beside it.
-        if (auto f = follow_log_file(l, rules, true)) stop_run(l, *f);
-        write_atomically(l.report.output_file, l.output, &err);
-      } else if (!fs::exists(l.report.kept_log, ec)) {
-        write_atomically(l.report.kept_log, l.checker->text(), &err);
-      }
-      if (opt.environment) {
-        // The environment the run ran in, with what its log says of the submission.
-        // Captured on the run's node when the backend did so (slurm), else before the runs.
-        std::string note;
-        Environment env = run_environment(l.request.log_path, *opt.environment, &note);
-        if (!note.empty()) event(l.report.id + ": " + note);
-        std::string log_text;
-        env.submission = submission_fields(l.follows_file && read_file(l.report.kept_log, &log_text) ? log_text
-                                                                                                   : l.checker->text());
-        fs::path env_file = logs / (l.report.id + ".env.json");
-        if (write_atomically(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
-        else event(l.report.id + ": " + err);
-      }
-      if (!l.report.aborted)
-        if (auto f = l.checker->check_now()) stop_run(l, *f);
-      l.report.verdict = l.checker->final_verdict();
-      l.report.checked = true;
-      l.report.last_eval = l.checker->last_eval();
-      l.report.progress = l.tracker->snapshot();
-      enter_package(l, plan, results, event);
-      event(l.report.id + ": " +
-            (l.report.aborted ? "stopped by the live checker: " + l.report.abort_reason
-                              : to_string(s.state) + (s.detail.empty() ? "" : " [" + s.detail + "]")));
+      collect(l, s);
     }
     if (opt.progress) {
       std::vector<size_t> changed;
@@ -638,14 +649,30 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       // A second interrupt: kill what still runs, keep what it logged, end.
       out->stopped_at_once = true;
       std::string why = "killed at a second interrupt";
-      event("a second interrupt: killing every run still going and ending now");
-      std::vector<Live*> killed;
+      event("a second interrupt: ending every run still going now");
+      std::vector<Live*> going, killed;
       for (auto& lp : runs) {
         std::lock_guard<std::mutex> lock(lp->mu);
         if (!lp->launched || lp->finished) continue;
         if (lp->handle) lp->handle->kill_now(why);
-        killed.push_back(lp.get());
+        going.push_back(lp.get());
       }
+      // A run that had ended by itself before the kill reached it (its exit
+      // status or final state known within a moment) is collected as ended.
+      auto until = Clock::now() + std::chrono::seconds(3);
+      for (Live* lp : going) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+        RunStatus s = lp->handle->wait(std::max(left, std::chrono::milliseconds(0)));
+        if (s.state == RunState::Succeeded || s.state == RunState::Failed) {
+          std::lock_guard<std::mutex> lock(lp->mu);
+          collect(*lp, s);
+        } else {
+          killed.push_back(lp);
+        }
+      }
+      out->stopped_how = killed.empty() ? "no run was still going"
+                                        : "the runs still going were " + backend.kill_now_says() + " at once";
+      why = backend.kill_now_says() + " at a second interrupt";
       // Its last lines reach the run before the log is written (the handle's thread is joined).
       for (Live* l : killed) l->handle.reset();
       for (Live* lp : killed) {
@@ -672,6 +699,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
           if (write_atomically(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
         }
         l.report.last_eval = l.checker->last_eval();
+        l.tracker->end();
         l.report.progress = l.tracker->snapshot();
         enter_package(l, plan, results, event);  // recorded as cancelled, out of the package
         event(l.report.id + ": " + l.report.status.detail);

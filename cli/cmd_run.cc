@@ -383,7 +383,7 @@ Command run_command() {
                   if (!r.kept_log.empty() && std::filesystem::exists(r.kept_log)) logs += "\n  " + r.kept_log;
                 }
                 say << "\ninterrupted by " << harness::interrupt_name(g_signal.load())
-                    << (report.stopped_at_once ? ", then again: " + report.stopped_how : std::string(": every run was cancelled"))
+                    << (report.stopped_at_once ? ", then again: " : ": ") << report.interrupt_did
                     << "\non disk: " << results.string() << " holds "
                     << (on_disk.empty() ? std::string("no result files") : std::to_string(on_disk.size()) + " result file(s):");
                 for (const auto& n : on_disk) say << " " << n;

@@ -670,7 +670,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
           killed.push_back(lp);
         }
       }
-      out->stopped_how = killed.empty() ? "no run was still going"
+      out->interrupt_did = killed.empty() ? "no run was still going"
                                         : "the runs still going were " + backend.kill_now_says() + " at once";
       why = backend.kill_now_says() + " at a second interrupt";
       // Its last lines reach the run before the log is written (the handle's thread is joined).
@@ -710,6 +710,11 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 
+  if (out->interrupted && !out->stopped_at_once) {
+    bool any = false;
+    for (auto& lp : runs) any = any || (lp->report.status.state == RunState::Cancelled && !lp->report.aborted);
+    out->interrupt_did = any ? "the runs still going were cancelled" : "no run was still going: none was cancelled";
+  }
   // The package: each run entered it (or not) as it ended (enter_package).
   std::error_code rm;
   if (runs.empty()) fs::remove(logs, rm);  // no run, no folder for its logs

@@ -81,8 +81,9 @@ struct HarnessReport {
   std::string system;
   bool interrupted = false;
   bool stopped_at_once = false;  // a second interrupt ended the runs without waiting
-  std::string stopped_how;       // then: what was done to the runs still going, as far as referee knows
-                                 // ("the runs still going were killed at once", "... were sent scancel at once")
+  std::string interrupt_did;     // what the interrupt(s) did to the runs still going, as far as referee knows:
+                                 // "the runs still going were cancelled", "no run was still going: none was
+                                 // cancelled"; after a second: "... were killed at once", "... were sent scancel at once"
   std::shared_ptr<const ProgressModel> progress_model;
   std::string manifest;               // <out>/.referee-runs/<benchmark>/manifest.json
   std::vector<std::string> kept;      // result files of earlier invocations, kept: "result_0.txt (minilm-0, seed 7)"

@@ -175,6 +175,7 @@ class ExecHandle : public RunHandle {
     bool exited = false;
     bool cancelled = false;  // a cancel (or the timeout) came while the main process still ran
     int wstatus = 0;
+    bool unknown_status = false;
     Clock::time_point exited_at;
     while (true) {
       if (!eof) {
@@ -192,7 +193,8 @@ class ExecHandle : public RunHandle {
       std::lock_guard<std::mutex> lock(mu_);
       if (!exited) {
         pid_t w = ::waitpid(pid_, &wstatus, WNOHANG);
-        if (w == pid_ || (w < 0 && errno == ECHILD)) {
+        if (w < 0 && errno == ECHILD) unknown_status = true;  // reaped elsewhere (SIGCHLD ignored)
+        if (w == pid_ || unknown_status) {
           // The run ends when its main process does: what it printed is
           // drained for a bounded time, even if a child holds the pipe.
           exited = true;
@@ -229,7 +231,9 @@ class ExecHandle : public RunHandle {
     // Children of the run that outlived it (leaked workers, a daemon): the group goes with it.
     std::string leftovers = end_leftovers(at_once);
     std::lock_guard<std::mutex> lock(mu_);
-    if (WIFEXITED(wstatus)) {
+    if (unknown_status) {
+      status_.detail = "exit status unknown (the process was reaped elsewhere)";
+    } else if (WIFEXITED(wstatus)) {
       status_.exit_code = WEXITSTATUS(wstatus);
       status_.detail = "exit " + std::to_string(status_.exit_code);
     } else if (WIFSIGNALED(wstatus)) {
@@ -242,7 +246,8 @@ class ExecHandle : public RunHandle {
       status_.state = RunState::Cancelled;
       status_.detail = cancel_reason_ + " (" + status_.detail + ")";
     } else {
-      status_.state = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 ? RunState::Succeeded : RunState::Failed;
+      status_.state =
+          !unknown_status && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 ? RunState::Succeeded : RunState::Failed;
     }
     status_.leftovers = leftovers;
     if (!leftovers.empty()) status_.detail += "; " + leftovers;

@@ -940,17 +940,19 @@ TEST_CASE("the system described from a compute node: a short job with the spec's
   CHECK_MESSAGE(nd.warning.find("exit 127") != std::string::npos, nd.warning);
 
   // A job that does not start in time is cancelled, and the warning says so.
-  spec.backend_options = {{"extra_args", "--begin=now+1hour"}, {"describe_timeout", "3"}};
+  // Named for this test process: other test runs may share the cluster.
+  const std::string held = unique_id("describe-held");
+  spec.backend_options = {{"extra_args", "--begin=now+1hour --job-name=" + held}, {"describe_timeout", "3"}};
   auto start = Clock::now();
   REQUIRE(describe_from_node(spec, "", REFEREE_BINARY, dir.path.string(), fast_options(), host, &nd, &err));
   CHECK(Clock::now() - start < 30s);
   CHECK_FALSE(nd.from_node);
   CHECK_MESSAGE(nd.warning.find("did not end within 3 s") != std::string::npos, nd.warning);
-  auto q = slurm::run_command({"squeue", "--noheader", "--name=minilm-describe", "--states=PENDING,RUNNING"}, cluster_conf(), 20s);
+  auto q = slurm::run_command({"squeue", "--noheader", "--name=" + held, "--states=PENDING,RUNNING"}, cluster_conf(), 20s);
   CHECK_MESSAGE(q.out.empty(), q.out);
 
   // Ctrl-C while it waits: the job is cancelled at once.
-  spec.backend_options = {{"extra_args", "--begin=now+1hour"}};
+  spec.backend_options = {{"extra_args", "--begin=now+1hour --job-name=" + held}};
   std::atomic<bool> interrupt{false};
   std::thread ctrl_c([&] {
     std::this_thread::sleep_for(1500ms);
@@ -962,7 +964,7 @@ TEST_CASE("the system described from a compute node: a short job with the spec's
   CHECK(Clock::now() - start < 20s);
   CHECK(nd.interrupted);
   CHECK_FALSE(nd.from_node);
-  q = slurm::run_command({"squeue", "--noheader", "--name=minilm-describe", "--states=PENDING,RUNNING"}, cluster_conf(), 20s);
+  q = slurm::run_command({"squeue", "--noheader", "--name=" + held, "--states=PENDING,RUNNING"}, cluster_conf(), 20s);
   CHECK_MESSAGE(q.out.empty(), q.out);
 
   // describe: host skips the job; bad values are errors.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -283,6 +284,18 @@ std::unique_ptr<RunHandle> ExecBackend::launch(const RunRequest& req, LineSink s
     *error = "run " + req.id + ": no command to execute (set 'command' in the spec)";
     return nullptr;
   }
+  // backend_options.kill_grace: seconds between SIGTERM and SIGKILL (a workload
+  // that saves a checkpoint when told to stop may need more than the default).
+  std::chrono::milliseconds grace = grace_;
+  if (auto it = req.options.find("kill_grace"); it != req.options.end()) {
+    char* end = nullptr;
+    double v = std::strtod(it->second.c_str(), &end);
+    if (it->second.empty() || end == it->second.c_str() || *end != '\0' || !(v > 0 && v <= 3600)) {
+      *error = "backend_options.kill_grace: expected seconds, more than 0 and at most 3600, found '" + it->second + "'";
+      return nullptr;
+    }
+    grace = std::chrono::milliseconds(static_cast<long long>(v * 1000));
+  }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     *error = std::string("pipe: ") + std::strerror(errno);
@@ -348,7 +361,7 @@ std::unique_ptr<RunHandle> ExecBackend::launch(const RunRequest& req, LineSink s
              (req.workdir.empty() ? "" : " in " + req.workdir) + ": " + std::strerror(child_errno);
     return nullptr;
   }
-  return std::make_unique<ExecHandle>(req.id, pid, fds[0], std::move(sink), req.timeout, grace_, drain_);
+  return std::make_unique<ExecHandle>(req.id, pid, fds[0], std::move(sink), req.timeout, grace, drain_);
 }
 
 }  // namespace referee::harness

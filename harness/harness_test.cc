@@ -115,6 +115,30 @@ TEST_SUITE("harness") {
     fs::remove_all(dir);
   }
 
+  TEST_CASE("exec: backend_options.kill_grace sets the time between SIGTERM and SIGKILL; a bad value is a launch error") {
+    ExecBackend b(20s);  // the backend's own grace: 20 s
+    std::string error;
+    for (const char* bad : {"", "abc", "0", "-1", "3601", "2s", "nan"}) {
+      RunRequest r = sh("g0", "true");
+      r.options["kill_grace"] = bad;
+      CHECK_FALSE(b.launch(r, [](const std::string&, const std::string&) {}, &error));
+      CHECK_MESSAGE(error.find("backend_options.kill_grace: expected seconds") != std::string::npos, error);
+    }
+    // A run that ignores SIGTERM, with a grace of 0.2 s instead of 20 s: SIGKILL comes long before 20 s.
+    RunRequest r = sh("g1", "trap '' TERM; echo up; while true; do sleep 0.05; done");
+    r.options["kill_grace"] = "0.2";
+    std::atomic<bool> up{false};
+    auto h = b.launch(r, [&](const std::string&, const std::string& line) { if (line == "up") up = true; }, &error);
+    REQUIRE_MESSAGE(h, error);
+    for (int i = 0; i < 200 && !up; ++i) std::this_thread::sleep_for(10ms);
+    REQUIRE(up);
+    auto t0 = std::chrono::steady_clock::now();
+    h->cancel("test");
+    RunStatus s = h->wait(10s);
+    CHECK(s.state == RunState::Cancelled);
+    CHECK(std::chrono::steady_clock::now() - t0 < 10s);
+  }
+
   TEST_CASE("exec: the run ends when its main process exits; a child holding the pipe is drained, then ended, and said so") {
     fs::path dir = temp_dir();
     fs::path marker = dir / "survived";

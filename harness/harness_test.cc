@@ -358,10 +358,38 @@ TEST_SUITE("harness") {
       std::ofstream o(spec_file);
       o << "benchmark: minilm\nruleset: mini-1.0.0\nsystem_description: sys/desc.yaml\n";
     }
+    fs::create_directories(dir / "sys");
+    std::ofstream(dir / "sys" / "desc.yaml") << "system_name: x\n";
     harness::Spec spec;
     std::string error;
     REQUIRE_MESSAGE(load_spec(spec_file.string(), &spec, &error), error);
     CHECK(spec.system_description == (dir / "sys" / "desc.yaml").lexically_normal().string());
+  }
+
+  TEST_CASE("system description file: a field given twice and a count that is not a whole number are refused with file:line") {
+    fs::path dir = temp_dir();
+    struct Case {
+      std::string body, says;
+    };
+    for (const Case& c : {Case{"system_name: a\nnumber_of_nodes: \"1\"\nsystem_name: b\n",
+                               "sys.yaml:3: field 'system_name' given twice (first on line 1)"},
+                          Case{"number_of_nodes: two\n", "sys.yaml:1: 'number_of_nodes': expected a whole number from 1, found 'two'"},
+                          Case{"accelerators_per_node: \"-1\"\n", "sys.yaml:1: 'accelerators_per_node': expected a whole number from 0, found '-1'"},
+                          Case{"host_processors_per_node: \"0\"\n", "'host_processors_per_node': expected a whole number from 1, found '0'"}}) {
+      CAPTURE(c.body);
+      std::ofstream(dir / "sys.yaml") << c.body;
+      harness::SystemDescription sys;
+      harness::Environment env;
+      std::string error;
+      CHECK_FALSE(describe_system((dir / "sys.yaml").string(), "", &sys, &error, &env));
+      CHECK(error.find(c.says) != std::string::npos);
+    }
+    std::ofstream(dir / "sys.yaml") << "number_of_nodes: 2\naccelerators_per_node: \"0\"\nhost_processors_per_node: 1\n";
+    harness::SystemDescription sys;
+    harness::Environment env;
+    std::string error;
+    CHECK_MESSAGE(describe_system((dir / "sys.yaml").string(), "", &sys, &error, &env), error);
+    fs::remove_all(dir);
   }
 
   TEST_CASE("run: five exec runs become a package that passes check-package; a broken run is stopped and left out") {

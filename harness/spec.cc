@@ -1,5 +1,7 @@
 #include "harness/spec.h"
 
+#include "harness/spec_options.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -90,6 +92,7 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
                                               "command", "env", "workdir", "timeout", "backend", "backend_options",
                                               "parallel", "batch_size", "org", "system", "system_description"};
   try {
+    out->path = path;
     no_duplicate_keys(n, "");
     for (auto it = n.begin(); it != n.end(); ++it) {
       YAML::Node name = it->first;
@@ -101,6 +104,7 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
         return false;
       }
       YAML::Node v = it->second;  // a copy: the iterator's pair is a temporary
+      out->lines[k] = name.Mark().line + 1;
       if (k == "benchmark") out->benchmark = text(v, k);
       else if (k == "ruleset") out->ruleset = text(v, k);
       else if (k == "division") out->division = text(v, k);
@@ -130,7 +134,13 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
           out->env[text(key, k)] = text(val, k);
         }
       }
-      else if (k == "workdir") out->workdir = text(v, k);
+      else if (k == "workdir") {
+        out->workdir = text(v, k);
+        std::error_code ec;
+        if (!std::filesystem::is_directory(out->workdir, ec))
+          throw YAML::Exception(v.Mark(), "'workdir': expected a directory that exists, found '" + out->workdir +
+                                              "' (" + (std::filesystem::exists(out->workdir, ec) ? "not a directory" : "no such directory") + ")");
+      }
       else if (k == "timeout") out->timeout_s = static_cast<int>(bounded(v, k, 1, kMaxTimeout, "seconds per run; leave it out for none"));
       else if (k == "backend") out->backend = text(v, k);
       else if (k == "backend_options") {
@@ -139,11 +149,16 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
         for (auto e = v.begin(); e != v.end(); ++e) {
           YAML::Node key = e->first, val = e->second;
           out->backend_options[text(key, k)] = text(val, k);
+          out->lines["backend_options." + key.Scalar()] = key.Mark().line + 1;
         }
       }
       else if (k == "parallel") out->parallel = static_cast<int>(bounded(v, k, 1, kMaxParallel, "runs at once"));
       else if (k == "batch_size") out->batch_size = static_cast<int>(bounded(v, k, 1, kMaxBatch, "global batch size"));
-      else if (k == "org") out->org = text(v, k);
+      else if (k == "org") {
+        out->org = text(v, k);
+        if (out->org.empty() || out->org.find('/') != std::string::npos || out->org == "." || out->org == "..")
+          throw YAML::Exception(v.Mark(), "'org': expected the submitter's name (the package's folder), found '" + out->org + "'");
+      }
       else if (k == "system") out->system = text(v, k);
       else if (k == "system_description") out->system_description = text(v, k);
       note(out, k, shown(out, k, v), "spec");
@@ -156,7 +171,16 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
   if (!out->system_description.empty() && std::filesystem::path(out->system_description).is_relative())
     out->system_description =
         (std::filesystem::absolute(path).parent_path() / out->system_description).lexically_normal().string();
-  return true;
+  if (!out->system_description.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(out->system_description, ec)) {
+      *error = path + ":" + std::to_string(out->lines["system_description"]) +
+               ": 'system_description': expected a file with the system fields, found '" + out->system_description +
+               "' (" + (std::filesystem::exists(out->system_description, ec) ? "not a file" : "no such file") + ")";
+      return false;
+    }
+  }
+  return check_backend_options(*out, error);
 }
 
 void set_from_flag(Spec* s, const std::string& name, const std::string& value) {
@@ -169,25 +193,39 @@ void set_from_flag(Spec* s, const std::string& name, const std::string& value) {
   note(s, name, value, "flag");
 }
 
+// "FILE:LINE: " for a field of the spec, "FILE: " when the file does not give it, "" for a spec made in code.
+static std::string at(const Spec* s, const std::string& field) {
+  std::string out;
+  if (s->path.empty()) return out;
+  out = s->path;
+  if (auto it = s->lines.find(field); it != s->lines.end()) out.append(":").append(std::to_string(it->second));
+  out.append(": ");
+  return out;
+}
+
 bool finalize_spec(Spec* s, int required_runs, std::string* error) {
   if (s->benchmark.empty()) {
-    *error = "the spec names no benchmark (benchmark: minilm)";
+    *error = at(s, "benchmark") + "the spec names no benchmark (benchmark: minilm)";
     return false;
   }
   if (s->ruleset.empty()) {
-    *error = "the spec names no rule set (ruleset: mini-1.0.0)";
+    *error = at(s, "ruleset") + "the spec names no rule set (ruleset: mini-1.0.0)";
     return false;
   }
   if (s->division != "closed" && s->division != "open") {
-    *error = "division must be closed or open, not '" + s->division + "'";
+    *error = at(s, "division") + "'division': expected closed or open, found '" + s->division + "'";
     return false;
   }
   if (s->backend != "builtin" && s->backend != "exec" && s->backend != "slurm") {
-    *error = "unknown backend '" + s->backend + "' (builtin, exec or slurm)";
+    std::string near = nearest_name(s->backend, {"builtin", "exec", "slurm"});
+    *error = at(s, s->effective.count("backend") && s->effective["backend"].second == "flag" ? "" : "backend") +
+             "'backend': expected builtin, exec or slurm, found '" + s->backend + "'" +
+             (near.empty() ? "" : " (did you mean '" + near + "'?)");
     return false;
   }
+  if (!check_backend_options(*s, error)) return false;
   if (s->backend != "builtin" && s->command.empty()) {
-    *error = "the " + s->backend + " backend needs a command (command: [\"./train.sh\", \"--seed\", \"{seed}\"])";
+    *error = at(s, "backend") + "the " + s->backend + " backend needs a command (command: [\"./train.sh\", \"--seed\", \"{seed}\"])";
     return false;
   }
   if (s->parallel <= 0 && s->backend == "slurm") {
@@ -207,13 +245,13 @@ bool finalize_spec(Spec* s, int required_runs, std::string* error) {
     for (int i = 0; i < s->runs; ++i) s->seeds.push_back(s->seed_base + i);
   }
   if (static_cast<int>(s->seeds.size()) < s->runs) {
-    *error = "the spec lists " + std::to_string(s->seeds.size()) + " seeds for " + std::to_string(s->runs) + " runs";
+    *error = at(s, "seeds") + "the spec lists " + std::to_string(s->seeds.size()) + " seeds for " + std::to_string(s->runs) + " runs";
     return false;
   }
   std::vector<long long> sorted(s->seeds.begin(), s->seeds.begin() + s->runs);
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    *error = "seeds must be distinct per run (the closed division's seed check would fail)";
+    *error = at(s, "seeds") + "seeds must be distinct per run (the closed division's seed check would fail)";
     return false;
   }
   for (const char* k : {"benchmark", "ruleset", "division", "backend"})

@@ -30,6 +30,8 @@ struct Spec {
   std::string system_description;        // YAML/JSON file with the fields referee cannot detect
   // name -> (value, origin: "default", "spec", "flag", "rules")
   std::map<std::string, std::pair<std::string, std::string>> effective;
+  std::string path;                      // the spec file ("" for a spec made in code)
+  std::map<std::string, int> lines;      // field (and "backend_options.KEY") -> its line in the file
 };
 
 // What a spec may hold; a value out of range is an error, never replaced by a default.
@@ -41,14 +43,17 @@ inline constexpr long long kMaxBatch = 1LL << 30;
 
 // Reads a spec file. Unknown fields, a field given twice, and values out of
 // range are errors naming the file, line, field, what is expected and what
-// was found (a typo must not be ignored).
+// was found (a typo must not be ignored). backend_options are checked against
+// the backend (harness/spec_options.h); org must not be empty; workdir and
+// system_description must exist.
 bool load_spec(const std::string& path, Spec* out, std::string* error);
 
 // Records a value set from a flag.
 void set_from_flag(Spec* s, const std::string& name, const std::string& value);
 
 // Fills defaults that need the rules (runs) and derived values (seeds); checks
-// the result. `required_runs` comes from the rule set's facts.
+// the result, backend_options included (a --backend flag may have changed the
+// backend). Errors start with the spec's file and line where it has them. `required_runs` comes from the rule set's facts.
 bool finalize_spec(Spec* s, int required_runs, std::string* error);
 
 // {seed}, {run} and {log} replaced in each argument.

@@ -76,4 +76,90 @@ TEST_SUITE("harness") {
     CHECK(p.effective["seeds"].first == "[11, 12, 13]");
     CHECK(p.effective["env"].first == "[A=1]");
   }
+
+  TEST_CASE("spec: backend_options are checked when the spec loads: known keys per backend, their values, file:line") {
+    struct Case {
+      std::string body, line, says;
+    };
+    for (const Case& c : {
+             // builtin
+             Case{"backend_options: {max_epoch: \"7\"}\n", ":3: ", "unknown option 'max_epoch' for the builtin backend"},
+             Case{"backend_options:\n  max_epochs: x\n", ":4: ", "backend_options.max_epochs: expected a whole number of epochs"},
+             Case{"backend_options: {max_epochs: \"-3\"}\n", ":3: ", "found '-3'"},
+             Case{"backend_options: {division: open}\n", ":3: ", "division is a field of the spec itself"},
+             Case{"backend_options: {partition: debug}\n", ":3: ", "it is an option of the slurm backend"},
+             // exec
+             Case{"backend: exec\ncommand: [\"true\"]\nbackend_options: {kill_grace: \"0\"}\n", ":5: ",
+                  "backend_options.kill_grace: expected seconds"},
+             Case{"backend: exec\ncommand: [\"true\"]\nbackend_options: {kill_grac: \"5\"}\n", ":5: ",
+                  "did you mean 'kill_grace'?"},
+             // slurm
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  partiton: debug\n", ":6: ",
+                  "did you mean 'partition'?"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  nodes: two\n", ":6: ", "backend_options.nodes: expected a number of nodes"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  nodes: \"0\"\n", ":6: ", "found '0'"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  gpus_per_node: \"-1\"\n", ":6: ", "expected a number of GPUs"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  tasks_per_node: \"1.5\"\n", ":6: ", "tasks per node"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  launcher: mpirun\n", ":6: ", "expected auto, srun or none"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  describe: nodes\n", ":6: ", "expected node or host"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  describe_timeout: \"0\"\n", ":6: ", "seconds above 0"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  container_image: x\n  container_writable: maybe\n", ":7: ",
+                  "expected yes or no"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  extra_args: \"--x 'y\"\n", ":6: ", "unclosed quote"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  partition: \"\"\n", ":6: ", "it is empty"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  container_mounts: /a:/b\n", ":6: ", "need container_image"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  launcher: none\n  srun_args: -l\n", ":6: ",
+                  "launcher: none runs the command without srun"},
+         }) {
+      CAPTURE(c.body);
+      std::string e = refusal(c.body);
+      CHECK(e.find("spec.yaml" + c.line) != std::string::npos);
+      CHECK(e.find(c.says) != std::string::npos);
+    }
+    Spec ok;
+    CHECK(refusal("backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  nodes: 2-4\n  gpus_per_node: a100:8\n"
+                  "  container_image: img\n  container_writable: \"yes\"\n  launcher: srun\n  describe: host\n"
+                  "  extra_args: \"\"\n",
+                  &ok) == "");
+    CHECK(refusal("backend_options: {max_epochs: \"3\", batch_size: \"64\"}\n") == "");
+    CHECK(refusal("backend: exec\ncommand: [\"true\"]\nbackend_options: {kill_grace: \"2.5\"}\n") == "");
+    // A --backend flag changes what the options must be: checked again before any seed is made.
+    Spec flagged;
+    REQUIRE(refusal("backend_options: {max_epochs: \"3\"}\n", &flagged) == "");
+    set_from_flag(&flagged, "backend", "exec");
+    flagged.command = {"true"};
+    std::string error;
+    CHECK_FALSE(finalize_spec(&flagged, 5, &error));
+    CHECK(error.find("unknown option 'max_epochs' for the exec backend") != std::string::npos);
+    CHECK(flagged.seeds.empty());
+  }
+
+  TEST_CASE("spec: finalize errors name the file and line; org \"\", a missing workdir or system description are refused at load") {
+    auto finalized = [](const std::string& body, int runs = 5) {
+      Spec s;
+      std::string e = refusal(body, &s);
+      if (!e.empty()) return "load: " + e;
+      std::string error;
+      return finalize_spec(&s, runs, &error) ? std::string() : error;
+    };
+    std::string e = finalized("backend: exce\n");
+    CHECK(e.find("spec.yaml:3: 'backend': expected builtin, exec or slurm, found 'exce' (did you mean 'exec'?)") != std::string::npos);
+    e = finalized("division: closd\n");
+    CHECK(e.find("spec.yaml:3: 'division': expected closed or open, found 'closd'") != std::string::npos);
+    e = finalized("seeds: [1, 1, 2]\n", 3);
+    CHECK(e.find("spec.yaml:3: seeds must be distinct") != std::string::npos);
+    e = finalized("seeds: [1, 2]\n", 3);
+    CHECK(e.find("spec.yaml:3: the spec lists 2 seeds for 3 runs") != std::string::npos);
+    e = finalized("backend: exec\n");
+    CHECK(e.find("spec.yaml:3: the exec backend needs a command") != std::string::npos);
+    e = refusal("org: \"\"\n");
+    CHECK(e.find("spec.yaml:3: 'org': expected the submitter's name") != std::string::npos);
+    e = refusal("workdir: /nonexistent-referee-dir\n");
+    CHECK(e.find("spec.yaml:3: 'workdir': expected a directory that exists, found '/nonexistent-referee-dir' (no such directory)") !=
+          std::string::npos);
+    e = refusal("runs: 5\nsystem_description: nonexist.yaml\n");
+    CHECK(e.find("spec.yaml:4: 'system_description': expected a file") != std::string::npos);
+    CHECK(e.find("nonexist.yaml' (no such file)") != std::string::npos);
+    CHECK(refusal("workdir: /tmp\norg: acme\n") == "");
+  }
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -177,6 +178,34 @@ bool describe_system(const std::string& file, const std::string& name, SystemDes
       *error = file + " is a workload spec (it has " + list + "), not a system description\nfix: pass the spec with "
                "--spec SPEC (its system_description is used), or the system description file itself";
       return false;
+    }
+    // Checked as a workload spec is: a field given twice (yaml-cpp would keep
+    // the last) and a count that is not a whole number are errors, in `run`
+    // and in `system describe` alike.
+    std::map<std::string, int> seen;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      YAML::Node k = it->first, v = it->second;
+      if (!k.IsScalar()) continue;
+      int line = k.Mark().line + 1;
+      auto [at, fresh] = seen.emplace(k.Scalar(), line);
+      if (!fresh) {
+        *error = file + ":" + std::to_string(line) + ": field '" + k.Scalar() + "' given twice (first on line " +
+                 std::to_string(at->second) + "): expected each field once";
+        return false;
+      }
+      for (const auto& [field, least] : {std::pair<const char*, long>{"number_of_nodes", 1},
+                                         {"host_processors_per_node", 1}, {"accelerators_per_node", 0}}) {
+        if (k.Scalar() != field) continue;
+        std::string t = v.IsScalar() ? v.Scalar() : "";
+        bool whole = !t.empty() && t.size() < 10 &&
+                     std::all_of(t.begin(), t.end(), [](unsigned char c) { return std::isdigit(c); });
+        if (!whole || std::stol(t) < least) {
+          *error = file + ":" + std::to_string(line) + ": '" + field + "': expected a whole number from " +
+                   std::to_string(least) + ", found " + (v.IsScalar() ? "'" + t + "'" : std::string("no single value")) +
+                   " (the consortium's result summarizer reads it as a count)";
+          return false;
+        }
+      }
     }
     const auto& known = known_system_fields();
     for (auto it = n.begin(); it != n.end(); ++it) {

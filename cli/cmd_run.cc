@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/safe_text.h"
 #include "cli/table.h"
 #include "harness/backends.h"
 #include "harness/manifest.h"
@@ -170,11 +171,16 @@ Command run_command() {
               if (!bf) {
                 std::string list;
                 for (const auto& b : facts.benchmarks) list += (list.empty() ? "" : ", ") + b.name;
-                std::cerr << "referee run: " << spec.benchmark << " is not a benchmark of " << rs->id().id() << " (" << list << ")\n";
+                auto line = spec.lines.find("benchmark");
+                std::cerr << "referee run: " << o->spec
+                          << (line == spec.lines.end() ? "" : ":" + std::to_string(line->second)) << ": "
+                          << (spec.benchmark.empty() ? "the spec names no benchmark (benchmark: NAME)"
+                                                     : "'" + spec.benchmark + "' is not a benchmark")
+                          << " of " << rs->id().id() << " (" << list << ")\n";
                 return kCannotCheck;
               }
               if (!harness::finalize_spec(&spec, bf->runs, &error)) {
-                std::cerr << "referee run: " << o->spec << ": " << error << "\n";
+                std::cerr << "referee run: " << error << "\n";
                 return kCannotCheck;
               }
               // The system description, complete, before any run starts.
@@ -182,6 +188,8 @@ Command run_command() {
               // On Slurm: from a compute node of the allocation (docs/slurm.md).
               harness::NodeDescription described;
               described.env = environment;
+              // Warnings about the system description: said at once on stderr, and again in the summary.
+              std::vector<std::string> warnings;
               if (spec.backend == "slurm") {
                 std::filesystem::path work = std::filesystem::path(o->out) / ".referee-runs" / spec.benchmark;
                 catch_interrupts();  // a signal cancels the describe job
@@ -198,17 +206,22 @@ Command run_command() {
                                "cancelled); nothing was run\n";
                   return kCannotCheck;
                 }
-                if (!described.warning.empty()) std::cerr << "referee run: warning: " << described.warning << "\n";
+                if (!described.warning.empty()) {
+                  std::cerr << "referee run: warning: " << described.warning << "\n";
+                  warnings.push_back(described.warning);
+                }
               }
               harness::SystemDescription sys;
               if (!harness::describe_system(spec.system_description, spec.system, &sys, &error, &described.env)) {
                 std::cerr << "referee run: " << error << "\n";
                 return kCannotCheck;
               }
-              for (const auto& w : sys.warnings) std::cerr << "referee run: warning: " << w << "\n";
+              warnings.insert(warnings.end(), sys.warnings.begin(), sys.warnings.end());
               sys.fields["division"] = spec.division;
               sys.fields["submitter"] = sys.fields.count("submitter") ? sys.fields["submitter"] : spec.org;
-              for (const auto& w : harness::apply_allocation(spec, &sys)) std::cerr << "referee run: warning: " << w << "\n";
+              for (const auto& w : harness::apply_allocation(spec, &sys)) warnings.push_back(w);
+              for (size_t i = described.warning.empty() ? 0 : 1; i < warnings.size(); ++i)
+                std::cerr << "referee run: warning: " << warnings[i] << "\n";
               sys.missing.clear();
               for (const auto& f : rules::required_system_fields())
                 if (!sys.fields.count(f)) sys.missing.push_back(f);
@@ -261,7 +274,7 @@ Command run_command() {
                   return;
                 }
                 undraw();
-                std::cout << "  " << e << "\n" << std::flush;
+                std::cout << "  " << caret_escape(e) << "\n" << std::flush;
               };
               ropt.progress = [&](const harness::ProgressModel& m, const std::vector<harness::RunProgress>& runs,
                                   const std::vector<size_t>& changed) {
@@ -298,7 +311,9 @@ Command run_command() {
                 std::cerr << "referee run: " << error << "\n";
                 return kCannotCheck;
               }
-              // Summary: runs, verdicts, the package's checks and score.
+              // Summary: runs, verdicts, the package's checks and score. Log lines and
+              // reasons quote the workload's text: control characters in caret notation.
+              SafeTextFilter others_text(say);
               const harness::ProgressModel& model = *report.progress_model;
               auto verdict_of = [](const harness::RunReport& r) { return harness::verdict_word(r); };
               auto state_of = [](const harness::RunReport& r) { return harness::state_word(r); };
@@ -368,6 +383,10 @@ Command run_command() {
                 for (const auto& e : d.seed_errors)
                   say << "    seeds: " << e.message << (e.hint.empty() ? "" : " (" + e.hint + ")") << "\n";
               }
+              if (!warnings.empty()) {
+                say << "\nwarnings (" << warnings.size() << "):\n";
+                for (const auto& w : warnings) say << "  " << w << "\n";
+              }
               // After an interruption: exactly what is on disk.
               std::vector<std::string> on_disk;
               if (report.interrupted) {
@@ -400,6 +419,9 @@ Command run_command() {
                 w.key("package").value(std::filesystem::absolute(report.package_dir).lexically_normal().string());
                 w.key("manifest").value(report.manifest);
                 w.key("package_pass").value(pr.pass);
+                w.key("warnings").begin_array();
+                for (const auto& x : warnings) w.value(x);
+                w.end_array();
                 w.key("runs").begin_array();
                 for (const auto& r : report.runs) {
                   auto opt = [&](const char* k, const std::string& v) {

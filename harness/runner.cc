@@ -20,6 +20,7 @@
 #include "harness/live_check.h"
 #include "harness/manifest.h"
 #include "harness/node_environment.h"
+#include "harness/run_output.h"
 #include "harness/run_words.h"
 #include "harness/system_describe.h"
 #include "rules/facts.h"
@@ -301,6 +302,11 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
                                            " MLLOG lines (kept in " + r.output_file +
                                            "): the workload must write its log to the path {log} gives"
                                      : std::string());
+  }
+  if (!a.enters && l.launched && r.status.state == RunState::Failed) {
+    // What the workload said last: a crash's reason is in its output, not in its exit status.
+    std::string last = last_output_line(l.follows_file ? l.output : text);
+    if (!last.empty()) a.reason += "; its last output line: \"" + last + "\"";
   }
   if (a.enters) {
     r.package_reason = a.reason;

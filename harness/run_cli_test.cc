@@ -1,0 +1,128 @@
+// `referee run` and `referee system describe` as a user meets them: what a
+// spec or a system description file gets refused for, and what the summary
+// says of a run that failed (human and JSON).
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "harness/run_output.h"
+#include "rules/interp.h"
+#include "rules/value.h"
+#include "tests/run_referee.h"
+
+namespace fs = std::filesystem;
+using referee::testing::run_referee;
+
+namespace {
+
+struct Dir {
+  fs::path path;
+  Dir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("referee-runcli-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~Dir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string example() { return std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg"; }
+
+}  // namespace
+
+TEST_SUITE("harness") {
+  TEST_CASE("referee run: a bad backend option, a missing benchmark: exit 2 with file:line, before any run or seed") {
+    Dir d;
+    fs::path spec = d.path / "spec.yaml";
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nruns: 1\nbackend_options: {max_epoch: \"7\"}\n";
+    std::string out;
+    int rc = run_referee("run '" + spec.string() + "' --out '" + (d.path / "out").string() + "'", &out);
+    CHECK_MESSAGE(rc == 2, out);
+    CHECK_MESSAGE(out.find("spec.yaml:4: backend_options: unknown option 'max_epoch' for the builtin backend") != std::string::npos, out);
+    CHECK(out.find("did you mean 'max_epochs'?") != std::string::npos);
+    CHECK_FALSE(fs::exists(d.path / "out"));  // nothing written, no seed used
+    std::ofstream(spec) << "ruleset: mini-1.0.0\nruns: 1\n";
+    rc = run_referee("run '" + spec.string() + "' --out '" + (d.path / "out").string() + "'", &out);
+    CHECK_MESSAGE(rc == 2, out);
+    CHECK_MESSAGE(out.find("spec.yaml: the spec names no benchmark") != std::string::npos, out);
+  }
+
+  TEST_CASE("referee system describe refuses what referee run refuses: a field given twice, a count that is not one") {
+    Dir d;
+    fs::path sys = d.path / "sys.yaml";
+    std::string out;
+    std::ofstream(sys) << "system_name: a\nnumber_of_nodes: two\n";
+    CHECK(run_referee("system describe --from '" + sys.string() + "'", &out) == 2);
+    CHECK_MESSAGE(out.find("sys.yaml:2: 'number_of_nodes': expected a whole number from 1, found 'two'") != std::string::npos, out);
+    std::ofstream(sys) << "accelerators_per_node: \"1\"\naccelerators_per_node: \"-1\"\n";
+    CHECK(run_referee("system describe --from '" + sys.string() + "'", &out) == 2);
+    CHECK_MESSAGE(out.find("sys.yaml:2: field 'accelerators_per_node' given twice (first on line 1)") != std::string::npos, out);
+  }
+
+  TEST_CASE("last_output_line: the last line with text, bounded, not cut inside a character") {
+    CHECK(referee::harness::last_output_line("a\nTraceback\n  RuntimeError: boom  \n\n   \n") == "RuntimeError: boom");
+    CHECK(referee::harness::last_output_line("") == "");
+    CHECK(referee::harness::last_output_line("\n \n") == "");
+    CHECK(referee::harness::last_output_line("only") == "only");
+    std::string long_line = std::string(10, 'x') + "\xc3\xa9" + "yyyy";  // é at bytes 10-11
+    CHECK(referee::harness::last_output_line(long_line, 11) == std::string(10, 'x') + "...");
+    CHECK(referee::harness::last_output_line(std::string(500, 'z')).size() == referee::harness::kLastLineMax + 3);
+  }
+
+  TEST_CASE("referee run: a crash's reason quotes its last output line; others' text in caret notation; warnings in the JSON summary") {
+    Dir d;
+    std::string ex = example();
+    // The example's system description with a field no tool knows: a warning.
+    std::string sys = slurp(ex + "/systems/cpu_2x_example.json");
+    REQUIRE(sys.find('{') != std::string::npos);
+    sys.insert(sys.find('{') + 1, "\n    \"bogus_field\": \"x\",");
+    std::ofstream(d.path / "sys.json") << sys;
+    fs::path spec = d.path / "spec.yaml";
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: CrashOrg\n"
+                        << "system_description: sys.json\n"
+                        << "command: [/bin/sh, -c, \"if [ {run} -eq 0 ]; then echo starting; "
+                           "printf 'RuntimeError: bad\\\\007 value\\\\n\\\\n'; exit 1; fi; cat '"
+                        << ex << "/results/cpu_2x_example/minilm/result_{run}.txt'\"]\n";
+    std::string out;
+    int rc = run_referee("run '" + spec.string() + "' --out '" + (d.path / "h").string() + "' --progress=plain", &out);
+    CHECK_MESSAGE((rc == 0 || rc == 1), out);
+    CHECK_MESSAGE(out.find("its last output line: \"RuntimeError: bad^G value\"") != std::string::npos, out);
+    CHECK(out.find('\a') == std::string::npos);
+    CHECK_MESSAGE(out.find("warnings (1):") != std::string::npos, out);
+
+    rc = run_referee("run '" + spec.string() + "' --out '" + (d.path / "j").string() + "' --progress=json", &out);
+    CHECK_MESSAGE((rc == 0 || rc == 1), out);
+    std::string last;
+    std::istringstream lines(out);
+    for (std::string l; std::getline(lines, l);)
+      if (!l.empty() && l[0] == '{') last = l;
+    bool ok = false;
+    std::string err;
+    referee::rules::Value v = referee::rules::value_from_json(last, &ok, &err);
+    REQUIRE_MESSAGE(ok, err << ": " << last);
+    REQUIRE(v.d().find_str("type")->s() == "summary");
+    const auto* warnings = v.d().find_str("warnings");
+    REQUIRE(warnings != nullptr);
+    REQUIRE(warnings->items().size() == 1);
+    CHECK(warnings->items()[0].s().find("unknown field 'bogus_field'") != std::string::npos);
+    bool quoted = false;
+    for (const auto& r : v.d().find_str("runs")->items())
+      if (r.d().find_str("run")->s() == "minilm-0")
+        quoted = r.d().find_str("left_out")->s().find("its last output line: \"RuntimeError: bad\a value\"") != std::string::npos;
+    CHECK_MESSAGE(quoted, last);
+  }
+}

@@ -218,8 +218,9 @@ bool finalize_spec(Spec* s, int required_runs, std::string* error) {
   }
   if (s->backend != "builtin" && s->backend != "exec" && s->backend != "slurm") {
     std::string near = nearest_name(s->backend, {"builtin", "exec", "slurm"});
-    *error = at(s, s->effective.count("backend") && s->effective["backend"].second == "flag" ? "" : "backend") +
-             "'backend': expected builtin, exec or slurm, found '" + s->backend + "'" +
+    bool flag = s->effective.count("backend") && s->effective["backend"].second == "flag";
+    *error = (flag ? std::string("--backend") : at(s, "backend") + "'backend'") +
+             ": expected builtin, exec or slurm, found '" + s->backend + "'" +
              (near.empty() ? "" : " (did you mean '" + near + "'?)");
     return false;
   }

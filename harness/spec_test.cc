@@ -144,6 +144,11 @@ TEST_SUITE("harness") {
     };
     std::string e = finalized("backend: exce\n");
     CHECK(e.find("spec.yaml:3: 'backend': expected builtin, exec or slurm, found 'exce' (did you mean 'exec'?)") != std::string::npos);
+    Spec flagged;
+    REQUIRE(refusal("runs: 1\n", &flagged) == "");
+    set_from_flag(&flagged, "backend", "slrum");
+    CHECK_FALSE(finalize_spec(&flagged, 5, &e));
+    CHECK(e == "--backend: expected builtin, exec or slurm, found 'slrum' (did you mean 'slurm'?)");
     e = finalized("division: closd\n");
     CHECK(e.find("spec.yaml:3: 'division': expected closed or open, found 'closd'") != std::string::npos);
     e = finalized("seeds: [1, 1, 2]\n", 3);

@@ -206,16 +206,14 @@ Command run_command() {
                                "cancelled); nothing was run\n";
                   return kCannotCheck;
                 }
-                if (!described.warning.empty()) {
-                  std::cerr << "referee run: warning: " << described.warning << "\n";
-                  warnings.push_back(described.warning);
-                }
+                if (!described.warning.empty()) std::cerr << "referee run: warning: " << described.warning << "\n";
               }
               harness::SystemDescription sys;
               if (!harness::describe_system(spec.system_description, spec.system, &sys, &error, &described.env)) {
                 std::cerr << "referee run: " << error << "\n";
                 return kCannotCheck;
               }
+              if (!described.warning.empty()) warnings.push_back(described.warning);  // said above
               warnings.insert(warnings.end(), sys.warnings.begin(), sys.warnings.end());
               sys.fields["division"] = spec.division;
               sys.fields["submitter"] = sys.fields.count("submitter") ? sys.fields["submitter"] : spec.org;

@@ -1,13 +1,13 @@
 #include "harness/spec.h"
 
-#include "harness/spec_options.h"
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <set>
+
+#include "harness/spec_options.h"
 
 namespace referee::harness {
 

@@ -134,13 +134,7 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
           out->env[text(key, k)] = text(val, k);
         }
       }
-      else if (k == "workdir") {
-        out->workdir = text(v, k);
-        std::error_code ec;
-        if (!std::filesystem::is_directory(out->workdir, ec))
-          throw YAML::Exception(v.Mark(), "'workdir': expected a directory that exists, found '" + out->workdir +
-                                              "' (" + (std::filesystem::exists(out->workdir, ec) ? "not a directory" : "no such directory") + ")");
-      }
+      else if (k == "workdir") out->workdir = text(v, k);  // checked by finalize_spec, once the backend is known
       else if (k == "timeout") out->timeout_s = static_cast<int>(bounded(v, k, 1, kMaxTimeout, "seconds per run; leave it out for none"));
       else if (k == "backend") out->backend = text(v, k);
       else if (k == "backend_options") {
@@ -207,6 +201,15 @@ bool finalize_spec(Spec* s, int required_runs, std::string* error) {
   if (s->benchmark.empty()) {
     *error = at(s, "benchmark") + "the spec names no benchmark (benchmark: minilm)";
     return false;
+  }
+  // A local run's workdir must exist here; a Slurm job's may exist only on the compute nodes.
+  if (!s->workdir.empty() && s->backend != "slurm") {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(s->workdir, ec)) {
+      *error = at(s, "workdir") + "'workdir': expected a directory that exists, found '" + s->workdir + "' (" +
+               (std::filesystem::exists(s->workdir, ec) ? "not a directory" : "no such directory") + ")";
+      return false;
+    }
   }
   if (s->ruleset.empty()) {
     *error = at(s, "ruleset") + "the spec names no rule set (ruleset: mini-1.0.0)";

@@ -57,6 +57,10 @@ class RunHandle {
   // The backend's own name for the run, recorded in the run manifest: the
   // Slurm job id, the process id; "" when there is none.
   virtual std::string job_id() const { return ""; }
+  // Where the run's output lands outside referee, recorded in the manifest
+  // from launch on (the Slurm work dir's output.txt); "" when only referee
+  // receives it.
+  virtual std::string output_path() const { return ""; }
   // Non-blocking.
   virtual RunStatus poll() = 0;
   // Blocks until the run ends (or `limit` passes: returns the current status).

@@ -1,6 +1,7 @@
 #include "harness/manifest.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <openssl/evp.h>
 #include <unistd.h>
@@ -12,8 +13,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 
+#include "harness/slurm_backend.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "mllog/reader.h"
@@ -567,13 +570,75 @@ std::string resolve_in(const std::string& out_dir, const std::string& rel) {
   return p.is_absolute() ? p.string() : (fs::path(out_dir) / p).string();
 }
 
+Liveness probe_run(const ManifestRun& r) {
+  Liveness l;
+  if (r.backend == "slurm" && !r.job_id.empty()) {
+    l.words = "Slurm job " + r.job_id;
+    auto sq = slurm::run_command({"squeue", "--noheader", "--states=all", "--jobs=" + r.job_id, "--format=%T"}, "",
+                                 std::chrono::seconds(30));
+    std::string state = sq.out.substr(0, sq.out.find('\n'));
+    while (!state.empty() && (state.back() == ' ' || state.back() == '\r')) state.pop_back();
+    if (sq.started && sq.exit_code == 0 && !state.empty() && !slurm::is_terminal(state)) {
+      l.kind = Liveness::Alive;
+      l.words += ", " + state;
+      l.how = "wait for it, or scancel " + r.job_id + ", then run again";
+    } else if (sq.started && sq.exit_code == 0) {
+      l.words += state.empty() ? " is no longer known to Slurm" : " ended " + state;
+    } else if ((sq.err + sq.out).find("Invalid job id") != std::string::npos) {
+      l.words += " is no longer known to Slurm";
+    } else {
+      std::string why = !sq.error.empty() ? sq.error : sq.err.substr(0, sq.err.find('\n'));
+      if (why.empty()) why = sq.timed_out ? "squeue timed out" : "squeue failed";
+      l.kind = Liveness::Unknown;
+      l.how = "cannot ask Slurm whether it still runs (" + why + "): check it with squeue --jobs=" + r.job_id +
+              " (scancel " + r.job_id + " if it must not go on), then run again";
+    }
+    return l;
+  }
+  if (r.backend == "exec" && !r.job_id.empty() && r.job_id.size() < 10 &&
+      std::all_of(r.job_id.begin(), r.job_id.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    pid_t pgid = static_cast<pid_t>(std::stol(r.job_id));
+    l.words = "process group " + r.job_id;
+    if (pgid > 1 && (::kill(-pgid, 0) == 0 || errno == EPERM)) {
+      l.kind = Liveness::Alive;
+      l.how = "wait for it, or kill -- -" + r.job_id + ", then run again";
+    } else {
+      l.words += " has ended";
+    }
+  }
+  return l;
+}
+
 bool reconcile_package(Manifest* m, const std::string& manifest_path, const std::string& out_dir,
                        const std::string& results_dir, const std::string& org, const std::string& system,
-                       const rules::RuleSet& rules, bool replace, Reconciled* rec, std::string* error) {
+                       const rules::RuleSet& rules, bool replace, Reconciled* rec, std::string* error,
+                       const LivenessProbe& probe) {
   *rec = Reconciled{};
   auto mine = [&](const ManifestRun& r) { return r.org == org && r.system == system; };
   auto file_of = [&](const ManifestRun& r) { return resolve_in(out_dir, r.result_file); };
   std::error_code ec;
+
+  // Runs an earlier harness left "running": first, before anything changes,
+  // whether they still run. A live one is never duplicated: nothing starts.
+  std::map<size_t, Liveness> ended;
+  std::string alive;
+  for (size_t i = 0; i < m->runs.size(); ++i) {
+    const ManifestRun& r = m->runs[i];
+    if (r.state != "running") continue;
+    Liveness l = probe ? probe(r) : probe_run(r);
+    if (l.kind == Liveness::Ended) {
+      ended[i] = l;
+      continue;
+    }
+    alive += std::string(alive.empty() ? "" : "\n") + r.run + " (" + (l.words.empty() ? r.backend : l.words) +
+             ", invocation " + r.invocation + ") " +
+             (l.kind == Liveness::Alive ? "is still running: " : "was running when its harness ended: ") + l.how;
+  }
+  if (!alive.empty()) {
+    *error = alive + "\n(nothing was started or changed: " + manifest_path +
+             " still records it as running; a run that still goes on is not started twice)";
+    return false;
+  }
 
   // --replace: the result files go first, then the record says so; a crash
   // in between leaves entries whose file is gone, which the next resume
@@ -625,15 +690,21 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
     rec->changed = true;
   }
 
-  // Runs a harness that ended early left "running".
-  for (auto& r : m->runs)
-    if (r.state == "running") {
-      r.state = "lost";
-      r.package = "out";
-      r.reason = "the harness ended before the run did; its log, if any, is kept";
-      rec->messages.push_back(r.run + " (" + r.invocation + "): " + r.reason);
-      rec->changed = true;
-    }
+  // Runs a harness that ended early left "running", and that have ended
+  // since: lost to the package; the record points at what they left.
+  for (auto& [i, l] : ended) {
+    ManifestRun& r = m->runs[i];
+    if (!r.log.empty() && !fs::exists(resolve_in(out_dir, r.log), ec)) r.log.clear();
+    if (!r.output.empty() && !fs::exists(resolve_in(out_dir, r.output), ec)) r.output.clear();
+    r.state = "lost";
+    r.package = "out";
+    r.reason = "lost: the harness ended before the run did" + (l.words.empty() ? "" : " (" + l.words + ")") + "; " +
+               (!r.log.empty()      ? "its log is kept in " + r.log + " (not checked, not in the package)"
+                : !r.output.empty() ? "its output is in " + r.output + " (not checked, not in the package)"
+                                    : std::string("no log or output of it was kept"));
+    rec->messages.push_back(r.run + " (" + r.invocation + "): " + r.reason);
+    rec->changed = true;
+  }
 
   // Entries in the package whose file is gone or changed.
   std::set<std::string> claimed;

@@ -19,6 +19,7 @@
 // an entry whose file is gone. See docs/harness.md.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -65,7 +66,10 @@ struct ManifestRun {
   std::string result_sha256;  // of the result file's bytes (= the kept log's)
   std::string reason;         // why it is in the package, or why not
   std::string note;           // what a resume found (a file edited outside referee, ...)
-  std::string log, output, environment;  // relative to --out; "" when none
+  // relative to --out; "" when none. `output` is, from launch on, where the
+  // run's output lands outside referee when the backend has such a place (the
+  // Slurm work dir's output.txt), so that a run the harness outlived can be found.
+  std::string log, output, environment;
 };
 
 struct Manifest {
@@ -148,17 +152,34 @@ struct Reconciled {
   bool changed = false;
 };
 
+// Whether a run the manifest records as "running" is still alive: the
+// Slurm job (its job id, through squeue) or the exec process group (its
+// process id, which is its group's id: kill(-pgid, 0)). `words` names it
+// ("Slurm job 932", "process group 4242"); `how` says what to do while it
+// runs, or why it could not be told.
+struct Liveness {
+  enum Kind { Ended, Alive, Unknown } kind = Ended;
+  std::string words, how;
+};
+using LivenessProbe = std::function<Liveness(const ManifestRun&)>;
+Liveness probe_run(const ManifestRun& r);
+
 // Brings the manifest and the package folder `results_dir` (of `org` and
 // `system`) into agreement, before new runs start; `out_dir` is --out.
 // With `replace`, every result file of the folder is removed first and each
 // run that was in the package is recorded as removed. A result file no entry
 // claims is checked with `rules` and recorded as found; an entry whose file
 // is gone is recorded as removed; an entry left "entering" is finished. The
-// manifest is saved when anything changed. Returns false with *error when a
-// file cannot be read, written or removed.
+// manifest is saved when anything changed. An entry still "running" is
+// looked up with `probe` (probe_run when empty) first: when its run is still
+// alive, or cannot be told, nothing is changed and it returns false with
+// *error naming the run and saying how to proceed; when it has ended it is
+// recorded "lost", pointing at its log or output where they exist. Returns
+// false with *error when a file cannot be read, written or removed.
 bool reconcile_package(Manifest* m, const std::string& manifest_path, const std::string& out_dir,
                        const std::string& results_dir, const std::string& org, const std::string& system,
-                       const rules::RuleSet& rules, bool replace, Reconciled* rec, std::string* error);
+                       const rules::RuleSet& rules, bool replace, Reconciled* rec, std::string* error,
+                       const LivenessProbe& probe = {});
 
 // SHA-256 of `bytes`, in hex.
 std::string sha256_of(std::string_view bytes);

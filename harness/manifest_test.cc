@@ -1,6 +1,8 @@
 // The run manifest, resume and grow, and which runs enter the package: with
 // the builtin backend (each mini run takes well under a second).
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -663,6 +665,94 @@ TEST_SUITE("manifest") {
     // Each in-package record's digest is its file's.
     for (const auto& r : after.runs)
       if (r.package == "in") CHECK(r.result_sha256 == sha256_of(slurp(s.dir / "out" / r.result_file)));
+  }
+
+  TEST_CASE("resume: a run the record says is running and whose process group is alive is named and never started twice") {
+    Setup s;
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(s.spec(2), s.options(), &report, &error), error);
+    // A harness killed while its exec run goes on: the run's own process group.
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      ::execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::setpgid(pid, pid);
+    Manifest m = s.load();
+    ManifestRun r = m.runs[1];
+    r.run = "minilm-7";
+    r.slot = 7;
+    r.seed = 424242;
+    r.invocation = "crashed";
+    r.backend = "exec";
+    r.job_id = std::to_string(pid);
+    r.state = "running";
+    r.package = "out";
+    r.result_file.clear();
+    r.log = ".referee-runs/minilm/crashed/minilm-7.log";  // never written: the harness died first
+    fs::path output = s.dir / "out" / ".referee-runs" / "minilm" / "crashed" / "minilm-7.out";
+    fs::create_directories(output.parent_path());
+    spit(output, "epoch 1\n");
+    r.output = relative_to((s.dir / "out").string(), output.string());
+    m.runs.push_back(r);
+    REQUIRE(save_manifest(s.manifest().string(), m, &error));
+    std::string before = slurp(s.manifest());
+    auto invocations = [&] {
+      int n = 0;
+      for (const auto& e : fs::directory_iterator(s.manifest().parent_path())) n += e.is_directory() ? 1 : 0;
+      return n;
+    };
+    int dirs = invocations();
+
+    HarnessReport again;
+    CHECK_FALSE(s.run(s.spec(3), s.options(), &again, &error));
+    CHECK_MESSAGE(error.find("minilm-7 (process group " + std::to_string(pid) + ", invocation crashed) is still running: "
+                             "wait for it, or kill -- -" + std::to_string(pid) + ", then run again") == 0,
+                  error);
+    CHECK(error.find("nothing was started") != std::string::npos);
+    CHECK(slurp(s.manifest()) == before);
+    CHECK(invocations() == dirs);
+    CHECK(result_files_in(s.results().string()).size() == 2);
+    // --replace does not get past it either: nothing is removed.
+    CHECK_FALSE(s.run(s.spec(3), s.options(true), &again, &error));
+    CHECK(result_files_in(s.results().string()).size() == 2);
+
+    // Through the command line: exit 2, the same words.
+    fs::path spec = s.dir / "minilm.yaml";
+    spit(spec, "benchmark: minilm\nruleset: mini-1.0.0\nbackend: builtin\norg: ResumeOrg\n"
+               "system_description: " + std::string(REFEREE_SOURCE_DIR) + "/harness/specs/cpu_system.yaml\n");
+    std::string out;
+    int rc = referee::testing::run_referee("run '" + spec.string() + "' --out '" + (s.dir / "out").string() + "' --runs 3", &out);
+    CHECK_MESSAGE(rc == 2, out);
+    CHECK(out.find("minilm-7 (process group " + std::to_string(pid) + ", invocation crashed) is still running") !=
+          std::string::npos);
+    CHECK(slurp(s.manifest()) == before);
+
+    // Once it has ended: lost, and the record points at what it left, not at a log that never was.
+    ::kill(-pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    REQUIRE_MESSAGE(s.run(s.spec(3), s.options(), &again, &error), error);
+    Manifest after = s.load();
+    const ManifestRun* lost = nullptr;
+    for (const auto& x : after.runs)
+      if (x.run == "minilm-7") lost = &x;
+    REQUIRE(lost);
+    CHECK(lost->state == "lost");
+    CHECK(lost->package == "out");
+    CHECK(lost->log.empty());
+    CHECK(lost->output == r.output);
+    CHECK_MESSAGE(lost->reason == "lost: the harness ended before the run did (process group " + std::to_string(pid) +
+                                      " has ended); its output is in " + r.output + " (not checked, not in the package)",
+                  lost->reason);
+    bool said = false;
+    for (const auto& msg : again.resumed) said = said || msg == "minilm-7 (crashed): " + lost->reason;
+    CHECK(said);
+    CHECK(again.runs.size() == 1);
+    CHECK(again.runs[0].seed != 424242);
   }
 
   TEST_CASE("two packages in one --out share a benchmark's manifest without touching each other's results") {

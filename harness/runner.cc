@@ -241,7 +241,7 @@ void save_record(PackagePlan& p, const std::function<void(const std::string&)>& 
 
 // Records a run as it starts (or fails to), before anything else happens to it.
 void record_launch(const Spec& spec, const Backend& backend, PackagePlan& p, const RunReport& r, size_t* entry,
-                   const std::function<void(const std::string&)>& event) {
+                   const std::function<void(const std::string&)>& event, const std::string& backend_output = "") {
   ManifestRun m;
   m.run = r.id;
   m.invocation = p.invocation;
@@ -255,7 +255,7 @@ void record_launch(const Spec& spec, const Backend& backend, PackagePlan& p, con
   m.verdict = "not checked";
   m.reason = "running";
   m.log = relative_to(p.out_dir, r.kept_log);
-  m.output = relative_to(p.out_dir, r.output_file);
+  m.output = relative_to(p.out_dir, r.output_file.empty() ? backend_output : r.output_file);
   *entry = p.manifest.runs.size();
   p.manifest.runs.push_back(std::move(m));
   save_record(p, event);
@@ -597,7 +597,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       l.launched = true;
       l.report.launched = true;
       l.report.job_id = l.handle->job_id();
-      record_launch(spec, backend, plan, l.report, &l.entry, event);
+      record_launch(spec, backend, plan, l.report, &l.entry, event, l.handle->output_path());
       ++active;
       event(l.report.id + ": started (seed " + std::to_string(l.report.seed) + ")");
     }

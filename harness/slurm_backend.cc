@@ -617,6 +617,7 @@ class SlurmHandle : public RunHandle {
 
   const std::string& id() const override { return id_; }
   std::string job_id() const override { return job_id_; }
+  std::string output_path() const override { return files_.output; }
 
   RunStatus poll() override {
     std::lock_guard lock(mu_);

@@ -453,6 +453,96 @@ TEST_CASE("sbatch refusing a job is an error with sbatch's message") {
   CHECK_MESSAGE(err.find("nvalid partition") != std::string::npos, err);
 }
 
+TEST_CASE("resume on slurm: the manifest records the job's output.txt from launch on; a live job is named and never started twice") {
+  if (!have_cluster()) return;
+  if (!std::getenv("SLURM_CONF")) ::setenv("SLURM_CONF", cluster_conf().c_str(), 1);
+  std::string error;
+  referee::rules::RuleSource src;
+  auto rs = referee::rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+  REQUIRE_MESSAGE(rs, error);
+  referee::rules::RoundFacts facts;
+  REQUIRE(referee::rules::facts_for(*rs, &facts, &error));
+  ScratchDir dir("referee-slurm-resume-");
+  std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
+  Spec spec;
+  spec.benchmark = "minilm";
+  spec.ruleset = "mini-1.0.0";
+  spec.backend = "slurm";
+  spec.org = "SlurmOrg";
+  spec.system = "cpu_2x_example";
+  spec.command = {"/bin/sh", "-c", "sleep 2; cat " + example + "/results/cpu_2x_example/minilm/result_{run}.txt"};
+  REQUIRE_MESSAGE(finalize_spec(&spec, 1, &error), error);
+  SystemDescription sys;
+  REQUIRE(describe_system(example + "/systems/cpu_2x_example.json", "", &sys, &error));
+  SlurmBackend backend(fast_options());
+  RunnerOptions opt;
+  opt.out_dir = (dir.path / "out").string();
+  opt.system_json = sys.to_json();
+  fs::path manifest_path = dir.path / "out" / ".referee-runs" / "minilm" / "manifest.json";
+  std::string output_at_launch;
+  opt.event = [&](const std::string& e) {
+    if (e.find(": started") == std::string::npos) return;
+    Manifest m;
+    bool existed = false;
+    std::string err;
+    if (load_manifest(manifest_path.string(), "minilm", &m, &existed, &err) && !m.runs.empty())
+      output_at_launch = m.runs.back().output;
+  };
+  HarnessReport report;
+  REQUIRE_MESSAGE(run_harness(spec, backend, *rs, opt, &report, &error), error);
+  REQUIRE(report.runs.size() == 1);
+  CHECK_MESSAGE(fs::path(output_at_launch).filename() == "output.txt", output_at_launch);
+  CHECK(fs::exists(resolve_in(opt.out_dir, output_at_launch)));
+
+  // A job that still runs, recorded "running" by a harness that was killed.
+  auto sb = slurm::run_command({"sbatch", "--parsable", "--job-name=" + unique_id("resume"), "--output=/dev/null",
+                                "--wrap=sleep 120"},
+                               cluster_conf(), 20s);
+  REQUIRE_MESSAGE(sb.exit_code == 0, sb.err);
+  std::string job = slurm::parse_job_id(sb.out);
+  REQUIRE_FALSE(job.empty());
+  Manifest m;
+  bool existed = false;
+  REQUIRE(load_manifest(manifest_path.string(), "minilm", &m, &existed, &error));
+  ManifestRun r = m.runs[0];
+  r.run = "minilm-3";
+  r.invocation = "killed";
+  r.job_id = job;
+  r.state = "running";
+  r.package = "out";
+  r.result_file.clear();
+  r.log = ".referee-runs/minilm/killed/minilm-3.log";
+  r.output = output_at_launch;
+  m.runs.push_back(r);
+  REQUIRE(save_manifest(manifest_path.string(), m, &error));
+  std::string before = slurp(manifest_path);
+  // Pending or running, it is alive either way.
+  Reconciled rec;
+  fs::path results = dir.path / "out" / "SlurmOrg" / "results" / "cpu_2x_example" / "minilm";
+  CHECK_FALSE(reconcile_package(&m, manifest_path.string(), opt.out_dir, results.string(), "SlurmOrg",
+                                "cpu_2x_example", *rs, false, &rec, &error));
+  CHECK_MESSAGE(error.find("minilm-3 (Slurm job " + job + ", ") == 0, error);
+  CHECK_MESSAGE(error.find("invocation killed) is still running: wait for it, or scancel " + job + ", then run again") !=
+                    std::string::npos,
+                error);
+  CHECK(slurp(manifest_path) == before);
+
+  // Cancelled: it has ended, and the resume records it lost, pointing at its output.
+  slurm::run_command({"scancel", job}, cluster_conf(), 20s);
+  Liveness l;
+  for (auto until = Clock::now() + 30s; Clock::now() < until; std::this_thread::sleep_for(200ms))
+    if ((l = probe_run(r)).kind == Liveness::Ended) break;
+  REQUIRE_MESSAGE(l.kind == Liveness::Ended, l.words << ": " << l.how);
+  REQUIRE_MESSAGE(reconcile_package(&m, manifest_path.string(), opt.out_dir, results.string(), "SlurmOrg",
+                                    "cpu_2x_example", *rs, false, &rec, &error),
+                  error);
+  CHECK(m.runs.back().state == "lost");
+  CHECK(m.runs.back().log.empty());
+  CHECK_MESSAGE(m.runs.back().reason.find("lost: the harness ended before the run did (Slurm job " + job) == 0,
+                m.runs.back().reason);
+  CHECK(m.runs.back().reason.find("its output is in " + output_at_launch) != std::string::npos);
+}
+
 TEST_CASE("the harness on slurm: N runs as jobs, their logs collected into a package that passes check-package") {
   if (!have_cluster()) return;
   std::string error;

@@ -201,9 +201,24 @@ Command run_command() {
                   return kCannotCheck;
                 }
                 if (described.interrupted) {
+                  std::string job = described.ended == "cancelled"
+                                        ? std::string("the describe job was cancelled")
+                                        : "the describe job had already ended (" + described.ended + "): nothing to cancel";
                   std::cerr << "referee run: interrupted by " << harness::interrupt_name(g_signal.load())
-                            << " while the system was being described on a compute node (the describe job was "
-                               "cancelled); nothing was run\n";
+                            << " while the system was being described on a compute node (" << job
+                            << "); nothing was run\n";
+                  if (o->progress == "json") {
+                    // stdout holds JSON lines only: the summary says the same.
+                    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
+                    w.begin_object().key("type").value("summary");
+                    w.key("interrupted").value(true);
+                    w.key("signal").value(harness::interrupt_name(g_signal.load()));
+                    w.key("stage").value("describe");
+                    w.key("describe_job").value(described.ended);
+                    w.key("runs").begin_array().end_array();
+                    w.end_object();
+                    std::cout << w.str() << "\n" << std::flush;
+                  }
                   return kCannotCheck;
                 }
                 if (!described.warning.empty()) std::cerr << "referee run: warning: " << described.warning << "\n";

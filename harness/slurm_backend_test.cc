@@ -1086,7 +1086,18 @@ TEST_CASE("referee run on slurm: Ctrl-C while the describe job waits in the queu
           "' --out '" + (dir.path / "out").string() + "' 2>&1 & pid=$!; sleep 3; kill -INT $pid; wait $pid)",
       &out);
   CHECK_MESSAGE(rc == 2, out);
-  CHECK_MESSAGE(out.find("interrupted by Ctrl-C (SIGINT) while the system was being described") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("interrupted by Ctrl-C (SIGINT) while the system was being described on a compute node (the "
+                         "describe job was cancelled)") != std::string::npos,
+                out);
+  // With --progress=json, stdout still ends with a summary line that says so.
+  std::string json;
+  rc = referee::testing::run_shell_capture(
+      "(SLURM_CONF='" + cluster_conf() + "' " + REFEREE_BINARY + " run '" + (dir.path / "spec.yaml").string() +
+          "' --out '" + (dir.path / "out").string() + "' --progress=json 2>/dev/null & pid=$!; sleep 3; kill -TERM $pid; wait $pid)",
+      &json);
+  CHECK_MESSAGE(rc == 2, json);
+  CHECK_MESSAGE(json.find("{\"type\":\"summary\",\"interrupted\":true,\"signal\":\"SIGTERM\"") != std::string::npos, json);
+  CHECK_MESSAGE(json.find("\"describe_job\":\"cancelled\"") != std::string::npos, json);
   auto q = slurm::run_command({"squeue", "--noheader", "--name=" + unique_id("describe-int"), "--states=all"},
                               cluster_conf(), 20s);
   CHECK_MESSAGE(q.out.find("PENDING") == std::string::npos, q.out);

@@ -96,8 +96,13 @@ bool describe_from_node(const Spec& spec, const std::string& spec_path, const st
     st = handle->wait(std::chrono::milliseconds(200));
     if (interrupt && interrupt->load() && (st.state == RunState::Pending || st.state == RunState::Running)) {
       handle->cancel("interrupted");
-      handle->wait(std::chrono::seconds(30));
+      // The job may have ended just before the cancel: then it was not
+      // cancelled, and the words must say so.
+      RunStatus after = handle->wait(std::chrono::seconds(30));
       out->interrupted = true;
+      out->ended = after.state == RunState::Cancelled ? std::string("cancelled")
+                                                      : std::string(to_string(after.state)) +
+                                                            (after.detail.empty() ? "" : ": " + after.detail);
       return true;
     }
   } while ((st.state == RunState::Pending || st.state == RunState::Running) &&

@@ -22,7 +22,11 @@ struct NodeDescription {
   std::string node;        // the node's host name, when from_node
   std::string warning;     // why the host's is used ("" when from_node or when the spec asks for the host)
   std::string work_dir;    // the describe job's files
-  bool interrupted = false;  // *interrupt was set: the job was cancelled, env is the host's
+  bool interrupted = false;  // *interrupt was set: nothing is to run; env is the host's
+  // With interrupted: how the job ended, asked after the cancel: "cancelled",
+  // or, when it had ended on its own just before (nothing to cancel), its
+  // state and detail ("succeeded: exit 0").
+  std::string ended;
 };
 
 // The describe job: one batch job with the spec's backend options (partition,
@@ -36,7 +40,8 @@ struct NodeDescription {
 // and a warning that says why. backend_options.describe: host skips the job.
 // False with *error only for a malformed describe or describe_timeout option.
 // Its files go to a new directory in `work_root`. When `interrupt` is set
-// while it waits (Ctrl-C), the job is cancelled and out->interrupted set.
+// while it waits (Ctrl-C), the job is cancelled and out->interrupted set;
+// out->ended says whether the cancel stopped it or it had already ended.
 bool describe_from_node(const Spec& spec, const std::string& spec_path, const std::string& referee_binary,
                         const std::string& work_root, SlurmOptions options, const Environment& host,
                         NodeDescription* out, std::string* error, const std::atomic<bool>* interrupt = nullptr);

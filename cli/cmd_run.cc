@@ -444,7 +444,7 @@ Command run_command() {
                   };
                   w.begin_object().key("run").value(r.id).key("seed").value(r.seed).key("state").value(state_of(r));
                   w.key("verdict").value(verdict_of(r));
-                  opt("result_file", r.result_file);
+                  opt("result_file", r.result_file.empty() ? "" : std::filesystem::absolute(r.result_file).string());
                   opt("left_out", r.left_out);
                   opt("log", !r.kept_log.empty() && std::filesystem::exists(r.kept_log) ? r.kept_log : "");
                   opt("output", !r.output_file.empty() && std::filesystem::exists(r.output_file) ? r.output_file : "");

@@ -190,13 +190,19 @@ std::string amount(double x) {
   return buf;
 }
 
+// "1 epoch", "2 epochs": the quantity ("epochs", "samples") in the singular for exactly one.
+std::string unit_of(double x, const std::string& quantity) {
+  if (amount(x) == "1" && quantity.size() > 1 && quantity.back() == 's') return quantity.substr(0, quantity.size() - 1);
+  return quantity;
+}
+
 }  // namespace
 
 std::string progress_text(const Progress& p, const ProgressModel& m) {
   std::string out;
   if (p.has_eval) {
     out = m.target.metric + " " + num(p.eval);
-    if (p.has_position) out += " at " + amount(p.position) + " " + m.quantity;
+    if (p.has_position) out += " at " + amount(p.position) + " " + unit_of(p.position, m.quantity);
   } else {
     out = p.started ? "no evaluation yet" : "not started training (no run_start yet)";
   }
@@ -210,7 +216,7 @@ std::string progress_text(const Progress& p, const ProgressModel& m) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%.0f%%", p.fraction * 100);
       if (p.ended) {
-        out += "; ended at " + amount(p.position) + " " + m.quantity + ", " + pct + " of the ~" + amount(p.expected) +
+        out += "; ended at " + amount(p.position) + " " + unit_of(p.position, m.quantity) + ", " + pct + " of the ~" + amount(p.expected) +
                " the RCPs expect (" + p.expected_basis + ")";
       } else {
         out += "; " + amount(p.position) + " of ~" + amount(p.expected) + " " + m.quantity + " (" + p.expected_basis + "): ";

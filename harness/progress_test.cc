@@ -153,6 +153,12 @@ TEST_SUITE("progress") {
     t.reset();
     CHECK_FALSE(t.snapshot().started);
     CHECK(t.snapshot().evals == 0);
+    // One epoch is said in the singular.
+    t.add_line(line(t0 - 5000, "global_batch_size", "64"));
+    t.add_line(line(t0, "run_start", "null"));
+    t.add_line(line(t0 + 40000, "eval_accuracy", "0.4", "{\"epoch_num\": 1}"));
+    text = progress_text(t.snapshot(), *m);
+    CHECK_MESSAGE(text.find("eval_accuracy 0.4 at 1 epoch (target") != std::string::npos, text);
     fs::remove_all(dir);
   }
 

@@ -818,7 +818,7 @@ class SlurmHandle : public RunHandle {
                  job_id_ + " (slurm state " + (info.state.empty() ? "unknown" : info.state) + ")";
     } else if (cancel_requested_) {
       s.state = RunState::Cancelled;
-      s.detail = "cancelled: " + cancel_reason_ + " (scancel " + job_id_ + ")";
+      s.detail = cancel_reason_ + " (scancel " + job_id_ + ")";
     } else if (s.state == RunState::Cancelled) {
       s.detail = "slurm job " + job_id_ + " was cancelled outside referee (" + s.detail + ")";
     } else if (s.state == RunState::TimedOut) {

@@ -102,6 +102,14 @@ JobFiles job_files(const std::string& dir) {
   return f;
 }
 
+std::optional<bool> yes_no(const std::string& v) {
+  std::string l;
+  for (char c : v) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (l == "true" || l == "yes" || l == "on" || l == "1") return true;
+  if (l == "false" || l == "no" || l == "off" || l == "0") return false;
+  return std::nullopt;
+}
+
 namespace {
 
 bool is_shell_name(const std::string& s) {
@@ -141,14 +149,6 @@ const std::string* option(const RunRequest& req, const char* key) {
   return it == req.options.end() ? nullptr : &it->second;
 }
 
-// yes/no spellings a YAML file may carry as text.
-std::optional<bool> yes_no(const std::string& v) {
-  std::string l;
-  for (char c : v) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (l == "true" || l == "yes" || l == "on" || l == "1") return true;
-  if (l == "false" || l == "no" || l == "off" || l == "0") return false;
-  return std::nullopt;
-}
 
 // More than one of something: "2", "2-4", "1,3" (any number in it above 1).
 bool more_than_one(const std::string& v) {

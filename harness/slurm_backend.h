@@ -98,6 +98,9 @@ struct NodeCapture {
   std::string env_file;        // where the JSON goes (written through a .tmp and a rename)
 };
 
+// yes/no spellings a YAML file may carry as text (true/yes/on/1, false/no/off/0, any case); nullopt otherwise.
+std::optional<bool> yes_no(const std::string& v);
+
 // 'text' for a POSIX shell: single quotes, each ' as '\''.
 std::string shell_quote(const std::string& text);
 

@@ -24,14 +24,6 @@ bool whole_in(const std::string& v, long long lo, long long hi) {
   return n >= lo && n <= hi;
 }
 
-std::optional<bool> yes_no(const std::string& v) {
-  std::string l;
-  for (char c : v) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (l == "true" || l == "yes" || l == "on" || l == "1") return true;
-  if (l == "false" || l == "no" || l == "off" || l == "0") return false;
-  return std::nullopt;
-}
-
 bool control_chars(const std::string& v) {
   return std::any_of(v.begin(), v.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
 }
@@ -95,7 +87,7 @@ std::string value_problem(const std::string& backend, const std::string& key, co
   if (key == "describe_timeout" && !whole_in(value, 1, 9999999)) return "a number of seconds above 0";
   if ((key == "container_writable" || key == "container_remap_root" || key == "container_mount_home" ||
        key == "container_entrypoint") &&
-      !yes_no(value))
+      !slurm::yes_no(value))
     return "yes or no (true/false)";
   if ((key == "extra_args" || key == "srun_args") && !slurm::split_words(value))
     return "words as a shell splits them (no unclosed quote, no trailing backslash)";

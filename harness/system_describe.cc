@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/spec_options.h"
 #include "mllog/json_writer.h"
 #include "rules/facts.h"
 #include "rules/interp.h"
@@ -101,21 +102,6 @@ std::string yaml_to_json(const YAML::Node& n) {
   return w.str();
 }
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // Fields only a workload spec has (harness/spec.h).
 bool is_spec_field(const std::string& k) {
   static const std::set<std::string> f = {"benchmark", "ruleset", "runs",     "seeds",    "seed_base",
@@ -136,15 +122,7 @@ const std::vector<std::string>& known_system_fields() {
   return f;
 }
 
-std::string nearest_system_field(const std::string& name) {
-  std::string best;
-  size_t best_d = std::string::npos;
-  for (const auto& k : known_system_fields()) {
-    size_t d = edit_distance(name, k);
-    if (d < best_d) best_d = d, best = k;
-  }
-  return best_d <= std::max<size_t>(2, name.size() / 3) ? best : "";
-}
+std::string nearest_system_field(const std::string& name) { return nearest_name(name, known_system_fields()); }
 
 bool describe_system(const std::string& file, const std::string& name, SystemDescription* out, std::string* error,
                      const Environment* env) {

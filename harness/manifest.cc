@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "mllog/reader.h"
+#include "rules/ruleset.h"
 
 namespace fs = std::filesystem;
 
@@ -38,25 +38,9 @@ std::string utc_now() {
 
 }  // namespace
 
-std::string sha256_of(std::string_view bytes) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-  EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size());
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned len = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &len);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
-}
+std::string sha256_of(std::string_view bytes) { return rules::sha256_hex(bytes); }
 
 namespace {
-
-std::string sha256_hex(std::string_view bytes) { return sha256_of(bytes); }
 
 bool read_all(const fs::path& p, std::string* out) {
   std::ifstream in(p, std::ios::binary);
@@ -665,7 +649,7 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
     if (!mine(r) || r.package != "entering") continue;
     std::string path = file_of(r), have;
     if (fs::exists(path, ec)) {
-      if (read_all(path, &have) && sha256_hex(have) == r.result_sha256) {
+      if (read_all(path, &have) && sha256_of(have) == r.result_sha256) {
         r.package = "in";
         r.note = "its result file was written but not yet recorded when the harness ended; recorded on resume";
       } else {
@@ -676,7 +660,7 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
       }
     } else {
       std::string log;
-      if (!r.log.empty() && read_all(resolve_in(out_dir, r.log), &log) && sha256_hex(log) == r.result_sha256) {
+      if (!r.log.empty() && read_all(resolve_in(out_dir, r.log), &log) && sha256_of(log) == r.result_sha256) {
         if (!write_file_atomically(path, log, error)) return false;
         r.package = "in";
         r.note = "the harness ended before its result file was written; written from its kept log on resume";
@@ -719,7 +703,7 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
       continue;
     }
     claimed.insert(fs::path(path).filename().string());
-    if (read_all(path, &have) && sha256_hex(have) != r.result_sha256 &&
+    if (read_all(path, &have) && sha256_of(have) != r.result_sha256 &&
         r.note.find("changed outside referee") == std::string::npos) {
       r.note = fs::path(path).filename().string() + " changed outside referee since it was written (kept as it is)";
       rec->messages.push_back(r.run + ": " + r.note);
@@ -757,7 +741,7 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
     r.converged = v.compliant && f.run_stop_status == "success";
     r.package = "in";
     r.result_file = relative_to(out_dir, p.string());
-    r.result_sha256 = sha256_hex(text);
+    r.result_sha256 = sha256_of(text);
     r.reason = "found in the package, not recorded by this manifest (run elsewhere, or before the manifest); kept";
     rec->messages.push_back(name + ": " + r.reason + (v.compliant ? "" : "; its log is not compliant: " + r.first_error));
     m->runs.push_back(std::move(r));

@@ -33,29 +33,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Writes `text` to `path` through a temporary file and a rename.
+// Writes `text` to `path` through a temporary file, fsync and a rename.
 bool write_atomically(const fs::path& path, const std::string& text, std::string* error) {
-  fs::path tmp = path;
-  tmp += ".tmp-" + std::to_string(getpid());
-  {
-    std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
-    o << text;
-    o.flush();
-    if (!o) {
-      *error = "cannot write " + tmp.string();
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return false;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    *error = "cannot write " + path.string() + ": " + ec.message();
-    fs::remove(tmp, ec);
-    return false;
-  }
-  return true;
+  return write_file_atomically(path.string(), text, error);
 }
 
 bool read_file(const fs::path& path, std::string* out) {

@@ -426,6 +426,25 @@ std::map<std::string, std::string> jobs_under(const fs::path& dir) {
   return out;
 }
 
+// Once referee has ended: none of its jobs is queued or running, each reaches a
+// final state, and the processes the runs recorded are gone (within `wait`).
+void check_no_job_left(const fs::path& dir, const std::vector<pid_t>& pids, std::chrono::seconds wait) {
+  for (const auto& [id, state] : jobs_under(dir))
+    CHECK_MESSAGE((state != "PENDING" && state != "RUNNING"), "job " << id << " is " << state);
+  CHECK(wait_until(
+      [&] {
+        for (const auto& [id, state] : jobs_under(dir))
+          if (state != "CANCELLED" && state != "COMPLETED" && state != "FAILED") return false;
+        return true;
+      },
+      60s));
+  CHECK(wait_until([&] {
+    for (pid_t p : pids)
+      if (alive(p)) return false;
+    return true;
+  }, wait));
+}
+
 }  // namespace
 
 TEST_SUITE("signals") {
@@ -457,20 +476,7 @@ TEST_SUITE("signals") {
     REQUIRE_MESSAGE(rc, out);
     CHECK(*rc == 2);
     // No job of this run is queued or running once referee has ended.
-    for (const auto& [id, state] : jobs_under(s.path))
-      CHECK_MESSAGE((state != "PENDING" && state != "RUNNING"), "job " << id << " is " << state);
-    CHECK(wait_until(
-        [&] {
-          for (const auto& [id, state] : jobs_under(s.path))
-            if (state != "CANCELLED" && state != "COMPLETED" && state != "FAILED") return false;
-          return true;
-        },
-        60s));
-    CHECK(wait_until([&] {
-      for (pid_t p : pids)
-        if (alive(p)) return false;
-      return true;
-    }, 30s));
+    check_no_job_left(s.path, pids, 30s);
     CHECK_MESSAGE(out.find("interrupted by SIGTERM (scancel ") != std::string::npos, out);
     CHECK_MESSAGE(out.find("cancelled: interrupted") == std::string::npos, out);  // the state is not said twice
     check_interrupted_summary(s.path, out, "SIGTERM: the runs still going were cancelled");
@@ -509,20 +515,7 @@ TEST_SUITE("signals") {
     CHECK(*rc == 2);
     MESSAGE("referee ended " << took << " s after the first of two SIGTERMs");
     CHECK_MESSAGE(took < 10, took);
-    for (const auto& [id, state] : jobs_under(s.path))
-      CHECK_MESSAGE((state != "PENDING" && state != "RUNNING"), "job " << id << " is " << state);
-    CHECK(wait_until(
-        [&] {
-          for (const auto& [id, state] : jobs_under(s.path))
-            if (state != "CANCELLED" && state != "COMPLETED" && state != "FAILED") return false;
-          return true;
-        },
-        60s));
-    CHECK(wait_until([&] {
-      for (pid_t p : pids)
-        if (alive(p)) return false;
-      return true;
-    }, 60s));
+    check_no_job_left(s.path, pids, 60s);
     check_interrupted_summary(s.path, out, "SIGTERM, then again: the runs still going were sent scancel at once");
     // On Slurm referee sends scancel and does not wait: it does not claim the processes were killed.
     CHECK_MESSAGE(out.find("killed") == std::string::npos, out);

@@ -1,24 +1,13 @@
-// Terminal tables: columns padded to their widest cell, numbers right-aligned.
+// Terminal tables: submissions/table.h, where the questions' renderer
+// (submissions/render.h) and the commands share them.
 #pragma once
 
-#include <ostream>
-#include <string>
-#include <vector>
+#include "submissions/table.h"
 
 namespace referee::cli {
 
-class Table {
- public:
-  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  void print(std::ostream& os) const;
-
- private:
-  std::vector<std::string> header_;
-  std::vector<std::vector<std::string>> rows_;
-};
-
-std::string fixed(double x, int decimals);
-std::string percent(double x, int decimals);
+using submissions::fixed;
+using submissions::percent;
+using submissions::Table;
 
 }  // namespace referee::cli

@@ -8,11 +8,30 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "submissions/store_errors.h"
+
 namespace referee::submissions {
+
+// ----------------------------------------------------------------- failures
+
+namespace {
+thread_local bool t_failed_busy = false;
+
+// Notes a statement's result code: a busy or locked store is remembered
+// until clear_thread_failures().
+int noted(int rc) {
+  int primary = rc & 0xff;
+  if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) t_failed_busy = true;
+  return rc;
+}
+}  // namespace
+
+void clear_thread_failures() { t_failed_busy = false; }
+bool thread_failed_busy() { return t_failed_busy; }
 
 // ----------------------------------------------------------------- Stmt
 
-Stmt::Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &st_, nullptr); }
+Stmt::Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = noted(sqlite3_prepare_v2(db, sql, -1, &st_, nullptr)); }
 Stmt::~Stmt() { sqlite3_finalize(st_); }
 Stmt& Stmt::bind(int i, const std::string& v) {
   if (ok()) rc_ = sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
@@ -32,12 +51,12 @@ Stmt& Stmt::bind_null(int i) {
 }
 bool Stmt::step() {
   if (!ok()) return false;
-  rc_ = sqlite3_step(st_);
+  rc_ = noted(sqlite3_step(st_));
   return rc_ == SQLITE_ROW;
 }
 bool Stmt::run() {
   if (!ok()) return false;
-  while ((rc_ = sqlite3_step(st_)) == SQLITE_ROW) {
+  while ((rc_ = noted(sqlite3_step(st_))) == SQLITE_ROW) {
   }
   return rc_ == SQLITE_DONE;
 }
@@ -581,7 +600,7 @@ int Store::schema_version() const {
 
 bool Store::exec(const char* sql, std::string* error) {
   char* msg = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
+  if (noted(sqlite3_exec(db_, sql, nullptr, nullptr, &msg)) != SQLITE_OK) {
     *error = std::string("database ") + path_ + ": " + (msg ? msg : "error");
     sqlite3_free(msg);
     return false;

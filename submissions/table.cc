@@ -1,9 +1,9 @@
-#include "cli/table.h"
+#include "submissions/table.h"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace referee::cli {
+namespace referee::submissions {
 
 namespace {
 bool numeric(const std::string& s) {
@@ -40,4 +40,4 @@ std::string fixed(double x, int decimals) {
 
 std::string percent(double x, int decimals) { return fixed(x * 100, decimals) + "%"; }
 
-}  // namespace referee::cli
+}  // namespace referee::submissions

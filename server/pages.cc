@@ -1,0 +1,187 @@
+#include "server/pages.h"
+
+#include <cctype>
+#include <cstdio>
+
+#include "reports/model.h"
+#include "reports/site.h"
+
+namespace referee::server {
+
+namespace {
+
+using reports::html_escape;
+
+// A small page of the server's own (sign-in, errors), in the site's style.
+std::string server_page(const std::string& title, const std::string& body_html) {
+  std::string out = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+  out += "<title>" + html_escape(title) + "</title>";
+  out += "<link rel=\"stylesheet\" href=\"/reports/assets/referee.css\"></head>\n<body data-kind=\"server\">";
+  out += "<header><nav><a href=\"/reports/index.html\">Rounds</a> <a href=\"/reports/login\">Sign in</a></nav></header>\n";
+  out += "<main><h1>" + html_escape(title) + "</h1>\n" + body_html + "</main></body></html>\n";
+  return out;
+}
+
+const char* kLoginForm =
+    "<form method=\"post\" action=\"/reports/login\">"
+    "<label>Token <input type=\"password\" name=\"token\" autocomplete=\"current-password\" required></label> "
+    "<button type=\"submit\">Sign in</button></form>\n"
+    "<p>A token shows the rounds under review that its organisation may see; an administrator creates one with "
+    "<code>referee user add</code>.</p>\n";
+
+// application/x-www-form-urlencoded: one field's value, decoded.
+std::string form_field(const std::string& body, const std::string& name) {
+  size_t pos = 0;
+  while (pos <= body.size()) {
+    size_t end = body.find('&', pos);
+    if (end == std::string::npos) end = body.size();
+    std::string item = body.substr(pos, end - pos);
+    pos = end + 1;
+    size_t eq = item.find('=');
+    std::string key = item.substr(0, eq);
+    if (key != name) continue;
+    std::string raw = eq == std::string::npos ? "" : item.substr(eq + 1), out;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '+') {
+        out += ' ';
+      } else if (raw[i] == '%' && i + 2 < raw.size() && std::isxdigit(static_cast<unsigned char>(raw[i + 1])) &&
+                 std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
+        out += static_cast<char>(std::stoi(raw.substr(i + 1, 2), nullptr, 16));
+        i += 2;
+      } else {
+        out += raw[i];
+      }
+    }
+    return out;
+  }
+  return "";
+}
+
+Reply redirect(int status, const std::string& location) {
+  Reply r;
+  r.status = status;
+  r.content_type = "text/plain";
+  r.headers.emplace_back("Location", location);
+  return r;
+}
+
+}  // namespace
+
+Reply error_page(int status, const std::string& title, const std::string& body_html) {
+  Reply r;
+  r.status = status;
+  r.content_type = "text/html; charset=utf-8";
+  r.body = server_page(title, body_html);
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
+
+Reply method_not_allowed_page(const Call& call, const std::string& allowed) {
+  Reply r = error_page(405, "Method not allowed",
+                       "<p>" + html_escape(call.method) + " is not allowed on " + html_escape(call.path) +
+                           "; allowed: " + allowed + ".</p>\n");
+  r.headers.emplace_back("Allow", allowed);
+  return r;
+}
+
+Reply no_page(const Call& call, const std::string& detail) {
+  return error_page(404, "Not found",
+                    "<p>There is no page at " + html_escape(call.path) + ".</p>\n" +
+                        (detail.empty() ? std::string() : "<p>" + html_escape(detail) + "</p>\n"));
+}
+
+Reply refusal_page(const Call& call, const std::string& token, const review::Response& refusal) {
+  if (refusal.status == 500) {
+    std::fprintf(stderr, "referee serve: %s: %s\n", call.path.c_str(), refusal.body.c_str());
+    return error_page(500, "Server error", "<p>The server could not read its store; its log says why.</p>\n");
+  }
+  return error_page(401, "Sign in",
+                    std::string(token.empty() ? "<p>These pages need a token.</p>\n"
+                                              : "<p>The token is not valid here (unknown or revoked).</p>\n") +
+                        kLoginForm);
+}
+
+Reply home_route(Context&, const Call&, const Caller&, const std::vector<std::string>&) {
+  return redirect(302, "/reports/index.html");
+}
+
+Reply login_form_route(Context&, const Call&, const Caller&, const std::vector<std::string>&) {
+  return error_page(200, "Sign in", kLoginForm);
+}
+
+Reply login_route(Context& ctx, const Call& call, const Caller&, const std::vector<std::string>&) {
+  std::string token = form_field(call.body, "token");
+  // A token goes into a cookie only as the characters tokens are made of.
+  bool plain = !token.empty() && token.size() <= 512;
+  for (char c : token)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '~' || c == '+' ||
+          c == '/' || c == '='))
+      plain = false;
+  review::Actor who;
+  review::Response refusal;
+  if (!plain || !actor_for_token(ctx, token, &who, &refusal)) {
+    if (refusal.status == 500) {
+      std::fprintf(stderr, "referee serve: /reports/login: %s\n", refusal.body.c_str());
+      return error_page(500, "Sign-in failed", "<p>The server could not read its store; its log says why.</p>\n");
+    }
+    return error_page(401, "Sign-in failed", std::string("<p>That token is not valid here (unknown or revoked).</p>\n") + kLoginForm);
+  }
+  Reply r = redirect(303, "/reports/index.html");
+  r.user = who.user;
+  r.headers.emplace_back("Cache-Control", "no-store");
+  r.headers.emplace_back("Set-Cookie", "referee_token=" + token + "; HttpOnly; SameSite=Strict; Path=/reports" +
+                                           (ctx.tls ? "; Secure" : ""));
+  return r;
+}
+
+Reply page_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
+  const std::string& site = params.at(0);
+  if (site.empty()) return home_route(ctx, call, caller, params);
+  std::string serr;
+  submissions::Store* store = ctx.reader(&serr);
+  if (!store) {
+    std::fprintf(stderr, "referee serve: %s: %s\n", call.path.c_str(), serr.c_str());
+    return error_page(500, "Server error", "<p>The server could not read its store; its log says why.</p>\n");
+  }
+  // What the caller may see, as for the API's questions; a page that shows
+  // a round not yet published is not kept by any cache.
+  review::Actor anonymous;
+  anonymous.user = "anonymous";
+  bool unpublished = false;
+  reports::Visible visible = [&](const std::string& round) {
+    if (!ctx.api.can_see_round(caller.who, round)) return false;
+    if (!ctx.api.can_see_round(anonymous, round)) unpublished = true;
+    return true;
+  };
+  reports::Options options;
+  reports::File file;
+  std::string error;
+  switch (reports::render(*store, site, call.query, options, visible, &file, &error)) {
+    case reports::Status::Ok: {
+      Reply r;
+      r.content_type = file.content_type;
+      if (r.content_type.rfind("text/", 0) == 0 && r.content_type.find("charset") == std::string::npos)
+        r.content_type += "; charset=utf-8";
+      r.headers.emplace_back("Cache-Control", unpublished ? "no-store" : "no-cache");
+      if (!caller.token.empty()) r.headers.emplace_back("Vary", "Authorization, Cookie");
+      r.body = std::move(file.body);
+      return r;
+    }
+    case reports::Status::NotFound:
+      // The same answer for a round the caller may not see as for one the store does not hold;
+      // a head-to-head by query in a round the caller sees says which result is not there.
+      return no_page(call, error.rfind("compare.html: ", 0) == 0 ? error.substr(14) : "");
+    case reports::Status::BadRequest: {
+      std::string msg = error;
+      if (msg.find(ctx.db) != std::string::npos) msg = "the request does not name a page";
+      return error_page(400, "Bad request", "<p>" + html_escape(msg) + "</p>\n");
+    }
+    case reports::Status::Error:
+      break;
+  }
+  std::fprintf(stderr, "referee serve: %s: %s\n", call.path.c_str(), error.c_str());
+  return error_page(500, "Server error", "<p>The page could not be made; the server's log says why.</p>\n");
+}
+
+}  // namespace referee::server

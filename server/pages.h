@@ -1,0 +1,32 @@
+// The report pages under /reports (docs/reports.md, "Served"): each page
+// rendered per request by reports::render with the caller's visibility, the
+// sign-in that sets the referee_token cookie, and the server's own pages
+// for errors there (HTML, never the API's JSON).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "server/routes.h"
+
+namespace referee::server {
+
+// GET /reports: to /reports/index.html.
+Reply home_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
+// GET /reports/{path}: one file of the site; "" is the home.
+Reply page_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
+// GET /reports/login: the sign-in form.
+Reply login_form_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
+// POST /reports/login: a valid token from the form becomes a cookie for /reports.
+Reply login_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
+
+// A page of the server's own with `status`, in the site's style, never cached.
+Reply error_page(int status, const std::string& title, const std::string& body_html);
+// resolve_actor's refusal as a page: 401 with the sign-in form, or 500.
+Reply refusal_page(const Call& call, const std::string& token, const review::Response& refusal);
+// 405 with Allow: `allowed`.
+Reply method_not_allowed_page(const Call& call, const std::string& allowed);
+// 404: no page at call.path.
+Reply no_page(const Call& call, const std::string& detail = "");
+
+}  // namespace referee::server

@@ -1,0 +1,287 @@
+#include "server/routes.h"
+
+#include <cctype>
+
+#include "mllog/json_writer.h"
+#include "review/router.h"
+#include "server/pages.h"
+#include "server/questions.h"
+#include "submissions/store_errors.h"
+
+extern const char referee_openapi_yaml[];
+extern const unsigned long referee_openapi_yaml_size;
+
+namespace referee::server {
+
+namespace {
+
+Reply health_route(Context& ctx, const Call&, const Caller&, const std::vector<std::string>&) {
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object().key("status").value("ok").key("version").value(REFEREE_VERSION);
+  w.key("read_only").value(ctx.read_only).key("schema_version").value(submissions::kSchemaVersion).end_object();
+  Reply r;
+  r.body = w.str();
+  return r;
+}
+
+Reply openapi_route(Context&, const Call&, const Caller&, const std::vector<std::string>&) {
+  Reply r;
+  r.body.assign(referee_openapi_yaml, referee_openapi_yaml_size);
+  r.content_type = "application/yaml";
+  return r;
+}
+
+std::vector<Route> make_routes() {
+  auto json = [](const char* method, const char* pattern, Access access, Handler h) {
+    return Route{method, pattern, access, Credentials::Bearer, Errors::Json, false, std::move(h)};
+  };
+  auto page = [](const char* method, const char* pattern, Access access, Handler h) {
+    return Route{method, pattern, access, Credentials::BearerOrCookie, Errors::Page, method == std::string("GET"), std::move(h)};
+  };
+  std::vector<Route> out = {
+      json("GET", "/api/v1/health", Access::Anyone, health_route),
+      json("GET", "/api/v1/openapi.yaml", Access::Anyone, openapi_route),
+      json("GET", "/api/v1/query/{name}", Access::Reader, question_route),
+      page("GET", "/reports", Access::Anyone, home_route),
+      page("GET", "/reports/login", Access::Anyone, login_form_route),
+      page("POST", "/reports/login", Access::Anyone, login_route),
+      page("GET", "/reports/{path}", Access::Reader, page_route),
+  };
+  // The review API's routes, each served by review::Api::handle, which
+  // authorises it.
+  for (auto part : {review::identity_routes, review::round_routes, review::objection_routes, review::audit_routes})
+    for (const auto& r : part())
+      out.push_back(Route{r.method, r.pattern, Access::Review, Credentials::Bearer, Errors::Json, false, nullptr});
+  return out;
+}
+
+// A site path as the page generator writes them: segments of
+// [A-Za-z0-9._-], none of them "." or "..".
+bool site_path(const std::string& p) {
+  if (p.empty()) return true;
+  size_t pos = 0;
+  while (pos <= p.size()) {
+    size_t end = p.find('/', pos);
+    if (end == std::string::npos) end = p.size();
+    std::string seg = p.substr(pos, end - pos);
+    if (seg.empty() ? end != p.size() : (seg == "." || seg == "..")) return false;
+    for (char c : seg)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
+    pos = end + 1;
+  }
+  return true;
+}
+
+// Whether `path` matches `pattern`; *caps gets the {captures}.
+bool matches(const std::string& pattern, const std::string& path, std::vector<std::string>* caps) {
+  caps->clear();
+  size_t i = 0, j = 0;
+  while (i < pattern.size()) {
+    if (pattern[i] == '{') {
+      size_t close = pattern.find('}', i);
+      std::string name = pattern.substr(i + 1, close - i - 1);
+      i = close + 1;
+      if (name == "path" && i == pattern.size()) {
+        std::string rest = path.substr(j);
+        if (!site_path(rest)) return false;
+        caps->push_back(rest);
+        return true;
+      }
+      size_t end = path.find('/', j);
+      if (end == std::string::npos) end = path.size();
+      if (end == j) return false;
+      caps->push_back(path.substr(j, end - j));
+      j = end;
+      continue;
+    }
+    if (j >= path.size() || path[j] != pattern[i]) return false;
+    ++i;
+    ++j;
+  }
+  return j == path.size();
+}
+
+bool method_matches(const Route& r, const std::string& method) {
+  return r.method == method || (r.head && method == "HEAD");
+}
+
+bool is_page_path(const std::string& path) { return path == "/reports" || path.rfind("/reports/", 0) == 0; }
+
+// The path a call is routed by: the decoded one under /reports ("/reports/"
+// is "/reports"), else the raw one.
+std::string route_path(const Call& call) {
+  if (!is_page_path(call.path)) return call.raw_path;
+  return call.path == "/reports/" ? "/reports" : call.path;
+}
+
+// The first route whose pattern matches `path`.
+const Route* resource(const std::string& path, std::vector<std::string>* caps) {
+  for (const auto& r : routes())
+    if (matches(r.pattern, path, caps)) return &r;
+  return nullptr;
+}
+
+std::string allowed_for(const std::string& pattern) {
+  std::string out;
+  for (const auto& r : routes()) {
+    if (r.pattern != pattern) continue;
+    out += (out.empty() ? "" : ", ") + r.method;
+    if (r.head) out += ", HEAD";
+  }
+  return out;
+}
+
+std::string bearer(const std::string& header) {
+  if (header.size() > 7 && (header.compare(0, 7, "Bearer ") == 0 || header.compare(0, 7, "bearer ") == 0))
+    return header.substr(7);
+  return "";
+}
+
+// The referee_token cookie of a Cookie header ("" when none).
+std::string cookie_token(const std::string& cookies) {
+  size_t pos = 0;
+  while (pos < cookies.size()) {
+    size_t end = cookies.find(';', pos);
+    if (end == std::string::npos) end = cookies.size();
+    std::string item = cookies.substr(pos, end - pos);
+    pos = end + 1;
+    size_t a = item.find_first_not_of(' ');
+    if (a == std::string::npos) continue;
+    item = item.substr(a);
+    const std::string name = "referee_token=";
+    if (item.rfind(name, 0) == 0) {
+      std::string v = item.substr(name.size());
+      while (!v.empty() && v.back() == ' ') v.pop_back();
+      return v;
+    }
+  }
+  return "";
+}
+
+Reply method_not_allowed(const Call& call, const Route& r, const std::string& path) {
+  std::string allowed = allowed_for(r.pattern);
+  if (r.errors == Errors::Page) return method_not_allowed_page(call, allowed);
+  return json_reply(review::error_response(405, "method-not-allowed", call.method + " is not allowed on " + path,
+                                           "allowed: " + allowed));
+}
+
+// Any path under /api/v1 that no route of the table takes: the review API
+// answers it (its 404 or 405).
+const Route kReviewFallback{"", "/api/v1/", Access::Review, Credentials::Bearer, Errors::Json, false, nullptr};
+
+// The review API's answer. A write that found the store locked past the
+// busy timeout (SQLITE_BUSY, SQLITE_LOCKED) is an overloaded server, not a
+// broken one: 503 with Retry-After, nothing written.
+Reply review_api(Context& ctx, const Call& call) {
+  review::Request r;
+  r.method = call.method;
+  r.path = call.raw_path;
+  r.query = call.query;
+  r.body = call.body;
+  r.token = bearer(call.authorization);
+  r.if_match = call.if_match;
+  if (r.if_match.size() >= 2 && r.if_match.front() == '"' && r.if_match.back() == '"')
+    r.if_match = r.if_match.substr(1, r.if_match.size() - 2);
+  submissions::clear_thread_failures();
+  review::Response out = ctx.api.handle(r);
+  if (out.status == 500 && submissions::thread_failed_busy())
+    out = review::error_response(503, "busy", "the store is busy with other writes; nothing was changed", "retry after a second");
+  return json_reply(out);
+}
+
+}  // namespace
+
+submissions::Store* Context::reader(std::string* error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& s = readers_[std::this_thread::get_id()];
+  if (!s) s = submissions::Store::open(db, error, submissions::OpenMode::ReadOnly, false);
+  return s.get();
+}
+
+const std::vector<Route>& routes() {
+  static const std::vector<Route> table = make_routes();
+  return table;
+}
+
+std::string allowed_methods(const std::string& path) {
+  std::vector<std::string> caps;
+  const Route* r = resource(path == "/reports/" ? "/reports" : path, &caps);
+  if (r) return allowed_for(r->pattern);
+  return is_page_path(path) ? "GET, HEAD" : "";
+}
+
+bool actor_for_token(Context& ctx, const std::string& token, review::Actor* out, review::Response* refusal) {
+  review::Request r;
+  r.token = token;
+  return ctx.api.authenticate(r, out, refusal);
+}
+
+bool resolve_actor(Context& ctx, const Route& route, const Call& call, Caller* out, review::Response* refusal) {
+  *out = Caller{};
+  if (route.access == Access::Anyone) return true;
+  out->token = bearer(call.authorization);
+  if (out->token.empty() && route.credentials == Credentials::BearerOrCookie) out->token = cookie_token(call.cookie);
+  if (route.access == Access::Review) {
+    review::Response ignored;
+    if (!out->token.empty() && !actor_for_token(ctx, out->token, &out->who, &ignored)) out->who = review::Actor{};
+    return true;
+  }
+  if (out->token.empty() && ctx.anonymous_public) {
+    out->who.user = "anonymous";  // a member of no organisation: published rounds only
+    return true;
+  }
+  return actor_for_token(ctx, out->token, &out->who, refusal);
+}
+
+Reply dispatch(Context& ctx, const Call& call, std::string* user) {
+  user->clear();
+  const bool pages = is_page_path(call.path);
+  const std::string path = route_path(call);
+  std::vector<std::string> caps;
+  const Route* found = resource(path, &caps);
+  if (!found) {
+    if (pages) {
+      if (call.method != "GET" && call.method != "HEAD") return method_not_allowed_page(call, "GET, HEAD");
+      return no_page(call);
+    }
+    if (path.rfind("/api/v1/", 0) != 0)
+      return json_reply(review::error_response(404, "not-found", "no route " + call.method + " " + path,
+                                               "the API is under /api/v1, the report pages under /reports/"));
+    found = &kReviewFallback;  // the API's own 404
+  }
+  if (!found->handler) {  // the review API, which authorises each of its routes itself (its 405 included)
+    Caller caller;
+    review::Response ignored;
+    resolve_actor(ctx, *found, call, &caller, &ignored);
+    *user = caller.who.user;
+    return review_api(ctx, call);
+  }
+  const Route* route = nullptr;
+  for (const auto& r : routes())
+    if (r.pattern == found->pattern && method_matches(r, call.method)) {
+      route = &r;
+      break;
+    }
+  if (!route) return method_not_allowed(call, *found, path);
+  Caller caller;
+  review::Response refusal;
+  if (!resolve_actor(ctx, *route, call, &caller, &refusal))
+    return route->errors == Errors::Page ? refusal_page(call, caller.token, refusal) : json_reply(refusal);
+  *user = caller.who.user;
+  Reply reply = route->handler(ctx, call, caller, caps);
+  if (!reply.user.empty()) *user = reply.user;
+  return reply;
+}
+
+Reply json_reply(const review::Response& r) {
+  Reply out;
+  out.status = r.status;
+  out.body = r.body;
+  out.content_type = r.content_type;
+  if (out.content_type.rfind("text/", 0) == 0 && out.content_type.find("charset") == std::string::npos)
+    out.content_type += "; charset=utf-8";
+  if (r.status == 503) out.headers.emplace_back("Retry-After", "1");
+  return out;
+}
+
+}  // namespace referee::server

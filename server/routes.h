@@ -1,0 +1,135 @@
+// What `referee serve` answers, as one table: each route's method, path
+// pattern, who may call it and how its errors look. The table feeds the
+// router (dispatch) and the test that docs/openapi.yaml documents every
+// route and no other (server/openapi_test.cc). Requests and replies here are
+// plain values; server.cc puts them on HTTP.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "review/api.h"
+#include "submissions/store.h"
+
+namespace referee::server {
+
+// One request, independent of the HTTP library.
+struct Call {
+  std::string method;    // GET, HEAD, POST, ...
+  std::string raw_path;  // the target's path as sent: the review API decodes each segment itself ("%2F" stays in one)
+  std::string path;      // percent-decoded: the report pages
+  std::vector<std::pair<std::string, std::string>> query;  // decoded, in order
+  std::string body;
+  std::string authorization;  // the headers a route may read
+  std::string cookie;
+  std::string if_match;
+};
+
+// One answer.
+struct Reply {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string user;  // for the log line: who the handler found the caller to be when resolve_actor did not (the sign-in)
+};
+
+// The server's state that routes share. Thread-safe.
+class Context {
+ public:
+  Context(review::Api& api, std::string db, bool read_only, bool anonymous_public, bool tls, size_t max_body)
+      : api(api), db(std::move(db)), read_only(read_only), anonymous_public(anonymous_public), tls(tls), max_body(max_body) {}
+
+  review::Api& api;
+  const std::string db;
+  const bool read_only;
+  const bool anonymous_public;  // --public: callers without a token see published rounds
+  const bool tls;
+  const size_t max_body;
+
+  // This thread's read-only connection for questions and pages (opened on
+  // first use, without quick_check: the store was checked at start). Null
+  // with *error when it cannot be opened.
+  submissions::Store* reader(std::string* error);
+
+ private:
+  std::mutex mu_;
+  std::map<std::thread::id, std::unique_ptr<submissions::Store>> readers_;
+};
+
+// Who may call a route.
+enum class Access {
+  Anyone,  // nobody is asked for credentials: health, the API's description, the sign-in
+  Reader,  // a valid token; without one, on a server started with --public, an anonymous
+           // caller who sees published rounds only (questions, report pages)
+  Review,  // the review API: review::Api authenticates and authorises each of its routes by
+           // role, organisation and round state (docs/review.md); anonymous ones need no token
+};
+
+// Where the caller's token is read.
+enum class Credentials {
+  Bearer,          // `Authorization: Bearer TOKEN`
+  BearerOrCookie,  // that, else the referee_token cookie that POST /reports/login sets
+};
+
+// How a route's errors look.
+enum class Errors {
+  Json,  // {"error": {"status", "code", "message", "hint"}} (the API)
+  Page,  // an HTML page in the report's style (/reports)
+};
+
+// The caller, as resolve_actor found them.
+struct Caller {
+  review::Actor who;  // who.user "" when nobody was identified
+  std::string token;  // as presented ("" = none)
+};
+
+// Pre: `params` holds the route's {captures}, in order.
+using Handler = std::function<Reply(Context&, const Call&, const Caller&, const std::vector<std::string>& params)>;
+
+struct Route {
+  std::string method;   // GET, POST, PUT, PATCH, DELETE
+  std::string pattern;  // /api/v1/query/{name}: {x} is one path segment; a last {path} takes the rest,
+                        // slashes included, as long as it is a site path (segments of [A-Za-z0-9._-], none . or ..)
+  Access access = Access::Reader;
+  Credentials credentials = Credentials::Bearer;
+  Errors errors = Errors::Json;
+  bool head = false;  // HEAD is answered as GET (without the body)
+  Handler handler;    // null: review::Api::handle serves the route
+};
+
+// Every route, in matching order (a path takes the first pattern it
+// matches): the server's own, then the review API's (review/router.h).
+const std::vector<Route>& routes();
+
+// The methods the first pattern that matches `path` takes, as an Allow
+// header lists them ("GET, HEAD, POST"); "" when no pattern matches.
+std::string allowed_methods(const std::string& path);
+
+// One resolve_actor for every route: the caller of `call` for `route`. The
+// token comes from the route's Credentials. Access::Anyone: nobody.
+// Access::Review: the token's user when it is valid (for the log; the review
+// API decides). Access::Reader: the token's user; no token on a --public
+// server: "anonymous", a member of no organisation. Post: true with *out;
+// else false with *refusal (401: no, unknown or revoked token; 500: the
+// store could not be read).
+bool resolve_actor(Context& ctx, const Route& route, const Call& call, Caller* out, review::Response* refusal);
+
+// The user of `token`, as resolve_actor checks it (the sign-in form uses it
+// too). False with *refusal as there.
+bool actor_for_token(Context& ctx, const std::string& token, review::Actor* out, review::Response* refusal);
+
+// Answers `call`: its route's handler, or review::Api::handle for the
+// review API. *user: who asked, for the log line ("" = nobody).
+Reply dispatch(Context& ctx, const Call& call, std::string* user);
+
+// A review::Response as a reply: text types in UTF-8, Retry-After on a 503.
+Reply json_reply(const review::Response& r);
+
+}  // namespace referee::server

@@ -1,0 +1,300 @@
+#include "server/server.h"
+
+#include <httplib.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "review/api.h"
+#include "server/pages.h"
+#include "server/routes.h"
+#include "submissions/store.h"
+
+namespace referee::server {
+
+namespace {
+
+constexpr int kStopped = 0;      // stopped by SIGINT or SIGTERM
+constexpr int kCannotStart = 2;  // the CLI's kCannotCheck
+
+// Per request, on the worker thread that serves it: when it began and who
+// asked (for the log line).
+thread_local std::chrono::steady_clock::time_point t_start;
+thread_local bool t_started = false;
+thread_local std::string t_user;
+
+void send(httplib::Response& res, const Reply& r) {
+  res.status = r.status;
+  for (const auto& [k, v] : r.headers) res.set_header(k, v);
+  res.set_content(r.body, r.content_type.c_str());
+}
+
+// Whether `method` is in an Allow list ("GET, HEAD, POST").
+bool listed(const std::string& allowed, const std::string& method) {
+  size_t pos = 0;
+  while (pos < allowed.size()) {
+    size_t end = allowed.find(", ", pos);
+    if (end == std::string::npos) end = allowed.size();
+    if (allowed.compare(pos, end - pos, method) == 0 && end - pos == method.size()) return true;
+    pos = end + 2;
+  }
+  return false;
+}
+
+bool parse_listen(const std::string& text, std::string* host, int* port) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  *host = text.substr(0, colon);
+  if (host->size() > 2 && host->front() == '[' && host->back() == ']') *host = host->substr(1, host->size() - 2);
+  std::string p = text.substr(colon + 1);
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) return false;
+  *port = std::stoi(p);
+  return *port <= 65535;
+}
+
+// After a failed bind: whether HOST:PORT failed because something listens there.
+bool address_in_use(const std::string& host, int port) {
+  if (port == 0) return false;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
+  bool in_use = false;
+  for (addrinfo* a = found; a && !in_use; a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 && errno == EADDRINUSE) in_use = true;
+    ::close(fd);
+  }
+  freeaddrinfo(found);
+  return in_use;
+}
+
+std::string now_utc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+int serve(const Options& o) {
+  std::string host;
+  int port = 0;
+  if (!parse_listen(o.listen, &host, &port)) {
+    std::cerr << "referee serve: --listen " << o.listen << " is not HOST:PORT (e.g. 127.0.0.1:8080; port 0 picks a free one)\n";
+    return kCannotStart;
+  }
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    std::cerr << "referee serve: --tls-cert and --tls-key go together\n";
+    return kCannotStart;
+  }
+  std::string db = o.db.empty() ? submissions::default_db_path() : o.db;
+  // A store is made by import; serving a path with none would create an
+  // empty one that answers "unknown round" to everyone.
+  std::error_code exists_error;
+  if (!std::filesystem::exists(db, exists_error)) {
+    std::cerr << "referee serve: no store at " << db << " (nothing has been imported there; referee import DIR --round R --db "
+              << db << " creates it); nothing was created\n";
+    return kCannotStart;
+  }
+  // Checked once here (PRAGMA quick_check); held open for the server's life.
+  std::string error;
+  auto checked = submissions::Store::open(
+      db, &error, o.read_only ? submissions::OpenMode::ReadOnly : submissions::OpenMode::ReadWrite);
+  if (!checked) {
+    std::cerr << "referee serve: " << error << "\n";
+    return kCannotStart;
+  }
+  review::Api api(db, o.read_only);
+  Context ctx(api, db, o.read_only, o.anonymous_public, !o.tls_cert.empty(), o.max_body);
+
+  // SIGINT and SIGTERM are taken by one thread (sigwait), blocked in all others.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGUSR1);  // the server stopped by itself: wake the signal thread
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::unique_ptr<httplib::Server> srv;
+  if (!o.tls_cert.empty()) {
+    auto tls = std::make_unique<httplib::SSLServer>(o.tls_cert.c_str(), o.tls_key.c_str());
+    if (!tls->is_valid()) {
+      std::cerr << "referee serve: cannot use the TLS certificate " << o.tls_cert << " with the key " << o.tls_key
+                << " (unreadable, not PEM, or they do not match)\n";
+      return kCannotStart;
+    }
+    srv = std::move(tls);
+  } else {
+    srv = std::make_unique<httplib::Server>();
+  }
+  const int threads = o.threads;
+  srv->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  srv->set_payload_max_length(o.max_body);
+  srv->set_read_timeout(o.read_timeout_s, 0);
+  srv->set_write_timeout(o.write_timeout_s, 0);
+  srv->set_keep_alive_timeout(o.keep_alive_s);
+  // A worker serves one connection at a time: closing a keep-alive connection
+  // after 100 requests lets connections waiting for a worker have their turn.
+  srv->set_keep_alive_max_count(100);
+  srv->set_tcp_nodelay(true);
+
+  srv->set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+    t_start = std::chrono::steady_clock::now();
+    t_started = true;
+    t_user.clear();  // nobody yet: "-" in the log
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  const size_t max_body = o.max_body;
+  // httplib's own refusals (413, 414, 400 for a bad request line) and any
+  // other error without a body get the API's JSON error.
+  srv->set_error_handler(httplib::Server::HandlerWithResponse([max_body](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    if (req.path == "/reports" || req.path.rfind("/reports/", 0) == 0) {
+      // Under /reports errors are pages; a method the pages do not take (a POST
+      // without a body, which the server refuses before routing) is a 405.
+      Call call;
+      call.method = req.method;
+      call.path = req.path;
+      std::string allowed = allowed_methods(req.path);
+      Reply page;
+      if (!listed(allowed, req.method))
+        page = method_not_allowed_page(call, allowed);
+      else if (res.status == 413)
+        page = error_page(413, "Too large", "<p>The request body is larger than " + std::to_string(max_body) + " bytes.</p>\n");
+      else if (res.status == 414)
+        page = error_page(414, "Address too long", "<p>The request's address is too long.</p>\n");
+      else
+        page = error_page(res.status, "Refused", "<p>The request was refused (HTTP " + std::to_string(res.status) + ").</p>\n");
+      send(res, page);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    review::Response r;
+    switch (res.status) {
+      case 413:
+        r = review::error_response(413, "too-large", "the request body is larger than " + std::to_string(max_body) + " bytes",
+                                   "send less; the server's limit is --max-body");
+        break;
+      case 414:
+        r = review::error_response(414, "uri-too-long", "the request's URI is too long");
+        break;
+      case 404:
+        r = review::error_response(404, "not-found", "no route " + req.method + " " + req.path, "see /api/v1/openapi.yaml");
+        break;
+      default:
+        r = review::error_response(res.status, "bad-request", "the request was refused (HTTP " + std::to_string(res.status) + ")");
+    }
+    send(res, json_reply(r));
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  srv->set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown error";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    send(res, json_reply(review::error_response(500, "internal", what)));
+  });
+  srv->set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    double ms = t_started ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count() : 0;
+    t_started = false;
+    // One line (one write) per request; never the token or the body.
+    std::fprintf(stderr, "%s %s %s %d %.1fms %s\n", now_utc().c_str(), req.method.c_str(), req.path.c_str(), res.status, ms,
+                 t_user.empty() ? "-" : t_user.c_str());
+  });
+
+  auto handler = [&ctx](const httplib::Request& req, httplib::Response& res) {
+    Call call;
+    call.method = req.method;
+    call.raw_path = req.target.substr(0, req.target.find('?'));
+    call.path = req.path;
+    for (const auto& [k, v] : req.params) call.query.emplace_back(k, v);
+    call.body = req.body;
+    call.authorization = req.get_header_value("Authorization");
+    call.cookie = req.get_header_value("Cookie");
+    call.if_match = req.get_header_value("If-Match");
+    std::string user;
+    send(res, dispatch(ctx, call, &user));
+    if (!user.empty()) t_user = user;
+  };
+  srv->Get(".*", handler);
+  srv->Post(".*", handler);
+  srv->Put(".*", handler);
+  srv->Patch(".*", handler);
+  srv->Delete(".*", handler);
+  srv->Options(".*", handler);
+
+  // httplib listens with a backlog of 5: more clients connecting at once
+  // lose their SYN and retry a second later. The listening socket is the
+  // last one its options callback saw; listen() again raises the backlog.
+  int listen_fd = -1;
+  // httplib's default options set SO_REUSEPORT, which lets a second server
+  // bind the same port and split the requests with the first. Only
+  // SO_REUSEADDR (a restart may reuse a port in TIME_WAIT): a port in use fails.
+  srv->set_socket_options([&listen_fd](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_fd = sock;
+  });
+  int bound = port == 0 ? srv->bind_to_any_port(host) : (srv->bind_to_port(host, port) ? port : -1);
+  if (bound <= 0) {
+    if (address_in_use(host, port))
+      std::cerr << "referee serve: address " << o.listen << " is already in use (another server listens there; "
+                << "stop it or choose another --listen)\n";
+    else
+      std::cerr << "referee serve: cannot listen on " << o.listen << " (not an address of this machine)\n";
+    return kCannotStart;
+  }
+  if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
+  std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  std::cout << "listening on " << (o.tls_cert.empty() ? "http" : "https") << "://" << shown_host << ":" << bound
+            << std::endl;
+  std::cerr << "referee serve: store " << db << (o.read_only ? " (read-only)" : "") << ", " << threads
+            << " threads; stop with Ctrl-C or SIGTERM\n";
+
+  httplib::Server* raw = srv.get();
+  int stopped_by = 0;
+  std::thread waiter([raw, &signals, &stopped_by] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (sig != SIGUSR1) {
+      stopped_by = sig;
+      raw->stop();  // no new connections; requests in flight finish
+    }
+  });
+  bool ok = srv->listen_after_bind();
+  if (!stopped_by) pthread_kill(waiter.native_handle(), SIGUSR1);
+  waiter.join();
+  if (stopped_by) {
+    std::cerr << "referee serve: stopped (" << (stopped_by == SIGINT ? "SIGINT" : "SIGTERM") << ")\n";
+    return kStopped;
+  }
+  if (!ok) {
+    std::cerr << "referee serve: the server stopped with an error\n";
+    return kCannotStart;
+  }
+  return kStopped;
+}
+
+}  // namespace referee::server

@@ -1,0 +1,32 @@
+// `referee serve`: the review API, the store's questions and the report
+// pages over HTTP(S) (docs/review.md, "Serving the review"). This is the
+// HTTP adapter only: the listener, its limits, TLS, the request log and a
+// graceful stop; what each route answers is in routes.h.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace referee::server {
+
+struct Options {
+  std::string db;                       // the store; "" = submissions::default_db_path()
+  std::string listen = "127.0.0.1:8080";  // HOST:PORT; port 0 picks a free one
+  std::string tls_cert, tls_key;        // PEM files: serve https (both or neither)
+  bool read_only = false;               // refuse every write (503)
+  bool anonymous_public = false;        // answer callers without a token about published rounds
+  int threads = 8;                      // worker threads: requests served at once
+  size_t max_body = 1 << 20;            // largest request body in bytes; larger: 413
+  int read_timeout_s = 5;               // seconds to wait for a request's bytes
+  int write_timeout_s = 10;             // seconds to wait while sending an answer
+  int keep_alive_s = 5;                 // seconds an idle connection is kept
+};
+
+// Serves until SIGINT or SIGTERM, then lets the requests in flight finish.
+// Prints "listening on URL" on stdout once it listens, one log line per
+// request on stderr. Returns 0 when stopped by a signal; 2 (after saying why
+// on stderr) when it could not start: a bad --listen, a missing or damaged
+// store, an unusable TLS certificate, an address in use.
+int serve(const Options& o);
+
+}  // namespace referee::server

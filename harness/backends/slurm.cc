@@ -1,4 +1,4 @@
-#include "harness/slurm_backend.h"
+#include "harness/backends/slurm.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -23,7 +23,7 @@
 #include <thread>
 #include <tuple>
 
-#include "harness/node_environment.h"
+#include "harness/environment/node_environment.h"
 
 extern char** environ;
 

@@ -19,12 +19,12 @@
 #include <vector>
 
 #include "harness/manifest.h"
-#include "harness/node_environment.h"
+#include "harness/environment/node_environment.h"
 #include "harness/runner.h"
-#include "harness/slurm_backend.h"
-#include "harness/slurm_describe.h"
+#include "harness/backends/slurm.h"
+#include "harness/backends/slurm_describe.h"
 #include "harness/spec.h"
-#include "harness/system_describe.h"
+#include "harness/environment/system_describe.h"
 #include "rules/facts.h"
 #include "rules/package.h"
 #include "rules/source.h"
@@ -591,7 +591,7 @@ TEST_CASE("the harness on slurm: N runs as jobs, their logs collected into a pac
   fs::remove_all(dir);
 }
 
-TEST_CASE("referee run harness/specs/torchclf_slurm.yaml: the PyTorch example as Slurm jobs, a package both package checkers pass") {
+TEST_CASE("referee run harness/workloads/specs/torchclf_slurm.yaml: the PyTorch example as Slurm jobs, a package both package checkers pass") {
   if (!have_cluster()) return;
   if (!referee::testing::have_torch_example()) return;
   fs::path dir = fs::temp_directory_path() / ("referee-slurm-torch-" + std::to_string(getpid()));
@@ -600,7 +600,7 @@ TEST_CASE("referee run harness/specs/torchclf_slurm.yaml: the PyTorch example as
   std::string out;
   int rc = referee::testing::run_shell_capture(
       "cd '" + std::string(REFEREE_SOURCE_DIR) + "' && SLURM_CONF='" + cluster_conf() + "' " + REFEREE_BINARY +
-          " run harness/specs/torchclf_slurm.yaml --out '" + (dir / "out").string() + "'",
+          " run harness/workloads/specs/torchclf_slurm.yaml --out '" + (dir / "out").string() + "'",
       &out);
   REQUIRE_MESSAGE(rc == 0, out);
   CHECK_MESSAGE(out.find("backend = slurm  (spec)") != std::string::npos, out);
@@ -1077,7 +1077,7 @@ TEST_CASE("referee run on slurm: Ctrl-C while the describe job waits in the queu
   {
     std::ofstream(dir.path / "spec.yaml")
         << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: slurm\ncommand: [\"true\"]\n"
-        << "system_description: " << REFEREE_SOURCE_DIR << "/harness/specs/torch_cpu_system.yaml\n"
+        << "system_description: " << REFEREE_SOURCE_DIR << "/harness/workloads/specs/torch_cpu_system.yaml\n"
         << "backend_options: {extra_args: \"--begin=now+1hour --job-name=" << unique_id("describe-int") << "\"}\n";
   }
   std::string out;

@@ -1,4 +1,4 @@
-#include "harness/environment.h"
+#include "harness/environment/environment.h"
 
 #include <fcntl.h>
 #include <gnu/libc-version.h>

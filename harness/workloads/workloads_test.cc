@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/workloads.h"
+#include "harness/workloads/workloads.h"
 #include "mllog/reader.h"
 #include "rules/compliance.h"
 #include "rules/facts.h"

@@ -1,4 +1,4 @@
-#include "harness/system_describe.h"
+#include "harness/environment/system_describe.h"
 
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>

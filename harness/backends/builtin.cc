@@ -1,4 +1,4 @@
-#include "harness/builtin_backend.h"
+#include "harness/backends/builtin.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "harness/workloads.h"
+#include "harness/workloads/workloads.h"
 #include "mllog/writer.h"
 
 namespace referee::harness {

@@ -1,4 +1,4 @@
-#include "harness/backend.h"
+#include "harness/backends/backend.h"
 
 #include <string.h>
 

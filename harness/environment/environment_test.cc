@@ -9,8 +9,8 @@
 #include <chrono>
 #include <filesystem>
 
-#include "harness/environment.h"
-#include "harness/system_describe.h"
+#include "harness/environment/environment.h"
+#include "harness/environment/system_describe.h"
 #include "rules/interp.h"
 #include "rules/value.h"
 #include "tests/run_referee.h"
@@ -404,21 +404,21 @@ TEST_SUITE("harness") {
     CHECK(str_at(j, {"git", "note"}).find("git") != std::string::npos);
   }
 
-  TEST_CASE("referee system describe --from harness/specs/cpu_system.yaml: complete, the division from --division or the spec") {
+  TEST_CASE("referee system describe --from harness/workloads/specs/cpu_system.yaml: complete, the division from --division or the spec") {
     // Regression: the shipped example failed with "missing required fields: division".
     std::string src = REFEREE_SOURCE_DIR;
     std::string out;
-    int rc = referee::testing::run_referee("system describe --from '" + src + "/harness/specs/cpu_system.yaml' 2>&1", &out);
+    int rc = referee::testing::run_referee("system describe --from '" + src + "/harness/workloads/specs/cpu_system.yaml' 2>&1", &out);
     REQUIRE_MESSAGE(rc == 0, out);
     rules::Value d = json(out);
     CHECK(str_at(d, {"division"}) == "closed");
     CHECK(str_at(d, {"system_name"}) == "cpu_node");
     CHECK(str_at(d, {"framework"}) == "referee builtin workloads");
     CHECK(str_at(d, {"other_software_stack", "kernel_version"}) != "");
-    rc = referee::testing::run_referee("system describe --division open --from '" + src + "/harness/specs/cpu_system.yaml'", &out);
+    rc = referee::testing::run_referee("system describe --division open --from '" + src + "/harness/workloads/specs/cpu_system.yaml'", &out);
     REQUIRE_MESSAGE(rc == 0, out);
     CHECK(str_at(d = json(out), {"division"}) == "open");
-    rc = referee::testing::run_referee("system describe --spec '" + src + "/harness/specs/minilm.yaml'", &out);
+    rc = referee::testing::run_referee("system describe --spec '" + src + "/harness/workloads/specs/minilm.yaml'", &out);
     REQUIRE_MESSAGE(rc == 0, out);
     CHECK(str_at(d = json(out), {"system_name"}) == "cpu_node");
     CHECK(referee::testing::run_referee("system describe --division bogus", &out) == 2);
@@ -430,12 +430,12 @@ TEST_SUITE("harness") {
     CHECK(out.find(" cooling ") != std::string::npos);
   }
 
-  TEST_CASE("referee run harness/specs/*.yaml: each shipped spec passes, and each run's environment is kept beside its log") {
+  TEST_CASE("referee run harness/workloads/specs/*.yaml: each shipped spec passes, and each run's environment is kept beside its log") {
     std::string src = REFEREE_SOURCE_DIR;
     for (const char* spec : {"miniclf", "minilm"}) {
       TempDir dir;
       std::string out;
-      int rc = referee::testing::run_referee("run '" + src + "/harness/specs/" + spec + ".yaml' --out '" +
+      int rc = referee::testing::run_referee("run '" + src + "/harness/workloads/specs/" + spec + ".yaml' --out '" +
                                                  (dir.path / "out").string() + "'",
                                              &out);
       REQUIRE_MESSAGE(rc == 0, out);

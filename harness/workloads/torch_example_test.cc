@@ -43,12 +43,12 @@ std::string train_py() { return std::string(REFEREE_SOURCE_DIR) + "/examples/pyt
 }  // namespace
 
 TEST_SUITE("torch") {
-  TEST_CASE("exec: referee run harness/specs/torchclf.yaml writes a package both package checkers pass") {
+  TEST_CASE("exec: referee run harness/workloads/specs/torchclf.yaml writes a package both package checkers pass") {
     if (!referee::testing::have_torch_example()) return;
     fs::path dir = temp_dir();
     std::string out;
     int rc = run_shell_capture("cd '" + std::string(REFEREE_SOURCE_DIR) + "' && " + REFEREE_BINARY +
-                                   " run harness/specs/torchclf.yaml --out '" + (dir / "out").string() + "'",
+                                   " run harness/workloads/specs/torchclf.yaml --out '" + (dir / "out").string() + "'",
                                &out);
     REQUIRE_MESSAGE(rc == 0, out);
     CHECK_MESSAGE(out.find("passes check-package with mini-1.0.0") != std::string::npos, out);
@@ -77,7 +77,7 @@ TEST_SUITE("torch") {
     fs::create_directories(results);
     fs::create_directories(dir / "Org" / "systems");
     // The example's system description, with the division that referee run would add.
-    std::ofstream(dir / "sys.yaml") << slurp(std::string(REFEREE_SOURCE_DIR) + "/harness/specs/torch_cpu_system.yaml")
+    std::ofstream(dir / "sys.yaml") << slurp(std::string(REFEREE_SOURCE_DIR) + "/harness/workloads/specs/torch_cpu_system.yaml")
                                     << "division: closed\n";
     std::string out;
     int rc = run_referee("system describe --from '" + (dir / "sys.yaml").string() + "' > '" +
@@ -110,7 +110,7 @@ TEST_SUITE("torch") {
                                      << "command: [/usr/bin/python3, '" << train_py()
                                      << "', --seed, '{seed}', --org, '', --max-epochs, '100000', --lr, '1e-9', --log, '{log}']\n"
                                      << "timeout: 120\nsystem_description: " << REFEREE_SOURCE_DIR
-                                     << "/harness/specs/torch_cpu_system.yaml\n";
+                                     << "/harness/workloads/specs/torch_cpu_system.yaml\n";
     std::string out;
     auto t0 = std::chrono::steady_clock::now();
     int rc = run_referee("run '" + (dir / "spec.yaml").string() + "' --out '" + (dir / "out").string() + "'", &out);

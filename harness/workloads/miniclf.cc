@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/workloads.h"
+#include "harness/workloads/workloads.h"
 #include "mllog/constants.h"
 
 namespace referee::harness::detail {

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "harness/backend.h"
+#include "harness/backends/backend.h"
 
 namespace referee::harness {
 

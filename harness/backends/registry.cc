@@ -1,8 +1,8 @@
-#include "harness/backends.h"
+#include "harness/backends/registry.h"
 
-#include "harness/builtin_backend.h"
-#include "harness/exec_backend.h"
-#include "harness/slurm_backend.h"
+#include "harness/backends/builtin.h"
+#include "harness/backends/exec.h"
+#include "harness/backends/slurm.h"
 
 namespace referee::harness {
 

@@ -1,7 +1,7 @@
 // `referee system describe`: a system description (systems/<system>.json)
 // from what can be detected on this machine (processor model and count, cores,
 // memory, operating system, NVIDIA accelerators when nvidia-smi is on PATH,
-// the software stack: harness/environment.h) and
+// the software stack: harness/environment/environment.h) and
 // a YAML or JSON file for the rest. Missing required fields are an error
 // before any run starts.
 #pragma once
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/environment.h"
+#include "harness/environment/environment.h"
 
 namespace referee::harness {
 

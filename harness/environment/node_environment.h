@@ -1,14 +1,14 @@
 // The environment of a run as captured on the machine it ran on. The slurm
 // backend's batch script runs `referee system env --json` on the job's node
-// (harness/slurm_backend.h, SlurmOptions::referee_binary) and leaves the JSON
+// (harness/backends/slurm.h, SlurmOptions::referee_binary) and leaves the JSON
 // beside the run's log; the runner then writes that, not the submitting
 // host's capture, into <run>.env.json, and `referee run` describes the
-// system from a compute node the same way (harness/slurm_describe.h).
+// system from a compute node the same way (harness/backends/slurm_describe.h).
 #pragma once
 
 #include <string>
 
-#include "harness/environment.h"
+#include "harness/environment/environment.h"
 
 namespace referee::harness {
 

@@ -1,4 +1,4 @@
-#include "harness/node_environment.h"
+#include "harness/environment/node_environment.h"
 
 #include <yaml-cpp/yaml.h>
 

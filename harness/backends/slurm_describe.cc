@@ -1,4 +1,4 @@
-#include "harness/slurm_describe.h"
+#include "harness/backends/slurm_describe.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <iterator>
 #include <vector>
 
-#include "harness/node_environment.h"
+#include "harness/environment/node_environment.h"
 
 namespace referee::harness {
 

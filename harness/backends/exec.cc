@@ -1,4 +1,4 @@
-#include "harness/exec_backend.h"
+#include "harness/backends/exec.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -108,7 +108,7 @@ class Rng {
 };
 
 // Logs through a Logger with the "file" metadata relative to the source tree
-// ("harness/minilm.cc"), whatever the compiler calls the file, so that a log
+// ("harness/workloads/minilm.cc"), whatever the compiler calls the file, so that a log
 // does not depend on where referee was built.
 class RunLog {
  public:

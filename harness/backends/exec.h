@@ -10,7 +10,7 @@
 // status and its log, not by what it left behind.
 #pragma once
 
-#include "harness/backend.h"
+#include "harness/backends/backend.h"
 
 namespace referee::harness {
 

@@ -2,7 +2,7 @@
 // thread of this process, their MLLOG lines streamed as they are logged.
 #pragma once
 
-#include "harness/backend.h"
+#include "harness/backends/backend.h"
 
 namespace referee::harness {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/environment.h"
-#include "harness/slurm_backend.h"
+#include "harness/environment/environment.h"
+#include "harness/backends/slurm.h"
 #include "harness/spec.h"
-#include "harness/system_describe.h"
+#include "harness/environment/system_describe.h"
 
 namespace referee::harness {
 

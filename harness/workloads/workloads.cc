@@ -1,4 +1,4 @@
-#include "harness/workloads.h"
+#include "harness/workloads/workloads.h"
 
 #include <cmath>
 #include <cstring>

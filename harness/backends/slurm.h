@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/backend.h"
+#include "harness/backends/backend.h"
 
 namespace referee::harness {
 
@@ -71,7 +71,7 @@ namespace slurm {
 // container_mounts, container_workdir, container_name, container_env,
 // container_writable, container_remap_root, container_mount_home,
 // container_entrypoint; describe and describe_timeout (read by
-// harness/slurm_describe.h, not by sbatch).
+// harness/backends/slurm_describe.h, not by sbatch).
 extern const std::vector<std::string> kOptionKeys;
 
 // How the batch script starts the command: {} when it runs it itself (on the
@@ -87,7 +87,7 @@ std::optional<std::vector<std::string>> launcher_words(const RunRequest& req, st
 std::vector<std::string> container_flags(const RunRequest& req, std::string* error);
 
 // Where the batch script writes the environment captured on the node:
-// <log_path without .log>.node-env.json (harness/node_environment.h reads
+// <log_path without .log>.node-env.json (harness/environment/node_environment.h reads
 // it), or <dir>/env.json for a run without a log path.
 std::string node_env_file(const RunRequest& req, const std::string& dir);
 

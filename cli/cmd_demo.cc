@@ -7,12 +7,12 @@
 #include "cli/demo_review.h"
 #include "cli/common.h"
 #include "cli/table.h"
-#include "harness/backends.h"
+#include "harness/backends/registry.h"
 #include "harness/run_words.h"
 #include "harness/runner.h"
-#include "harness/slurm_describe.h"
+#include "harness/backends/slurm_describe.h"
 #include "harness/spec.h"
-#include "harness/system_describe.h"
+#include "harness/environment/system_describe.h"
 #include "rules/package.h"
 #include "rules/score.h"
 #include "submissions/import.h"
@@ -41,7 +41,7 @@ Command demo_command() {
               if (!load_rules("demo", "mini-1.0.0", "", &loaded)) return kCannotCheck;
               std::string error;
               harness::SystemDescription sys;
-              std::string desc = std::string(REFEREE_SOURCE_DIR) + "/harness/specs/cpu_system.yaml";
+              std::string desc = std::string(REFEREE_SOURCE_DIR) + "/harness/workloads/specs/cpu_system.yaml";
               if (!harness::describe_system(desc, "", &sys, &error)) {
                 std::cerr << "referee demo: " << error << "\n";
                 return kCannotCheck;

@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "harness/workloads.h"
+#include "harness/workloads/workloads.h"
 #include "mllog/writer.h"
 
 namespace referee::cli {

@@ -10,7 +10,7 @@
 #include <random>
 #include <thread>
 
-#include "harness/exec_backend.h"
+#include "harness/backends/exec.h"
 #include "harness/live_check.h"
 #include "rules/source.h"
 
@@ -346,7 +346,7 @@ TEST_SUITE("harness") {
 
 #include "harness/runner.h"
 #include "harness/spec.h"
-#include "harness/system_describe.h"
+#include "harness/environment/system_describe.h"
 #include "rules/facts.h"
 #include "rules/package.h"
 

@@ -15,7 +15,7 @@
 #include <map>
 #include <memory>
 
-#include "harness/slurm_backend.h"
+#include "harness/backends/slurm.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "mllog/reader.h"

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/backend.h"
+#include "harness/backends/backend.h"
 #include "rules/compliance.h"
 #include "rules/ruleset.h"
 

@@ -12,12 +12,12 @@
 #include <random>
 #include <set>
 
-#include "harness/builtin_backend.h"
-#include "harness/exec_backend.h"
+#include "harness/backends/builtin.h"
+#include "harness/backends/exec.h"
 #include "harness/manifest.h"
 #include "harness/runner.h"
-#include "harness/system_describe.h"
-#include "harness/workloads.h"
+#include "harness/environment/system_describe.h"
+#include "harness/workloads/workloads.h"
 #include "mllog/reader.h"
 #include "mllog/writer.h"
 #include "rules/facts.h"
@@ -723,7 +723,7 @@ TEST_SUITE("manifest") {
     // Through the command line: exit 2, the same words.
     fs::path spec = s.dir / "minilm.yaml";
     spit(spec, "benchmark: minilm\nruleset: mini-1.0.0\nbackend: builtin\norg: ResumeOrg\n"
-               "system_description: " + std::string(REFEREE_SOURCE_DIR) + "/harness/specs/cpu_system.yaml\n");
+               "system_description: " + std::string(REFEREE_SOURCE_DIR) + "/harness/workloads/specs/cpu_system.yaml\n");
     std::string out;
     int rc = referee::testing::run_referee("run '" + spec.string() + "' --out '" + (s.dir / "out").string() + "' --runs 3", &out);
     CHECK_MESSAGE(rc == 2, out);
@@ -831,7 +831,7 @@ TEST_SUITE("manifest") {
     Setup s;
     fs::path spec = s.dir / "minilm.yaml";
     spit(spec, "benchmark: minilm\nruleset: mini-1.0.0\nbackend: builtin\norg: CliOrg\n"
-               "system_description: " + std::string(REFEREE_SOURCE_DIR) + "/harness/specs/cpu_system.yaml\n");
+               "system_description: " + std::string(REFEREE_SOURCE_DIR) + "/harness/workloads/specs/cpu_system.yaml\n");
     std::string out, base = "run '" + spec.string() + "' --out '" + (s.dir / "out").string() + "'";
     int rc = referee::testing::run_referee(base + " --runs 2", &out);
     CHECK_MESSAGE(rc == 1, out);  // two results where five are required: the package fails its check

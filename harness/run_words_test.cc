@@ -8,10 +8,10 @@
 #include <fstream>
 #include <random>
 
-#include "harness/exec_backend.h"
+#include "harness/backends/exec.h"
 #include "harness/manifest.h"
 #include "harness/run_words.h"
-#include "harness/system_describe.h"
+#include "harness/environment/system_describe.h"
 #include "mllog/json.h"
 #include "rules/source.h"
 #include "tests/run_referee.h"
@@ -37,7 +37,7 @@ std::string slurp(const fs::path& p) {
 }
 
 const std::string kExample = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
-const std::string kCpuSystem = std::string(REFEREE_SOURCE_DIR) + "/harness/specs/cpu_system.yaml";
+const std::string kCpuSystem = std::string(REFEREE_SOURCE_DIR) + "/harness/workloads/specs/cpu_system.yaml";
 
 // An exec spec replaying the example package's minilm logs (which log their own seeds).
 std::string replay_spec(const std::string& extra_command = "") {
@@ -142,11 +142,11 @@ TEST_SUITE("harness") {
     CHECK(nearest_system_field("acelerator_model_name") == "accelerator_model_name");
     CHECK(nearest_system_field("favourite_colour") == "");
     SystemDescription spec;
-    CHECK_FALSE(describe_system(std::string(REFEREE_SOURCE_DIR) + "/harness/specs/miniclf.yaml", "", &spec, &error));
+    CHECK_FALSE(describe_system(std::string(REFEREE_SOURCE_DIR) + "/harness/workloads/specs/miniclf.yaml", "", &spec, &error));
     CHECK(error.find("is a workload spec (it has benchmark:, ruleset:") != std::string::npos);
     std::string out;
     int rc = referee::testing::run_referee(
-        "system describe --from '" + std::string(REFEREE_SOURCE_DIR) + "/harness/specs/miniclf.yaml'", &out);
+        "system describe --from '" + std::string(REFEREE_SOURCE_DIR) + "/harness/workloads/specs/miniclf.yaml'", &out);
     CHECK_MESSAGE(rc == 2, out);
     rc = referee::testing::run_referee("system describe --from '" + (dir / "typo.yaml").string() + "'", &out);
     CHECK_MESSAGE(rc == 1, out);  // cooling is missing

@@ -19,10 +19,10 @@
 
 #include "harness/live_check.h"
 #include "harness/manifest.h"
-#include "harness/node_environment.h"
+#include "harness/environment/node_environment.h"
 #include "harness/run_output.h"
 #include "harness/run_words.h"
-#include "harness/system_describe.h"
+#include "harness/environment/system_describe.h"
 #include "rules/facts.h"
 
 namespace fs = std::filesystem;

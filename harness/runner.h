@@ -34,8 +34,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/backend.h"
-#include "harness/environment.h"
+#include "harness/backends/backend.h"
+#include "harness/environment/environment.h"
 #include "harness/manifest.h"
 #include "harness/progress.h"
 #include "harness/spec.h"

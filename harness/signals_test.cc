@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/slurm_backend.h"
+#include "harness/backends/slurm.h"
 #include "rules/interp.h"
 #include "rules/value.h"
 #include "tests/reference_data.h"

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <optional>
 
-#include "harness/slurm_backend.h"
+#include "harness/backends/slurm.h"
 
 namespace referee::harness {
 

@@ -18,7 +18,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader,no
 # Missing fields (no --from) exit 1; the detected ones are printed all the same.
 "$referee" system describe --spec "$tmp/spec.yaml" > "$tmp/describe.json" 2> "$tmp/describe.err"
 [ $? -le 1 ] || { cat "$tmp/describe.err"; echo "FAIL: referee system describe"; exit 1; }
-"$referee" system describe --from harness/specs/cpu_system.yaml > /dev/null || { echo "FAIL: system describe --from harness/specs/cpu_system.yaml"; exit 1; }
+"$referee" system describe --from harness/workloads/specs/cpu_system.yaml > /dev/null || { echo "FAIL: system describe --from harness/workloads/specs/cpu_system.yaml"; exit 1; }
 python3 - "$tmp" <<'PY'
 import json, sys, importlib.metadata as md
 tmp = sys.argv[1]

@@ -1,4 +1,4 @@
-// What the PyTorch example's tests need (harness/torch_example_test.cc, and the
+// What the PyTorch example's tests need (harness/workloads/torch_example_test.cc, and the
 // slurm suite's case): python3-torch, the reference data (the consortium's mllog
 // and package checker), and the check of a package by both package checkers.
 #pragma once

@@ -1,0 +1,367 @@
+#include "harness/backends/exec.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace referee::harness {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The processes of process group `pgid` that still run (zombies left out:
+// an orphan that ended may wait for a reaper that never comes), by name.
+std::vector<std::string> group_members(pid_t pgid) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+    size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0, pgrp = 0;
+    if (!(rest >> state >> ppid >> pgrp)) continue;
+    if (pgrp != pgid || state == "Z" || state == "X") continue;
+    names.push_back(stat.substr(open + 1, close - open - 1));
+  }
+  return names;
+}
+
+std::string name_list(std::vector<std::string> names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+class ExecHandle : public RunHandle {
+ public:
+  ExecHandle(std::string id, pid_t pid, int fd, LineSink sink, std::chrono::seconds timeout,
+             std::chrono::milliseconds grace, std::chrono::milliseconds drain)
+      : id_(std::move(id)),
+        pid_(pid),
+        fd_(fd),
+        sink_(std::move(sink)),
+        timeout_(timeout),
+        grace_(grace),
+        drain_(drain) {
+    status_.state = RunState::Running;
+    thread_ = std::thread([this] { pump(); });
+  }
+  ~ExecHandle() override {
+    cancel("harness shutting down");
+    if (thread_.joinable()) thread_.join();
+  }
+  const std::string& id() const override { return id_; }
+  std::string job_id() const override { return std::to_string(pid_); }
+  RunStatus poll() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return status_;
+  }
+  RunStatus wait(std::chrono::milliseconds limit) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, limit, [this] { return done_; });
+    return status_;
+  }
+  void cancel(const std::string& reason) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_ || cancel_requested_) return;
+    if (main_exited_locked()) {
+      // It ended before the cancel: it is judged by how it ended; what it
+      // left behind is ended now rather than after the drain.
+      end_drain_ = true;
+      return;
+    }
+    cancel_requested_ = true;
+    cancel_reason_ = reason;
+    cancel_at_ = Clock::now();
+    ::kill(-pid_, SIGTERM);
+  }
+  void kill_now(const std::string& reason) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    if (main_exited_locked()) {
+      end_drain_ = true;
+      kill_leftovers_now_ = true;
+      ::kill(-pid_, SIGKILL);
+      return;
+    }
+    if (!cancel_requested_) {
+      cancel_requested_ = true;
+      cancel_reason_ = reason;
+      cancel_at_ = Clock::now();
+    }
+    ::kill(-pid_, SIGKILL);
+    killed_ = true;
+  }
+
+ private:
+  // Whether the main process has exited, seen by the pump or not yet (the
+  // process is not reaped here). REQUIRES: mu_ held.
+  bool main_exited_locked() {
+    if (main_exited_) return true;
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+      return errno == ECHILD;  // reaped by the pump a moment ago
+    return info.si_pid == pid_;
+  }
+
+  void emit(std::string& pending, const char* data, size_t n) {
+    pending.append(data, n);
+    size_t start = 0;
+    while (true) {
+      size_t nl = pending.find('\n', start);
+      if (nl == std::string::npos) break;
+      std::string line = pending.substr(start, nl - start);
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      sink_(id_, line);
+      start = nl + 1;
+    }
+    pending.erase(0, start);
+  }
+
+  // Ends what is left of the run's process group once its main process has
+  // exited: SIGTERM, then SIGKILL after the grace. Says what it found.
+  std::string end_leftovers(bool at_once) {
+    auto found = group_members(pid_);
+    if (found.empty()) return "";
+    std::string what = std::to_string(found.size()) + (found.size() == 1 ? " process" : " processes") +
+                       " of its process group still ran after it exited (" + name_list(found) + ")";
+    if (at_once) {
+      ::kill(-pid_, SIGKILL);
+      return what + ": killed (SIGKILL)";
+    }
+    ::kill(-pid_, SIGTERM);
+    auto until = Clock::now() + grace_;
+    std::vector<std::string> left = group_members(pid_);
+    while (!left.empty() && Clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      left = group_members(pid_);
+    }
+    if (left.empty()) return what + ": ended with SIGTERM";
+    ::kill(-pid_, SIGKILL);
+    return what + ": sent SIGTERM, and SIGKILL to " + name_list(left) + " still running " +
+           std::to_string(grace_.count()) + " ms later";
+  }
+
+  void pump() {
+    std::string pending;
+    char buf[65536];
+    auto started = Clock::now();
+    bool eof = false;
+    bool timed_out = false;
+    bool exited = false;
+    bool cancelled = false;  // a cancel (or the timeout) came while the main process still ran
+    int wstatus = 0;
+    bool unknown_status = false;
+    Clock::time_point exited_at;
+    while (true) {
+      if (!eof) {
+        struct pollfd p {fd_, POLLIN, 0};
+        int r = ::poll(&p, 1, 50);
+        if (r > 0) {
+          ssize_t n = ::read(fd_, buf, sizeof buf);
+          if (n > 0) emit(pending, buf, static_cast<size_t>(n));
+          else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) eof = true;
+        }
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      auto now = Clock::now();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!exited) {
+        pid_t w = ::waitpid(pid_, &wstatus, WNOHANG);
+        if (w < 0 && errno == ECHILD) unknown_status = true;  // reaped elsewhere (SIGCHLD ignored)
+        if (w == pid_ || unknown_status) {
+          // The run ends when its main process does: what it printed is
+          // drained for a bounded time, even if a child holds the pipe.
+          exited = true;
+          exited_at = now;
+          main_exited_ = true;
+          cancelled = cancel_requested_;
+        }
+      }
+      if (exited && (eof || end_drain_ || now - exited_at >= drain_)) break;
+      if (!exited && !cancel_requested_ && timeout_.count() > 0 && now - started > timeout_) {
+        timed_out = true;
+        cancel_requested_ = true;
+        cancel_reason_ = "timeout of " + std::to_string(timeout_.count()) + " s";
+        cancel_at_ = now;
+        ::kill(-pid_, SIGTERM);
+      }
+      if (cancel_requested_ && !killed_ && now - cancel_at_ > grace_) {
+        ::kill(-pid_, SIGKILL);
+        killed_ = true;
+      }
+    }
+    // Whatever is in the pipe now, without waiting for more.
+    if (!eof) {
+      ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
+      for (ssize_t n; (n = ::read(fd_, buf, sizeof buf)) > 0;) emit(pending, buf, static_cast<size_t>(n));
+    }
+    if (!pending.empty()) sink_(id_, pending);
+    ::close(fd_);
+    bool at_once;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      at_once = kill_leftovers_now_ || killed_;
+    }
+    // Children of the run that outlived it (leaked workers, a daemon): the group goes with it.
+    std::string leftovers = end_leftovers(at_once);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (unknown_status) {
+      status_.detail = "exit status unknown (the process was reaped elsewhere)";
+    } else if (WIFEXITED(wstatus)) {
+      status_.exit_code = WEXITSTATUS(wstatus);
+      status_.detail = "exit " + std::to_string(status_.exit_code);
+    } else if (WIFSIGNALED(wstatus)) {
+      status_.detail = "killed by " + signal_name(WTERMSIG(wstatus));
+    }
+    if (timed_out) {
+      status_.state = RunState::TimedOut;
+      status_.detail = cancel_reason_ + " (" + status_.detail + ")";
+    } else if (cancelled) {
+      status_.state = RunState::Cancelled;
+      status_.detail = cancel_reason_ + " (" + status_.detail + ")";
+    } else {
+      status_.state =
+          !unknown_status && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0 ? RunState::Succeeded : RunState::Failed;
+    }
+    status_.leftovers = leftovers;
+    if (!leftovers.empty()) status_.detail += "; " + leftovers;
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  std::string id_;
+  pid_t pid_;
+  int fd_;
+  LineSink sink_;
+  std::chrono::seconds timeout_;
+  std::chrono::milliseconds grace_;
+  std::chrono::milliseconds drain_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  RunStatus status_;
+  bool done_ = false;
+  bool main_exited_ = false;
+  bool end_drain_ = false;
+  bool kill_leftovers_now_ = false;
+  bool cancel_requested_ = false;
+  bool killed_ = false;
+  std::string cancel_reason_;
+  Clock::time_point cancel_at_;
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<RunHandle> ExecBackend::launch(const RunRequest& req, LineSink sink, std::string* error) {
+  if (req.command.empty()) {
+    *error = "run " + req.id + ": no command to execute (set 'command' in the spec)";
+    return nullptr;
+  }
+  // backend_options.kill_grace: seconds between SIGTERM and SIGKILL (a workload
+  // that saves a checkpoint when told to stop may need more than the default).
+  std::chrono::milliseconds grace = grace_;
+  if (auto it = req.options.find("kill_grace"); it != req.options.end()) {
+    char* end = nullptr;
+    double v = std::strtod(it->second.c_str(), &end);
+    if (it->second.empty() || end == it->second.c_str() || *end != '\0' || !(v > 0 && v <= 3600)) {
+      *error = "backend_options.kill_grace: expected seconds, more than 0 and at most 3600, found '" + it->second + "'";
+      return nullptr;
+    }
+    grace = std::chrono::milliseconds(static_cast<long long>(v * 1000));
+  }
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    *error = std::string("pipe: ") + std::strerror(errno);
+    return nullptr;
+  }
+  // Everything the child needs is prepared before fork: it only calls async-signal-safe functions.
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq != std::string::npos && req.env.count(kv.substr(0, eq))) continue;
+    env_store.push_back(kv);
+  }
+  for (const auto& [k, v] : req.env) env_store.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_store) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_store = req.command;
+  std::vector<char*> argv;
+  for (auto& s : argv_store) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  int errpipe[2];
+  if (::pipe2(errpipe, O_CLOEXEC) != 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    *error = std::string("pipe: ") + std::strerror(errno);
+    return nullptr;
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    *error = std::string("fork: ") + std::strerror(errno);
+    return nullptr;
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(fds[1], 1);
+    ::dup2(fds[1], 2);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, 0);
+    if (!req.workdir.empty() && ::chdir(req.workdir.c_str()) != 0) {
+      int e = errno;
+      ssize_t ignored = ::write(errpipe[1], &e, sizeof e);
+      (void)ignored;
+      ::_exit(127);
+    }
+    ::execvpe(argv[0], argv.data(), envp.data());
+    int e = errno;
+    ssize_t ignored = ::write(errpipe[1], &e, sizeof e);
+    (void)ignored;
+    ::_exit(127);
+  }
+  ::setpgid(pid, pid);  // also from the parent, so that the group exists before any kill
+  ::close(fds[1]);
+  ::close(errpipe[1]);
+  int child_errno = 0;
+  ssize_t n = ::read(errpipe[0], &child_errno, sizeof child_errno);
+  ::close(errpipe[0]);
+  if (n == sizeof child_errno) {
+    ::close(fds[0]);
+    int ws;
+    ::waitpid(pid, &ws, 0);
+    *error = "run " + req.id + ": cannot start '" + req.command[0] + "'" +
+             (req.workdir.empty() ? "" : " in " + req.workdir) + ": " + std::strerror(child_errno);
+    return nullptr;
+  }
+  return std::make_unique<ExecHandle>(req.id, pid, fds[0], std::move(sink), req.timeout, grace, drain_);
+}
+
+}  // namespace referee::harness

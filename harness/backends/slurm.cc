@@ -1,0 +1,1006 @@
+#include "harness/backends/slurm.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+#include "harness/environment/node_environment.h"
+
+extern char** environ;
+
+namespace referee::harness {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace slurm {
+
+const std::vector<std::string> kOptionKeys = {
+    "nodes",          "tasks_per_node",     "gpus_per_node",        "partition",           "account",
+    "extra_args",     "work_dir",           "launcher",             "srun_args",           "container_image",
+    "container_mounts", "container_workdir", "container_name",      "container_env",       "container_writable",
+    "container_remap_root", "container_mount_home", "container_entrypoint", "describe",   "describe_timeout"};
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+std::optional<std::vector<std::string>> split_words(const std::string& text) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(cur);
+      cur.clear();
+      in_word = false;
+    } else if (c == '\'') {
+      size_t end = text.find('\'', i + 1);
+      if (end == std::string::npos) return std::nullopt;
+      cur += text.substr(i + 1, end - i - 1);
+      i = end;
+      in_word = true;
+    } else if (c == '"') {
+      size_t j = i + 1;
+      for (; j < text.size() && text[j] != '"'; ++j) {
+        if (text[j] == '\\' && j + 1 < text.size() &&
+            (text[j + 1] == '"' || text[j + 1] == '\\' || text[j + 1] == '$' || text[j + 1] == '`')) {
+          ++j;
+        }
+        cur += text[j];
+      }
+      if (j >= text.size()) return std::nullopt;
+      i = j;
+      in_word = true;
+    } else if (c == '\\') {
+      if (i + 1 >= text.size()) return std::nullopt;
+      cur += text[++i];
+      in_word = true;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(cur);
+  return words;
+}
+
+JobFiles job_files(const std::string& dir) {
+  JobFiles f;
+  f.dir = dir;
+  f.script = dir + "/job.sh";
+  f.output = dir + "/output.txt";
+  f.exit_code = dir + "/exit_code";
+  return f;
+}
+
+std::optional<bool> yes_no(const std::string& v) {
+  std::string l;
+  for (char c : v) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (l == "true" || l == "yes" || l == "on" || l == "1") return true;
+  if (l == "false" || l == "no" || l == "off" || l == "0") return false;
+  return std::nullopt;
+}
+
+namespace {
+
+bool is_shell_name(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+// Printable ASCII only (for a comment line in the script).
+std::string printable(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out;
+}
+
+// Slurm expands %j, %x, ... in --output: a literal % is %%.
+std::string escape_percent(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    out += c;
+    if (c == '%') out += '%';
+  }
+  return out;
+}
+
+bool has_control_chars(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+}
+
+}  // namespace
+
+namespace {
+
+const std::string* option(const RunRequest& req, const char* key) {
+  auto it = req.options.find(key);
+  return it == req.options.end() ? nullptr : &it->second;
+}
+
+
+// More than one of something: "2", "2-4", "1,3" (any number in it above 1).
+bool more_than_one(const std::string& v) {
+  long long n = 0;
+  bool any = false;
+  for (char c : v) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      n = n * 10 + (c - '0');
+      any = true;
+      if (n > 1) return true;
+    } else {
+      n = 0;
+    }
+  }
+  return !any ? false : n > 1;
+}
+
+}  // namespace
+
+std::vector<std::string> container_flags(const RunRequest& req, std::string* error) {
+  std::vector<std::string> flags;
+  static const std::pair<const char*, const char*> text[] = {{"container_image", "--container-image"},
+                                                              {"container_mounts", "--container-mounts"},
+                                                              {"container_workdir", "--container-workdir"},
+                                                              {"container_name", "--container-name"},
+                                                              {"container_env", "--container-env"}};
+  static const std::tuple<const char*, const char*, const char*> flag[] = {
+      {"container_writable", "--container-writable", "--container-readonly"},
+      {"container_remap_root", "--container-remap-root", "--no-container-remap-root"},
+      {"container_mount_home", "--container-mount-home", "--no-container-mount-home"},
+      {"container_entrypoint", "--container-entrypoint", "--no-container-entrypoint"}};
+  for (const auto& [key, f] : text)
+    if (const std::string* v = option(req, key)) flags.push_back(std::string(f) + "=" + *v);
+  for (const auto& [key, on, off] : flag) {
+    const std::string* v = option(req, key);
+    if (!v) continue;
+    auto b = yes_no(*v);
+    if (!b) {
+      *error = std::string("slurm option ") + key + " is yes or no (true/false), not '" + *v + "'";
+      return {};
+    }
+    flags.push_back(*b ? on : off);
+  }
+  if (!flags.empty() && !option(req, "container_image") && !option(req, "container_name")) {
+    *error = "container options need container_image (or container_name, a container this job made before)";
+    return {};
+  }
+  return flags;
+}
+
+std::optional<std::vector<std::string>> launcher_words(const RunRequest& req, std::string* error) {
+  std::string launcher = "auto";
+  if (const std::string* v = option(req, "launcher")) launcher = *v;
+  if (launcher != "auto" && launcher != "srun" && launcher != "none") {
+    *error = "slurm option launcher is auto, srun or none, not '" + launcher + "'";
+    return std::nullopt;
+  }
+  std::string err;
+  std::vector<std::string> flags = container_flags(req, &err);
+  if (!err.empty()) {
+    *error = err;
+    return std::nullopt;
+  }
+  std::vector<std::string> extra;
+  if (const std::string* v = option(req, "srun_args")) {
+    auto words = split_words(*v);
+    if (!words) {
+      *error = "slurm option srun_args has an unclosed quote or a trailing backslash: " + *v;
+      return std::nullopt;
+    }
+    extra = *words;
+  }
+  if (launcher == "none") {
+    if (!flags.empty() || !extra.empty()) {
+      *error = std::string("launcher: none runs the command without srun, so ") +
+               (!flags.empty() ? "the container options (Pyxis adds them to srun)" : "srun_args") +
+               " cannot apply; use launcher: srun or auto";
+      return std::nullopt;
+    }
+    return std::vector<std::string>{};
+  }
+  const std::string* nodes = option(req, "nodes");
+  const std::string* tasks = option(req, "tasks_per_node");
+  bool several = (nodes && more_than_one(*nodes)) || (tasks && more_than_one(*tasks));
+  if (launcher == "auto" && !several && flags.empty() && extra.empty()) return std::vector<std::string>{};
+  std::vector<std::string> words = {"srun", "--kill-on-bad-exit=1"};
+  words.insert(words.end(), flags.begin(), flags.end());
+  words.insert(words.end(), extra.begin(), extra.end());
+  return words;
+}
+
+std::string node_env_file(const RunRequest& req, const std::string& dir) {
+  if (req.log_path.empty()) return dir + "/env.json";
+  return node_environment_file(req.log_path);
+}
+
+std::string batch_script(const RunRequest& req, const JobFiles& files, std::string* error, const NodeCapture* capture) {
+  if (req.command.empty() || req.command[0].empty()) {
+    *error = "run " + req.id + " has no command (the slurm backend runs the spec's command in a batch job)";
+    return "";
+  }
+  std::error_code ec;
+  std::string workdir =
+      req.workdir.empty() ? fs::current_path(ec).string() : fs::absolute(req.workdir, ec).string();
+  if (ec || workdir.empty()) {
+    *error = "run " + req.id + ": cannot resolve its working directory: " + ec.message();
+    return "";
+  }
+  std::ostringstream s;
+  s << "#!/bin/sh\n"
+    << "# Written by referee's slurm backend for run " << printable(req.id) << " (benchmark "
+    << printable(req.benchmark) << ", run " << req.run_index << ", seed " << req.seed << ").\n"
+    << "# Runs the command; its exit status goes to the exit code file.\n"
+    << "exit_file=" << shell_quote(files.exit_code) << "\n"
+    << "finish() {\n"
+    << "  printf '%s\\n' \"$1\" >\"$exit_file.tmp\" && mv -f \"$exit_file.tmp\" \"$exit_file\"\n"
+    << "  exit \"$1\"\n"
+    << "}\n"
+    << "cd " << shell_quote(workdir) << " || { echo \"referee: cannot enter the working directory\" "
+    << shell_quote(workdir) << " >&2; finish 126; }\n";
+  for (const auto& [name, value] : req.env) {
+    if (!is_shell_name(name)) {
+      *error = "run " + req.id + ": environment name '" + printable(name) +
+               "' is not a shell variable name (letters, digits, _)";
+      return "";
+    }
+    s << "export " << name << "=" << shell_quote(value) << "\n";
+  }
+  auto launcher = launcher_words(req, error);
+  if (!launcher) {
+    *error = "run " + req.id + ": " + *error;
+    return "";
+  }
+  if (capture && !capture->referee_binary.empty()) {
+    // The environment of the node (and container) the command runs on; a
+    // capture that fails leaves its reason in the .err file, and the run goes on.
+    s << "# The environment, captured where the command runs.\n"
+      << "env_file=" << shell_quote(capture->env_file) << "\n"
+      << "if ";
+    if (!launcher->empty()) {
+      s << "srun --nodes=1 --ntasks=1";
+      std::string ignored;
+      for (const auto& f : container_flags(req, &ignored)) s << " " << shell_quote(f);
+      s << " ";
+    }
+    s << shell_quote(capture->referee_binary) << " system env --json";
+    if (!capture->spec.empty()) s << " --spec " << shell_quote(capture->spec);
+    s << " >\"$env_file.tmp\" 2>\"$env_file.err\" </dev/null; then\n"
+      << "  mv -f \"$env_file.tmp\" \"$env_file\" && rm -f \"$env_file.err\"\n"
+      << "else\n"
+      << "  echo \"referee: the environment capture ended with exit $? on $(hostname)\" >>\"$env_file.err\"\n"
+      << "  rm -f \"$env_file.tmp\"\n"
+      << "fi\n";
+  }
+  for (const auto& w : *launcher) s << shell_quote(w) << " ";
+  for (size_t i = 0; i < req.command.size(); ++i) s << (i ? " " : "") << shell_quote(req.command[i]);
+  s << " </dev/null\n"
+    << "finish $?\n";
+  return s.str();
+}
+
+std::string time_limit(std::chrono::seconds timeout) {
+  if (timeout.count() <= 0) return "";
+  return std::to_string((timeout.count() + 59) / 60);
+}
+
+std::vector<std::string> sbatch_args(const RunRequest& req, const JobFiles& files, const std::string& workdir,
+                                     std::string* error) {
+  for (const auto& [key, value] : req.options) {
+    if (std::find(kOptionKeys.begin(), kOptionKeys.end(), key) == kOptionKeys.end()) {
+      std::string known;
+      for (const auto& k : kOptionKeys) known += (known.empty() ? "" : ", ") + k;
+      *error = "unknown slurm option '" + key + "' (known: " + known + ")";
+      return {};
+    }
+    if (has_control_chars(value)) {
+      *error = "slurm option '" + key + "' has a control character in its value";
+      return {};
+    }
+    if (key != "extra_args" && key != "work_dir" && key != "srun_args" && value.empty()) {
+      *error = "slurm option '" + key + "' is empty";
+      return {};
+    }
+  }
+  std::vector<std::string> args = {"--parsable",
+                                   "--job-name=" + (req.id.empty() ? std::string("referee") : printable(req.id)),
+                                   "--output=" + escape_percent(files.output),
+                                   "--open-mode=truncate",
+                                   "--chdir=" + workdir};
+  auto opt = [&](const char* key, const char* flag) {
+    if (auto it = req.options.find(key); it != req.options.end()) args.push_back(std::string(flag) + "=" + it->second);
+  };
+  opt("nodes", "--nodes");
+  opt("tasks_per_node", "--ntasks-per-node");
+  opt("gpus_per_node", "--gpus-per-node");
+  opt("partition", "--partition");
+  opt("account", "--account");
+  if (std::string t = time_limit(req.timeout); !t.empty()) args.push_back("--time=" + t);
+  if (auto it = req.options.find("extra_args"); it != req.options.end()) {
+    auto words = split_words(it->second);
+    if (!words) {
+      *error = "slurm option extra_args has an unclosed quote or a trailing backslash: " + it->second;
+      return {};
+    }
+    args.insert(args.end(), words->begin(), words->end());
+  }
+  args.push_back(files.script);
+  return args;
+}
+
+std::string parse_job_id(const std::string& out) {
+  size_t i = out.find_first_not_of(" \t\r\n");
+  if (i == std::string::npos) return "";
+  size_t j = i;
+  while (j < out.size() && std::isdigit(static_cast<unsigned char>(out[j]))) ++j;
+  if (j == i) return "";
+  if (j < out.size() && out[j] != ';' && out[j] != '\n' && out[j] != '\r' && out[j] != ' ') return "";
+  return out.substr(i, j - i);
+}
+
+std::map<std::string, std::string> parse_scontrol(const std::string& line) {
+  std::map<std::string, std::string> fields;
+  std::istringstream in(line);
+  std::string tok;
+  while (in >> tok) {
+    size_t eq = tok.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    fields.emplace(tok.substr(0, eq), tok.substr(eq + 1));
+  }
+  return fields;
+}
+
+bool is_terminal(const std::string& st) {
+  static const std::set<std::string> terminal = {
+      "COMPLETED", "CANCELLED", "FAILED",  "TIMEOUT",      "NODE_FAIL",    "PREEMPTED",
+      "BOOT_FAIL", "DEADLINE",  "REVOKED", "OUT_OF_MEMORY", "SPECIAL_EXIT"};
+  return terminal.count(st) > 0;
+}
+
+RunStatus map_state(const std::string& st, int exit_code, int signal, const std::string& reason) {
+  RunStatus r;
+  r.exit_code = exit_code;
+  std::string why = (reason.empty() || reason == "None") ? "" : " (" + reason + ")";
+  if (st == "PENDING" || st == "CONFIGURING" || st == "REQUEUED" || st == "REQUEUE_FED" ||
+      st == "REQUEUE_HOLD" || st == "RESIZING") {
+    r.state = RunState::Pending;
+    r.detail = "slurm state " + st + why;
+  } else if (st == "COMPLETED") {
+    r.state = RunState::Succeeded;
+    if (r.exit_code < 0) r.exit_code = 0;
+    r.detail = "exit " + std::to_string(r.exit_code);
+  } else if (st == "FAILED") {
+    r.state = RunState::Failed;
+    if (exit_code > 0) {
+      r.detail = "exit " + std::to_string(exit_code);
+    } else if (signal > 0) {
+      r.detail = "killed by " + signal_name(signal);
+    } else {
+      r.detail = "slurm state FAILED" + why;
+    }
+  } else if (st == "CANCELLED") {
+    r.state = RunState::Cancelled;
+    r.detail = "slurm state CANCELLED" + why;
+  } else if (st == "TIMEOUT" || st == "DEADLINE") {
+    r.state = RunState::TimedOut;
+    r.detail = "slurm state " + st + ": the job reached its time limit" + why;
+  } else if (is_terminal(st)) {
+    r.state = RunState::Failed;
+    r.detail = "slurm state " + st + why;
+  } else {
+    r.state = RunState::Running;
+    r.detail = "slurm state " + (st.empty() ? std::string("unknown") : st) + why;
+  }
+  return r;
+}
+
+// ------------------------------------------------------------- run_command
+
+namespace {
+
+// Reads both pipes until EOF or the deadline.
+void drain_pipes(int out_fd, int err_fd, std::string* out, std::string* err, Clock::time_point deadline,
+                 bool* timed_out) {
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  std::string* bufs[2] = {out, err};
+  int open_count = 2;
+  char buf[8192];
+  while (open_count > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      *timed_out = true;
+      return;
+    }
+    int n = ::poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        bufs[i]->append(buf, static_cast<size_t>(got));
+      } else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) {
+        fds[i].fd = -1;
+        --open_count;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+CommandResult run_command(const std::vector<std::string>& argv, const std::string& slurm_conf,
+                          std::chrono::milliseconds timeout) {
+  CommandResult r;
+  if (argv.empty() || argv[0].empty()) {
+    r.error = "no command";
+    return r;
+  }
+  std::vector<std::string> env_strings;
+  for (char** e = environ; e && *e; ++e) {
+    if (!slurm_conf.empty() && std::strncmp(*e, "SLURM_CONF=", 11) == 0) continue;
+    env_strings.emplace_back(*e);
+  }
+  if (!slurm_conf.empty()) env_strings.push_back("SLURM_CONF=" + slurm_conf);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargv;
+  for (auto& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+
+  int outp[2], errp[2];
+  if (::pipe2(outp, O_CLOEXEC) != 0) {
+    r.error = std::string("pipe: ") + std::strerror(errno);
+    return r;
+  }
+  if (::pipe2(errp, O_CLOEXEC) != 0) {
+    r.error = std::string("pipe: ") + std::strerror(errno);
+    ::close(outp[0]);
+    ::close(outp[1]);
+    return r;
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, cargv[0], &fa, &attr, cargv.data(), envp.data());
+  if (rc == ENOENT && argv[0].find('/') == std::string::npos) {
+    // Slurm's commands live in /usr/bin; a harness started with a bare PATH still finds them.
+    std::string full = "/usr/bin/" + argv[0];
+    cargv[0] = full.data();
+    rc = posix_spawn(&pid, full.c_str(), &fa, &attr, cargv.data(), envp.data());
+    cargv[0] = args[0].data();
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  ::close(outp[1]);
+  ::close(errp[1]);
+  if (rc != 0) {
+    ::close(outp[0]);
+    ::close(errp[0]);
+    r.error = rc == ENOENT ? argv[0] + " not found on PATH (is the Slurm client installed?)"
+                           : "cannot run " + argv[0] + ": " + std::strerror(rc);
+    return r;
+  }
+  r.started = true;
+  drain_pipes(outp[0], errp[0], &r.out, &r.err, Clock::now() + timeout, &r.timed_out);
+  ::close(outp[0]);
+  ::close(errp[0]);
+  if (r.timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!r.timed_out && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  return r;
+}
+
+}  // namespace slurm
+
+// ------------------------------------------------------------- the handle
+
+namespace {
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  size_t i = s.find_first_not_of(" \t\r\n");
+  return i == std::string::npos ? "" : s.substr(i);
+}
+
+std::string first_line(const std::string& s) {
+  std::string t = trim(s);
+  size_t nl = t.find('\n');
+  return nl == std::string::npos ? t : t.substr(0, nl);
+}
+
+// "3:0" -> exit 3, signal 0.
+void parse_exit_code(const std::string& s, int* exit_code, int* signal) {
+  size_t colon = s.find(':');
+  try {
+    *exit_code = std::stoi(s.substr(0, colon));
+    if (colon != std::string::npos) *signal = std::stoi(s.substr(colon + 1));
+  } catch (...) {
+  }
+}
+
+// What one look at Slurm found.
+struct JobInfo {
+  enum Kind { Known, Gone, Unreachable } kind = Unreachable;
+  std::string state;   // COMPLETED, RUNNING, ...
+  std::string reason;
+  int exit_code = -1;  // from scontrol/sacct, when given
+  int signal = 0;
+  std::string error;   // when Unreachable
+};
+
+bool says_invalid_job(const slurm::CommandResult& r) {
+  return r.started && r.err.find("Invalid job id") != std::string::npos;
+}
+
+class SlurmHandle : public RunHandle {
+ public:
+  SlurmHandle(std::string id, std::string job_id, slurm::JobFiles files, LineSink sink, SlurmOptions opts,
+              std::chrono::seconds timeout)
+      : id_(std::move(id)),
+        job_id_(std::move(job_id)),
+        files_(std::move(files)),
+        sink_(std::move(sink)),
+        opts_(std::move(opts)),
+        timeout_(timeout) {
+    status_.state = RunState::Pending;
+    status_.detail = "submitted as slurm job " + job_id_;
+    thread_ = std::thread([this] { monitor(); });
+  }
+
+  ~SlurmHandle() override {
+    bool running;
+    {
+      std::lock_guard lock(mu_);
+      running = !done_;
+    }
+    if (running) cancel("the run's handle was destroyed");
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  const std::string& id() const override { return id_; }
+  std::string job_id() const override { return job_id_; }
+  std::string output_path() const override { return files_.output; }
+
+  RunStatus poll() override {
+    std::lock_guard lock(mu_);
+    return status_;
+  }
+
+  RunStatus wait(std::chrono::milliseconds limit) override {
+    std::unique_lock lock(mu_);
+    if (limit >= std::chrono::hours(24 * 365)) {
+      cv_.wait(lock, [&] { return done_; });
+    } else {
+      cv_.wait_for(lock, limit, [&] { return done_; });
+    }
+    return status_;
+  }
+
+  void cancel(const std::string& reason) override {
+    {
+      std::lock_guard lock(mu_);
+      if (done_ || cancel_requested_) return;
+    }
+    if (ended()) {
+      // Its command has ended (or the job has): it is collected as it ended
+      // at the next look, not cancelled.
+      {
+        std::lock_guard lock(mu_);
+        poke_ = true;
+      }
+      cv_.notify_all();
+      return;
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (done_ || cancel_requested_) return;
+      cancel_requested_ = true;
+      cancel_reason_ = reason.empty() ? "cancelled" : reason;
+    }
+    scancel();
+    {
+      std::lock_guard lock(mu_);
+      poke_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  // Whether the job has ended though the monitor may not have seen it yet:
+  // the batch script wrote its exit code, or Slurm gives a final state.
+  bool ended() {
+    if (read_exit_file() >= 0) return true;
+    JobInfo info = query();
+    return info.kind == JobInfo::Known && slurm::is_terminal(info.state);
+  }
+
+  void scancel() {
+    // A job that has just ended makes scancel complain; the state query tells what happened.
+    slurm::run_command({"scancel", job_id_}, opts_.slurm_conf, opts_.command_timeout);
+  }
+
+  JobInfo query() {
+    JobInfo info;
+    auto sq = slurm::run_command({"squeue", "--noheader", "--states=all", "--jobs=" + job_id_, "--format=%T|%r"},
+                                 opts_.slurm_conf, opts_.command_timeout);
+    bool gone = says_invalid_job(sq);
+    std::string line = first_line(sq.out);
+    if (sq.exit_code == 0 && !line.empty()) {
+      size_t bar = line.find('|');
+      info.kind = JobInfo::Known;
+      info.state = line.substr(0, bar);
+      if (bar != std::string::npos) info.reason = line.substr(bar + 1);
+      if (!slurm::is_terminal(info.state)) return info;
+    }
+    // Finished (for its exit code), or no longer in squeue: scontrol keeps it for MinJobAge.
+    auto sc = slurm::run_command({"scontrol", "--oneliner", "show", "job", job_id_}, opts_.slurm_conf,
+                                 opts_.command_timeout);
+    if (sc.exit_code == 0) {
+      auto f = slurm::parse_scontrol(sc.out);
+      if (auto it = f.find("JobState"); it != f.end()) {
+        info.kind = JobInfo::Known;
+        info.state = it->second;
+        if (auto r = f.find("Reason"); r != f.end()) info.reason = r->second;
+        if (auto e = f.find("ExitCode"); e != f.end()) parse_exit_code(e->second, &info.exit_code, &info.signal);
+        return info;
+      }
+    }
+    gone = gone || says_invalid_job(sc);
+    if (info.kind == JobInfo::Known) return info;
+    // Gone from the controller: accounting, where the cluster has it.
+    auto sa = slurm::run_command({"sacct", "--noheader", "--parsable2", "--allocations", "--jobs=" + job_id_,
+                                  "--format=State,ExitCode"},
+                                 opts_.slurm_conf, opts_.command_timeout);
+    std::string acct = first_line(sa.out);
+    if (sa.exit_code == 0 && !acct.empty()) {
+      size_t bar = acct.find('|');
+      std::string st = acct.substr(0, bar);
+      st = st.substr(0, st.find(' '));  // "CANCELLED by 0"
+      info.kind = JobInfo::Known;
+      info.state = st;
+      if (bar != std::string::npos) parse_exit_code(acct.substr(bar + 1), &info.exit_code, &info.signal);
+      return info;
+    }
+    if (gone) {
+      info.kind = JobInfo::Gone;
+    } else {
+      info.kind = JobInfo::Unreachable;
+      info.error = first_line(!sq.error.empty() ? sq.error : sq.err);
+      if (info.error.empty() && sq.timed_out) info.error = "squeue timed out";
+    }
+    return info;
+  }
+
+  // The exit status the batch script wrote, or -1.
+  int read_exit_file() const {
+    std::ifstream in(files_.exit_code);
+    int code = -1;
+    if (in >> code) return code;
+    return -1;
+  }
+
+  // Reads what the job has added to its output file; sends whole lines.
+  // True when something was read.
+  bool read_output() {
+    int fd = ::open(files_.output.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && static_cast<unsigned long long>(st.st_size) < offset_) {
+      offset_ = 0;  // truncated: the job was requeued and started again
+      partial_.clear();
+    }
+    bool got_any = false;
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(offset_));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got_any = true;
+      offset_ += static_cast<unsigned long long>(n);
+      partial_.append(buf, static_cast<size_t>(n));
+      size_t start = 0;
+      for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
+        std::string line = partial_.substr(start, nl - start);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        emit(line);
+      }
+      partial_.erase(0, start);
+    }
+    ::close(fd);
+    return got_any;
+  }
+
+  void emit(const std::string& line) {
+    if (sink_) sink_(id_, line);
+  }
+
+  // Reads until the file stops growing (a shared file system may show the
+  // last writes late), then sends the last partial line.
+  void final_drain() {
+    auto quiet_since = Clock::now();
+    auto give_up = Clock::now() + std::chrono::seconds(5);
+    read_output();
+    while (Clock::now() < give_up && Clock::now() - quiet_since < 2 * opts_.read_interval) {
+      std::this_thread::sleep_for(opts_.read_interval / 2);
+      if (read_output()) quiet_since = Clock::now();
+    }
+    if (!partial_.empty()) {
+      emit(partial_);
+      partial_.clear();
+    }
+  }
+
+  void set_status(RunStatus s) {
+    std::lock_guard lock(mu_);
+    if (!done_) status_ = std::move(s);
+  }
+
+  void finish(const JobInfo& info, bool timed_out_by_us) {
+    final_drain();
+    int file_code = read_exit_file();
+    int exit_code = file_code >= 0 ? file_code : info.exit_code;
+    int signal = file_code >= 0 ? 0 : info.signal;
+    RunStatus s;
+    if (info.kind == JobInfo::Gone) {
+      if (file_code == 0) {
+        s = {RunState::Succeeded, 0, "exit 0"};
+      } else if (file_code > 0) {
+        s = {RunState::Failed, file_code, "exit " + std::to_string(file_code)};
+      } else {
+        s = {RunState::Failed, -1,
+             "slurm job " + job_id_ + " left the queue without an exit code (not in squeue, scontrol or sacct)"};
+      }
+    } else {
+      s = slurm::map_state(info.state, exit_code, signal, info.reason);
+    }
+    std::lock_guard lock(mu_);
+    if (timed_out_by_us && s.state != RunState::Succeeded) {
+      s.state = RunState::TimedOut;
+      s.detail = "time limit of " + std::to_string(timeout_.count()) + " s exceeded: referee cancelled slurm job " +
+                 job_id_ + " (slurm state " + (info.state.empty() ? "unknown" : info.state) + ")";
+    } else if (cancel_requested_) {
+      s.state = RunState::Cancelled;
+      s.detail = cancel_reason_ + " (scancel " + job_id_ + ")";
+    } else if (s.state == RunState::Cancelled) {
+      s.detail = "slurm job " + job_id_ + " was cancelled outside referee (" + s.detail + ")";
+    } else if (s.state == RunState::TimedOut) {
+      s.detail += "; limit " + (timeout_.count() > 0 ? slurm::time_limit(timeout_) + " min" : "from the cluster") +
+                  ", job " + job_id_;
+    }
+    status_ = std::move(s);
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  void monitor() {
+    auto next_query = Clock::now();
+    std::optional<Clock::time_point> started;
+    bool timed_out_by_us = false;
+    int gone_count = 0;
+    for (;;) {
+      if (read_output() && !started) {
+        // Output means the job runs, even before squeue has been asked.
+        started = Clock::now();
+        set_status({RunState::Running, -1, "slurm state RUNNING, job " + job_id_});
+      }
+      bool poked;
+      {
+        std::lock_guard lock(mu_);
+        poked = poke_;
+        poke_ = false;
+      }
+      if (poked || Clock::now() >= next_query) {
+        next_query = Clock::now() + opts_.state_interval;
+        JobInfo info = query();
+        if (info.kind == JobInfo::Known) {
+          gone_count = 0;
+          bool script_done = info.state == "COMPLETING" && read_exit_file() >= 0;
+          if (slurm::is_terminal(info.state) || script_done) {
+            if (script_done) {
+              int code = read_exit_file();
+              info.state = code == 0 ? "COMPLETED" : "FAILED";
+            }
+            finish(info, timed_out_by_us);
+            return;
+          }
+          RunStatus s = slurm::map_state(info.state, -1, 0, info.reason);
+          if (s.state == RunState::Running && !started) started = Clock::now();
+          s.detail += ", job " + job_id_;
+          set_status(std::move(s));
+        } else if (info.kind == JobInfo::Gone) {
+          // A job that ran and left: the exit code file tells how it went
+          // (seen again a moment later in case the file system lags).
+          if (read_exit_file() >= 0 || ++gone_count >= 3) {
+            finish(info, timed_out_by_us);
+            return;
+          }
+        } else {
+          RunStatus s = poll();
+          s.detail = "cannot reach Slurm (" + info.error + "), job " + job_id_;
+          set_status(std::move(s));
+        }
+        if (timeout_.count() > 0 && started && !timed_out_by_us && Clock::now() - *started > timeout_) {
+          bool cancelling;
+          {
+            std::lock_guard lock(mu_);
+            cancelling = cancel_requested_;
+          }
+          if (!cancelling) {
+            timed_out_by_us = true;
+            scancel();
+            next_query = Clock::now();
+          }
+        }
+      }
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, opts_.read_interval, [&] { return stop_ || poke_; });
+      if (stop_) return;
+    }
+  }
+
+  const std::string id_;
+  const std::string job_id_;
+  const slurm::JobFiles files_;
+  const LineSink sink_;
+  const SlurmOptions opts_;
+  const std::chrono::seconds timeout_;
+
+  // Monitor thread only.
+  unsigned long long offset_ = 0;
+  std::string partial_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  RunStatus status_;
+  bool done_ = false;
+  bool stop_ = false;
+  bool poke_ = false;
+  bool cancel_requested_ = false;
+  std::string cancel_reason_;
+  std::thread thread_;
+};
+
+std::string safe_name(const std::string& id) {
+  std::string out;
+  for (char c : id) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
+  if (out.empty() || out[0] == '.') out = "run" + out;
+  return out.substr(0, 64);
+}
+
+// Makes the run's own work directory: <root>/<id>.XXXXXX.
+std::string make_work_dir(const RunRequest& req, const SlurmOptions& opts, std::string* error) {
+  fs::path root;
+  if (!opts.work_root.empty()) {
+    root = opts.work_root;
+  } else if (auto it = req.options.find("work_dir"); it != req.options.end() && !it->second.empty()) {
+    root = it->second;
+  } else if (!req.log_path.empty()) {
+    root = fs::absolute(req.log_path).parent_path() / ".slurm";
+  } else {
+    root = fs::temp_directory_path() / "referee-slurm-runs";
+  }
+  std::error_code ec;
+  root = fs::absolute(root, ec);
+  fs::create_directories(root, ec);
+  if (ec) {
+    *error = "cannot create the slurm work directory " + root.string() + ": " + ec.message();
+    return "";
+  }
+  std::string tmpl = (root / (safe_name(req.id) + ".XXXXXX")).string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data())) {
+    *error = "cannot create a directory in " + root.string() + ": " + std::strerror(errno);
+    return "";
+  }
+  ::chmod(buf.data(), 0755);
+  return std::string(buf.data());
+}
+
+}  // namespace
+
+SlurmBackend::SlurmBackend(SlurmOptions options) : options_(std::move(options)) {}
+
+std::unique_ptr<RunHandle> SlurmBackend::launch(const RunRequest& req, LineSink sink, std::string* error) {
+  std::string err;
+  if (!error) error = &err;
+  std::string dir = make_work_dir(req, options_, error);
+  if (dir.empty()) return nullptr;
+  slurm::JobFiles files = slurm::job_files(dir);
+  slurm::NodeCapture capture{options_.referee_binary, options_.capture_spec, slurm::node_env_file(req, dir)};
+  std::string script = slurm::batch_script(req, files, error, options_.referee_binary.empty() ? nullptr : &capture);
+  if (script.empty()) return nullptr;
+  std::error_code ec;
+  std::string workdir = req.workdir.empty() ? fs::current_path(ec).string() : fs::absolute(req.workdir, ec).string();
+  std::vector<std::string> args = slurm::sbatch_args(req, files, workdir, error);
+  if (args.empty()) return nullptr;
+  {
+    std::ofstream out(files.script, std::ios::binary | std::ios::trunc);
+    out << script;
+    if (!out.flush()) {
+      *error = "cannot write the batch script " + files.script;
+      return nullptr;
+    }
+  }
+  ::chmod(files.script.c_str(), 0755);
+  args.insert(args.begin(), "sbatch");
+  auto r = slurm::run_command(args, options_.slurm_conf, options_.command_timeout);
+  if (!r.started) {
+    *error = "cannot submit run " + req.id + ": " + r.error;
+    return nullptr;
+  }
+  if (r.timed_out) {
+    *error = "cannot submit run " + req.id + ": sbatch did not answer in " +
+             std::to_string(options_.command_timeout.count()) + " s";
+    return nullptr;
+  }
+  std::string job_id = slurm::parse_job_id(r.out);
+  if (r.exit_code != 0 || job_id.empty()) {
+    std::string why = trim(r.err);
+    if (why.empty()) why = trim(r.out);
+    *error = "sbatch refused run " + req.id + " (exit " + std::to_string(r.exit_code) + ")" +
+             (why.empty() ? std::string() : ": " + why);
+    return nullptr;
+  }
+  return std::make_unique<SlurmHandle>(req.id, job_id, files, std::move(sink), options_, req.timeout);
+}
+
+}  // namespace referee::harness

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "base/text.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -259,12 +260,6 @@ bool local_only_option(const std::string& name) {
          name == "timeout" || name == "json" || name == "csv";
 }
 
-std::string lower_ascii(std::string s) {
-  for (auto& ch : s)
-    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-  return s;
-}
-
 // Asks the server the question `sub` was given: its flags become the query
 // parameters; the answer's body is printed as it is.
 int ask_server(const char* name, const CLI::App& sub, const ClientOptions& client, const std::string& format) {
@@ -272,7 +267,7 @@ int ask_server(const char* name, const CLI::App& sub, const ClientOptions& clien
   r.method = "GET";
   r.path = std::string("/api/v1/query/") + name;
   for (const CLI::Option* opt : sub.get_options()) {
-    std::string key = lower_ascii(opt->get_single_name());
+    std::string key = base::lower(opt->get_single_name());
     if (local_only_option(key) || opt->count() == 0) continue;
     if (opt->get_type_size() == 0) {
       r.query.emplace_back(key, "true");
@@ -872,7 +867,7 @@ QueryAnswer run_query(const std::string& name, const std::vector<std::pair<std::
   std::vector<std::string> args{cmd.name}, positionals;
   std::string known;
   for (const CLI::Option* opt : sub->get_options()) {
-    std::string key = lower_ascii(opt->get_single_name());
+    std::string key = base::lower(opt->get_single_name());
     if (!local_only_option(key)) known += (known.empty() ? "" : ", ") + key;
   }
   for (const auto& [key, value] : params) {
@@ -889,7 +884,7 @@ QueryAnswer run_query(const std::string& name, const std::vector<std::pair<std::
     const CLI::Option* opt = nullptr;
     if (!local_only_option(key))
       for (const CLI::Option* o : sub->get_options())
-        if (lower_ascii(o->get_single_name()) == key) opt = o;
+        if (base::lower(o->get_single_name()) == key) opt = o;
     if (!opt) {
       a.bad_request = true;
       a.err = "unknown parameter '" + key + "' for " + name + "; it takes: " + known + ", format";

@@ -5,6 +5,7 @@
 // GET /api/v1/query/NAME.
 #include <iostream>
 
+#include "base/text.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -92,12 +93,6 @@ bool local_only_option(const std::string& name) {
          name == "timeout" || name == "json" || name == "csv";
 }
 
-std::string lower_ascii(std::string s) {
-  for (auto& ch : s)
-    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-  return s;
-}
-
 // Asks the server the question `sub` was given: its flags become the query
 // parameters; the answer's body is printed as it is.
 int ask_server(const char* name, const CLI::App& sub, const ClientOptions& client, const std::string& format) {
@@ -105,7 +100,7 @@ int ask_server(const char* name, const CLI::App& sub, const ClientOptions& clien
   r.method = "GET";
   r.path = std::string("/api/v1/query/") + name;
   for (const CLI::Option* opt : sub.get_options()) {
-    std::string key = lower_ascii(opt->get_single_name());
+    std::string key = base::lower(opt->get_single_name());
     if (local_only_option(key) || opt->count() == 0) continue;
     if (opt->get_type_size() == 0) {
       r.query.emplace_back(key, "true");

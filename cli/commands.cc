@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/text.h"
+
 namespace referee::cli {
 
 std::vector<Command> all_commands() {
@@ -12,29 +14,12 @@ std::vector<Command> all_commands() {
           user_command(), objection_command(), report_command()};
 }
 
-namespace {
-
-// Levenshtein distance (names are short).
-size_t distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-}  // namespace
-
 std::string unknown_command_message(const std::string& word) {
   std::string best, names;
   size_t best_d = ~size_t{0};
   for (const auto& c : all_commands()) {
     if (word == c.name) return "";
-    size_t d = distance(word, c.name);
+    size_t d = base::edit_distance(word, c.name);
     if (d < best_d) {
       best_d = d;
       best = c.name;

@@ -20,6 +20,8 @@
 #include <iostream>
 #include <thread>
 
+#include "base/subprocess.h"
+#include "base/utc_time.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -44,47 +46,16 @@ std::string find_reference(const std::string& flag) {
 // *out; `env` entries (NAME=VALUE) are added to the environment. Returns the
 // exit status (-1 when it could not start or was killed).
 int run_self(const std::vector<std::string>& args, const std::vector<std::string>& env, std::string* out) {
-  out->clear();
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  std::string exe = fs::read_symlink("/proc/self/exe").string();
-  std::vector<std::string> all = {exe};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> envs;
-  for (char** e = environ; *e; ++e) {
-    std::string v = *e;
-    bool replaced = false;
-    for (const auto& x : env)
-      if (v.substr(0, v.find('=') + 1) == x.substr(0, x.find('=') + 1)) replaced = true;
-    if (!replaced) envs.push_back(v);
-  }
-  envs.insert(envs.end(), env.begin(), env.end());
-  std::vector<char*> envp;
-  for (auto& e : envs) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    return -1;
-  }
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fds[0], buf, sizeof buf)) > 0) out->append(buf, static_cast<size_t>(n));
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::vector<std::string> argv = {fs::read_symlink("/proc/self/exe").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  base::CommandOptions o;
+  for (const auto& x : env) o.env[x.substr(0, x.find('='))] = x.substr(x.find('=') + 1);
+  o.stderr_to = base::StderrTo::Stdout;
+  o.own_process_group = false;
+  o.max_output = out->max_size();
+  base::CommandResult r = base::run_command(argv, o);
+  *out = std::move(r.out);
+  return r.exit_code;
 }
 
 // A child `referee serve`, stopped (SIGTERM, then waited for) when destroyed.
@@ -213,12 +184,7 @@ struct Teller {
 };
 
 std::string date_from_now(int days) {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + std::chrono::hours(24 * days));
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
+  return base::utc_string(std::chrono::system_clock::now() + std::chrono::hours(24 * days), base::UtcFormat::Date);
 }
 
 }  // namespace

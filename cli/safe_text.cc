@@ -6,16 +6,7 @@ namespace referee::cli {
 
 namespace {
 
-bool is_control(unsigned char c) { return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f; }
-
-void append_one(std::string* out, unsigned char c) {
-  if (!is_control(c)) {
-    out->push_back(static_cast<char>(c));
-  } else {
-    out->push_back('^');
-    out->push_back(c == 0x7f ? '?' : static_cast<char>(c + 64));
-  }
-}
+using base::append_caret;
 
 // `pending_cr` (when not null) lets a CR through when an LF follows it, also
 // in the next write: CSV records end with CRLF, which moves no cursor
@@ -26,24 +17,17 @@ void append_safe(std::string* out, const char* s, std::streamsize n, bool* pendi
     if (pending_cr && *pending_cr) {
       *pending_cr = false;
       if (c == '\n') out->push_back('\r');
-      else append_one(out, '\r');
+      else append_caret(out, '\r');
     }
     if (pending_cr && c == '\r') {
       *pending_cr = true;
       continue;
     }
-    append_one(out, c);
+    append_caret(out, c);
   }
 }
 
 }  // namespace
-
-std::string caret_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  append_safe(&out, text.data(), static_cast<std::streamsize>(text.size()));
-  return out;
-}
 
 class SafeTextFilter::Buf : public std::streambuf {
  public:

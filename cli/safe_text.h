@@ -11,10 +11,12 @@
 #include <streambuf>
 #include <string>
 
+#include "base/text.h"
+
 namespace referee::cli {
 
 // `text` with control characters other than \n and \t in caret notation.
-std::string caret_escape(const std::string& text);
+using base::caret_escape;
 
 // Installs the filter on `os` for as long as it lives.
 class SafeTextFilter {

@@ -15,6 +15,9 @@
 #include <map>
 #include <memory>
 
+#include "base/digest.h"
+#include "base/file.h"
+#include "base/utc_time.h"
 #include "harness/backends/slurm.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
@@ -27,21 +30,6 @@ namespace referee::harness {
 
 namespace {
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-}  // namespace
-
-std::string sha256_of(std::string_view bytes) { return rules::sha256_hex(bytes); }
-
-namespace {
-
 bool read_all(const fs::path& p, std::string* out) {
   std::ifstream in(p, std::ios::binary);
   if (!in) return false;
@@ -50,46 +38,6 @@ bool read_all(const fs::path& p, std::string* out) {
 }
 
 }  // namespace
-
-bool write_file_atomically(const std::string& path_text, std::string_view text, std::string* error) {
-  fs::path path(path_text);
-  fs::path tmp = path;
-  tmp += ".tmp-" + std::to_string(getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = "cannot write " + tmp.string() + ": " + std::strerror(errno);
-    return false;
-  }
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      *error = "cannot write " + tmp.string() + ": " + std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    *error = "cannot write " + tmp.string() + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = "cannot write " + path.string() + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  // The rename itself reaches the disk with its folder.
-  int dfd = ::open(path.parent_path().empty() ? "." : path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-  return true;
-}
 
 ManifestLock::~ManifestLock() {
   if (fd_ >= 0) ::close(fd_);
@@ -339,10 +287,10 @@ std::string manifest_json(const Manifest& m) {
 }
 
 bool save_manifest(const std::string& path, Manifest& m, std::string* error) {
-  m.updated = utc_now();
+  m.updated = base::utc_now();
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
-  return write_file_atomically(path, manifest_json(m), error);
+  return base::write_file_atomic(path, manifest_json(m), error);
 }
 
 // ---------------------------------------------------------------- logs
@@ -649,7 +597,7 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
     if (!mine(r) || r.package != "entering") continue;
     std::string path = file_of(r), have;
     if (fs::exists(path, ec)) {
-      if (read_all(path, &have) && sha256_of(have) == r.result_sha256) {
+      if (read_all(path, &have) && base::sha256_hex(have) == r.result_sha256) {
         r.package = "in";
         r.note = "its result file was written but not yet recorded when the harness ended; recorded on resume";
       } else {
@@ -660,8 +608,8 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
       }
     } else {
       std::string log;
-      if (!r.log.empty() && read_all(resolve_in(out_dir, r.log), &log) && sha256_of(log) == r.result_sha256) {
-        if (!write_file_atomically(path, log, error)) return false;
+      if (!r.log.empty() && read_all(resolve_in(out_dir, r.log), &log) && base::sha256_hex(log) == r.result_sha256) {
+        if (!base::write_file_atomic(path, log, error)) return false;
         r.package = "in";
         r.note = "the harness ended before its result file was written; written from its kept log on resume";
       } else {
@@ -703,7 +651,7 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
       continue;
     }
     claimed.insert(fs::path(path).filename().string());
-    if (read_all(path, &have) && sha256_of(have) != r.result_sha256 &&
+    if (read_all(path, &have) && base::sha256_hex(have) != r.result_sha256 &&
         r.note.find("changed outside referee") == std::string::npos) {
       r.note = fs::path(path).filename().string() + " changed outside referee since it was written (kept as it is)";
       rec->messages.push_back(r.run + ": " + r.note);
@@ -741,7 +689,7 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
     r.converged = v.compliant && f.run_stop_status == "success";
     r.package = "in";
     r.result_file = relative_to(out_dir, p.string());
-    r.result_sha256 = sha256_of(text);
+    r.result_sha256 = base::sha256_hex(text);
     r.reason = "found in the package, not recorded by this manifest (run elsewhere, or before the manifest); kept";
     rec->messages.push_back(name + ": " + r.reason + (v.compliant ? "" : "; its log is not compliant: " + r.first_error));
     m->runs.push_back(std::move(r));

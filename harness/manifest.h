@@ -181,12 +181,6 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
                        const rules::RuleSet& rules, bool replace, Reconciled* rec, std::string* error,
                        const LivenessProbe& probe = {});
 
-// SHA-256 of `bytes`, in hex.
-std::string sha256_of(std::string_view bytes);
-// Writes `text` to `path` through a temporary file in the same folder,
-// flushed to disk, and a rename: a reader sees the old file or the new one.
-bool write_file_atomically(const std::string& path, std::string_view text, std::string* error);
-
 // Holds an exclusive lock on `path` (created if needed) while it lives, so
 // that two harnesses never write one package at once.
 class ManifestLock {

@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 
+#include "base/digest.h"
 #include "harness/backends/builtin.h"
 #include "harness/backends/exec.h"
 #include "harness/manifest.h"
@@ -425,7 +426,7 @@ TEST_SUITE("manifest") {
       CHECK(r.time_to_train_ms > 0);
       CHECK(r.run_stop_status == "success");
       CHECK(r.exit_code == 0);
-      CHECK(r.result_sha256 == sha256_of(slurp(s.dir / "out" / r.result_file)));
+      CHECK(r.result_sha256 == base::sha256_hex(slurp(s.dir / "out" / r.result_file)));
       CHECK(fs::exists(s.dir / "out" / r.log));
       CHECK(fs::path(r.result_file).is_relative());
     }
@@ -664,7 +665,7 @@ TEST_SUITE("manifest") {
     CHECK(on_disk.size() == 5);
     // Each in-package record's digest is its file's.
     for (const auto& r : after.runs)
-      if (r.package == "in") CHECK(r.result_sha256 == sha256_of(slurp(s.dir / "out" / r.result_file)));
+      if (r.package == "in") CHECK(r.result_sha256 == base::sha256_hex(slurp(s.dir / "out" / r.result_file)));
   }
 
   TEST_CASE("resume: a run the record says is running and whose process group is alive is named and never started twice") {

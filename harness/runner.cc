@@ -17,6 +17,9 @@
 #include <set>
 #include <thread>
 
+#include "base/digest.h"
+#include "base/file.h"
+#include "base/utc_time.h"
 #include "harness/live_check.h"
 #include "harness/manifest.h"
 #include "harness/environment/node_environment.h"
@@ -32,11 +35,6 @@ namespace referee::harness {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Writes `text` to `path` through a temporary file, fsync and a rename.
-bool write_atomically(const fs::path& path, const std::string& text, std::string* error) {
-  return write_file_atomically(path.string(), text, error);
-}
 
 bool read_file(const fs::path& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
@@ -115,12 +113,7 @@ std::optional<rules::Finding> follow_log_file(Live& l, const rules::RuleSet& rul
 // to (mllog appends to an existing file).
 std::string invocation_stamp() {
   static std::atomic<int> count{0};
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return std::string(buf) + "-" + std::to_string(getpid()) + "-" + std::to_string(count++);
+  return base::utc_now(base::UtcFormat::Compact) + "-" + std::to_string(getpid()) + "-" + std::to_string(count++);
 }
 
 // ---------------------------------------------------------------- the package and its manifest
@@ -324,10 +317,10 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
   fs::path f = results / ("result_" + std::to_string(n) + ".txt");
   m.package = "entering";
   m.result_file = relative_to(p.out_dir, f.string());
-  m.result_sha256 = sha256_of(text);
+  m.result_sha256 = base::sha256_hex(text);
   save_record(p, event);
   std::string err;
-  if (!p.error.empty() || !write_file_atomically(f.string(), text, &err)) {
+  if (!p.error.empty() || !base::write_file_atomic(f.string(), text, &err)) {
     // Not recorded as entering, or not written: the run stays out, and says why.
     if (!err.empty()) {
       event(r.id + ": " + err);
@@ -428,7 +421,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     fs::remove(logs, ec);
     return false;
   }
-  if (!write_atomically(pkg / "systems" / (spec.system + ".json"), opt.system_json, error)) return false;
+  if (!base::write_file_atomic(pkg / "systems" / (spec.system + ".json"), opt.system_json, error)) return false;
 
   // A command that names {log} writes its log there (mllog.config(filename=...)):
   // that file is the run's log; what it prints is only output.
@@ -498,9 +491,9 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     if (l.follows_file) {
       // The workload's own file stays as it wrote it; its output goes beside it.
       if (auto f = follow_log_file(l, rules, true)) stop_run(l, *f);
-      write_atomically(l.report.output_file, l.output, &err);
+      base::write_file_atomic(l.report.output_file, l.output, &err);
     } else if (!fs::exists(l.report.kept_log, ec)) {
-      write_atomically(l.report.kept_log, l.checker->text(), &err);
+      base::write_file_atomic(l.report.kept_log, l.checker->text(), &err);
     }
     if (opt.environment) {
       // The environment the run ran in, with what its log says of the submission.
@@ -512,7 +505,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       env.submission = submission_fields(l.follows_file && read_file(l.report.kept_log, &log_text) ? log_text
                                                                                                  : l.checker->text());
       fs::path env_file = logs / (l.report.id + ".env.json");
-      if (write_atomically(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
+      if (base::write_file_atomic(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
       else event(l.report.id + ": " + err);
     }
     if (!l.report.aborted)
@@ -671,9 +664,9 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         std::string err;
         if (l.follows_file) {
           follow_log_file(l, rules, true);
-          if (!write_atomically(l.report.output_file, l.output, &err)) event(l.report.id + ": " + err);
+          if (!base::write_file_atomic(l.report.output_file, l.output, &err)) event(l.report.id + ": " + err);
         } else if (!fs::exists(l.report.kept_log, ec)) {
-          if (!write_atomically(l.report.kept_log, l.checker->text(), &err)) event(l.report.id + ": " + err);
+          if (!base::write_file_atomic(l.report.kept_log, l.checker->text(), &err)) event(l.report.id + ": " + err);
         }
         if (opt.environment) {
           std::string note;
@@ -682,7 +675,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
           env.submission = submission_fields(l.follows_file && read_file(l.report.kept_log, &log_text) ? log_text
                                                                                                      : l.checker->text());
           fs::path env_file = logs / (l.report.id + ".env.json");
-          if (write_atomically(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
+          if (base::write_file_atomic(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
         }
         l.report.last_eval = l.checker->last_eval();
         l.tracker->end();

@@ -28,21 +28,6 @@ bool control_chars(const std::string& v) {
   return std::any_of(v.begin(), v.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; });
 }
 
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string list(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
@@ -102,16 +87,6 @@ std::vector<std::string> backend_option_keys(const std::string& backend) {
   if (backend == "exec") return kExecKeys;
   if (backend == "slurm") return slurm::kOptionKeys;
   return {};
-}
-
-std::string nearest_name(const std::string& name, const std::vector<std::string>& known) {
-  std::string best;
-  size_t best_d = std::string::npos;
-  for (const auto& k : known) {
-    size_t d = edit_distance(name, k);
-    if (d < best_d) best_d = d, best = k;
-  }
-  return best_d <= std::max<size_t>(2, name.size() / 3) ? best : "";
 }
 
 bool check_backend_options(const Spec& s, std::string* error) {

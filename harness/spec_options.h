@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text.h"
 #include "harness/spec.h"
 
 namespace referee::harness {
@@ -15,7 +16,7 @@ namespace referee::harness {
 std::vector<std::string> backend_option_keys(const std::string& backend);
 
 // The name in `known` nearest to `name` by edit distance, "" when none is close.
-std::string nearest_name(const std::string& name, const std::vector<std::string>& known);
+using base::nearest_name;
 
 // Checks s->backend_options against s->backend: an unknown key (with the
 // nearest known one), a value of the wrong kind or out of range, options that

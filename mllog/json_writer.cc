@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "base/digest.h"
+
 namespace referee::mllog {
 
 namespace {
@@ -45,9 +47,8 @@ void append_json_string(std::string* out, std::string_view s, JsonText text) {
       case '\t': *out += "\\t"; break;
       default:
         if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          *out += buf;
+          *out += "\\u00";
+          base::append_hex(out, c);
         } else if (c >= 0x80) {
           if (text == JsonText::kUtf8) {
             if (size_t n = utf8_length(s, i)) {  // UTF-8 text: the sequence as it is

@@ -11,6 +11,8 @@
 #include <exception>
 #include <ostream>
 
+#include "base/digest.h"
+
 namespace referee::mllog {
 
 // ------------------------------------------------------------------ values
@@ -155,11 +157,10 @@ void append_py_json_float(std::string* out, double d) {
 
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
-
 void append_u_escape(std::string* out, uint32_t unit) {
-  char b[6] = {'\\', 'u', kHex[(unit >> 12) & 0xF], kHex[(unit >> 8) & 0xF], kHex[(unit >> 4) & 0xF], kHex[unit & 0xF]};
-  out->append(b, sizeof b);
+  out->append("\\u", 2);
+  base::append_hex(out, static_cast<unsigned char>(unit >> 8));
+  base::append_hex(out, static_cast<unsigned char>(unit & 0xFF));
 }
 
 bool is_cont(unsigned char c) { return (c & 0xC0) == 0x80; }

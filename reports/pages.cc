@@ -10,6 +10,8 @@
 #include <ctime>
 #include <set>
 
+#include "base/text.h"
+#include "base/utc_time.h"
 #include "reports/charts.h"
 
 namespace referee::reports {
@@ -19,10 +21,7 @@ using submissions::Stmt;
 
 namespace {
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+using base::lower;
 
 bool has_column(submissions::Store& s, const char* table, const char* column) {
   Stmt st(s.db(), "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2");
@@ -202,14 +201,7 @@ Meta page_meta(Context& ctx, const Page& page) {
   m.referee_version = REFEREE_VERSION;
   m.rulesets = page.rounds;
   m.generated_at = ctx.options.generated_at;
-  if (m.generated_at.empty()) {
-    std::time_t t = std::time(nullptr);
-    char buf[32];
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    m.generated_at = buf;
-  }
+  if (m.generated_at.empty()) m.generated_at = base::utc_now();
   if (!ctx.imported_read) {
     Stmt st(ctx.store.db(), "SELECT d.name, MAX(p.imported_at) FROM packages p JOIN rounds d ON p.round_id = d.id GROUP BY d.name");
     while (st.step()) ctx.imported_at[st.col_text(0)] = st.col_text(1);

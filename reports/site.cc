@@ -16,6 +16,7 @@
 #include <map>
 #include <set>
 
+#include "base/file.h"
 #include "reports/pages.h"
 
 // The bundled page script, styles and chart libraries (reports/assets.h)
@@ -192,27 +193,9 @@ bool write_file(const fs::path& p, const std::string& body, std::set<std::string
     }
     made->insert(parent);
   }
-  int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = "cannot write " + p.string() + ": " + std::strerror(errno);
-    return false;
-  }
-  size_t done = 0;
-  while (done < body.size()) {
-    ssize_t n = ::write(fd, body.data() + done, body.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      *error = "cannot write " + p.string() + ": " + std::strerror(errno);
-      ::close(fd);
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    *error = "cannot write " + p.string() + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
+  base::Status written = base::write_file(p.string(), body);
+  if (!written.ok()) *error = written.message;
+  return written.ok();
 }
 
 }  // namespace
@@ -480,24 +463,21 @@ bool write_site(const std::string& dir, const std::vector<File>& files, std::str
     if (notes) notes->kept = keep;
     return true;
   };
-  if (!exists) {
-    if (::rename(tmp.c_str(), target.c_str()) != 0) return fail("cannot rename into " + target.string() + ": " + std::strerror(errno));
-    return done();
-  }
-  // Swap the new site and the old one in one step, then remove the old.
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0) {
-    // Without an atomic exchange (some file systems): move the old one aside first.
-    fs::path old = tmp.string() + ".old";
-    if (::rename(target.c_str(), old.c_str()) != 0) return fail("cannot move the earlier report aside: " + std::string(std::strerror(errno)));
-    if (::rename(tmp.c_str(), target.c_str()) != 0) {
-      int e = errno;
-      (void)::rename(old.c_str(), target.c_str());
-      return fail("cannot rename into " + target.string() + ": " + std::strerror(e));
+  // Swap the new site and the old one in one step where the file system
+  // allows it (else the old one goes aside to <tmp>.old first), then remove the old.
+  fs::path old;
+  base::Status swapped = base::swap_install_dir(tmp, target, &old);
+  if (!swapped.ok()) {
+    if (!old.empty()) {  // the earlier report could not be put back: say where it is
+      std::error_code e2;
+      fs::remove_all(tmp, e2);
+      if (lock_fd >= 0) ::close(lock_fd);
+      *error = swapped.message + "; the earlier report is in " + old.string();
+      return false;
     }
-    fs::remove_all(old, ec);
-    return done();
+    return fail(swapped.message);
   }
-  fs::remove_all(tmp, ec);  // now the earlier report
+  if (!old.empty()) fs::remove_all(old, ec);  // now the earlier report
   return done();
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.h"
 #include "submissions/cost.h"
 #include "submissions/store.h"
 
@@ -74,7 +75,8 @@ struct WriteNotes {
 bool write_site(const std::string& dir, const std::vector<File>& files, std::string* error,
                 WriteNotes* notes = nullptr);
 
-enum class Status { Ok, NotFound, BadRequest, Error };
+// What render() gave: base's status codes (Ok, NotFound, BadRequest, Error).
+using Status = base::StatusCode;
 
 // One file of the site, rendered on its own (only what that page needs).
 // `path` is a site path ("index.html", "rounds/training-3.1.0/gpt3.html",

@@ -1,11 +1,12 @@
 #include "review/events.h"
 
-#include <openssl/sha.h>
-
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 
+#include "base/digest.h"
+#include "base/text.h"
+#include "base/utc_time.h"
 #include "mllog/json_writer.h"
 
 namespace referee::review {
@@ -20,8 +21,7 @@ const char* role_name(Role r) {
 }
 
 bool parse_role(const std::string& text, Role* out) {
-  std::string t;
-  for (char c : text) t += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  std::string t = base::lower(text);
   if (t == "member") *out = Role::Member;
   else if (t == "chair") *out = Role::Chair;
   else if (t == "admin" || t == "administrator") *out = Role::Admin;
@@ -29,17 +29,7 @@ bool parse_role(const std::string& text, Role* out) {
   return true;
 }
 
-std::string now_utc() {
-  auto now = std::chrono::system_clock::now();
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
-  return buf;
-}
+std::string now_utc() { return base::utc_now(base::UtcFormat::Millis); }
 
 namespace {
 
@@ -66,15 +56,7 @@ std::string event_hash(const Event& e) {
   field(&text, e.action);
   field(&text, e.subject);
   field(&text, e.payload_json);
-  unsigned char md[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), md);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : md) {
-    out += hex[c >> 4];
-    out += hex[c & 15];
-  }
-  return out;
+  return base::sha256_hex(text);
 }
 
 bool append_event(submissions::Store& s, const Actor& who, const std::string& action, const std::string& subject,

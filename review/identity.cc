@@ -3,6 +3,7 @@
 // hash (as Api::authenticate computes it) and its first 12 characters.
 #include <sodium.h>
 
+#include "base/digest.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
 #include "review/policy.h"
@@ -11,16 +12,6 @@
 namespace referee::review {
 
 namespace {
-
-std::string hex(const unsigned char* p, size_t n) {
-  static const char* digits = "0123456789abcdef";
-  std::string h;
-  for (size_t i = 0; i < n; ++i) {
-    h += digits[p[i] >> 4];
-    h += digits[p[i] & 15];
-  }
-  return h;
-}
 
 std::string hash_of(const std::string& token) { return token_hash(token); }
 
@@ -46,7 +37,7 @@ bool new_token(submissions::Store& s, long long user_id, std::string* token, std
   }
   unsigned char raw[32];
   randombytes_buf(raw, sizeof raw);
-  *token = "rft_" + hex(raw, sizeof raw);
+  *token = "rft_" + base::hex(raw, sizeof raw);
   *prefix = token->substr(0, 12);
   submissions::Stmt ins(s.db(), "INSERT INTO tokens (user_id, hash, prefix, created_at) VALUES (?1, ?2, ?3, ?4)");
   ins.bind(1, user_id).bind(2, hash_of(*token)).bind(3, *prefix).bind(4, now_utc());

@@ -1,6 +1,5 @@
 #include "rules/fetch.h"
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,9 +17,14 @@
 #include <sstream>
 #include <thread>
 
+#include "base/digest.h"
+#include "base/dynlib.h"
+#include "base/file.h"
+#include "base/text.h"
+#include "base/url.h"
+#include "base/utc_time.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
-#include "rules/dynlib.h"
 #include "rules/ruleset.h"
 #include "rules/source.h"
 
@@ -123,7 +127,7 @@ bool CurlFetcher::fetch(const std::string& url, const std::string& dest, Downloa
   requests_ = 0;
   resumed_ = 0;
   std::string load_error;
-  const dyn::Curl* api = dyn::curl(&load_error);
+  const base::dyn::Curl* api = base::dyn::curl(&load_error);
   if (!api) {
     error->message = load_error;
     return false;
@@ -218,42 +222,22 @@ bool CurlFetcher::fetch(const std::string& url, const std::string& dest, Downloa
 
 // ------------------------------------------- download and archive utilities
 
-std::string ascii_lower(std::string s) {
-  for (auto& c : s)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return s;
-}
-
-std::string percent_decode(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 std::string local_path(const std::string& from, bool* is_local) {
   *is_local = false;
-  std::string l = ascii_lower(from.substr(0, 8));
+  std::string l = base::lower(from.substr(0, 8));
   if (l.rfind("http://", 0) == 0 || l.rfind("https://", 0) == 0) return "";
   *is_local = true;
   if (l.rfind("file://", 0) == 0) {
     std::string rest = from.substr(7);
     if (rest.rfind("localhost/", 0) == 0) rest = rest.substr(9);
-    return percent_decode(rest);
+    return base::percent_decode_lenient(rest);
   }
   return from;
 }
 
 bool check_local_source(const std::string& url, std::string* local, bool* is_local, std::string* error) {
   *local = local_path(url, is_local);
-  if (*is_local && ascii_lower(url).rfind("file://", 0) != 0 && url.find("://") != std::string::npos) {
+  if (*is_local && base::lower(url).rfind("file://", 0) != 0 && url.find("://") != std::string::npos) {
     *error = "cannot fetch '" + url +
              "': only http://, https:// and file:// URLs are supported\nfix: download the archive yourself and pass "
              "--from PATH";
@@ -268,7 +252,7 @@ bool check_local_source(const std::string& url, std::string* local, bool* is_loc
 }
 
 bool parse_sha256(const std::string& sha256, std::string* want, std::string* error) {
-  *want = ascii_lower(sha256);
+  *want = base::lower(sha256);
   if (want->empty()) return true;
   if (want->size() == 64 &&
       std::all_of(want->begin(), want->end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
@@ -290,32 +274,9 @@ std::vector<std::string> split_path(const std::string& p) {
   return out;
 }
 
-std::string sha256_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr);
-  std::vector<char> buf(1 << 16);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) return "";
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned len = 0;
-  EVP_DigestFinal_ex(ctx.get(), md, &len);
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) {
-    out += digits[md[i] >> 4];
-    out += digits[md[i] & 15];
-  }
-  return out;
-}
-
 bool verify_sha256(const std::string& archive, const std::string& source, const std::string& want, std::string* got,
                    std::string* error) {
-  *got = sha256_file(archive);
+  *got = base::sha256_file_hex(archive);
   if (got->empty()) {
     *error = "cannot read the archive " + archive + "\nfix: check the file's permissions";
     return false;
@@ -345,15 +306,6 @@ void note_nothing_installed(std::string* error) {
   if (error->find("nothing was installed") != std::string::npos) return;
   size_t fix = error->find("\nfix:");
   error->insert(fix == std::string::npos ? error->size() : fix, "; nothing was installed");
-}
-
-std::string iso_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::string mib(std::uint64_t bytes, int decimals) {
@@ -397,7 +349,7 @@ const char* kind_name(mode_t type) {
   }
 }
 
-std::string archive_why(const dyn::Archive* api, struct archive* a, const char* otherwise) {
+std::string archive_why(const base::dyn::Archive* api, struct archive* a, const char* otherwise) {
   const char* why = api->error_string(a);
   return why ? why : otherwise;
 }
@@ -435,7 +387,7 @@ bool InstallCleanup::create_directories(const fs::path& dir, std::error_code* ec
 }
 
 struct ArchiveReader::Impl {
-  const dyn::Archive* api = nullptr;
+  const base::dyn::Archive* api = nullptr;
   std::string load_error;
   std::unique_ptr<struct archive, int (*)(struct archive*)> a{nullptr, nullptr};
   std::string damaged_fix, unsafe_fix;
@@ -445,14 +397,14 @@ struct ArchiveReader::Impl {
 ArchiveReader::ArchiveReader(std::string damaged_fix, std::string unsafe_fix) : impl_(std::make_unique<Impl>()) {
   impl_->damaged_fix = std::move(damaged_fix);
   impl_->unsafe_fix = std::move(unsafe_fix);
-  impl_->api = dyn::archive(&impl_->load_error);
+  impl_->api = base::dyn::archive(&impl_->load_error);
   if (!impl_->api) return;
   impl_->a = {impl_->api->read_new(), impl_->api->read_free};
   impl_->api->read_support_filter_all(impl_->a.get());
   impl_->api->read_support_format_all(impl_->a.get());
 }
 
-bool ArchiveReader::available(std::string* why) { return dyn::archive(why) != nullptr; }
+bool ArchiveReader::available(std::string* why) { return base::dyn::archive(why) != nullptr; }
 
 ArchiveReader::~ArchiveReader() = default;
 
@@ -522,7 +474,7 @@ std::string tag_from_name(const std::string& from) {
   auto slash = s.rfind('/');
   if (slash != std::string::npos) s = s.substr(slash + 1);
   for (const char* ext : {".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".tar", ".zip"})
-    if (ends_with(ascii_lower(s), ext)) {
+    if (ends_with(base::lower(s), ext)) {
       s.resize(s.size() - std::strlen(ext));
       break;
     }
@@ -607,7 +559,7 @@ bool extract(const std::string& archive_path, const fs::path& staging, std::map<
                "\nfix: check the free space and permissions of the cache folder";
       return false;
     }
-    (*files)[rel] = sha256_hex(bytes);
+    (*files)[rel] = base::sha256_hex(bytes);
   }
   if (!saw_package) {
     *error = "the archive has no mlperf_logging/ folder, so it is not the consortium's logging package"
@@ -752,7 +704,7 @@ bool fetch_rules_impl(const FetchRequest& request, Fetcher& fetcher, FetchResult
   m.tag = tag;
   m.source = source;
   m.sha256 = got;
-  m.fetched_at = iso_now();
+  m.fetched_at = base::utc_now();
   m.referee_version = REFEREE_VERSION;
   for (const auto& [p, h] : files) m.files.push_back({p, h});
   {
@@ -766,29 +718,18 @@ bool fetch_rules_impl(const FetchRequest& request, Fetcher& fetcher, FetchResult
     }
   }
 
-  // Install: move an earlier copy aside, move the new one in, drop the old.
+  // Install: the new folder takes the earlier one's place in one step where
+  // the file system allows it; the earlier one is removed by the cleanup.
   fs::path target = rules_dir / tag;
-  fs::path aside;
   bool had_old = fs::exists(fs::symlink_status(target, ec));
-  if (had_old) {
-    if (!make_temp_dir(rules_dir, ".old-" + tag + "-", kCacheWritableFix, &aside, error)) return false;
-    cleanup.trees.push_back(aside);
-    if (!fs::is_directory(fs::symlink_status(target, ec))) fs::remove(aside, ec);  // rename(file, dir) fails
-    if (std::rename(target.c_str(), aside.c_str()) != 0) {
-      *error = "cannot move the installed " + target.string() + " aside: " + std::strerror(errno) +
-               "\nfix: check the permissions of the cache folder";
-      return false;
-    }
-  }
-  if (std::rename(staging.c_str(), target.c_str()) != 0) {
-    int e = errno;
-    if (had_old && std::rename(aside.c_str(), target.c_str()) != 0)
-      cleanup.trees.pop_back();  // the old install is still at `aside`: keep it
-    *error = "cannot move the new rules into " + target.string() + ": " + std::strerror(e) +
-             "\nfix: check the permissions of the cache folder";
+  fs::path old;
+  base::Status installed = base::swap_install_dir(staging, target, &old);
+  if (!installed.ok()) {  // a non-empty `old` holds the earlier install: it is kept (not in the cleanup)
+    *error = installed.message + "\nfix: check the permissions of the cache folder";
     return false;
   }
-  cleanup.success = true;  // the staging folder is gone (renamed); `aside` is removed by the destructor
+  if (!old.empty() && old != staging) cleanup.trees.push_back(old);  // `staging` (now the earlier one) is there
+  cleanup.success = true;
 
   result->dir = target.string();
   result->manifest = std::move(m);

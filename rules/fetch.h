@@ -118,17 +118,10 @@ bool valid_tag(const std::string& tag);
 // caller passes it in (`fix`, which must start with "\nfix:" or be empty).
 // ===========================================================================
 
-// `s` with the ASCII letters A-Z lowered; every other byte unchanged.
-std::string ascii_lower(std::string s);
-
-// Every "%XY" (X, Y hex digits, either case) replaced by the byte 0xXY; a '%'
-// not followed by two hex digits stays as it is. Never fails.
-std::string percent_decode(const std::string& s);
-
 // What `from` (a --from value) names. Post: for an http:// or https:// URL
 // (scheme in any case) returns "" and *is_local = false; for a file:// URL
-// returns the percent-decoded path after "file://" or "file://localhost" and
-// *is_local = true; for anything else returns `from` unchanged and *is_local
+// returns the path after "file://" or "file://localhost",
+// percent-decoded leniently (base::percent_decode_lenient), and *is_local = true; for anything else returns `from` unchanged and *is_local
 // = true (including URLs of other schemes, which check_local_source refuses).
 std::string local_path(const std::string& from, bool* is_local);
 
@@ -147,13 +140,9 @@ bool parse_sha256(const std::string& sha256, std::string* want, std::string* err
 // "."; ".." is kept for the caller to refuse. "a//./b/" -> {"a", "b"}.
 std::vector<std::string> split_path(const std::string& p);
 
-// The lower-case hex SHA-256 of the file at `path`, read in blocks; "" when
-// the file cannot be opened or read.
-std::string sha256_file(const std::string& path);
-
 // Pre: `archive` is the downloaded (or local) archive, `source` its URL or
 // path for messages, `want` "" or a digest from parse_sha256(). Post: true
-// with *got = sha256_file(archive) when it is readable and matches `want`
+// with *got = base::sha256_file_hex(archive) when it is readable and matches `want`
 // (any digest when `want` is ""); else false with *error, *got as computed.
 bool verify_sha256(const std::string& archive, const std::string& source, const std::string& want,
                    std::string* got, std::string* error);
@@ -166,9 +155,6 @@ std::string download_failure(const DownloadError& e, const std::string& not_foun
 // Appends "; nothing was installed" to the first line of *error (before its
 // "\nfix:" line) unless *error already says so.
 void note_nothing_installed(std::string* error);
-
-// The current time in UTC, ISO 8601 to the second: "2024-05-01T12:34:56Z".
-std::string iso_now();
 
 // `bytes` in MiB with `decimals` digits after the point: mib(3 << 20, 0) ==
 // "3 MiB", mib(1572864, 1) == "1.5 MiB".

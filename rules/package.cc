@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "base/digest.h"
+#include "base/text.h"
 #include "mllog/json_writer.h"
 
 namespace fs = std::filesystem;
@@ -126,8 +128,7 @@ std::string canonical_availability(const std::string& status) {
       {"internal", "Research, Development, or Internal (RDI)"},
       {"preview", "Preview"},
   };
-  std::string lower = status;
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string lower = base::lower(status);
   for (const auto& [k, v] : map)
     if (lower == k) return v;
   return "";
@@ -318,7 +319,7 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
   }
   rf->has_times = have_start && have_stop;
   if (!details) return;
-  rf->sha256 = sha256_hex(buf.view());
+  rf->sha256 = base::sha256_hex(buf.view());
   {
     std::string fp;
     fp.reserve(log.events.size() * 24);
@@ -330,7 +331,7 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
       fp += k;
       fp += num;
     }
-    rf->fingerprint = sha256_hex(fp);
+    rf->fingerprint = base::sha256_hex(fp);
   }
   int eval_key = log.find_key("eval_accuracy");
   if (eval_key >= 0) {

@@ -1,6 +1,5 @@
 #include "rules/ruleset.h"
 
-#include <openssl/evp.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -9,6 +8,9 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+
+#include "base/digest.h"
+#include "base/text.h"
 
 namespace fs = std::filesystem;
 
@@ -29,34 +31,14 @@ bool RulesetId::parse(const std::string& text, RulesetId* out) {
   return true;
 }
 
-std::string sha256_hex(std::string_view bytes) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < len; ++i) {
-    out += hex[md[i] >> 4];
-    out += hex[md[i] & 15];
-  }
-  return out;
-}
-
 namespace {
-
-std::string strip(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-  return s.substr(b, e - b);
-}
 
 bool compile(const std::string& src, bool expr, Code* out, const std::string& where, std::string* error) {
   CompileError ce;
-  bool ok = expr ? out->compile_expression(strip(src), &ce) : out->compile_statements(strip(src), &ce);
+  bool ok = expr ? out->compile_expression(base::trim(src), &ce) : out->compile_statements(base::trim(src), &ce);
   if (!ok) {
     *error = where + ": " + ce.message + " (line " + std::to_string(ce.line) + ", column " +
-             std::to_string(ce.column) + " of: " + strip(src).substr(0, 200) + ")";
+             std::to_string(ce.column) + " of: " + base::trim(src).substr(0, 200) + ")";
   }
   return ok;
 }
@@ -260,7 +242,7 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
     ss << in.rdbuf();
     hash_input += "rcp/" + p.filename().string() + '\0' + ss.str() + '\0';
   }
-  rs->sha256_ = sha256_hex(hash_input);
+  rs->sha256_ = base::sha256_hex(hash_input);
   return rs;
 }
 

@@ -116,7 +116,4 @@ bool load_rule_file(const std::string& path, const std::string& rel, RuleFile* o
 // Lists the ruleset ids found under a rules root ("training-3.1.0", ...).
 std::vector<std::string> list_rulesets(const std::string& root);
 
-// SHA-256 of a byte string, lower-case hex.
-std::string sha256_hex(std::string_view bytes);
-
 }  // namespace referee::rules

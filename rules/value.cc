@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/digest.h"
 #include "mllog/json_writer.h"
 
 namespace referee::rules {
@@ -172,10 +173,8 @@ std::string py_repr(const Value& v) {
         else if (c == '\r') out += "\\r";
         else if (c == '\t') out += "\\t";
         else if (u < 0x20 || (u >= 0x7f && u <= 0xa0) || u == 0xad) {  // not printable in latin-1
-          static const char* hex = "0123456789abcdef";
           out += "\\x";
-          out += hex[u >> 4];
-          out += hex[u & 15];
+          base::append_hex(&out, u);
         }
       }
       out.append(t, plain, t.size() - plain);

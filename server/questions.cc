@@ -1,5 +1,6 @@
 #include "server/questions.h"
 
+#include "base/text.h"
 #include "mllog/json_writer.h"
 #include "submissions/cost.h"
 #include "submissions/queries.h"
@@ -60,12 +61,6 @@ const std::vector<std::pair<std::string, std::string>> kExcludes = {
     {"all-rounds", "to"},
     {"overall", "submitter"},
 };
-
-std::string lower_ascii(std::string s) {
-  for (auto& ch : s)
-    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-  return s;
-}
 
 // Where a parameter's value goes in the question.
 void store(Question* q, const std::string& name, const std::string& value) {
@@ -141,7 +136,7 @@ bool decode_question(const std::string& name, const std::vector<std::pair<std::s
         }
         break;
       case Kind::Choice: {
-        std::string v = lower_ascii(value), list;
+        std::string v = base::lower(value), list;
         bool found = false;
         for (const auto& c : p->choices) {
           found = found || c == v;

@@ -12,6 +12,8 @@
 #include <memory>
 #include <set>
 
+#include "base/file.h"
+#include "base/utc_time.h"
 #include "mllog/json_writer.h"
 #include "submissions/store.h"
 
@@ -143,7 +145,7 @@ std::string manifest_json(const RoundFetchRequest& req, const RoundFetchResult& 
   w.key("round").value(req.round);
   w.key("source").value(r.source);
   w.key("sha256").value(r.sha256);
-  w.key("fetched_at").value(rules::iso_now());
+  w.key("fetched_at").value(base::utc_now());
   w.key("referee_version").value(REFEREE_VERSION);
   w.key("organisations").begin_array();
   for (const auto& o : r.organisations) w.value(o);
@@ -170,47 +172,14 @@ bool normal_dest(const std::string& dest, fs::path* out, std::string* error) {
   return true;
 }
 
-// Swaps `staging` into `target`'s place. On success, `*old` is where the
-// earlier install now lies (to be removed), or empty.
-bool install(const fs::path& staging, const fs::path& target, fs::path* old, rules::InstallCleanup* cleanup, std::string* error) {
-  std::error_code ec;
-  old->clear();
-  const std::string fix = "\nfix: check the permissions of " + target.parent_path().string();
-  if (!fs::exists(fs::symlink_status(target, ec))) {
-    if (std::rename(staging.c_str(), target.c_str()) != 0) {
-      *error = "cannot move the results into " + target.string() + ": " + std::strerror(errno) + fix;
-      return false;
-    }
-    return true;
-  }
-  // One atomic step where the file system allows it: the staging folder now
-  // holds the old install, which the cleanup removes.
-  if (renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
-    *old = staging;
-    return true;
-  }
-  if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
-    *error = "cannot replace " + target.string() + ": " + std::strerror(errno) + fix;
-    return false;
-  }
-  // Else move the old install aside, the new one in, and drop the old.
-  fs::path aside;
-  if (!rules::make_temp_dir(target.parent_path(), ".old-" + target.filename().string() + "-", kWritableFix, &aside,
-                           error))
-    return false;
-  cleanup->trees.push_back(aside);
-  if (std::rename(target.c_str(), aside.c_str()) != 0) {
-    *error = "cannot move " + target.string() + " aside: " + std::strerror(errno) + fix;
-    return false;
-  }
-  if (std::rename(staging.c_str(), target.c_str()) != 0) {
-    int e = errno;
-    if (std::rename(aside.c_str(), target.c_str()) != 0) cleanup->trees.pop_back();  // keep the old install
-    *error = "cannot move the results into " + target.string() + ": " + std::strerror(e) + fix;
-    return false;
-  }
-  *old = aside;
-  return true;
+// Swaps `staging` into `target`'s place (base::swap_install_dir). On success,
+// `*old` is where the earlier install now lies (to be removed), or empty; on
+// failure a non-empty `*old` holds the earlier install, which is kept.
+bool install(const fs::path& staging, const fs::path& target, fs::path* old, std::string* error) {
+  base::Status s = base::swap_install_dir(staging, target, old);
+  if (s.ok()) return true;
+  *error = s.message + "\nfix: check the permissions of " + target.parent_path().string();
+  return false;
 }
 
 bool fetch_round_impl(const RoundFetchRequest& request, rules::Fetcher& fetcher, RoundFetchResult* result,
@@ -321,7 +290,7 @@ bool fetch_round_impl(const RoundFetchRequest& request, rules::Fetcher& fetcher,
   if (!check_target()) return false;  // it may have changed during the download
   r.replaced = fs::exists(fs::symlink_status(target, ec));
   fs::path old;
-  if (!install(staging, target, &old, &cleanup, error)) return false;
+  if (!install(staging, target, &old, error)) return false;
   cleanup.success = true;
   if (old != staging) {
     cleanup.trees.erase(std::remove(cleanup.trees.begin(), cleanup.trees.end(), staging), cleanup.trees.end());

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/digest.h"
 #include "rules/fetch.h"
 #include "rules/ruleset.h"
 #include "submissions/fetch_round.h"
@@ -198,7 +199,7 @@ TEST_CASE("fetch keeps only results/ and systems/ and installs them atomically")
   s.start();
 
   fs::path dest = t.path / "data/results/training-3.1.0";
-  std::string sha = rules::sha256_hex(*data);
+  std::string sha = base::sha256_hex(*data);
   Outcome o = fetch(s.url("/redirect.tar.gz"), dest, sha);
   REQUIRE_MESSAGE(o.ok, o.error);
   CHECK(o.result.dir == dest.string());
@@ -379,7 +380,7 @@ TEST_CASE("a checksum mismatch installs nothing") {
   s.serve("/r.tar.gz", data);
   s.start();
   fs::path dest = t.path / "results/training-3.1.0";
-  std::string right = rules::sha256_hex(*data);
+  std::string right = base::sha256_hex(*data);
   std::string wrong(64, 'a');
 
   Outcome o = fetch(s.url("/r.tar.gz"), dest, wrong);
@@ -508,7 +509,7 @@ TEST_CASE("local archives, size limits and destinations that are not ours") {
 
   SUBCASE("a local path and a file:// URL are read directly") {
     req.from = file.string();
-    req.sha256 = rules::sha256_hex(*example_archive());
+    req.sha256 = base::sha256_hex(*example_archive());
     Outcome o = fetch(req, &fake);
     REQUIRE_MESSAGE(o.ok, o.error);
     CHECK(fake.urls.empty());

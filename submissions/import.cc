@@ -9,6 +9,8 @@
 #include <map>
 #include <sstream>
 
+#include "base/digest.h"
+#include "base/utc_time.h"
 #include "mllog/json_writer.h"
 #include "rules/interp.h"
 #include "rules/package.h"
@@ -19,13 +21,6 @@ namespace fs = std::filesystem;
 namespace referee::submissions {
 
 namespace {
-
-std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -264,14 +259,14 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
   for (const auto& s : report.systems) {
     std::string text = slurp(fs::path(org_dir) / "systems" / s.name);
     system_json[s.name] = text;
-    manifest += "systems/" + s.name + " " + rules::sha256_hex(text) + "\n";
+    manifest += "systems/" + s.name + " " + base::sha256_hex(text) + "\n";
   }
   for (const auto& d : report.benchmarks) {
     for (const auto& f : d.files) manifest += d.system + "/" + d.benchmark + "/" + f.name + " " + f.sha256 + "\n";
     for (const char* extra : {"scaling.json", "package_checker_params"}) {
       fs::path p = fs::path(d.path) / extra;
       std::error_code ec;
-      if (fs::exists(p, ec)) manifest += d.system + "/" + d.benchmark + "/" + extra + " " + rules::sha256_hex(slurp(p)) + "\n";
+      if (fs::exists(p, ec)) manifest += d.system + "/" + d.benchmark + "/" + extra + " " + base::sha256_hex(slurp(p)) + "\n";
     }
     // Power logs decide the energy figures.
     std::vector<std::string> power;
@@ -282,9 +277,9 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
         if (it->is_regular_file(ec)) power.push_back(fs::relative(it->path(), d.path, ec).generic_string());
     std::sort(power.begin(), power.end());
     for (const auto& rel : power)
-      manifest += d.system + "/" + d.benchmark + "/" + rel + " " + rules::sha256_hex(slurp(fs::path(d.path) / rel)) + "\n";
+      manifest += d.system + "/" + d.benchmark + "/" + rel + " " + base::sha256_hex(slurp(fs::path(d.path) / rel)) + "\n";
   }
-  std::string content_hash = rules::sha256_hex(manifest);
+  std::string content_hash = base::sha256_hex(manifest);
 
   if (!store.begin(error)) return false;
   auto fail = [&](const std::string& msg) {
@@ -387,7 +382,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
              "INSERT INTO packages(round_id, organisation_id, path, content_sha256, verdict, ruleset_sha256, "
              "referee_version, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
     ins.bind(1, round_id).bind(2, org_id).bind(3, fs::absolute(org_dir).string()).bind(4, content_hash)
-        .bind(5, out->verdict).bind(6, rules.sha256()).bind(7, std::string(REFEREE_VERSION)).bind(8, now_iso());
+        .bind(5, out->verdict).bind(6, rules.sha256()).bind(7, std::string(REFEREE_VERSION)).bind(8, base::utc_now());
     if (!ins.run()) return fail(ins.error());
     package_id = sqlite3_last_insert_rowid(store.db());
   }

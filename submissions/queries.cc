@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "base/text.h"
 #include "rules/package.h"
 #include "rules/ruleset.h"
 
@@ -42,15 +43,9 @@ bool has_review_tables(Store& s) {
   return st.step();
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-bool iequals(const std::string& a, const std::string& b) { return lower(a) == lower(b); }
+using base::iequals;
+using base::lower;
+using base::upper;
 
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string out;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "base/url.h"
 #include "submissions/store_errors.h"
 
 namespace referee::submissions {
@@ -394,17 +395,8 @@ const char* const kReviewTables[] = {"users",     "tokens",     "round_reviews",
 
 // A path as an SQLite URI ("file:" + percent-escaped path).
 std::string uri_of(const std::string& path, const char* query) {
-  std::string out = "file:";
-  for (unsigned char c : path) {
-    if (c == '%' || c == '?' || c == '#' || c < 0x20) {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "?" + query;
+  auto keep = [](unsigned char c) { return !(c == '%' || c == '?' || c == '#' || c < 0x20); };
+  return "file:" + base::percent_encode(path, keep) + "?" + query;
 }
 
 bool file_exists(const std::string& p) {

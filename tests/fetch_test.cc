@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/digest.h"
 #include "rules/fetch.h"
 #include "rules/ruleset.h"
 #include "rules/source.h"
@@ -137,7 +138,7 @@ TEST_CASE("fetch installs the rule files and a manifest; list shows them") {
   });
   s.start();
 
-  std::string want_sha = rules::sha256_hex(*data);
+  std::string want_sha = base::sha256_hex(*data);
   Outcome o = fetch("4.1.59", s.url("/redirect.tar.gz"), want_sha);
   REQUIRE_MESSAGE(o.ok, o.error);
   fs::path root = env.rules() / "4.1.59";
@@ -169,7 +170,7 @@ TEST_CASE("fetch installs the rule files and a manifest; list shows them") {
   CHECK(m.fetched_at.back() == 'Z');
   REQUIRE(m.files.size() == 4);
   CHECK(m.files[0].path == "compliance_checker/training_3.1.0/closed_common.yaml");
-  CHECK(m.files[0].sha256 == rules::sha256_hex(kClosedYaml));
+  CHECK(m.files[0].sha256 == base::sha256_hex(kClosedYaml));
 
   // The cache root is on the search path and resolves the rule set.
   auto roots = rules::cached_rule_roots();
@@ -347,11 +348,11 @@ TEST_CASE("a checksum mismatch leaves the cache unchanged") {
   CHECK_FALSE(o.ok);
   CHECK(contains(o.error, "checksum mismatch"));
   CHECK(contains(o.error, wrong));
-  CHECK(contains(o.error, rules::sha256_hex(*data)));
+  CHECK(contains(o.error, base::sha256_hex(*data)));
   CHECK(snapshot(env.cache) == before);
 
   // Upper-case hex is the same digest.
-  std::string upper = rules::sha256_hex(*data);
+  std::string upper = base::sha256_hex(*data);
   for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   CHECK(fetch("", s.url("/r/4.1.59.tar.gz"), upper).ok);
 
@@ -438,7 +439,7 @@ TEST_CASE("fetching the same tag again replaces the install") {
   rules::Manifest m;
   std::string err;
   REQUIRE(rules::read_manifest(root.string(), &m, &err));
-  CHECK(m.sha256 == rules::sha256_hex(*b));
+  CHECK(m.sha256 == base::sha256_hex(*b));
   CHECK(rules_entries(env) == std::vector<std::string>{"4.1.59"});  // no .old-/.staging-/.tmp- left
 }
 
@@ -458,14 +459,14 @@ TEST_CASE("a download that breaks off mid-body resumes with a Range request") {
   rules::CurlFetcher curl(fast_curl_options());
   rules::FetchResult r;
   std::string err;
-  REQUIRE_MESSAGE(rules::fetch_rules({"", s.url("/drop-once/4.1.59.tar.gz"), rules::sha256_hex(*data)}, curl, &r, &err),
+  REQUIRE_MESSAGE(rules::fetch_rules({"", s.url("/drop-once/4.1.59.tar.gz"), base::sha256_hex(*data)}, curl, &r, &err),
                   err);
   CHECK(curl.requests() == 2);
   CHECK(curl.resumed() == 1);
   REQUIRE(s.ranges.size() == 2);
   CHECK(s.ranges[0] == "");
   CHECK(s.ranges[1] == "bytes=" + std::to_string(cut) + "-");
-  CHECK(r.manifest.sha256 == rules::sha256_hex(*data));
+  CHECK(r.manifest.sha256 == base::sha256_hex(*data));
   CHECK(read_file(env.rules() / "4.1.59/compliance_checker/training_3.1.0/big.yaml") == filler);
 }
 
@@ -494,9 +495,9 @@ TEST_CASE("a server that ignores Range gets a fresh download") {
   rules::CurlFetcher curl(fast_curl_options());
   rules::FetchResult r;
   std::string err;
-  REQUIRE_MESSAGE(rules::fetch_rules({"", s.url("/norange/4.1.59.tar.gz"), rules::sha256_hex(*data)}, curl, &r, &err),
+  REQUIRE_MESSAGE(rules::fetch_rules({"", s.url("/norange/4.1.59.tar.gz"), base::sha256_hex(*data)}, curl, &r, &err),
                   err);
-  CHECK(r.manifest.sha256 == rules::sha256_hex(*data));
+  CHECK(r.manifest.sha256 == base::sha256_hex(*data));
   // Dropped, then a Range request that the server answers with the whole
   // body (curl refuses it), then a fresh download from byte 0.
   CHECK(curl.requests() == 3);
@@ -567,7 +568,7 @@ TEST_CASE("the download seam, archive formats and local sources") {
     fs::path file = d.path / "logging-4.1.57.tar.gz";
     std::string bytes = make_archive(package("logging-4.1.57"));
     write_file(file, bytes);
-    Outcome o = fetch("", file.string(), rules::sha256_hex(bytes), &fake);
+    Outcome o = fetch("", file.string(), base::sha256_hex(bytes), &fake);
     REQUIRE_MESSAGE(o.ok, o.error);
     CHECK(fake.urls.empty());
     CHECK(o.result.manifest.tag == "4.1.57");

@@ -23,6 +23,8 @@
 #include <thread>
 #include <tuple>
 
+#include "base/subprocess.h"
+#include "base/text.h"
 #include "harness/environment/node_environment.h"
 
 extern char** environ;
@@ -103,8 +105,7 @@ JobFiles job_files(const std::string& dir) {
 }
 
 std::optional<bool> yes_no(const std::string& v) {
-  std::string l;
-  for (char c : v) l += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string l = base::lower(v);
   if (l == "true" || l == "yes" || l == "on" || l == "1") return true;
   if (l == "false" || l == "no" || l == "off" || l == "0") return false;
   return std::nullopt;
@@ -427,119 +428,23 @@ RunStatus map_state(const std::string& st, int exit_code, int signal, const std:
 
 // ------------------------------------------------------------- run_command
 
-namespace {
-
-// Reads both pipes until EOF or the deadline.
-void drain_pipes(int out_fd, int err_fd, std::string* out, std::string* err, Clock::time_point deadline,
-                 bool* timed_out) {
-  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
-  std::string* bufs[2] = {out, err};
-  int open_count = 2;
-  char buf[8192];
-  while (open_count > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
-      *timed_out = true;
-      return;
-    }
-    int n = ::poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-      if (got > 0) {
-        bufs[i]->append(buf, static_cast<size_t>(got));
-      } else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) {
-        fds[i].fd = -1;
-        --open_count;
-      }
-    }
-  }
-}
-
-}  // namespace
-
 CommandResult run_command(const std::vector<std::string>& argv, const std::string& slurm_conf,
                           std::chrono::milliseconds timeout) {
-  CommandResult r;
-  if (argv.empty() || argv[0].empty()) {
-    r.error = "no command";
-    return r;
+  base::CommandOptions o;
+  if (!slurm_conf.empty()) o.env["SLURM_CONF"] = slurm_conf;
+  o.timeout = timeout;
+  o.stderr_to = base::StderrTo::Capture;
+  o.own_process_group = false;  // a Ctrl-C at the terminal reaches it too
+  o.fallback_dirs = {"/usr/bin"};  // Slurm's commands live there; a harness started with a bare PATH still finds them
+  o.max_output = std::string().max_size();
+  CommandResult r = base::run_command(argv, o);
+  if (r.started) {
+    r.error.clear();  // a timeout or a signal shows in timed_out and exit_code
+  } else if (r.spawn_errno == ENOENT) {
+    r.error = argv[0] + " not found on PATH (is the Slurm client installed?)";
+  } else if (r.spawn_errno != 0) {
+    r.error = "cannot run " + argv[0] + ": " + std::strerror(r.spawn_errno);
   }
-  std::vector<std::string> env_strings;
-  for (char** e = environ; e && *e; ++e) {
-    if (!slurm_conf.empty() && std::strncmp(*e, "SLURM_CONF=", 11) == 0) continue;
-    env_strings.emplace_back(*e);
-  }
-  if (!slurm_conf.empty()) env_strings.push_back("SLURM_CONF=" + slurm_conf);
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-
-  int outp[2], errp[2];
-  if (::pipe2(outp, O_CLOEXEC) != 0) {
-    r.error = std::string("pipe: ") + std::strerror(errno);
-    return r;
-  }
-  if (::pipe2(errp, O_CLOEXEC) != 0) {
-    r.error = std::string("pipe: ") + std::strerror(errno);
-    ::close(outp[0]);
-    ::close(outp[1]);
-    return r;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, cargv[0], &fa, &attr, cargv.data(), envp.data());
-  if (rc == ENOENT && argv[0].find('/') == std::string::npos) {
-    // Slurm's commands live in /usr/bin; a harness started with a bare PATH still finds them.
-    std::string full = "/usr/bin/" + argv[0];
-    cargv[0] = full.data();
-    rc = posix_spawn(&pid, full.c_str(), &fa, &attr, cargv.data(), envp.data());
-    cargv[0] = args[0].data();
-  }
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  ::close(outp[1]);
-  ::close(errp[1]);
-  if (rc != 0) {
-    ::close(outp[0]);
-    ::close(errp[0]);
-    r.error = rc == ENOENT ? argv[0] + " not found on PATH (is the Slurm client installed?)"
-                           : "cannot run " + argv[0] + ": " + std::strerror(rc);
-    return r;
-  }
-  r.started = true;
-  drain_pipes(outp[0], errp[0], &r.out, &r.err, Clock::now() + timeout, &r.timed_out);
-  ::close(outp[0]);
-  ::close(errp[0]);
-  if (r.timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!r.timed_out && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   return r;
 }
 
@@ -549,11 +454,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const std::strin
 
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  size_t i = s.find_first_not_of(" \t\r\n");
-  return i == std::string::npos ? "" : s.substr(i);
-}
+using base::trim;
 
 std::string first_line(const std::string& s) {
   std::string t = trim(s);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/subprocess.h"
 #include "harness/backends/backend.h"
 
 namespace referee::harness {
@@ -150,14 +151,10 @@ RunStatus map_state(const std::string& slurm_state, int exit_code, int signal, c
 
 bool is_terminal(const std::string& slurm_state);
 
-// Result of one Slurm command.
-struct CommandResult {
-  bool started = false;  // false: could not be run at all (see error)
-  int exit_code = -1;    // its exit status; -1 when killed or not started
-  bool timed_out = false;
-  std::string out, err;
-  std::string error;     // why it could not be run
-};
+// Result of one Slurm command: its exit status (-1 when killed or not
+// started), standard output and standard error; `error` says why it could not
+// be run.
+using CommandResult = base::CommandResult;
 
 // Runs argv (argv[0] found on PATH, then in /usr/bin) without a shell, with
 // SLURM_CONF set to slurm_conf when that is not empty, stdin from /dev/null;

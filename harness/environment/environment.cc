@@ -19,6 +19,9 @@
 #include <set>
 #include <sstream>
 
+#include "base/subprocess.h"
+#include "base/text.h"
+#include "base/utc_time.h"
 #include "mllog/json_writer.h"
 #include "rules/interp.h"
 #include "rules/value.h"
@@ -31,12 +34,7 @@ namespace referee::harness {
 
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t b = 0;
-  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  return s.substr(b);
-}
+using base::trim;
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -108,110 +106,11 @@ std::string gb_of_mib(long long mib) {
 
 CommandOutput run_command(const std::vector<std::string>& argv, const std::string& workdir,
                           const std::map<std::string, std::string>& env, int timeout_s) {
-  CommandOutput r;
-  if (argv.empty()) {
-    r.error = "no command";
-    return r;
-  }
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq != std::string::npos && env.count(kv.substr(0, eq))) continue;
-    env_store.push_back(kv);
-  }
-  for (const auto& [k, v] : env) env_store.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_store) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_store = argv;
-  std::vector<char*> args;
-  for (auto& s : argv_store) args.push_back(s.data());
-  args.push_back(nullptr);
-  int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    r.error = std::string("pipe: ") + std::strerror(errno);
-    return r;
-  }
-  if (::pipe2(err, O_CLOEXEC) != 0) {
-    ::close(out[0]);
-    ::close(out[1]);
-    r.error = std::string("pipe: ") + std::strerror(errno);
-    return r;
-  }
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
-    r.error = std::string("fork: ") + std::strerror(errno);
-    return r;
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::dup2(out[1], 1);
-    int devnull = ::open("/dev/null", O_RDWR);
-    if (devnull >= 0) {
-      ::dup2(devnull, 0);
-      ::dup2(devnull, 2);
-    }
-    if (!workdir.empty() && ::chdir(workdir.c_str()) != 0) {
-      int e = errno;
-      ssize_t ignored = ::write(err[1], &e, sizeof e);
-      (void)ignored;
-      ::_exit(127);
-    }
-    ::execvpe(args[0], args.data(), envp.data());
-    int e = errno;
-    ssize_t ignored = ::write(err[1], &e, sizeof e);
-    (void)ignored;
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
-  ::close(out[1]);
-  ::close(err[1]);
-  int child_errno = 0;
-  ssize_t n = ::read(err[0], &child_errno, sizeof child_errno);
-  ::close(err[0]);
-  if (n == sizeof child_errno) {
-    ::close(out[0]);
-    int ws;
-    ::waitpid(pid, &ws, 0);
-    r.error = child_errno == ENOENT ? "not found" + (argv[0].find('/') == std::string::npos ? std::string(" on PATH") : "")
-                                    : std::strerror(child_errno);
-    if (!workdir.empty() && ::access(workdir.c_str(), X_OK) != 0) r.error = "cannot enter " + workdir;
-    return r;
-  }
-  r.started = true;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s > 0 ? timeout_s : 3600);
-  char buf[8192];
-  while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      r.timed_out = true;
-      break;
-    }
-    struct pollfd p {out[0], POLLIN, 0};
-    int pr = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 200)));
-    if (pr < 0 && errno == EINTR) continue;
-    if (pr <= 0) continue;
-    ssize_t got = ::read(out[0], buf, sizeof buf);
-    if (got > 0) {
-      if (r.out.size() < (16u << 20)) r.out.append(buf, static_cast<size_t>(got));
-    } else if (got == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  ::close(out[0]);
-  if (r.timed_out) {
-    ::kill(-pid, SIGKILL);
-    r.error = "no answer within " + std::to_string(timeout_s) + " s (stopped)";
-  }
-  int ws = 0;
-  while (::waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
-  }
-  ::kill(-pid, SIGKILL);  // whatever it left behind goes with it
-  if (WIFEXITED(ws)) r.exit_code = WEXITSTATUS(ws);
-  else if (WIFSIGNALED(ws) && !r.timed_out) r.error = std::string("killed by ") + strsignal(WTERMSIG(ws));
-  return r;
+  base::CommandOptions o;
+  o.workdir = workdir;
+  o.env = env;
+  o.timeout = std::chrono::seconds(timeout_s > 0 ? timeout_s : 3600);
+  return base::run_command(argv, o);
 }
 
 CpuInfo parse_cpuinfo(const std::string& text) {
@@ -366,12 +265,7 @@ Environment capture_environment(const CaptureOptions& opt) {
   };
   fs::path root(opt.root.empty() ? "/" : opt.root);
   {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    e.captured_at = buf;
+    e.captured_at = base::utc_now();
     char host[256] = {0};
     gethostname(host, sizeof host - 1);
     e.hostname = host;

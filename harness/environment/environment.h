@@ -17,16 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "base/subprocess.h"
+
 namespace referee::harness {
 
-// What running one command gave.
-struct CommandOutput {
-  bool started = false;   // false: the program could not be started (not on PATH, not executable)
-  bool timed_out = false; // killed after the timeout
-  int exit_code = -1;     // when it exited
-  std::string out;        // its standard output (standard error is discarded)
-  std::string error;      // why it did not start or finish, in words
-};
+// What running one command gave (its standard error is discarded).
+using CommandOutput = base::CommandResult;
 
 // The seam through which every probe runs a program: argv (argv[0] looked up
 // on PATH), the directory to run it in ("" = the current one), extra

@@ -1,10 +1,10 @@
-#include "rules/dynlib.h"
+#include "base/dynlib.h"
 
 #include <dlfcn.h>
 
 #include <initializer_list>
 
-namespace referee::rules::dyn {
+namespace referee::base::dyn {
 
 namespace {
 
@@ -91,4 +91,4 @@ const Archive* archive(std::string* error) {
   return &api;
 }
 
-}  // namespace referee::rules::dyn
+}  // namespace referee::base::dyn

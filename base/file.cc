@@ -1,0 +1,99 @@
+#include "base/file.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace fs = std::filesystem;
+
+namespace referee::base {
+
+namespace {
+
+std::string reason() { return std::strerror(errno); }
+
+// Creates or truncates `path` and writes `bytes` to it, then fsync when
+// `sync`. On failure the file is removed when `remove_on_error`.
+Status write_whole(const std::string& path, std::string_view bytes, bool sync, bool remove_on_error) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::Error("cannot write " + path + ": " + reason());
+  auto fail = [&](bool close_fd) {
+    Status s = Status::Error("cannot write " + path + ": " + reason());
+    if (close_fd) ::close(fd);
+    if (remove_on_error) ::unlink(path.c_str());
+    return s;
+  };
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail(true);
+    done += static_cast<size_t>(n);
+  }
+  if (sync && ::fsync(fd) != 0) return fail(true);
+  if (::close(fd) != 0) return fail(false);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status write_file(const std::string& path, std::string_view bytes) { return write_whole(path, bytes, false, false); }
+
+Status write_file_atomic(const std::string& path_text, std::string_view bytes) {
+  fs::path path(path_text);
+  fs::path tmp = path;
+  tmp += ".tmp-" + std::to_string(getpid());
+  if (Status s = write_whole(tmp.string(), bytes, true, true); !s.ok()) return s;
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Status s = Status::Error("cannot write " + path.string() + ": " + reason());
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  // The rename itself reaches the disk with its folder.
+  int dfd = ::open(path.parent_path().empty() ? "." : path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return Status::Ok();
+}
+
+bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* error) {
+  Status s = write_file_atomic(path, bytes);
+  if (!s.ok()) *error = s.message;
+  return s.ok();
+}
+
+Status swap_install_dir(const fs::path& staging, const fs::path& target, fs::path* old) {
+  old->clear();
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(target, ec))) {
+    if (::rename(staging.c_str(), target.c_str()) != 0)
+      return Status::Error("cannot move " + staging.string() + " into " + target.string() + ": " + reason());
+    return Status::Ok();
+  }
+  // One atomic step where the file system allows it: `staging` then holds the earlier content.
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    *old = staging;
+    return Status::Ok();
+  }
+  if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+    return Status::Error("cannot replace " + target.string() + ": " + reason());
+  // Else move the earlier content aside, the new one in, and hand the earlier back.
+  fs::path aside = staging;
+  aside += ".old";
+  if (::rename(target.c_str(), aside.c_str()) != 0)
+    return Status::Error("cannot move the earlier " + target.string() + " aside: " + reason());
+  if (::rename(staging.c_str(), target.c_str()) != 0) {
+    Status s = Status::Error("cannot move " + staging.string() + " into " + target.string() + ": " + reason());
+    if (::rename(aside.c_str(), target.c_str()) != 0) *old = aside;  // it stays there: keep it
+    return s;
+  }
+  *old = aside;
+  return Status::Ok();
+}
+
+}  // namespace referee::base

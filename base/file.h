@@ -1,0 +1,45 @@
+// Writing files and folders so that a reader (or a run killed half way)
+// sees the old content or the new one, never a mix.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace referee::base {
+
+// Writes `bytes` to `path` (created or truncated, mode 0644), without fsync:
+// for the files of a folder that is then installed whole (swap_install_dir).
+// Post: ok(); else Error "cannot write <path>: <reason>".
+Status write_file(const std::string& path, std::string_view bytes);
+
+// Writes `bytes` to `path`: to "<path>.tmp-<pid>" in the same folder, fsync,
+// rename over `path`, then fsync of the folder so that the rename itself
+// reaches the disk. Post: ok() and `path` holds `bytes`; else Error with
+// message "cannot write <file>: <reason>", `path` as it was and no temporary
+// file left.
+Status write_file_atomic(const std::string& path, std::string_view bytes);
+// The same for callers that report errors as text: false with *error = the message.
+bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* error);
+
+// Puts the folder `staging` in the place of `target` (a folder, a file or
+// nothing) in one step where the file system allows it:
+// - no `target`: a rename;
+// - else renameat2(RENAME_EXCHANGE): `staging` then holds the earlier
+//   content;
+// - where the file system has no exchange (EINVAL, ENOSYS, EOPNOTSUPP): the
+//   earlier content is moved aside to "<staging>.old", `staging` renamed in,
+//   and on failure the earlier content put back.
+// Pre: `staging` and `target` are in the same file system (beside each other).
+// Post: ok() with *old = where the earlier content now lies (the caller
+// removes it), or empty when there was none. Else Error ("cannot move
+// <staging> into <target>: <reason>", "cannot move the earlier <target>
+// aside: <reason>" or "cannot replace <target>: <reason>") with `target` as it
+// was and *old empty, except when the earlier content could not be put back:
+// then *old is where it lies (keep it).
+Status swap_install_dir(const std::filesystem::path& staging, const std::filesystem::path& target,
+                        std::filesystem::path* old);
+
+}  // namespace referee::base

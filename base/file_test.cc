@@ -1,0 +1,100 @@
+#include "base/file.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "tests/temp_dir.h"
+
+namespace fs = std::filesystem;
+
+namespace referee::base {
+
+namespace {
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("base") {
+  TEST_CASE("write_file_atomic writes or replaces the file and leaves no temporary file") {
+    testing::TempDir t;
+    std::string p = (t.path / "out.json").string();
+    REQUIRE(write_file_atomic(p, "first").ok());
+    CHECK(testing::read_file(p) == "first");
+    std::string error;
+    REQUIRE(write_file_atomic(p, std::string(100000, 'z'), &error));
+    CHECK(testing::read_file(p) == std::string(100000, 'z'));
+    CHECK(names_in(t.path) == std::vector<std::string>{"out.json"});
+  }
+
+  TEST_CASE("write_file_atomic into a missing folder: an error naming the file, nothing written") {
+    testing::TempDir t;
+    std::string p = (t.path / "no" / "such" / "f.txt").string();
+    Status s = write_file_atomic(p, "x");
+    CHECK(s.code == StatusCode::Error);
+    CHECK(s.message.find("cannot write " + p + ".tmp-") == 0);
+    std::string error;
+    CHECK_FALSE(write_file_atomic(p, "x", &error));
+    CHECK(error == s.message);
+    CHECK(names_in(t.path).empty());
+  }
+
+  TEST_CASE("swap_install_dir: into an empty place, a plain rename") {
+    testing::TempDir t;
+    fs::create_directories(t.path / ".staging-x" / "sub");
+    testing::write_file(t.path / ".staging-x" / "sub" / "a.txt", "new");
+    fs::path old;
+    REQUIRE(swap_install_dir(t.path / ".staging-x", t.path / "target", &old).ok());
+    CHECK(old.empty());
+    CHECK(testing::read_file(t.path / "target" / "sub" / "a.txt") == "new");
+    CHECK(names_in(t.path) == std::vector<std::string>{"target"});
+  }
+
+  TEST_CASE("swap_install_dir replaces a folder whole; the earlier one is handed back") {
+    testing::TempDir t;
+    fs::create_directories(t.path / "target");
+    testing::write_file(t.path / "target" / "old-only.txt", "old");
+    testing::write_file(t.path / "target" / "both.txt", "old");
+    fs::create_directories(t.path / ".staging-x");
+    testing::write_file(t.path / ".staging-x" / "both.txt", "new");
+    fs::path old;
+    REQUIRE(swap_install_dir(t.path / ".staging-x", t.path / "target", &old).ok());
+    CHECK(names_in(t.path / "target") == std::vector<std::string>{"both.txt"});
+    CHECK(testing::read_file(t.path / "target" / "both.txt") == "new");
+    REQUIRE_FALSE(old.empty());
+    CHECK(testing::read_file(old / "old-only.txt") == "old");  // the caller removes it
+    fs::remove_all(old);
+    CHECK(names_in(t.path) == std::vector<std::string>{"target"});
+  }
+
+  TEST_CASE("swap_install_dir replaces a file that stands where the folder goes") {
+    testing::TempDir t;
+    testing::write_file(t.path / "target", "a file");
+    fs::create_directories(t.path / ".staging-x");
+    testing::write_file(t.path / ".staging-x" / "f", "new");
+    fs::path old;
+    REQUIRE(swap_install_dir(t.path / ".staging-x", t.path / "target", &old).ok());
+    CHECK(fs::is_directory(t.path / "target"));
+    CHECK(testing::read_file(old) == "a file");
+  }
+
+  TEST_CASE("swap_install_dir without the staging folder: an error, the target as it was") {
+    testing::TempDir t;
+    fs::create_directories(t.path / "target");
+    testing::write_file(t.path / "target" / "keep.txt", "old");
+    fs::path old;
+    Status s = swap_install_dir(t.path / ".missing", t.path / "target", &old);
+    CHECK_FALSE(s.ok());
+    CHECK(s.message.find((t.path / "target").string()) != std::string::npos);
+    CHECK(old.empty());
+    CHECK(testing::read_file(t.path / "target" / "keep.txt") == "old");
+  }
+}
+
+}  // namespace referee::base

@@ -1,0 +1,84 @@
+#include "base/text.h"
+
+#include <algorithm>
+
+namespace referee::base {
+
+namespace {
+
+bool is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+char lower_char(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+}  // namespace
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = lower_char(c);
+  return out;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return out;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (lower_char(a[i]) != lower_char(b[i])) return false;
+  return true;
+}
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && is_space(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && is_space(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+void append_caret(std::string* out, unsigned char c) {
+  bool control = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
+  if (!control) {
+    out->push_back(static_cast<char>(c));
+    return;
+  }
+  out->push_back('^');
+  out->push_back(c == 0x7f ? '?' : static_cast<char>(c + '@'));
+}
+
+std::string caret_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) append_caret(&out, static_cast<unsigned char>(c));
+  return out;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string nearest_name(std::string_view name, const std::vector<std::string>& known) {
+  std::string best;
+  size_t best_d = std::string::npos;
+  for (const auto& k : known) {
+    size_t d = edit_distance(name, k);
+    if (d < best_d) best_d = d, best = k;
+  }
+  return best_d <= std::max<size_t>(2, name.size() / 3) ? best : "";
+}
+
+}  // namespace referee::base

@@ -1,0 +1,41 @@
+// Small text helpers used across referee: ASCII case folding, trimming,
+// caret notation for control characters, and the edit distance behind every
+// "did you mean" suggestion. All of them work on bytes: UTF-8 passes through
+// unchanged, and no locale is consulted.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace referee::base {
+
+// `s` with A-Z turned into a-z; every other byte as it is.
+std::string lower(std::string_view s);
+// `s` with a-z turned into A-Z; every other byte as it is.
+std::string upper(std::string_view s);
+// Whether `a` and `b` are equal ignoring ASCII case.
+bool iequals(std::string_view a, std::string_view b);
+
+// `s` without leading and trailing ASCII white space (space, \t, \n, \v, \f, \r).
+std::string trim(std::string_view s);
+
+// Appends the byte `c` to *out, a control character (below 0x20 other than
+// \n and \t, and DEL) in caret notation: ESC as "^[", BEL as "^G", CR as
+// "^M", DEL as "^?".
+void append_caret(std::string* out, unsigned char c);
+// `text` with its control characters other than \n and \t in caret
+// notation (see append_caret): text that others wrote, made safe to print.
+std::string caret_escape(std::string_view text);
+
+// The Levenshtein distance between `a` and `b` (insertions, deletions and
+// substitutions of bytes each count 1).
+size_t edit_distance(std::string_view a, std::string_view b);
+
+// The entry of `known` nearest to `name` by edit distance (the first of
+// equals), when it is close enough to be a typo: at most
+// max(2, name.size() / 3) edits away. "" when none is.
+std::string nearest_name(std::string_view name, const std::vector<std::string>& known);
+
+}  // namespace referee::base

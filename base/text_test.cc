@@ -1,0 +1,64 @@
+#include "base/text.h"
+
+#include <doctest/doctest.h>
+
+#include "base/status.h"
+
+namespace referee::base {
+
+TEST_SUITE("base") {
+  TEST_CASE("lower, upper and iequals fold ASCII letters only") {
+    CHECK(lower("MiXeD-Case_09") == "mixed-case_09");
+    CHECK(lower("ÄÖ") == "ÄÖ");  // UTF-8 bytes are left as they are
+    CHECK(upper("gpt3 v1.0") == "GPT3 V1.0");
+    CHECK(iequals("NVIDIA", "nvidia"));
+    CHECK_FALSE(iequals("nvidia", "nvidia2"));
+    CHECK(lower("") == "");
+  }
+
+  TEST_CASE("trim drops ASCII white space at both ends, nothing inside") {
+    CHECK(trim("  a b\t\r\n") == "a b");
+    CHECK(trim("\v\fx\f") == "x");
+    CHECK(trim(" \t\n ") == "");
+    CHECK(trim("") == "");
+    CHECK(trim("none") == "none");
+  }
+
+  TEST_CASE("caret notation: control characters other than newline and tab, DEL as ^?") {
+    CHECK(caret_escape("a\x1b[2Jb\x07\x7f\tc\nd") == "a^[[2Jb^G^?\tc\nd");
+    CHECK(caret_escape(std::string("\0\r", 2)) == "^@^M");
+    CHECK(caret_escape("Größe 日本") == "Größe 日本");
+    std::string out;
+    append_caret(&out, 0x1f);
+    append_caret(&out, 'x');
+    CHECK(out == "^_x");
+  }
+
+  TEST_CASE("edit distance and the nearest name") {
+    CHECK(edit_distance("", "") == 0);
+    CHECK(edit_distance("kitten", "sitting") == 3);
+    CHECK(edit_distance("abc", "") == 3);
+    CHECK(edit_distance("", "ab") == 2);
+    CHECK(edit_distance("flaw", "lawn") == 2);
+    std::vector<std::string> known = {"max_epochs", "batch_size", "nodes"};
+    CHECK(nearest_name("max_epoch", known) == "max_epochs");
+    CHECK(nearest_name("batchsize", known) == "batch_size");
+    CHECK(nearest_name("completely_else", known) == "");
+    CHECK(nearest_name("x", {}) == "");
+    CHECK(nearest_name("ab", {"ab", "abc"}) == "ab");  // the exact name, the first of equals
+  }
+
+  TEST_CASE("Status: a value with a code, a message and a hint") {
+    Status ok = Status::Ok();
+    CHECK(ok.ok());
+    CHECK(ok.code == StatusCode::Ok);
+    Status nf = Status::NotFound("no round training-9.9.9", "list them: referee round list");
+    CHECK_FALSE(nf.ok());
+    CHECK(nf.code == StatusCode::NotFound);
+    CHECK(nf.text() == "no round training-9.9.9\nfix: list them: referee round list");
+    CHECK(Status::Error("broken").text() == "broken");
+    CHECK(Status::BadRequest("bad").code == StatusCode::BadRequest);
+  }
+}
+
+}  // namespace referee::base

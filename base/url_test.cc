@@ -1,0 +1,56 @@
+#include "base/url.h"
+
+#include <doctest/doctest.h>
+
+namespace referee::base {
+
+TEST_SUITE("base") {
+  TEST_CASE("percent_encode keeps the unreserved characters, upper-case %XX for the rest") {
+    CHECK(percent_encode("AZaz09-._~") == "AZaz09-._~");
+    CHECK(percent_encode("a b+c/d?e=f&g") == "a%20b%2Bc%2Fd%3Fe%3Df%26g");
+    CHECK(percent_encode("\xff\x01") == "%FF%01");
+    CHECK(percent_encode("Größe") == "Gr%C3%B6%C3%9Fe");
+    auto keep_slash = [](unsigned char c) { return c == '/' || (c >= 'a' && c <= 'z'); };
+    CHECK(percent_encode("/tmp/a b", keep_slash) == "/tmp/a%20b");
+  }
+
+  TEST_CASE("percent_decode: '+' is a space only in form-urlencoded text") {
+    CHECK(percent_decode("a+b%20c") == std::optional<std::string>("a+b c"));
+    CHECK(percent_decode("a+b%20c", Plus::Space) == std::optional<std::string>("a b c"));
+    CHECK(percent_decode_lenient("a+b", Plus::Literal) == "a+b");
+    CHECK(percent_decode_lenient("a+b", Plus::Space) == "a b");
+    CHECK(percent_decode("%2b%2B") == std::optional<std::string>("++"));
+    CHECK(percent_decode("%2F%c3%b6") == std::optional<std::string>("/\xc3\xb6"));
+    CHECK(percent_decode("%00") == std::optional<std::string>(std::string(1, '\0')));
+  }
+
+  TEST_CASE("a '%' without two hex digits: refused strictly, kept leniently") {
+    for (const char* bad : {"%", "%4", "a%zz", "%G1", "100%", "%%41"}) {
+      CAPTURE(bad);
+      CHECK_FALSE(percent_decode(bad).has_value());
+    }
+    CHECK(percent_decode_lenient("100%") == "100%");
+    CHECK(percent_decode_lenient("a%zzb%41") == "a%zzbA");
+    CHECK(percent_decode_lenient("%%41") == "%A");
+    CHECK(percent_decode_lenient("%4") == "%4");
+  }
+
+  TEST_CASE("encode then decode gives the bytes back") {
+    std::string all;
+    for (int c = 0; c < 256; ++c) all.push_back(static_cast<char>(c));
+    CHECK(percent_decode(percent_encode(all)) == std::optional<std::string>(all));
+  }
+
+  TEST_CASE("form_field: one field of an application/x-www-form-urlencoded body") {
+    std::string body = "user=ann+lee&token=rft_%41b&empty=&bare&user=second";
+    CHECK(form_field(body, "user") == "ann lee");  // the first of several
+    CHECK(form_field(body, "token") == "rft_Ab");
+    CHECK(form_field(body, "empty") == "");
+    CHECK(form_field(body, "bare") == "");
+    CHECK(form_field(body, "missing") == "");
+    CHECK(form_field("", "a") == "");
+    CHECK(form_field("a=50%", "a") == "50%");
+  }
+}
+
+}  // namespace referee::base

@@ -23,6 +23,7 @@
 #include "mllog/json_writer.h"
 #include "mllog/reader.h"
 #include "rules/ruleset.h"
+#include "rules/scoring.h"
 
 namespace fs = std::filesystem;
 
@@ -296,41 +297,37 @@ bool save_manifest(const std::string& path, Manifest& m, std::string* error) {
 // ---------------------------------------------------------------- logs
 
 LogFacts read_log_facts(std::string_view text) {
-  LogFacts f;
   mllog::LogReader reader;
   mllog::ParsedLog log;
   reader.parse(text, &log);
+  return read_log_facts(log);
+}
+
+LogFacts read_log_facts(const mllog::ParsedLog& log) {
+  LogFacts f;
   f.mllog_lines = log.mllog_lines;
-  int start_key = log.find_key("run_start"), stop_key = log.find_key("run_stop"), seed_key = log.find_key("seed");
-  double start = 0, stop = 0;
-  const mllog::Event* stop_ev = nullptr;
-  // As the result summarizer pairs them: the latest of each until both have appeared.
+  int seed_key = log.find_key("seed");
   for (const auto& ev : log.events) {
-    int k = static_cast<int>(ev.key_id);
-    if (k == seed_key && !f.has_seed) {
-      mllog::Json j;
-      std::string err;
-      if (mllog::parse_json_permissive(ev.json, &j, &err))
-        if (const mllog::Json* v = j.find("value"); v && v->kind == mllog::Json::Kind::Int) {
-          f.has_seed = true;
-          f.seed = v->i;
-        }
-    }
-    if (k == start_key) f.has_run_start = true;
-    if (k == stop_key) f.has_run_stop = true;
-    if (f.has_times) continue;
-    if (k == start_key) start = ev.time_ms;
-    if (k == stop_key) {
-      stop = ev.time_ms;
-      stop_ev = &ev;
-    }
-    if (f.has_run_start && f.has_run_stop) f.has_times = true;
-  }
-  if (f.has_times) f.time_to_train_ms = stop - start;
-  if (stop_ev) {
+    if (static_cast<int>(ev.key_id) != seed_key || f.has_seed) continue;
     mllog::Json j;
     std::string err;
-    if (mllog::parse_json_permissive(stop_ev->json, &j, &err))
+    if (mllog::parse_json_permissive(ev.json, &j, &err))
+      if (const mllog::Json* v = j.find("value"); v && v->kind == mllog::Json::Kind::Int) {
+        f.has_seed = true;
+        f.seed = v->i;
+      }
+  }
+  // As the result summarizer pairs them (rules/scoring.h).
+  rules::TimeToTrain t = rules::time_to_train(log);
+  f.has_run_start = t.has_run_start;
+  f.has_run_stop = t.has_run_stop;
+  f.has_times = t.has_times;
+  if (f.has_times) f.time_to_train_ms = t.ms();
+  if (t.run_stop_event >= 0) {
+    const mllog::Event& stop_ev = log.events[static_cast<size_t>(t.run_stop_event)];
+    mllog::Json j;
+    std::string err;
+    if (mllog::parse_json_permissive(stop_ev.json, &j, &err))
       if (const mllog::Json* md = j.find("metadata"); md && md->kind == mllog::Json::Kind::Object)
         if (const mllog::Json* st = md->find("status"); st && st->kind == mllog::Json::Kind::String) f.run_stop_status = st->s;
   }
@@ -672,7 +669,7 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
     mllog::ParsedLog log;
     reader.parse(text, &log);
     rules::FileVerdict v = rules::check_log(rules, log);
-    LogFacts f = read_log_facts(text);
+    LogFacts f = read_log_facts(log);
     ManifestRun r;
     r.run = m->benchmark + "-found-" + std::to_string(n);
     r.org = org;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "harness/backends/backend.h"
+#include "mllog/reader.h"
 #include "rules/compliance.h"
 #include "rules/ruleset.h"
 
@@ -101,6 +102,8 @@ struct LogFacts {
   long long seed = 0;            // the first seed line's value
 };
 LogFacts read_log_facts(std::string_view text);
+// The same from a log already parsed (time to train: rules::time_to_train).
+LogFacts read_log_facts(const mllog::ParsedLog& log);
 
 // "" when the log logs no seed or the seed the run was given; else what is
 // wrong: the consortium's seed check reads the logged seed, not the one given.

@@ -13,6 +13,7 @@
 #include "base/text.h"
 #include "base/utc_time.h"
 #include "reports/charts.h"
+#include "rules/scoring.h"
 
 namespace referee::reports {
 
@@ -76,25 +77,16 @@ std::string fmt_ratio(double v) {
   return s;
 }
 
-double olympic_mean(const std::vector<double>& m) {
-  if (m.empty()) return 0;
-  double sum = 0, lo = m[0], hi = m[0];
-  for (double x : m) {
-    sum += x;
-    lo = std::min(lo, x);
-    hi = std::max(hi, x);
-  }
-  if (m.size() < 3) return sum / static_cast<double>(m.size());
-  return (sum - lo - hi) / static_cast<double>(m.size() - 2);
+double difference_percent(const std::vector<double>& a, const std::vector<double>& b, int drop) {
+  return 100.0 * (rules::olympic_mean(b, drop) / rules::olympic_mean(a, drop) - 1.0);
 }
 
-double difference_percent(const std::vector<double>& a, const std::vector<double>& b) {
-  return 100.0 * (olympic_mean(b) / olympic_mean(a) - 1.0);
-}
-
-Interval bootstrap_difference(const std::vector<double>& a, const std::vector<double>& b, int resamples, uint64_t seed) {
+Interval bootstrap_difference(const std::vector<double>& a, const std::vector<double>& b, int drop, int resamples,
+                              uint64_t seed) {
   Interval out;
-  if (a.empty() || b.empty() || resamples < 1) return out;
+  // A resample has as many runs as its side: too few for an olympic mean, none has one.
+  if (rules::olympic_window(a.size(), drop).empty() || rules::olympic_window(b.size(), drop).empty() || resamples < 1)
+    return out;
   uint64_t state = seed;
   auto next = [&state]() {  // splitmix64: the same sequence on every platform
     uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
@@ -108,7 +100,7 @@ Interval bootstrap_difference(const std::vector<double>& a, const std::vector<do
   for (int i = 0; i < resamples; ++i) {
     for (auto& x : ra) x = a[next() % a.size()];
     for (auto& x : rb) x = b[next() % b.size()];
-    diffs.push_back(difference_percent(ra, rb));
+    diffs.push_back(difference_percent(ra, rb, drop));
   }
   std::sort(diffs.begin(), diffs.end());
   auto at = [&](double q) {

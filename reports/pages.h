@@ -45,21 +45,20 @@ std::string fmt_ratio(double v);     // 3 -> "3", 2.79 -> "2.79"
 std::string fmt_hours(double h);
 std::string fmt_change(double fraction);
 
-// The consortium's olympic mean: the fastest and the slowest run left out
-// when there are at least 3, the mean of the rest.
-double olympic_mean(const std::vector<double>& minutes);
-
 struct Interval {
   bool ok = false;
   double low = 0, high = 0;  // percent
 };
-// 100 x (olympic mean of b / olympic mean of a - 1), and a percentile
-// bootstrap interval (95%) for it: each side's runs resampled with
-// replacement `resamples` times from a fixed seed (the same runs give the
-// same interval). Not ok when a side has no runs.
-double difference_percent(const std::vector<double>& a, const std::vector<double>& b);
-Interval bootstrap_difference(const std::vector<double>& a, const std::vector<double>& b, int resamples = 10000,
-                              uint64_t seed = 0x5eed2026ULL);
+// 100 x (olympic mean of b / olympic mean of a - 1), the olympic means as the
+// score takes them (rules::olympic_mean, `drop` runs left out at each end:
+// the round's rules::olympic_drop), and a percentile bootstrap interval (95%)
+// for it: each side's runs resampled with replacement `resamples` times from
+// a fixed seed (the same runs give the same interval), each resample's
+// olympic mean with the same drop. NaN, and not ok, when a side has too few
+// runs for an olympic mean (2 x drop or fewer; none).
+double difference_percent(const std::vector<double>& a, const std::vector<double>& b, int drop);
+Interval bootstrap_difference(const std::vector<double>& a, const std::vector<double>& b, int drop,
+                              int resamples = 10000, uint64_t seed = 0x5eed2026ULL);
 
 // The run-to-run spread MLCommons quotes for a benchmark, percent: 2.5 for
 // the imaging benchmarks, 5 otherwise.

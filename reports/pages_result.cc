@@ -8,6 +8,7 @@
 
 #include "reports/charts.h"
 #include "reports/pages.h"
+#include "rules/scoring.h"
 
 namespace referee::reports {
 
@@ -417,6 +418,7 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
 
   Json values = jarr();
   std::vector<double> ma, mb;
+  const int drop = rules::olympic_drop(round, benchmark);  // as the score drops them
   for (const auto* r : {a, b}) {
     std::string name = r->organisation + "/" + r->system;
     for (size_t i = 0; i < r->run_minutes.size(); ++i) {
@@ -460,7 +462,8 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
     set(o, "accelerator", jstr(r->accelerator_type));
     set(o, "accelerators", jint(r->accelerators));
     set(o, "score", r->has_score ? jnum(r->score) : jnull());
-    set(o, "runs_mean", m.empty() ? jnull() : jnum(olympic_mean(m)));
+    double om = rules::olympic_mean(m, drop);
+    set(o, "runs_mean", std::isnan(om) ? jnull() : jnum(om));
     set(o, "runs", jint(static_cast<long long>(m.size())));
     double h = 0;
     set(o, "accelerator_hours", submissions::accelerator_hours(*r, &h) ? jnum(h) : jnull());
@@ -475,9 +478,9 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
     diff_notes.push_back(bn + " takes " + fmt_fixed(std::fabs(d), 1) + "% " + (d >= 0 ? "longer" : "less time") + " than " + an +
                          " (" + fmt_fixed(b->score, 3) + " vs " + fmt_fixed(a->score, 3) + " minutes).");
   }
-  Interval iv = bootstrap_difference(ma, mb);
+  Interval iv = bootstrap_difference(ma, mb, drop);
   if (iv.ok) {
-    double d = difference_percent(ma, mb);
+    double d = difference_percent(ma, mb, drop);
     diff_notes.push_back("Over the runs: olympic means differ by " + fmt_fixed(d, 1) + "%; 95% bootstrap interval [" +
                          fmt_fixed(iv.low, 1) + "%, " + fmt_fixed(iv.high, 1) + "%] (10,000 resamples of each side's runs, fixed seed).");
     std::string spread_text = "the ±" + fmt_ratio(spread) + "% run-to-run spread MLCommons quotes for " +
@@ -489,8 +492,11 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
                            ": not more than runs of one system may differ.");
     else
       diff_notes.push_back("The difference is beyond " + spread_text + ".");
-  } else {
+  } else if (ma.empty() || mb.empty()) {
     diff_notes.push_back("A side has no runs with a time: no interval.");
+  } else {
+    diff_notes.push_back("A side has too few runs with a time for an olympic mean (it leaves out " + std::to_string(drop) +
+                         " at each end): no interval.");
   }
   // A resubmission repeats an earlier round's result: say so, and when both
   // sides are, that this comparison is that round's again.

@@ -19,6 +19,7 @@
 #include "review/text_format.h"
 #include "rules/facts.h"
 #include "rules/rcp.h"
+#include "rules/scoring.h"
 #include "rules/source.h"
 #include "submissions/queries.h"
 
@@ -286,23 +287,12 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// The olympic mean the score is made of: the runs sorted, as many dropped
-// from each end as the result's uncounted runs / 2.
-double olympic(std::vector<double> v, size_t drop_each) {
-  std::sort(v.begin(), v.end());
-  if (v.size() <= 2 * drop_each) return NAN;
-  double sum = 0;
-  for (size_t i = drop_each; i < v.size() - drop_each; ++i) sum += v[i];
-  return sum / static_cast<double>(v.size() - 2 * drop_each);
-}
-
 // Cherry-picking: runs far faster than their siblings; more runs than required.
-void cherry_picking(const ResultRow& r, const std::string& round, std::vector<Finding>* out) {
+// `drop`: the runs the round drops at each end of the olympic window.
+void cherry_picking(const ResultRow& r, const std::string& round, int drop, std::vector<Finding>* out) {
   std::vector<double> mins;
-  size_t uncounted = 0;
   for (const auto& run : r.runs) {
     if (run.has_minutes) mins.push_back(run.minutes);
-    if (!run.counted) ++uncounted;
   }
   if (mins.size() >= 5) {
     double med = median_of(mins);
@@ -333,9 +323,8 @@ void cherry_picking(const ResultRow& r, const std::string& round, std::vector<Fi
         f.evidence.push_back(figure("median of " + std::to_string(mins.size()) + " runs", med, "min"));
         f.evidence.push_back(figure("median absolute deviation (floored at " + fmt(kMadFloor * 100, 3) + "% of the median)", mad, "min"));
         f.summary = "run(s) far faster than their siblings (modified z-score > " + fmt(kOutlierZ, 3) + "): " + which;
-        size_t drop = (r.runs.size() - mins.size() <= uncounted ? uncounted - (r.runs.size() - mins.size()) : 0) / 2;
-        if (drop == 0 && mins.size() >= 3) drop = 1;
-        double now = olympic(mins, drop), then = olympic(replaced, drop);
+        // The olympic mean the score is made of, with and without the outliers.
+        double now = rules::olympic_mean(mins, drop), then = rules::olympic_mean(replaced, drop);
         if (r.has_score && std::isfinite(now) && std::isfinite(then) && now > 0) {
           f.has_impact = true;
           f.impact_minutes = r.score * then / now;
@@ -814,7 +803,8 @@ bool detect_findings(Store& s, const std::string& round, const std::string& orga
                          ": findings that need them were not re-checked (stored ones are kept as they were)");
       if (unchecked) unchecked->insert(r.name());
     }
-    cherry_picking(r, round, out);
+    cherry_picking(r, round, rr.rules ? rules::olympic_drop(rr.facts, r.benchmark) : rules::olympic_drop(round, r.benchmark),
+                   out);
     unannounced(s, r, round, out);
     repeated_run_start(r, round, out);
     system_mismatch(r, round, out);

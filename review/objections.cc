@@ -15,6 +15,8 @@
 #include "review/router.h"
 #include "review/text_format.h"
 #include "review/verify.h"
+#include "rules/scoring.h"
+#include "submissions/queries.h"
 
 namespace referee::review {
 
@@ -398,15 +400,6 @@ ResultScore read_score(submissions::Store& s, long long result_id) {
   return r;
 }
 
-// The olympic mean: the fastest and the slowest dropped (when three or more remain).
-double olympic_mean(std::vector<double> m) {
-  std::sort(m.begin(), m.end());
-  if (m.size() >= 3) m = std::vector<double>(m.begin() + 1, m.end() - 1);
-  double sum = 0;
-  for (double x : m) sum += x;
-  return sum / static_cast<double>(m.size());
-}
-
 // What the first result's score would be if the objection holds. *basis
 // says how it was found, or why it is unknown (then false).
 bool compute_impact(Context& c, long long result_id, const std::string& rule, const std::string& finding_kind,
@@ -439,8 +432,9 @@ bool compute_impact(Context& c, long long result_id, const std::string& rule, co
                               "its runs: " + run_files(c, result_id));
         return false;
       }
-    // A result needs its required number of runs (at least the olympic minimum of 3).
-    long long required = 3;
+    // A result needs its required number of runs (at least the olympic minimum, 2 x drop + 1).
+    const int drop = submissions::olympic_drop(c.store, result_id);
+    long long required = 2 * drop + 1;
     {
       submissions::Stmt e(c.store.db(), "SELECT COALESCE(expected_count, 0) FROM results WHERE id = ?1");
       e.bind(1, result_id);
@@ -451,7 +445,7 @@ bool compute_impact(Context& c, long long result_id, const std::string& rule, co
                " would remain where " + result_name(c.store, result_id) + " needs " + std::to_string(required);
       return false;
     }
-    double mean = olympic_mean(kept);
+    double mean = rules::olympic_mean(kept, drop);
     // The published score carries the package's scaling factor: keep it.
     double scale = rs.has_score && rs.has_unscaled && rs.unscaled > 0 ? rs.score / rs.unscaled : 1.0;
     *impact = mean * scale;

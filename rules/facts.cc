@@ -96,12 +96,16 @@ const std::vector<std::string>& availability_values() {
 }
 
 bool facts_for(const RuleSet& rules, RoundFacts* out, std::string* error) {
+  return facts_for(rules.id(), rules.root(), out, error);
+}
+
+bool facts_for(const RulesetId& id, const std::string& root, RoundFacts* out, std::string* error) {
   *out = RoundFacts{};
-  out->ruleset = rules.id().id();
-  const std::string& usage = rules.id().usage;
-  const std::string& version = rules.id().version;
+  out->ruleset = id.id();
+  const std::string& usage = id.usage;
+  const std::string& version = id.version;
   // The project's own sets carry a facts file.
-  std::filesystem::path ff = std::filesystem::path(rules.root()) / "facts" / (rules.id().dir() + ".yaml");
+  std::filesystem::path ff = std::filesystem::path(root) / "facts" / (id.dir() + ".yaml");
   std::error_code ec;
   if (std::filesystem::exists(ff, ec)) {
     try {
@@ -128,7 +132,7 @@ bool facts_for(const RuleSet& rules, RoundFacts* out, std::string* error) {
     }
   }
   if (usage != "training") {
-    *error = "referee knows no benchmark facts for rule set " + rules.id().id() + " (and " + ff.string() + " does not exist)";
+    *error = "referee knows no benchmark facts for rule set " + id.id() + " (and " + ff.string() + " does not exist)";
     return false;
   }
   std::string short_version = version.substr(0, version.rfind('.'));

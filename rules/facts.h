@@ -42,6 +42,10 @@ struct RoundFacts {
 // Facts for a loaded rule set. Returns false with *error when referee knows
 // no facts for it.
 bool facts_for(const RuleSet& rules, RoundFacts* out, std::string* error);
+// The same for a rule set named by its id, without loading its rule files:
+// `<root>/facts/<usage>_<version>.yaml` when `root` has one, else referee's
+// table (training rounds).
+bool facts_for(const RulesetId& id, const std::string& root, RoundFacts* out, std::string* error);
 
 // Required system-description fields (training).
 const std::vector<std::string>& required_system_fields();

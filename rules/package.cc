@@ -15,6 +15,7 @@
 #include "base/digest.h"
 #include "base/text.h"
 #include "mllog/json_writer.h"
+#include "rules/scoring.h"
 
 namespace fs = std::filesystem;
 
@@ -297,27 +298,15 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
   }
   rf->convergence = read_convergence(log, rules.id().version, bf.convergence);
   rf->parse_errors = !log.errors.empty();
-  // The summarizer takes the timestamps seen until both keys have appeared.
-  int start_key = log.find_key("run_start"), stop_key = log.find_key("run_stop");
-  bool have_start = false, have_stop = false;
-  for (const auto& ev : log.events) {
-    if (static_cast<int>(ev.key_id) == start_key) {
-      if (++rf->run_starts == 1) {
-        rf->first_run_start_ms = ev.time_ms;
-        rf->first_run_start_line = ev.file_line;
-      }
-      if (!(have_start && have_stop)) {
-        rf->run_start_ms = ev.time_ms;
-        rf->run_start_line = ev.file_line;
-        have_start = true;
-      }
-    }
-    if (static_cast<int>(ev.key_id) == stop_key && !(have_start && have_stop)) {
-      rf->run_stop_ms = ev.time_ms;
-      have_stop = true;
-    }
-  }
-  rf->has_times = have_start && have_stop;
+  // The summarizer's time to train (rules/scoring.h).
+  TimeToTrain t = time_to_train(log);
+  rf->has_times = t.has_times;
+  rf->run_start_ms = t.run_start_ms;
+  rf->run_stop_ms = t.run_stop_ms;
+  rf->run_starts = t.run_starts;
+  rf->run_start_line = t.run_start_line;
+  rf->first_run_start_line = t.first_run_start_line;
+  rf->first_run_start_ms = t.first_run_start_ms;
   if (!details) return;
   rf->sha256 = base::sha256_hex(buf.view());
   {

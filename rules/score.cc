@@ -10,6 +10,7 @@
 #include "rules/interp.h"
 #include "rules/power.h"
 #include "rules/rcp.h"
+#include "rules/scoring.h"
 
 namespace fs = std::filesystem;
 
@@ -134,7 +135,7 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
       BenchmarkScore bs;
       bs.system = d.system;
       bs.benchmark = d.benchmark;
-      bs.max_dropped = facts.find(d.benchmark) ? facts.find(d.benchmark)->olympic_drop : 1;
+      bs.max_dropped = olympic_drop(facts, d.benchmark);
       std::vector<double> times;
       bs.has_power = has_power_folder(d.path);
       for (const auto& f : d.files) {
@@ -149,7 +150,7 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
           bs.runs.push_back(r);
           continue;
         }
-        double ms = f.run_stop_ms - f.run_start_ms;
+        double ms = f.run_stop_ms - f.run_start_ms;  // rules::time_to_train, as check_package paired them
         RunScore r;
         r.file = f.name;
         r.minutes = ms / 60 / 1000;
@@ -209,14 +210,12 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
       if (dropped > k) {
         bs.note = std::to_string(dropped) + " non-compliant runs; at most " + std::to_string(k) + " may be dropped";
       } else {
-        std::sort(times.begin(), times.end());
-        long lo = k, hi = static_cast<long>(times.size()) - (k - dropped);
-        if (hi <= lo) {
+        OlympicWindow w = olympic_window(times.size(), k, dropped);
+        long lo = w.lo, hi = w.hi;
+        if (w.empty()) {
           bs.note = "no runs left after olympic dropping";
         } else {
-          double sum = 0;  // Python's sum(): left to right
-          for (long i = lo; i < hi; ++i) sum += times[static_cast<size_t>(i)];
-          bs.unscaled = sum * 1.0 / static_cast<double>(hi - lo);
+          bs.unscaled = olympic_mean(times, k, dropped);
           bs.score = bs.unscaled * bs.factor;
           bs.has_score = true;
           long idx = 0;

@@ -9,6 +9,7 @@
 #include "base/text.h"
 #include "rules/package.h"
 #include "rules/ruleset.h"
+#include "rules/scoring.h"
 
 namespace referee::submissions {
 
@@ -162,6 +163,15 @@ std::vector<std::string> rounds(Store& s) {
   Stmt st(s.db(), "SELECT name FROM rounds ORDER BY ordinal");
   while (st.step()) out.push_back(st.col_text(0));
   return out;
+}
+
+int olympic_drop(Store& s, long long result_id) {
+  Stmt q(s.db(),
+         "SELECT d.name, r.benchmark FROM results r JOIN systems y ON r.system_id = y.id "
+         "JOIN packages p ON y.package_id = p.id JOIN rounds d ON p.round_id = d.id WHERE r.id = ?1");
+  q.bind(1, result_id);
+  if (!q.step()) return 1;
+  return rules::olympic_drop(q.col_text(0), q.col_text(1));
 }
 
 bool resolve_round(Store& s, const std::string& text, std::string* round, std::string* error) {

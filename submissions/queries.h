@@ -89,6 +89,10 @@ bool resolve_submitter(Store& s, const std::string& round, const std::string& te
 // All results of a benchmark in a round (names resolved).
 std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error);
 
+// Runs dropped at each end of a result's olympic window: rules::olympic_drop
+// of its round and benchmark (1 when the store has no such result).
+int olympic_drop(Store& s, long long result_id);
+
 // `ORG/SYSTEM` or `SYSTEM` (any case): matching results of the query's round
 // and benchmark. The same result named twice is an error.
 std::vector<ResultRow> find_results(Store& s, const Query& q, const std::vector<std::string>& names, std::string* error);

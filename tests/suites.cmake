@@ -1,7 +1,7 @@
 # Each doctest suite is its own CTest entry so that ctest -j runs them side by side.
 # A suite whose every test case skipped (no reference data, CI unset) exits with
 # 77 (tests/reference_data.h: kSkipExitCode), which CTest reports as "Skipped".
-set(REFEREE_TEST_SUITES base mllog interp compliance rcp fetch reference mutations store fetchround writer harness manifest progress signals slurm workloads torch power rounds audit serve review review_e2e reports)
+set(REFEREE_TEST_SUITES base mllog interp compliance rcp scoring fetch reference mutations store fetchround writer harness manifest progress signals slurm workloads torch power rounds audit serve review review_e2e reports)
 foreach(suite ${REFEREE_TEST_SUITES})
   add_test(NAME ${suite} COMMAND referee_tests --test-suite=${suite} --no-intro=true
            WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

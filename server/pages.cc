@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "base/url.h"
 #include "reports/model.h"
 #include "reports/site.h"
 
@@ -29,34 +30,6 @@ const char* kLoginForm =
     "<button type=\"submit\">Sign in</button></form>\n"
     "<p>A token shows the rounds under review that its organisation may see; an administrator creates one with "
     "<code>referee user add</code>.</p>\n";
-
-// application/x-www-form-urlencoded: one field's value, decoded.
-std::string form_field(const std::string& body, const std::string& name) {
-  size_t pos = 0;
-  while (pos <= body.size()) {
-    size_t end = body.find('&', pos);
-    if (end == std::string::npos) end = body.size();
-    std::string item = body.substr(pos, end - pos);
-    pos = end + 1;
-    size_t eq = item.find('=');
-    std::string key = item.substr(0, eq);
-    if (key != name) continue;
-    std::string raw = eq == std::string::npos ? "" : item.substr(eq + 1), out;
-    for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '+') {
-        out += ' ';
-      } else if (raw[i] == '%' && i + 2 < raw.size() && std::isxdigit(static_cast<unsigned char>(raw[i + 1])) &&
-                 std::isxdigit(static_cast<unsigned char>(raw[i + 2]))) {
-        out += static_cast<char>(std::stoi(raw.substr(i + 1, 2), nullptr, 16));
-        i += 2;
-      } else {
-        out += raw[i];
-      }
-    }
-    return out;
-  }
-  return "";
-}
 
 Reply redirect(int status, const std::string& location) {
   Reply r;
@@ -111,7 +84,7 @@ Reply login_form_route(Context&, const Call&, const Caller&, const std::vector<s
 }
 
 Reply login_route(Context& ctx, const Call& call, const Caller&, const std::vector<std::string>&) {
-  std::string token = form_field(call.body, "token");
+  std::string token = base::form_field(call.body, "token");
   // A token goes into a cookie only as the characters tokens are made of.
   bool plain = !token.empty() && token.size() <= 512;
   for (char c : token)

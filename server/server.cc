@@ -15,6 +15,7 @@
 #include <iostream>
 #include <thread>
 
+#include "base/utc_time.h"
 #include "review/api.h"
 #include "server/pages.h"
 #include "server/routes.h"
@@ -82,15 +83,6 @@ bool address_in_use(const std::string& host, int port) {
   }
   freeaddrinfo(found);
   return in_use;
-}
-
-std::string now_utc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace
@@ -220,7 +212,7 @@ int serve(const Options& o) {
     double ms = t_started ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count() : 0;
     t_started = false;
     // One line (one write) per request; never the token or the body.
-    std::fprintf(stderr, "%s %s %s %d %.1fms %s\n", now_utc().c_str(), req.method.c_str(), req.path.c_str(), res.status, ms,
+    std::fprintf(stderr, "%s %s %s %d %.1fms %s\n", base::utc_now().c_str(), req.method.c_str(), req.path.c_str(), res.status, ms,
                  t_user.empty() ? "-" : t_user.c_str());
   });
 

@@ -554,19 +554,23 @@ Response assign_pairings(Context& c) {
   });
 }
 
-Response get_pairings(Context& c) {
+// GET /rounds/{round}/KEY: {"round": NAME, KEY: [rows read by `read`, each written by `write`]}.
+template <typename Read, typename Write>
+Response round_rows(Context& c, const char* key, Read read, Write write) {
   RoundInfo r;
   Response err;
   if (!round_of(c, c.params[0], &r, &err)) return err;
   std::string error;
-  auto rows = read_pairings(c.store, r.id, &error);
+  auto rows = read(c.store, r.id, &error);
   if (!error.empty()) return error_response(500, "store", error);
   mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("round").value(r.name).key("pairings").begin_array();
-  for (const auto& p : rows) pairing_json(w, p);
+  w.begin_object().key("round").value(r.name).key(key).begin_array();
+  for (const auto& x : rows) write(w, x);
   w.end_array().end_object();
   return json_response(w.str());
 }
+
+Response get_pairings(Context& c) { return round_rows(c, "pairings", read_pairings, pairing_json); }
 
 int status_rank(const std::string& s) { return s == "assigned" ? 0 : s == "in-progress" ? 1 : s == "done" ? 2 : -1; }
 
@@ -731,17 +735,7 @@ Response post_announcement(Context& c) {
 }
 
 Response get_announcements(Context& c) {
-  RoundInfo r;
-  Response err;
-  if (!round_of(c, c.params[0], &r, &err)) return err;
-  std::string error;
-  auto all = read_announcements(c.store, r.id, &error);
-  if (!error.empty()) return error_response(500, "store", error);
-  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("round").value(r.name).key("announcements").begin_array();
-  for (const auto& a : all) announcement_json(w, a);
-  w.end_array().end_object();
-  return json_response(w.str());
+  return round_rows(c, "announcements", read_announcements, announcement_json);
 }
 
 // ---- report

@@ -178,25 +178,58 @@ review::Response call_http(const ClientOptions& o, const review::Request& r) {
 
 }  // namespace
 
+namespace {
+
+// The local store's path; false with *missing when there is none: opening a
+// store that is not there would create an empty one (at the default path,
+// on a machine that has none), so it is refused, creating nothing.
+bool local_store(const ClientOptions& o, std::string* db, review::Response* missing) {
+  *db = o.db.empty() ? submissions::default_db_path() : o.db;
+  std::error_code ec;
+  if (std::filesystem::exists(*db, ec)) return true;
+  *missing = review::error_response(
+      0, "no-store",
+      "no store at " + *db + (o.db.empty() ? " (the default: $REFEREE_DB, else the user's data directory)" : ""),
+      "create one with referee import DIR --round R --db " + *db +
+          ", or name an existing store with --db PATH (or $REFEREE_DB), or a server with --server URL");
+  return false;
+}
+
+}  // namespace
+
 review::Response call_api(const ClientOptions& o, review::Request r) {
   r.token = o.token;
   if (!o.server.empty()) return call_http(o, r);
   r.local_admin = o.token.empty();
-  const std::string db = o.db.empty() ? submissions::default_db_path() : o.db;
-  // Opening a store that is not there would create an empty one (at the
-  // default path, on a machine that has none): refuse instead, creating nothing.
-  std::error_code ec;
-  if (!std::filesystem::exists(db, ec)) {
-    review::Response missing = review::error_response(
-        0, "no-store",
-        "no store at " + db + (o.db.empty() ? " (the default: $REFEREE_DB, else the user's data directory)" : ""),
-        "create one with referee import DIR --round R --db " + db +
-            ", or name an existing store with --db PATH (or $REFEREE_DB), or a server with --server URL");
-    return missing;
-  }
+  std::string db;
+  review::Response missing;
+  if (!local_store(o, &db, &missing)) return missing;
   review::Api api(db);
   api.set_rules_dir(o.rules);
   return api.handle(r);
+}
+
+review::Response call_review(const ClientOptions& o, const review::Request& remote, const LocalCall& local) {
+  if (!o.server.empty()) return call_api(o, remote);
+  std::string db;
+  review::Response answer;
+  if (!local_store(o, &db, &answer)) return answer;
+  review::Actor who;
+  {
+    review::Api api(db);
+    review::Request r;
+    r.token = o.token;
+    r.local_admin = o.token.empty();
+    if (!api.authenticate(r, &who, &answer)) return answer;
+  }
+  std::string error;
+  std::unique_ptr<submissions::Store> store = submissions::Store::open(db, &error);
+  if (!store) return review::error_response(500, "store", error);
+  try {
+    return local(*store, who);
+  } catch (const std::exception& e) {  // as Api::handle: an unexpected failure is a 500 with the reason
+    return review::error_response(500, "internal", e.what());
+  }
 }
 
 }  // namespace referee::cli

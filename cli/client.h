@@ -7,9 +7,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <functional>
 #include <string>
 
 #include "review/api.h"
+#include "submissions/store.h"
 
 namespace referee::cli {
 
@@ -39,5 +41,14 @@ std::string url_encode(const std::string& s);
 // that does not exist (nothing is created), is a Response with status 0 and
 // the reason in body as {"error": {...}}.
 review::Response call_api(const ClientOptions& o, review::Request r);
+
+// A review operation, where the options say: with a server, `remote` is
+// sent over HTTP (as call_api); else `local` runs the typed operation
+// (review/objections.h) on the local store as the actor the token names
+// (no token: the local administrator) and answers what the API would. The
+// errors of a missing store, a bad token and a store that does not open are
+// call_api's.
+using LocalCall = std::function<review::Response(submissions::Store& store, const review::Actor& who)>;
+review::Response call_review(const ClientOptions& o, const review::Request& remote, const LocalCall& local);
 
 }  // namespace referee::cli

@@ -10,6 +10,7 @@
 #include "cli/review_cli.h"
 #include "cli/review_output.h"
 #include "mllog/json_writer.h"
+#include "review/objection_codec.h"
 #include "review/text_format.h"
 
 namespace referee::cli {
@@ -30,19 +31,31 @@ void add_evidence_flags(CLI::App* s, EvidenceFlags* e) {
   s->add_option("--note", e->note, "a note on the evidence");
 }
 
-// The evidence array, or false after printing what is wrong with a flag.
-bool evidence_json(const char* cmd, const EvidenceFlags& e, std::string* out) {
-  std::vector<std::string> items;
-  auto note = [&]() { return e.note.empty() ? std::string() : ",\"note\":" + json_str(e.note); };
-  for (long long f : e.findings) items.push_back("{\"finding\":" + std::to_string(f) + note() + "}");
+// The evidence items the flags name, or false after printing what is wrong with a flag.
+bool evidence_items(const char* cmd, const EvidenceFlags& e, std::vector<review::EvidenceItem>* out) {
+  using Kind = review::EvidenceItem::Kind;
+  auto item = [&](Kind kind) {
+    review::EvidenceItem i;
+    i.kind = kind;
+    i.note = e.note;
+    return i;
+  };
+  for (long long f : e.findings) {
+    auto i = item(Kind::Finding);
+    i.finding = f;
+    out->push_back(i);
+  }
   for (const auto& l : e.lines) {
     size_t b = l.rfind(':'), a = b == std::string::npos || b == 0 ? std::string::npos : l.rfind(':', b - 1);
     if (a == std::string::npos) {
       std::cerr << "referee " << cmd << ": --lines " << l << " is not ORG/SYSTEM/BENCHMARK:FILE:N[-M]\n";
       return false;
     }
-    items.push_back("{\"result\":" + json_str(l.substr(0, a)) + ",\"file\":" + json_str(l.substr(a + 1, b - a - 1)) +
-                    ",\"lines\":" + json_str(l.substr(b + 1)) + note() + "}");
+    auto i = item(Kind::Lines);
+    i.result = l.substr(0, a);
+    i.file = l.substr(a + 1, b - a - 1);
+    i.lines = l.substr(b + 1);
+    out->push_back(i);
   }
   for (const auto& f : e.figures) {
     size_t eq = f.find('=');
@@ -61,16 +74,17 @@ bool evidence_json(const char* cmd, const EvidenceFlags& e, std::string* out) {
       std::cerr << "referee " << cmd << ": --figure " << f << ": '" << value << "' is not a number\n";
       return false;
     }
-    items.push_back("{\"figure\":" + json_str(f.substr(0, eq)) + ",\"value\":" + mllog::py_float_repr(v) +
-                    (unit.empty() ? "" : ",\"unit\":" + json_str(unit)) + note() + "}");
+    auto i = item(Kind::Figure);
+    i.figure = f.substr(0, eq);
+    i.value = v;
+    i.unit = unit;
+    out->push_back(i);
   }
-  for (const auto& c : e.checks) items.push_back("{\"check\":" + json_str(c) + note() + "}");
-  out->clear();
-  for (const auto& i : items) {
-    *out += out->empty() ? "[" : ",";
-    *out += i;
+  for (const auto& c : e.checks) {
+    auto i = item(Kind::Check);
+    i.check = c;
+    out->push_back(i);
   }
-  if (!out->empty()) *out += "]";
   return true;
 }
 
@@ -261,7 +275,7 @@ Command objection_command() {
             withdraw->add_option("--text", o->text, "why");
             for (auto* s : {show, evidence, respond, vote, decide, withdraw})
               s->add_option("ID", o->id, "objection number")->required();
-            for (auto* s : {evidence, respond, decide, withdraw})
+            for (auto* s : {evidence, respond, vote, decide, withdraw})
               s->add_option("--version", o->version, "the version you read: refused (409) if it changed since");
             for (auto* s : {file, evidence, respond, vote, decide, withdraw})
               s->add_option("--override", o->override_reason, "review chair: act after the deadline, for this reason");
@@ -270,51 +284,61 @@ Command objection_command() {
               s->add_flag("--json", o->json, "print the answer as JSON");
             }
             return [o, file, list, show, evidence, respond, vote, decide, withdraw]() -> int {
-              review::Request r;
-              std::string id = std::to_string(o->id);
-              std::string extra;
-              auto field = [&](const char* k, const std::string& v) {
-                if (!v.empty()) extra += std::string(extra.empty() ? "" : ",") + "\"" + k + "\":" + json_str(v);
+              // The flags as the typed operation (review/objections.h): run on the local store, or
+              // sent to --server as the request body made from the same value.
+              namespace rv = review;
+              const std::string path = "/api/v1/objections/" + std::to_string(o->id);
+              auto change = [&](rv::ObjectionChange* c) {
+                c->objection = o->id;
+                c->version = {o->version > 0, o->version};
+                c->override_reason = o->override_reason;
               };
-              auto raw = [&](const char* k, const std::string& v) {
-                extra += std::string(extra.empty() ? "" : ",") + "\"" + k + "\":" + v;
+              auto run = [&](const char* cmd, const std::string& method, const std::string& where, std::string body,
+                             const LocalCall& local) {
+                review::Request r;
+                r.method = method;
+                r.path = where;
+                r.body = std::move(body);
+                return send_and_print(cmd, o->client, r, local, o->json, print_objection);
               };
-              field("override", o->override_reason);
-              if (o->version > 0) raw("version", std::to_string(o->version));
-              const char* cmd = "objection";
-              if (file->parsed() || evidence->parsed()) {
-                cmd = file->parsed() ? "objection file" : "objection evidence";
-                std::string ev;
-                if (!evidence_json(cmd, o->ev, &ev)) return kCannotCheck;
-                if (!ev.empty()) raw("evidence", ev);
-              }
+              // A write: its typed value run locally, or its request body sent.
+              auto send = [&](const char* cmd, const std::string& where, const auto& in, auto op, int status) {
+                return run(cmd, "POST", where, rv::request_body(in), [&](submissions::Store& s, const rv::Actor& who) {
+                  return rv::objection_answer(s, who, op(s, who, in), status);
+                });
+              };
+              auto remedy = [&](std::string* r, bool* has_factor, double* factor) {
+                *r = o->remedy;
+                *has_factor = o->factor != 0;
+                *factor = o->factor;
+              };
               if (file->parsed()) {
-                field("round", o->round);
-                field("against", o->against);
-                field("title", o->title);
-                field("rule", o->rule);
-                field("text", o->text);
-                if (o->from_finding > 0) raw("finding", std::to_string(o->from_finding));
-                auto array = [](const std::vector<std::string>& v) {
-                  std::string a;
-                  for (const auto& x : v) {
-                    a += a.empty() ? "[" : ",";
-                    a += json_str(x);
-                  }
-                  return a + "]";
-                };
-                if (!o->results.empty()) raw("results", array(o->results));
-                if (!o->drop_runs.empty()) raw("drop_runs", array(o->drop_runs));
-                r.method = "POST";
-                r.path = "/api/v1/objections";
-              } else if (list->parsed()) {
-                cmd = "objection list";
+                rv::FileObjection in;
+                in.round = o->round;
+                in.against = o->against;
+                in.title = o->title;
+                in.rule = o->rule;
+                in.text = o->text;
+                in.results = o->results;
+                in.drop_runs = o->drop_runs;
+                in.has_finding = o->from_finding > 0;
+                in.finding = o->from_finding;
+                in.override_reason = o->override_reason;
+                if (!evidence_items("objection file", o->ev, &in.evidence)) return kCannotCheck;
+                return send("objection file", "/api/v1/objections", in, rv::file_objection, 201);
+              }
+              if (list->parsed()) {
+                rv::ObjectionFilter f{o->round, o->state, o->by, o->against};
+                review::Request r;
                 r.method = "GET";
                 r.path = "/api/v1/objections";
-                for (auto [k, v] : {std::pair<const char*, std::string>{"round", o->round}, {"state", o->state},
-                                    {"by", o->by}, {"against", o->against}})
+                for (auto [k, v] : {std::pair<const char*, std::string>{"round", f.round}, {"state", f.state},
+                                    {"by", f.by}, {"against", f.against}})
                   if (!v.empty()) r.query.emplace_back(k, v);
-                return send_and_print(cmd, o->client, r, o->json, [](const mllog::Json& b) {
+                auto local = [&](submissions::Store& s, const rv::Actor& who) {
+                  return rv::read_answer(rv::objections_json(s, who, f));
+                };
+                return send_and_print("objection list", o->client, r, local, o->json, [](const mllog::Json& b) {
                   const auto* list = b.find("objections");
                   if (!list || list->items.empty()) {
                     std::cout << "no objections\n";
@@ -326,46 +350,47 @@ Command objection_command() {
                               << opt_text(j, "version") << "  " << opt_text(j, "title") << "\n";
                   }
                 });
-              } else if (show->parsed()) {
-                cmd = "objection show";
-                r.method = "GET";
-                r.path = "/api/v1/objections/" + id;
-              } else if (evidence->parsed()) {
-                r.method = "POST";
-                r.path = "/api/v1/objections/" + id + "/evidence";
-              } else if (respond->parsed()) {
-                cmd = "objection respond";
-                field("text", o->text);
-                field("remedy", o->remedy);
-                if (o->factor != 0) raw("factor", mllog::py_float_repr(o->factor));
-                r.method = "POST";
-                r.path = "/api/v1/objections/" + id + "/responses";
-              } else if (vote->parsed()) {
-                cmd = "objection vote";
-                field("vote", o->vote);
-                field("remedy", o->remedy);
-                if (o->factor != 0) raw("factor", mllog::py_float_repr(o->factor));
-                r.method = "POST";
-                r.path = "/api/v1/objections/" + id + "/votes";
-              } else if (decide->parsed()) {
-                cmd = "objection decide";
-                field("remedy", o->remedy);
-                if (o->factor != 0) raw("factor", mllog::py_float_repr(o->factor));
-                field("tie_break", o->tie_break);
-                if (o->waive) raw("waive", "true");
-                if (o->amend) raw("amend", "true");
-                field("reason", o->reason);
-                field("text", o->text);
-                r.method = "POST";
-                r.path = "/api/v1/objections/" + id + "/decision";
-              } else if (withdraw->parsed()) {
-                cmd = "objection withdraw";
-                field("text", o->text);
-                r.method = "POST";
-                r.path = "/api/v1/objections/" + id + "/withdraw";
               }
-              if (r.method == "POST") r.body = "{" + extra + "}";
-              return send_and_print(cmd, o->client, r, o->json, print_objection);
+              if (show->parsed())
+                return run("objection show", "GET", path, "", [&](submissions::Store& s, const rv::Actor& who) {
+                  return rv::read_answer(rv::objection_json(s, who, o->id));
+                });
+              if (evidence->parsed()) {
+                rv::AddEvidence in;
+                change(&in);
+                if (!evidence_items("objection evidence", o->ev, &in.evidence)) return kCannotCheck;
+                return send("objection evidence", path + "/evidence", in, rv::add_evidence, 201);
+              }
+              if (respond->parsed()) {
+                rv::Respond in;
+                change(&in);
+                in.text = o->text;
+                remedy(&in.remedy, &in.has_factor, &in.factor);
+                return send("objection respond", path + "/responses", in, rv::respond, 201);
+              }
+              if (vote->parsed()) {
+                rv::CastVote in;
+                change(&in);
+                in.vote = o->vote;
+                remedy(&in.remedy, &in.has_factor, &in.factor);
+                return send("objection vote", path + "/votes", in, rv::vote, 201);
+              }
+              if (decide->parsed()) {
+                rv::Decide in;
+                change(&in);
+                remedy(&in.remedy, &in.has_factor, &in.factor);
+                in.tie_break = o->tie_break;
+                in.waive = o->waive;
+                in.amend = o->amend;
+                in.reason = o->reason;
+                in.text = o->text;
+                return send("objection decide", path + "/decision", in, rv::decide, 201);
+              }
+              rv::Withdraw in;
+              change(&in);
+              in.text = o->text;
+              (void)withdraw;
+              return send("objection withdraw", path + "/withdraw", in, rv::withdraw, 200);
             };
           }};
 }
@@ -397,12 +422,15 @@ review_cli::SubSetup review_log_setup() {
                 int rc = send_and_print("review log", o->client, r, false, [&](const mllog::Json& b) {
                   broken = text_of(b.find("ok")) != "true";
                   if (o->json) {
+                    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
+                    w.begin_object().key("ok").value(!broken).key("events").raw(text_of(b.find("events")));
+                    w.key("head_seq").raw(text_of(b.find("head_seq"))).key("head_hash").value(text_of(b.find("head_hash")));
                     std::string first_bad = text_of(b.find("first_bad"));
-                    std::cout << "{\"ok\":" << (broken ? "false" : "true") << ",\"events\":" << text_of(b.find("events"))
-                              << ",\"head_seq\":" << text_of(b.find("head_seq"))
-                              << ",\"head_hash\":" << json_str(text_of(b.find("head_hash")))
-                              << ",\"first_bad\":" << (broken && !first_bad.empty() ? first_bad : "null")
-                              << ",\"problem\":" << (broken ? json_str(text_of(b.find("problem"))) : "null") << "}\n";
+                    w.key("first_bad");
+                    if (broken && !first_bad.empty()) w.raw(first_bad); else w.null();
+                    w.key("problem");
+                    if (broken) w.value(text_of(b.find("problem"))); else w.null();
+                    std::cout << w.end_object().str() << "\n";
                   } else if (!broken) {
                     std::cout << "the review log verifies: " << text_of(b.find("events"))
                               << " events, chain intact, tables agree with it; head " << text_of(b.find("head_seq"))

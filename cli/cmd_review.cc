@@ -26,60 +26,29 @@ void print_pairings(const mllog::Json& b) {
   t.print(std::cout);
 }
 
-SubSetup assign_setup() {
-  return [](CLI::App& sub) -> std::function<int()> {
-    auto o = std::make_shared<ClientOptions>();
-    auto round = std::make_shared<std::string>();
-    auto json = std::make_shared<bool>(false);
-    sub.add_option("--round", *round, "round: training-3.1.0 or 3.1.0")->required();
-    sub.add_flag("--json", *json, "print the JSON answer");
-    add_client_options(sub, o.get());
-    return [o, round, json]() -> int {
-      resolve_client_options(o.get());
-      review::Request r{"POST", "/api/v1/rounds/" + path_segment(*round) + "/pairings", {}, "", "", "", false};
-      return review_print("review assign", call_api(*o, r), *json, [](const mllog::Json& b) {
-        std::cout << "ranking by number of results:\n";
-        Table rank({"#", "organisation", "results", "largest system"});
-        int i = 0;
-        if (const auto* rs = b.find("ranking"))
-          for (const auto& x : rs->items)
-            rank.add({std::to_string(++i), jstr(x, "organisation"), std::to_string(jint(x, "results")),
-                      std::to_string(jint(x, "max_accelerators")) + " accelerators"});
-        rank.print(std::cout);
-        if (const auto* rs = b.find("ranking"); rs && rs->items.size() < 2)
-          std::cout << "fewer than two submitters: nobody to pair\n";
-        const auto* added = b.find("added");
-        size_t n = added ? added->items.size() : 0;
-        std::cout << n << " pairing" << (n == 1 ? "" : "s") << " added, " << jint(b, "kept") << " already there (kept as they are)\n";
-        if (added)
-          for (const auto& a : added->items)
-            std::cout << "  added: " << jstr(a, "reviewer") << " reviews " << jstr(a, "reviewed") << " (" << jstr(a, "reason") << ")\n";
-        if (const auto* un = b.find("unpaired"))
-          for (const auto& u : un->items) std::cout << "  unpaired: " << u.s << " (no submitter it may review)\n";
-        if (const auto* nr = b.find("not_required"))
-          for (const auto& p : nr->items)
-            std::cout << "  no longer required (kept): " << jint(p, "id") << " " << jstr(p, "reviewer") << " reviews "
-                      << jstr(p, "reviewed") << "\n";
-        print_pairings(b);
-      });
-    };
-  };
-}
-
-SubSetup pairings_setup() {
-  return [](CLI::App& sub) -> std::function<int()> {
-    auto o = std::make_shared<ClientOptions>();
-    auto round = std::make_shared<std::string>();
-    auto json = std::make_shared<bool>(false);
-    sub.add_option("--round", *round, "round: training-3.1.0 or 3.1.0")->required();
-    sub.add_flag("--json", *json, "print the JSON answer");
-    add_client_options(sub, o.get());
-    return [o, round, json]() -> int {
-      resolve_client_options(o.get());
-      review::Request r{"GET", "/api/v1/rounds/" + path_segment(*round) + "/pairings", {}, "", "", "", false};
-      return review_print("review pairings", call_api(*o, r), *json, print_pairings);
-    };
-  };
+void print_assigned(const mllog::Json& b) {
+  std::cout << "ranking by number of results:\n";
+  Table rank({"#", "organisation", "results", "largest system"});
+  int i = 0;
+  if (const auto* rs = b.find("ranking"))
+    for (const auto& x : rs->items)
+      rank.add({std::to_string(++i), jstr(x, "organisation"), std::to_string(jint(x, "results")),
+                std::to_string(jint(x, "max_accelerators")) + " accelerators"});
+  rank.print(std::cout);
+  if (const auto* rs = b.find("ranking"); rs && rs->items.size() < 2) std::cout << "fewer than two submitters: nobody to pair\n";
+  const auto* added = b.find("added");
+  size_t n = added ? added->items.size() : 0;
+  std::cout << n << " pairing" << (n == 1 ? "" : "s") << " added, " << jint(b, "kept") << " already there (kept as they are)\n";
+  if (added)
+    for (const auto& a : added->items)
+      std::cout << "  added: " << jstr(a, "reviewer") << " reviews " << jstr(a, "reviewed") << " (" << jstr(a, "reason") << ")\n";
+  if (const auto* un = b.find("unpaired"))
+    for (const auto& u : un->items) std::cout << "  unpaired: " << u.s << " (no submitter it may review)\n";
+  if (const auto* nr = b.find("not_required"))
+    for (const auto& p : nr->items)
+      std::cout << "  no longer required (kept): " << jint(p, "id") << " " << jstr(p, "reviewer") << " reviews "
+                << jstr(p, "reviewed") << "\n";
+  print_pairings(b);
 }
 
 SubSetup pairing_setup() {
@@ -166,26 +135,12 @@ SubSetup announce_setup() {
   };
 }
 
-SubSetup announcements_setup() {
-  return [](CLI::App& sub) -> std::function<int()> {
-    auto o = std::make_shared<ClientOptions>();
-    auto round = std::make_shared<std::string>();
-    auto json = std::make_shared<bool>(false);
-    sub.add_option("--round", *round, "round: training-3.1.0 or 3.1.0")->required();
-    sub.add_flag("--json", *json, "print the JSON answer");
-    add_client_options(sub, o.get());
-    return [o, round, json]() -> int {
-      resolve_client_options(o.get());
-      review::Request r{"GET", "/api/v1/rounds/" + path_segment(*round) + "/announcements", {}, "", "", "", false};
-      return review_print("resubmission list", call_api(*o, r), *json, [](const mllog::Json& b) {
-        Table t({"id", "result", "by", "at", "text"});
-        if (const auto* as = b.find("announcements"))
-          for (const auto& a : as->items)
-            t.add({std::to_string(jint(a, "id")), jstr(a, "result"), jstr(a, "by"), jstr(a, "at"), jstr(a, "text")});
-        t.print(std::cout);
-      });
-    };
-  };
+void print_announcements(const mllog::Json& b) {
+  Table t({"id", "result", "by", "at", "text"});
+  if (const auto* as = b.find("announcements"))
+    for (const auto& a : as->items)
+      t.add({std::to_string(jint(a, "id")), jstr(a, "result"), jstr(a, "by"), jstr(a, "at"), jstr(a, "text")});
+  t.print(std::cout);
 }
 
 }  // namespace
@@ -194,8 +149,10 @@ Command review_command() {
   return {"review", "The peer review of a round: required reviews, the committee's report and the audit trail",
           [](CLI::App& sub) -> std::function<int()> {
             return command_group(sub, {
-                {"assign", "Compute the required reviews of a round (idempotent)", assign_setup()},
-                {"pairings", "The required reviews of a round and their status", pairings_setup()},
+                {"assign", "Compute the required reviews of a round (idempotent)",
+                 round_request("review assign", "POST", "/pairings", false, print_assigned)},
+                {"pairings", "The required reviews of a round and their status",
+                 round_request("review pairings", "GET", "/pairings", false, print_pairings)},
                 {"pairing", "Set a required review's status", pairing_setup()},
                 {"report", "The committee's agenda and minutes (md, json, github)", report_setup()},
                 {"log", "The review's audit trail, or --verify its hash chain", review_log_setup()},
@@ -207,7 +164,8 @@ Command resubmission_command() {
   return {"resubmission", "Announce resubmitted logs of an earlier round, and list the announcements",
           [](CLI::App& sub) -> std::function<int()> {
             return command_group(sub, {{"announce", "Announce your organisation's resubmitted results", announce_setup()},
-                                       {"list", "The announcements of a round", announcements_setup()}});
+                                       {"list", "The announcements of a round",
+                                        round_request("resubmission list", "GET", "/announcements", false, print_announcements)}});
           }};
 }
 

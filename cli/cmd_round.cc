@@ -25,22 +25,6 @@ void print_round(const mllog::Json& r) {
   }
 }
 
-SubSetup show_setup() {
-  return [](CLI::App& sub) -> std::function<int()> {
-    auto o = std::make_shared<ClientOptions>();
-    auto round = std::make_shared<std::string>();
-    auto json = std::make_shared<bool>(false);
-    sub.add_option("ROUND", *round, "round: training-3.1.0 or 3.1.0")->required();
-    sub.add_flag("--json", *json, "print the JSON answer");
-    add_client_options(sub, o.get());
-    return [o, round, json]() -> int {
-      resolve_client_options(o.get());
-      review::Request r{"GET", "/api/v1/rounds/" + path_segment(*round), {}, "", "", "", false};
-      return review_print("round show", call_api(*o, r), *json, print_round);
-    };
-  };
-}
-
 SubSetup list_setup() {
   return [](CLI::App& sub) -> std::function<int()> {
     auto o = std::make_shared<ClientOptions>();
@@ -158,7 +142,7 @@ SubSetup state_setup() {
 
 Command round_command() {
   return {"round", "A round's review: show, list, schedule, state", [](CLI::App& sub) -> std::function<int()> {
-            return command_group(sub, {{"show", "A round's state, schedule and version", show_setup()},
+            return command_group(sub, {{"show", "A round's state, schedule and version", round_request("round show", "GET", "", true, print_round)},
                                        {"list", "Rounds you may see, with their state", list_setup()},
                                        {"schedule", "Set a round's review dates (creates its review record)", schedule_setup()},
                                        {"state", "Move a round: review -> final -> published (or final -> review)", state_setup()}});

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/review_cli.h"
+#include "mllog/json_writer.h"
 
 namespace referee::cli {
 
@@ -35,10 +36,11 @@ Command user_command() {
               if (add->parsed()) {
                 r.method = "POST";
                 r.path = "/api/v1/users";
-                r.body = "{\"name\":" + json_str(o->name) + ",\"role\":" + json_str(o->role);
-                if (!o->org.empty()) r.body += ",\"organisation\":" + json_str(o->org);
-                if (o->create_org) r.body += ",\"create_organisation\":true";
-                r.body += "}";
+                mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
+                w.begin_object().key("name").value(o->name).key("role").value(o->role);
+                if (!o->org.empty()) w.key("organisation").value(o->org);
+                if (o->create_org) w.key("create_organisation").value(true);
+                r.body = w.end_object().str();
                 return send_and_print("user add", o->client, r, o->json, [](const mllog::Json& b) {
                   const auto* u = b.find("user");
                   std::string org = u ? text_of(u->find("organisation")) : "";
@@ -79,14 +81,14 @@ Command user_command() {
               }
               if (revoke->parsed()) {
                 r.method = "POST";
-                r.path = "/api/v1/users/" + url_escape(o->name) + "/revoke";
+                r.path = "/api/v1/users/" + review_cli::path_segment(o->name) + "/revoke";
                 return send_and_print("user revoke", o->client, r, o->json, [](const mllog::Json& b) {
                   std::cout << "revoked " << text_of(b.find("revoked")) << " token(s) of " << text_of(b.find("user"))
                             << "\n";
                 });
               }
               r.method = "POST";
-              r.path = "/api/v1/users/" + url_escape(o->name) + "/tokens";
+              r.path = "/api/v1/users/" + review_cli::path_segment(o->name) + "/tokens";
               (void)token;
               return send_and_print("user token", o->client, r, o->json, [](const mllog::Json& b) {
                 std::cout << "new token for " << text_of(b.find("user")) << ": " << text_of(b.find("token")) << "\n"

@@ -14,25 +14,19 @@
 
 namespace referee::cli {
 
-// Sends `r` and prints the result. On success (2xx) prints the body (json)
-// or render(parsed body) and returns 0; on an error prints
-// "referee <cmd>: <message>" and the hint on stderr and returns 1 for a
-// refusal by policy (403, 404, 405, 409, 413, 422) or 2 for bad input,
-// a missing or bad token, a transport failure or a server error.
+// Sends `r` (call_api) and prints the answer as review_cli::review_print
+// does: the body (json) or render(parsed body) and 0 on success; else
+// "referee <cmd>: <message>" and the hint on stderr and the exit code of
+// review_cli::review_exit.
 int send_and_print(const char* cmd, const ClientOptions& o, const review::Request& r, bool json,
                    const std::function<void(const mllog::Json&)>& render);
-
-// The exit code for an API status (as above; 0 for 2xx).
-int exit_code_for(int status);
-
-// A JSON string (escaped, quoted) for building request bodies.
-std::string json_str(const std::string& s);
+// The same for a typed operation (call_review): `local` on the local store,
+// `r` to a server.
+int send_and_print(const char* cmd, const ClientOptions& o, const review::Request& r, const LocalCall& local, bool json,
+                   const std::function<void(const mllog::Json&)>& render);
 
 // Text of a JSON scalar ("" for null), numbers as Python prints them.
 std::string text_of(const mllog::Json* v);
-
-// Percent-escapes one path segment or query value.
-std::string url_escape(const std::string& s);
 
 // `referee review log [--round R] [--subject S] [--verify] [--json]`: the
 // review group's "log" subcommand (cmd_objection.cc).

@@ -213,13 +213,14 @@ TEST_SUITE("review_e2e") {
         {"review", "POST", "/api/v1/rounds/3.1.0/pairings", "", {403, 403, 403, 403, 200, 200, 401, 401, 401}},
         {"review", "GET", "/api/v1/rounds/3.1.0/pairings", "", {200, 200, 200, 404, 200, 200, 401, 401, 401}},
         // a pairing moves forward by a member of the reviewer organisation (Google) or a chair
-        {"review", "PATCH", "/api/v1/pairings/{pairing}", R"({"status":"in-progress"})", {403, 200, 403, 403, 200, 403, 401, 401, 401}},
+        // A pairing of an embargoed round is as one that does not exist for `intel` (404), not a refusal naming its reviewer.
+        {"review", "PATCH", "/api/v1/pairings/{pairing}", R"({"status":"in-progress"})", {403, 200, 403, 404, 200, 403, 401, 401, 401}},
         // announcements: a member for its own organisation's results, a chair any
         {"review", "POST", "/api/v1/rounds/3.1.0/announcements", announce, {201, 403, 403, 404, 201, 403, 401, 401, 401}},
         // (announcements check the round's state before the caller's organisation: 422 for every caller)
         {"published", "POST", "/api/v1/rounds/3.1.0/announcements", announce, {422, 422, 422, 422, 422, 422, 401, 401, 401}},
         {"published", "PATCH", "/api/v1/pairings/{pairing}", R"({"status":"in-progress"})", {403, 422, 403, 403, 422, 403, 401, 401, 401}},
-        {"final", "PATCH", "/api/v1/pairings/{pairing}", R"({"status":"in-progress"})", {403, 200, 403, 403, 200, 403, 401, 401, 401}},
+        {"final", "PATCH", "/api/v1/pairings/{pairing}", R"({"status":"in-progress"})", {403, 200, 403, 404, 200, 403, 401, 401, 401}},
         {"review", "GET", "/api/v1/rounds/3.1.0/announcements", "", {200, 200, 200, 404, 200, 200, 401, 401, 401}},
         {"review", "GET", "/api/v1/rounds/3.1.0/report?format=json", "", {200, 200, 200, 404, 200, 200, 401, 401, 401}},
         {"published", "GET", "/api/v1/rounds/3.1.0/report?format=md", "", {200, 200, 200, 200, 200, 200, 401, 401, 401}},

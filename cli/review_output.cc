@@ -65,6 +65,27 @@ std::function<int()> command_group(CLI::App& group,
   return [chosen]() -> int { return *chosen ? (*chosen)() : 2; };
 }
 
+SubSetup round_request(const char* cmd, const char* method, const char* suffix, bool positional,
+                       std::function<void(const mllog::Json&)> render) {
+  return [=](CLI::App& sub) -> std::function<int()> {
+    struct Opts {
+      ClientOptions client;
+      std::string round;
+      bool json = false;
+    };
+    auto o = std::make_shared<Opts>();
+    if (positional) sub.add_option("ROUND", o->round, "round: training-3.1.0 or 3.1.0")->required();
+    else sub.add_option("--round", o->round, "round: training-3.1.0 or 3.1.0")->required();
+    sub.add_flag("--json", o->json, "print the JSON answer");
+    add_client_options(sub, &o->client);
+    return [=]() -> int {
+      resolve_client_options(&o->client);
+      review::Request r{method, "/api/v1/rounds/" + path_segment(o->round) + suffix, {}, "", "", "", false};
+      return review_print(cmd, call_api(o->client, r), o->json, render);
+    };
+  };
+}
+
 std::string jstr(const mllog::Json& j, const char* key) {
   const auto* v = j.find(key);
   if (!v) return "";

@@ -34,6 +34,13 @@ using SubSetup = std::function<std::function<int()>(CLI::App&)>;
 std::function<int()> command_group(CLI::App& group,
                                    const std::vector<std::tuple<const char*, const char*, SubSetup>>& subs);
 
+// A subcommand that sends `method` to the round's resource
+// /api/v1/rounds/{round}`suffix`: the round from --round (or the positional
+// ROUND when `positional`), --json and the client options; prints the answer
+// with `render` as review_print does.
+SubSetup round_request(const char* cmd, const char* method, const char* suffix, bool positional,
+                       std::function<void(const mllog::Json&)> render);
+
 // JSON field readers for rendering (empty / 0 when absent).
 std::string jstr(const mllog::Json& j, const char* key);
 long long jint(const mllog::Json& j, const char* key);

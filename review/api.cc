@@ -8,28 +8,30 @@
 #include <thread>
 
 #include "mllog/json_writer.h"
+#include "review/policy.h"
 #include "review/router.h"
 #include "submissions/store.h"
 
 namespace referee::review {
 
-Response error_response(int status, const std::string& code, const std::string& message, const std::string& hint) {
+Response error_response(const Error& e) {
   mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("error").begin_object();
-  w.key("status").value(status).key("code").value(code).key("message").value(message);
-  if (!hint.empty()) w.key("hint").value(hint);
+  w.key("status").value(e.status).key("code").value(e.code).key("message").value(e.message);
+  if (!e.hint.empty()) w.key("hint").value(e.hint);
+  if (e.version >= 0) w.key("version").value(e.version);
   w.end_object().end_object();
   Response r;
-  r.status = status;
+  r.status = e.status;
   r.body = w.str();
   return r;
 }
 
-Response unknown_round(const std::string& text) {
-  return error_response(404, "unknown-round", "unknown round " + text,
-                        "referee list rounds shows the rounds you can see; name one as it shows it, with or "
-                        "without its training- prefix");
+Response error_response(int status, const std::string& code, const std::string& message, const std::string& hint) {
+  return error_response(make_error(status, code, message, hint));
 }
+
+Response unknown_round(const std::string& text) { return error_response(unknown_round_error(text)); }
 
 struct Api::Impl {
   std::string db_path;
@@ -101,10 +103,6 @@ std::string token_hash(const std::string& token) {
   return h;
 }
 
-namespace {
-
-}  // namespace
-
 bool Api::authenticate(const Request& r, Actor* out, Response* error) {
   if (r.local_admin) {
     *out = Actor{};
@@ -153,15 +151,11 @@ bool Api::can_see_round(const Actor& who, const std::string& round) {
   auto* s = impl_->store(&err);
   if (!s) return false;
   submissions::Stmt q(s->db(),
-                      "SELECT rr.state FROM round_reviews rr JOIN rounds r ON r.id = rr.round_id WHERE r.name = ?1");
+                      "SELECT r.id, COALESCE(rr.state, 'published') FROM rounds r LEFT JOIN round_reviews rr ON "
+                      "rr.round_id = r.id WHERE r.name = ?1");
   q.bind(1, round);
-  if (!q.step()) return q.ok();  // no review record: published results
-  if (q.col_text(0) == "published") return true;
-  submissions::Stmt sub(s->db(),
-                        "SELECT 1 FROM packages p JOIN rounds r ON r.id = p.round_id JOIN organisations o "
-                        "ON o.id = p.organisation_id WHERE r.name = ?1 AND o.name = ?2");
-  sub.bind(1, round).bind(2, who.organisation);
-  return sub.step();
+  if (!q.step()) return q.ok();  // not in the store: nothing of it to hide
+  return may_see_round(*s, who, q.col_int(0), q.col_text(1));
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "review/actor.h"
+#include "review/result.h"
 
 namespace referee::review {
 
@@ -80,6 +81,8 @@ std::string token_hash(const std::string& token);
 
 // A JSON error response.
 Response error_response(int status, const std::string& code, const std::string& message, const std::string& hint = "");
+// The response for a domain Error: its status, and a 409 names the current version.
+Response error_response(const Error& e);
 // The answer for a round `text` (as asked) that does not exist or that the
 // actor may not see (the embargo): the same 404, word for word, for both,
 // naming neither the store nor the rounds it holds.

@@ -1071,6 +1071,15 @@ TEST_SUITE("review") {
     CHECK(remote_rc == 0);
     CHECK(local_out == remote_out);
     CHECK(contains(remote_out, "NVIDIA (nv): normalise"));
+    // A stale vote (the version read is 1) is refused alike on the local store and through the server.
+    std::string dell = " --token " + f.token.at("dell");
+    std::string stale_local, stale_remote;
+    CHECK(run_referee("objection vote " + std::to_string(id) + " --vote uphold --version 1" + dell + " --db '" + f.path + "'",
+                      &stale_local) == 1);
+    CHECK(run_referee("objection vote " + std::to_string(id) + " --vote uphold --version 1" + dell + " --server " + url,
+                      &stale_remote) == 1);
+    CHECK(stale_local == stale_remote);
+    CHECK_MESSAGE(contains(stale_local, "changed since you read it (version 1, now "), stale_local);
     // Filing and refusals over HTTP.
     CHECK(run_referee("objection file --round 3.1.0 --against NVIDIA --result NVIDIA/eos/bert --title t --rule r --token " +
                           f.token.at("dell") + " --server " + url, &out) == 0);

@@ -1,18 +1,18 @@
-// Objections and everything done to them: evidence, responses, votes, the
-// chair's decision, withdrawal; the score impact; the review log and its
-// verification. Each write is one transaction that appends its event.
+// Objections and everything done to them (review/objections.h): evidence,
+// responses, votes, the chair's decision, withdrawal; the score impact; the
+// objection as the API shows it. Each write is one policy write(): one
+// transaction that checks in the policy's order and appends its event.
+#include "review/objections.h"
+
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <fstream>
-#include <map>
 #include <set>
 #include <tuple>
 
+#include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
-#include "review/policy.h"
-#include "review/router.h"
 #include "review/text_format.h"
 #include "review/verify.h"
 #include "rules/scoring.h"
@@ -24,6 +24,8 @@ namespace {
 
 using mllog::Json;
 using mllog::JsonWriter;
+using submissions::Stmt;
+using submissions::Store;
 
 const char* const kRemedies[] = {"none", "fix", "open", "withdraw", "normalise"};
 
@@ -33,27 +35,34 @@ bool valid_remedy(const std::string& r) {
   return false;
 }
 
+// A remedy named by a response, vote or decision: "" or one of kRemedies.
+bool check_remedy(const std::string& remedy, Error* err) {
+  if (remedy.empty() || valid_remedy(remedy)) return true;
+  *err = make_error(400, "bad-field", "remedy '" + remedy + "' is not none, fix, open, withdraw or normalise");
+  return false;
+}
+
 // A factor sent with a remedy: finite, above 0 and at most 100; a
 // normalisation only penalises (at least 1). Post: true, or false with *err.
-bool check_factor(const std::string& remedy, bool has_factor, double factor, Response* err) {
+bool check_factor(const std::string& remedy, bool has_factor, double factor, Error* err) {
   if (remedy == "normalise" && !has_factor) {
-    *err = error_response(400, "bad-field", "remedy normalise needs a factor", "send one (--factor F, API field `factor`)");
+    *err = make_error(400, "bad-field", "remedy normalise needs a factor", "send one (--factor F, API field `factor`)");
     return false;
   }
   if (!has_factor) return true;
   if (remedy != "normalise") {
-    *err = error_response(400, "bad-field", "a factor goes with remedy normalise only");
+    *err = make_error(400, "bad-field", "a factor goes with remedy normalise only");
     return false;
   }
   if (!std::isfinite(factor) || !(factor > 0) || factor > 100) {
-    *err = error_response(400, "bad-field", "factor " + mllog::json_number(factor) + " is not above 0 and at most 100");
+    *err = make_error(400, "bad-field", "factor " + mllog::json_number(factor) + " is not above 0 and at most 100");
     return false;
   }
   if (factor < 1) {
-    *err = error_response(422, "bad-factor",
-                          "factor " + mllog::json_number(factor) +
-                              ": a factor below 1 would make the result faster; normalisation only penalises",
-                          "send a factor of 1 or more (--factor F, API field `factor`)");
+    *err = make_error(422, "bad-factor",
+                      "factor " + mllog::json_number(factor) +
+                          ": a factor below 1 would make the result faster; normalisation only penalises",
+                      "send a factor of 1 or more (--factor F, API field `factor`)");
     return false;
   }
   return true;
@@ -65,7 +74,8 @@ std::string lower(std::string s) {
   return s;
 }
 
-struct Objection {
+// An objection as stored.
+struct Row {
   long long id = 0, round_id = 0, by_org = 0, against_org = 0, finding_id = 0, version = 0;
   std::string by, against, filed_by, title, rule, text, state, created_at;
   bool has_impact = false;
@@ -73,28 +83,24 @@ struct Objection {
   std::vector<long long> results;
 };
 
-// Reads objection `id_text` and its round. Unknown, or in a round the actor
-// may not see: 404.
-bool load_objection(Context& c, const std::string& id_text, Objection* o, RoundInfo* round, Response* err) {
-  long long id = 0;
-  if (id_text.size() > 18 && id_text.find_first_not_of("0123456789") == std::string::npos) {
-    *err = error_response(400, "bad-id", "objection id " + id_text + " is out of range",
-                          "objections are numbered 1, 2, ...");
+// Reads objection `id` and its round, the embargo first: an objection of a
+// round the actor may not see is no_objection(), as an unknown one is.
+bool load(Store& s, const Actor& who, long long id, Row* o, RoundInfo* round, Error* err) {
+  Stmt r(s.db(), "SELECT round_id FROM objections WHERE id = ?1");
+  r.bind(1, id);
+  if (!r.step()) {
+    *err = r.ok() ? no_objection(std::to_string(id)) : store_error(s, r.rc(), "reading the objection");
     return false;
   }
-  if (!path_id(id_text, &id)) {
-    *err = error_response(404, "not-found", "no objection " + id_text, "objections are numbered 1, 2, ...");
-    return false;
-  }
-  submissions::Stmt q(c.store.db(),
-                      "SELECT j.id, j.round_id, j.by_org, j.against_org, COALESCE(j.finding_id, 0), j.version, b.name, "
-                      "a.name, u.name, j.title, j.rule, j.text, j.state, j.created_at, j.impact_minutes FROM objections j "
-                      "JOIN organisations b ON b.id = j.by_org JOIN organisations a ON a.id = j.against_org JOIN users u "
-                      "ON u.id = j.filed_by WHERE j.id = ?1");
+  if (!find_round_by_id(s, who, r.col_int(0), no_objection(std::to_string(id)), round, err)) return false;
+  Stmt q(s.db(),
+         "SELECT j.id, j.round_id, j.by_org, j.against_org, COALESCE(j.finding_id, 0), j.version, b.name, "
+         "a.name, u.name, j.title, j.rule, j.text, j.state, j.created_at, j.impact_minutes FROM objections j "
+         "JOIN organisations b ON b.id = j.by_org JOIN organisations a ON a.id = j.against_org JOIN users u "
+         "ON u.id = j.filed_by WHERE j.id = ?1");
   q.bind(1, id);
   if (!q.step()) {
-    *err = q.ok() ? error_response(404, "not-found", "no objection " + id_text)
-                  : store_error(c.store, q.rc(), "reading the objection");
+    *err = q.ok() ? no_objection(std::to_string(id)) : store_error(s, q.rc(), "reading the objection");
     return false;
   }
   o->id = q.col_int(0);
@@ -113,19 +119,16 @@ bool load_objection(Context& c, const std::string& id_text, Objection* o, RoundI
   o->created_at = q.col_text(13);
   o->has_impact = !q.col_null(14);
   o->impact = q.col_double(14);
-  submissions::Stmt r(c.store.db(), "SELECT result_id FROM objection_results WHERE objection_id = ?1 ORDER BY result_id");
-  r.bind(1, o->id);
-  while (r.step()) o->results.push_back(r.col_int(0));
-  if (!load_round_by_id(c, o->round_id, round, err)) {
-    if (err->status == 404) *err = error_response(404, "not-found", "no objection " + id_text);
-    return false;
-  }
+  Stmt x(s.db(), "SELECT result_id FROM objection_results WHERE objection_id = ?1 ORDER BY result_id");
+  x.bind(1, o->id);
+  while (x.step()) o->results.push_back(x.col_int(0));
   return true;
 }
 
 // ---------------------------------------------------------------- evidence
 
-struct EvidenceIn {
+// Evidence resolved against the store, ready to insert.
+struct Evidence {
   std::string kind;  // finding | lines | figure | check
   long long finding_id = 0, run_id = 0, first_line = 0, last_line = 0;
   std::string quoted, figure_name, figure_unit, note;
@@ -170,10 +173,10 @@ struct Finding {
   double impact = 0;
 };
 
-bool load_finding(submissions::Store& s, long long id, Finding* f) {
-  submissions::Stmt q(s.db(),
-                      "SELECT id, round_id, organisation_id, COALESCE(result_id, 0), kind, rule, summary, evidence_json, "
-                      "impact_minutes FROM findings WHERE id = ?1");
+bool load_finding(Store& s, long long id, Finding* f) {
+  Stmt q(s.db(),
+         "SELECT id, round_id, organisation_id, COALESCE(result_id, 0), kind, rule, summary, evidence_json, "
+         "impact_minutes FROM findings WHERE id = ?1");
   q.bind(1, id);
   if (!q.step()) return false;
   f->id = q.col_int(0);
@@ -189,11 +192,11 @@ bool load_finding(submissions::Store& s, long long id, Finding* f) {
   return true;
 }
 
-bool evidence_finding(Context& c, long long id, long long round_id, EvidenceIn* out, Response* err) {
+bool evidence_finding(Store& s, long long id, long long round_id, Evidence* out, Error* err) {
   Finding f;
-  if (!load_finding(c.store, id, &f) || f.round_id != round_id) {
-    *err = error_response(404, "unknown-finding", "finding " + std::to_string(id) + " is not a finding of this round",
-                          "referee audit lists the findings of a round");
+  if (!load_finding(s, id, &f) || f.round_id != round_id) {
+    *err = make_error(404, "unknown-finding", "finding " + std::to_string(id) + " is not a finding of this round",
+                      "referee audit lists the findings of a round");
     return false;
   }
   out->kind = "finding";
@@ -206,8 +209,8 @@ bool evidence_finding(Context& c, long long id, long long round_id, EvidenceIn* 
 }
 
 // The log files of a result's runs, for a hint: "result_0.txt, result_1.txt".
-std::string run_files(Context& c, long long result_id) {
-  submissions::Stmt q(c.store.db(), "SELECT file FROM runs WHERE result_id = ?1 ORDER BY file");
+std::string run_files(Store& s, long long result_id) {
+  Stmt q(s.db(), "SELECT file FROM runs WHERE result_id = ?1 ORDER BY file");
   q.bind(1, result_id);
   std::string out;
   while (q.step()) out += (out.empty() ? "" : ", ") + q.col_text(0);
@@ -226,44 +229,44 @@ bool parse_lines(const std::string& text, long long* first, long long* last) {
   return num(a, first) && num(b, last) && *first >= 1 && *last >= *first && *last - *first < 200;
 }
 
-bool evidence_lines(Context& c, long long round_id, const std::vector<long long>& results, const std::string& result,
-                    const std::string& file, const std::string& lines, EvidenceIn* out, Response* err) {
+bool evidence_lines(Store& s, long long round_id, const std::vector<long long>& results, const EvidenceItem& in,
+                    Evidence* out, Error* err) {
   long long result_id = 0, org_id = 0;
-  if (!find_result(c.store, round_id, result, &result_id, &org_id, err)) return false;
+  if (!find_result(s, round_id, in.result, &result_id, &org_id, err)) return false;
   if (std::find(results.begin(), results.end(), result_id) == results.end()) {
     std::string names;
-    for (long long r : results) names += (names.empty() ? "" : ", ") + result_name(c.store, r);
-    *err = error_response(422, "not-this-objection", "lines from " + result + ": it is not one of the objection's results (" +
-                                                         names + ")",
-                          "quote the logs of the results objected to, or file another objection");
+    for (long long r : results) names += (names.empty() ? "" : ", ") + result_name(s, r);
+    *err = make_error(422, "not-this-objection",
+                      "lines from " + in.result + ": it is not one of the objection's results (" + names + ")",
+                      "quote the logs of the results objected to, or file another objection");
     return false;
   }
-  if (!parse_lines(lines, &out->first_line, &out->last_line)) {
-    *err = error_response(400, "bad-field", "lines '" + lines + "' is not N or N-M (at most 200 lines, from 1)");
+  if (!parse_lines(in.lines, &out->first_line, &out->last_line)) {
+    *err = make_error(400, "bad-field", "lines '" + in.lines + "' is not N or N-M (at most 200 lines, from 1)");
     return false;
   }
-  submissions::Stmt q(c.store.db(),
-                      "SELECT r.id, p.path, y.name, x.benchmark FROM runs r JOIN results x ON x.id = r.result_id JOIN "
-                      "systems y ON y.id = x.system_id JOIN packages p ON p.id = y.package_id WHERE r.result_id = ?1 AND "
-                      "r.file = ?2");
-  q.bind(1, result_id).bind(2, file);
+  Stmt q(s.db(),
+         "SELECT r.id, p.path, y.name, x.benchmark FROM runs r JOIN results x ON x.id = r.result_id JOIN "
+         "systems y ON y.id = x.system_id JOIN packages p ON p.id = y.package_id WHERE r.result_id = ?1 AND "
+         "r.file = ?2");
+  q.bind(1, result_id).bind(2, in.file);
   if (!q.step()) {
-    *err = error_response(404, "unknown-run", "result " + result + " has no run " + file,
-                          "its runs: " + run_files(c, result_id) +
-                              " (`referee compare --round R --benchmark B ORG/SYSTEM ... --json` lists them too)");
+    *err = make_error(404, "unknown-run", "result " + in.result + " has no run " + in.file,
+                      "its runs: " + run_files(s, result_id) +
+                          " (`referee compare --round R --benchmark B ORG/SYSTEM ... --json` lists them too)");
     return false;
   }
   out->run_id = q.col_int(0);
-  std::string path = q.col_text(1) + "/results/" + q.col_text(2) + "/" + q.col_text(3) + "/" + file;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = error_response(422, "missing-log", "the log " + path + " of run " + file + " is not on disk",
-                          "the package was imported from there; restore it or quote the lines as a check message");
+  std::string path = q.col_text(1) + "/results/" + q.col_text(2) + "/" + q.col_text(3) + "/" + in.file;
+  std::ifstream log(path, std::ios::binary);
+  if (!log) {
+    *err = make_error(422, "missing-log", "the log " + path + " of run " + in.file + " is not on disk",
+                      "the package was imported from there; restore it or quote the lines as a check message");
     return false;
   }
   std::string line;
   long long n = 0;
-  while (std::getline(in, line)) {
+  while (std::getline(log, line)) {
     ++n;
     if (n < out->first_line) continue;
     if (n > out->last_line) break;
@@ -271,95 +274,63 @@ bool evidence_lines(Context& c, long long round_id, const std::vector<long long>
     out->quoted += std::to_string(n) + ": " + line + "\n";
   }
   if (n < out->last_line) {
-    *err = error_response(422, "bad-lines", path + " has " + std::to_string(n) + " lines, not " + lines);
+    *err = make_error(422, "bad-lines", path + " has " + std::to_string(n) + " lines, not " + in.lines);
     return false;
   }
   out->kind = "lines";
   return true;
 }
 
-// One item of an evidence array.
-bool parse_evidence(Context& c, const Json& item, long long round_id, const std::vector<long long>& results,
-                    EvidenceIn* out, Response* err) {
-  static const char* const kFields[] = {"finding", "result", "file", "lines", "figure", "value", "unit",
-                                        "impact_minutes", "check", "note"};
-  if (item.kind != Json::Kind::Object) {
-    *err = error_response(400, "bad-field", "each evidence item must be an object");
-    return false;
+// One item as sent, resolved; `results`: the objection's (log lines must come from one of them).
+bool resolve_evidence(Store& s, const EvidenceItem& in, long long round_id, const std::vector<long long>& results,
+                      Evidence* out, Error* err) {
+  out->note = in.note;
+  switch (in.kind) {
+    case EvidenceItem::Kind::Finding: return evidence_finding(s, in.finding, round_id, out, err);
+    case EvidenceItem::Kind::Lines: return evidence_lines(s, round_id, results, in, out, err);
+    case EvidenceItem::Kind::Figure:
+      if (in.has_impact && !(in.impact_minutes > 0)) {
+        *err = make_error(400, "bad-field", "impact_minutes must be a score in minutes, above 0");
+        return false;
+      }
+      out->kind = "figure";
+      out->figure_name = in.figure;
+      out->figure_value = in.value;
+      out->figure_unit = in.unit;
+      out->has_impact = in.has_impact;
+      out->impact = in.impact_minutes;
+      return true;
+    case EvidenceItem::Kind::Check:
+      if (in.check.empty()) {
+        *err = make_error(400, "bad-field", "check: the message is empty");
+        return false;
+      }
+      out->kind = "check";
+      out->quoted = in.check;
+      return true;
   }
-  for (const auto& [k, v] : item.fields)
-    if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return k == f; }) == std::end(kFields)) {
-      *err = error_response(400, "unknown-field", "unknown field '" + k + "' in an evidence item",
-                            "evidence is {finding}, {result, file, lines}, {figure, value, unit, impact_minutes} or "
-                            "{check}, each with an optional note");
-      return false;
-    }
-  if (!body_string(item, "note", false, &out->note, err)) return false;
-  if (item.find("finding")) {
-    long long id = 0;
-    if (!body_int(item, "finding", true, &id, nullptr, err)) return false;
-    return evidence_finding(c, id, round_id, out, err);
-  }
-  if (item.find("file") || item.find("lines") || item.find("result")) {
-    std::string result, file, lines;
-    if (!body_string(item, "result", true, &result, err) || !body_string(item, "file", true, &file, err) ||
-        !body_string(item, "lines", true, &lines, err))
-      return false;
-    return evidence_lines(c, round_id, results, result, file, lines, out, err);
-  }
-  if (item.find("figure")) {
-    bool has_value = false;
-    if (!body_string(item, "figure", true, &out->figure_name, err) ||
-        !body_number(item, "value", true, &out->figure_value, &has_value, err) ||
-        !body_string(item, "unit", false, &out->figure_unit, err) ||
-        !body_number(item, "impact_minutes", false, &out->impact, &out->has_impact, err))
-      return false;
-    if (out->has_impact && !(out->impact > 0)) {
-      *err = error_response(400, "bad-field", "impact_minutes must be a score in minutes, above 0");
-      return false;
-    }
-    out->kind = "figure";
-    return true;
-  }
-  if (item.find("check")) {
-    if (!body_string(item, "check", true, &out->quoted, err)) return false;
-    if (out->quoted.empty()) {
-      *err = error_response(400, "bad-field", "check: the message is empty");
-      return false;
-    }
-    out->kind = "check";
-    return true;
-  }
-  *err = error_response(400, "bad-field", "an evidence item names no finding, lines, figure or check");
   return false;
 }
 
-// `results`: the objection's results (log lines must come from one of them).
-bool parse_evidence_array(Context& c, const Json& body, long long round_id, const std::vector<long long>& results,
-                          std::vector<EvidenceIn>* out, Response* err) {
-  const Json* ev = body.find("evidence");
-  if (!ev || ev->kind == Json::Kind::Null) return true;
-  if (ev->kind != Json::Kind::Array) {
-    *err = error_response(400, "bad-field", "field 'evidence' must be an array of evidence items");
+bool resolve_all(Store& s, const std::vector<EvidenceItem>& items, long long round_id,
+                 const std::vector<long long>& results, std::vector<Evidence>* out, Error* err) {
+  if (items.size() > 100) {
+    *err = make_error(400, "bad-field", "at most 100 evidence items per request");
     return false;
   }
-  if (ev->items.size() > 100) {
-    *err = error_response(400, "bad-field", "at most 100 evidence items per request");
-    return false;
-  }
-  for (const auto& item : ev->items) {
-    EvidenceIn e;
-    if (!parse_evidence(c, item, round_id, results, &e, err)) return false;
+  for (const auto& item : items) {
+    Evidence e;
+    if (!resolve_evidence(s, item, round_id, results, &e, err)) return false;
     out->push_back(std::move(e));
   }
   return true;
 }
 
-bool insert_evidence(Context& c, long long objection_id, const EvidenceIn& e, Response* err) {
-  submissions::Stmt ins(c.store.db(),
-                        "INSERT INTO evidence (objection_id, kind, finding_id, run_id, first_line, last_line, quoted, "
-                        "figure_name, figure_value, figure_unit, note, user_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, "
-                        "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+bool insert_evidence(Store& s, const Actor& who, long long objection_id, const Evidence& e, Error* err) {
+  Stmt ins(s.db(),
+           "INSERT INTO evidence (objection_id, kind, finding_id, run_id, first_line, last_line, quoted, "
+           "figure_name, figure_value, figure_unit, note, user_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, "
+           "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   ins.bind(1, objection_id).bind(2, e.kind);
   if (e.finding_id) ins.bind(3, e.finding_id); else ins.bind_null(3);
   if (e.run_id) ins.bind(4, e.run_id).bind(5, e.first_line).bind(6, e.last_line);
@@ -368,10 +339,10 @@ bool insert_evidence(Context& c, long long objection_id, const EvidenceIn& e, Re
   if (e.kind == "figure") ins.bind(8, e.figure_name).bind(9, e.figure_value).bind(10, e.figure_unit);
   else ins.bind_null(8).bind_null(9).bind_null(10);
   if (e.note.empty()) ins.bind_null(11); else ins.bind(11, e.note);
-  if (c.who.user_id) ins.bind(12, c.who.user_id); else ins.bind_null(12);
+  if (who.user_id) ins.bind(12, who.user_id); else ins.bind_null(12);
   ins.bind(13, now_utc());
   if (!ins.run()) {
-    *err = store_error(c.store, ins.rc(), "storing evidence");
+    *err = store_error(s, ins.rc(), "storing evidence");
     return false;
   }
   return true;
@@ -385,9 +356,9 @@ struct ResultScore {
   long long rcp_pass = -1;  // -1 unknown
 };
 
-ResultScore read_score(submissions::Store& s, long long result_id) {
+ResultScore read_score(Store& s, long long result_id) {
   ResultScore r;
-  submissions::Stmt q(s.db(), "SELECT score_minutes, unscaled_minutes, rcp_norm_factor, rcp_pass FROM results WHERE id = ?1");
+  Stmt q(s.db(), "SELECT score_minutes, unscaled_minutes, rcp_norm_factor, rcp_pass FROM results WHERE id = ?1");
   q.bind(1, result_id);
   if (!q.step()) return r;
   r.has_score = !q.col_null(0);
@@ -400,11 +371,58 @@ ResultScore read_score(submissions::Store& s, long long result_id) {
   return r;
 }
 
+}  // namespace
+
+bool impact_of_dropped_runs(Store& s, long long result_id, const std::vector<std::string>& drop_runs, double* impact,
+                            std::string* basis, Error* err) {
+  std::vector<double> kept;
+  std::set<std::string> dropped;
+  Stmt q(s.db(),
+         "SELECT file, minutes FROM runs WHERE result_id = ?1 AND compliant = 1 AND converged = 1 AND "
+         "minutes IS NOT NULL ORDER BY file");
+  q.bind(1, result_id);
+  while (q.step()) {
+    std::string file = q.col_text(0);
+    if (std::find(drop_runs.begin(), drop_runs.end(), file) != drop_runs.end()) dropped.insert(file);
+    else kept.push_back(q.col_double(1));
+  }
+  for (const auto& d : drop_runs)
+    if (!dropped.count(d)) {
+      *err = make_error(404, "unknown-run",
+                        "drop_runs: " + d + " is not a converged, compliant run of " + result_name(s, result_id),
+                        "its runs: " + run_files(s, result_id));
+      return false;
+    }
+  // A result needs its required number of runs (at least the olympic minimum, 2 x drop + 1).
+  const int drop = submissions::olympic_drop(s, result_id);
+  long long required = 2 * drop + 1;
+  {
+    Stmt e(s.db(), "SELECT COALESCE(expected_count, 0) FROM results WHERE id = ?1");
+    e.bind(1, result_id);
+    if (e.step()) required = std::max(required, e.col_int(0));
+  }
+  if (static_cast<long long>(kept.size()) < required) {
+    *basis = "not scorable: " + std::to_string(kept.size()) + " converged run" + (kept.size() == 1 ? "" : "s") +
+             " would remain where " + result_name(s, result_id) + " needs " + std::to_string(required);
+    return false;
+  }
+  ResultScore rs = read_score(s, result_id);
+  double mean = rules::olympic_mean(kept, drop);
+  // The published score carries the package's scaling factor: keep it.
+  double scale = rs.has_score && rs.has_unscaled && rs.unscaled > 0 ? rs.score / rs.unscaled : 1.0;
+  *impact = mean * scale;
+  *basis = "the olympic mean of the " + std::to_string(kept.size()) + " remaining runs";
+  return true;
+}
+
+namespace {
+
 // What the first result's score would be if the objection holds. *basis
-// says how it was found, or why it is unknown (then false).
-bool compute_impact(Context& c, long long result_id, const std::string& rule, const std::string& finding_kind,
-                    const std::vector<EvidenceIn>& evidence, const std::vector<std::string>& drop_runs, double* impact,
-                    std::string* basis, Response* err) {
+// says how it was found, or why it is unknown (then false; *err set when
+// that is an error).
+bool compute_impact(Store& s, long long result_id, const std::string& rule, const std::string& finding_kind,
+                    const std::vector<Evidence>& evidence, const std::vector<std::string>& drop_runs, double* impact,
+                    std::string* basis, Error* err) {
   for (const auto& e : evidence)
     if (e.has_impact) {
       *impact = e.impact;
@@ -412,46 +430,8 @@ bool compute_impact(Context& c, long long result_id, const std::string& rule, co
                                    : "the impact given with figure " + e.figure_name;
       return true;
     }
-  ResultScore rs = read_score(c.store, result_id);
-  if (!drop_runs.empty()) {
-    std::vector<double> kept;
-    std::set<std::string> dropped;
-    submissions::Stmt q(c.store.db(),
-                        "SELECT file, minutes FROM runs WHERE result_id = ?1 AND compliant = 1 AND converged = 1 AND "
-                        "minutes IS NOT NULL ORDER BY file");
-    q.bind(1, result_id);
-    while (q.step()) {
-      std::string file = q.col_text(0);
-      if (std::find(drop_runs.begin(), drop_runs.end(), file) != drop_runs.end()) dropped.insert(file);
-      else kept.push_back(q.col_double(1));
-    }
-    for (const auto& d : drop_runs)
-      if (!dropped.count(d)) {
-        *err = error_response(404, "unknown-run", "drop_runs: " + d + " is not a converged, compliant run of " +
-                                                      result_name(c.store, result_id),
-                              "its runs: " + run_files(c, result_id));
-        return false;
-      }
-    // A result needs its required number of runs (at least the olympic minimum, 2 x drop + 1).
-    const int drop = submissions::olympic_drop(c.store, result_id);
-    long long required = 2 * drop + 1;
-    {
-      submissions::Stmt e(c.store.db(), "SELECT COALESCE(expected_count, 0) FROM results WHERE id = ?1");
-      e.bind(1, result_id);
-      if (e.step()) required = std::max(required, e.col_int(0));
-    }
-    if (static_cast<long long>(kept.size()) < required) {
-      *basis = "not scorable: " + std::to_string(kept.size()) + " converged run" + (kept.size() == 1 ? "" : "s") +
-               " would remain where " + result_name(c.store, result_id) + " needs " + std::to_string(required);
-      return false;
-    }
-    double mean = rules::olympic_mean(kept, drop);
-    // The published score carries the package's scaling factor: keep it.
-    double scale = rs.has_score && rs.has_unscaled && rs.unscaled > 0 ? rs.score / rs.unscaled : 1.0;
-    *impact = mean * scale;
-    *basis = "the olympic mean of the " + std::to_string(kept.size()) + " remaining runs";
-    return true;
-  }
+  if (!drop_runs.empty()) return impact_of_dropped_runs(s, result_id, drop_runs, impact, basis, err);
+  ResultScore rs = read_score(s, result_id);
   std::string k = lower(rule + " " + finding_kind);
   if (k.find("rcp") != std::string::npos) {
     if (rs.has_norm && rs.has_unscaled && rs.norm > 0) {
@@ -468,16 +448,16 @@ bool compute_impact(Context& c, long long result_id, const std::string& rule, co
 
 // -------------------------------------------------------------- rendering
 
-void write_opt_text(JsonWriter& w, const char* key, submissions::Stmt& q, int col) {
+void write_opt_text(JsonWriter& w, const char* key, Stmt& q, int col) {
   w.key(key);
   if (q.col_null(col)) w.null(); else w.value(q.col_text(col));
 }
-void write_opt_number(JsonWriter& w, const char* key, submissions::Stmt& q, int col) {
+void write_opt_number(JsonWriter& w, const char* key, Stmt& q, int col) {
   w.key(key);
   if (q.col_null(col)) w.null(); else w.value(q.col_double(col));
 }
 
-void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundInfo& round, bool full) {
+void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& round, bool full) {
   w.begin_object().key("id").value(o.id).key("round").value(round.name).key("round_state").value(round.state);
   w.key("by").value(o.by).key("against").value(o.against).key("filed_by").value(o.filed_by);
   w.key("title").value(o.title).key("rule").value(o.rule).key("state").value(o.state).key("version").value(o.version);
@@ -485,13 +465,13 @@ void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundI
   w.key("finding");
   if (o.finding_id) w.value(o.finding_id); else w.null();
   w.key("results").begin_array();
-  for (long long r : o.results) w.value(result_name(c.store, r));
+  for (long long r : o.results) w.value(result_name(s, r));
   w.end_array();
   // Impact on the first result.
   w.key("impact").begin_object();
-  ResultScore rs = o.results.empty() ? ResultScore{} : read_score(c.store, o.results[0]);
+  ResultScore rs = o.results.empty() ? ResultScore{} : read_score(s, o.results[0]);
   w.key("result");
-  if (o.results.empty()) w.null(); else w.value(result_name(c.store, o.results[0]));
+  if (o.results.empty()) w.null(); else w.value(result_name(s, o.results[0]));
   w.key("score_minutes");
   if (rs.has_score) w.value(rs.score); else w.null();
   w.key("minutes");
@@ -514,14 +494,14 @@ void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundI
     w.key(k);
     if (v.empty()) w.null(); else w.value(v);
   };
-  dl("objections_due", round.objections_due);
-  dl("responses_due", round.responses_due);
-  dl("decisions_due", round.decisions_due);
-  dl("scores_final", round.scores_final);
+  dl("objections_due", round.schedule.objections_due);
+  dl("responses_due", round.schedule.responses_due);
+  dl("decisions_due", round.schedule.decisions_due);
+  dl("scores_final", round.schedule.scores_final);
   w.end_object();
   w.key("evidence").begin_array();
   {
-    submissions::Stmt q(c.store.db(),
+    Stmt q(s.db(),
                         "SELECT e.id, e.kind, e.finding_id, r.file, e.first_line, e.last_line, e.quoted, e.figure_name, "
                         "e.figure_value, e.figure_unit, e.note, COALESCE(u.name, 'local-admin'), e.created_at, e.run_id "
                         "FROM evidence e LEFT JOIN runs r ON r.id = e.run_id LEFT JOIN users u ON u.id = e.user_id "
@@ -532,9 +512,9 @@ void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundI
       w.key("finding");
       if (q.col_null(2)) w.null(); else w.value(q.col_int(2));
       if (!q.col_null(13)) {
-        submissions::Stmt rr(c.store.db(), "SELECT result_id FROM runs WHERE id = ?1");
+        Stmt rr(s.db(), "SELECT result_id FROM runs WHERE id = ?1");
         rr.bind(1, q.col_int(13));
-        w.key("result").value(rr.step() ? result_name(c.store, rr.col_int(0)) : std::string());
+        w.key("result").value(rr.step() ? result_name(s, rr.col_int(0)) : std::string());
       }
       write_opt_text(w, "file", q, 3);
       w.key("first_line");
@@ -552,7 +532,7 @@ void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundI
   w.end_array();
   w.key("responses").begin_array();
   {
-    submissions::Stmt q(c.store.db(),
+    Stmt q(s.db(),
                         "SELECT s.id, o.name, COALESCE(u.name, 'local-admin'), s.text, s.remedy, s.factor, s.created_at "
                         "FROM responses s JOIN organisations o ON o.id = s.organisation_id LEFT JOIN users u ON u.id = "
                         "s.user_id WHERE s.objection_id = ?1 ORDER BY s.id");
@@ -568,7 +548,7 @@ void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundI
   w.end_array();
   w.key("votes").begin_array();
   {
-    submissions::Stmt q(c.store.db(),
+    Stmt q(s.db(),
                         "SELECT o.name, COALESCE(u.name, 'local-admin'), v.vote, v.remedy, v.factor, v.created_at FROM "
                         "votes v JOIN organisations o ON o.id = v.organisation_id LEFT JOIN users u ON u.id = v.user_id "
                         "WHERE v.objection_id = ?1 ORDER BY o.name");
@@ -584,7 +564,7 @@ void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundI
   w.end_array();
   w.key("decision");
   {
-    submissions::Stmt q(c.store.db(),
+    Stmt q(s.db(),
                         "SELECT d.id, d.outcome, d.remedy, d.factor, d.votes_uphold, d.votes_reject, d.votes_abstain, "
                         "d.majority, COALESCE(u.name, 'local-admin'), d.text, d.created_at FROM decisions d LEFT JOIN "
                         "users u ON u.id = d.decided_by WHERE d.objection_id = ?1");
@@ -608,7 +588,7 @@ void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundI
   w.key("superseded").begin_array();
   {
     std::string error, subject = "objection/" + std::to_string(o.id);
-    for (const auto& e : read_events(c.store, subject, &error)) {
+    for (const auto& e : read_events(s, subject, &error)) {
       if (e.subject != subject || (e.action != "decision.amend" && e.action != "objection.withdraw")) continue;
       Json pj;
       std::string perr;
@@ -645,31 +625,17 @@ void write_objection(Context& c, JsonWriter& w, const Objection& o, const RoundI
   w.end_object();
 }
 
-Response show_response(Context& c, long long id, int status = 200, const std::string& extra_key = "",
-                       const std::string& extra_value = "") {
-  Objection o;
-  RoundInfo round;
-  Response err;
-  if (!load_objection(c, std::to_string(id), &o, &round, &err)) return err;
-  JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("objection");
-  write_objection(c, w, o, round, true);
-  if (!extra_key.empty()) w.key(extra_key).value(extra_value);
-  w.end_object();
-  return json_response(w.str(), status);
-}
-
 // --------------------------------------------------------- result status
 
 // Filing: every result gets objection-open unless the review already decided it.
-bool mark_open(Context& c, long long objection_id, const std::vector<long long>& results, Response* err) {
+bool mark_open(Store& s, long long objection_id, const std::vector<long long>& results, Error* err) {
   for (long long r : results) {
-    submissions::Stmt q(c.store.db(),
-                        "INSERT INTO result_status (result_id, status, objection_id, updated_at) VALUES (?1, "
-                        "'objection-open', ?2, ?3) ON CONFLICT(result_id) DO NOTHING");
+    Stmt q(s.db(),
+           "INSERT INTO result_status (result_id, status, objection_id, updated_at) VALUES (?1, "
+           "'objection-open', ?2, ?3) ON CONFLICT(result_id) DO NOTHING");
     q.bind(1, r).bind(2, objection_id).bind(3, now_utc());
     if (!q.run()) {
-      *err = store_error(c.store, q.rc(), "marking the result's status");
+      *err = store_error(s, q.rc(), "marking the result's status");
       return false;
     }
   }
@@ -678,793 +644,610 @@ bool mark_open(Context& c, long long objection_id, const std::vector<long long>&
 
 // Rejected, waived, withdrawn or upheld without remedy: an objection-open
 // status goes, or points at another open objection of the result.
-bool clear_open(Context& c, long long objection_id, const std::vector<long long>& results, Response* err) {
+bool clear_open(Store& s, long long objection_id, const std::vector<long long>& results, Error* err) {
   for (long long r : results) {
-    submissions::Stmt other(c.store.db(),
-                            "SELECT j.id FROM objections j JOIN objection_results x ON x.objection_id = j.id WHERE "
-                            "x.result_id = ?1 AND j.id <> ?2 AND j.state IN ('open', 'responded') ORDER BY j.id LIMIT 1");
+    Stmt other(s.db(),
+               "SELECT j.id FROM objections j JOIN objection_results x ON x.objection_id = j.id WHERE "
+               "x.result_id = ?1 AND j.id <> ?2 AND j.state IN ('open', 'responded') ORDER BY j.id LIMIT 1");
     other.bind(1, r).bind(2, objection_id);
     bool another = other.step();
     long long other_id = another ? other.col_int(0) : 0;
-    submissions::Stmt q(c.store.db(),
-                        another ? "UPDATE result_status SET objection_id = ?2, updated_at = ?3 WHERE result_id = ?1 AND "
-                                  "status = 'objection-open'"
-                                : "DELETE FROM result_status WHERE result_id = ?1 AND status = 'objection-open' AND "
-                                  "(?2 = ?2) AND (?3 = ?3)");
+    Stmt q(s.db(), another ? "UPDATE result_status SET objection_id = ?2, updated_at = ?3 WHERE result_id = ?1 AND "
+                             "status = 'objection-open'"
+                           : "DELETE FROM result_status WHERE result_id = ?1 AND status = 'objection-open' AND "
+                             "(?2 = ?2) AND (?3 = ?3)");
     q.bind(1, r).bind(2, other_id).bind(3, now_utc());
     if (!q.run()) {
-      *err = store_error(c.store, q.rc(), "updating the result's status");
+      *err = store_error(s, q.rc(), "updating the result's status");
       return false;
     }
   }
   return true;
 }
 
-// ------------------------------------------------------------------ routes
+// ---------------------------------------------------------- the one write
 
-void write_payload_common(JsonWriter& p, const Objection& o, const RoundInfo& round) {
-  p.key("objection").value(o.id).key("round").value(round.name).key("by").value(o.by).key("against").value(o.against);
-}
-
-bool check_version(const Context& c, const Json& body, const Objection& o, Response* err) {
-  long long v = 0;
-  bool present = false;
-  if (!body_int(body, "version", false, &v, &present, err)) return false;
-  if (!present && !c.req.if_match.empty()) {
-    if (!if_match_version(c.req.if_match, &v)) {
-      *err = error_response(400, "bad-request", "If-Match '" + c.req.if_match + "' is not a version number");
-      return false;
-    }
-    present = true;
-  }
-  if (present && v != o.version) {
-    *err = error_response(409, "stale", "objection " + std::to_string(o.id) + " changed since you read it (version " +
-                                             std::to_string(v) + ", now " + std::to_string(o.version) + ")",
-                          "read it again (referee objection show " + std::to_string(o.id) + ") and retry with --version " +
-                              std::to_string(o.version) + " (API: `version`)");
-    return false;
-  }
-  return true;
-}
-
-bool bump(Context& c, const Objection& o, const std::string& new_state, Response* err) {
-  submissions::Stmt q(c.store.db(), "UPDATE objections SET version = version + 1, state = ?3 WHERE id = ?1 AND version = ?2");
-  q.bind(1, o.id).bind(2, o.version).bind(3, new_state);
-  if (!q.run()) {
-    *err = store_error(c.store, q.rc(), "updating the objection");
-    return false;
-  }
-  if (sqlite3_changes(c.store.db()) != 1) {
-    *err = error_response(409, "stale", "objection " + std::to_string(o.id) + " changed while this request ran", "retry");
-    return false;
-  }
-  return true;
-}
-
-bool still_open(const Objection& o, Response* err) {
-  if (o.state == "open" || o.state == "responded") return true;
-  *err = error_response(422, "closed", "objection " + std::to_string(o.id) + " is " + o.state + ": it takes no more changes");
-  return false;
-}
-
-Response file_objection(Context& c) {
-  Json body;
-  Response err;
-  if (!parse_body(c.req, {"round", "against", "results", "title", "rule", "text", "finding", "evidence", "drop_runs",
-                          "override"},
-                  &body, &err))
-    return err;
-  std::string round_text, against, title, rule, text, override_reason;
-  std::vector<std::string> results, drop_runs;
-  long long finding_id = 0;
-  bool has_finding = false;
-  if (!body_string(body, "round", false, &round_text, &err) || !body_string(body, "against", false, &against, &err) ||
-      !body_strings(body, "results", false, &results, &err) || !body_string(body, "title", false, &title, &err) ||
-      !body_string(body, "rule", false, &rule, &err) || !body_string(body, "text", false, &text, &err) ||
-      !body_int(body, "finding", false, &finding_id, &has_finding, &err) ||
-      !body_strings(body, "drop_runs", false, &drop_runs, &err) ||
-      !body_string(body, "override", false, &override_reason, &err))
-    return err;
-  if (c.who.organisation.empty())
-    return forbidden("an objection is filed by an organisation; " + c.who.user + " acts for none",
-                     "file it as a member of the objecting organisation");
-  Finding f;
-  if (has_finding) {
-    if (!load_finding(c.store, finding_id, &f))
-      return error_response(404, "unknown-finding", "no finding " + std::to_string(finding_id),
-                            "referee audit lists findings");
-    submissions::Stmt q(c.store.db(), "SELECT r.name, o.name FROM rounds r, organisations o WHERE r.id = ?1 AND o.id = ?2");
-    q.bind(1, f.round_id).bind(2, f.org_id);
-    if (q.step()) {
-      if (round_text.empty()) round_text = q.col_text(0);
-      if (against.empty()) against = q.col_text(1);
-    }
-    if (results.empty() && f.result_id) results.push_back(result_name(c.store, f.result_id));
-    if (rule.empty()) rule = f.rule;
-    if (title.empty()) title = f.summary;
-  }
-  if (round_text.empty()) return error_response(400, "missing-field", "--round R (API field `round`) is required");
-  if (against.empty()) return error_response(400, "missing-field", "--against ORG (API field `against`) is required");
-  if (results.empty())
-    return error_response(400, "missing-field", "no result named: --result ORG/SYSTEM/BENCHMARK (API field `results`) is required");
-  if (title.empty()) return error_response(400, "missing-field", "--title TEXT (API field `title`) is required");
-  if (rule.empty())
-    return error_response(400, "missing-field", "--rule RULE (API field `rule`) is required",
-                          "cite the rule file and key (training_3.1.0/closed_common.yaml: ...) or the policy section");
-  if (title.size() > 500 || rule.size() > 500 || text.size() > 100000)
-    return error_response(400, "bad-field", "title and rule take at most 500 bytes, text 100000");
-  RoundInfo round;
-  if (!load_round(c, round_text, &round, &err)) return err;
-  if (has_finding && f.round_id != round.id)
-    return error_response(404, "unknown-finding", "finding " + std::to_string(finding_id) + " is not of round " + round.name);
-  long long by_id = 0, against_id = 0;
-  std::string by_name, against_name;
-  if (!find_organisation(c.store, c.who.organisation, &by_id, &by_name))
-    return error_response(422, "unknown-organisation", "organisation " + c.who.organisation + " is not in the store");
-  if (!find_organisation(c.store, against, &against_id, &against_name) || !submitted(c.store, round.id, against_id))
-    return error_response(404, "unknown-organisation", "organisation " + against + " did not submit to " + round.name);
-  if (by_id == against_id)
-    return forbidden("an organisation cannot object to its own results", "withdraw or fix them instead");
-  std::vector<long long> result_ids;
-  for (const auto& name : results) {
-    long long rid = 0, org = 0;
-    if (!find_result(c.store, round.id, name, &rid, &org, &err)) return err;
-    if (org != against_id)
-      return error_response(422, "wrong-organisation", "result " + name + " is not " + against_name + "'s",
-                            "an objection is against one organisation's results");
-    if (std::find(result_ids.begin(), result_ids.end(), rid) == result_ids.end()) result_ids.push_back(rid);
-  }
-  std::string overridden;
-  if (!check_deadline(c, round, "objections_due", override_reason, &overridden, &err)) return err;
-  if (!check_not_final(round, "new objections", override_reason, &overridden, &err)) return err;
-  std::vector<EvidenceIn> evidence;
-  if (has_finding) {
-    EvidenceIn e;
-    if (!evidence_finding(c, finding_id, round.id, &e, &err)) return err;
-    evidence.push_back(std::move(e));
-  }
-  if (!parse_evidence_array(c, body, round.id, result_ids, &evidence, &err)) return err;
-  if (!drop_runs.empty()) {
-    // Which runs would not count is part of the objection: kept as a check item.
-    EvidenceIn e;
-    e.kind = "check";
-    e.quoted = "runs that would not count if the objection holds:";
-    for (const auto& d : drop_runs) e.quoted += " " + d;
-    evidence.push_back(std::move(e));
-  }
-  double impact = 0;
-  std::string basis;
-  bool has_impact =
-      compute_impact(c, result_ids[0], rule, f.kind, evidence, drop_runs, &impact, &basis, &err);
-  if (!has_impact && err.status != 200) return err;
-
-  Transaction tx(c.store);
-  if (!tx.begin(&err)) return err;
-  submissions::Stmt ins(c.store.db(),
-                        "INSERT INTO objections (round_id, by_org, against_org, filed_by, title, rule, text, finding_id, "
-                        "state, impact_minutes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'open', ?9, ?10)");
-  ins.bind(1, round.id).bind(2, by_id).bind(3, against_id);
-  if (c.who.user_id) ins.bind(4, c.who.user_id); else ins.bind_null(4);
-  ins.bind(5, title).bind(6, rule).bind(7, text);
-  if (has_finding) ins.bind(8, finding_id); else ins.bind_null(8);
-  if (has_impact) ins.bind(9, impact); else ins.bind_null(9);
-  ins.bind(10, now_utc());
-  if (!ins.run()) return store_error(c.store, ins.rc(), "filing the objection");
-  long long id = sqlite3_last_insert_rowid(c.store.db());
-  for (long long r : result_ids) {
-    submissions::Stmt x(c.store.db(), "INSERT INTO objection_results (objection_id, result_id) VALUES (?1, ?2)");
-    x.bind(1, id).bind(2, r);
-    if (!x.run()) return store_error(c.store, x.rc(), "linking the results");
-  }
-  for (const auto& e : evidence)
-    if (!insert_evidence(c, id, e, &err)) return err;
-  if (!mark_open(c, id, result_ids, &err)) return err;
-  JsonWriter p(0, mllog::JsonText::kUtf8);
-  p.begin_object().key("objection").value(id).key("round").value(round.name).key("by").value(by_name);
-  p.key("against").value(against_name).key("results").begin_array();
-  for (const auto& r : result_ids) p.value(result_name(c.store, r));
-  p.end_array().key("title").value(title).key("rule").value(rule).key("evidence").value(static_cast<long long>(evidence.size()));
-  p.key("impact_minutes");
-  if (has_impact) p.value(impact); else p.null();
-  p.key("impact_basis").value(basis);
-  if (!drop_runs.empty()) {
-    p.key("drop_runs").begin_array();
-    for (const auto& d : drop_runs) p.value(d);
-    p.end_array();
-  }
-  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
-  p.end_object();
-  if (!tx.commit(c.who, "objection.file", "objection/" + std::to_string(id), p.str(), &err)) return err;
-  return show_response(c, id, 201, "impact_basis", basis);
-}
-
-Response list_objections(Context& c) {
-  std::string round_text = c.query("round"), state = c.query("state"), by = c.query("by"), against = c.query("against");
-  long long round_id = 0;
-  if (!round_text.empty()) {
-    RoundInfo r;
-    Response err;
-    if (!load_round(c, round_text, &r, &err)) return err;
-    round_id = r.id;
-  }
-  if (!state.empty() && state != "open" && state != "responded" && state != "decided" && state != "withdrawn")
-    return error_response(400, "bad-query", "state '" + state + "' is not open, responded, decided or withdrawn");
-  submissions::Stmt q(c.store.db(),
-                      "SELECT j.id FROM objections j JOIN organisations b ON b.id = j.by_org JOIN organisations a ON "
-                      "a.id = j.against_org WHERE (?1 = 0 OR j.round_id = ?1) AND (?2 = '' OR j.state = ?2) AND (?3 = '' "
-                      "OR b.name = ?3 COLLATE NOCASE) AND (?4 = '' OR a.name = ?4 COLLATE NOCASE) ORDER BY j.id");
-  q.bind(1, round_id).bind(2, state).bind(3, by).bind(4, against);
-  std::vector<long long> ids;
-  while (q.step()) ids.push_back(q.col_int(0));
-  if (!q.ok()) return store_error(c.store, q.rc(), "reading objections");
-  JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("objections").begin_array();
-  for (long long id : ids) {
-    Objection o;
-    RoundInfo r;
-    Response err;
-    if (!load_objection(c, std::to_string(id), &o, &r, &err)) {
-      if (err.status == 404) continue;  // embargoed
-      return err;
-    }
-    write_objection(c, w, o, r, false);
-  }
-  w.end_array().end_object();
-  return json_response(w.str());
-}
-
-Response show_objection(Context& c) {
-  Objection o;
-  RoundInfo round;
-  Response err;
-  if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
-  return show_response(c, o.id);
-}
-
-Response add_evidence(Context& c) {
-  Json body;
-  Response err;
-  if (!parse_body(c.req, {"evidence", "version", "override"}, &body, &err)) return err;
-  std::string override_reason;
-  if (!body_string(body, "override", false, &override_reason, &err)) return err;
-  // Read and changed in one transaction: concurrent writers queue, none is lost.
-  Transaction tx(c.store);
-  if (!tx.begin(&err)) return err;
-  Objection o;
-  RoundInfo round;
-  if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
-  long long org_id = 0;
-  bool party = find_organisation(c.store, c.who.organisation, &org_id, nullptr) &&
-               (org_id == o.by_org || org_id == o.against_org);
-  if (!party && c.who.role != Role::Chair)
-    return forbidden("evidence is added by the objecting or the accused organisation, or a chair");
-  if (!still_open(o, &err)) return err;
-  if (!check_version(c, body, o, &err)) return err;
-  std::string deadline = party && org_id == o.by_org ? "objections_due" : party ? "responses_due" : "decisions_due";
-  std::string overridden;
-  if (!check_deadline(c, round, deadline, override_reason, &overridden, &err)) return err;
-  if (!check_not_final(round, "new evidence", override_reason, &overridden, &err)) return err;
-  std::vector<EvidenceIn> evidence;
-  if (!parse_evidence_array(c, body, round.id, o.results, &evidence, &err)) return err;
-  if (evidence.empty()) return error_response(400, "missing-field", "field 'evidence' is required (one item or more)");
-  bool new_impact = false;
-  double impact = 0;
-  for (const auto& e : evidence) {
-    if (!insert_evidence(c, o.id, e, &err)) return err;
-    if (e.has_impact && !new_impact) {  // a finding's or figure's impact replaces the one computed at filing
-      new_impact = true;
-      impact = e.impact;
-    }
-  }
-  if (!bump(c, o, o.state, &err)) return err;
-  if (new_impact) {
-    submissions::Stmt up(c.store.db(), "UPDATE objections SET impact_minutes = ?2 WHERE id = ?1");
-    up.bind(1, o.id).bind(2, impact);
-    if (!up.run()) return store_error(c.store, up.rc(), "updating the score impact");
-  }
-  JsonWriter p(0, mllog::JsonText::kUtf8);
-  p.begin_object();
-  write_payload_common(p, o, round);
-  p.key("kinds").begin_array();
-  for (const auto& e : evidence) p.value(e.kind);
-  p.end_array();
-  if (new_impact) p.key("impact_minutes").value(impact);
-  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
-  p.end_object();
-  if (!tx.commit(c.who, "evidence.add", "objection/" + std::to_string(o.id), p.str(), &err)) return err;
-  return show_response(c, o.id, 201);
-}
-
-Response respond(Context& c) {
-  Json body;
-  Response err;
-  if (!parse_body(c.req, {"text", "remedy", "factor", "version", "override"}, &body, &err)) return err;
-  std::string text, remedy, override_reason;
-  double factor = 0;
-  bool has_factor = false;
-  if (!body_string(body, "text", true, &text, &err) || !body_string(body, "remedy", false, &remedy, &err) ||
-      !body_number(body, "factor", false, &factor, &has_factor, &err) ||
-      !body_string(body, "override", false, &override_reason, &err))
-    return err;
-  if (text.empty() || text.size() > 100000) return error_response(400, "bad-field", "text: 1 to 100000 bytes");
-  if (!remedy.empty() && !valid_remedy(remedy))
-    return error_response(400, "bad-field", "remedy '" + remedy + "' is not none, fix, open, withdraw or normalise");
-  if (!check_factor(remedy, has_factor, factor, &err)) return err;
-  // Read and changed in one transaction: concurrent writers queue, none is lost.
-  Transaction tx(c.store);
-  if (!tx.begin(&err)) return err;
-  Objection o;
-  RoundInfo round;
-  if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
-  long long org_id = 0;
-  if (!find_organisation(c.store, c.who.organisation, &org_id, nullptr) || org_id != o.against_org)
-    return forbidden("only the accused organisation (" + o.against + ") responds to objection " + std::to_string(o.id));
-  if (!still_open(o, &err)) return err;
-  if (!check_version(c, body, o, &err)) return err;
-  std::string overridden;
-  if (!check_deadline(c, round, "responses_due", override_reason, &overridden, &err)) return err;
-  if (!check_not_final(round, "responses", override_reason, &overridden, &err)) return err;
-  submissions::Stmt ins(c.store.db(),
-                        "INSERT INTO responses (objection_id, organisation_id, user_id, text, remedy, factor, created_at) "
-                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  ins.bind(1, o.id).bind(2, org_id);
-  if (c.who.user_id) ins.bind(3, c.who.user_id); else ins.bind_null(3);
-  ins.bind(4, text);
-  if (remedy.empty()) ins.bind_null(5); else ins.bind(5, remedy);
-  if (has_factor) ins.bind(6, factor); else ins.bind_null(6);
-  ins.bind(7, now_utc());
-  if (!ins.run()) return store_error(c.store, ins.rc(), "storing the response");
-  if (!bump(c, o, "responded", &err)) return err;
-  JsonWriter p(0, mllog::JsonText::kUtf8);
-  p.begin_object();
-  write_payload_common(p, o, round);
-  p.key("response").value(static_cast<long long>(sqlite3_last_insert_rowid(c.store.db())));
-  p.key("remedy").value(remedy.empty() ? "none" : remedy);
-  if (has_factor) p.key("factor").value(factor);
-  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
-  p.end_object();
-  if (!tx.commit(c.who, "response.add", "objection/" + std::to_string(o.id), p.str(), &err)) return err;
-  return show_response(c, o.id, 201);
-}
-
-Response vote(Context& c) {
-  Json body;
-  Response err;
-  if (!parse_body(c.req, {"vote", "remedy", "factor", "override"}, &body, &err)) return err;
-  std::string v, remedy, override_reason;
-  double factor = 0;
-  bool has_factor = false;
-  if (!body_string(body, "vote", true, &v, &err) || !body_string(body, "remedy", false, &remedy, &err) ||
-      !body_number(body, "factor", false, &factor, &has_factor, &err) ||
-      !body_string(body, "override", false, &override_reason, &err))
-    return err;
-  if (v != "uphold" && v != "reject" && v != "abstain")
-    return error_response(400, "bad-field", "vote '" + v + "' is not uphold, reject or abstain");
-  if (!remedy.empty() && !valid_remedy(remedy))
-    return error_response(400, "bad-field", "remedy '" + remedy + "' is not none, fix, open, withdraw or normalise");
-  if (v != "uphold" && (!remedy.empty() || has_factor))
-    return error_response(400, "bad-field", "a " + v + " vote proposes no remedy or factor",
-                          "leave out --remedy and --factor (API fields `remedy`, `factor`), or vote uphold");
-  if (!check_factor(remedy, has_factor, factor, &err)) return err;
-  // Read and changed in one transaction: concurrent writers queue, none is lost.
-  Transaction tx(c.store);
-  if (!tx.begin(&err)) return err;
-  Objection o;
-  RoundInfo round;
-  if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
+// The actor's organisation and what it is to the objection.
+struct Party {
   long long org_id = 0;
   std::string org_name;
-  if (!find_organisation(c.store, c.who.organisation, &org_id, &org_name) || !submitted(c.store, round.id, org_id))
-    return forbidden("one vote per submitting organisation of " + round.name + "; " + c.who.user +
-                     (c.who.organisation.empty() ? " acts for none" : " acts for " + c.who.organisation + ", which did not submit"));
-  if (!still_open(o, &err)) return err;
-  std::string overridden;
-  if (!check_deadline(c, round, "decisions_due", override_reason, &overridden, &err)) return err;
-  if (!check_not_final(round, "votes", override_reason, &overridden, &err)) return err;
-  submissions::Stmt ins(c.store.db(),
-                        "INSERT OR REPLACE INTO votes (objection_id, organisation_id, user_id, vote, remedy, factor, "
-                        "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  ins.bind(1, o.id).bind(2, org_id);
-  if (c.who.user_id) ins.bind(3, c.who.user_id); else ins.bind_null(3);
-  ins.bind(4, v);
-  if (remedy.empty()) ins.bind_null(5); else ins.bind(5, remedy);
-  if (has_factor) ins.bind(6, factor); else ins.bind_null(6);
-  ins.bind(7, now_utc());
-  if (!ins.run()) return store_error(c.store, ins.rc(), "storing the vote");
-  if (!bump(c, o, o.state, &err)) return err;
-  JsonWriter p(0, mllog::JsonText::kUtf8);
-  p.begin_object();
-  write_payload_common(p, o, round);
-  p.key("organisation").value(org_name).key("vote").value(v);
-  if (!remedy.empty()) p.key("remedy").value(remedy);
-  if (has_factor) p.key("factor").value(factor);
-  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
-  p.end_object();
-  if (!tx.commit(c.who, "vote.cast", "objection/" + std::to_string(o.id), p.str(), &err)) return err;
-  return show_response(c, o.id, 201);
+  Standing standing;
+};
+
+Party party_of(Store& s, const Actor& who, const Row& o) {
+  Party p;
+  if (!who.organisation.empty() && find_organisation(s, who.organisation, &p.org_id, &p.org_name)) {
+    p.standing.objecting = p.org_id == o.by_org;
+    p.standing.accused = p.org_id == o.against_org;
+    p.standing.submitted = submitted(s, o.round_id, p.org_id);
+  }
+  return p;
+}
+
+// How one kind of change to an objection is checked and made.
+struct Spec {
+  Action action;
+  const char* event;                 // objection.withdraw, ...
+  const char* final_what = nullptr;  // a final round takes none of it ("responses"); nullptr = not limited
+  bool amend = false;                // changes a decided objection (the decision)
+  // The 403 when authorize() refuses.
+  std::function<Error(const Row&, const RoundInfo&, const Party&)> refused;
+  // The schedule field the change must meet ("" = only scores_final).
+  std::function<std::string(const Party&)> deadline;
+  // The change itself: its rows, its event payload's own fields (after the
+  // common ones) and the objection's new state. Pre: every check passed.
+  std::function<Result<std::string>(const Row&, const RoundInfo&, const Party&, std::string& overridden, JsonWriter& payload)>
+      apply;
+};
+
+void write_override(JsonWriter& p, const std::string& reason, const std::string& overridden) {
+  if (!overridden.empty()) p.key("override").value(reason).key("overridden_deadline").value(overridden);
+}
+
+Error still_open_error(const Row& o) {
+  return make_error(422, "closed", "objection " + std::to_string(o.id) + " is " + o.state + ": it takes no more changes");
+}
+
+// Every change to an existing objection, in one order: begin; load it (the
+// embargo first); role and party; still open (or decided, to amend); the
+// version read; deadline or a chair's override; round state; the change;
+// version + 1; the event; commit.
+Result<Objection> change_objection(Store& s, const Actor& who, const ObjectionChange& in, const Spec& spec) {
+  Objection done;
+  auto r = write(s, who, [&](Change* event) -> Result<long long> {
+    Row o;
+    RoundInfo round;
+    Error err;
+    if (!load(s, who, in.objection, &o, &round, &err)) return err;
+    Party party = party_of(s, who, o);
+    if (authorize(who, spec.action, party.standing, round.state) == Access::Forbidden) return spec.refused(o, round, party);
+    if (spec.amend ? o.state != "decided" : o.state != "open" && o.state != "responded") {
+      if (!spec.amend) return still_open_error(o);
+      return make_error(422, "not-decided",
+                        "objection " + std::to_string(o.id) + " is " + o.state + ": there is no decision to amend");
+    }
+    const std::string id = std::to_string(o.id);
+    if (!check_version(in.version, o.version, "objection " + id, "referee objection show " + id, &err)) return err;
+    std::string overridden;
+    if (!check_deadline(who, round, spec.deadline(party), in.override_reason, &overridden, &err)) return err;
+    if (spec.final_what && !check_not_final(round, spec.final_what, in.override_reason, &overridden, &err)) return err;
+    JsonWriter p(0, mllog::JsonText::kUtf8);
+    p.begin_object().key("objection").value(o.id).key("round").value(round.name).key("by").value(o.by);
+    p.key("against").value(o.against);
+    Result<std::string> state = spec.apply(o, round, party, overridden, p);
+    if (!state.ok()) return state.error();
+    p.end_object();
+    Stmt up(s.db(), "UPDATE objections SET version = version + 1, state = ?3 WHERE id = ?1 AND version = ?2");
+    up.bind(1, o.id).bind(2, o.version).bind(3, state.value());
+    if (!up.run()) return store_error(s, up.rc(), "updating the objection");
+    *event = Change{spec.event, "objection/" + id, p.str()};
+    done = Objection{o.id, o.version + 1, state.value(), ""};
+    return o.id;
+  });
+  if (!r.ok()) return r.error();
+  return done;
 }
 
 }  // namespace
 
-Outcome decide_outcome(int uphold, int reject, const std::string& remedy, const std::string& tie_break) {
-  Outcome out;
-  if (uphold == reject) {
-    if (tie_break != "uphold" && tie_break != "reject") {
-      out.error = "the votes are tied (" + std::to_string(uphold) + " to " + std::to_string(reject) +
-                  "): the chair breaks the tie with --tie-break uphold|reject (API field `tie_break`)";
-      return out;
-    }
-    out.outcome = tie_break == "uphold" ? "upheld" : "rejected";
-    out.majority = "chair-tie-break";
-  } else {
-    out.outcome = uphold > reject ? "upheld" : "rejected";
-    out.majority = "simple";
-  }
-  if (out.outcome == "upheld" && (remedy == "withdraw" || remedy == "open")) {
-    // Excluding a result or departing from the rules: two thirds of the votes cast.
-    if (3 * uphold < 2 * (uphold + reject)) {
-      out.outcome.clear();
-      out.error = "remedy " + remedy + " needs two thirds of the votes cast: " + std::to_string(uphold) + " of " +
-                  std::to_string(uphold + reject) + " uphold";
-      return out;
-    }
-    out.majority = "two-thirds";
-  }
-  out.ok = true;
-  return out;
+Error no_objection(const std::string& id_text) {
+  return make_error(404, "not-found", "no objection " + id_text, "objections are numbered 1, 2, ...");
 }
 
-namespace {
+// ------------------------------------------------------------------ reading
 
-Response decide(Context& c) {
-  Json body;
-  Response err;
-  if (!parse_body(c.req, {"remedy", "factor", "tie_break", "waive", "text", "override", "version", "amend", "reason"},
-                  &body, &err))
-    return err;
-  std::string remedy, tie_break, text, override_reason, reason;
-  double factor = 0;
-  bool has_factor = false, waive = false, amend = false;
-  if (!body_bool(body, "amend", &amend, &err) || !body_string(body, "reason", false, &reason, &err)) return err;
-  if (amend && reason.empty())
-    return error_response(400, "missing-field", "amending a decision needs a reason",
-                          "send one (--reason TEXT, API field `reason`)");
-  if (!amend && !reason.empty())
-    return error_response(400, "bad-field", "a reason goes with amending a decision only", "add --amend (API: `amend`)");
-  if (!body_string(body, "remedy", false, &remedy, &err) ||
-      !body_number(body, "factor", false, &factor, &has_factor, &err) ||
-      !body_string(body, "tie_break", false, &tie_break, &err) || !body_bool(body, "waive", &waive, &err) ||
-      !body_string(body, "text", false, &text, &err) || !body_string(body, "override", false, &override_reason, &err))
-    return err;
-  if (!remedy.empty() && !valid_remedy(remedy))
-    return error_response(400, "bad-field", "remedy '" + remedy + "' is not none, fix, open, withdraw or normalise");
-  if (!tie_break.empty() && tie_break != "uphold" && tie_break != "reject")
-    return error_response(400, "bad-field", "tie_break '" + tie_break + "' is not uphold or reject");
-  if (!check_factor(remedy, has_factor, factor, &err)) return err;
-  // Read and changed in one transaction: concurrent writers queue, none is lost.
-  Transaction tx(c.store);
-  if (!tx.begin(&err)) return err;
-  Objection o;
+Result<std::string> objection_json(Store& s, const Actor& who, long long id, const std::string& impact_basis) {
+  Row o;
   RoundInfo round;
-  if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
-  if (c.who.role != Role::Chair) return forbidden("only a review chair records a decision");
-  if (!c.who.organisation.empty()) {
-    // A chair does not judge their own organisation's case, either side of it.
-    long long own = 0;
-    std::string spelled;
-    if (find_organisation(c.store, c.who.organisation, &own, &spelled) && (own == o.by_org || own == o.against_org))
-      return forbidden("a chair of " + spelled + " cannot decide a case " + spelled + " is party to; another chair must",
-                       "ask a review chair of another organisation, or one without an organisation");
+  Error err;
+  if (!load(s, who, id, &o, &round, &err)) return err;
+  JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object().key("objection");
+  write_objection(s, w, o, round, true);
+  if (!impact_basis.empty()) w.key("impact_basis").value(impact_basis);
+  w.end_object();
+  return w.str();
+}
+
+Result<std::string> objections_json(Store& s, const Actor& who, const ObjectionFilter& f) {
+  long long round_id = 0;
+  Error err;
+  if (!f.round.empty()) {
+    RoundInfo r;
+    if (!find_round(s, who, f.round, &r, &err)) return err;
+    round_id = r.id;
   }
-  if (amend) {
-    if (o.state != "decided")
-      return error_response(422, "not-decided", "objection " + std::to_string(o.id) + " is " + o.state +
-                                                    ": there is no decision to amend");
-  } else if (!still_open(o, &err)) {
-    return err;
-  }
-  if (!check_version(c, body, o, &err)) return err;
-  std::string overridden;
-  if (!check_deadline(c, round, "decisions_due", override_reason, &overridden, &err)) return err;
-  if (!amend) {
-    // The accused is heard first: its response, or responses_due passed.
-    submissions::Stmt q(c.store.db(), "SELECT COUNT(*) FROM responses WHERE objection_id = ?1 AND organisation_id = ?2");
-    q.bind(1, o.id).bind(2, o.against_org);
-    bool responded = q.step() && q.col_int(0) > 0;
-    bool due_passed = !round.responses_due.empty() && now_utc() > deadline_instant(round.responses_due);
-    if (!responded && !due_passed) {
-      std::string due = round.responses_due.empty() ? "responses_due is not set"
-                                                    : "responses_due (" + round.responses_due + ") has not passed";
-      if (override_reason.empty())
-        return error_response(422, "not-heard",
-                              "objection " + std::to_string(o.id) + " has no response from " + o.against + " and " + due,
-                              "wait for " + o.against + "'s response or the deadline; a review chair may decide "
-                              "earlier with a reason (--override REASON, API field `override`)");
-      std::string before = "responses_due (" + (round.responses_due.empty() ? "not set" : round.responses_due) +
-                           "): decided before " + o.against + "'s response";
-      overridden = overridden.empty() ? before : overridden + "; " + before;
+  if (!f.state.empty() && f.state != "open" && f.state != "responded" && f.state != "decided" && f.state != "withdrawn")
+    return make_error(400, "bad-query", "state '" + f.state + "' is not open, responded, decided or withdrawn");
+  Stmt q(s.db(),
+         "SELECT j.id FROM objections j JOIN organisations b ON b.id = j.by_org JOIN organisations a ON "
+         "a.id = j.against_org WHERE (?1 = 0 OR j.round_id = ?1) AND (?2 = '' OR j.state = ?2) AND (?3 = '' "
+         "OR b.name = ?3 COLLATE NOCASE) AND (?4 = '' OR a.name = ?4 COLLATE NOCASE) ORDER BY j.id");
+  q.bind(1, round_id).bind(2, f.state).bind(3, f.by).bind(4, f.against);
+  std::vector<long long> ids;
+  while (q.step()) ids.push_back(q.col_int(0));
+  if (!q.ok()) return store_error(s, q.rc(), "reading objections");
+  JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object().key("objections").begin_array();
+  for (long long id : ids) {
+    Row o;
+    RoundInfo r;
+    if (!load(s, who, id, &o, &r, &err)) {
+      if (err.status == 404) continue;  // embargoed
+      return err;
     }
+    write_objection(s, w, o, r, false);
   }
-  int up = 0, rej = 0, abst = 0;
-  {
-    submissions::Stmt q(c.store.db(), "SELECT vote, COUNT(*) FROM votes WHERE objection_id = ?1 GROUP BY vote");
-    q.bind(1, o.id);
-    while (q.step()) {
-      std::string v = q.col_text(0);
-      int n = static_cast<int>(q.col_int(1));
-      if (v == "uphold") up = n; else if (v == "reject") rej = n; else abst = n;
+  w.end_array().end_object();
+  return w.str();
+}
+
+// ------------------------------------------------------------------ writes
+
+Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection& in) {
+  Objection done;
+  auto r = write(s, who, [&](Change* event) -> Result<long long> {
+    Error err;
+    if (who.organisation.empty())
+      return forbidden("an objection is filed by an organisation; " + who.user + " acts for none",
+                       "file it as a member of the objecting organisation");
+    FileObjection f = in;  // filled from the finding where not given
+    Finding finding;
+    if (in.has_finding) {
+      // The finding's round is looked at first: a finding of a hidden round is not known.
+      Error unknown = make_error(404, "unknown-finding", "no finding " + std::to_string(in.finding),
+                                 "referee audit lists findings");
+      RoundInfo fr;
+      if (!load_finding(s, in.finding, &finding)) return unknown;
+      if (!find_round_by_id(s, who, finding.round_id, unknown, &fr, &err)) return err;
+      Stmt q(s.db(), "SELECT name FROM organisations WHERE id = ?1");
+      q.bind(1, finding.org_id);
+      if (f.round.empty()) f.round = fr.name;
+      if (f.against.empty() && q.step()) f.against = q.col_text(0);
+      if (f.results.empty() && finding.result_id) f.results.push_back(result_name(s, finding.result_id));
+      if (f.rule.empty()) f.rule = finding.rule;
+      if (f.title.empty()) f.title = finding.summary;
     }
-  }
-  Outcome out;
-  if (waive) {
-    ResultScore rs = o.results.empty() ? ResultScore{} : read_score(c.store, o.results[0]);
-    if (!o.has_impact || !rs.has_score || rs.score <= 0)
-      return error_response(422, "waiver", "the score impact of objection " + std::to_string(o.id) +
-                                               " is unknown: it cannot be waived as under 2%",
-                            "add evidence that gives the impact, or decide on the votes");
-    double pct = (o.impact - rs.score) / rs.score * 100.0;
-    if (std::fabs(pct) >= 2.0)
-      return error_response(422, "waiver", "the score impact is " + mllog::json_number(std::round(pct * 1000) / 1000) +
-                                               "%: only problems under 2% may be waived");
-    if (!remedy.empty() && remedy != "none")
-      return error_response(400, "bad-field", "a waived objection has no remedy");
-    out.ok = true;
-    out.outcome = "waived";
-    out.majority = "waiver";
-    remedy = "none";
-  } else {
-    if (up + rej == 0)
-      return error_response(422, "no-votes",
-                            "objection " + std::to_string(o.id) + " has no uphold or reject vote (" + std::to_string(abst) +
-                                " abstaining): a decision needs at least one",
-                            "the submitting organisations vote (referee objection vote " + std::to_string(o.id) +
-                                " --vote uphold|reject); an impact under 2% may be waived (--waive)");
-    if (remedy.empty() && decide_outcome(up, rej, "none", tie_break).outcome == "upheld") {
-      // Upheld without a remedy named: the remedy (and factor) most uphold votes proposed.
-      submissions::Stmt q(c.store.db(),
-                          "SELECT remedy, factor, COUNT(*) AS n FROM votes WHERE objection_id = ?1 AND vote = 'uphold' "
-                          "AND remedy IS NOT NULL GROUP BY remedy, factor ORDER BY n DESC, remedy, factor");
-      q.bind(1, o.id);
-      std::vector<std::tuple<std::string, bool, double, long long>> proposed;
-      while (q.step()) proposed.emplace_back(q.col_text(0), !q.col_null(1), q.col_double(1), q.col_int(2));
-      auto label = [](const std::tuple<std::string, bool, double, long long>& p) {
-        return std::get<0>(p) + (std::get<1>(p) ? " x" + mllog::json_number(std::get<2>(p)) : "") + " (" +
-               std::to_string(std::get<3>(p)) + ")";
-      };
-      if (proposed.size() >= 2 && std::get<3>(proposed[0]) == std::get<3>(proposed[1]))
-        return error_response(422, "no-remedy",
-                              "the uphold votes propose " + label(proposed[0]) + " and " + label(proposed[1]) +
-                                  " equally: the chair names the remedy",
-                              "send it (--remedy R [--factor F], API fields `remedy`, `factor`)");
-      if (!proposed.empty()) {
-        remedy = std::get<0>(proposed[0]);
-        has_factor = std::get<1>(proposed[0]);
-        factor = std::get<2>(proposed[0]);
+    if (f.round.empty()) return make_error(400, "missing-field", "--round R (API field `round`) is required");
+    if (f.against.empty()) return make_error(400, "missing-field", "--against ORG (API field `against`) is required");
+    if (f.results.empty())
+      return make_error(400, "missing-field",
+                        "no result named: --result ORG/SYSTEM/BENCHMARK (API field `results`) is required");
+    if (f.title.empty()) return make_error(400, "missing-field", "--title TEXT (API field `title`) is required");
+    if (f.rule.empty())
+      return make_error(400, "missing-field", "--rule RULE (API field `rule`) is required",
+                        "cite the rule file and key (training_3.1.0/closed_common.yaml: ...) or the policy section");
+    if (f.title.size() > 500 || f.rule.size() > 500 || f.text.size() > 100000)
+      return make_error(400, "bad-field", "title and rule take at most 500 bytes, text 100000");
+    RoundInfo round;
+    if (!find_round(s, who, f.round, &round, &err)) return err;
+    if (in.has_finding && finding.round_id != round.id)
+      return make_error(404, "unknown-finding", "finding " + std::to_string(in.finding) + " is not of round " + round.name);
+    long long by_id = 0, against_id = 0;
+    std::string by_name, against_name;
+    if (!find_organisation(s, who.organisation, &by_id, &by_name))
+      return make_error(422, "unknown-organisation", "organisation " + who.organisation + " is not in the store");
+    if (!find_organisation(s, f.against, &against_id, &against_name) || !submitted(s, round.id, against_id))
+      return make_error(404, "unknown-organisation", "organisation " + f.against + " did not submit to " + round.name);
+    Standing standing;
+    standing.objecting = true;
+    standing.accused = by_id == against_id;
+    if (authorize(who, Action::FileObjection, standing, round.state) == Access::Forbidden)
+      return forbidden("an organisation cannot object to its own results", "withdraw or fix them instead");
+    std::vector<long long> result_ids;
+    for (const auto& name : f.results) {
+      long long rid = 0, org = 0;
+      if (!find_result(s, round.id, name, &rid, &org, &err)) return err;
+      if (org != against_id)
+        return make_error(422, "wrong-organisation", "result " + name + " is not " + against_name + "'s",
+                          "an objection is against one organisation's results");
+      if (std::find(result_ids.begin(), result_ids.end(), rid) == result_ids.end()) result_ids.push_back(rid);
+    }
+    std::string overridden;
+    if (!check_deadline(who, round, "objections_due", f.override_reason, &overridden, &err)) return err;
+    if (!check_not_final(round, "new objections", f.override_reason, &overridden, &err)) return err;
+    std::vector<Evidence> evidence;
+    if (in.has_finding) {
+      Evidence e;
+      if (!evidence_finding(s, in.finding, round.id, &e, &err)) return err;
+      evidence.push_back(std::move(e));
+    }
+    if (!resolve_all(s, f.evidence, round.id, result_ids, &evidence, &err)) return err;
+    if (!f.drop_runs.empty()) {
+      // Which runs would not count is part of the objection: kept as a check item.
+      Evidence e;
+      e.kind = "check";
+      e.quoted = "runs that would not count if the objection holds:";
+      for (const auto& d : f.drop_runs) e.quoted += " " + d;
+      evidence.push_back(std::move(e));
+    }
+    double impact = 0;
+    std::string basis;
+    err = Error{};
+    err.status = 0;
+    bool has_impact =
+        compute_impact(s, result_ids[0], f.rule, finding.kind, evidence, f.drop_runs, &impact, &basis, &err);
+    if (!has_impact && err.status != 0) return err;
+    Stmt ins(s.db(),
+             "INSERT INTO objections (round_id, by_org, against_org, filed_by, title, rule, text, finding_id, "
+             "state, impact_minutes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'open', ?9, ?10)");
+    ins.bind(1, round.id).bind(2, by_id).bind(3, against_id);
+    if (who.user_id) ins.bind(4, who.user_id); else ins.bind_null(4);
+    ins.bind(5, f.title).bind(6, f.rule).bind(7, f.text);
+    if (in.has_finding) ins.bind(8, in.finding); else ins.bind_null(8);
+    if (has_impact) ins.bind(9, impact); else ins.bind_null(9);
+    ins.bind(10, now_utc());
+    if (!ins.run()) return store_error(s, ins.rc(), "filing the objection");
+    long long id = sqlite3_last_insert_rowid(s.db());
+    for (long long rid : result_ids) {
+      Stmt x(s.db(), "INSERT INTO objection_results (objection_id, result_id) VALUES (?1, ?2)");
+      x.bind(1, id).bind(2, rid);
+      if (!x.run()) return store_error(s, x.rc(), "linking the results");
+    }
+    for (const auto& e : evidence)
+      if (!insert_evidence(s, who, id, e, &err)) return err;
+    if (!mark_open(s, id, result_ids, &err)) return err;
+    JsonWriter p(0, mllog::JsonText::kUtf8);
+    p.begin_object().key("objection").value(id).key("round").value(round.name).key("by").value(by_name);
+    p.key("against").value(against_name).key("results").begin_array();
+    for (const auto& rid : result_ids) p.value(result_name(s, rid));
+    p.end_array().key("title").value(f.title).key("rule").value(f.rule);
+    p.key("evidence").value(static_cast<long long>(evidence.size()));
+    p.key("impact_minutes");
+    if (has_impact) p.value(impact); else p.null();
+    p.key("impact_basis").value(basis);
+    if (!f.drop_runs.empty()) {
+      p.key("drop_runs").begin_array();
+      for (const auto& d : f.drop_runs) p.value(d);
+      p.end_array();
+    }
+    write_override(p, f.override_reason, overridden);
+    p.end_object();
+    *event = Change{"objection.file", "objection/" + std::to_string(id), p.str()};
+    done = Objection{id, 1, "open", basis};
+    return id;
+  });
+  if (!r.ok()) return r.error();
+  return done;
+}
+
+Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in) {
+  if (in.evidence.empty()) return make_error(400, "missing-field", "field 'evidence' is required (one item or more)");
+  Spec spec;
+  spec.action = Action::AddEvidence;
+  spec.event = "evidence.add";
+  spec.final_what = "new evidence";
+  spec.refused = [](const Row&, const RoundInfo&, const Party&) {
+    return forbidden("evidence is added by the objecting or the accused organisation, or a chair");
+  };
+  spec.deadline = [](const Party& p) {
+    return p.standing.objecting ? "objections_due" : p.standing.accused ? "responses_due" : "decisions_due";
+  };
+  spec.apply = [&](const Row& o, const RoundInfo& round, const Party&, std::string& overridden,
+                   JsonWriter& p) -> Result<std::string> {
+    std::vector<Evidence> evidence;
+    Error err;
+    if (!resolve_all(s, in.evidence, round.id, o.results, &evidence, &err)) return err;
+    bool new_impact = false;
+    double impact = 0;
+    for (const auto& e : evidence) {
+      if (!insert_evidence(s, who, o.id, e, &err)) return err;
+      if (e.has_impact && !new_impact) {  // a finding's or figure's impact replaces the one computed at filing
+        new_impact = true;
+        impact = e.impact;
       }
     }
-    if (remedy.empty()) remedy = "none";
-    out = decide_outcome(up, rej, remedy, tie_break);
-    if (!out.ok) return error_response(422, "no-majority", out.error);
-    if (out.outcome == "rejected") {
-      if (remedy != "none") return error_response(422, "rejected", "the votes reject objection " + std::to_string(o.id) +
-                                                                         ": there is no remedy (" + remedy + ")");
-      has_factor = false;
+    if (new_impact) {
+      Stmt up(s.db(), "UPDATE objections SET impact_minutes = ?2 WHERE id = ?1");
+      up.bind(1, o.id).bind(2, impact);
+      if (!up.run()) return store_error(s, up.rc(), "updating the score impact");
     }
-  }
-  // Amending: the decision as it was goes into the event (the history); the row holds the current one.
-  long long decision_id = 0;
-  std::string before;
-  if (amend) {
-    submissions::Stmt q(c.store.db(),
-                        "SELECT d.id, d.outcome, d.remedy, d.factor, d.majority, COALESCE(u.name, 'local-admin'), d.text, "
-                        "d.created_at FROM decisions d LEFT JOIN users u ON u.id = d.decided_by WHERE d.objection_id = ?1 "
-                        "ORDER BY d.id DESC LIMIT 1");
-    q.bind(1, o.id);
-    if (!q.step()) return q.ok() ? error_response(500, "store", "objection " + std::to_string(o.id) + " is decided "
-                                                                "but has no decision row")
-                                 : store_error(c.store, q.rc(), "reading the decision");
-    decision_id = q.col_int(0);
-    JsonWriter b(0);
-    b.begin_object().key("outcome").value(q.col_text(1)).key("remedy").value(q.col_text(2));
-    b.key("factor");
-    if (q.col_null(3)) b.null(); else b.value(q.col_double(3));
-    b.key("majority").value(q.col_text(4)).key("decided_by").value(q.col_text(5)).key("text");
-    if (q.col_null(6)) b.null(); else b.value(q.col_text(6));
-    b.key("created_at").value(q.col_text(7)).end_object();
-    before = b.str();
-    submissions::Stmt del(c.store.db(), "DELETE FROM result_status WHERE decision_id = ?1");
-    del.bind(1, decision_id);
-    if (!del.run()) return store_error(c.store, del.rc(), "undoing the decision's result status");
-  }
-  submissions::Stmt ins(c.store.db(),
-                        amend ? "UPDATE decisions SET objection_id = ?1, outcome = ?2, remedy = ?3, factor = ?4, "
+    p.key("kinds").begin_array();
+    for (const auto& e : evidence) p.value(e.kind);
+    p.end_array();
+    if (new_impact) p.key("impact_minutes").value(impact);
+    write_override(p, in.override_reason, overridden);
+    return o.state;
+  };
+  return change_objection(s, who, in, spec);
+}
+
+Result<Objection> respond(Store& s, const Actor& who, const Respond& in) {
+  Error err;
+  if (in.text.empty() || in.text.size() > 100000) return make_error(400, "bad-field", "text: 1 to 100000 bytes");
+  if (!check_remedy(in.remedy, &err) || !check_factor(in.remedy, in.has_factor, in.factor, &err)) return err;
+  Spec spec;
+  spec.action = Action::Respond;
+  spec.event = "response.add";
+  spec.final_what = "responses";
+  spec.refused = [](const Row& o, const RoundInfo&, const Party&) {
+    return forbidden("only the accused organisation (" + o.against + ") responds to objection " + std::to_string(o.id));
+  };
+  spec.deadline = [](const Party&) { return "responses_due"; };
+  spec.apply = [&](const Row& o, const RoundInfo&, const Party& party, std::string& overridden,
+                   JsonWriter& p) -> Result<std::string> {
+    Stmt ins(s.db(),
+             "INSERT INTO responses (objection_id, organisation_id, user_id, text, remedy, factor, created_at) "
+             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    ins.bind(1, o.id).bind(2, party.org_id);
+    if (who.user_id) ins.bind(3, who.user_id); else ins.bind_null(3);
+    ins.bind(4, in.text);
+    if (in.remedy.empty()) ins.bind_null(5); else ins.bind(5, in.remedy);
+    if (in.has_factor) ins.bind(6, in.factor); else ins.bind_null(6);
+    ins.bind(7, now_utc());
+    if (!ins.run()) return store_error(s, ins.rc(), "storing the response");
+    p.key("response").value(static_cast<long long>(sqlite3_last_insert_rowid(s.db())));
+    p.key("remedy").value(in.remedy.empty() ? "none" : in.remedy);
+    if (in.has_factor) p.key("factor").value(in.factor);
+    write_override(p, in.override_reason, overridden);
+    return std::string("responded");
+  };
+  return change_objection(s, who, in, spec);
+}
+
+Result<Objection> vote(Store& s, const Actor& who, const CastVote& in) {
+  Error err;
+  const std::string& v = in.vote;
+  if (v != "uphold" && v != "reject" && v != "abstain")
+    return make_error(400, "bad-field", "vote '" + v + "' is not uphold, reject or abstain");
+  if (!check_remedy(in.remedy, &err)) return err;
+  if (v != "uphold" && (!in.remedy.empty() || in.has_factor))
+    return make_error(400, "bad-field", "a " + v + " vote proposes no remedy or factor",
+                      "leave out --remedy and --factor (API fields `remedy`, `factor`), or vote uphold");
+  if (!check_factor(in.remedy, in.has_factor, in.factor, &err)) return err;
+  Spec spec;
+  spec.action = Action::Vote;
+  spec.event = "vote.cast";
+  spec.final_what = "votes";
+  spec.refused = [&who](const Row&, const RoundInfo& round, const Party&) {
+    return forbidden("one vote per submitting organisation of " + round.name + "; " + who.user +
+                     (who.organisation.empty() ? " acts for none" : " acts for " + who.organisation + ", which did not submit"));
+  };
+  spec.deadline = [](const Party&) { return "decisions_due"; };
+  spec.apply = [&](const Row& o, const RoundInfo&, const Party& party, std::string& overridden,
+                   JsonWriter& p) -> Result<std::string> {
+    Stmt ins(s.db(),
+             "INSERT OR REPLACE INTO votes (objection_id, organisation_id, user_id, vote, remedy, factor, "
+             "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+    ins.bind(1, o.id).bind(2, party.org_id);
+    if (who.user_id) ins.bind(3, who.user_id); else ins.bind_null(3);
+    ins.bind(4, v);
+    if (in.remedy.empty()) ins.bind_null(5); else ins.bind(5, in.remedy);
+    if (in.has_factor) ins.bind(6, in.factor); else ins.bind_null(6);
+    ins.bind(7, now_utc());
+    if (!ins.run()) return store_error(s, ins.rc(), "storing the vote");
+    p.key("organisation").value(party.org_name).key("vote").value(v);
+    if (!in.remedy.empty()) p.key("remedy").value(in.remedy);
+    if (in.has_factor) p.key("factor").value(in.factor);
+    write_override(p, in.override_reason, overridden);
+    return o.state;
+  };
+  return change_objection(s, who, in, spec);
+}
+
+Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
+  Error err;
+  if (in.amend && in.reason.empty())
+    return make_error(400, "missing-field", "amending a decision needs a reason", "send one (--reason TEXT, API field `reason`)");
+  if (!in.amend && !in.reason.empty())
+    return make_error(400, "bad-field", "a reason goes with amending a decision only", "add --amend (API: `amend`)");
+  if (!check_remedy(in.remedy, &err)) return err;
+  if (!in.tie_break.empty() && in.tie_break != "uphold" && in.tie_break != "reject")
+    return make_error(400, "bad-field", "tie_break '" + in.tie_break + "' is not uphold or reject");
+  if (!check_factor(in.remedy, in.has_factor, in.factor, &err)) return err;
+  Spec spec;
+  spec.action = Action::Decide;
+  spec.event = in.amend ? "decision.amend" : "decision.record";
+  spec.amend = in.amend;
+  spec.refused = [&who](const Row&, const RoundInfo&, const Party& party) {
+    if (who.role != Role::Chair) return forbidden("only a review chair records a decision");
+    return forbidden("a chair of " + party.org_name + " cannot decide a case " + party.org_name +
+                         " is party to; another chair must",
+                     "ask a review chair of another organisation, or one without an organisation");
+  };
+  spec.deadline = [](const Party&) { return "decisions_due"; };
+  spec.apply = [&](const Row& o, const RoundInfo& round, const Party&, std::string& overridden,
+                   JsonWriter& p) -> Result<std::string> {
+    std::string remedy = in.remedy;
+    bool has_factor = in.has_factor;
+    double factor = in.factor;
+    if (!in.amend) {
+      // The accused is heard first: its response, or responses_due passed.
+      Stmt q(s.db(), "SELECT COUNT(*) FROM responses WHERE objection_id = ?1 AND organisation_id = ?2");
+      q.bind(1, o.id).bind(2, o.against_org);
+      bool responded = q.step() && q.col_int(0) > 0;
+      const std::string& due_at = round.schedule.responses_due;
+      bool due_passed = !due_at.empty() && now_utc() > deadline_instant(due_at);
+      if (!responded && !due_passed) {
+        std::string due = due_at.empty() ? "responses_due is not set" : "responses_due (" + due_at + ") has not passed";
+        if (in.override_reason.empty())
+          return make_error(422, "not-heard",
+                            "objection " + std::to_string(o.id) + " has no response from " + o.against + " and " + due,
+                            "wait for " + o.against + "'s response or the deadline; a review chair may decide "
+                            "earlier with a reason (--override REASON, API field `override`)");
+        std::string before = "responses_due (" + (due_at.empty() ? "not set" : due_at) + "): decided before " +
+                             o.against + "'s response";
+        overridden = overridden.empty() ? before : overridden + "; " + before;
+      }
+    }
+    int up = 0, rej = 0, abst = 0;
+    {
+      Stmt q(s.db(), "SELECT vote, COUNT(*) FROM votes WHERE objection_id = ?1 GROUP BY vote");
+      q.bind(1, o.id);
+      while (q.step()) {
+        std::string v = q.col_text(0);
+        int n = static_cast<int>(q.col_int(1));
+        if (v == "uphold") up = n; else if (v == "reject") rej = n; else abst = n;
+      }
+    }
+    Outcome out;
+    if (in.waive) {
+      ResultScore rs = o.results.empty() ? ResultScore{} : read_score(s, o.results[0]);
+      if (!o.has_impact || !rs.has_score || rs.score <= 0)
+        return make_error(422, "waiver",
+                          "the score impact of objection " + std::to_string(o.id) +
+                              " is unknown: it cannot be waived as under 2%",
+                          "add evidence that gives the impact, or decide on the votes");
+      double pct = (o.impact - rs.score) / rs.score * 100.0;
+      if (std::fabs(pct) >= 2.0)
+        return make_error(422, "waiver", "the score impact is " + mllog::json_number(std::round(pct * 1000) / 1000) +
+                                             "%: only problems under 2% may be waived");
+      if (!remedy.empty() && remedy != "none") return make_error(400, "bad-field", "a waived objection has no remedy");
+      out.ok = true;
+      out.outcome = "waived";
+      out.majority = "waiver";
+      remedy = "none";
+    } else {
+      if (up + rej == 0)
+        return make_error(422, "no-votes",
+                          "objection " + std::to_string(o.id) + " has no uphold or reject vote (" + std::to_string(abst) +
+                              " abstaining): a decision needs at least one",
+                          "the submitting organisations vote (referee objection vote " + std::to_string(o.id) +
+                              " --vote uphold|reject); an impact under 2% may be waived (--waive)");
+      if (remedy.empty() && decide_outcome(up, rej, "none", in.tie_break).outcome == "upheld") {
+        // Upheld without a remedy named: the remedy (and factor) most uphold votes proposed.
+        Stmt q(s.db(),
+               "SELECT remedy, factor, COUNT(*) AS n FROM votes WHERE objection_id = ?1 AND vote = 'uphold' "
+               "AND remedy IS NOT NULL GROUP BY remedy, factor ORDER BY n DESC, remedy, factor");
+        q.bind(1, o.id);
+        std::vector<std::tuple<std::string, bool, double, long long>> proposed;
+        while (q.step()) proposed.emplace_back(q.col_text(0), !q.col_null(1), q.col_double(1), q.col_int(2));
+        auto label = [](const std::tuple<std::string, bool, double, long long>& x) {
+          return std::get<0>(x) + (std::get<1>(x) ? " x" + mllog::json_number(std::get<2>(x)) : "") + " (" +
+                 std::to_string(std::get<3>(x)) + ")";
+        };
+        if (proposed.size() >= 2 && std::get<3>(proposed[0]) == std::get<3>(proposed[1]))
+          return make_error(422, "no-remedy",
+                            "the uphold votes propose " + label(proposed[0]) + " and " + label(proposed[1]) +
+                                " equally: the chair names the remedy",
+                            "send it (--remedy R [--factor F], API fields `remedy`, `factor`)");
+        if (!proposed.empty()) {
+          remedy = std::get<0>(proposed[0]);
+          has_factor = std::get<1>(proposed[0]);
+          factor = std::get<2>(proposed[0]);
+        }
+      }
+      if (remedy.empty()) remedy = "none";
+      out = decide_outcome(up, rej, remedy, in.tie_break);
+      if (!out.ok) return make_error(422, "no-majority", out.error);
+      if (out.outcome == "rejected") {
+        if (remedy != "none")
+          return make_error(422, "rejected", "the votes reject objection " + std::to_string(o.id) +
+                                                 ": there is no remedy (" + remedy + ")");
+        has_factor = false;
+      }
+    }
+    // Amending: the decision as it was goes into the event (the history); the row holds the current one.
+    long long decision_id = 0;
+    std::string before;
+    if (in.amend) {
+      Stmt q(s.db(),
+             "SELECT d.id, d.outcome, d.remedy, d.factor, d.majority, COALESCE(u.name, 'local-admin'), d.text, "
+             "d.created_at FROM decisions d LEFT JOIN users u ON u.id = d.decided_by WHERE d.objection_id = ?1 "
+             "ORDER BY d.id DESC LIMIT 1");
+      q.bind(1, o.id);
+      if (!q.step())
+        return q.ok() ? make_error(500, "store", "objection " + std::to_string(o.id) + " is decided but has no decision row")
+                      : store_error(s, q.rc(), "reading the decision");
+      decision_id = q.col_int(0);
+      JsonWriter b(0);
+      b.begin_object().key("outcome").value(q.col_text(1)).key("remedy").value(q.col_text(2));
+      b.key("factor");
+      if (q.col_null(3)) b.null(); else b.value(q.col_double(3));
+      b.key("majority").value(q.col_text(4)).key("decided_by").value(q.col_text(5)).key("text");
+      if (q.col_null(6)) b.null(); else b.value(q.col_text(6));
+      b.key("created_at").value(q.col_text(7)).end_object();
+      before = b.str();
+      Stmt del(s.db(), "DELETE FROM result_status WHERE decision_id = ?1");
+      del.bind(1, decision_id);
+      if (!del.run()) return store_error(s, del.rc(), "undoing the decision's result status");
+    }
+    Stmt ins(s.db(), in.amend ? "UPDATE decisions SET objection_id = ?1, outcome = ?2, remedy = ?3, factor = ?4, "
                                 "votes_uphold = ?5, votes_reject = ?6, votes_abstain = ?7, majority = ?8, decided_by = ?9, "
                                 "text = ?10, created_at = ?11 WHERE id = ?12"
                               : "INSERT INTO decisions (objection_id, outcome, remedy, factor, votes_uphold, votes_reject, "
                                 "votes_abstain, majority, decided_by, text, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
                                 "?7, ?8, ?9, ?10, ?11)");
-  if (amend) ins.bind(12, decision_id);
-  ins.bind(1, o.id).bind(2, out.outcome).bind(3, remedy);
-  if (has_factor) ins.bind(4, factor); else ins.bind_null(4);
-  ins.bind(5, up).bind(6, rej).bind(7, abst).bind(8, out.majority);
-  if (c.who.user_id) ins.bind(9, c.who.user_id); else ins.bind_null(9);
-  if (text.empty()) ins.bind_null(10); else ins.bind(10, text);
-  ins.bind(11, now_utc());
-  if (!ins.run()) return store_error(c.store, ins.rc(), "storing the decision");
-  if (!amend) decision_id = sqlite3_last_insert_rowid(c.store.db());
-  if (!bump(c, o, "decided", &err)) return err;
-  std::string status;
-  if (out.outcome == "upheld") {
-    if (remedy == "fix") status = "fixed";
-    else if (remedy == "open") status = "moved-to-open";
-    else if (remedy == "withdraw") status = "withdrawn";
-    else if (remedy == "normalise") status = "normalised";
-  }
-  if (status.empty()) {
-    if (!clear_open(c, o.id, o.results, &err)) return err;
-  } else {
-    for (long long r : o.results) {
-      submissions::Stmt q(c.store.db(),
-                          "INSERT INTO result_status (result_id, status, factor, objection_id, decision_id, updated_at) "
-                          "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(result_id) DO UPDATE SET status = excluded.status, "
-                          "factor = excluded.factor, objection_id = excluded.objection_id, decision_id = "
-                          "excluded.decision_id, updated_at = excluded.updated_at");
-      q.bind(1, r).bind(2, status);
-      if (status == "normalised") q.bind(3, factor); else q.bind_null(3);
-      q.bind(4, o.id).bind(5, decision_id).bind(6, now_utc());
-      if (!q.run()) return store_error(c.store, q.rc(), "setting the result's status");
+    if (in.amend) ins.bind(12, decision_id);
+    ins.bind(1, o.id).bind(2, out.outcome).bind(3, remedy);
+    if (has_factor) ins.bind(4, factor); else ins.bind_null(4);
+    ins.bind(5, up).bind(6, rej).bind(7, abst).bind(8, out.majority);
+    if (who.user_id) ins.bind(9, who.user_id); else ins.bind_null(9);
+    if (in.text.empty()) ins.bind_null(10); else ins.bind(10, in.text);
+    ins.bind(11, now_utc());
+    if (!ins.run()) return store_error(s, ins.rc(), "storing the decision");
+    if (!in.amend) decision_id = sqlite3_last_insert_rowid(s.db());
+    std::string status;
+    if (out.outcome == "upheld") {
+      if (remedy == "fix") status = "fixed";
+      else if (remedy == "open") status = "moved-to-open";
+      else if (remedy == "withdraw") status = "withdrawn";
+      else if (remedy == "normalise") status = "normalised";
     }
-  }
-  JsonWriter p(0, mllog::JsonText::kUtf8);
-  p.begin_object();
-  write_payload_common(p, o, round);
-  p.key("decision").value(decision_id).key("outcome").value(out.outcome).key("remedy").value(remedy);
-  if (has_factor) p.key("factor").value(factor);
-  p.key("votes").begin_object().key("uphold").value(up).key("reject").value(rej).key("abstain").value(abst).end_object();
-  p.key("majority").value(out.majority);
-  if (!status.empty()) p.key("result_status").value(status);
-  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
-  if (amend) p.key("reason").value(reason).key("before").raw(before);
-  p.end_object();
-  if (!tx.commit(c.who, amend ? "decision.amend" : "decision.record", "objection/" + std::to_string(o.id), p.str(), &err))
-    return err;
-  return show_response(c, o.id, 201);
-}
-
-Response withdraw(Context& c) {
-  Json body;
-  Response err;
-  if (!parse_body(c.req, {"version", "text", "override"}, &body, &err)) return err;
-  std::string text, override_reason;
-  if (!body_string(body, "text", false, &text, &err) || !body_string(body, "override", false, &override_reason, &err))
-    return err;
-  // Read and changed in one transaction: concurrent writers queue, none is lost.
-  Transaction tx(c.store);
-  if (!tx.begin(&err)) return err;
-  Objection o;
-  RoundInfo round;
-  if (!load_objection(c, c.params[0], &o, &round, &err)) return err;
-  long long org_id = 0;
-  if (!find_organisation(c.store, c.who.organisation, &org_id, nullptr) || org_id != o.by_org)
-    return forbidden("only the objecting organisation (" + o.by + ") withdraws objection " + std::to_string(o.id));
-  if (!still_open(o, &err)) return err;
-  if (!check_version(c, body, o, &err)) return err;
-  std::string overridden;
-  if (!check_deadline(c, round, "", override_reason, &overridden, &err)) return err;
-  if (!bump(c, o, "withdrawn", &err)) return err;
-  if (!clear_open(c, o.id, o.results, &err)) return err;
-  JsonWriter p(0, mllog::JsonText::kUtf8);
-  p.begin_object();
-  write_payload_common(p, o, round);
-  if (!text.empty()) p.key("text").value(text);
-  if (!overridden.empty()) p.key("override").value(override_reason).key("overridden_deadline").value(overridden);
-  p.end_object();
-  if (!tx.commit(c.who, "objection.withdraw", "objection/" + std::to_string(o.id), p.str(), &err)) return err;
-  return show_response(c, o.id);
-}
-
-// ---------------------------------------------------------------- the log
-
-// The round an event is about: its payload's "round", or a round/NAME subject.
-std::string event_round(const Event& e) {
-  if (e.subject.rfind("round/", 0) == 0) return e.subject.substr(6);
-  Json j;
-  std::string err;
-  if (mllog::parse_json_permissive(e.payload_json, &j, &err))
-    if (const Json* r = j.find("round"); r && r->kind == Json::Kind::String) return r->s;
-  return "";
-}
-
-Response read_log(Context& c) {
-  std::string subject = c.query("subject"), round_text = c.query("round");
-  std::string round_name;
-  if (!round_text.empty()) {
-    RoundInfo r;
-    Response err;
-    if (!load_round(c, round_text, &r, &err)) return err;
-    round_name = r.name;
-  }
-  std::string error;
-  auto events = read_events(c.store, subject, &error);
-  if (!error.empty()) return error_response(500, "store", error);
-  std::map<std::string, bool> visible;
-  JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("events").begin_array();
-  for (const auto& e : events) {
-    // objection/1 names objection/1 and what is under it, not objection/12.
-    if (!subject.empty() && e.subject.size() > subject.size() && subject.back() != '/' && e.subject[subject.size()] != '/')
-      continue;
-    std::string r = event_round(e);
-    if (!round_name.empty() && r != round_name) continue;
-    if (c.who.role == Role::Member) {
-      // A member sees the events of the rounds they can see, nothing else.
-      if (r.empty()) continue;
-      auto it = visible.find(r);
-      if (it == visible.end()) {
-        RoundInfo info;
-        Response ignored;
-        it = visible.emplace(r, load_round(c, r, &info, &ignored)).first;
+    if (status.empty()) {
+      if (!clear_open(s, o.id, o.results, &err)) return err;
+    } else {
+      for (long long r : o.results) {
+        Stmt q(s.db(),
+               "INSERT INTO result_status (result_id, status, factor, objection_id, decision_id, updated_at) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(result_id) DO UPDATE SET status = excluded.status, "
+               "factor = excluded.factor, objection_id = excluded.objection_id, decision_id = "
+               "excluded.decision_id, updated_at = excluded.updated_at");
+        q.bind(1, r).bind(2, status);
+        if (status == "normalised") q.bind(3, factor); else q.bind_null(3);
+        q.bind(4, o.id).bind(5, decision_id).bind(6, now_utc());
+        if (!q.run()) return store_error(s, q.rc(), "setting the result's status");
       }
-      if (!it->second) continue;
     }
-    w.begin_object().key("seq").value(e.seq).key("at").value(e.at).key("actor").value(e.actor);
-    w.key("organisation");
-    if (e.organisation.empty()) w.null(); else w.value(e.organisation);
-    w.key("role").value(e.role).key("action").value(e.action).key("subject").value(e.subject);
-    Json pj;
-    std::string perr;
-    w.key("payload");
-    if (mllog::parse_json_permissive(e.payload_json, &pj, &perr)) w.raw(e.payload_json); else w.value(e.payload_json);
-    w.key("hash").value(e.hash).end_object();
-  }
-  w.end_array().end_object();
-  return json_response(w.str());
-}
-
-Response verify_log(Context& c) {
-  std::string error;
-  ChainCheck check = verify_events(c.store, &error);
-  if (!error.empty()) return error_response(500, "store", error);
-  // The tables against the events, and the head recorded elsewhere (review/verify.h).
-  if (check.ok) {
-    TableCheck tables = verify_tables(c.store, &error);
-    if (!error.empty()) return error_response(500, "store", error);
-    if (!tables.ok) check.ok = false, check.problem = tables.problem;
-  }
-  std::string anchor = c.query("head");
-  if (check.ok && !anchor.empty()) {
-    std::string problem = check_anchor(c.store, anchor, &error);
-    if (!error.empty()) return error_response(500, "store", error);
-    if (!problem.empty()) check.ok = false, check.problem = problem;
-  }
-  LogHead head = log_head(c.store, &error);
-  if (!error.empty()) return error_response(500, "store", error);
-  JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("ok").value(check.ok).key("events").value(check.events);
-  w.key("head_seq").value(head.seq).key("head_hash").value(head.hash);
-  w.key("first_bad");
-  if (check.ok || !check.first_bad) w.null(); else w.value(check.first_bad);
-  w.key("problem");
-  if (check.ok) w.null(); else w.value(check.problem);
-  w.end_object();
-  return json_response(w.str());
-}
-
-}  // namespace
-
-std::vector<Route> objection_routes() {
-  return {
-      {"POST", "/api/v1/objections", true, file_objection},
-      {"GET", "/api/v1/objections", false, list_objections},
-      {"GET", "/api/v1/objections/{id}", false, show_objection},
-      {"POST", "/api/v1/objections/{id}/evidence", true, add_evidence},
-      {"POST", "/api/v1/objections/{id}/responses", true, respond},
-      {"POST", "/api/v1/objections/{id}/votes", true, vote},
-      {"POST", "/api/v1/objections/{id}/decision", true, decide},
-      {"POST", "/api/v1/objections/{id}/withdraw", true, withdraw},
-      {"GET", "/api/v1/log", false, read_log},
-      {"GET", "/api/v1/log/verify", false, verify_log},
+    p.key("decision").value(decision_id).key("outcome").value(out.outcome).key("remedy").value(remedy);
+    if (has_factor) p.key("factor").value(factor);
+    p.key("votes").begin_object().key("uphold").value(up).key("reject").value(rej).key("abstain").value(abst).end_object();
+    p.key("majority").value(out.majority);
+    if (!status.empty()) p.key("result_status").value(status);
+    write_override(p, in.override_reason, overridden);
+    if (in.amend) p.key("reason").value(in.reason).key("before").raw(before);
+    return std::string("decided");
   };
+  return change_objection(s, who, in, spec);
+}
+
+Result<Objection> withdraw(Store& s, const Actor& who, const Withdraw& in) {
+  Spec spec;
+  spec.action = Action::Withdraw;
+  spec.event = "objection.withdraw";
+  spec.refused = [](const Row& o, const RoundInfo&, const Party&) {
+    return forbidden("only the objecting organisation (" + o.by + ") withdraws objection " + std::to_string(o.id));
+  };
+  spec.deadline = [](const Party&) { return ""; };
+  spec.apply = [&](const Row& o, const RoundInfo&, const Party&, std::string& overridden,
+                   JsonWriter& p) -> Result<std::string> {
+    Error err;
+    if (!clear_open(s, o.id, o.results, &err)) return err;
+    if (!in.text.empty()) p.key("text").value(in.text);
+    write_override(p, in.override_reason, overridden);
+    return std::string("withdrawn");
+  };
+  return change_objection(s, who, in, spec);
 }
 
 }  // namespace referee::review

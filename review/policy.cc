@@ -5,133 +5,221 @@
 
 namespace referee::review {
 
+// ------------------------------------------------------------ authorisation
+
+Access authorize(const Actor& who, Action action, const Standing& st, const std::string& round_state) {
+  const bool chair = who.role == Role::Chair, admin = who.role == Role::Admin, member = who.role == Role::Member;
+  const bool has_org = !who.organisation.empty();
+  bool ok = false;
+  bool writes_round = true;  // an action on a round's review, closed once it is published
+  switch (action) {
+    case Action::FileObjection: ok = has_org && !st.accused; break;
+    case Action::AddEvidence: ok = st.objecting || st.accused || chair; break;
+    case Action::Respond: ok = st.accused; break;
+    case Action::Vote: ok = st.submitted; break;
+    // A chair does not judge their own organisation's case, either side of it.
+    case Action::Decide: ok = chair && !st.objecting && !st.accused; break;
+    case Action::Withdraw: ok = st.objecting; break;
+    case Action::OverrideDeadline: ok = chair; break;
+    case Action::SetSchedule:
+    case Action::ChangeRoundState:
+    case Action::AssignPairings: ok = chair || admin; writes_round = false; break;
+    // The reviewer's members and the chairs; an administrator manages users
+    // and rounds, not reviews (the local administrator, who owns the file, may).
+    case Action::SetPairingStatus: ok = chair || who.local_admin || (member && st.reviewer); break;
+    case Action::Announce: ok = chair || who.local_admin || (member && st.owns_result); break;
+    case Action::ManageUsers: ok = admin; writes_round = false; break;
+    case Action::ListUsers: ok = !member; writes_round = false; break;
+  }
+  if (!ok) return Access::Forbidden;
+  if (writes_round && round_state == "published") return Access::Closed;
+  return Access::Allowed;
+}
+
+Error forbidden(const std::string& message, const std::string& hint) { return make_error(403, "forbidden", message, hint); }
+
+// ------------------------------------------------------------ the embargo
+
+bool may_see_round(submissions::Store& s, const Actor& who, long long round_id, const std::string& state) {
+  if (who.role != Role::Member || state == "published") return true;
+  submissions::Stmt q(s.db(),
+                      "SELECT 1 FROM packages p JOIN organisations o ON o.id = p.organisation_id WHERE p.round_id = ?1 "
+                      "AND o.name = ?2");
+  q.bind(1, round_id).bind(2, who.organisation);
+  return q.step();
+}
+
+Error unknown_round_error(const std::string& text) {
+  return make_error(404, "unknown-round", "unknown round " + text,
+                    "referee list rounds shows the rounds you can see; name one as it shows it, with or without its "
+                    "training- prefix");
+}
+
 namespace {
 
-bool read_review(Context& c, RoundInfo* out, Response* err) {
-  out->reviewed = false;
-  submissions::Stmt q(c.store.db(),
-                      "SELECT state, COALESCE(objections_due, ''), COALESCE(responses_due, ''), "
-                      "COALESCE(decisions_due, ''), COALESCE(scores_final, '') FROM round_reviews WHERE round_id = ?1");
-  q.bind(1, out->id);
-  if (q.step()) {
-    out->reviewed = true;
-    out->state = q.col_text(0);
-    out->objections_due = q.col_text(1);
-    out->responses_due = q.col_text(2);
-    out->decisions_due = q.col_text(3);
-    out->scores_final = q.col_text(4);
-  } else if (!q.ok()) {
-    *err = store_error(c.store, q.rc(), "reading the round's review record");
-    return false;
-  } else {
-    out->reviewed = false;
-    out->state = "published";
+// Reads round `id` and its review record into *out (name, state, schedule, version).
+bool read_round(submissions::Store& s, long long id, RoundInfo* out, bool* found, Error* err) {
+  submissions::Stmt q(s.db(),
+                      "SELECT r.name, rr.state, rr.submission_deadline, rr.objections_due, rr.responses_due, "
+                      "rr.decisions_due, rr.scores_final, rr.publication, rr.first_meeting, rr.version, "
+                      "rr.round_id IS NOT NULL FROM rounds r LEFT JOIN round_reviews rr ON rr.round_id = r.id "
+                      "WHERE r.id = ?1");
+  q.bind(1, id);
+  *found = q.step();
+  if (!*found) {
+    if (!q.ok()) *err = store_error(s, q.rc(), "reading rounds");
+    return q.ok();
   }
-  // The embargo, as Api::can_see_round says it, asked on this request's own
-  // connection: a handler inside a transaction never waits for another.
-  bool visible = c.who.role != Role::Member || out->state == "published";
-  if (!visible) {
-    submissions::Stmt sub(c.store.db(),
-                          "SELECT 1 FROM packages p JOIN organisations o ON o.id = p.organisation_id WHERE p.round_id = "
-                          "?1 AND o.name = ?2");
-    sub.bind(1, out->id).bind(2, c.who.organisation);
-    visible = sub.step();
-  }
-  if (!visible) {
-    *err = unknown_round(out->name);
-    return false;
+  out->id = id;
+  out->name = q.col_text(0);
+  out->reviewed = q.col_int(10) != 0;
+  out->state = "published";
+  out->schedule = Schedule{};
+  out->version = 0;
+  if (out->reviewed) {
+    out->state = q.col_text(1);
+    int i = 2;
+    for (auto& [name, field] : schedule_fields()) out->schedule.*field = q.col_text(i++);
+    out->version = q.col_int(9);
   }
   return true;
 }
 
 }  // namespace
 
-bool load_round(Context& c, const std::string& text, RoundInfo* out, Response* err) {
+bool find_round(submissions::Store& s, const Actor& who, const std::string& text, RoundInfo* out, Error* err) {
   std::string name, error;
-  if (!submissions::resolve_round(c.store, text, &name, &error)) {
-    // Said the same way for an unknown round and an embargoed one.
-    *err = unknown_round(text);
+  if (!submissions::resolve_round(s, text, &name, &error)) {
+    // The store's own message lists every round it holds, embargoed ones
+    // included: only for the local administrator, who sees them all.
+    *err = who.local_admin ? make_error(404, "unknown-round", error) : unknown_round_error(text);
     return false;
   }
-  submissions::Stmt q(c.store.db(), "SELECT id FROM rounds WHERE name = ?1");
+  submissions::Stmt q(s.db(), "SELECT id FROM rounds WHERE name = ?1");
   q.bind(1, name);
   if (!q.step()) {
-    *err = q.ok() ? unknown_round(text) : store_error(c.store, q.rc(), "reading rounds");
+    *err = q.ok() ? unknown_round_error(text) : store_error(s, q.rc(), "reading rounds");
     return false;
   }
-  out->id = q.col_int(0);
-  out->name = name;
-  if (read_review(c, out, err)) return true;
-  if (err->status == 404) *err = unknown_round(text);  // the round as asked, as for one that does not exist
-  return false;
+  bool found = false;
+  if (!read_round(s, q.col_int(0), out, &found, err)) return false;
+  if (!found || !may_see_round(s, who, out->id, out->state)) {
+    *err = unknown_round_error(text);
+    return false;
+  }
+  out->asked = text;
+  return true;
 }
 
-bool load_round_by_id(Context& c, long long id, RoundInfo* out, Response* err) {
-  submissions::Stmt q(c.store.db(), "SELECT name FROM rounds WHERE id = ?1");
-  q.bind(1, id);
-  if (!q.step()) {
-    *err = q.ok() ? error_response(404, "not-found", "round " + std::to_string(id) + " is not known")
-                  : store_error(c.store, q.rc(), "reading rounds");
+bool find_round_by_id(submissions::Store& s, const Actor& who, long long id, const Error& not_found, RoundInfo* out,
+                      Error* err) {
+  bool found = false;
+  if (!read_round(s, id, out, &found, err)) return false;
+  if (!found || !may_see_round(s, who, out->id, out->state)) {
+    *err = not_found;
     return false;
   }
-  out->id = id;
-  out->name = q.col_text(0);
-  return read_review(c, out, err);
+  out->asked.clear();
+  return true;
 }
+
+// ------------------------------------------------------------ deadlines
 
 std::string deadline_instant(const std::string& text) {
   if (text.size() == 10) return text + "T23:59:59.999Z";
   return text;
 }
 
-bool check_deadline(const Context& c, const RoundInfo& round, const std::string& deadline_name,
-                    const std::string& override_reason, std::string* overridden, Response* err) {
+bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
+                    const std::string& override_reason, std::string* overridden, Error* err) {
   overridden->clear();
-  if (!override_reason.empty() && c.who.role != Role::Chair) {
+  if (!override_reason.empty() && authorize(who, Action::OverrideDeadline, {}, round.state) == Access::Forbidden) {
     *err = forbidden("only a review chair may override a deadline", "leave out --override (API field `override`)");
     return false;
   }
   if (round.state == "published") {
-    *err = error_response(422, "published", "round " + round.name + " is published: the review is closed",
-                          "nothing in a published round changes");
+    *err = make_error(422, "published", "round " + round.name + " is published: the review is closed",
+                      "nothing in a published round changes");
     return false;
   }
   std::string now = now_utc();
-  auto late = [&](const std::string& name, const std::string& when) {
-    return !when.empty() && now > deadline_instant(when) ? name : std::string();
-  };
-  std::string which;
-  std::string when;
-  if (deadline_name == "objections_due") when = round.objections_due;
-  else if (deadline_name == "responses_due") when = round.responses_due;
-  else if (deadline_name == "decisions_due") when = round.decisions_due;
-  which = late(deadline_name, when);
-  if (which.empty()) {
-    which = late("scores_final", round.scores_final);
-    if (!which.empty()) when = round.scores_final;
+  auto late = [&](const std::string& when) { return !when.empty() && now > deadline_instant(when); };
+  std::string which, when;
+  if (deadline_name == "objections_due") when = round.schedule.objections_due;
+  else if (deadline_name == "responses_due") when = round.schedule.responses_due;
+  else if (deadline_name == "decisions_due") when = round.schedule.decisions_due;
+  if (late(when)) {
+    which = deadline_name;
+  } else if (late(round.schedule.scores_final)) {
+    which = "scores_final";
+    when = round.schedule.scores_final;
   }
   if (which.empty()) return true;
   if (!override_reason.empty()) {
     *overridden = which + " (" + when + ")";
     return true;
   }
-  *err = error_response(422, "late", "the deadline " + which + " of round " + round.name + " (" + when + ") has passed",
-                        "a review chair may override it: send an override reason (--override REASON, API field "
-                        "`override`)");
+  *err = make_error(422, "late", "the deadline " + which + " of round " + round.name + " (" + when + ") has passed",
+                    "a review chair may override it: send an override reason (--override REASON, API field "
+                    "`override`)");
   return false;
 }
 
 bool check_not_final(const RoundInfo& round, const std::string& what, const std::string& override_reason,
-                     std::string* overridden, Response* err) {
+                     std::string* overridden, Error* err) {
   if (round.state != "final") return true;
   if (!override_reason.empty()) {
     *overridden = overridden->empty() ? "round state final" : *overridden + "; round state final";
     return true;
   }
-  *err = error_response(422, "final", "round " + round.name + " is final: no " + what + " any more",
-                        "a review chair may allow it with a reason (--override REASON, API field `override`)");
+  *err = make_error(422, "final", "round " + round.name + " is final: no " + what + " any more",
+                    "a review chair may allow it with a reason (--override REASON, API field `override`)");
   return false;
 }
+
+// ------------------------------------------------------------ versions
+
+Error stale(const std::string& what, long long expected, long long current, const std::string& read_again) {
+  Error e = make_error(409, "stale",
+                       what + " changed since you read it (version " + std::to_string(expected) + ", now " +
+                           std::to_string(current) + ")",
+                       "read it again (" + read_again + ") and retry with --version " + std::to_string(current) +
+                           " (API: `version`)");
+  e.version = current;
+  return e;
+}
+
+bool check_version(const Expected& expected, long long current, const std::string& what, const std::string& read_again,
+                   Error* err) {
+  if (!expected.given || expected.version == current) return true;
+  *err = stale(what, expected.version, current, read_again);
+  return false;
+}
+
+// ------------------------------------------------------------ writes
+
+Result<long long> write(submissions::Store& s, const Actor& who,
+                        const std::function<Result<long long>(Change* event)>& change) {
+  std::string e;
+  if (!s.begin(&e)) return make_error(503, "busy", e, "try again");
+  Change event;
+  Result<long long> r = change(&event);
+  if (!r.ok()) {
+    s.rollback();
+    return r;
+  }
+  if (event.record && !append_event(s, who, event.action, event.subject, event.payload, &e)) {
+    s.rollback();
+    return make_error(500, "store", e);
+  }
+  if (!s.commit(&e)) {
+    s.rollback();
+    return make_error(500, "store", e);
+  }
+  return r;
+}
+
+// ------------------------------------------------------------ names
 
 bool find_organisation(submissions::Store& s, const std::string& name, long long* id, std::string* spelled) {
   submissions::Stmt q(s.db(), "SELECT id, name FROM organisations WHERE name = ?1 COLLATE NOCASE ORDER BY id LIMIT 1");
@@ -148,26 +236,37 @@ bool submitted(submissions::Store& s, long long round_id, long long org_id) {
   return q.step();
 }
 
+namespace {
+
+constexpr const char* kResultName =
+    "SELECT o.name || '/' || y.name || '/' || x.benchmark FROM results x JOIN systems y ON y.id = x.system_id JOIN "
+    "packages p ON p.id = y.package_id JOIN organisations o ON o.id = p.organisation_id ";
+
+}  // namespace
+
 bool find_result(submissions::Store& s, long long round_id, const std::string& name, long long* id, long long* org_id,
-                 Response* err) {
+                 Error* err, std::string* org) {
   size_t a = name.find('/'), b = name.rfind('/');
   if (a == std::string::npos || a == b) {
-    *err = error_response(400, "bad-field", "result '" + name + "' is not ORG/SYSTEM/BENCHMARK",
-                          "e.g. NVIDIA/eos_n256_ngc23.09_pytorch/ssd");
+    *err = make_error(400, "bad-field", "result '" + name + "' is not ORG/SYSTEM/BENCHMARK",
+                      "e.g. NVIDIA/eos_n256_ngc23.09_pytorch/ssd");
     return false;
   }
   submissions::Stmt q(s.db(),
-                      "SELECT x.id, o.id FROM results x JOIN systems y ON y.id = x.system_id JOIN packages p ON "
+                      "SELECT x.id, o.id, o.name FROM results x JOIN systems y ON y.id = x.system_id JOIN packages p ON "
                       "p.id = y.package_id JOIN organisations o ON o.id = p.organisation_id WHERE p.round_id = ?1 AND "
                       "o.name = ?2 COLLATE NOCASE AND y.name = ?3 COLLATE NOCASE AND x.benchmark = ?4 COLLATE NOCASE "
                       "ORDER BY x.id LIMIT 1");
   q.bind(1, round_id).bind(2, name.substr(0, a)).bind(3, name.substr(a + 1, b - a - 1)).bind(4, name.substr(b + 1));
   if (!q.step()) {
+    if (!q.ok()) {
+      *err = store_error(s, q.rc(), "reading results");
+      return false;
+    }
     // An unknown name (exit 2 from the CLI): list what the organisation has in this round.
-    submissions::Stmt v(s.db(),
-                        "SELECT o.name || '/' || y.name || '/' || x.benchmark FROM results x JOIN systems y ON y.id = "
-                        "x.system_id JOIN packages p ON p.id = y.package_id JOIN organisations o ON o.id = "
-                        "p.organisation_id WHERE p.round_id = ?1 AND o.name = ?2 COLLATE NOCASE ORDER BY 1 LIMIT 21");
+    submissions::Stmt v(s.db(), (std::string(kResultName) +
+                                 "WHERE p.round_id = ?1 AND o.name = ?2 COLLATE NOCASE ORDER BY 1 LIMIT 21")
+                                    .c_str());
     v.bind(1, round_id).bind(2, name.substr(0, a));
     std::vector<std::string> valid;
     while (v.step()) valid.push_back(v.col_text(0));
@@ -179,69 +278,69 @@ bool find_result(submissions::Store& s, long long round_id, const std::string& n
       for (size_t k = 0; k < valid.size() && k < 20; ++k) hint += (k ? ", " : "") + valid[k];
       if (valid.size() > 20) hint += ", ...";
     }
-    *err = error_response(404, "unknown-result", "result " + name + " is not in this round", hint);
+    *err = make_error(404, "unknown-result", "result " + name + " is not in this round", hint);
     return false;
   }
   *id = q.col_int(0);
   *org_id = q.col_int(1);
+  if (org) *org = q.col_text(2);
   return true;
 }
 
 std::string result_name(submissions::Store& s, long long result_id) {
-  submissions::Stmt q(s.db(),
-                      "SELECT o.name || '/' || y.name || '/' || x.benchmark FROM results x JOIN systems y ON y.id = "
-                      "x.system_id JOIN packages p ON p.id = y.package_id JOIN organisations o ON o.id = "
-                      "p.organisation_id WHERE x.id = ?1");
+  submissions::Stmt q(s.db(), (std::string(kResultName) + "WHERE x.id = ?1").c_str());
   q.bind(1, result_id);
   return q.step() ? q.col_text(0) : "result " + std::to_string(result_id);
 }
 
-bool body_bool(const mllog::Json& body, const char* name, bool* out, Response* err) {
-  const mllog::Json* v = body.find(name);
-  if (!v || v->kind == mllog::Json::Kind::Null) return true;
-  if (v->kind != mllog::Json::Kind::Bool) {
-    *err = error_response(400, "bad-field", std::string("field '") + name + "' must be true or false");
+Error store_error(submissions::Store& s, int rc, const std::string& what) {
+  return make_error(500, "store", s.describe_error(rc, what));
+}
+
+bool actor_user_id(submissions::Store& s, const Actor& who, long long* id, std::string* error) {
+  if (who.user_id) {
+    *id = who.user_id;
+    return true;
+  }
+  submissions::Stmt ins(s.db(), "INSERT OR IGNORE INTO users (name, role, created_at) VALUES (?1, 'admin', ?2)");
+  ins.bind(1, who.user).bind(2, now_utc());
+  submissions::Stmt q(s.db(), "SELECT id FROM users WHERE name = ?1");
+  if (!ins.run() || !(q.bind(1, who.user), q.step())) {
+    *error = s.describe_error(q.ok() ? ins.rc() : q.rc(), "recording the local administrator");
     return false;
   }
-  *out = v->b;
+  *id = q.col_int(0);
   return true;
 }
 
-Response forbidden(const std::string& message, const std::string& hint) {
-  return error_response(403, "forbidden", message, hint);
-}
+// ------------------------------------------------------------ decisions
 
-bool commit_or_fail(submissions::Store& s, Response* err) {
-  std::string e;
-  if (s.commit(&e)) return true;
-  s.rollback();
-  *err = error_response(500, "store", e);
-  return false;
-}
-
-bool Transaction::begin(Response* err) {
-  std::string e;
-  if (!s_.begin(&e)) {
-    *err = error_response(503, "busy", e, "try again");
-    return false;
+Outcome decide_outcome(int uphold, int reject, const std::string& remedy, const std::string& tie_break) {
+  Outcome out;
+  if (uphold == reject) {
+    if (tie_break != "uphold" && tie_break != "reject") {
+      out.error = "the votes are tied (" + std::to_string(uphold) + " to " + std::to_string(reject) +
+                  "): the chair breaks the tie with --tie-break uphold|reject (API field `tie_break`)";
+      return out;
+    }
+    out.outcome = tie_break == "uphold" ? "upheld" : "rejected";
+    out.majority = "chair-tie-break";
+  } else {
+    out.outcome = uphold > reject ? "upheld" : "rejected";
+    out.majority = "simple";
   }
-  open_ = true;
-  return true;
-}
-
-bool Transaction::commit(const Actor& who, const std::string& action, const std::string& subject,
-                         const std::string& payload, Response* err) {
-  std::string e;
-  if (!append_event(s_, who, action, subject, payload, &e)) {
-    *err = error_response(500, "store", e);
-    return false;
+  if (out.outcome == "upheld" && (remedy == "withdraw" || remedy == "open")) {
+    // Excluding a result or departing from the rules: two thirds of the votes cast.
+    if (3 * uphold < 2 * (uphold + reject)) {
+      out.outcome.clear();
+      out.error = "remedy " + remedy + " needs two thirds of the votes cast: " + std::to_string(uphold) + " of " +
+                  std::to_string(uphold + reject) + " uphold";
+      return out;
+    }
+    out.majority = "two-thirds";
   }
-  if (!s_.commit(&e)) {
-    *err = error_response(500, "store", e);
-    return false;
-  }
-  open_ = false;
-  return true;
+  out.ok = true;
+  return out;
 }
 
 }  // namespace referee::review

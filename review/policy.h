@@ -1,52 +1,154 @@
-// The review's rules shared by its routes: which round a request is about
-// and what state it is in, the deadline an action must meet (and the chair's
-// override), the embargo, and names of organisations and results.
+// The review's policy, in one place: who may do what (roles and party
+// rules, a pure function tested as a table), the embargo as the first step
+// of every lookup, deadlines and the chair's override, the round state, the
+// version check, and the one way every write is made (write()). No HTTP: the
+// errors are review::Error values (review/result.h).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "mllog/json.h"
-#include "review/api.h"
-#include "review/router.h"
+#include "review/actor.h"
+#include "review/result.h"
+#include "review/rounds.h"
+#include "submissions/store.h"
 
 namespace referee::review {
 
-struct RoundInfo {
-  long long id = 0;
-  std::string name;          // training-3.1.0
-  bool reviewed = false;     // has a round_reviews row
-  std::string state;         // review | final | published (no row: published)
-  std::string objections_due, responses_due, decisions_due, scores_final;
+// ------------------------------------------------------------ authorisation
+
+enum class Action {
+  FileObjection,     // POST /objections
+  AddEvidence,       // POST /objections/{id}/evidence
+  Respond,           // POST /objections/{id}/responses
+  Vote,              // POST /objections/{id}/votes
+  Decide,            // POST /objections/{id}/decision
+  Withdraw,          // POST /objections/{id}/withdraw
+  OverrideDeadline,  // any write sent with an override reason
+  SetSchedule,       // PUT /rounds/{round}/schedule
+  ChangeRoundState,  // POST /rounds/{round}/state
+  AssignPairings,    // POST /rounds/{round}/pairings
+  SetPairingStatus,  // PATCH /pairings/{id}
+  Announce,          // POST /rounds/{round}/announcements
+  ManageUsers,       // POST /users, /users/{name}/tokens, /users/{name}/revoke, /tokens/revoke
+  ListUsers,         // GET /users
 };
 
+// What the actor is to the object acted on, found in the store before asking.
+struct Standing {
+  bool objecting = false;     // their organisation filed the objection
+  bool accused = false;       // their organisation's results are objected to
+  bool submitted = false;     // their organisation has a package in the round
+  bool reviewer = false;      // their organisation is the pairing's reviewer
+  bool owns_result = false;   // every result named is their organisation's
+};
+
+enum class Access {
+  Allowed,
+  Forbidden,  // 403: not for this role or party
+  Closed,     // 422: the round is published; nothing in it changes
+};
+
+// Whether `who` may do `action` given their standing and the round's state
+// (review | final | published). Pure: the role x action matrix is tested as
+// a table (review/policy_test.cc). A final round's limits and deadlines,
+// which a chair may override with a reason, are check_not_final and
+// check_deadline.
+Access authorize(const Actor& who, Action action, const Standing& standing, const std::string& round_state);
+
+// 403 with the rule that refused it.
+Error forbidden(const std::string& message, const std::string& hint = "");
+
+// ------------------------------------------------------------ the embargo
+
+struct RoundInfo {
+  long long id = 0;
+  std::string name;           // training-3.1.0
+  std::string asked;          // the round as the request named it ("3.1.0"); "" when found by id
+  bool reviewed = false;      // has a round_reviews row
+  std::string state = "published";  // review | final | published (no row: published)
+  Schedule schedule;          // as stored ("" = not set)
+  long long version = 0;      // the review record's version (0 without one)
+};
+
+// Whether `who` may see round `round_id` in `state`: every published round;
+// a round in review or final only for chairs, administrators and members of
+// an organisation that submitted to it. The one statement of the embargo.
+bool may_see_round(submissions::Store& s, const Actor& who, long long round_id, const std::string& state);
+
+// The 404 for a round `text` that does not exist or that the actor may not
+// see: the same, word for word, for both.
+Error unknown_round_error(const std::string& text);
+
 // Resolves `text` (3.1.0, training-3.1.0) to a round and reads its review
-// record. A round the actor may not see (the embargo) is reported exactly as
-// an unknown one: 404. Post: true with *out; else false with *err.
-bool load_round(Context& c, const std::string& text, RoundInfo* out, Response* err);
-// The same by id (objections keep the round's id).
-bool load_round_by_id(Context& c, long long id, RoundInfo* out, Response* err);
+// record; the embargo is the first check made on it: a round the actor may
+// not see is reported exactly as an unknown one (404). The local
+// administrator, who sees every round, is told which rounds the store has.
+bool find_round(submissions::Store& s, const Actor& who, const std::string& text, RoundInfo* out, Error* err);
+// The same by id; a hidden or unknown round is `not_found`.
+bool find_round_by_id(submissions::Store& s, const Actor& who, long long id, const Error& not_found, RoundInfo* out,
+                      Error* err);
+
+// ------------------------------------------------------------ deadlines
+
+// An ISO-8601 deadline as a comparable UTC instant; a bare date
+// (2026-11-30) means the end of that day.
+std::string deadline_instant(const std::string& text);
 
 // Whether a change to `round` may be made now. `published` refuses every
-// change (422). `deadline_name` is the schedule column the action must meet
-// ("objections_due", ...): after it, and for any action after scores_final,
-// the change is refused (422 naming the deadline and its time) unless the
-// actor is a chair and `override_reason` is not empty; then *overridden
-// says which deadline was overridden (for the event payload). An override
-// sent by anyone but a chair is 403. An unset deadline does not restrict.
-bool check_deadline(const Context& c, const RoundInfo& round, const std::string& deadline_name,
-                    const std::string& override_reason, std::string* overridden, Response* err);
+// change (422). `deadline_name` is the schedule field the action must meet
+// ("objections_due", ...; "" = none but scores_final): after it, and for any
+// action after scores_final, the change is refused (422 naming the deadline
+// and its time) unless the actor is a chair and `override_reason` is not
+// empty; then *overridden says which deadline was overridden (for the event
+// payload). An override sent by anyone but a chair is 403. An unset deadline
+// does not restrict.
+bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
+                    const std::string& override_reason, std::string* overridden, Error* err);
 
 // A round in `final` takes no new objection, evidence, response or vote
 // (`what` names the action): 422, unless a chair sends an override reason;
 // then *overridden (for the event payload) says so. Pre: check_deadline
 // passed (a non-chair's override is already refused).
 bool check_not_final(const RoundInfo& round, const std::string& what, const std::string& override_reason,
-                     std::string* overridden, Response* err);
+                     std::string* overridden, Error* err);
 
-// An ISO-8601 deadline as a comparable UTC instant; a bare date
-// (2026-11-30) means the end of that day.
-std::string deadline_instant(const std::string& text);
+// ------------------------------------------------------------ versions
+
+// The version a write was based on: `given` false = none sent (no check).
+struct Expected {
+  bool given = false;
+  long long version = 0;
+};
+
+// The one 409 body: `what` ("objection 12", "the review record of
+// training-3.1.0") changed since it was read at `expected`; it is at
+// `current` now; `read_again` is the command that shows it.
+Error stale(const std::string& what, long long expected, long long current, const std::string& read_again);
+
+// false with stale() when `expected` was given and is not `current`.
+bool check_version(const Expected& expected, long long current, const std::string& what, const std::string& read_again,
+                   Error* err);
+
+// ------------------------------------------------------------ writes
+
+// One change's event (review/events.h): appended in the change's transaction.
+struct Change {
+  std::string action;   // objection.file, round.schedule, ...
+  std::string subject;  // objection/12, round/training-3.1.0, ...
+  std::string payload;  // a JSON object
+  bool record = true;   // false: nothing changed, no event (an idempotent write that found nothing to do)
+};
+
+// Every write of the review: BEGIN IMMEDIATE (503 when the store is busy);
+// `change` loads what it changes (its embargo first), checks it in the
+// policy's order (role and party, still open, version, deadline or
+// override, round state), changes it and fills *event; the event is
+// appended and the transaction committed. Any Error rolls everything back.
+Result<long long> write(submissions::Store& s, const Actor& who, const std::function<Result<long long>(Change* event)>& change);
+
+// ------------------------------------------------------------ names
 
 // The organisation named `name` (case-insensitive): its id and spelling.
 // Post: true; false when not in the store.
@@ -56,21 +158,22 @@ bool find_organisation(submissions::Store& s, const std::string& name, long long
 bool submitted(submissions::Store& s, long long round_id, long long org_id);
 
 // A result named ORG/SYSTEM/BENCHMARK in a round. Post: true with *id and
-// *org_id; else false with *err: 400 when not of that form, else 404 listing
-// the organisation's results in the round (at most 20). Case-insensitive.
+// *org_id (and *org the organisation's spelling when not null); else false
+// with *err: 400 when not of that form, else 404 listing the organisation's
+// results in the round (at most 20). Case-insensitive.
 bool find_result(submissions::Store& s, long long round_id, const std::string& name, long long* id, long long* org_id,
-                 Response* err);
+                 Error* err, std::string* org = nullptr);
 // ORG/SYSTEM/BENCHMARK of a result id.
 std::string result_name(submissions::Store& s, long long result_id);
 
-// A bool field of a parsed body; 400 when present and not a bool.
-bool body_bool(const mllog::Json& body, const char* name, bool* out, Response* err);
+// A failed statement as a 500 naming the store.
+Error store_error(submissions::Store& s, int rc, const std::string& what);
 
-// 403 with the rule that refused it.
-Response forbidden(const std::string& message, const std::string& hint = "");
+// The users row that stands for the actor (the local administrator gets one
+// named local-admin, made on first use, so that rows can point at a user).
+bool actor_user_id(submissions::Store& s, const Actor& who, long long* id, std::string* error);
 
-// Commits the transaction; on failure rolls back and sets *err to a 500.
-bool commit_or_fail(submissions::Store& s, Response* err);
+// ------------------------------------------------------------ decisions
 
 // The committee's outcome from the votes cast (one per organisation;
 // abstentions not counted): upheld with more uphold than reject votes, a tie
@@ -84,25 +187,5 @@ struct Outcome {
   std::string error;     // why there is none
 };
 Outcome decide_outcome(int uphold, int reject, const std::string& remedy, const std::string& tie_break);
-
-// A write transaction rolled back at scope exit unless committed.
-class Transaction {
- public:
-  explicit Transaction(submissions::Store& s) : s_(s) {}
-  ~Transaction() {
-    if (open_) s_.rollback();
-  }
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-  // BEGIN IMMEDIATE; false with *err a 500 (or 503 when the store is busy).
-  bool begin(Response* err);
-  // Appends the event and commits; false with *err (rolled back).
-  bool commit(const Actor& who, const std::string& action, const std::string& subject, const std::string& payload,
-              Response* err);
-
- private:
-  submissions::Store& s_;
-  bool open_ = false;
-};
 
 }  // namespace referee::review

@@ -10,6 +10,7 @@
 
 #include "mllog/json_writer.h"
 #include "review/events.h"
+#include "review/policy.h"
 #include "review/report.h"
 #include "review/router.h"
 #include "submissions/queries.h"
@@ -254,104 +255,31 @@ std::string lower(std::string s) {
   return s;
 }
 
-struct RoundInfo {
-  std::string asked;  // {round} as the request named it
-  std::string name;
-  long long id = 0;
-  bool has_review = false;  // a round_reviews row: else published
-  std::string state = "published";
-  Schedule schedule;
-  long long version = 0;
-};
-
-// Resolves {round}; false with a 404.
-bool find_round(Context& c, const std::string& text, RoundInfo* out, Response* err) {
-  std::string error;
-  out->asked = text;
-  if (!submissions::resolve_round(c.store, text, &out->name, &error)) {
-    // The store's own message lists every round it holds, embargoed ones included: only for the local administrator.
-    *err = c.who.local_admin ? error_response(404, "unknown-round", error) : unknown_round(text);
-    return false;
-  }
-  Stmt q(c.store.db(),
-         "SELECT r.id, rr.state, rr.submission_deadline, rr.objections_due, rr.responses_due, rr.decisions_due, "
-         "rr.scores_final, rr.publication, rr.first_meeting, rr.version, rr.round_id IS NOT NULL "
-         "FROM rounds r LEFT JOIN round_reviews rr ON rr.round_id = r.id WHERE r.name = ?1");
-  q.bind(1, out->name);
-  if (!q.step()) {
-    *err = q.ok() ? unknown_round(text) : store_error(c.store, q.rc(), "reading rounds");
-    return false;
-  }
-  out->id = q.col_int(0);
-  out->has_review = q.col_int(10) != 0;
-  if (out->has_review) {
-    out->state = q.col_text(1);
-    int i = 2;
-    for (auto& [name, field] : schedule_fields()) out->schedule.*field = q.col_text(i++);
-    out->version = q.col_int(9);
-  }
-  return true;
-}
-
-// The embargo: false with the 404 of a round that does not exist when the
-// actor may not see the round.
-bool visible(Context& c, const RoundInfo& r, Response* err) {
-  if (c.api.can_see_round(c.who, r.name)) return true;
-  *err = unknown_round(r.asked.empty() ? r.name : r.asked);
+// {round} of a request, the embargo first (policy's find_round): false with the 404.
+bool round_of(Context& c, const std::string& text, RoundInfo* out, Response* err) {
+  Error e;
+  if (find_round(c.store, c.who, text, out, &e)) return true;
+  *err = error_response(e);
   return false;
 }
 
-bool committee(const Actor& who) { return who.role == Role::Chair || who.role == Role::Admin; }
-
-Response forbidden(const std::string& what, const std::string& hint = "ask a review chair or an administrator") {
-  return error_response(403, "forbidden", what, hint);
+// 403 unless authorize() lets the actor do `action` (with `standing`) in `round_state`.
+bool allowed(Context& c, Action action, const std::string& message, Response* err, const Standing& standing = {},
+             const std::string& round_state = "review",
+             const std::string& hint = "ask a review chair or an administrator") {
+  if (authorize(c.who, action, standing, round_state) != Access::Forbidden) return true;
+  *err = error_response(forbidden(message, hint));
+  return false;
 }
 
-// The version a write was based on: body "version" or the If-Match header.
-bool read_version(Context& c, const mllog::Json& body, long long* v, bool* given, Response* err) {
-  *given = false;
-  if (!body_int(body, "version", false, v, given, err)) return false;
-  if (!*given && !c.req.if_match.empty()) {
-    if (!if_match_version(c.req.if_match, v)) {
-      *err = error_response(400, "bad-request", "If-Match must be a version number, not '" + c.req.if_match + "'");
-      return false;
-    }
-    *given = true;
-  }
-  return true;
-}
-
-Response stale(const std::string& what, long long current) {
-  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("error").begin_object();
-  w.key("status").value(409).key("code").value("stale").key("message")
-      .value(what + " changed since it was read (it is at version " + std::to_string(current) + ")");
-  w.key("hint").value("read it again and retry with --version " + std::to_string(current) + " (API: `version`)");
-  w.key("version").value(current);
-  w.end_object().end_object();
-  return json_response(w.str(), 409);
-}
-
-// The users row that stands for the actor (the local administrator gets one
-// named local-admin, made on first use, so that rows can point at a user).
-bool actor_user_id(Store& s, const Actor& who, long long* id, std::string* error) {
-  if (who.user_id) {
-    *id = who.user_id;
-    return true;
-  }
-  Stmt ins(s.db(), "INSERT OR IGNORE INTO users (name, role, created_at) VALUES (?1, 'admin', ?2)");
-  ins.bind(1, who.user).bind(2, now_utc());
-  Stmt q(s.db(), "SELECT id FROM users WHERE name = ?1");
-  if (!ins.run() || !(q.bind(1, who.user), q.step())) {
-    *error = s.describe_error(q.ok() ? ins.rc() : q.rc(), "recording the local administrator");
-    return false;
-  }
-  *id = q.col_int(0);
-  return true;
+// The response of a write: the error, or `body` (made after the commit).
+template <typename F>
+Response after_write(const Result<long long>& r, F&& body) {
+  return r.ok() ? body() : error_response(r.error());
 }
 
 void round_json(mllog::JsonWriter& w, const RoundInfo& r) {
-  w.begin_object().key("round").value(r.name).key("state").value(r.state).key("review").value(r.has_review);
+  w.begin_object().key("round").value(r.name).key("state").value(r.state).key("review").value(r.reviewed);
   w.key("schedule").begin_object();
   for (auto& [name, field] : schedule_fields()) {
     const std::string& v = r.schedule.*field;
@@ -360,25 +288,6 @@ void round_json(mllog::JsonWriter& w, const RoundInfo& r) {
   w.end_object().key("version").value(r.version).end_object();
 }
 
-// Runs `body` inside a transaction with its event; rolls back on failure.
-template <typename F>
-Response in_transaction(Store& s, F&& body) {
-  std::string error;
-  if (!s.begin(&error)) return error_response(500, "store", error);
-  Response r = body();
-  if (r.status >= 300) {
-    s.rollback();
-    return r;
-  }
-  if (!s.commit(&error)) {
-    s.rollback();
-    return error_response(500, "store", error);
-  }
-  return r;
-}
-
-Response event_failed(const std::string& error) { return error_response(500, "store", error); }
-
 // ---- GET /rounds, GET /rounds/{round}
 
 Response list_rounds(Context& c) {
@@ -386,10 +295,9 @@ Response list_rounds(Context& c) {
   w.begin_object().key("rounds").begin_array();
   for (const auto& name : submissions::rounds(c.store)) {
     RoundInfo r;
-    Response err;
-    if (!find_round(c, name, &r, &err)) return err;
-    if (!c.api.can_see_round(c.who, r.name)) continue;
-    round_json(w, r);
+    Error e;
+    if (find_round(c.store, c.who, name, &r, &e)) round_json(w, r);
+    else if (e.status != 404) return error_response(e);  // 404: embargoed
   }
   w.end_array().end_object();
   return json_response(w.str());
@@ -398,28 +306,37 @@ Response list_rounds(Context& c) {
 Response show_round(Context& c) {
   RoundInfo r;
   Response err;
-  if (!find_round(c, c.params[0], &r, &err) || !visible(c, r, &err)) return err;
+  if (!round_of(c, c.params[0], &r, &err)) return err;
   mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   round_json(w, r);
+  return json_response(w.str());
+}
+
+// The answer of a write to a round's review record: the record as it is now.
+Response round_now(Context& c, const std::string& name) {
+  RoundInfo after;
+  Response err;
+  if (!round_of(c, name, &after, &err)) return err;
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
+  round_json(w, after);
   return json_response(w.str());
 }
 
 // ---- PUT /rounds/{round}/schedule
 
 Response put_schedule(Context& c) {
-  if (!committee(c.who)) return forbidden("only a review chair or an administrator sets a round's schedule");
-  mllog::Json body;
   Response err;
+  if (!allowed(c, Action::SetSchedule, "only a review chair or an administrator sets a round's schedule", &err)) return err;
+  mllog::Json body;
   if (!parse_body(c.req,
                   {"submission_deadline", "objections_due", "responses_due", "decisions_due", "scores_final",
                    "publication", "first_meeting", "version"},
                   &body, &err))
     return err;
   RoundInfo r;
-  if (!find_round(c, c.params[0], &r, &err)) return err;
-  long long version = 0;
-  bool given = false;
-  if (!read_version(c, body, &version, &given, &err)) return err;
+  if (!round_of(c, c.params[0], &r, &err)) return err;
+  Expected expected;
+  if (!read_expected(c.req, body, &expected, &err)) return err;
   Schedule next = r.schedule;
   std::vector<std::string> changed;
   for (auto& [name, field] : schedule_fields()) {
@@ -434,17 +351,17 @@ Response put_schedule(Context& c) {
   }
   std::string error;
   if (!schedule_in_order(next, &error)) return error_response(400, "schedule-order", error);
-  return in_transaction(c.store, [&]() -> Response {
+  auto w = write(c.store, c.who, [&](Change* event) -> Result<long long> {
     RoundInfo cur;
-    Response e;
-    if (!find_round(c, r.name, &cur, &e)) return e;  // re-read inside the transaction
+    Error e;
+    if (!find_round(c.store, c.who, r.name, &cur, &e)) return e;  // read again inside the transaction
     // A round without a review record counts as published but gets one here.
-    if (cur.has_review && cur.state == "published")
-      return error_response(422, "published", cur.name + " is published; its schedule no longer changes");
-    if (cur.has_review && given && version != cur.version) return stale("the review record of " + cur.name, cur.version);
-    if (!cur.has_review && given && version != 0) return stale("the review record of " + cur.name, 0);
+    if (cur.reviewed && cur.state == "published")
+      return make_error(422, "published", cur.name + " is published; its schedule no longer changes");
+    if (!check_version(expected, cur.version, "the review record of " + cur.name, "referee round show " + cur.name, &e))
+      return e;
     Stmt up(c.store.db(),
-            cur.has_review
+            cur.reviewed
                 ? "UPDATE round_reviews SET submission_deadline = ?2, objections_due = ?3, responses_due = ?4, "
                   "decisions_due = ?5, scores_final = ?6, publication = ?7, first_meeting = ?8, version = version + 1 "
                   "WHERE round_id = ?1"
@@ -457,61 +374,61 @@ Response put_schedule(Context& c) {
     }
     if (!up.run()) return store_error(c.store, up.rc(), "writing the schedule");
     RoundInfo after;
-    if (!find_round(c, r.name, &after, &e)) return e;
+    if (!find_round(c.store, c.who, r.name, &after, &e)) return e;
     mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
-    p.begin_object().key("round").value(after.name).key("created").value(!cur.has_review).key("changed").begin_array();
+    p.begin_object().key("round").value(after.name).key("created").value(!cur.reviewed).key("changed").begin_array();
     for (const auto& f : changed) p.value(f);
     p.end_array().key("schedule").begin_object();
     for (auto& [name, field] : schedule_fields())
       if (!(after.schedule.*field).empty()) p.key(name).value(after.schedule.*field);
     p.end_object().key("version").value(after.version).end_object();
-    std::string err2;
-    if (!append_event(c.store, c.who, "round.schedule", "round/" + after.name, p.str(), &err2)) return event_failed(err2);
-    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-    round_json(w, after);
-    return json_response(w.str());
+    *event = Change{"round.schedule", "round/" + after.name, p.str()};
+    return after.id;
   });
+  return after_write(w, [&] { return round_now(c, r.name); });
 }
 
 // ---- POST /rounds/{round}/state
 
 Response post_state(Context& c) {
-  if (!committee(c.who)) return forbidden("only a review chair or an administrator changes a round's state");
-  mllog::Json body;
   Response err;
+  if (!allowed(c, Action::ChangeRoundState, "only a review chair or an administrator changes a round's state", &err))
+    return err;
+  mllog::Json body;
   if (!parse_body(c.req, {"state", "version", "reason", "override"}, &body, &err)) return err;
   std::string state, reason, override_reason;
   if (!body_string(body, "state", true, &state, &err) || !body_string(body, "reason", false, &reason, &err) ||
       !body_string(body, "override", false, &override_reason, &err))
     return err;
-  if (!override_reason.empty() && c.who.role != Role::Chair)
-    return error_response(403, "forbidden", "only a review chair may override open objections",
-                          "leave out --override (API field `override`)");
+  if (!override_reason.empty() &&
+      !allowed(c, Action::OverrideDeadline, "only a review chair may override open objections", &err, {}, "review",
+               "leave out --override (API field `override`)"))
+    return err;
   state = lower(state);
   if (state != "review" && state != "final" && state != "published")
     return error_response(400, "bad-field", "state '" + state + "' is none of review, final, published");
-  long long version = 0;
-  bool given = false;
-  if (!read_version(c, body, &version, &given, &err)) return err;
+  Expected expected;
+  if (!read_expected(c.req, body, &expected, &err)) return err;
   RoundInfo r;
-  if (!find_round(c, c.params[0], &r, &err)) return err;
-  return in_transaction(c.store, [&]() -> Response {
+  if (!round_of(c, c.params[0], &r, &err)) return err;
+  auto w = write(c.store, c.who, [&](Change* event) -> Result<long long> {
     RoundInfo cur;
-    Response e;
-    if (!find_round(c, r.name, &cur, &e)) return e;
-    if (!cur.has_review)
-      return error_response(422, "no-review", cur.name + " has no review record: it counts as published",
-                            "set its schedule first: referee round schedule " + cur.name + " ...");
-    if (given && version != cur.version) return stale("the review record of " + cur.name, cur.version);
+    Error e;
+    if (!find_round(c.store, c.who, r.name, &cur, &e)) return e;
+    if (!cur.reviewed)
+      return make_error(422, "no-review", cur.name + " has no review record: it counts as published",
+                        "set its schedule first: referee round schedule " + cur.name + " ...");
+    if (!check_version(expected, cur.version, "the review record of " + cur.name, "referee round show " + cur.name, &e))
+      return e;
     const std::string& from = cur.state;
     bool ok = (from == "review" && state == "final") || (from == "final" && state == "published") ||
               (from == "final" && state == "review");
     if (!ok)
-      return error_response(422, "bad-transition", "a round goes review -> final -> published (or back final -> review); " +
-                                                       cur.name + " is in state " + from + " and cannot go to " + state);
+      return make_error(422, "bad-transition", "a round goes review -> final -> published (or back final -> review); " +
+                                                   cur.name + " is in state " + from + " and cannot go to " + state);
     if (from == "final" && state == "review" && reason.empty())
-      return error_response(400, "missing-field", "going back from final to review needs a reason",
-                            "send \"reason\": \"...\" (--reason)");
+      return make_error(400, "missing-field", "going back from final to review needs a reason",
+                        "send \"reason\": \"...\" (--reason)");
     // Final and published close the review: every objection decided or withdrawn first.
     std::string still_open;
     if (state == "final" || state == "published") {
@@ -522,10 +439,10 @@ Response post_state(Context& c) {
                       q.col_text(1) + ")";
       if (!q.ok()) return store_error(c.store, q.rc(), "reading the round's objections");
       if (!still_open.empty() && override_reason.empty())
-        return error_response(422, "objections-open",
-                              cur.name + " cannot go to " + state + ": objections not decided or withdrawn: " + still_open,
-                              "decide or withdraw them first; a review chair may override with a reason "
-                              "(--override REASON, API field `override`)");
+        return make_error(422, "objections-open",
+                          cur.name + " cannot go to " + state + ": objections not decided or withdrawn: " + still_open,
+                          "decide or withdraw them first; a review chair may override with a reason "
+                          "(--override REASON, API field `override`)");
     }
     Stmt up(c.store.db(), "UPDATE round_reviews SET state = ?2, version = version + 1 WHERE round_id = ?1");
     up.bind(1, cur.id).bind(2, state);
@@ -535,14 +452,10 @@ Response post_state(Context& c) {
     if (!reason.empty()) p.key("reason").value(reason);
     if (!still_open.empty()) p.key("override").value(override_reason).key("open_objections").value(still_open);
     p.key("version").value(cur.version + 1).end_object();
-    std::string err2;
-    if (!append_event(c.store, c.who, "round.state", "round/" + cur.name, p.str(), &err2)) return event_failed(err2);
-    RoundInfo after;
-    if (!find_round(c, r.name, &after, &e)) return e;
-    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-    round_json(w, after);
-    return json_response(w.str());
+    *event = Change{"round.state", "round/" + cur.name, p.str()};
+    return cur.id;
   });
+  return after_write(w, [&] { return round_now(c, r.name); });
 }
 
 // ---- pairings
@@ -570,15 +483,19 @@ void pairing_json(mllog::JsonWriter& w, const PairingRow& p) {
 }
 
 Response assign_pairings(Context& c) {
-  if (!committee(c.who)) return forbidden("only a review chair or an administrator assigns the required reviews");
-  mllog::Json body;
   Response err;
+  if (!allowed(c, Action::AssignPairings, "only a review chair or an administrator assigns the required reviews", &err))
+    return err;
+  mllog::Json body;
   if (!parse_body(c.req, {}, &body, &err)) return err;
   RoundInfo r;
-  if (!find_round(c, c.params[0], &r, &err)) return err;
-  return in_transaction(c.store, [&]() -> Response {
-    if (r.state == "published") return error_response(422, "published", r.name + " is published; its reviews are over");
-    std::vector<SubmitterCount> subs;
+  if (!round_of(c, c.params[0], &r, &err)) return err;
+  std::vector<SubmitterCount> subs;
+  std::vector<PairingPlan> plan, added;
+  std::vector<PairingRow> before, after;
+  std::set<std::pair<std::string, std::string>> planned;
+  auto w = write(c.store, c.who, [&](Change* event) -> Result<long long> {
+    if (r.state == "published") return make_error(422, "published", r.name + " is published; its reviews are over");
     Stmt q(c.store.db(),
            "SELECT o.name, COUNT(x.id), COALESCE(MAX(s.accelerators_count), 0) FROM packages p "
            "JOIN organisations o ON o.id = p.organisation_id LEFT JOIN systems s ON s.package_id = p.id "
@@ -586,12 +503,10 @@ Response assign_pairings(Context& c) {
     q.bind(1, r.id);
     while (q.step()) subs.push_back({q.col_text(0), q.col_int(1), q.col_int(2)});
     if (!q.ok()) return store_error(c.store, q.rc(), "counting results");
-    auto plan = plan_pairings(subs);
+    plan = plan_pairings(subs);
     std::string error;
-    auto before = read_pairings(c.store, r.id, &error);
-    if (!error.empty()) return error_response(500, "store", error);
-    std::set<std::pair<std::string, std::string>> planned;
-    std::vector<PairingPlan> added;
+    before = read_pairings(c.store, r.id, &error);
+    if (!error.empty()) return make_error(500, "store", error);
     for (const auto& p : plan) {
       planned.insert({p.reviewer, p.reviewed});
       Stmt ins(c.store.db(),
@@ -601,57 +516,61 @@ Response assign_pairings(Context& c) {
       if (!ins.run()) return store_error(c.store, ins.rc(), "writing pairings");
       if (sqlite3_changes(c.store.db()) > 0) added.push_back(p);
     }
-    auto after = read_pairings(c.store, r.id, &error);
-    if (!error.empty()) return error_response(500, "store", error);
-    std::vector<const PairingRow*> not_required;
-    for (const auto& p : after)
-      if (!planned.count({p.reviewer, p.reviewed})) not_required.push_back(&p);
+    after = read_pairings(c.store, r.id, &error);
+    if (!error.empty()) return make_error(500, "store", error);
     mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("round").value(r.name).key("added").begin_array();
     for (const auto& a : added) p.begin_object().key("reviewer").value(a.reviewer).key("reviewed").value(a.reviewed).key("reason").value(a.reason).end_object();
     p.end_array().key("kept").value(static_cast<long long>(before.size())).end_object();
-    if (!added.empty() && !append_event(c.store, c.who, "pairings.assign", "round/" + r.name, p.str(), &error))
-      return event_failed(error);
-    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-    w.begin_object().key("round").value(r.name).key("ranking").begin_array();
+    *event = Change{"pairings.assign", "round/" + r.name, p.str(), !added.empty()};  // nothing added: no event
+    return r.id;
+  });
+  return after_write(w, [&] {
+    mllog::JsonWriter out(0, mllog::JsonText::kUtf8);
+    out.begin_object().key("round").value(r.name).key("ranking").begin_array();
     std::sort(subs.begin(), subs.end(), [](const SubmitterCount& a, const SubmitterCount& b) {
       return a.results != b.results ? a.results > b.results : a.organisation < b.organisation;
     });
     for (const auto& s : subs)
-      w.begin_object().key("organisation").value(s.organisation).key("results").value(s.results)
+      out.begin_object().key("organisation").value(s.organisation).key("results").value(s.results)
           .key("max_accelerators").value(s.max_accelerators).end_object();
-    w.end_array().key("added").begin_array();
+    out.end_array().key("added").begin_array();
     for (const auto& a : added)
-      w.begin_object().key("reviewer").value(a.reviewer).key("reviewed").value(a.reviewed).key("reason").value(a.reason).end_object();
-    w.end_array().key("kept").value(static_cast<long long>(before.size()));
-    w.key("unpaired").begin_array();  // submitters the plan gives nobody to review
+      out.begin_object().key("reviewer").value(a.reviewer).key("reviewed").value(a.reviewed).key("reason").value(a.reason).end_object();
+    out.end_array().key("kept").value(static_cast<long long>(before.size()));
+    out.key("unpaired").begin_array();  // submitters the plan gives nobody to review
     for (const auto& s : subs) {
       bool reviews = false;
       for (const auto& p : plan) reviews = reviews || p.reviewer == s.organisation;
-      if (!reviews) w.value(s.organisation);
+      if (!reviews) out.value(s.organisation);
     }
-    w.end_array().key("not_required").begin_array();
-    for (const auto* n : not_required) pairing_json(w, *n);
-    w.end_array().key("pairings").begin_array();
-    for (const auto& x : after) pairing_json(w, x);
-    w.end_array().end_object();
-    return json_response(w.str(), added.empty() ? 200 : 201);
+    out.end_array().key("not_required").begin_array();
+    for (const auto& x : after)
+      if (!planned.count({x.reviewer, x.reviewed})) pairing_json(out, x);
+    out.end_array().key("pairings").begin_array();
+    for (const auto& x : after) pairing_json(out, x);
+    out.end_array().end_object();
+    return json_response(out.str(), added.empty() ? 200 : 201);
   });
 }
 
-Response get_pairings(Context& c) {
+// GET /rounds/{round}/KEY: {"round": NAME, KEY: [rows read by `read`, each written by `write`]}.
+template <typename Read, typename Write>
+Response round_rows(Context& c, const char* key, Read read, Write write) {
   RoundInfo r;
   Response err;
-  if (!find_round(c, c.params[0], &r, &err) || !visible(c, r, &err)) return err;
+  if (!round_of(c, c.params[0], &r, &err)) return err;
   std::string error;
-  auto rows = read_pairings(c.store, r.id, &error);
+  auto rows = read(c.store, r.id, &error);
   if (!error.empty()) return error_response(500, "store", error);
   mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("round").value(r.name).key("pairings").begin_array();
-  for (const auto& p : rows) pairing_json(w, p);
+  w.begin_object().key("round").value(r.name).key(key).begin_array();
+  for (const auto& x : rows) write(w, x);
   w.end_array().end_object();
   return json_response(w.str());
 }
+
+Response get_pairings(Context& c) { return round_rows(c, "pairings", read_pairings, pairing_json); }
 
 int status_rank(const std::string& s) { return s == "assigned" ? 0 : s == "in-progress" ? 1 : s == "done" ? 2 : -1; }
 
@@ -663,73 +582,58 @@ Response patch_pairing(Context& c) {
   if (!body_string(body, "status", true, &status, &err)) return err;
   status = lower(status);
   if (status_rank(status) < 0) return error_response(400, "bad-field", "status '" + status + "' is none of assigned, in-progress, done");
-  long long version = 0;
-  bool given = false;
-  if (!read_version(c, body, &version, &given, &err)) return err;
+  Expected expected;
+  if (!read_expected(c.req, body, &expected, &err)) return err;
   long long id = 0;
   if (!path_id(c.params[0], &id)) return error_response(400, "bad-request", "pairing id '" + c.params[0] + "' is not a number");
-  return in_transaction(c.store, [&]() -> Response {
-    Stmt q(c.store.db(),
-           "SELECT d.name, a.name, b.name, p.status, p.version FROM pairings p JOIN rounds d ON d.id = p.round_id "
-           "JOIN organisations a ON a.id = p.reviewer_org JOIN organisations b ON b.id = p.reviewed_org WHERE p.id = ?1");
+  PairingRow done;
+  auto w = write(c.store, c.who, [&](Change* event) -> Result<long long> {
+    // A pairing of a round the actor may not see is not known: the embargo before anything else of it is read.
+    Error unknown = make_error(404, "not-found", "no pairing " + std::to_string(id));
+    Stmt q(c.store.db(), "SELECT round_id FROM pairings WHERE id = ?1");
     q.bind(1, id);
-    if (!q.step()) return q.ok() ? error_response(404, "not-found", "no pairing " + std::to_string(id)) : store_error(c.store, q.rc(), "reading a pairing");
-    std::string round = q.col_text(0), reviewer = q.col_text(1), reviewed = q.col_text(2), from = q.col_text(3);
-    long long cur = q.col_int(4);
-    bool member_of_reviewer = c.who.role == Role::Member && lower(c.who.organisation) == lower(reviewer);
-    // The reviewer's members and the chairs; an administrator manages users
-    // and rounds, not reviews (the local administrator, who owns the file, may).
-    if (!(c.who.role == Role::Chair || c.who.local_admin || member_of_reviewer))
+    if (!q.step()) return q.ok() ? unknown : store_error(c.store, q.rc(), "reading a pairing");
+    RoundInfo r;
+    Error e;
+    if (!find_round_by_id(c.store, c.who, q.col_int(0), unknown, &r, &e)) return e;
+    Stmt p(c.store.db(),
+           "SELECT a.name, b.name, p.status, p.version FROM pairings p JOIN organisations a ON a.id = p.reviewer_org "
+           "JOIN organisations b ON b.id = p.reviewed_org WHERE p.id = ?1");
+    p.bind(1, id);
+    if (!p.step()) return p.ok() ? unknown : store_error(c.store, p.rc(), "reading a pairing");
+    std::string reviewer = p.col_text(0), reviewed = p.col_text(1), from = p.col_text(2);
+    long long cur = p.col_int(3);
+    Standing standing;
+    standing.reviewer = lower(c.who.organisation) == lower(reviewer);
+    Access access = authorize(c.who, Action::SetPairingStatus, standing, r.state);
+    if (access == Access::Forbidden)
       return forbidden("only a member of " + reviewer + " (the reviewer) or a chair changes this pairing's status",
                        "ask a member of " + reviewer + " or a review chair");
-    RoundInfo r;
-    Response e;
-    if (!find_round(c, round, &r, &e)) return e;
-    if (r.state == "published") return error_response(422, "published", round + " is published; its reviews are over");
-    if (given && version != cur) return stale("pairing " + std::to_string(id), cur);
+    if (access == Access::Closed) return make_error(422, "published", r.name + " is published; its reviews are over");
+    if (!check_version(expected, cur, "pairing " + std::to_string(id), "referee review pairings --round " + r.name, &e))
+      return e;
+    bool member_of_reviewer = c.who.role == Role::Member && standing.reviewer;
     if (member_of_reviewer && status_rank(status) < status_rank(from))
-      return error_response(422, "bad-transition", "a pairing goes assigned -> in-progress -> done; only a chair moves it back",
-                            "it is " + from);
+      return make_error(422, "bad-transition", "a pairing goes assigned -> in-progress -> done; only a chair moves it back",
+                        "it is " + from);
     Stmt up(c.store.db(), "UPDATE pairings SET status = ?2, version = version + 1 WHERE id = ?1");
     up.bind(1, id).bind(2, status);
     if (!up.run()) return store_error(c.store, up.rc(), "changing a pairing");
-    mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
-    p.begin_object().key("round").value(round).key("reviewer").value(reviewer).key("reviewed").value(reviewed);
-    p.key("from").value(from).key("to").value(status).key("version").value(cur + 1).end_object();
-    std::string error;
-    if (!append_event(c.store, c.who, "pairing.status", "pairing/" + std::to_string(id), p.str(), &error))
-      return event_failed(error);
-    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-    pairing_json(w, {id, reviewer, reviewed, "", status, cur + 1});
-    return json_response(w.str());
+    mllog::JsonWriter pl(0, mllog::JsonText::kUtf8);
+    pl.begin_object().key("round").value(r.name).key("reviewer").value(reviewer).key("reviewed").value(reviewed);
+    pl.key("from").value(from).key("to").value(status).key("version").value(cur + 1).end_object();
+    *event = Change{"pairing.status", "pairing/" + std::to_string(id), pl.str()};
+    done = {id, reviewer, reviewed, "", status, cur + 1};
+    return id;
+  });
+  return after_write(w, [&] {
+    mllog::JsonWriter out(0, mllog::JsonText::kUtf8);
+    pairing_json(out, done);
+    return json_response(out.str());
   });
 }
 
 // ---- announcements
-
-// ORG/SYSTEM/BENCHMARK in `round_id` -> result id and organisation.
-bool find_result(Store& s, long long round_id, const std::string& name, long long* id, std::string* org, Response* err) {
-  size_t a = name.find('/'), b = name.rfind('/');
-  if (a == std::string::npos || a == b) {
-    *err = error_response(400, "bad-result", "result '" + name + "' is not ORG/SYSTEM/BENCHMARK",
-                          "e.g. NVIDIA/eos_n256_ngc23.09_pytorch/ssd");
-    return false;
-  }
-  Stmt q(s.db(),
-         "SELECT x.id, o.name FROM results x JOIN systems s ON s.id = x.system_id JOIN packages p ON p.id = s.package_id "
-         "JOIN organisations o ON o.id = p.organisation_id WHERE p.round_id = ?1 AND lower(o.name) = lower(?2) "
-         "AND lower(s.name) = lower(?3) AND lower(x.benchmark) = lower(?4)");
-  q.bind(1, round_id).bind(2, name.substr(0, a)).bind(3, name.substr(a + 1, b - a - 1)).bind(4, name.substr(b + 1));
-  if (!q.step()) {
-    *err = q.ok() ? error_response(404, "unknown-result", "no result " + name + " in this round",
-                                   "results are named ORG/SYSTEM/BENCHMARK as in the package")
-                  : store_error(s, q.rc(), "reading results");
-    return false;
-  }
-  *id = q.col_int(0);
-  *org = q.col_text(1);
-  return true;
-}
 
 struct AnnouncementRow {
   long long id = 0;
@@ -769,37 +673,41 @@ Response post_announcement(Context& c) {
   if (results.empty())
     return error_response(400, "bad-field", "no result named (--result ORG/SYSTEM/BENCHMARK, API field `results`)");
   if (text.empty()) return error_response(400, "bad-field", "field 'text' is empty", "say which earlier logs are resubmitted");
-  if (!override_reason.empty() && c.who.role != Role::Chair)
-    return forbidden("only a review chair overrides a deadline");
+  if (!override_reason.empty() &&
+      !allowed(c, Action::OverrideDeadline, "only a review chair overrides a deadline", &err, {}, "review", ""))
+    return err;
   RoundInfo r;
-  if (!find_round(c, c.params[0], &r, &err) || !visible(c, r, &err)) return err;
-  return in_transaction(c.store, [&]() -> Response {
-    if (r.state == "published") return error_response(422, "published", r.name + " is published; nothing changes any more");
+  if (!round_of(c, c.params[0], &r, &err)) return err;
+  std::vector<long long> ids;
+  bool late = false;
+  auto w = write(c.store, c.who, [&](Change* event) -> Result<long long> {
+    if (r.state == "published") return make_error(422, "published", r.name + " is published; nothing changes any more");
     std::string now = now_utc();
-    bool late = !r.schedule.first_meeting.empty() && now.substr(0, 19) + "Z" > r.schedule.first_meeting;
+    late = !r.schedule.first_meeting.empty() && now.substr(0, 19) + "Z" > r.schedule.first_meeting;
     if (late && override_reason.empty())
-      return error_response(422, "late", "resubmitted logs must be announced before the first review meeting (" +
-                                             r.schedule.first_meeting + ")",
-                            "a review chair may accept it late with a reason (--override REASON, API field `override`)");
+      return make_error(422, "late", "resubmitted logs must be announced before the first review meeting (" +
+                                         r.schedule.first_meeting + ")",
+                        "a review chair may accept it late with a reason (--override REASON, API field `override`)");
     std::string error;
     long long uid = 0;
-    if (!actor_user_id(c.store, c.who, &uid, &error)) return error_response(500, "store", error);
-    std::vector<long long> ids;
+    if (!actor_user_id(c.store, c.who, &uid, &error)) return make_error(500, "store", error);
     for (const auto& name : results) {
-      long long rid;
+      long long rid = 0, org_id = 0;
       std::string org;
-      Response e;
-      if (!find_result(c.store, r.id, name, &rid, &org, &e)) return e;
-      if (c.who.role == Role::Member && lower(org) != lower(c.who.organisation))
-        return forbidden("a member announces only their own organisation's results; " + name + " is " + org + "'s",
-                         "ask a member of " + org + " or a review chair");
-      if (c.who.role == Role::Admin && !c.who.local_admin)
-        return forbidden("announcements are made by a member of the result's organisation (or a chair)",
-                         "ask a member of the result's organisation or a review chair");
+      Error e;
+      if (!find_result(c.store, r.id, name, &rid, &org_id, &e, &org)) return e;
+      Standing standing;
+      standing.owns_result = lower(org) == lower(c.who.organisation);
+      if (authorize(c.who, Action::Announce, standing, r.state) == Access::Forbidden)
+        return c.who.role == Role::Member
+                   ? forbidden("a member announces only their own organisation's results; " + name + " is " + org + "'s",
+                               "ask a member of " + org + " or a review chair")
+                   : forbidden("announcements are made by a member of the result's organisation (or a chair)",
+                               "ask a member of the result's organisation or a review chair");
       Stmt ins(c.store.db(),
                "INSERT INTO announcements (round_id, organisation_id, result_id, text, user_id, created_at) VALUES "
-               "(?1, (SELECT id FROM organisations WHERE name = ?2), ?3, ?4, ?5, ?6)");
-      ins.bind(1, r.id).bind(2, org).bind(3, rid).bind(4, text).bind(5, uid).bind(6, now);
+               "(?1, ?2, ?3, ?4, ?5, ?6)");
+      ins.bind(1, r.id).bind(2, org_id).bind(3, rid).bind(4, text).bind(5, uid).bind(6, now);
       if (!ins.run()) return store_error(c.store, ins.rc(), "writing an announcement");
       ids.push_back(sqlite3_last_insert_rowid(c.store.db()));
     }
@@ -811,29 +719,23 @@ Response post_announcement(Context& c) {
     p.end_array().key("late").value(late);
     if (!override_reason.empty()) p.key("override").value(override_reason);
     p.end_object();
-    if (!append_event(c.store, c.who, "announcement.add", "round/" + r.name, p.str(), &error)) return event_failed(error);
+    *event = Change{"announcement.add", "round/" + r.name, p.str()};
+    return r.id;
+  });
+  return after_write(w, [&] {
+    std::string error;
     auto all = read_announcements(c.store, r.id, &error);
-    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-    w.begin_object().key("round").value(r.name).key("late").value(late).key("announcements").begin_array();
+    mllog::JsonWriter out(0, mllog::JsonText::kUtf8);
+    out.begin_object().key("round").value(r.name).key("late").value(late).key("announcements").begin_array();
     for (const auto& a : all)
-      if (std::find(ids.begin(), ids.end(), a.id) != ids.end()) announcement_json(w, a);
-    w.end_array().end_object();
-    return json_response(w.str(), 201);
+      if (std::find(ids.begin(), ids.end(), a.id) != ids.end()) announcement_json(out, a);
+    out.end_array().end_object();
+    return json_response(out.str(), 201);
   });
 }
 
 Response get_announcements(Context& c) {
-  RoundInfo r;
-  Response err;
-  if (!find_round(c, c.params[0], &r, &err) || !visible(c, r, &err)) return err;
-  std::string error;
-  auto all = read_announcements(c.store, r.id, &error);
-  if (!error.empty()) return error_response(500, "store", error);
-  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("round").value(r.name).key("announcements").begin_array();
-  for (const auto& a : all) announcement_json(w, a);
-  w.end_array().end_object();
-  return json_response(w.str());
+  return round_rows(c, "announcements", read_announcements, announcement_json);
 }
 
 // ---- report
@@ -841,14 +743,14 @@ Response get_announcements(Context& c) {
 Response get_report(Context& c) {
   RoundInfo r;
   Response err;
-  if (!find_round(c, c.params[0], &r, &err) || !visible(c, r, &err)) return err;
+  if (!round_of(c, c.params[0], &r, &err)) return err;
   std::string format = lower(c.query("format", "json"));
   if (format != "json" && format != "md" && format != "github")
     return error_response(400, "bad-format", "format '" + format + "' is none of json, md, github");
   ReportRound rr;
   rr.name = r.name;
   rr.state = r.state;
-  rr.has_review = r.has_review;
+  rr.has_review = r.reviewed;
   rr.version = r.version;
   for (auto& [name, field] : schedule_fields()) rr.schedule.emplace_back(name, r.schedule.*field);
   std::string error;

@@ -220,8 +220,28 @@ Response json_response(std::string body, int status) {
   return r;
 }
 
-Response store_error(submissions::Store& s, int rc, const std::string& what) {
-  return error_response(500, "store", s.describe_error(rc, what));
+bool body_bool(const mllog::Json& body, const char* name, bool* out, Response* err) {
+  const mllog::Json* v = body.find(name);
+  if (!v || v->kind == mllog::Json::Kind::Null) return true;
+  if (v->kind != mllog::Json::Kind::Bool) {
+    *err = type_error(name, "true or false");
+    return false;
+  }
+  *out = v->b;
+  return true;
+}
+
+bool read_expected(const Request& r, const mllog::Json& body, Expected* out, Response* err) {
+  *out = Expected{};
+  if (!body_int(body, "version", false, &out->version, &out->given, err)) return false;
+  if (out->given || r.if_match.empty()) return true;
+  if (!if_match_version(r.if_match, &out->version)) {
+    *err = error_response(400, "bad-request", "If-Match '" + r.if_match + "' is not a version number",
+                          "send the version you read: If-Match: 3");
+    return false;
+  }
+  out->given = true;
+  return true;
 }
 
 }  // namespace referee::review

@@ -1,8 +1,10 @@
 // How the API's routes are declared and what a handler gets. Each part of
 // the review registers its routes in its own file; api.cc matches a request
 // to a route, authenticates it, opens this thread's store connection and
-// calls the handler. A handler that writes does so in one transaction
-// (Store::begin/commit) that also appends its event (review/events.h).
+// calls the handler. A handler decodes the request into typed values, calls
+// the domain (review/objections.h, review/policy.h) and encodes the result;
+// every write goes through policy's write(): one transaction that also
+// appends its event (review/events.h).
 #pragma once
 
 #include <functional>
@@ -13,6 +15,7 @@
 #include "mllog/json.h"
 #include "review/actor.h"
 #include "review/api.h"
+#include "review/policy.h"
 #include "submissions/store.h"
 
 namespace referee::review {
@@ -42,7 +45,7 @@ struct Route {
 // The routes of each part, each defined in its own file.
 std::vector<Route> identity_routes();   // review/identity.cc: users, tokens, /me
 std::vector<Route> round_routes();      // review/rounds.cc: rounds, schedule, state, pairings, announcements, report
-std::vector<Route> objection_routes();  // review/objections.cc: objections, evidence, responses, votes, decisions, log
+std::vector<Route> objection_routes();  // review/objection_routes.cc: objections, evidence, responses, votes, decisions, log
 std::vector<Route> audit_routes();      // review/audit.cc: audit, findings
 
 // Parses r.body as one JSON object whose field names are all in `allowed`
@@ -58,6 +61,13 @@ bool body_string(const mllog::Json& body, const char* name, bool required, std::
 bool body_number(const mllog::Json& body, const char* name, bool required, double* out, bool* present, Response* err);
 bool body_int(const mllog::Json& body, const char* name, bool required, long long* out, bool* present, Response* err);
 bool body_strings(const mllog::Json& body, const char* name, bool required, std::vector<std::string>* out, Response* err);
+// A bool field; 400 when present and not a bool (absent: *out unchanged).
+bool body_bool(const mllog::Json& body, const char* name, bool* out, Response* err);
+
+// The version a write was based on: the body's "version", else the
+// If-Match header (if_match_version()); neither = not given. False with
+// *err a 400 when either is not a version number.
+bool read_expected(const Request& r, const mllog::Json& body, Expected* out, Response* err);
 
 // Whether `text` is valid UTF-8 (no overlongs, no surrogates); *bad_at is
 // the offset of the first bad byte.
@@ -75,8 +85,5 @@ bool path_id(const std::string& text, long long* out);
 
 // A 200 (or `status`) response with a JSON body.
 Response json_response(std::string body, int status = 200);
-
-// Reports a failed statement as a 500 naming the store.
-Response store_error(submissions::Store& s, int rc, const std::string& what);
 
 }  // namespace referee::review

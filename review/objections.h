@@ -1,0 +1,119 @@
+// Objections and everything done to them, as typed operations: file,
+// add evidence, respond, vote, decide (or amend a decision), withdraw; and
+// their reading back as the API's JSON. No HTTP and no JSON parsing here:
+// the route layer (objection_routes.cc) decodes a request body into these
+// values, and the CLI fills them from its flags. Every write goes through
+// policy's write() in one order (docs/review.md): the embargo, role and
+// party, still open, version, deadline or a chair's override, round state,
+// the change, the version bump, the event, commit.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "review/actor.h"
+#include "review/policy.h"
+#include "review/result.h"
+#include "submissions/store.h"
+
+namespace referee::review {
+
+// One item of evidence, as sent.
+struct EvidenceItem {
+  enum class Kind { Finding, Lines, Figure, Check };
+  Kind kind = Kind::Check;
+  long long finding = 0;                 // Finding: a finding of referee audit
+  std::string result, file, lines;       // Lines: ORG/SYSTEM/BENCHMARK, a run's log file, "N" or "N-M"
+  std::string figure, unit;              // Figure: its name, value and unit
+  double value = 0;
+  bool has_impact = false;               // Figure: the score if the objection holds, in minutes
+  double impact_minutes = 0;
+  std::string check;                     // Check: a checker's message
+  std::string note;                      // any kind: a note
+};
+
+// What every change to an existing objection carries.
+struct ObjectionChange {
+  long long objection = 0;
+  Expected version;              // the version read (body `version` or If-Match); none = no check
+  std::string override_reason;   // a chair acting after a deadline or in a final round
+};
+
+struct FileObjection {
+  std::string round, against, title, rule, text, override_reason;
+  std::vector<std::string> results;    // ORG/SYSTEM/BENCHMARK
+  std::vector<std::string> drop_runs;  // runs that would not count if it holds
+  bool has_finding = false;            // fill round, against, results, rule, title from a finding
+  long long finding = 0;
+  std::vector<EvidenceItem> evidence;
+};
+
+struct AddEvidence : ObjectionChange {
+  std::vector<EvidenceItem> evidence;  // one or more
+};
+
+struct Respond : ObjectionChange {
+  std::string text, remedy;  // remedy "" = none proposed
+  bool has_factor = false;
+  double factor = 0;
+};
+
+struct CastVote : ObjectionChange {
+  std::string vote;  // uphold | reject | abstain
+  std::string remedy;
+  bool has_factor = false;
+  double factor = 0;
+};
+
+struct Decide : ObjectionChange {
+  std::string remedy, tie_break, text;
+  bool has_factor = false;
+  double factor = 0;
+  bool waive = false;
+  bool amend = false;  // amend the recorded decision, for `reason`
+  std::string reason;
+};
+
+struct Withdraw : ObjectionChange {
+  std::string text;
+};
+
+// The objection a write leaves: its number and version, and when filed, how
+// its score impact was found (or why it is unknown).
+struct Objection {
+  long long id = 0;
+  long long version = 0;
+  std::string state;
+  std::string impact_basis;
+};
+
+Result<Objection> file_objection(submissions::Store& s, const Actor& who, const FileObjection& in);
+Result<Objection> add_evidence(submissions::Store& s, const Actor& who, const AddEvidence& in);
+Result<Objection> respond(submissions::Store& s, const Actor& who, const Respond& in);
+Result<Objection> vote(submissions::Store& s, const Actor& who, const CastVote& in);
+Result<Objection> decide(submissions::Store& s, const Actor& who, const Decide& in);
+Result<Objection> withdraw(submissions::Store& s, const Actor& who, const Withdraw& in);
+
+// The filter of objection lists ("" = any).
+struct ObjectionFilter {
+  std::string round, state, by, against;
+};
+
+// Objection `id` as the API shows it ({"objection": {...}}, plus
+// "impact_basis" when not empty); a hidden or unknown one is 404.
+Result<std::string> objection_json(submissions::Store& s, const Actor& who, long long id,
+                                   const std::string& impact_basis = "");
+// The objections the actor may see that match `f` ({"objections": [...]}).
+Result<std::string> objections_json(submissions::Store& s, const Actor& who, const ObjectionFilter& f);
+
+// The 404 of an objection that does not exist or that the actor may not see.
+Error no_objection(const std::string& id_text);
+
+// The score impact, in minutes, of dropping `drop_runs` from result
+// `result_id`: the olympic mean of the converged, compliant runs left, times
+// the published score's scaling factor. False with *basis when too few runs
+// would remain; *err set (404) when a run named is not one of them.
+bool impact_of_dropped_runs(submissions::Store& s, long long result_id, const std::vector<std::string>& drop_runs,
+                            double* impact, std::string* basis, Error* err);
+
+}  // namespace referee::review

@@ -1,0 +1,137 @@
+// The review's authorisation as a table: review::authorize is a pure
+// function of (actor, action, standing, round state), so every row here is
+// one literal question and its literal answer, no store involved.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "review/policy.h"
+
+namespace {
+
+using referee::review::Access;
+using referee::review::Action;
+using referee::review::Actor;
+using referee::review::Role;
+using referee::review::Standing;
+
+Actor actor(Role role, const std::string& org, bool local_admin = false) {
+  return Actor{0, std::string("u"), org, role, local_admin};
+}
+
+Standing standing(const std::string& s) {
+  Standing st;
+  st.objecting = s.find("objecting") != std::string::npos;
+  st.accused = s.find("accused") != std::string::npos;
+  st.submitted = s.find("submitted") != std::string::npos;
+  st.reviewer = s.find("reviewer") != std::string::npos;
+  st.owns_result = s.find("owner") != std::string::npos;
+  return st;
+}
+
+}  // namespace
+
+TEST_SUITE("review") {
+  TEST_CASE("authorisation table: role x action x standing x round state") {
+    const Actor member = actor(Role::Member, "Google"), chair = actor(Role::Chair, ""),
+                chair_org = actor(Role::Chair, "Dell"), admin = actor(Role::Admin, ""),
+                local = actor(Role::Admin, "", true), orgless = actor(Role::Member, "");
+    const auto A = Access::Allowed, F = Access::Forbidden, C = Access::Closed;
+    struct Row {
+      const Actor* who;
+      Action action;
+      const char* standing;
+      const char* state;
+      Access want;
+    };
+    const Row rows[] = {
+        // Filing: any organisation, not against itself.
+        {&member, Action::FileObjection, "objecting", "review", A},
+        {&member, Action::FileObjection, "objecting accused", "review", F},
+        {&orgless, Action::FileObjection, "", "review", F},
+        {&admin, Action::FileObjection, "", "review", F},
+        {&chair_org, Action::FileObjection, "objecting", "review", A},
+        {&member, Action::FileObjection, "objecting", "published", C},
+        // Evidence: either party or a chair.
+        {&member, Action::AddEvidence, "objecting", "review", A},
+        {&member, Action::AddEvidence, "accused", "final", A},
+        {&member, Action::AddEvidence, "submitted", "review", F},
+        {&chair, Action::AddEvidence, "", "review", A},
+        {&admin, Action::AddEvidence, "", "review", F},
+        {&chair, Action::AddEvidence, "", "published", C},
+        // Responses: the accused only.
+        {&member, Action::Respond, "accused", "review", A},
+        {&member, Action::Respond, "objecting", "review", F},
+        {&chair, Action::Respond, "", "review", F},
+        {&local, Action::Respond, "", "review", F},
+        // Votes: every organisation that submitted, parties included.
+        {&member, Action::Vote, "submitted", "review", A},
+        {&member, Action::Vote, "submitted accused", "review", A},
+        {&member, Action::Vote, "", "review", F},
+        {&chair, Action::Vote, "", "review", F},
+        // Decisions: a chair not party to the case.
+        {&chair, Action::Decide, "", "review", A},
+        {&chair_org, Action::Decide, "submitted", "review", A},
+        {&chair_org, Action::Decide, "accused", "review", F},
+        {&chair_org, Action::Decide, "objecting", "review", F},
+        {&member, Action::Decide, "submitted", "review", F},
+        {&admin, Action::Decide, "", "review", F},
+        {&chair, Action::Decide, "", "published", C},
+        // Withdrawal: the objecting organisation.
+        {&member, Action::Withdraw, "objecting", "review", A},
+        {&member, Action::Withdraw, "accused", "review", F},
+        {&chair, Action::Withdraw, "", "review", F},
+        // Overrides: chairs only.
+        {&chair, Action::OverrideDeadline, "", "review", A},
+        {&member, Action::OverrideDeadline, "objecting", "review", F},
+        {&admin, Action::OverrideDeadline, "", "review", F},
+        // Round administration: chairs and administrators, in any state.
+        {&chair, Action::SetSchedule, "", "published", A},
+        {&admin, Action::ChangeRoundState, "", "final", A},
+        {&member, Action::SetSchedule, "submitted", "review", F},
+        {&admin, Action::AssignPairings, "", "review", A},
+        {&member, Action::AssignPairings, "submitted", "review", F},
+        // Pairing status: the reviewer's members, chairs and the local administrator.
+        {&member, Action::SetPairingStatus, "reviewer", "review", A},
+        {&member, Action::SetPairingStatus, "", "review", F},
+        {&chair, Action::SetPairingStatus, "", "review", A},
+        {&admin, Action::SetPairingStatus, "", "review", F},
+        {&local, Action::SetPairingStatus, "", "review", A},
+        {&member, Action::SetPairingStatus, "reviewer", "published", C},
+        // Announcements: a member for their own results, chairs, the local administrator.
+        {&member, Action::Announce, "owner", "review", A},
+        {&member, Action::Announce, "", "review", F},
+        {&admin, Action::Announce, "", "review", F},
+        {&chair, Action::Announce, "", "review", A},
+        {&local, Action::Announce, "", "review", A},
+        // Users: administrators manage them; chairs and administrators list them.
+        {&admin, Action::ManageUsers, "", "", A},
+        {&local, Action::ManageUsers, "", "", A},
+        {&chair, Action::ManageUsers, "", "", F},
+        {&member, Action::ManageUsers, "", "", F},
+        {&chair, Action::ListUsers, "", "", A},
+        {&admin, Action::ListUsers, "", "", A},
+        {&member, Action::ListUsers, "", "", F},
+    };
+    int n = 0;
+    for (const auto& r : rows) {
+      CAPTURE(n);
+      CHECK(referee::review::authorize(*r.who, r.action, standing(r.standing), r.state) == r.want);
+      ++n;
+    }
+  }
+
+  TEST_CASE("the one 409 body names the version read, the current one and how to read it again") {
+    auto e = referee::review::stale("objection 3", 1, 2, "referee objection show 3");
+    CHECK(e.status == 409);
+    CHECK(e.code == "stale");
+    CHECK(e.version == 2);
+    CHECK(e.message == "objection 3 changed since you read it (version 1, now 2)");
+    CHECK(e.hint == "read it again (referee objection show 3) and retry with --version 2 (API: `version`)");
+    referee::review::Error err;
+    CHECK(referee::review::check_version({false, 0}, 5, "x", "y", &err));
+    CHECK(referee::review::check_version({true, 5}, 5, "x", "y", &err));
+    CHECK_FALSE(referee::review::check_version({true, 4}, 5, "x", "y", &err));
+    CHECK(err.version == 5);
+  }
+}

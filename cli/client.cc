@@ -5,7 +5,8 @@
 #include <memory>
 
 #include "mllog/json.h"
-#include "rules/dynlib.h"
+#include "base/dynlib.h"
+#include "base/url.h"
 #include "submissions/store.h"
 
 namespace referee::cli {
@@ -35,22 +36,6 @@ void resolve_client_options(ClientOptions* o) {
       if (end && *end == '\0' && v > 0 && v <= 3600) o->timeout_s = v;
     }
   }
-}
-
-std::string url_encode(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-        c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
 }
 
 namespace {
@@ -92,13 +77,13 @@ review::Response call_http(const ClientOptions& o, const review::Request& r) {
     return transport_error("the server URL " + o.server + " is neither http:// nor https://",
                            "e.g. --server http://127.0.0.1:8080");
   std::string load_error;
-  const rules::dyn::Curl* api = rules::dyn::curl(&load_error);
+  const base::dyn::Curl* api = base::dyn::curl(&load_error);
   if (!api) return transport_error(load_error);
   std::unique_ptr<CURL, void (*)(CURL*)> curl(api->easy_init(), api->easy_cleanup);
   if (!curl) return transport_error("cannot start libcurl");
   std::string url = base + r.path;
   for (size_t i = 0; i < r.query.size(); ++i)
-    url += (i ? "&" : "?") + url_encode(r.query[i].first) + "=" + url_encode(r.query[i].second);
+    url += (i ? "&" : "?") + base::percent_encode(r.query[i].first) + "=" + base::percent_encode(r.query[i].second);
 
   struct curl_slist* headers = nullptr;
   auto add_header = [&](const std::string& h) {

@@ -31,10 +31,6 @@ void add_client_options(CLI::App& sub, ClientOptions* o, bool with_db = true);
 // flags were not given.
 void resolve_client_options(ClientOptions* o);
 
-// A query string's or form's percent-encoding of `s` (RFC 3986 unreserved
-// characters kept).
-std::string url_encode(const std::string& s);
-
 // Sends `r` (its token is filled from `o`). With no server and no token the
 // request is made as the local store's administrator. A transport failure
 // (server unreachable, TLS error, timeout), and with no server a store file

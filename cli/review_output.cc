@@ -3,6 +3,8 @@
 #include <cctype>
 #include <iostream>
 
+#include "base/url.h"
+
 namespace referee::cli::review_cli {
 
 int review_exit(const char* cmd, const review::Response& r) {
@@ -40,17 +42,10 @@ int review_print(const char* cmd, const review::Response& r, bool json,
 }
 
 std::string path_segment(const std::string& s) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '+') out += static_cast<char>(c);
-    else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
+  // '+' is a '+' in a path (base/url.h): kept, so Azure+NVIDIA reads as it is.
+  return base::percent_encode(s, [](unsigned char c) {
+    return std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '+';
+  });
 }
 
 std::function<int()> command_group(CLI::App& group,

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include "base/digest.h"
+#include "base/url.h"
 #include "mllog/json_writer.h"
 #include "review/policy.h"
 #include "review/router.h"
@@ -91,17 +93,7 @@ void Api::set_rules_dir(std::string dir) { impl_->rules_dir = std::move(dir); }
 
 const std::string& Api::rules_dir() const { return impl_->rules_dir; }
 
-std::string token_hash(const std::string& token) {
-  unsigned char out[32];
-  crypto_generichash(out, sizeof out, reinterpret_cast<const unsigned char*>(token.data()), token.size(), nullptr, 0);
-  static const char* hex = "0123456789abcdef";
-  std::string h;
-  for (unsigned char c : out) {
-    h += hex[c >> 4];
-    h += hex[c & 15];
-  }
-  return h;
-}
+std::string token_hash(const std::string& token) { return base::blake2b_hex(token); }
 
 bool Api::authenticate(const Request& r, Actor* out, Response* error) {
   if (r.local_admin) {
@@ -160,29 +152,6 @@ bool Api::can_see_round(const Actor& who, const std::string& round) {
 
 namespace {
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Percent-decodes one path segment; false on a bad escape.
-bool decode_segment(const std::string& in, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] != '%') {
-      *out += in[i];
-      continue;
-    }
-    int a = i + 1 < in.size() ? hex_value(in[i + 1]) : -1, b = i + 2 < in.size() ? hex_value(in[i + 2]) : -1;
-    if (a < 0 || b < 0) return false;
-    *out += static_cast<char>(a * 16 + b);
-    i += 2;
-  }
-  return true;
-}
-
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> out;
   size_t i = 0;
@@ -203,12 +172,12 @@ bool match(const std::string& pattern, const std::vector<std::string>& segs, std
   std::vector<std::string> got;
   for (size_t i = 0; i < pat.size(); ++i) {
     if (pat[i].size() > 2 && pat[i].front() == '{' && pat[i].back() == '}') {
-      std::string v;
-      if (!decode_segment(segs[i], &v)) {
+      std::optional<std::string> v = base::percent_decode(segs[i]);  // '+' is a '+' in a path
+      if (!v) {
         *bad_escape = true;
         return false;
       }
-      got.push_back(std::move(v));
+      got.push_back(std::move(*v));
     } else if (pat[i] != segs[i]) {
       return false;
     }

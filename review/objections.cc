@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "base/text.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
@@ -66,12 +67,6 @@ bool check_factor(const std::string& remedy, bool has_factor, double factor, Err
     return false;
   }
   return true;
-}
-
-std::string lower(std::string s) {
-  for (auto& ch : s)
-    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
-  return s;
 }
 
 // An objection as stored.
@@ -432,7 +427,7 @@ bool compute_impact(Store& s, long long result_id, const std::string& rule, cons
     }
   if (!drop_runs.empty()) return impact_of_dropped_runs(s, result_id, drop_runs, impact, basis, err);
   ResultScore rs = read_score(s, result_id);
-  std::string k = lower(rule + " " + finding_kind);
+  std::string k = base::lower(rule + " " + finding_kind);
   if (k.find("rcp") != std::string::npos) {
     if (rs.has_norm && rs.has_unscaled && rs.norm > 0) {
       *impact = rs.unscaled * rs.norm;

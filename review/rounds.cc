@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "base/text.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
 #include "review/policy.h"
@@ -181,8 +182,7 @@ std::set<std::string> partners(const std::string& org) {
   for (size_t i = 0; i <= org.size(); ++i)
     if (i == org.size() || org[i] == '+') {
       std::string p = org.substr(start, i - start);
-      for (auto& ch : p) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      if (!p.empty()) out.insert(p);
+      if (!p.empty()) out.insert(base::lower(p));
       start = i + 1;
     }
   return out;
@@ -249,11 +249,6 @@ bool announced(Store& s, long long result_id) {
 // ------------------------------------------------------------ routes
 
 namespace {
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // {round} of a request, the embargo first (policy's find_round): false with the 404.
 bool round_of(Context& c, const std::string& text, RoundInfo* out, Response* err) {
@@ -404,7 +399,7 @@ Response post_state(Context& c) {
       !allowed(c, Action::OverrideDeadline, "only a review chair may override open objections", &err, {}, "review",
                "leave out --override (API field `override`)"))
     return err;
-  state = lower(state);
+  state = base::lower(state);
   if (state != "review" && state != "final" && state != "published")
     return error_response(400, "bad-field", "state '" + state + "' is none of review, final, published");
   Expected expected;
@@ -580,7 +575,7 @@ Response patch_pairing(Context& c) {
   if (!parse_body(c.req, {"status", "version"}, &body, &err)) return err;
   std::string status;
   if (!body_string(body, "status", true, &status, &err)) return err;
-  status = lower(status);
+  status = base::lower(status);
   if (status_rank(status) < 0) return error_response(400, "bad-field", "status '" + status + "' is none of assigned, in-progress, done");
   Expected expected;
   if (!read_expected(c.req, body, &expected, &err)) return err;
@@ -604,7 +599,7 @@ Response patch_pairing(Context& c) {
     std::string reviewer = p.col_text(0), reviewed = p.col_text(1), from = p.col_text(2);
     long long cur = p.col_int(3);
     Standing standing;
-    standing.reviewer = lower(c.who.organisation) == lower(reviewer);
+    standing.reviewer = base::lower(c.who.organisation) == base::lower(reviewer);
     Access access = authorize(c.who, Action::SetPairingStatus, standing, r.state);
     if (access == Access::Forbidden)
       return forbidden("only a member of " + reviewer + " (the reviewer) or a chair changes this pairing's status",
@@ -697,7 +692,7 @@ Response post_announcement(Context& c) {
       Error e;
       if (!find_result(c.store, r.id, name, &rid, &org_id, &e, &org)) return e;
       Standing standing;
-      standing.owns_result = lower(org) == lower(c.who.organisation);
+      standing.owns_result = base::lower(org) == base::lower(c.who.organisation);
       if (authorize(c.who, Action::Announce, standing, r.state) == Access::Forbidden)
         return c.who.role == Role::Member
                    ? forbidden("a member announces only their own organisation's results; " + name + " is " + org + "'s",
@@ -744,7 +739,7 @@ Response get_report(Context& c) {
   RoundInfo r;
   Response err;
   if (!round_of(c, c.params[0], &r, &err)) return err;
-  std::string format = lower(c.query("format", "json"));
+  std::string format = base::lower(c.query("format", "json"));
   if (format != "json" && format != "md" && format != "github")
     return error_response(400, "bad-format", "format '" + format + "' is none of json, md, github");
   ReportRound rr;

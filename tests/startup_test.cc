@@ -1,5 +1,5 @@
 // Start-up: libcurl and libarchive are loaded only by the commands that
-// download or unpack (rules/dynlib.cc), so every other command starts without
+// download or unpack (base/dynlib.cc), so every other command starts without
 // them and their dependencies, and works where they are missing or broken.
 #include <doctest/doctest.h>
 

@@ -57,3 +57,7 @@ set_tests_properties(report_browser report_browser_fixture PROPERTIES SKIP_RETUR
 # About 150 pages at about 1.5 s each on a busy 2-core machine.
 set_tests_properties(report_browser PROPERTIES TIMEOUT 1500)
 set_tests_properties(report_browser_fixture PROPERTIES TIMEOUT 600)
+
+# The floors of docs/architecture.md: each folder includes only the folders
+# below it (tests/check_floors.sh names every include that breaks this).
+add_test(NAME floors COMMAND ${CMAKE_SOURCE_DIR}/tests/check_floors.sh WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})

@@ -212,32 +212,51 @@ AttrId attr_named(std::string_view name) {
 }
 
 bool method_of(const Value& obj, AttrId attr, MethodId* id) {
-  struct Entry {
-    VKind kind;
-    AttrId attr;
-    MethodId method;
+  auto found = [id](MethodId m) {
+    *id = m;
+    return true;
   };
-  static const Entry methods[] = {
-      {VKind::Dict, AttrId::Update, MethodId::DictUpdate}, {VKind::Dict, AttrId::Get, MethodId::DictGet},
-      {VKind::Dict, AttrId::Values, MethodId::DictValues}, {VKind::Dict, AttrId::Keys, MethodId::DictKeys},
-      {VKind::Dict, AttrId::Items, MethodId::DictItems}, {VKind::Dict, AttrId::Pop, MethodId::DictPop},
-      {VKind::Dict, AttrId::SetDefault, MethodId::DictSetDefault},
-      {VKind::List, AttrId::Append, MethodId::ListAppend}, {VKind::List, AttrId::Extend, MethodId::ListExtend},
-      {VKind::List, AttrId::Count, MethodId::ListCount}, {VKind::List, AttrId::Index, MethodId::ListIndex},
-      {VKind::List, AttrId::Pop, MethodId::ListPop}, {VKind::List, AttrId::Insert, MethodId::ListInsert},
-      {VKind::Str, AttrId::Replace, MethodId::StrReplace}, {VKind::Str, AttrId::Lower, MethodId::StrLower},
-      {VKind::Str, AttrId::Upper, MethodId::StrUpper}, {VKind::Str, AttrId::Format, MethodId::StrFormat},
-      {VKind::Str, AttrId::StartsWith, MethodId::StrStartsWith}, {VKind::Str, AttrId::EndsWith, MethodId::StrEndsWith},
-      {VKind::Str, AttrId::Strip, MethodId::StrStrip}, {VKind::Str, AttrId::Split, MethodId::StrSplit},
-      {VKind::Str, AttrId::Join, MethodId::StrJoin},
-      {VKind::Float, AttrId::IsInteger, MethodId::FloatIsInteger}};
-  if (attr == AttrId::Other) return false;
-  for (const auto& e : methods)
-    if (e.kind == obj.kind && e.attr == attr) {
-      *id = e.method;
-      return true;
-    }
-  return false;
+  switch (obj.kind) {
+    case VKind::Dict:
+      switch (attr) {
+        case AttrId::Update: return found(MethodId::DictUpdate);
+        case AttrId::Get: return found(MethodId::DictGet);
+        case AttrId::Values: return found(MethodId::DictValues);
+        case AttrId::Keys: return found(MethodId::DictKeys);
+        case AttrId::Items: return found(MethodId::DictItems);
+        case AttrId::Pop: return found(MethodId::DictPop);
+        case AttrId::SetDefault: return found(MethodId::DictSetDefault);
+        default: return false;
+      }
+    case VKind::List:
+      switch (attr) {
+        case AttrId::Append: return found(MethodId::ListAppend);
+        case AttrId::Extend: return found(MethodId::ListExtend);
+        case AttrId::Count: return found(MethodId::ListCount);
+        case AttrId::Index: return found(MethodId::ListIndex);
+        case AttrId::Pop: return found(MethodId::ListPop);
+        case AttrId::Insert: return found(MethodId::ListInsert);
+        default: return false;
+      }
+    case VKind::Str:
+      switch (attr) {
+        case AttrId::Replace: return found(MethodId::StrReplace);
+        case AttrId::Lower: return found(MethodId::StrLower);
+        case AttrId::Upper: return found(MethodId::StrUpper);
+        case AttrId::Format: return found(MethodId::StrFormat);
+        case AttrId::StartsWith: return found(MethodId::StrStartsWith);
+        case AttrId::EndsWith: return found(MethodId::StrEndsWith);
+        case AttrId::Strip: return found(MethodId::StrStrip);
+        case AttrId::Split: return found(MethodId::StrSplit);
+        case AttrId::Join: return found(MethodId::StrJoin);
+        default: return false;
+      }
+    case VKind::Float:
+      if (attr == AttrId::IsInteger) return found(MethodId::FloatIsInteger);
+      return false;
+    default:
+      return false;
+  }
 }
 
 Value get_attr(const Value& obj, AttrId attr, const std::string& name) {

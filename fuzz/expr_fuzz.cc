@@ -19,7 +19,7 @@ using namespace referee::rules;
 constexpr std::string_view kLineJson = R"({"key":"k","value":1,"metadata":{}})";
 
 // The interpreter stops loops after 10,000,000 steps (kMaxSteps in
-// rules/interp.cc); a fuzz input starts close to that limit so that a loop
+// rules/interp_runtime.h); a fuzz input starts close to that limit so that a loop
 // ends after about this many iterations instead of running for seconds.
 constexpr int kInterpMaxSteps = 10'000'000;
 constexpr int kFuzzStepBudget = 20'000;

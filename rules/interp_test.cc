@@ -721,6 +721,54 @@ TEST_CASE("Python exceptions carry their type") {
   }
 }
 
+TEST_CASE("operators, attributes and builtins resolved at compile time keep Python's run-time meaning") {
+  auto message = [](const std::string& src, bool statements) {
+    Env env;
+    try {
+      if (statements) env.exec(src);
+      else env.eval(src);
+    } catch (const PyError& e) {
+      return e.what();
+    }
+    return std::string("no exception");
+  };
+  // Operators name themselves in their errors.
+  CHECK(message("'a' // 1", false) == "TypeError: unsupported operand type(s) for //: 'str' and 'int'");
+  CHECK(message("1.5 | 1", false) == "TypeError: unsupported operand type(s) for |: 'float' and 'int'");
+  CHECK(message("'a' < 1", false) == "TypeError: '<' not supported between instances of 'str' and 'int'");
+  CHECK(message("[1] >= ['a']", false) == "TypeError: '>=' not supported between instances of 'int' and 'str'");
+  CHECK(message("-'a'", false) == "TypeError: bad operand type for unary -: 'str'");
+  CHECK(message("x = 'a'; x -= 1", true) == "TypeError: unsupported operand type(s) for -: 'str' and 'int'");
+  CHECK(message("math.nope", false) == "AttributeError: module 'math' has no attribute 'nope'");
+  CHECK(message("'a'.get", false) == "AttributeError: 'str' object has no attribute 'get'");
+  Env ops;
+  CHECK(ops.repr("(True | False, True & False, True ^ True, True << 1, 7 >> 1, 1 < 2 <= 2 != 3)") ==
+        "(True, False, False, 2, 3, True)");
+  CHECK(ops.repr("(1 is 1, None is not None, 'a' not in 'abc', 2 in [1, 2])") == "(True, False, False, True)");
+
+  // A builtin's name may be rebound, locally or in the globals.
+  Env env;
+  env.exec("len = 3; x = len");
+  CHECK(env.var("x") == "3");
+  Env g;
+  g.globals.set(intern_name("min"), Value::integer(7));
+  CHECK(g.repr("min") == "7");
+  CHECK(g.repr("max(1, 2)") == "2");
+
+  // obj.method(args): the attribute is looked up before the arguments run,
+  // and a method taken as a value still calls on its object.
+  Env m;
+  CHECK(message("l = []; l.nope(l.append(1))", true) == "AttributeError: 'list' object has no attribute 'nope'");
+  try {
+    m.exec("l = []; l.nope(l.append(1))");
+  } catch (const PyError&) {
+  }
+  CHECK(m.var("l") == "[]");
+  m.exec("l = []; add = l.append; add(1); add(2); get = {'k': 5}.get; k = get('k')");
+  CHECK(m.var("l") == "[1, 2]");
+  CHECK(m.var("k") == "5");
+}
+
 TEST_CASE("constructs outside the subset are compile errors naming the construct and where") {
   struct Row {
     const char* src;
@@ -765,7 +813,7 @@ TEST_CASE("constructs outside the subset are compile errors naming the construct
 }
 
 TEST_CASE("a runaway loop is stopped") {
-  // 10^10 iterations; the interpreter stops at its step limit (10,000,000 in rules/interp.cc).
+  // 10^10 iterations; the interpreter stops at its step limit (kMaxSteps, 10,000,000, in rules/interp_runtime.h).
   // Starting 100,000 steps short of it keeps the test fast under the sanitizers.
   Env env;
   env.start_steps = 10'000'000 - 100'000;

@@ -120,56 +120,33 @@ constexpr int kParams = kOffB2 + kClasses;
 
 class Model {
  public:
-  // PyTorch's default initialisation of nn.Linear: U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+  // PyTorch's default initialisation of nn.Linear, weights and biases.
   explicit Model(Rng& rng) : w_(kParams, 0.0) {
-    double b1 = 1.0 / std::sqrt(static_cast<double>(kFeatures));
-    for (int i = kOffW1; i < kOffW2; ++i) w_[static_cast<size_t>(i)] = (2 * rng.uniform() - 1) * b1;
-    double b2 = 1.0 / std::sqrt(static_cast<double>(kHidden));
-    for (int i = kOffW2; i < kParams; ++i) w_[static_cast<size_t>(i)] = (2 * rng.uniform() - 1) * b2;
+    init_uniform(w_, kOffW1, kOffW2, kFeatures, rng);
+    init_uniform(w_, kOffW2, kParams, kHidden, rng);
   }
 
   // The logits for x; with `grad`, adds the cross-entropy's gradient for label y.
   int example(const double* x, int y, double* grad) const {
     const double* w = w_.data();
     double h[kHidden];
-    for (int j = 0; j < kHidden; ++j) h[j] = w[kOffB1 + j];
-    for (int f = 0; f < kFeatures; ++f) {
-      const double* row = w + kOffW1 + f * kHidden;
-      for (int j = 0; j < kHidden; ++j) h[j] += x[f] * row[j];
-    }
+    dense_forward<kFeatures, kHidden>(w, kOffW1, kOffB1, x, h);
     for (double& v : h) v = v > 0 ? v : 0;
     double z[kClasses];
-    for (int k = 0; k < kClasses; ++k) z[k] = w[kOffB2 + k];
-    for (int j = 0; j < kHidden; ++j) {
-      const double* row = w + kOffW2 + j * kClasses;
-      for (int k = 0; k < kClasses; ++k) z[k] += h[j] * row[k];
-    }
+    dense_forward<kHidden, kClasses>(w, kOffW2, kOffB2, h, z);
     int best = 0;
     for (int k = 1; k < kClasses; ++k)
       if (z[k] > z[best]) best = k;
     if (!grad) return best;
-    double sum = 0;
-    double zmax = z[best];
-    for (double& v : z) {
-      v = std::exp(v - zmax);
-      sum += v;
-    }
+    const double sum = softmax_exp<kClasses>(z, z[best]);
     double dz[kClasses];
-    for (int k = 0; k < kClasses; ++k) dz[k] = z[k] / sum;
-    dz[y] -= 1.0;
+    cross_entropy_grad<kClasses>(z, sum, y, dz);
     double dh[kHidden];
+    dense_backward<kHidden, kClasses>(w, kOffW2, kOffB2, h, dz, grad, dh);
     for (int j = 0; j < kHidden; ++j) {
-      const double* row = w + kOffW2 + j * kClasses;
-      double* grow = grad + kOffW2 + j * kClasses;
-      double s = 0;
-      for (int k = 0; k < kClasses; ++k) {
-        grow[k] += h[j] * dz[k];
-        s += row[k] * dz[k];
-      }
-      dh[j] = h[j] > 0 ? s : 0;  // through ReLU
+      dh[j] = h[j] > 0 ? dh[j] : 0;  // through ReLU
+      grad[kOffB1 + j] += dh[j];
     }
-    for (int k = 0; k < kClasses; ++k) grad[kOffB2 + k] += dz[k];
-    for (int j = 0; j < kHidden; ++j) grad[kOffB1 + j] += dh[j];
     for (int f = 0; f < kFeatures; ++f) {
       double* grow = grad + kOffW1 + f * kHidden;
       for (int j = 0; j < kHidden; ++j) grow[j] += x[f] * dh[j];
@@ -193,18 +170,11 @@ double evaluate(const Model& model, const DataSet& d) {
 }  // namespace
 
 WorkloadInfo miniclf_info() {
-  WorkloadInfo i;
-  i.name = "miniclf";
-  i.description = "MLP classifier (8 features, 32 ReLU units, 4 classes), SGD with momentum, Gaussian-mixture data";
-  i.metric = "evaluation accuracy (higher is better)";
-  i.lower_is_better = false;
-  i.target = kTarget;
-  i.optimum = source().bayes_eval_accuracy;
-  i.default_batch_size = kDefaultBatch;
-  i.default_max_epochs = kDefaultMaxEpochs;
-  i.train_samples = kTrainSize;
-  i.eval_samples = kEvalSize;
-  return i;
+  return {.name = "miniclf",
+          .description = "MLP classifier (8 features, 32 ReLU units, 4 classes), SGD with momentum, Gaussian-mixture data",
+          .metric = "evaluation accuracy (higher is better)", .lower_is_better = false, .target = kTarget,
+          .optimum = source().bayes_eval_accuracy, .default_batch_size = kDefaultBatch,
+          .default_max_epochs = kDefaultMaxEpochs, .train_samples = kTrainSize, .eval_samples = kEvalSize};
 }
 
 // Linear scaling from 0.01 at batch 64, with a warmup epoch per doubling above 64.
@@ -229,12 +199,10 @@ double miniclf_bayes_accuracy(int samples) {
 bool run_miniclf(const WorkloadConfig& config, mllog::Logger& logger, const std::atomic<bool>& cancel,
                  WorkloadResult* result) {
   RunLog log(logger);
-  const int batch = config.global_batch_size > 0 ? config.global_batch_size : kDefaultBatch;
-  const double lr = config.learning_rate > 0 ? config.learning_rate : miniclf_default_lr(batch);
+  const RunSettings run = run_settings(config, kDefaultBatch, miniclf_default_lr, kDefaultMaxEpochs, result);
+  const int batch = run.batch;
+  const double lr = run.lr;
   const int warmup_epochs = miniclf_warmup_epochs(batch);
-  const int max_epochs = config.max_epochs > 0 ? config.max_epochs : kDefaultMaxEpochs;
-  result->global_batch_size = batch;
-  result->learning_rate = lr;
 
   log_run_preamble(log, config, batch);
   log.event(kOptName, kSgd);
@@ -249,29 +217,16 @@ bool run_miniclf(const WorkloadConfig& config, mllog::Logger& logger, const std:
   std::vector<int> order(static_cast<size_t>(kTrainSize));
   const long long steps_per_epoch = (kTrainSize + batch - 1) / batch;
   const long long warmup_steps = warmup_epochs * steps_per_epoch;
-  log.end(kInitStop);
-
-  log.start(kRunStart);
-  log.event(kTrainSamples, kTrainSize);
-  log.event(kEvalSamples, kEvalSize);
+  log_run_start(log, kTrainSize, kEvalSize);
 
   int epoch = 0;
-  auto stop = [&](bool success) {
-    result->converged = success;
-    log.end(kRunStop, nullptr, {{kStatus, success ? kSuccess : kAborted}, {kEpochNum, epoch}});
-    return true;
-  };
-  for (epoch = 1; epoch <= max_epochs; ++epoch) {
+  auto stop = [&](bool success) { return log_run_stop(log, success, epoch, result); };
+  for (epoch = 1; epoch <= run.max_epochs; ++epoch) {
     log.start(kEpochStart, nullptr, {{kEpochNum, epoch}});
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    shuffle_rng.shuffle(order);
+    shuffle_order(shuffle_rng, order);
     for (long long pos = 0; pos < kTrainSize;) {
-      if (cancel.load(std::memory_order_relaxed)) {
-        result->cancelled = true;
-        return stop(false);
-      }
-      const long long n = std::min<long long>(batch, kTrainSize - pos);
-      std::fill(grad.begin(), grad.end(), 0.0);
+      long long n = 0;
+      if (!begin_batch(cancel, batch, kTrainSize, pos, grad, &n, result)) return stop(false);
       for (long long b = 0; b < n; ++b) {
         const int i = order[static_cast<size_t>(pos + b)];
         model.example(data.train.x.data() + static_cast<long long>(i) * kFeatures, data.train.y[static_cast<size_t>(i)],
@@ -291,16 +246,11 @@ bool run_miniclf(const WorkloadConfig& config, mllog::Logger& logger, const std:
       pos += n;
     }
     log.end(kEpochStop, nullptr, {{kEpochNum, epoch}});
-    log.start(kEvalStart, nullptr, {{kEpochNum, epoch}});
-    const double accuracy = evaluate(model, data.eval);
-    log.end(kEvalStop, nullptr, {{kEpochNum, epoch}});
-    log.event(kEvalAccuracy, accuracy, {{kEpochNum, epoch}});
-    ++result->evals;
-    result->epochs = epoch;
-    result->quality = accuracy;
+    const double accuracy =
+        log_evaluation(log, epoch, epoch, [&] { return evaluate(model, data.eval); }, {{kEpochNum, epoch}}, result);
     if (accuracy >= kTarget) return stop(true);
   }
-  epoch = max_epochs;
+  epoch = run.max_epochs;
   return stop(false);
 }
 

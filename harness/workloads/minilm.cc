@@ -135,10 +135,8 @@ class Model {
  public:
   explicit Model(Rng& rng) : w_(kParams, 0.0) {
     for (int i = 0; i < kVocab * kEmbed; ++i) w_[kOffE + i] = rng.normal();
-    double b1 = 1.0 / std::sqrt(static_cast<double>(kIn));
-    for (int i = 0; i < kIn * kHidden; ++i) w_[kOffW1 + i] = (2 * rng.uniform() - 1) * b1;
-    double b2 = 1.0 / std::sqrt(static_cast<double>(kHidden));
-    for (int i = 0; i < kHidden * kVocab; ++i) w_[kOffW2 + i] = (2 * rng.uniform() - 1) * b2;
+    init_uniform(w_, kOffW1, kOffW1 + kIn * kHidden, kIn, rng);  // the biases stay 0
+    init_uniform(w_, kOffW2, kOffW2 + kHidden * kVocab, kHidden, rng);
   }
 
   // Cross-entropy (nats) of predicting text[pos + kContext] from the tokens
@@ -149,53 +147,23 @@ class Model {
     for (int c = 0; c < kContext; ++c)
       for (int e = 0; e < kEmbed; ++e) in[c * kEmbed + e] = w[kOffE + ctx[c] * kEmbed + e];
     double h[kHidden];
-    for (int j = 0; j < kHidden; ++j) h[j] = w[kOffB1 + j];
-    for (int i = 0; i < kIn; ++i) {
-      const double* row = w + kOffW1 + i * kHidden;
-      for (int j = 0; j < kHidden; ++j) h[j] += in[i] * row[j];
-    }
+    dense_forward<kIn, kHidden>(w, kOffW1, kOffB1, in, h);
     for (double& x : h) x = std::tanh(x);
     double z[kVocab];
-    for (int k = 0; k < kVocab; ++k) z[k] = w[kOffB2 + k];
-    for (int j = 0; j < kHidden; ++j) {
-      const double* row = w + kOffW2 + j * kVocab;
-      for (int k = 0; k < kVocab; ++k) z[k] += h[j] * row[k];
-    }
+    dense_forward<kHidden, kVocab>(w, kOffW2, kOffB2, h, z);
     double zmax = z[0];
     for (int k = 1; k < kVocab; ++k) zmax = std::max(zmax, z[k]);
-    double sum = 0;
-    for (int k = 0; k < kVocab; ++k) {
-      z[k] = std::exp(z[k] - zmax);
-      sum += z[k];
-    }
+    const double sum = softmax_exp<kVocab>(z, zmax);
     double loss = std::log(sum) - std::log(z[target]);
     if (!grad) return loss;
     double dz[kVocab];
-    for (int k = 0; k < kVocab; ++k) dz[k] = z[k] / sum;
-    dz[target] -= 1.0;
+    cross_entropy_grad<kVocab>(z, sum, target, dz);
     double dh[kHidden];
-    for (int j = 0; j < kHidden; ++j) {
-      const double* row = w + kOffW2 + j * kVocab;
-      double* grow = grad + kOffW2 + j * kVocab;
-      double s = 0;
-      for (int k = 0; k < kVocab; ++k) {
-        grow[k] += h[j] * dz[k];
-        s += row[k] * dz[k];
-      }
-      dh[j] = s * (1 - h[j] * h[j]);  // through tanh
-    }
-    for (int k = 0; k < kVocab; ++k) grad[kOffB2 + k] += dz[k];
-    for (int j = 0; j < kHidden; ++j) grad[kOffB1 + j] += dh[j];
-    for (int i = 0; i < kIn; ++i) {
-      const double* row = w + kOffW1 + i * kHidden;
-      double* grow = grad + kOffW1 + i * kHidden;
-      double s = 0;
-      for (int j = 0; j < kHidden; ++j) {
-        grow[j] += in[i] * dh[j];
-        s += row[j] * dh[j];
-      }
-      grad[kOffE + ctx[i / kEmbed] * kEmbed + i % kEmbed] += s;
-    }
+    dense_backward<kHidden, kVocab>(w, kOffW2, kOffB2, h, dz, grad, dh);
+    for (int j = 0; j < kHidden; ++j) dh[j] *= 1 - h[j] * h[j];  // through tanh
+    double din[kIn];
+    dense_backward<kIn, kHidden>(w, kOffW1, kOffB1, in, dh, grad, din);
+    for (int i = 0; i < kIn; ++i) grad[kOffE + ctx[i / kEmbed] * kEmbed + i % kEmbed] += din[i];
     return loss;
   }
 
@@ -240,18 +208,11 @@ double evaluate(const Model& model, const Source& s) {
 }  // namespace
 
 WorkloadInfo minilm_info() {
-  WorkloadInfo i;
-  i.name = "minilm";
-  i.description = "neural language model (24 symbols, 2-token context, 32 tanh units), Adam, Markov-chain text";
-  i.metric = "evaluation cross-entropy, nats per symbol (lower is better)";
-  i.lower_is_better = true;
-  i.target = kTarget;
-  i.optimum = source().entropy_rate;
-  i.default_batch_size = kDefaultBatch;
-  i.default_max_epochs = kDefaultMaxEpochs;
-  i.train_samples = kTrainSize;
-  i.eval_samples = kEvalSize;
-  return i;
+  return {.name = "minilm",
+          .description = "neural language model (24 symbols, 2-token context, 32 tanh units), Adam, Markov-chain text",
+          .metric = "evaluation cross-entropy, nats per symbol (lower is better)", .lower_is_better = true,
+          .target = kTarget, .optimum = source().entropy_rate, .default_batch_size = kDefaultBatch,
+          .default_max_epochs = kDefaultMaxEpochs, .train_samples = kTrainSize, .eval_samples = kEvalSize};
 }
 
 // Square-root scaling from 0.005 at batch 64 (Adam's usual rule).
@@ -265,16 +226,13 @@ double minilm_true_eval_loss() { return source().true_eval_loss; }
 bool run_minilm(const WorkloadConfig& config, mllog::Logger& logger, const std::atomic<bool>& cancel,
                 WorkloadResult* result) {
   RunLog log(logger);
-  const int batch = config.global_batch_size > 0 ? config.global_batch_size : kDefaultBatch;
-  const double lr = config.learning_rate > 0 ? config.learning_rate : minilm_default_lr(batch);
-  const int max_epochs = config.max_epochs > 0 ? config.max_epochs : kDefaultMaxEpochs;
-  result->global_batch_size = batch;
-  result->learning_rate = lr;
+  const RunSettings run = run_settings(config, kDefaultBatch, minilm_default_lr, kDefaultMaxEpochs, result);
+  const int batch = run.batch;
 
   log_run_preamble(log, config, batch);
   log.event(kMaxSequenceLength, kContext + 1);
   log.event(kOptName, kAdam);
-  log.event(kOptBaseLr, lr);
+  log.event(kOptBaseLr, run.lr);
   log.event(kOptAdamBeta1, kBeta1);
   log.event(kOptAdamBeta2, kBeta2);
   log.event(kOptAdamEpsilon, kEpsilon);
@@ -284,28 +242,19 @@ bool run_minilm(const WorkloadConfig& config, mllog::Logger& logger, const std::
   Rng init_rng(static_cast<uint64_t>(config.seed));
   Model model(init_rng);
   Rng shuffle_rng(init_rng.next());
-  Adam adam(lr);
+  Adam adam(run.lr);
   std::vector<double> grad(kParams, 0.0);
   std::vector<int> order(static_cast<size_t>(kTrainSize));
-  log.end(kInitStop);
-
-  log.start(kRunStart);
-  log.event(kTrainSamples, kTrainSize);
-  log.event(kEvalSamples, kEvalSize);
+  log_run_start(log, kTrainSize, kEvalSize);
 
   long long seen = 0;  // samples trained on, all epochs
   auto epoch_of = [&](long long samples) {
     return round_to(static_cast<double>(samples) / static_cast<double>(kTrainSize), 1e4);
   };
-  auto stop = [&](bool success) {
-    result->converged = success;
-    log.end(kRunStop, nullptr, {{kStatus, success ? kSuccess : kAborted}, {kEpochNum, epoch_of(seen)}});
-    return true;
-  };
+  auto stop = [&](bool success) { return log_run_stop(log, success, epoch_of(seen), result); };
   const double block_epochs = 1.0 / kEvalsPerEpoch;
-  for (int epoch = 0; epoch < max_epochs; ++epoch) {
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-    shuffle_rng.shuffle(order);
+  for (int epoch = 0; epoch < run.max_epochs; ++epoch) {
+    shuffle_order(shuffle_rng, order);
     long long pos = 0;  // within the epoch
     for (int block = 0; block < kEvalsPerEpoch; ++block) {
       const long long block_end = kTrainSize * (block + 1) / kEvalsPerEpoch;
@@ -314,12 +263,8 @@ bool run_minilm(const WorkloadConfig& config, mllog::Logger& logger, const std::
       log.start(kBlockStart, nullptr,
                 {{kFirstEpochNum, first_epoch}, {kEpochCount, block_epochs}, {kSamplesCount, seen}});
       while (pos < block_end) {
-        if (cancel.load(std::memory_order_relaxed)) {
-          result->cancelled = true;
-          return stop(false);
-        }
-        const long long n = std::min<long long>(batch, kTrainSize - pos);
-        std::fill(grad.begin(), grad.end(), 0.0);
+        long long n = 0;
+        if (!begin_batch(cancel, batch, kTrainSize, pos, grad, &n, result)) return stop(false);
         for (long long b = 0; b < n; ++b) {
           const uint8_t* t = data.train.data() + order[static_cast<size_t>(pos + b)];
           model.example(t, t[kContext], grad.data());
@@ -333,13 +278,9 @@ bool run_minilm(const WorkloadConfig& config, mllog::Logger& logger, const std::
       }
       const double epoch_num = epoch_of(seen);
       log.end(kBlockStop, nullptr, {{kFirstEpochNum, first_epoch}, {kSamplesCount, seen}});
-      log.start(kEvalStart, nullptr, {{kEpochNum, epoch_num}});
-      const double loss = evaluate(model, data);
-      log.end(kEvalStop, nullptr, {{kEpochNum, epoch_num}});
-      log.event(kEvalAccuracy, loss, {{kEpochNum, epoch_num}, {kSamplesCount, seen}});
-      ++result->evals;
-      result->epochs = epoch_num;
-      result->quality = loss;
+      const double loss = log_evaluation(
+          log, epoch_num, epoch_num, [&] { return evaluate(model, data); },
+          {{kEpochNum, epoch_num}, {kSamplesCount, seen}}, result);
       if (loss <= kTarget) return stop(true);
     }
   }

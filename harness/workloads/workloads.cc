@@ -1,5 +1,6 @@
 #include "harness/workloads/workloads.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -98,6 +99,66 @@ void log_run_preamble(RunLog& log, const WorkloadConfig& config, int global_batc
 }
 
 double round_to(double x, double scale) { return std::round(x * scale) / scale; }
+
+void init_uniform(std::vector<double>& w, int begin, int end, int fan_in, Rng& rng) {
+  double b = 1.0 / std::sqrt(static_cast<double>(fan_in));
+  for (int i = begin; i < end; ++i) w[static_cast<size_t>(i)] = (2 * rng.uniform() - 1) * b;
+}
+
+RunSettings run_settings(const WorkloadConfig& config, int default_batch, double (*default_lr)(int),
+                         int default_max_epochs, WorkloadResult* result) {
+  RunSettings s;
+  s.batch = config.global_batch_size > 0 ? config.global_batch_size : default_batch;
+  s.lr = config.learning_rate > 0 ? config.learning_rate : default_lr(s.batch);
+  s.max_epochs = config.max_epochs > 0 ? config.max_epochs : default_max_epochs;
+  result->global_batch_size = s.batch;
+  result->learning_rate = s.lr;
+  return s;
+}
+
+void log_run_start(RunLog& log, long long train_samples, long long eval_samples) {
+  using namespace mllog::constants;
+  log.end(kInitStop);
+  log.start(kRunStart);
+  log.event(kTrainSamples, train_samples);
+  log.event(kEvalSamples, eval_samples);
+}
+
+bool log_run_stop(RunLog& log, bool success, const mllog::LogValue& epoch, WorkloadResult* result) {
+  using namespace mllog::constants;
+  result->converged = success;
+  log.end(kRunStop, nullptr, {{kStatus, success ? kSuccess : kAborted}, {kEpochNum, epoch}});
+  return true;
+}
+
+void shuffle_order(Rng& rng, std::vector<int>& order) {
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  rng.shuffle(order);
+}
+
+bool begin_batch(const std::atomic<bool>& cancel, int batch, long long train_size, long long pos,
+                 std::vector<double>& grad, long long* n, WorkloadResult* result) {
+  if (cancel.load(std::memory_order_relaxed)) {
+    result->cancelled = true;
+    return false;
+  }
+  *n = std::min<long long>(batch, train_size - pos);
+  std::fill(grad.begin(), grad.end(), 0.0);
+  return true;
+}
+
+double log_evaluation(RunLog& log, const mllog::LogValue& epoch, double epochs, const std::function<double()>& evaluate,
+                      mllog::Metadata accuracy_md, WorkloadResult* result) {
+  using namespace mllog::constants;
+  log.start(kEvalStart, nullptr, {{kEpochNum, epoch}});
+  const double quality = evaluate();
+  log.end(kEvalStop, nullptr, {{kEpochNum, epoch}});
+  log.event(kEvalAccuracy, quality, accuracy_md);
+  ++result->evals;
+  result->epochs = epochs;
+  result->quality = quality;
+  return quality;
+}
 
 }  // namespace detail
 

@@ -19,7 +19,9 @@
 #pragma once
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -134,6 +136,95 @@ void log_run_preamble(RunLog& log, const WorkloadConfig& config, int global_batc
 
 // `x` rounded to a multiple of 1/scale (hyperparameters and epoch numbers as logged).
 double round_to(double x, double scale);
+
+// The batch size, learning rate and epoch limit a run uses: the config's, or
+// the workload's defaults. The first two are recorded in `result`.
+struct RunSettings {
+  int batch = 0;
+  double lr = 0;
+  int max_epochs = 0;
+};
+RunSettings run_settings(const WorkloadConfig& config, int default_batch, double (*default_lr)(int),
+                         int default_max_epochs, WorkloadResult* result);
+
+// The end of the initialisation: init_stop, then run_start, train_samples and
+// eval_samples.
+void log_run_start(RunLog& log, long long train_samples, long long eval_samples);
+
+// run_stop with status success or aborted at `epoch`; records whether the
+// run converged. Returns true (the run itself worked, whatever it reached).
+bool log_run_stop(RunLog& log, bool success, const mllog::LogValue& epoch, WorkloadResult* result);
+
+// Sets `order` to 0, 1, ... and shuffles it: an epoch's order of examples.
+void shuffle_order(Rng& rng, std::vector<int>& order);
+
+// Before an optimizer step on the examples from `pos` of a training set of
+// `train_size`: false (the run cancelled, recorded in `result`) when `cancel`
+// is set; else `grad` zeroed and *n the number of examples in the batch.
+bool begin_batch(const std::atomic<bool>& cancel, int batch, long long train_size, long long pos,
+                 std::vector<double>& grad, long long* n, WorkloadResult* result);
+
+// An evaluation: eval_start and eval_stop at `epoch` around `evaluate`, then
+// eval_accuracy with `accuracy_md`; records it in `result` (the epoch number
+// there being `epochs`). Returns the quality `evaluate` measured.
+double log_evaluation(RunLog& log, const mllog::LogValue& epoch, double epochs, const std::function<double()>& evaluate,
+                      mllog::Metadata accuracy_md, WorkloadResult* result);
+
+// The layers of the mini models, on parameters in one flat array `w` (their
+// gradients in `grad`, laid out alike): a dense layer's weights [In][Out] at
+// `off_w`, its bias [Out] at `off_b`.
+//
+// PyTorch's default initialisation of nn.Linear: w[begin, end) drawn from
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+void init_uniform(std::vector<double>& w, int begin, int end, int fan_in, Rng& rng);
+
+// y = b + x W.
+template <int In, int Out>
+void dense_forward(const double* w, int off_w, int off_b, const double* x, double* y) {
+  for (int j = 0; j < Out; ++j) y[j] = w[off_b + j];
+  for (int i = 0; i < In; ++i) {
+    const double* row = w + off_w + i * Out;
+    for (int j = 0; j < Out; ++j) y[j] += x[i] * row[j];
+  }
+}
+
+// From the gradient `dy` at the layer's output: adds the weights' and the
+// bias's gradients, and writes the gradient at its input `x` to `dx`.
+template <int In, int Out>
+void dense_backward(const double* w, int off_w, int off_b, const double* x, const double* dy, double* grad,
+                    double* dx) {
+  for (int i = 0; i < In; ++i) {
+    const double* row = w + off_w + i * Out;
+    double* grow = grad + off_w + i * Out;
+    double s = 0;
+    for (int j = 0; j < Out; ++j) {
+      grow[j] += x[i] * dy[j];
+      s += row[j] * dy[j];
+    }
+    dx[i] = s;
+  }
+  for (int j = 0; j < Out; ++j) grad[off_b + j] += dy[j];
+}
+
+// Softmax: replaces the logits `z` by exp(z - zmax) (zmax their largest) and
+// returns their sum.
+template <int N>
+double softmax_exp(double* z, double zmax) {
+  double sum = 0;
+  for (int k = 0; k < N; ++k) {
+    z[k] = std::exp(z[k] - zmax);
+    sum += z[k];
+  }
+  return sum;
+}
+
+// The cross-entropy's gradient at the logits, from softmax_exp's `e` and
+// `sum` and the label.
+template <int N>
+void cross_entropy_grad(const double* e, double sum, int label, double* dz) {
+  for (int k = 0; k < N; ++k) dz[k] = e[k] / sum;
+  dz[label] -= 1.0;
+}
 
 bool run_minilm(const WorkloadConfig& config, mllog::Logger& log, const std::atomic<bool>& cancel,
                 WorkloadResult* result);

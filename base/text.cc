@@ -39,6 +39,17 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i)
+    if (i == s.size() || s[i] == sep) {
+      out.emplace_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  return out;
+}
+
 void append_caret(std::string* out, unsigned char c) {
   bool control = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
   if (!control) {

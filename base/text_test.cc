@@ -24,6 +24,14 @@ TEST_SUITE("base") {
     CHECK(trim("none") == "none");
   }
 
+  TEST_CASE("split keeps every piece, empty ones included") {
+    using V = std::vector<std::string>;
+    CHECK(split("a,,b", ',') == V{"a", "", "b"});
+    CHECK(split(",a,", ',') == V{"", "a", ""});
+    CHECK(split("", ',') == V{""});
+    CHECK(split("a/b", ',') == V{"a/b"});
+  }
+
   TEST_CASE("caret notation: control characters other than newline and tab, DEL as ^?") {
     CHECK(caret_escape("a\x1b[2Jb\x07\x7f\tc\nd") == "a^[[2Jb^G^?\tc\nd");
     CHECK(caret_escape(std::string("\0\r", 2)) == "^@^M");

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/digest.h"
+#include "base/text.h"
 #include "base/url.h"
 #include "mllog/json_writer.h"
 #include "review/policy.h"
@@ -154,13 +155,8 @@ namespace {
 
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> out;
-  size_t i = 0;
-  while (i <= path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (j > i) out.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
+  for (auto& seg : base::split(path, '/'))
+    if (!seg.empty()) out.push_back(std::move(seg));
   return out;
 }
 

@@ -97,6 +97,11 @@ bool decode_change(Context& c, const Json& body, ObjectionChange* out, Response*
          body_string(body, "override", false, &out->override_reason, err);
 }
 
+// The optional remedy and factor of a response, a vote and a decision.
+bool decode_remedy(const Json& body, std::string* remedy, double* factor, bool* has_factor, Response* err) {
+  return body_string(body, "remedy", false, remedy, err) && body_number(body, "factor", false, factor, has_factor, err);
+}
+
 Response reply(Context& c, const Result<Objection>& r, int status) { return objection_answer(c.store, c.who, r, status); }
 
 Response post_objection(Context& c) {
@@ -139,29 +144,24 @@ Response post_evidence(Context& c) {
   return reply(c, add_evidence(c.store, c.who, in), 201);
 }
 
-Response post_response(Context& c) {
+// A response or a vote: a change with one required field (`text` | `vote`)
+// and the optional remedy and factor.
+template <typename In>
+Response post_opinion(Context& c, const char* field, std::string In::*said,
+                      Result<Objection> (*op)(submissions::Store&, const Actor&, const In&)) {
   Json body;
   Response err;
-  Respond in;
-  if (!parse_body(c.req, {"text", "remedy", "factor", "version", "override"}, &body, &err) ||
-      !decode_change(c, body, &in, &err) || !body_string(body, "text", true, &in.text, &err) ||
-      !body_string(body, "remedy", false, &in.remedy, &err) ||
-      !body_number(body, "factor", false, &in.factor, &in.has_factor, &err))
+  In in;
+  if (!parse_body(c.req, {field, "remedy", "factor", "version", "override"}, &body, &err) ||
+      !decode_change(c, body, &in, &err) || !body_string(body, field, true, &(in.*said), &err) ||
+      !decode_remedy(body, &in.remedy, &in.factor, &in.has_factor, &err))
     return err;
-  return reply(c, respond(c.store, c.who, in), 201);
+  return reply(c, op(c.store, c.who, in), 201);
 }
 
-Response post_vote(Context& c) {
-  Json body;
-  Response err;
-  CastVote in;
-  if (!parse_body(c.req, {"vote", "remedy", "factor", "version", "override"}, &body, &err) ||
-      !decode_change(c, body, &in, &err) || !body_string(body, "vote", true, &in.vote, &err) ||
-      !body_string(body, "remedy", false, &in.remedy, &err) ||
-      !body_number(body, "factor", false, &in.factor, &in.has_factor, &err))
-    return err;
-  return reply(c, vote(c.store, c.who, in), 201);
-}
+Response post_response(Context& c) { return post_opinion<Respond>(c, "text", &Respond::text, respond); }
+
+Response post_vote(Context& c) { return post_opinion<CastVote>(c, "vote", &CastVote::vote, vote); }
 
 Response post_decision(Context& c) {
   Json body;
@@ -170,8 +170,8 @@ Response post_decision(Context& c) {
   if (!parse_body(c.req, {"remedy", "factor", "tie_break", "waive", "text", "override", "version", "amend", "reason"},
                   &body, &err) ||
       !decode_change(c, body, &in, &err) || !body_bool(body, "amend", &in.amend, &err) ||
-      !body_string(body, "reason", false, &in.reason, &err) || !body_string(body, "remedy", false, &in.remedy, &err) ||
-      !body_number(body, "factor", false, &in.factor, &in.has_factor, &err) ||
+      !body_string(body, "reason", false, &in.reason, &err) ||
+      !decode_remedy(body, &in.remedy, &in.factor, &in.has_factor, &err) ||
       !body_string(body, "tie_break", false, &in.tie_break, &err) || !body_bool(body, "waive", &in.waive, &err) ||
       !body_string(body, "text", false, &in.text, &err))
     return err;
@@ -335,6 +335,17 @@ void strings_field(JsonWriter& w, const char* key, const std::vector<std::string
   w.end_array();
 }
 
+// A response's or a vote's body: its one required field, the remedy and factor, the change.
+template <typename In>
+std::string opinion_body(const In& in, const char* field, const std::string& said) {
+  JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object().key(field).value(said);
+  remedy_fields(w, in.remedy, in.has_factor, in.factor);
+  change_fields(w, in);
+  w.end_object();
+  return w.str();
+}
+
 }  // namespace
 
 std::string request_body(const FileObjection& in) {
@@ -363,23 +374,9 @@ std::string request_body(const AddEvidence& in) {
   return w.str();
 }
 
-std::string request_body(const Respond& in) {
-  JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("text").value(in.text);
-  remedy_fields(w, in.remedy, in.has_factor, in.factor);
-  change_fields(w, in);
-  w.end_object();
-  return w.str();
-}
+std::string request_body(const Respond& in) { return opinion_body(in, "text", in.text); }
 
-std::string request_body(const CastVote& in) {
-  JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("vote").value(in.vote);
-  remedy_fields(w, in.remedy, in.has_factor, in.factor);
-  change_fields(w, in);
-  w.end_object();
-  return w.str();
-}
+std::string request_body(const CastVote& in) { return opinion_body(in, "vote", in.vote); }
 
 std::string request_body(const Decide& in) {
   JsonWriter w(0, mllog::JsonText::kUtf8);

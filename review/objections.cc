@@ -452,6 +452,23 @@ void write_opt_number(JsonWriter& w, const char* key, Stmt& q, int col) {
   if (q.col_null(col)) w.null(); else w.value(q.col_double(col));
 }
 
+// The responses ({id, organisation, by, text, ...}) or votes ({organisation,
+// by, vote, ...}) of an objection, as the array `key`.
+void write_opinions(JsonWriter& w, const char* key, const char* said_key, const std::vector<Opinion>& list) {
+  w.key(key).begin_array();
+  for (const auto& r : list) {
+    w.begin_object();
+    if (r.id) w.key("id").value(r.id);
+    w.key("organisation").value(r.organisation).key("by").value(r.has_user ? r.user : "local-admin");
+    w.key(said_key).value(r.said).key("remedy");
+    if (r.has_remedy) w.value(r.remedy); else w.null();
+    w.key("factor");
+    if (r.has_factor) w.value(r.factor); else w.null();
+    w.key("created_at").value(r.at).end_object();
+  }
+  w.end_array();
+}
+
 void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& round, bool full) {
   w.begin_object().key("id").value(o.id).key("round").value(round.name).key("round_state").value(round.state);
   w.key("by").value(o.by).key("against").value(o.against).key("filed_by").value(o.filed_by);
@@ -525,57 +542,20 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
     }
   }
   w.end_array();
-  w.key("responses").begin_array();
-  {
-    Stmt q(s.db(),
-                        "SELECT s.id, o.name, COALESCE(u.name, 'local-admin'), s.text, s.remedy, s.factor, s.created_at "
-                        "FROM responses s JOIN organisations o ON o.id = s.organisation_id LEFT JOIN users u ON u.id = "
-                        "s.user_id WHERE s.objection_id = ?1 ORDER BY s.id");
-    q.bind(1, o.id);
-    while (q.step()) {
-      w.begin_object().key("id").value(q.col_int(0)).key("organisation").value(q.col_text(1));
-      w.key("by").value(q.col_text(2)).key("text").value(q.col_text(3));
-      write_opt_text(w, "remedy", q, 4);
-      write_opt_number(w, "factor", q, 5);
-      w.key("created_at").value(q.col_text(6)).end_object();
-    }
-  }
-  w.end_array();
-  w.key("votes").begin_array();
-  {
-    Stmt q(s.db(),
-                        "SELECT o.name, COALESCE(u.name, 'local-admin'), v.vote, v.remedy, v.factor, v.created_at FROM "
-                        "votes v JOIN organisations o ON o.id = v.organisation_id LEFT JOIN users u ON u.id = v.user_id "
-                        "WHERE v.objection_id = ?1 ORDER BY o.name");
-    q.bind(1, o.id);
-    while (q.step()) {
-      w.begin_object().key("organisation").value(q.col_text(0)).key("by").value(q.col_text(1));
-      w.key("vote").value(q.col_text(2));
-      write_opt_text(w, "remedy", q, 3);
-      write_opt_number(w, "factor", q, 4);
-      w.key("created_at").value(q.col_text(5)).end_object();
-    }
-  }
-  w.end_array();
+  write_opinions(w, "responses", "text", read_opinions(s, o.id, false, nullptr));
+  write_opinions(w, "votes", "vote", read_opinions(s, o.id, true, nullptr));
   w.key("decision");
-  {
-    Stmt q(s.db(),
-                        "SELECT d.id, d.outcome, d.remedy, d.factor, d.votes_uphold, d.votes_reject, d.votes_abstain, "
-                        "d.majority, COALESCE(u.name, 'local-admin'), d.text, d.created_at FROM decisions d LEFT JOIN "
-                        "users u ON u.id = d.decided_by WHERE d.objection_id = ?1");
-    q.bind(1, o.id);
-    if (q.step()) {
-      w.begin_object().key("id").value(q.col_int(0)).key("outcome").value(q.col_text(1));
-      w.key("remedy").value(q.col_text(2));
-      write_opt_number(w, "factor", q, 3);
-      w.key("votes").begin_object().key("uphold").value(q.col_int(4)).key("reject").value(q.col_int(5));
-      w.key("abstain").value(q.col_int(6)).end_object();
-      w.key("majority").value(q.col_text(7)).key("decided_by").value(q.col_text(8));
-      write_opt_text(w, "text", q, 9);
-      w.key("created_at").value(q.col_text(10)).end_object();
-    } else {
-      w.null();
-    }
+  if (DecisionRecord d; read_decision(s, o.id, &d, nullptr)) {
+    w.begin_object().key("id").value(d.id).key("outcome").value(d.outcome).key("remedy").value(d.remedy).key("factor");
+    if (d.has_factor) w.value(d.factor); else w.null();
+    w.key("votes").begin_object().key("uphold").value(d.uphold).key("reject").value(d.reject);
+    w.key("abstain").value(d.abstain).end_object();
+    w.key("majority").value(d.majority).key("decided_by").value(d.has_decider ? d.decided_by : "local-admin");
+    w.key("text");
+    if (d.has_text) w.value(d.text); else w.null();
+    w.key("created_at").value(d.at).end_object();
+  } else {
+    w.null();
   }
   // Amended decisions: each as it was, from its decision.amend event, oldest
   // first; a withdrawal: who, when and why, from its objection.withdraw event.
@@ -967,6 +947,27 @@ Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in
   return change_objection(s, who, in, spec);
 }
 
+namespace {
+
+// Stores a response or a vote (`sql` inserts into its table) of `party` on
+// objection `o`: who wrote it, what was said, the remedy and factor proposed
+// (NULL when none), and when. False with *err on a store error.
+bool store_opinion(Store& s, const char* sql, const Row& o, const Party& party, const Actor& who, const std::string& said,
+                   const std::string& remedy, bool has_factor, double factor, const char* what, Error* err) {
+  Stmt ins(s.db(), sql);
+  ins.bind(1, o.id).bind(2, party.org_id);
+  if (who.user_id) ins.bind(3, who.user_id); else ins.bind_null(3);
+  ins.bind(4, said);
+  if (remedy.empty()) ins.bind_null(5); else ins.bind(5, remedy);
+  if (has_factor) ins.bind(6, factor); else ins.bind_null(6);
+  ins.bind(7, now_utc());
+  if (ins.run()) return true;
+  *err = store_error(s, ins.rc(), what);
+  return false;
+}
+
+}  // namespace
+
 Result<Objection> respond(Store& s, const Actor& who, const Respond& in) {
   Error err;
   if (in.text.empty() || in.text.size() > 100000) return make_error(400, "bad-field", "text: 1 to 100000 bytes");
@@ -981,16 +982,12 @@ Result<Objection> respond(Store& s, const Actor& who, const Respond& in) {
   spec.deadline = [](const Party&) { return "responses_due"; };
   spec.apply = [&](const Row& o, const RoundInfo&, const Party& party, std::string& overridden,
                    JsonWriter& p) -> Result<std::string> {
-    Stmt ins(s.db(),
-             "INSERT INTO responses (objection_id, organisation_id, user_id, text, remedy, factor, created_at) "
-             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-    ins.bind(1, o.id).bind(2, party.org_id);
-    if (who.user_id) ins.bind(3, who.user_id); else ins.bind_null(3);
-    ins.bind(4, in.text);
-    if (in.remedy.empty()) ins.bind_null(5); else ins.bind(5, in.remedy);
-    if (in.has_factor) ins.bind(6, in.factor); else ins.bind_null(6);
-    ins.bind(7, now_utc());
-    if (!ins.run()) return store_error(s, ins.rc(), "storing the response");
+    Error e;
+    if (!store_opinion(s,
+                       "INSERT INTO responses (objection_id, organisation_id, user_id, text, remedy, factor, created_at) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                       o, party, who, in.text, in.remedy, in.has_factor, in.factor, "storing the response", &e))
+      return e;
     p.key("response").value(static_cast<long long>(sqlite3_last_insert_rowid(s.db())));
     p.key("remedy").value(in.remedy.empty() ? "none" : in.remedy);
     if (in.has_factor) p.key("factor").value(in.factor);
@@ -1021,16 +1018,12 @@ Result<Objection> vote(Store& s, const Actor& who, const CastVote& in) {
   spec.deadline = [](const Party&) { return "decisions_due"; };
   spec.apply = [&](const Row& o, const RoundInfo&, const Party& party, std::string& overridden,
                    JsonWriter& p) -> Result<std::string> {
-    Stmt ins(s.db(),
-             "INSERT OR REPLACE INTO votes (objection_id, organisation_id, user_id, vote, remedy, factor, "
-             "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-    ins.bind(1, o.id).bind(2, party.org_id);
-    if (who.user_id) ins.bind(3, who.user_id); else ins.bind_null(3);
-    ins.bind(4, v);
-    if (in.remedy.empty()) ins.bind_null(5); else ins.bind(5, in.remedy);
-    if (in.has_factor) ins.bind(6, in.factor); else ins.bind_null(6);
-    ins.bind(7, now_utc());
-    if (!ins.run()) return store_error(s, ins.rc(), "storing the vote");
+    Error e;
+    if (!store_opinion(s,
+                       "INSERT OR REPLACE INTO votes (objection_id, organisation_id, user_id, vote, remedy, factor, "
+                       "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                       o, party, who, v, in.remedy, in.has_factor, in.factor, "storing the vote", &e))
+      return e;
     p.key("organisation").value(party.org_name).key("vote").value(v);
     if (!in.remedy.empty()) p.key("remedy").value(in.remedy);
     if (in.has_factor) p.key("factor").value(in.factor);
@@ -1243,6 +1236,36 @@ Result<Objection> withdraw(Store& s, const Actor& who, const Withdraw& in) {
     return std::string("withdrawn");
   };
   return change_objection(s, who, in, spec);
+}
+
+std::vector<Opinion> read_opinions(Store& s, long long objection, bool votes, std::string* error) {
+  Stmt q(s.db(), votes ? "SELECT 0, o.name, u.name, v.vote, v.remedy, v.factor, v.created_at FROM votes v "
+                         "JOIN organisations o ON o.id = v.organisation_id LEFT JOIN users u ON u.id = v.user_id "
+                         "WHERE v.objection_id = ?1 ORDER BY o.name"
+                       : "SELECT r.id, o.name, u.name, r.text, r.remedy, r.factor, r.created_at FROM responses r "
+                         "JOIN organisations o ON o.id = r.organisation_id LEFT JOIN users u ON u.id = r.user_id "
+                         "WHERE r.objection_id = ?1 ORDER BY r.id");
+  q.bind(1, objection);
+  std::vector<Opinion> out;
+  while (q.step())
+    out.push_back({q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4), q.col_text(6),
+                   !q.col_null(2), !q.col_null(4), !q.col_null(5), q.col_double(5)});
+  if (!q.ok() && error) *error = s.describe_error(q.rc(), votes ? "reading votes" : "reading responses");
+  return out;
+}
+
+bool read_decision(Store& s, long long objection, DecisionRecord* out, std::string* error) {
+  Stmt q(s.db(),
+         "SELECT d.id, d.outcome, d.remedy, d.factor, d.votes_uphold, d.votes_reject, d.votes_abstain, d.majority, "
+         "u.name, d.text, d.created_at FROM decisions d LEFT JOIN users u ON u.id = d.decided_by WHERE d.objection_id = ?1");
+  q.bind(1, objection);
+  if (q.step()) {
+    *out = {q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(7), q.col_text(8), q.col_text(9), q.col_text(10),
+            !q.col_null(8), !q.col_null(9), !q.col_null(3), q.col_double(3), q.col_int(4), q.col_int(5), q.col_int(6)};
+    return true;
+  }
+  if (!q.ok() && error) *error = s.describe_error(q.rc(), "reading decisions");
+  return false;
 }
 
 }  // namespace referee::review

@@ -106,6 +106,32 @@ Result<std::string> objection_json(submissions::Store& s, const Actor& who, long
 // The objections the actor may see that match `f` ({"objections": [...]}).
 Result<std::string> objections_json(submissions::Store& s, const Actor& who, const ObjectionFilter& f);
 
+// A response or a vote on an objection, as stored. `said` is the response's
+// text or the vote (uphold | reject | abstain); `user` is "" (has_user false)
+// where the local administrator wrote it.
+struct Opinion {
+  long long id = 0;  // the response's id; 0 for a vote
+  std::string organisation, user, said, remedy, at;
+  bool has_user = false, has_remedy = false, has_factor = false;
+  double factor = 0;
+};
+// The responses to objection `objection` (oldest first), or its votes (by
+// organisation); *error set on a store error, with the rows read until then.
+std::vector<Opinion> read_opinions(submissions::Store& s, long long objection, bool votes, std::string* error);
+
+// The decision on an objection, as stored. `decided_by` is "" (has_decider
+// false) where the local administrator decided; `remedy` "" when none.
+struct DecisionRecord {
+  long long id = 0;
+  std::string outcome, remedy, majority, decided_by, text, at;
+  bool has_decider = false, has_text = false, has_factor = false;
+  double factor = 0;
+  long long uphold = 0, reject = 0, abstain = 0;
+};
+// The decision on objection `objection`; false when there is none, or with
+// *error on a store error.
+bool read_decision(submissions::Store& s, long long objection, DecisionRecord* out, std::string* error);
+
 // The 404 of an objection that does not exist or that the actor may not see.
 Error no_objection(const std::string& id_text);
 

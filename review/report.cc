@@ -6,6 +6,7 @@
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
+#include "review/objections.h"
 #include "review/text_format.h"
 
 namespace referee::review {
@@ -105,47 +106,33 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
       if (failed(s, q, "reading evidence", error)) return false;
     }
     {
-      Stmt q(s.db(),
-             "SELECT o.name, COALESCE(u.name, ''), r.text, COALESCE(r.remedy, ''), r.factor, r.created_at FROM responses r "
-             "JOIN organisations o ON o.id = r.organisation_id LEFT JOIN users u ON u.id = r.user_id "
-             "WHERE r.objection_id = ?1 ORDER BY r.id");
-      q.bind(1, o.id);
-      while (q.step())
-        o.responses.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(5), !q.col_null(4), q.col_double(4)});
-      if (failed(s, q, "reading responses", error)) return false;
+      std::string err;
+      for (auto& r : read_opinions(s, o.id, false, &err))
+        o.responses.push_back({r.organisation, r.user, r.said, r.remedy, r.at, r.has_factor, r.factor});
+      if (!err.empty()) return *error = err, false;
+      for (auto& r : read_opinions(s, o.id, true, &err))
+        o.votes.push_back({r.organisation, r.user, r.said, r.remedy, r.at, r.has_factor, r.factor});
+      if (!err.empty()) return *error = err, false;
     }
     {
-      Stmt q(s.db(),
-             "SELECT o.name, COALESCE(u.name, ''), v.vote, COALESCE(v.remedy, ''), v.factor, v.created_at FROM votes v "
-             "JOIN organisations o ON o.id = v.organisation_id LEFT JOIN users u ON u.id = v.user_id "
-             "WHERE v.objection_id = ?1 ORDER BY o.name");
-      q.bind(1, o.id);
-      while (q.step())
-        o.votes.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(5), !q.col_null(4), q.col_double(4)});
-      if (failed(s, q, "reading votes", error)) return false;
-    }
-    {
-      Stmt q(s.db(),
-             "SELECT d.id, d.outcome, d.remedy, d.factor, d.votes_uphold, d.votes_reject, d.votes_abstain, d.majority, "
-             "COALESCE(u.name, ''), COALESCE(d.text, ''), d.created_at FROM decisions d LEFT JOIN users u ON u.id = d.decided_by "
-             "WHERE d.objection_id = ?1");
-      q.bind(1, o.id);
-      if (q.step()) {
+      std::string err;
+      DecisionRecord d;
+      if (read_decision(s, o.id, &d, &err)) {
         o.decided = true;
-        o.decision_id = q.col_int(0);
-        o.outcome = q.col_text(1);
-        o.remedy = q.col_text(2);
-        o.has_factor = !q.col_null(3);
-        o.factor = q.col_double(3);
-        o.uphold = q.col_int(4);
-        o.reject = q.col_int(5);
-        o.abstain = q.col_int(6);
-        o.majority = q.col_text(7);
-        o.decided_by = q.col_text(8);
-        o.decision_text = q.col_text(9);
-        o.decided_at = q.col_text(10);
+        o.decision_id = d.id;
+        o.outcome = d.outcome;
+        o.remedy = d.remedy;
+        o.has_factor = d.has_factor;
+        o.factor = d.factor;
+        o.uphold = d.uphold;
+        o.reject = d.reject;
+        o.abstain = d.abstain;
+        o.majority = d.majority;
+        o.decided_by = d.decided_by;
+        o.decision_text = d.text;
+        o.decided_at = d.at;
       }
-      if (failed(s, q, "reading decisions", error)) return false;
+      if (!err.empty()) return *error = err, false;
     }
     // Overrides: events on this objection whose payload carries "override".
     std::string err;
@@ -202,6 +189,19 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
 
 // ------------------------------------------------------------ JSON
 
+namespace {
+
+// A response or a vote: who, what was said (as `said_key`), the remedy and factor, when.
+template <typename Opinion>
+void opinion_json(mllog::JsonWriter& w, const Opinion& x, const char* said_key, const std::string& said) {
+  w.begin_object().key("organisation").value(x.organisation).key("by").value(x.user).key(said_key).value(said);
+  w.key("remedy").value(x.remedy);
+  if (x.has_factor) w.key("factor").value(x.factor);
+  w.key("at").value(x.at).end_object();
+}
+
+}  // namespace
+
 std::string report_json(const ReportRound& r) {
   mllog::JsonWriter w(1, mllog::JsonText::kUtf8);
   w.begin_object().key("schema").value("referee.review-report/1").key("round").value(r.name);
@@ -235,19 +235,9 @@ std::string report_json(const ReportRound& r) {
     for (const auto& e : o.evidence)
       w.begin_object().key("kind").value(e.kind).key("summary").value(e.summary).key("quoted").value(e.quoted).end_object();
     w.end_array().key("responses").begin_array();
-    for (const auto& x : o.responses) {
-      w.begin_object().key("organisation").value(x.organisation).key("by").value(x.user).key("text").value(x.text);
-      w.key("remedy").value(x.remedy);
-      if (x.has_factor) w.key("factor").value(x.factor);
-      w.key("at").value(x.at).end_object();
-    }
+    for (const auto& x : o.responses) opinion_json(w, x, "text", x.text);
     w.end_array().key("votes").begin_array();
-    for (const auto& x : o.votes) {
-      w.begin_object().key("organisation").value(x.organisation).key("by").value(x.user).key("vote").value(x.vote);
-      w.key("remedy").value(x.remedy);
-      if (x.has_factor) w.key("factor").value(x.factor);
-      w.key("at").value(x.at).end_object();
-    }
+    for (const auto& x : o.votes) opinion_json(w, x, "vote", x.vote);
     w.end_array().key("decision");
     if (!o.decided) {
       w.null();

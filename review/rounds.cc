@@ -178,13 +178,8 @@ namespace {
 // The partners of a joint submission's folder name (Azure+NVIDIA -> azure, nvidia).
 std::set<std::string> partners(const std::string& org) {
   std::set<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= org.size(); ++i)
-    if (i == org.size() || org[i] == '+') {
-      std::string p = org.substr(start, i - start);
-      if (!p.empty()) out.insert(base::lower(p));
-      start = i + 1;
-    }
+  for (const auto& p : base::split(org, '+'))
+    if (!p.empty()) out.insert(base::lower(p));
   return out;
 }
 

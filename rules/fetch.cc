@@ -263,14 +263,8 @@ bool parse_sha256(const std::string& sha256, std::string* want, std::string* err
 
 std::vector<std::string> split_path(const std::string& p) {
   std::vector<std::string> out;
-  size_t i = 0;
-  while (i <= p.size()) {
-    size_t j = p.find('/', i);
-    if (j == std::string::npos) j = p.size();
-    std::string c = p.substr(i, j - i);
-    if (!c.empty() && c != ".") out.push_back(c);
-    i = j + 1;
-  }
+  for (auto& c : base::split(p, '/'))
+    if (!c.empty() && c != ".") out.push_back(std::move(c));
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace fs = std::filesystem;
@@ -94,6 +95,14 @@ Status swap_install_dir(const fs::path& staging, const fs::path& target, fs::pat
   }
   *old = aside;
   return Status::Ok();
+}
+
+std::string user_path(const char* own_var, const char* xdg_var, const char* home_base, const std::string& rel,
+                      const std::string& fallback) {
+  if (const char* p = std::getenv(own_var); p && *p) return p;
+  if (const char* x = std::getenv(xdg_var); x && *x) return std::string(x) + "/" + rel;
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/" + home_base + "/" + rel;
+  return fallback;
 }
 
 }  // namespace referee::base

@@ -42,4 +42,11 @@ bool write_file_atomic(const std::string& path, std::string_view bytes, std::str
 Status swap_install_dir(const std::filesystem::path& staging, const std::filesystem::path& target,
                         std::filesystem::path* old);
 
+// A per-user place in the XDG manner: $<own_var> when set and not empty, else
+// $<xdg_var>/<rel>, else $HOME/<home_base>/<rel>, else `fallback` (relative to
+// the working folder). For example ("REFEREE_CACHE", "XDG_CACHE_HOME",
+// ".cache", "referee", ".referee-cache").
+std::string user_path(const char* own_var, const char* xdg_var, const char* home_base, const std::string& rel,
+                      const std::string& fallback);
+
 }  // namespace referee::base

@@ -95,6 +95,20 @@ TEST_SUITE("base") {
     CHECK(old.empty());
     CHECK(testing::read_file(t.path / "target" / "keep.txt") == "old");
   }
+
+  TEST_CASE("user_path: the own variable, then the XDG one, then HOME, then the fallback") {
+    testing::EnvVar own("REFEREE_TEST_OWN", "/own/place");
+    testing::EnvVar xdg("REFEREE_TEST_XDG", "/xdg");
+    testing::EnvVar home("HOME", "/home/u");
+    CHECK(user_path("REFEREE_TEST_OWN", "REFEREE_TEST_XDG", ".cache", "referee", "fb") == "/own/place");
+    setenv("REFEREE_TEST_OWN", "", 1);  // empty counts as unset
+    CHECK(user_path("REFEREE_TEST_OWN", "REFEREE_TEST_XDG", ".cache", "referee", "fb") == "/xdg/referee");
+    unsetenv("REFEREE_TEST_XDG");
+    CHECK(user_path("REFEREE_TEST_OWN", "REFEREE_TEST_XDG", ".local/share", "referee/referee.db", "fb") ==
+          "/home/u/.local/share/referee/referee.db");
+    unsetenv("HOME");
+    CHECK(user_path("REFEREE_TEST_OWN", "REFEREE_TEST_XDG", ".cache", "referee", "fb") == "fb");
+  }
 }
 
 }  // namespace referee::base

@@ -12,40 +12,24 @@
 #include <string_view>
 
 #include "rules/interp.h"
+#include "rules/null_host.h"
 #include "rules/value.h"
 
 namespace {
 
 using namespace referee::rules;
 
-class NullHost : public Host {
- public:
-  void enqueue_config(const std::string&) override {}
-  void load_line_value(const LineObj& line) override {
-    line.value = Value::dict();
-    line.value_loaded = true;
-  }
-  Value loglines() override { return Value::list(); }
-};
-
 Value make_line() {
-  auto l = std::make_shared<LineObj>();
-  l->key = Value::str("eval_accuracy");
-  l->timestamp = Value::number(1700000123456.0);
-  l->lineno = Value::integer(1234);
-  l->json = R"({"key": "eval_accuracy", "value": 0.9, "metadata": {"file": "train.py", "lineno": 42, "epoch_num": 3}})";
   Value meta = Value::dict();
   meta.d().set(Value::str("file"), Value::str("train.py"));
   meta.d().set(Value::str("lineno"), Value::integer(42));
   meta.d().set(Value::str("epoch_num"), Value::integer(3));
-  l->value = Value::dict();
-  l->value.d().set(Value::str("value"), Value::number(0.9));
-  l->value.d().set(Value::str("metadata"), meta);
-  l->value_loaded = true;
-  Value v;
-  v.kind = VKind::Line;
-  v.h = std::move(l);
-  return v;
+  Value value = Value::dict();
+  value.d().set(Value::str("value"), Value::number(0.9));
+  value.d().set(Value::str("metadata"), meta);
+  return loaded_line(Value::str("eval_accuracy"), Value::number(1700000123456.0), Value::integer(1234),
+                     R"({"key": "eval_accuracy", "value": 0.9, "metadata": {"file": "train.py", "lineno": 42, "epoch_num": 3}})",
+                     value);
 }
 
 // The state a run has by the time its first eval_accuracy line is checked.

@@ -86,7 +86,9 @@ submissions::Store& query_store() {
   return *store;
 }
 
-void BM_Compare(benchmark::State& state) {
+// Times one question on the query store; skipped without the reference data.
+template <class Question>
+void time_question(benchmark::State& state, Question question) {
   if (!have_data()) {
     state.SkipWithError("reference data not found");
     return;
@@ -94,53 +96,39 @@ void BM_Compare(benchmark::State& state) {
   auto& s = query_store();
   std::string error;
   for (auto _ : state) {
-    auto rows = submissions::find_results(s, {"training-3.1.0", "gpt3", "", false},
-                                          {"NVIDIA/eos-dfw_n1344_ngc23.09_nemo", "Azure+NVIDIA/ND_H100_v5_n1344_pytorch"}, &error);
-    benchmark::DoNotOptimize(rows);
+    auto answer = question(s, &error);
+    benchmark::DoNotOptimize(answer);
   }
+}
+
+void BM_Compare(benchmark::State& state) {
+  time_question(state, [](submissions::Store& s, std::string* error) {
+    return submissions::find_results(s, {"training-3.1.0", "gpt3", "", false},
+                                     {"NVIDIA/eos-dfw_n1344_ngc23.09_nemo", "Azure+NVIDIA/ND_H100_v5_n1344_pytorch"}, error);
+  });
 }
 BENCHMARK(BM_Compare)->Unit(benchmark::kMicrosecond);
 
 void BM_Speedup(benchmark::State& state) {
-  if (!have_data()) {
-    state.SkipWithError("reference data not found");
-    return;
-  }
-  auto& s = query_store();
-  std::string error;
-  for (auto _ : state) {
+  time_question(state, [](submissions::Store& s, std::string* error) {
     submissions::SpeedupReport sp;
-    submissions::speedups(s, {"training-3.0.0", "training-3.1.0", "gpt3", false, "", false}, &sp, &error);
-    benchmark::DoNotOptimize(sp);
-  }
+    submissions::speedups(s, {"training-3.0.0", "training-3.1.0", "gpt3", false, "", false}, &sp, error);
+    return sp;
+  });
 }
 BENCHMARK(BM_Speedup)->Unit(benchmark::kMicrosecond);
 
 void BM_Scaling(benchmark::State& state) {
-  if (!have_data()) {
-    state.SkipWithError("reference data not found");
-    return;
-  }
-  auto& s = query_store();
-  std::string error;
-  for (auto _ : state) {
-    auto sc = submissions::scaling(s, {"training-3.1.0", "gpt3", "", false}, "NVIDIA", &error);
-    benchmark::DoNotOptimize(sc);
-  }
+  time_question(state, [](submissions::Store& s, std::string* error) {
+    return submissions::scaling(s, {"training-3.1.0", "gpt3", "", false}, "NVIDIA", error);
+  });
 }
 BENCHMARK(BM_Scaling)->Unit(benchmark::kMicrosecond);
 
 void BM_Leaderboard(benchmark::State& state) {
-  if (!have_data()) {
-    state.SkipWithError("reference data not found");
-    return;
-  }
-  auto& s = query_store();
-  std::string error;
-  for (auto _ : state) {
-    auto lb = submissions::leaderboard(s, {"training-3.1.0", "bert", "", false}, &error);
-    benchmark::DoNotOptimize(lb);
-  }
+  time_question(state, [](submissions::Store& s, std::string* error) {
+    return submissions::leaderboard(s, {"training-3.1.0", "bert", "", false}, error);
+  });
 }
 BENCHMARK(BM_Leaderboard)->Unit(benchmark::kMicrosecond);
 

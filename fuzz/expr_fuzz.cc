@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "rules/interp.h"
+#include "rules/null_host.h"
 #include "rules/value.h"
 
 namespace {
@@ -24,36 +25,17 @@ constexpr std::string_view kLineJson = R"({"key":"k","value":1,"metadata":{}})";
 constexpr int kInterpMaxSteps = 10'000'000;
 constexpr int kFuzzStepBudget = 20'000;
 
-class FakeHost : public Host {
- public:
-  void enqueue_config(const std::string&) override {}
-  void load_line_value(const LineObj& line) override {
-    line.value = Value::dict();
-    line.value_loaded = true;
-  }
-  Value loglines() override { return Value::list(); }
-};
-
 Value make_line() {
-  auto l = std::make_shared<LineObj>();
-  l->key = Value::str("k");
-  l->timestamp = Value::number(1700000000000.0);
-  l->lineno = Value::integer(0);
-  l->json = kLineJson;
   // What the real host loads from the JSON: {'value': 1, 'metadata': {}}.
-  // Code that replaces ll.value, or copies the line, goes through the fake host.
-  l->value = Value::dict();
-  l->value.d().set(Value::str("value"), Value::integer(1));
-  l->value.d().set(Value::str("metadata"), Value::dict());
-  l->value_loaded = true;
-  Value v;
-  v.kind = VKind::Line;
-  v.h = std::move(l);
-  return v;
+  // Code that replaces ll.value, or copies the line, goes through the null host.
+  Value value = Value::dict();
+  value.d().set(Value::str("value"), Value::integer(1));
+  value.d().set(Value::str("metadata"), Value::dict());
+  return loaded_line(Value::str("k"), Value::number(1700000000000.0), Value::integer(0), kLineJson, value);
 }
 
 void run(const Code& code, bool expr) {
-  FakeHost host;
+  NullHost host;
   Vars globals;
   globals.set(kNameS, Value::dict());
   Vars locals;

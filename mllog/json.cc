@@ -194,30 +194,35 @@ class Parser {
     }
   }
 
-  bool array(Json* out, int depth) {
-    out->kind = Json::Kind::Array;
+  // The items of an array or the members of an object, after the opening
+  // bracket: `item` reads one; they are separated by ',' and end at `close`.
+  template <class Item>
+  bool items(char close, const char* unterminated, const char* expected, Item item) {
     ++p_;
     skip_ws();
-    if (p_ < t_.size() && t_[p_] == ']') { ++p_; return true; }
+    if (p_ < t_.size() && t_[p_] == close) { ++p_; return true; }
     while (true) {
       skip_ws();
-      out->items.emplace_back();
-      if (!value(&out->items.back(), depth + 1)) return false;
+      if (!item()) return false;
       skip_ws();
-      if (p_ >= t_.size()) return fail("unterminated array");
+      if (p_ >= t_.size()) return fail(unterminated);
       if (t_[p_] == ',') { ++p_; continue; }
-      if (t_[p_] == ']') { ++p_; return true; }
-      return fail("expected ',' or ']'");
+      if (t_[p_] == close) { ++p_; return true; }
+      return fail(expected);
     }
+  }
+
+  bool array(Json* out, int depth) {
+    out->kind = Json::Kind::Array;
+    return items(']', "unterminated array", "expected ',' or ']'", [&] {
+      out->items.emplace_back();
+      return value(&out->items.back(), depth + 1);
+    });
   }
 
   bool object(Json* out, int depth) {
     out->kind = Json::Kind::Object;
-    ++p_;
-    skip_ws();
-    if (p_ < t_.size() && t_[p_] == '}') { ++p_; return true; }
-    while (true) {
-      skip_ws();
+    return items('}', "unterminated object", "expected ',' or '}'", [&] {
       if (p_ >= t_.size() || t_[p_] != '"') return fail("expected a property name in double quotes");
       std::string name;
       if (!string(&name)) return false;
@@ -228,12 +233,8 @@ class Parser {
       Json v;
       if (!value(&v, depth + 1)) return false;
       out->fields.emplace_back(std::move(name), std::move(v));
-      skip_ws();
-      if (p_ >= t_.size()) return fail("unterminated object");
-      if (t_[p_] == ',') { ++p_; continue; }
-      if (t_[p_] == '}') { ++p_; return true; }
-      return fail("expected ',' or '}'");
-    }
+      return true;
+    });
   }
 
   std::string_view t_;

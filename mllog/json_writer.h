@@ -53,6 +53,12 @@ class JsonWriter {
   JsonWriter& value(unsigned long v) { return value(static_cast<long long>(v)); }
   JsonWriter& value(long long v) { value_prefix(); out_ += std::to_string(v); return *this; }
   JsonWriter& null() { value_prefix(); out_ += "null"; return *this; }
+  // An array of strings.
+  JsonWriter& strings(const std::vector<std::string>& items) {
+    begin_array();
+    for (const auto& s : items) value(s);
+    return end_array();
+  }
   JsonWriter& raw(std::string_view json) { value_prefix(); out_ += json; return *this; }
   const std::string& str() const { return out_; }
 

@@ -258,6 +258,13 @@ void put(std::string* t, T v) {
   t->append(b, sizeof(T));
 }
 
+// A number value: its tag, then the number.
+template <typename T>
+void put_number(std::string* t, Tag tag, T v) {
+  put<uint8_t>(t, tag);
+  put<T>(t, v);
+}
+
 void put_str(std::string* t, std::string_view s) {
   put<uint32_t>(t, static_cast<uint32_t>(s.size()));
   t->append(s);
@@ -267,18 +274,9 @@ void put_value(std::string* t, const LogValue& v) {
   switch (v.kind()) {
     case LogValue::Kind::kNull: put<uint8_t>(t, kTagNull); return;
     case LogValue::Kind::kBool: put<uint8_t>(t, v.as_bool() ? kTagTrue : kTagFalse); return;
-    case LogValue::Kind::kInt:
-      put<uint8_t>(t, kTagInt);
-      put<int64_t>(t, v.as_int());
-      return;
-    case LogValue::Kind::kUInt:
-      put<uint8_t>(t, kTagUInt);
-      put<uint64_t>(t, v.as_uint());
-      return;
-    case LogValue::Kind::kDouble:
-      put<uint8_t>(t, kTagDouble);
-      put<double>(t, v.as_double());
-      return;
+    case LogValue::Kind::kInt: put_number<int64_t>(t, kTagInt, v.as_int()); return;
+    case LogValue::Kind::kUInt: put_number<uint64_t>(t, kTagUInt, v.as_uint()); return;
+    case LogValue::Kind::kDouble: put_number<double>(t, kTagDouble, v.as_double()); return;
     case LogValue::Kind::kString:
       put<uint8_t>(t, kTagString);
       put_str(t, v.as_string());

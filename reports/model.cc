@@ -8,42 +8,21 @@
 
 namespace referee::reports {
 
-Json jstr(std::string_view s) {
+namespace {
+Json of_kind(Json::Kind kind) {
   Json j;
-  j.kind = Json::Kind::String;
-  j.s = std::string(s);
+  j.kind = kind;
   return j;
 }
-Json jnum(double d) {
-  Json j;
-  j.kind = Json::Kind::Float;
-  j.f = d;
-  return j;
-}
-Json jint(long long i) {
-  Json j;
-  j.kind = Json::Kind::Int;
-  j.i = i;
-  return j;
-}
-Json jbool(bool b) {
-  Json j;
-  j.kind = Json::Kind::Bool;
-  j.b = b;
-  return j;
-}
+}  // namespace
+
+Json jstr(std::string_view s) { Json j = of_kind(Json::Kind::String); j.s = std::string(s); return j; }
+Json jnum(double d) { Json j = of_kind(Json::Kind::Float); j.f = d; return j; }
+Json jint(long long i) { Json j = of_kind(Json::Kind::Int); j.i = i; return j; }
+Json jbool(bool b) { Json j = of_kind(Json::Kind::Bool); j.b = b; return j; }
 Json jnull() { return Json(); }
-Json jarr(std::vector<Json> items) {
-  Json j;
-  j.kind = Json::Kind::Array;
-  j.items = std::move(items);
-  return j;
-}
-Json jobj() {
-  Json j;
-  j.kind = Json::Kind::Object;
-  return j;
-}
+Json jarr(std::vector<Json> items) { Json j = of_kind(Json::Kind::Array); j.items = std::move(items); return j; }
+Json jobj() { return of_kind(Json::Kind::Object); }
 Json& set(Json& obj, const std::string& key, Json value) {
   for (auto& [k, v] : obj.fields)
     if (k == key) {
@@ -144,6 +123,30 @@ std::string Page::data_path(const std::string& id, const char* ext) const {
   return "data/" + stem + "/" + id + "." + ext;
 }
 
+namespace {
+
+Json jstrs(const std::vector<std::string>& items) {
+  Json a = jarr();
+  for (const auto& x : items) a.items.push_back(jstr(x));
+  return a;
+}
+
+// A chart's or a table's object starts with its id and title and ends with
+// the addresses of its data files.
+Json data_head(const std::string& id, const std::string& title) {
+  Json o = jobj();
+  set(o, "id", jstr(id));
+  set(o, "title", jstr(title));
+  return o;
+}
+
+void set_data_files(Json& o, const Page& p, const std::string& id) {
+  set(o, "csv", jstr(p.root() + p.data_path(id, "csv")));
+  set(o, "json", jstr(p.root() + p.data_path(id, "json")));
+}
+
+}  // namespace
+
 Json page_json(const Page& p, const Meta& meta) {
   Json j = jobj();
   set(j, "schema", jstr("referee.page/1"));
@@ -151,14 +154,12 @@ Json page_json(const Page& p, const Meta& meta) {
   set(j, "title", jstr(p.title));
   Json m = jobj();
   set(m, "referee_version", jstr(meta.referee_version));
-  Json rs = jarr();
-  for (const auto& r : meta.rulesets) rs.items.push_back(jstr(r));
+  Json rs = jstrs(meta.rulesets);
   set(m, "rulesets", rs);
   set(m, "data_time", meta.data_time.empty() ? jnull() : jstr(meta.data_time));
   set(m, "generated_at", jstr(meta.generated_at));
   if (!meta.under_review.empty()) {
-    Json ur = jarr();
-    for (const auto& r : meta.under_review) ur.items.push_back(jstr(r));
+    Json ur = jstrs(meta.under_review);
     set(m, "under_review", ur);
   }
   set(j, "meta", m);
@@ -166,39 +167,29 @@ Json page_json(const Page& p, const Meta& meta) {
   Json nav = jarr();
   for (const auto& [text, href] : p.nav) nav.items.push_back(jlink(text, href));
   set(j, "nav", nav);
-  Json notes = jarr();
-  for (const auto& n : p.notes) notes.items.push_back(jstr(n));
+  Json notes = jstrs(p.notes);
   set(j, "notes", notes);
   Json sections = jarr();
   for (const auto& s : p.sections) {
     Json o = jobj();
     set(o, "title", jstr(s.title));
-    Json sn = jarr(), sc = jarr(), st = jarr();
-    for (const auto& x : s.notes) sn.items.push_back(jstr(x));
-    for (const auto& x : s.charts) sc.items.push_back(jstr(x));
-    for (const auto& x : s.tables) st.items.push_back(jstr(x));
-    set(o, "notes", sn);
-    set(o, "charts", sc);
-    set(o, "tables", st);
+    set(o, "notes", jstrs(s.notes));
+    set(o, "charts", jstrs(s.charts));
+    set(o, "tables", jstrs(s.tables));
     sections.items.push_back(o);
   }
   set(j, "sections", sections);
   Json charts = jarr();
   for (const auto& c : p.charts) {
-    Json o = jobj();
-    set(o, "id", jstr(c.id));
-    set(o, "title", jstr(c.title));
+    Json o = data_head(c.id, c.title);
     set(o, "spec", c.spec);
-    set(o, "csv", jstr(p.root() + p.data_path(c.id, "csv")));
-    set(o, "json", jstr(p.root() + p.data_path(c.id, "json")));
+    set_data_files(o, p, c.id);
     charts.items.push_back(o);
   }
   set(j, "charts", charts);
   Json tables = jarr();
   for (const auto& t : p.tables) {
-    Json o = jobj();
-    set(o, "id", jstr(t.id));
-    set(o, "title", jstr(t.title));
+    Json o = data_head(t.id, t.title);
     Json cols = jarr();
     for (const auto& c : t.columns) {
       Json co = jobj();
@@ -210,8 +201,7 @@ Json page_json(const Page& p, const Meta& meta) {
     }
     set(o, "columns", cols);
     set(o, "rows", jarr(t.rows));
-    Json f = jarr();
-    for (const auto& x : t.filters) f.items.push_back(jstr(x));
+    Json f = jstrs(t.filters);
     set(o, "filters", f);
     if (t.baseline_value.empty()) {
       set(o, "baseline", jnull());
@@ -221,8 +211,7 @@ Json page_json(const Page& p, const Meta& meta) {
       set(b, "label", jstr(t.baseline_label));
       set(o, "baseline", b);
     }
-    set(o, "csv", jstr(p.root() + p.data_path(t.id, "csv")));
-    set(o, "json", jstr(p.root() + p.data_path(t.id, "json")));
+    set_data_files(o, p, t.id);
     tables.items.push_back(o);
   }
   set(j, "tables", tables);

@@ -231,6 +231,17 @@ std::string result_path(long long id) { return "results/" + std::to_string(id) +
 
 Json result_link(const Page& p, const ResultRow& r) { return jlink(result_name(r), p.href(result_path(r.result_id))); }
 
+// "A vs B", linked to their head-to-head page; `a` and `b` are results among `rows`.
+Json pair_link(const Page& p, const std::vector<ResultRow>& rows, const std::string& round, const std::string& benchmark,
+               long long a, long long b) {
+  const ResultRow *ra = nullptr, *rb = nullptr;
+  for (const auto& r : rows) {
+    if (r.result_id == a) ra = &r;
+    if (r.result_id == b) rb = &r;
+  }
+  return jlink(result_name(*ra) + " vs " + result_name(*rb), p.href(compare_path(round, benchmark, a, b)));
+}
+
 
 // Energy to train per result (kWh); only where the store has the column.
 std::map<long long, double> energy_kwh(Context& ctx, const std::string& round, const std::string& benchmark) {
@@ -367,14 +378,9 @@ bool round_page(Context& ctx, const std::string& round, Built* out, std::string*
       bars.items.push_back(v);
     }
     for (const auto& [a, c] : site_pairs(ctx, round, b, rows)) {
-      const ResultRow *ra = nullptr, *rc = nullptr;
-      for (const auto& r : rows) {
-        if (r.result_id == a) ra = &r;
-        if (r.result_id == c) rc = &r;
-      }
       Json o = jobj();
       set(o, "benchmark", jstr(b));
-      set(o, "pair", jlink(result_name(*ra) + " vs " + result_name(*rc), p.href(compare_path(round, b, a, c))));
+      set(o, "pair", pair_link(p, rows, round, b, a, c));
       pairs.rows.push_back(o);
     }
   }
@@ -466,13 +472,8 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
   }
   Table pairs{"pairs", "Head to head", {{"pair", "Results", "link"}}, {}, {}, "", ""};
   for (const auto& [a, b] : site_pairs(ctx, round, benchmark, rows)) {
-    const ResultRow *ra = nullptr, *rb = nullptr;
-    for (const auto& r : rows) {
-      if (r.result_id == a) ra = &r;
-      if (r.result_id == b) rb = &r;
-    }
     Json o = jobj();
-    set(o, "pair", jlink(result_name(*ra) + " vs " + result_name(*rb), p.href(compare_path(round, benchmark, a, b))));
+    set(o, "pair", pair_link(p, rows, round, benchmark, a, b));
     pairs.rows.push_back(o);
   }
   p.charts = {{"minutes", "Time to train (minutes)",

@@ -69,27 +69,29 @@ class Messages {
   std::vector<std::pair<std::string, Finding>> warnings_;
 };
 
+// Runs a rule file's BEGIN or END PRE code (`what`); a Python exception
+// becomes the finding "<file> <what>": "<what> code raised ...", with the
+// code itself as what was expected when `quote_code`.
+void exec_reporting(const Code& code, Frame& fr, const RuleFile& rf, const char* what, Messages& out,
+                    bool quote_code) {
+  try {
+    code.exec(fr);
+  } catch (const PyError& e) {
+    Finding f;
+    f.rule = base_name(rf.rel) + " " + what;
+    f.message = std::string(what) + " code raised " + e.what();
+    if (quote_code) f.expected = clip(code.source());
+    out.put("", std::move(f));
+  }
+}
+
 // Equality of two values read from JSON, as list.count() sees them in the
 // consortium's checker: Python's json returns one shared NaN object and
 // list comparison tests identity first, so NaN equals NaN here.
 bool json_same(const Value& a, const Value& b) {
   if (a.kind == VKind::Float && b.kind == VKind::Float && std::isnan(a.f) && std::isnan(b.f)) return true;
-  if ((a.kind == VKind::List || a.kind == VKind::Tuple) && a.kind == b.kind) {
-    const auto& x = a.items();
-    const auto& y = b.items();
-    if (x.size() != y.size()) return false;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (!json_same(x[i], y[i])) return false;
-    return true;
-  }
-  if (a.kind == VKind::Dict && b.kind == VKind::Dict) {
-    if (a.d().entries.size() != b.d().entries.size()) return false;
-    for (auto& [k, v] : a.d().entries) {
-      Value* o = b.d().find(k);
-      if (!o || !json_same(v, *o)) return false;
-    }
-    return true;
-  }
+  if ((a.kind == VKind::List || a.kind == VKind::Tuple || a.kind == VKind::Dict) && a.kind == b.kind)
+    return py_items_eq(a, b, json_same);
   return py_eq(a, b);
 }
 
@@ -677,15 +679,7 @@ class Run : public Host {
     if (rf.has_begin) {
       Vars locals;
       Frame fr{&locals, &fs->state, nullptr, this, 0};
-      try {
-        rf.begin.exec(fr);
-      } catch (const PyError& e) {
-        Finding f;
-        f.rule = base_name(rf.rel) + " BEGIN";
-        f.message = "BEGIN code raised " + e.what();
-        f.expected = clip(rf.begin.source());
-        sink_->put("", std::move(f));
-      }
+      exec_reporting(rf.begin, fr, rf, "BEGIN", *sink_, true);
       if (!live_) adopt_loglines();
     }
     if (!live_)
@@ -911,14 +905,7 @@ class Run : public Host {
     if (rf.has_end) {
       Frame fr{&state, &state, nullptr, this, 0};
       if (rf.has_end_pre) {
-        try {
-          rf.end_pre.exec(fr);
-        } catch (const PyError& e) {
-          Finding f;
-          f.rule = base_name(rf.rel) + " END PRE";
-          f.message = "END PRE code raised " + e.what();
-          out.put("", std::move(f));
-        }
+        exec_reporting(rf.end_pre, fr, rf, "END PRE", out, false);
       }
       for (const auto& c : rf.end_checks) {
         Finding f;

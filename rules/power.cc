@@ -253,6 +253,14 @@ std::string not_a_number(const fs::path& p, const PowerLine& l) {
   return p.filename().string() + ": " + l.key + " value " + py_repr(l.value) + " is not a number (TypeError)";
 }
 
+// read_power_log for run_energy: a failure is the run's error, under `rel`.
+bool read_power_log(const fs::path& p, const std::string& rel, std::vector<PowerLine>* lines, RunEnergy* out) {
+  std::string err;
+  if (read_power_log(p, lines, &err)) return true;
+  out->error = rel + err;
+  return false;
+}
+
 }  // namespace
 
 RunEnergy run_energy(const std::string& bench_dir, const std::string& result_file, double ttt) {
@@ -279,11 +287,7 @@ RunEnergy run_energy(const std::string& bench_dir, const std::string& result_fil
   double total = 0;
   for (const auto& p : node_files) {
     std::vector<PowerLine> lines;
-    std::string err;
-    if (!read_power_log(p, &lines, &err)) {
-      out.error = rel + err;
-      return out;
-    }
+    if (!read_power_log(p, rel, &lines, &out)) return out;
     std::stable_sort(lines.begin(), lines.end(), [](const PowerLine& a, const PowerLine& b) { return a.ts < b.ts; });
     double prev = 0, last = 0, start = 0, stop = 0, agg = 0;
     Value eff = Value::number(1.0);
@@ -333,11 +337,7 @@ RunEnergy run_energy(const std::string& bench_dir, const std::string& result_fil
   }
   for (const auto& p : sw_files) {
     std::vector<PowerLine> lines;
-    std::string err;
-    if (!read_power_log(p, &lines, &err)) {
-      out.error = rel + err;
-      return out;
-    }
+    if (!read_power_log(p, rel, &lines, &out)) return out;
     Value eff = Value::number(1.0);
     Value est = Value::integer(0);
     const PowerLine* eff_line = nullptr;

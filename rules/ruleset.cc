@@ -45,6 +45,50 @@ bool compile(const std::string& src, bool expr, Code* out, const std::string& wh
 
 std::string scalar(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string(); }
 
+// The regular files of a folder with this extension, in name order (none
+// when the folder cannot be read).
+std::vector<fs::path> sorted_files(const fs::path& dir, const char* extension) {
+  std::vector<fs::path> paths;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_regular_file() && e.path().extension() == extension) paths.push_back(e.path());
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+std::string file_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// An optional code field of `body`: when present, *present = true and the
+// code compiled into *out.
+bool compile_optional(const YAML::Node& body, const char* field, bool expr, bool* present, Code* out,
+                      const std::string& where, std::string* error) {
+  if (!body[field]) return true;
+  *present = true;
+  return compile(scalar(body[field]), expr, out, where, error);
+}
+
+// A CHECK field: one expression, or a list of them; each compiles on its own.
+// An absent field adds nothing.
+bool compile_checks(const YAML::Node& field, const std::string& where, std::vector<Code>* out, std::string* error) {
+  if (!field) return true;
+  std::vector<std::string> srcs;
+  if (field.IsSequence())
+    for (const auto& c : field) srcs.push_back(scalar(c));
+  else
+    srcs.push_back(scalar(field));
+  for (const auto& s : srcs) {
+    Code c;
+    if (!compile(s, true, &c, where, error)) return false;
+    out->push_back(std::move(c));
+  }
+  return true;
+}
+
 }  // namespace
 
 bool load_rule_file(const std::string& path, const std::string& rel, RuleFile* out, std::string* error) {
@@ -86,22 +130,9 @@ bool load_rule_file(const std::string& path, const std::string& rel, RuleFile* o
         return false;
       }
       out->has_end = true;
-      if (body["PRE"]) {
-        out->has_end_pre = true;
-        if (!compile(scalar(body["PRE"]), false, &out->end_pre, where + " (END PRE)", error)) return false;
-      }
-      if (body["CHECK"]) {
-        std::vector<std::string> srcs;
-        if (body["CHECK"].IsSequence())
-          for (const auto& c : body["CHECK"]) srcs.push_back(scalar(c));
-        else
-          srcs.push_back(scalar(body["CHECK"]));
-        for (const auto& s : srcs) {
-          Code c;
-          if (!compile(s, true, &c, where + " (END CHECK)", error)) return false;
-          out->end_checks.push_back(std::move(c));
-        }
-      }
+      if (!compile_optional(body, "PRE", false, &out->has_end_pre, &out->end_pre, where + " (END PRE)", error))
+        return false;
+      if (!compile_checks(body["CHECK"], where + " (END CHECK)", &out->end_checks, error)) return false;
     } else if (kind == "KEY") {
       KeyRecord k;
       if (!body.IsMap() || !body["NAME"]) {
@@ -126,34 +157,13 @@ bool load_rule_file(const std::string& path, const std::string& rel, RuleFile* o
           return false;
         }
       }
-      if (body["PRE"]) {
-        k.has_pre = true;
-        if (!compile(scalar(body["PRE"]), false, &k.pre, w + " (PRE)", error)) return false;
-      }
-      if (body["POST"]) {
-        k.has_post = true;
-        if (!compile(scalar(body["POST"]), false, &k.post, w + " (POST)", error)) return false;
-      }
-      if (body["FIRST_CHECK"]) {
-        k.has_first_check = true;
-        if (!compile(scalar(body["FIRST_CHECK"]), true, &k.first_check, w + " (FIRST_CHECK)", error)) return false;
-      }
-      if (body["ATLEAST_ONE_CHECK"]) {
-        k.has_atleast_one = true;
-        if (!compile(scalar(body["ATLEAST_ONE_CHECK"]), true, &k.atleast_one_check, w + " (ATLEAST_ONE_CHECK)", error)) return false;
-      }
-      if (body["CHECK"]) {
-        std::vector<std::string> srcs;
-        if (body["CHECK"].IsSequence())
-          for (const auto& c : body["CHECK"]) srcs.push_back(scalar(c));
-        else
-          srcs.push_back(scalar(body["CHECK"]));
-        for (const auto& s : srcs) {
-          Code c;
-          if (!compile(s, true, &c, w + " (CHECK)", error)) return false;
-          k.checks.push_back(std::move(c));
-        }
-      }
+      if (!compile_optional(body, "PRE", false, &k.has_pre, &k.pre, w + " (PRE)", error) ||
+          !compile_optional(body, "POST", false, &k.has_post, &k.post, w + " (POST)", error) ||
+          !compile_optional(body, "FIRST_CHECK", true, &k.has_first_check, &k.first_check, w + " (FIRST_CHECK)", error) ||
+          !compile_optional(body, "ATLEAST_ONE_CHECK", true, &k.has_atleast_one, &k.atleast_one_check,
+                            w + " (ATLEAST_ONE_CHECK)", error))
+        return false;
+      if (!compile_checks(body["CHECK"], w + " (CHECK)", &k.checks, error)) return false;
       int existing = out->find(k.name);
       if (existing >= 0) out->keys[static_cast<size_t>(existing)] = std::move(k);
       else out->keys.push_back(std::move(k));
@@ -176,19 +186,12 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
     *error = "rule set " + id.id() + " not found: no directory " + dir.string();
     return nullptr;
   }
-  std::vector<fs::path> paths;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_regular_file() && e.path().extension() == ".yaml") paths.push_back(e.path());
-  std::sort(paths.begin(), paths.end());
   std::string hash_input;
-  for (const auto& p : paths) {
+  for (const auto& p : sorted_files(dir, ".yaml")) {
     auto slot = std::make_unique<Slot>();
     slot->path = p.string();
     std::string rel = id.dir() + "/" + p.filename().string();
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    hash_input += rel + '\0' + ss.str() + '\0';
+    hash_input += rel + '\0' + file_bytes(p) + '\0';
     rs->slots_.emplace(rel, std::move(slot));
   }
   // Other rounds' folders that the rule files name (enqueue_config paths such
@@ -212,17 +215,9 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
         folders.push_back(name);
         fs::path other = fs::path(root) / "compliance_checker" / name;
         if (!fs::is_directory(other, ec)) continue;
-        std::vector<fs::path> others;
-        for (const auto& e : fs::directory_iterator(other, ec))
-          if (e.is_regular_file() && e.path().extension() == ".yaml") others.push_back(e.path());
-        std::sort(others.begin(), others.end());
         std::string bytes;
-        for (const auto& p : others) {
-          std::ifstream in(p, std::ios::binary);
-          std::stringstream ss;
-          ss << in.rdbuf();
-          bytes += name + "/" + p.filename().string() + '\0' + ss.str() + '\0';
-        }
+        for (const auto& p : sorted_files(other, ".yaml"))
+          bytes += name + "/" + p.filename().string() + '\0' + file_bytes(p) + '\0';
         hash_input += bytes;
         pending.push_back(std::move(bytes));
       }
@@ -231,17 +226,9 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
   if (mode == LoadMode::Eager && !rs->compile_all(error)) return nullptr;
   // RCP tables count towards the hash too: they decide verdicts.
   fs::path rcp = fs::path(root) / "rcp_checker" / id.dir();
-  std::vector<fs::path> rcps;
   if (fs::is_directory(rcp, ec))
-    for (const auto& e : fs::directory_iterator(rcp, ec))
-      if (e.is_regular_file() && e.path().extension() == ".json") rcps.push_back(e.path());
-  std::sort(rcps.begin(), rcps.end());
-  for (const auto& p : rcps) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    hash_input += "rcp/" + p.filename().string() + '\0' + ss.str() + '\0';
-  }
+    for (const auto& p : sorted_files(rcp, ".json"))
+      hash_input += "rcp/" + p.filename().string() + '\0' + file_bytes(p) + '\0';
   rs->sha256_ = base::sha256_hex(hash_input);
   return rs;
 }

@@ -4,16 +4,13 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "base/file.h"
+
 namespace fs = std::filesystem;
 
 namespace referee::rules {
 
-std::string cache_dir() {
-  if (const char* c = std::getenv("REFEREE_CACHE"); c && *c) return c;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/referee";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/referee";
-  return ".referee-cache";
-}
+std::string cache_dir() { return base::user_path("REFEREE_CACHE", "XDG_CACHE_HOME", ".cache", "referee", ".referee-cache"); }
 
 namespace {
 // "4.1.59" < "4.1.60" < "5.0.0"

@@ -9,22 +9,27 @@
 
 namespace referee::rules {
 
-Value Value::str(std::string s) {
+namespace {
+
+Value heap_value(VKind kind, std::shared_ptr<HeapObj> o) {
   Value x;
-  x.kind = VKind::Str;
-  auto o = std::make_shared<StrObj>();
-  o->s = std::move(s);
+  x.kind = kind;
   x.h = std::move(o);
   return x;
 }
 
+}  // namespace
+
+Value Value::str(std::string s) {
+  auto o = std::make_shared<StrObj>();
+  o->s = std::move(s);
+  return heap_value(VKind::Str, std::move(o));
+}
+
 Value Value::list(std::vector<Value> items) {
-  Value x;
-  x.kind = VKind::List;
   auto o = std::make_shared<ListObj>();
   o->items = std::move(items);
-  x.h = std::move(o);
-  return x;
+  return heap_value(VKind::List, std::move(o));
 }
 
 Value Value::tuple(std::vector<Value> items) {
@@ -101,24 +106,8 @@ bool py_eq(const Value& a, const Value& b) {
     case VKind::None: return true;
     case VKind::Str: return a.s() == b.s();
     case VKind::List:
-    case VKind::Tuple: {
-      const auto& x = a.items();
-      const auto& y = b.items();
-      if (x.size() != y.size()) return false;
-      for (size_t i = 0; i < x.size(); ++i)
-        if (!py_eq(x[i], y[i])) return false;
-      return true;
-    }
-    case VKind::Dict: {
-      auto& x = a.d();
-      auto& y = b.d();
-      if (x.entries.size() != y.entries.size()) return false;
-      for (auto& [k, v] : x.entries) {
-        Value* o = y.find(k);
-        if (!o || !py_eq(v, *o)) return false;
-      }
-      return true;
-    }
+    case VKind::Tuple:
+    case VKind::Dict: return py_items_eq(a, b, py_eq);
     case VKind::Builtin:
     case VKind::Type: return a.fn == b.fn;
     default: return a.h == b.h;

@@ -110,6 +110,28 @@ inline LineObj& Value::line() const { return *static_cast<LineObj*>(h.get()); }
 // Python semantics helpers.
 bool py_truthy(const Value& v);
 bool py_eq(const Value& a, const Value& b);
+// Two lists (or tuples) or two dicts compared item by item, with `eq` for the
+// items: the same length, and each item (each key's value) equal.
+// Pre: a.kind == b.kind, one of List, Tuple or Dict.
+template <class Eq>
+bool py_items_eq(const Value& a, const Value& b, Eq eq) {
+  if (a.kind == VKind::Dict) {
+    auto& x = a.d();
+    auto& y = b.d();
+    if (x.entries.size() != y.entries.size()) return false;
+    for (auto& [k, v] : x.entries) {
+      Value* o = y.find(k);
+      if (!o || !eq(v, *o)) return false;
+    }
+    return true;
+  }
+  const auto& x = a.items();
+  const auto& y = b.items();
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!eq(x[i], y[i])) return false;
+  return true;
+}
 std::string py_repr(const Value& v);
 std::string py_str(const Value& v);
 const char* py_type_name(const Value& v);

@@ -6,11 +6,9 @@
 set -euo pipefail
 label=$1
 shift
-missing=()
-for p in "$@"; do
-  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-  [[ "$status" == installed ]] || missing+=("$p")
-done
+# shellcheck source=dpkg_missing.sh
+source "$(dirname "${BASH_SOURCE[0]}")/dpkg_missing.sh"
+dpkg_missing "$@"
 
 if ((${#missing[@]})); then
   echo "$label: installing ${missing[*]}"

@@ -147,9 +147,7 @@ std::string manifest_json(const RoundFetchRequest& req, const RoundFetchResult& 
   w.key("sha256").value(r.sha256);
   w.key("fetched_at").value(base::utc_now());
   w.key("referee_version").value(REFEREE_VERSION);
-  w.key("organisations").begin_array();
-  for (const auto& o : r.organisations) w.value(o);
-  w.end_array();
+  w.key("organisations").strings(r.organisations);
   w.key("files").value(static_cast<long long>(r.files));
   w.key("bytes").value(static_cast<long long>(r.bytes));
   w.end_object();

@@ -133,6 +133,21 @@ std::vector<std::string> find_packages(const std::string& dir) {
 
 namespace {
 
+// Adds each result of package `package_id` to `table` as (id, system name,
+// benchmark).
+bool note_results(Store& store, const std::string& table, long long package_id, std::string* error) {
+  const std::string sql = "INSERT INTO " + table +
+                          " SELECT r.id, s.name, r.benchmark FROM results r JOIN systems s "
+                          "ON s.id = r.system_id WHERE s.package_id = ?1";
+  Stmt st(store.db(), sql.c_str());
+  st.bind(1, package_id);
+  if (!st.run()) {
+    *error = st.error();
+    return false;
+  }
+  return true;
+}
+
 // The review's links to the results and runs of package `old`, kept by name
 // (system, benchmark, file) in temporary tables, then removed so that the
 // package can be deleted.
@@ -147,14 +162,7 @@ bool unlink_review(Store& store, long long old, std::string* error) {
     DELETE FROM temp.relink_old;
   )sql";
   if (!store.exec(sql, error)) return false;
-  Stmt olds(store.db(),
-            "INSERT INTO temp.relink_old SELECT r.id, s.name, r.benchmark FROM results r JOIN systems s "
-            "ON s.id = r.system_id WHERE s.package_id = ?1");
-  olds.bind(1, old);
-  if (!olds.run()) {
-    *error = olds.error();
-    return false;
-  }
+  if (!note_results(store, "temp.relink_old", old, error)) return false;
   const char* save = R"sql(
     INSERT INTO temp.relink_results SELECT 'objection', o.objection_id, x.system, x.benchmark, NULL
       FROM objection_results o JOIN temp.relink_old x ON x.id = o.result_id;
@@ -185,14 +193,7 @@ bool relink_review(Store& store, long long package_id, std::string* error) {
     return false;
   }
   if (!store.exec("DELETE FROM temp.relink_new;", error)) return false;
-  Stmt news(store.db(),
-            "INSERT INTO temp.relink_new SELECT r.id, s.name, r.benchmark FROM results r JOIN systems s "
-            "ON s.id = r.system_id WHERE s.package_id = ?1");
-  news.bind(1, package_id);
-  if (!news.run()) {
-    *error = news.error();
-    return false;
-  }
+  if (!note_results(store, "temp.relink_new", package_id, error)) return false;
   const char* sql = R"sql(
     INSERT OR IGNORE INTO objection_results SELECT l.key, n.id FROM temp.relink_results l
       JOIN temp.relink_new n ON n.system = l.system AND n.benchmark = l.benchmark WHERE l.kind = 'objection';

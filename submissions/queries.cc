@@ -212,6 +212,22 @@ static std::string rounds_named(const std::string& round, const std::string& rou
   return round.empty() ? "the store" : round2.empty() || round2 == round ? round : round + " or " + round2;
 }
 
+// The first column of each row `st` selects.
+static bool read_names(Store& s, Stmt& st, const char* doing, std::vector<std::string>* names, std::string* error) {
+  while (st.step()) names->push_back(st.col_text(0));
+  return finished(s, st, doing, error);
+}
+
+// The name among `known` that equals `text` but for ASCII case.
+static bool find_name(const std::vector<std::string>& known, const std::string& text, std::string* name) {
+  for (const auto& k : known)
+    if (iequals(k, text)) {
+      *name = k;
+      return true;
+    }
+  return false;
+}
+
 bool resolve_benchmark(Store& s, const std::string& round, const std::string& text, std::string* benchmark,
                        std::string* error, const std::string& round2) {
   Stmt st(s.db(), R"sql(SELECT DISTINCT x.benchmark FROM results x JOIN systems s ON x.system_id = s.id
@@ -219,13 +235,8 @@ bool resolve_benchmark(Store& s, const std::string& round, const std::string& te
                         WHERE ?1 = '' OR d.name = ?1 OR d.name = ?2 ORDER BY x.benchmark)sql");
   st.bind(1, round).bind(2, round2);
   std::vector<std::string> known;
-  while (st.step()) known.push_back(st.col_text(0));
-  if (!finished(s, st, "reading benchmarks", error)) return false;
-  for (const auto& k : known)
-    if (iequals(k, text)) {
-      *benchmark = k;
-      return true;
-    }
+  if (!read_names(s, st, "reading benchmarks", &known, error)) return false;
+  if (find_name(known, text, benchmark)) return true;
   *error = "no benchmark '" + text + "' in " + rounds_named(round, round2) + "; " +
            (known.empty() ? std::string("it has no results") : "the benchmarks are: " + join(known));
   return false;
@@ -240,13 +251,8 @@ bool resolve_submitter(Store& s, const std::string& round, const std::string& te
                           JOIN rounds d ON p.round_id = d.id WHERE ?1 = '' OR d.name = ?1 OR d.name = ?2 ORDER BY 1)sql");
   st.bind(1, round).bind(2, round2);
   std::vector<std::string> known;
-  while (st.step()) known.push_back(st.col_text(0));
-  if (!finished(s, st, "reading submitters", error)) return false;
-  for (const auto& k : known)
-    if (iequals(k, text)) {
-      *submitter = k;
-      return true;
-    }
+  if (!read_names(s, st, "reading submitters", &known, error)) return false;
+  if (find_name(known, text, submitter)) return true;
   *error = "no submitter or organisation '" + text + "' in " + rounds_named(round, round2) +
            "; the submitters and organisations are: " + (known.empty() ? std::string("none") : join(known));
   return false;

@@ -261,9 +261,7 @@ Answer answer_leaderboard(Store& store, const Question& q) {
     price_json(w, price);
     w.key("results").begin_array();
     for (const auto& r : rows) row_json(w, r, price);
-    w.end_array().key("left_out").begin_array();
-    for (const auto& n : left_out) w.value(n);
-    w.end_array().end_object();
+    w.end_array().key("left_out").strings(left_out).end_object();
     out << w.str() << "\n";
     return done(out);
   }
@@ -328,9 +326,7 @@ Answer answer_scaling(Store& store, const Question& q) {
       }
       w.end_array().end_object();
     }
-    w.end_array().key("left_out").begin_array();
-    for (const auto& n : left_out) w.value(n);
-    w.end_array().end_object();
+    w.end_array().key("left_out").strings(left_out).end_object();
     out << w.str() << "\n";
     return done(out);
   }
@@ -469,22 +465,14 @@ Answer answer_chains(Store& store, const Question& c, const SpeedupQuery& q, con
     price_json(w, price);
     w.key("headline_scale_rule").value(kHeadlineScaleRule).key("benchmarks").begin_array();
     for (const auto& ch : chains) {
-      w.begin_object().key("benchmark").value(ch.benchmark).key("rounds").begin_array();
-      for (const auto& r : ch.rounds) w.value(r);
-      w.end_array().key("steps").begin_array();
+      w.begin_object().key("benchmark").value(ch.benchmark).key("rounds").strings(ch.rounds).key("steps").begin_array();
       for (const auto& st : ch.steps) {
         w.begin_object().key("kind").value(st.kind).key("from").value(st.report.from_round).key("to").value(st.report.to_round);
         w.key("speedups").begin_array();
         for (const auto& s : st.report.pairs) pair_json(w, s, price);
-        w.end_array().key("left_out").begin_array();
-        for (const auto& n : st.report.left_out) w.value(n);
-        w.end_array().key("notes").begin_array();
-        for (const auto& n : st.report.notes) w.value(n);
-        w.end_array().end_object();
+        w.end_array().key("left_out").strings(st.report.left_out).key("notes").strings(st.report.notes).end_object();
       }
-      w.end_array().key("notes").begin_array();
-      for (const auto& n : ch.notes) w.value(n);
-      w.end_array().end_object();
+      w.end_array().key("notes").strings(ch.notes).end_object();
     }
     w.end_array().end_object();
     out << w.str() << "\n";
@@ -545,11 +533,7 @@ Answer answer_speedup(Store& store, const Question& q, const RoundVisible& visib
     price_json(w, price);
     w.key("headline_scale_rule").value(kHeadlineScaleRule).key("speedups").begin_array();
     for (const auto& s : rep.pairs) pair_json(w, s, price);
-    w.end_array().key("left_out").begin_array();
-    for (const auto& n : rep.left_out) w.value(n);
-    w.end_array().key("notes").begin_array();
-    for (const auto& n : rep.notes) w.value(n);
-    w.end_array().end_object();
+    w.end_array().key("left_out").strings(rep.left_out).key("notes").strings(rep.notes).end_object();
     out << w.str() << "\n";
   } else if (as_csv) {
     Csv csv;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "base/file.h"
 #include "base/url.h"
 #include "submissions/store_errors.h"
 
@@ -78,10 +79,7 @@ std::string Stmt::error() const { return sqlite3_errmsg(db_); }
 // ----------------------------------------------------------------- Store
 
 std::string default_db_path() {
-  if (const char* p = std::getenv("REFEREE_DB"); p && *p) return p;
-  if (const char* x = std::getenv("XDG_DATA_HOME"); x && *x) return std::string(x) + "/referee/referee.db";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.local/share/referee/referee.db";
-  return "referee.db";
+  return base::user_path("REFEREE_DB", "XDG_DATA_HOME", ".local/share", "referee/referee.db", "referee.db");
 }
 
 namespace {

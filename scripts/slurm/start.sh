@@ -37,12 +37,14 @@ if [[ $(id -u) -ne 0 ]]; then SUDO=(sudo); fi
 
 # ------------------------------------------------------------- packages
 
+HERE=$(dirname "${BASH_SOURCE[0]}")
+# shellcheck source=../dpkg_missing.sh
+source "$HERE/../dpkg_missing.sh"
+# shellcheck source=pidfile.sh
+source "$HERE/pidfile.sh"
+
 PACKAGES=(slurm-wlm slurmctld slurmd slurm-client munge)
-missing=()
-for p in "${PACKAGES[@]}"; do
-  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-  [[ "$status" == installed ]] || missing+=("$p")
-done
+dpkg_missing "${PACKAGES[@]}"
 if ((${#missing[@]})); then
   log "installing ${missing[*]} (apt-get)"
   export DEBIAN_FRONTEND=noninteractive
@@ -63,29 +65,6 @@ for b in munged munge unmunge slurmctld slurmd sinfo sbatch scontrol; do
   command -v "$b" >/dev/null || [[ -x /usr/sbin/$b ]] || die "$b not found after installing slurm-wlm and munge"
 done
 PATH=$PATH:/usr/sbin:/sbin
-
-# ------------------------------------------------------------- helpers
-
-# alive PIDFILE: true when the pid file names a running process.
-alive() {
-  [[ -s "$1" ]] || return 1
-  local pid
-  pid=$(<"$1")
-  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null
-}
-
-# stop_pidfile PIDFILE: TERM, then KILL after 10 s.
-stop_pidfile() {
-  alive "$1" || return 0
-  local pid
-  pid=$(<"$1")
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 100); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  kill -9 "$pid" 2>/dev/null || true
-}
 
 NODE=$(hostname -s)
 [[ -n "$NODE" ]] || die "hostname -s printed nothing"

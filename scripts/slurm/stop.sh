@@ -22,28 +22,8 @@ for a in "$@"; do
 done
 PATH=$PATH:/usr/sbin:/sbin
 log() { echo "slurm/stop: $*" >&2; }
-
-alive() {
-  [[ -s "$1" ]] || return 1
-  local pid
-  pid=$(<"$1")
-  [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null
-}
-
-# stop_pidfile NAME PIDFILE: TERM, then KILL after 10 s.
-stop_pidfile() {
-  alive "$2" || return 0
-  local pid
-  pid=$(<"$2")
-  log "stopping $1 (pid $pid)"
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 100); do
-    kill -0 "$pid" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  log "$1 did not stop after 10 s: SIGKILL"
-  kill -9 "$pid" 2>/dev/null || true
-}
+# shellcheck source=pidfile.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pidfile.sh"
 
 if [[ -f "$DIR/slurm.conf" ]] && alive "$DIR/slurmctld.pid"; then
   export SLURM_CONF=$DIR/slurm.conf
@@ -59,9 +39,9 @@ if [[ -f "$DIR/slurm.conf" ]] && alive "$DIR/slurmctld.pid"; then
   fi
 fi
 
-stop_pidfile slurmd "$DIR/slurmd.pid"
-stop_pidfile slurmctld "$DIR/slurmctld.pid"
-stop_pidfile munged "$DIR/munge/munged.pid"
+stop_pidfile "$DIR/slurmd.pid" slurmd
+stop_pidfile "$DIR/slurmctld.pid" slurmctld
+stop_pidfile "$DIR/munge/munged.pid" munged
 
 if ((PURGE)); then
   log "removing $DIR"

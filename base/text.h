@@ -21,6 +21,10 @@ bool iequals(std::string_view a, std::string_view b);
 // `s` without leading and trailing ASCII white space (space, \t, \n, \v, \f, \r).
 std::string trim(std::string_view s);
 
+// The pieces of `s` between the bytes `sep`, empty ones kept: "a,,b" is
+// {"a", "", "b"}, "" is {""}, "a," is {"a", ""}.
+std::vector<std::string> split(std::string_view s, char sep);
+
 // Appends the byte `c` to *out, a control character (below 0x20 other than
 // \n and \t, and DEL) in caret notation: ESC as "^[", BEL as "^G", CR as
 // "^M", DEL as "^?".

@@ -24,6 +24,14 @@ TEST_SUITE("base") {
     CHECK(trim("none") == "none");
   }
 
+  TEST_CASE("split keeps empty pieces") {
+    CHECK(split("a,b,c", ',') == std::vector<std::string>{"a", "b", "c"});
+    CHECK(split("a,,b", ',') == std::vector<std::string>{"a", "", "b"});
+    CHECK(split("a,", ',') == std::vector<std::string>{"a", ""});
+    CHECK(split("", ',') == std::vector<std::string>{""});
+    CHECK(split("Azure+NVIDIA", '+') == std::vector<std::string>{"Azure", "NVIDIA"});
+  }
+
   TEST_CASE("caret notation: control characters other than newline and tab, DEL as ^?") {
     CHECK(caret_escape("a\x1b[2Jb\x07\x7f\tc\nd") == "a^[[2Jb^G^?\tc\nd");
     CHECK(caret_escape(std::string("\0\r", 2)) == "^@^M");

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <set>
 
+#include "base/text.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "reports/site.h"
@@ -13,21 +14,6 @@
 #include "submissions/store.h"
 
 namespace referee::cli {
-
-namespace {
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i)
-    if (i == s.size() || s[i] == ',') {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  return out;
-}
-
-}  // namespace
 
 Command report_command() {
   return {"report", "Write the dashboards (pages, charts, data files) as a static site", [](CLI::App& sub) -> std::function<int()> {
@@ -70,7 +56,7 @@ Command report_command() {
                 return kCannotCheck;
               }
               for (const auto& c : o->compare) {
-                auto parts = split_commas(c);
+                auto parts = base::split(c, ',');
                 if (parts.size() != 4) {
                   std::cerr << "referee report: --compare " << c
                             << ": expected ROUND,BENCHMARK,ORG/SYSTEM,ORG/SYSTEM, e.g. 3.1.0,gpt3,NVIDIA/eos-dfw_n1344_ngc23.09_nemo,Azure+NVIDIA/ND_H100_v5_n1344_pytorch\n";

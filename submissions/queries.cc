@@ -699,13 +699,7 @@ bool list_store(Store& s, const std::string& what, const std::string& round_text
   for (auto& row : out->rows)
     for (auto& cell : row)
       if (cell.find(',') != std::string::npos && what != "systems") {
-        std::vector<std::string> parts;
-        size_t start = 0;
-        for (size_t i = 0; i <= cell.size(); ++i)
-          if (i == cell.size() || cell[i] == ',') {
-            parts.push_back(cell.substr(start, i - start));
-            start = i + 1;
-          }
+        std::vector<std::string> parts = base::split(cell, ',');
         std::sort(parts.begin(), parts.end());
         cell = join(parts, ", ");
       }

@@ -32,13 +32,6 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::string trim(std::string_view s) {
-  size_t b = 0, e = s.size();
-  while (b < e && is_space(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && is_space(static_cast<unsigned char>(s[e - 1]))) --e;
-  return std::string(s.substr(b, e - b));
-}
-
 std::vector<std::string> split(std::string_view s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -48,6 +41,13 @@ std::vector<std::string> split(std::string_view s, char sep) {
       start = i + 1;
     }
   return out;
+}
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && is_space(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && is_space(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
 }
 
 void append_caret(std::string* out, unsigned char c) {

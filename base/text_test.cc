@@ -30,6 +30,7 @@ TEST_SUITE("base") {
     CHECK(split(",a,", ',') == V{"", "a", ""});
     CHECK(split("", ',') == V{""});
     CHECK(split("a/b", ',') == V{"a/b"});
+    CHECK(split("Azure+NVIDIA", '+') == V{"Azure", "NVIDIA"});
   }
 
   TEST_CASE("caret notation: control characters other than newline and tab, DEL as ^?") {

@@ -307,10 +307,13 @@ Command objection_command() {
                   return rv::objection_answer(s, who, op(s, who, in), status);
                 });
               };
-              auto remedy = [&](std::string* r, bool* has_factor, double* factor) {
-                *r = o->remedy;
-                *has_factor = o->factor != 0;
-                *factor = o->factor;
+              // A change that names a remedy (respond, vote, decide).
+              auto remedied = [&](auto in) {
+                change(&in);
+                in.remedy = o->remedy;
+                in.has_factor = o->factor != 0;
+                in.factor = o->factor;
+                return in;
               };
               if (file->parsed()) {
                 rv::FileObjection in;
@@ -339,11 +342,8 @@ Command objection_command() {
                   return rv::read_answer(rv::objections_json(s, who, f));
                 };
                 return send_and_print("objection list", o->client, r, local, o->json, [](const mllog::Json& b) {
-                  const auto* list = b.find("objections");
-                  if (!list || list->items.empty()) {
-                    std::cout << "no objections\n";
-                    return;
-                  }
+                  const auto* list = listed(b, "objections", "no objections");
+                  if (!list) return;
                   for (const auto& j : list->items) {
                     std::cout << "#" << opt_text(j, "id") << "  " << opt_text(j, "round") << "  " << opt_text(j, "by")
                               << " -> " << opt_text(j, "against") << "  " << opt_text(j, "state") << "  v"
@@ -362,23 +362,17 @@ Command objection_command() {
                 return send("objection evidence", path + "/evidence", in, rv::add_evidence, 201);
               }
               if (respond->parsed()) {
-                rv::Respond in;
-                change(&in);
+                auto in = remedied(rv::Respond{});
                 in.text = o->text;
-                remedy(&in.remedy, &in.has_factor, &in.factor);
                 return send("objection respond", path + "/responses", in, rv::respond, 201);
               }
               if (vote->parsed()) {
-                rv::CastVote in;
-                change(&in);
+                auto in = remedied(rv::CastVote{});
                 in.vote = o->vote;
-                remedy(&in.remedy, &in.has_factor, &in.factor);
                 return send("objection vote", path + "/votes", in, rv::vote, 201);
               }
               if (decide->parsed()) {
-                rv::Decide in;
-                change(&in);
-                remedy(&in.remedy, &in.has_factor, &in.factor);
+                auto in = remedied(rv::Decide{});
                 in.tie_break = o->tie_break;
                 in.waive = o->waive;
                 in.amend = o->amend;
@@ -449,11 +443,8 @@ review_cli::SubSetup review_log_setup() {
               if (!o->round.empty()) r.query.emplace_back("round", o->round);
               if (!o->subject.empty()) r.query.emplace_back("subject", o->subject);
               return send_and_print("review log", o->client, r, o->json, [](const mllog::Json& b) {
-                const auto* ev = b.find("events");
-                if (!ev || ev->items.empty()) {
-                  std::cout << "no events\n";
-                  return;
-                }
+                const auto* ev = listed(b, "events", "no events");
+                if (!ev) return;
                 for (const auto& e : ev->items) {
                   std::string org = text_of(e.find("organisation"));
                   std::cout << text_of(e.find("seq")) << "  " << text_of(e.find("at")) << "  " << text_of(e.find("actor"))

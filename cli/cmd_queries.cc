@@ -74,6 +74,18 @@ void add_common(CLI::App& sub, Flags* c, bool needs_round, bool needs_benchmark 
   sub.add_flag("--rescale", c->q.rescale, "use the scores the consortium's pipeline computes today instead of the published ones");
 }
 
+// The flags of a question of `kind` that names a round (unless
+// `!needs_round`) and a benchmark (unless `!needs_benchmark`), with
+// add_common's options and, when `priced`, add_price's.
+std::shared_ptr<Flags> question_flags(CLI::App& sub, QuestionKind kind, bool priced, bool needs_round = true,
+                                      bool needs_benchmark = true) {
+  auto c = std::make_shared<Flags>();
+  c->q.kind = kind;
+  add_common(sub, c.get(), needs_round, needs_benchmark);
+  if (priced) add_price(sub, c.get());
+  return c;
+}
+
 // The question as the flags give it: its format and price.
 Question question_of(const Flags& f) {
   Question q = f.q;
@@ -160,10 +172,7 @@ std::function<int()> query_handler(const char* name, CLI::App& sub, std::shared_
 
 Command compare_command() {
   return {"compare", "Results of one benchmark and round side by side", [](CLI::App& sub) -> std::function<int()> {
-            auto c = std::make_shared<Flags>();
-            c->q.kind = QuestionKind::Compare;
-            add_common(sub, c.get(), true);
-            add_price(sub, c.get());
+            auto c = question_flags(sub, QuestionKind::Compare, true);
             sub.add_option("RESULT", c->q.results, "ORG/SYSTEM or SYSTEM, two or more, each named once")->required()->expected(2, 1000);
             return query_handler("compare", sub, c);
           }};
@@ -171,10 +180,7 @@ Command compare_command() {
 
 Command leaderboard_command() {
   return {"leaderboard", "A round's results for a benchmark, fastest first", [](CLI::App& sub) -> std::function<int()> {
-            auto c = std::make_shared<Flags>();
-            c->q.kind = QuestionKind::Leaderboard;
-            add_common(sub, c.get(), true);
-            add_price(sub, c.get());
+            auto c = question_flags(sub, QuestionKind::Leaderboard, true);
             sub.add_option("--division", c->q.division, "closed or open (default: both)")
                 ->transform(CLI::IsMember({"closed", "open"}, CLI::ignore_case));
             return query_handler("leaderboard", sub, c);
@@ -184,9 +190,7 @@ Command leaderboard_command() {
 Command scaling_command() {
   return {"scaling", "One submitter's results of a benchmark at several sizes, one series per accelerator type",
           [](CLI::App& sub) -> std::function<int()> {
-            auto c = std::make_shared<Flags>();
-            c->q.kind = QuestionKind::Scaling;
-            add_common(sub, c.get(), true);
+            auto c = question_flags(sub, QuestionKind::Scaling, false);
             sub.add_option("--submitter", c->q.submitter, "submitter (system description) or organisation folder, any case")->required();
             return query_handler("scaling", sub, c);
           }};
@@ -194,10 +198,7 @@ Command scaling_command() {
 
 Command speedup_command() {
   return {"speedup", "Round-over-round speedup of a benchmark", [](CLI::App& sub) -> std::function<int()> {
-            auto c = std::make_shared<Flags>();
-            c->q.kind = QuestionKind::Speedup;
-            add_common(sub, c.get(), false, false);
-            add_price(sub, c.get());
+            auto c = question_flags(sub, QuestionKind::Speedup, true, false, false);
             auto* f_opt = sub.add_option("--from", c->q.from, "earlier round, e.g. training-3.0.0 or 3.0.0");
             auto* t_opt = sub.add_option("--to", c->q.to, "later round, e.g. training-3.1.0 or 3.1.0");
             sub.add_flag("--all-rounds", c->q.all_rounds,

@@ -63,16 +63,14 @@ SubSetup pairing_setup() {
     sub.add_option("ID", o->id, "the pairing's id (review pairings)")->required();
     sub.add_option("--status", o->status, "assigned, in-progress or done")->required();
     sub.add_option("--version", o->version, "the version you read: a stale one is refused");
-    sub.add_flag("--json", o->json, "print the JSON answer");
-    add_client_options(sub, &o->client);
+    add_answer_options(sub, &o->json, &o->client);
     return [o]() -> int {
-      resolve_client_options(&o->client);
       mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
       w.begin_object().key("status").value(o->status);
       if (o->version >= 0) w.key("version").value(o->version);
       w.end_object();
       review::Request r{"PATCH", "/api/v1/pairings/" + std::to_string(o->id), {}, w.str(), "", "", false};
-      return review_print("review pairing", call_api(o->client, r), o->json, [](const mllog::Json& p) {
+      return send_and_print("review pairing", o->client, r, o->json, [](const mllog::Json& p) {
         std::cout << "pairing " << jint(p, "id") << ": " << jstr(p, "reviewer") << " reviews " << jstr(p, "reviewed")
                   << ": " << jstr(p, "status") << " (version " << jint(p, "version") << ")\n";
       });
@@ -92,9 +90,8 @@ SubSetup report_setup() {
         ->transform(CLI::IsMember({"md", "json", "github"}, CLI::ignore_case));
     add_client_options(sub, &o->client);
     return [o]() -> int {
-      resolve_client_options(&o->client);
       review::Request r{"GET", "/api/v1/rounds/" + path_segment(o->round) + "/report", {{"format", o->format}}, "", "", "", false};
-      return review_print("review report", call_api(o->client, r), true, [](const mllog::Json&) {});
+      return send_and_print("review report", o->client, r, true, [](const mllog::Json&) {});
     };
   };
 }
@@ -114,10 +111,8 @@ SubSetup announce_setup() {
     sub.add_option("RESULT", o->results, "ORG/SYSTEM/BENCHMARK, one or more, your organisation's")->required();
     sub.add_option("--text", o->text, "which earlier logs are resubmitted, and why")->required();
     sub.add_option("--override", o->override_reason, "chairs: accept an announcement after the first meeting, with this reason");
-    sub.add_flag("--json", o->json, "print the JSON answer");
-    add_client_options(sub, &o->client);
+    add_answer_options(sub, &o->json, &o->client);
     return [o]() -> int {
-      resolve_client_options(&o->client);
       mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
       w.begin_object().key("results").begin_array();
       for (const auto& x : o->results) w.value(x);
@@ -125,7 +120,7 @@ SubSetup announce_setup() {
       if (!o->override_reason.empty()) w.key("override").value(o->override_reason);
       w.end_object();
       review::Request r{"POST", "/api/v1/rounds/" + path_segment(o->round) + "/announcements", {}, w.str(), "", "", false};
-      return review_print("resubmission announce", call_api(o->client, r), o->json, [](const mllog::Json& b) {
+      return send_and_print("resubmission announce", o->client, r, o->json, [](const mllog::Json& b) {
         if (const auto* as = b.find("announcements"))
           for (const auto& a : as->items)
             std::cout << "announced " << jint(a, "id") << ": " << jstr(a, "result") << "\n";

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/review_cli.h"
 #include "cli/review_output.h"
 #include "cli/table.h"
 #include "mllog/json_writer.h"
@@ -29,12 +30,10 @@ SubSetup list_setup() {
   return [](CLI::App& sub) -> std::function<int()> {
     auto o = std::make_shared<ClientOptions>();
     auto json = std::make_shared<bool>(false);
-    sub.add_flag("--json", *json, "print the JSON answer");
-    add_client_options(sub, o.get());
+    add_answer_options(sub, json.get(), o.get());
     return [o, json]() -> int {
-      resolve_client_options(o.get());
       review::Request r{"GET", "/api/v1/rounds", {}, "", "", "", false};
-      return review_print("round list", call_api(*o, r), *json, [](const mllog::Json& b) {
+      return send_and_print("round list", *o, r, *json, [](const mllog::Json& b) {
         Table t({"round", "state", "objections due", "publication", "version"});
         if (const auto* rs = b.find("rounds"))
           for (const auto& x : rs->items) {
@@ -69,10 +68,8 @@ SubSetup schedule_setup() {
       sub.add_option(flag, o->flags[name], std::string(name) + ": YYYY-MM-DD (end of that day, UTC) or YYYY-MM-DDTHH:MM[:SS]Z; \"\" clears it");
     }
     sub.add_option("--version", o->version, "the version you read (round show): a stale one is refused");
-    sub.add_flag("--json", o->json, "print the JSON answer");
-    add_client_options(sub, &o->client);
+    add_answer_options(sub, &o->json, &o->client);
     return [o, &sub]() -> int {
-      resolve_client_options(&o->client);
       review::Schedule defaults;
       if (!o->from_deadline.empty()) {
         std::string error;
@@ -102,7 +99,7 @@ SubSetup schedule_setup() {
         return 2;
       }
       review::Request r{"PUT", "/api/v1/rounds/" + path_segment(o->round) + "/schedule", {}, w.str(), "", "", false};
-      return review_print("round schedule", call_api(o->client, r), o->json, print_round);
+      return send_and_print("round schedule", o->client, r, o->json, print_round);
     };
   };
 }
@@ -122,10 +119,8 @@ SubSetup state_setup() {
     sub.add_option("--version", o->version, "the version you read (round show): a stale one is refused");
     sub.add_option("--override", o->override_reason,
                    "review chair: go to final or published with objections still open, for this reason");
-    sub.add_flag("--json", o->json, "print the JSON answer");
-    add_client_options(sub, &o->client);
+    add_answer_options(sub, &o->json, &o->client);
     return [o]() -> int {
-      resolve_client_options(&o->client);
       mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
       w.begin_object().key("state").value(o->state);
       if (!o->reason.empty()) w.key("reason").value(o->reason);
@@ -133,7 +128,7 @@ SubSetup state_setup() {
       if (o->version >= 0) w.key("version").value(o->version);
       w.end_object();
       review::Request r{"POST", "/api/v1/rounds/" + path_segment(o->round) + "/state", {}, w.str(), "", "", false};
-      return review_print("round state", call_api(o->client, r), o->json, print_round);
+      return send_and_print("round state", o->client, r, o->json, print_round);
     };
   };
 }

@@ -55,11 +55,8 @@ Command user_command() {
                 r.method = "GET";
                 r.path = "/api/v1/users";
                 return send_and_print("user list", o->client, r, o->json, [](const mllog::Json& b) {
-                  const auto* users = b.find("users");
-                  if (!users || users->items.empty()) {
-                    std::cout << "no users\n";
-                    return;
-                  }
+                  const auto* users = listed(b, "users", "no users");
+                  if (!users) return;
                   for (const auto& u : users->items) {
                     int live = 0, all = 0;
                     std::string prefixes;

@@ -17,6 +17,13 @@ std::string text_of(const mllog::Json* v) {
   }
 }
 
+const mllog::Json* listed(const mllog::Json& b, const char* key, const char* none) {
+  const auto* list = b.find(key);
+  if (list && !list->items.empty()) return list;
+  std::cout << none << "\n";
+  return nullptr;
+}
+
 int send_and_print(const char* cmd, const ClientOptions& o, const review::Request& r, bool json,
                    const std::function<void(const mllog::Json&)>& render) {
   ClientOptions opts = o;

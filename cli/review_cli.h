@@ -28,6 +28,10 @@ int send_and_print(const char* cmd, const ClientOptions& o, const review::Reques
 // Text of a JSON scalar ("" for null), numbers as Python prints them.
 std::string text_of(const mllog::Json* v);
 
+// The non-empty array `key` of an answer `b`; else null after printing
+// `none` and a newline ("no users"): a list's rendering starts with it.
+const mllog::Json* listed(const mllog::Json& b, const char* key, const char* none);
+
 // `referee review log [--round R] [--subject S] [--verify] [--json]`: the
 // review group's "log" subcommand (cmd_objection.cc).
 review_cli::SubSetup review_log_setup();

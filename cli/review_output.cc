@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "base/url.h"
+#include "cli/review_cli.h"
 
 namespace referee::cli::review_cli {
 
@@ -48,6 +49,11 @@ std::string path_segment(const std::string& s) {
   });
 }
 
+void add_answer_options(CLI::App& sub, bool* json, ClientOptions* client) {
+  sub.add_flag("--json", *json, "print the JSON answer");
+  add_client_options(sub, client);
+}
+
 std::function<int()> command_group(CLI::App& group,
                                    const std::vector<std::tuple<const char*, const char*, SubSetup>>& subs) {
   group.require_subcommand(1);
@@ -71,12 +77,10 @@ SubSetup round_request(const char* cmd, const char* method, const char* suffix, 
     auto o = std::make_shared<Opts>();
     if (positional) sub.add_option("ROUND", o->round, "round: training-3.1.0 or 3.1.0")->required();
     else sub.add_option("--round", o->round, "round: training-3.1.0 or 3.1.0")->required();
-    sub.add_flag("--json", o->json, "print the JSON answer");
-    add_client_options(sub, &o->client);
+    add_answer_options(sub, &o->json, &o->client);
     return [=]() -> int {
-      resolve_client_options(&o->client);
       review::Request r{method, "/api/v1/rounds/" + path_segment(o->round) + suffix, {}, "", "", "", false};
-      return review_print(cmd, call_api(o->client, r), o->json, render);
+      return send_and_print(cmd, o->client, r, o->json, render);
     };
   };
 }

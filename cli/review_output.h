@@ -28,6 +28,10 @@ int review_print(const char* cmd, const review::Response& r, bool json,
 // A review request with a path made of percent-escaped segments.
 std::string path_segment(const std::string& s);
 
+// --json ("print the JSON answer") and the client options: what a
+// subcommand that sends one review request takes.
+void add_answer_options(CLI::App& sub, bool* json, ClientOptions* client);
+
 // A command group: `setups` register each subcommand on its own CLI::App;
 // the returned handler runs the one chosen.
 using SubSetup = std::function<std::function<int()>(CLI::App&)>;

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "base/file.h"
+#include "base/text.h"
 #include "reports/pages.h"
 
 // The bundled page script, styles and chart libraries (reports/assets.h)
@@ -71,16 +72,7 @@ bool is_number(const std::string& s) {
   return !s.empty() && s.size() < 18 && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i)
-    if (i == s.size() || s[i] == sep) {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  return out;
-}
+using base::split;
 
 // A site path the site could hold: relative, '/'-separated, no empty, "." or ".." segment.
 bool clean_path(const std::string& p) {

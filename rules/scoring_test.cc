@@ -127,7 +127,8 @@ double objection_impact(rf::Review& f, const std::string& ruleset, const std::st
                               R"("],"title":"t","rule":"r","drop_runs":["result_)" + std::to_string(minutes.size()) +
                               R"(.txt"]})");
   REQUIRE_MESSAGE(r.status == 201, r.body);
-  const mllog::Json* m = rf::parse(r.body).find("objection")->find("impact")->find("minutes");
+  const mllog::Json body = rf::parse(r.body);  // m points into it
+  const mllog::Json* m = body.find("objection")->find("impact")->find("minutes");
   if (m->kind == mllog::Json::Kind::Null) return NAN;
   return m->kind == mllog::Json::Kind::Int ? static_cast<double>(m->i) : m->f;
 }

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace referee::base {
@@ -41,5 +43,14 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // equals), when it is close enough to be a typo: at most
 // max(2, name.size() / 3) edits away. "" when none is.
 std::string nearest_name(std::string_view name, const std::vector<std::string>& known);
+
+// A hash map keyed by std::string that finds a std::string_view without
+// building a string for it (heterogeneous lookup).
+struct StringViewHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <typename V>
+using StringMap = std::unordered_map<std::string, V, StringViewHash, std::equal_to<>>;
 
 }  // namespace referee::base

@@ -13,6 +13,7 @@
 #include <simdjson.h>
 #include <unordered_map>
 
+#include "base/text.h"
 #include "mllog/json.h"
 
 namespace referee::mllog {
@@ -170,19 +171,10 @@ int ParsedLog::find_key(std::string_view key) const {
 
 // --------------------------------------------------------------- LogReader
 
-struct KeyHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-struct KeyEq {
-  using is_transparent = void;
-  bool operator()(std::string_view a, std::string_view b) const { return a == b; }
-};
-
 struct LogReader::Impl {
   simdjson::dom::parser parser;
   std::string scratch;  // padded copy of one line for simdjson
-  std::unordered_map<std::string, uint32_t, KeyHash, KeyEq> key_ids;  // this parse's keys
+  base::StringMap<uint32_t> key_ids;  // this parse's keys
   uint32_t last_key = UINT32_MAX;
 };
 

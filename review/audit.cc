@@ -178,8 +178,6 @@ void read_log(const std::string& path, mllog::LogReader& reader, const RoundRule
   }
 }
 
-long long int_or_zero(Stmt& q, int i) { return q.col_null(i) ? 0 : q.col_int(i); }
-
 bool load_round(Store& s, const std::string& round, const RoundRules& rr, std::vector<ResultRow>* out,
                 std::string* error) {
   Stmt q(s.db(),
@@ -192,27 +190,9 @@ bool load_round(Store& s, const std::string& round, const RoundRules& rr, std::v
   q.bind(1, round);
   while (q.step()) {
     ResultRow r;
-    r.id = q.col_int(0);
-    r.org_id = q.col_int(1);
-    r.org = q.col_text(2);
-    r.system = q.col_text(3);
-    r.benchmark = q.col_text(4);
-    r.package_path = q.col_text(5);
-    r.resubmission = q.col_int(6) != 0;
-    r.expected_count = int_or_zero(q, 7);
-    r.has_score = !q.col_null(8);
-    r.score = q.col_double(8);
-    r.nodes = int_or_zero(q, 9);
-    r.per_node = int_or_zero(q, 10);
-    r.accelerators = int_or_zero(q, 11);
-    r.round_id = q.col_int(12);
-    r.rcp_status = q.col_text(13);
-    r.rcp_pass = q.col_int(14) != 0;
-    r.verdict = q.col_text(15);
-    r.has_norm = !q.col_null(16);
-    r.rcp_norm = q.col_double(16);
-    r.has_unscaled = !q.col_null(17);
-    r.unscaled = q.col_double(17);
+    q.row(r.id, r.org_id, r.org, r.system, r.benchmark, r.package_path, r.resubmission, r.expected_count,
+          Stmt::maybe(r.has_score, r.score), r.nodes, r.per_node, r.accelerators, r.round_id, r.rcp_status,
+          r.rcp_pass, r.verdict, Stmt::maybe(r.has_norm, r.rcp_norm), Stmt::maybe(r.has_unscaled, r.unscaled));
     out->push_back(std::move(r));
   }
   if (!q.ok()) {
@@ -226,13 +206,8 @@ bool load_round(Store& s, const std::string& round, const RoundRules& rr, std::v
     runs.bind(1, r.id);
     while (runs.step()) {
       RunRow run;
-      run.id = runs.col_int(0);
-      run.file = runs.col_text(1);
-      run.has_minutes = !runs.col_null(2);
-      run.minutes = runs.col_double(2);
-      run.counted = runs.col_int(3) != 0;
-      run.resubmission_of = int_or_zero(runs, 4);
-      run.messages_json = runs.col_text(5);
+      runs.row(run.id, run.file, Stmt::maybe(run.has_minutes, run.minutes), run.counted, run.resubmission_of,
+               run.messages_json);
       r.runs.push_back(std::move(run));
     }
     if (!runs.ok()) {
@@ -832,21 +807,10 @@ bool read_findings(Store& s, const std::string& round, const std::string& organi
   q.bind(1, round).bind(2, organisation).bind(3, kind).bind(4, id);
   while (q.step()) {
     Finding f;
-    f.id = q.col_int(0);
-    f.round_id = q.col_int(1);
-    f.organisation_id = q.col_int(2);
-    f.result_id = q.col_int(3);
-    f.round = q.col_text(4);
-    f.organisation = q.col_text(5);
-    f.kind = q.col_text(6);
-    f.rule = q.col_text(7);
-    f.summary = q.col_text(8);
-    f.evidence = parse_evidence(q.col_text(9));
-    f.has_impact = !q.col_null(10);
-    f.impact_minutes = q.col_double(10);
-    f.fingerprint = q.col_text(11);
-    f.created_at = q.col_text(12);
-    f.result = q.col_text(13);
+    std::string evidence;
+    q.row(f.id, f.round_id, f.organisation_id, f.result_id, f.round, f.organisation, f.kind, f.rule, f.summary, evidence,
+          Stmt::maybe(f.has_impact, f.impact_minutes), f.fingerprint, f.created_at, f.result);
+    f.evidence = parse_evidence(evidence);
     if (f.result.empty()) {
       // Its result was replaced by a new import: the fingerprint names it (kind:round:ORG/SYSTEM/BENCH[:what]).
       size_t a = f.kind.size() + 1 + f.round.size() + 1;

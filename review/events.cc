@@ -105,16 +105,7 @@ std::vector<Event> read_events(submissions::Store& s, const std::string& subject
   q.bind(1, subject_prefix);
   while (q.step()) {
     Event e;
-    e.seq = q.col_int(0);
-    e.at = q.col_text(1);
-    e.actor = q.col_text(2);
-    e.organisation = q.col_text(3);
-    e.role = q.col_text(4);
-    e.action = q.col_text(5);
-    e.subject = q.col_text(6);
-    e.payload_json = q.col_text(7);
-    e.prev_hash = q.col_text(8);
-    e.hash = q.col_text(9);
+    q.row(e.seq, e.at, e.actor, e.organisation, e.role, e.action, e.subject, e.payload_json, e.prev_hash, e.hash);
     out.push_back(std::move(e));
   }
   if (!q.ok()) *error = s.describe_error(q.rc(), "reading the review log");

@@ -98,22 +98,8 @@ bool load(Store& s, const Actor& who, long long id, Row* o, RoundInfo* round, Er
     *err = q.ok() ? no_objection(std::to_string(id)) : store_error(s, q.rc(), "reading the objection");
     return false;
   }
-  o->id = q.col_int(0);
-  o->round_id = q.col_int(1);
-  o->by_org = q.col_int(2);
-  o->against_org = q.col_int(3);
-  o->finding_id = q.col_int(4);
-  o->version = q.col_int(5);
-  o->by = q.col_text(6);
-  o->against = q.col_text(7);
-  o->filed_by = q.col_text(8);
-  o->title = q.col_text(9);
-  o->rule = q.col_text(10);
-  o->text = q.col_text(11);
-  o->state = q.col_text(12);
-  o->created_at = q.col_text(13);
-  o->has_impact = !q.col_null(14);
-  o->impact = q.col_double(14);
+  q.row(o->id, o->round_id, o->by_org, o->against_org, o->finding_id, o->version, o->by, o->against, o->filed_by,
+        o->title, o->rule, o->text, o->state, o->created_at, Stmt::maybe(o->has_impact, o->impact));
   Stmt x(s.db(), "SELECT result_id FROM objection_results WHERE objection_id = ?1 ORDER BY result_id");
   x.bind(1, o->id);
   while (x.step()) o->results.push_back(x.col_int(0));
@@ -174,16 +160,8 @@ bool load_finding(Store& s, long long id, Finding* f) {
          "impact_minutes FROM findings WHERE id = ?1");
   q.bind(1, id);
   if (!q.step()) return false;
-  f->id = q.col_int(0);
-  f->round_id = q.col_int(1);
-  f->org_id = q.col_int(2);
-  f->result_id = q.col_int(3);
-  f->kind = q.col_text(4);
-  f->rule = q.col_text(5);
-  f->summary = q.col_text(6);
-  f->evidence_json = q.col_text(7);
-  f->has_impact = !q.col_null(8);
-  f->impact = q.col_double(8);
+  q.row(f->id, f->round_id, f->org_id, f->result_id, f->kind, f->rule, f->summary, f->evidence_json,
+        Stmt::maybe(f->has_impact, f->impact));
   return true;
 }
 

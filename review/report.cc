@@ -49,17 +49,8 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
     q.bind(1, round_id);
     while (q.step()) {
       ReportObjection o;
-      o.id = q.col_int(0);
-      o.by = q.col_text(1);
-      o.against = q.col_text(2);
-      o.filed_by = q.col_text(3);
-      o.title = q.col_text(4);
-      o.rule = q.col_text(5);
-      o.text = q.col_text(6);
-      o.state = q.col_text(7);
-      o.has_impact = !q.col_null(8);
-      o.impact_minutes = q.col_double(8);
-      o.created_at = q.col_text(9);
+      q.row(o.id, o.by, o.against, o.filed_by, o.title, o.rule, o.text, o.state,
+            Stmt::maybe(o.has_impact, o.impact_minutes), o.created_at);
       out->objections.push_back(std::move(o));
     }
     if (failed(s, q, "reading objections", error)) return false;

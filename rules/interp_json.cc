@@ -8,6 +8,7 @@
 
 #include <simdjson.h>
 
+#include "base/text.h"
 #include "mllog/json.h"
 #include "rules/interp.h"
 
@@ -40,17 +41,9 @@ Value from_json_tree(const mllog::Json& j) {
 
 // Object names repeat on every line ("file", "lineno", "epoch_num"): share one
 // string per name and thread instead of allocating it again.
-struct NameHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-struct NameEq {
-  using is_transparent = void;
-  bool operator()(std::string_view a, std::string_view b) const { return a == b; }
-};
 
 Value object_key(std::string_view name) {
-  thread_local std::unordered_map<std::string, Value, NameHash, NameEq> cache;
+  thread_local base::StringMap<Value> cache;
   if (name.size() > 40) return Value::str(std::string(name));
   auto it = cache.find(name);
   if (it != cache.end()) return it->second;

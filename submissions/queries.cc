@@ -63,18 +63,10 @@ bool finished(Store& s, const Stmt& st, const char* what, std::string* error) {
 
 ResultRow read_row(Stmt& st, bool pipeline) {
   ResultRow r;
-  r.result_id = st.col_int(0);
-  r.round = st.col_text(1);
-  r.organisation = st.col_text(2);
-  r.submitter = st.col_text(3);
-  r.system = st.col_text(4);
-  r.benchmark = st.col_text(5);
-  r.division = st.col_text(6);
-  r.availability = normalize_availability(st.col_text(7));
-  r.accelerator = st.col_text(8);
+  st.row(r.result_id, r.round, r.organisation, r.submitter, r.system, r.benchmark, r.division, r.availability,
+         r.accelerator, r.accelerators, r.nodes);
+  r.availability = normalize_availability(r.availability);
   r.accelerator_type = accelerator_type(r.accelerator);
-  r.accelerators = st.col_int(9);
-  r.nodes = st.col_int(10);
   int score_col = pipeline ? 12 : 11;
   r.has_score = !st.col_null(score_col);
   r.score = st.col_double(score_col);

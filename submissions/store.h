@@ -38,11 +38,35 @@ class Stmt {
   double col_double(int i) const;
   std::string col_text(int i) const;
   bool col_null(int i) const;
+  // A number column that may be NULL: `has` = not NULL, `value` as col_double
+  // (0 for NULL). For row().
+  struct Maybe {
+    bool& has;
+    double& value;
+  };
+  static Maybe maybe(bool& has, double& value) { return {has, value}; }
+  // Reads the row's columns 0, 1, 2, ... into `out...` in order, each by its
+  // type: long long and int (col_int; NULL = 0), double, std::string (NULL =
+  // ""), bool (an integer not 0), Maybe.
+  template <typename... T>
+  void row(T&&... out) const {
+    int i = 0;
+    (read_col(i++, out), ...);
+  }
   bool ok() const { return rc_ == SQLITE_OK || rc_ == SQLITE_DONE || rc_ == SQLITE_ROW; }
   int rc() const { return rc_; }
   std::string error() const;
 
  private:
+  void read_col(int i, long long& v) const { v = col_int(i); }
+  void read_col(int i, int& v) const { v = static_cast<int>(col_int(i)); }
+  void read_col(int i, double& v) const { v = col_double(i); }
+  void read_col(int i, std::string& v) const { v = col_text(i); }
+  void read_col(int i, bool& v) const { v = col_int(i) != 0; }
+  void read_col(int i, Maybe m) const {
+    m.has = !col_null(i);
+    m.value = col_double(i);
+  }
   sqlite3* db_;
   sqlite3_stmt* st_ = nullptr;
   int rc_ = SQLITE_OK;

@@ -4,15 +4,22 @@
 // messages as the routes, and the same answers once encoded.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <thread>
+
 #include "review/identity.h"
 #include "review/identity_codec.h"
 #include "review/round_codec.h"
 #include "review/round_ops.h"
 #include "tests/review_fixture.h"
+#include "tests/run_referee.h"
 
 using namespace referee;
 using namespace referee::review;
 using namespace referee::testing::review_fixture;
+using referee::testing::run_referee;
 
 namespace {
 
@@ -51,6 +58,47 @@ long long record_version(Review& f) {
   q.bind(1, f.r31);
   REQUIRE(q.step());
   return q.col_int(0);
+}
+
+// `referee serve` on the store at `path`: its pid and URL.
+struct Served {
+  long pid = 0;
+  std::string url;
+  Served(const std::string& path, const fs::path& dir) {
+    std::string out_file = (dir / "serve.out").string(), err_file = (dir / "serve.err").string(), out;
+    REQUIRE(referee::testing::run_shell_capture(std::string(REFEREE_BINARY) + " serve --db '" + path +
+                                                    "' --listen 127.0.0.1:0 > '" + out_file + "' 2> '" + err_file +
+                                                    "' & echo $!",
+                                                &out) == 0);
+    pid = std::stol(out);
+    for (int i = 0; i < 500 && url.empty(); ++i) {
+      std::ifstream in(out_file);
+      std::string line;
+      if (std::getline(in, line) && line.rfind("listening on http://", 0) == 0) url = line.substr(13);
+      else std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE_MESSAGE(!url.empty(), "the server did not start");
+    if (size_t sp = url.find(' '); sp != std::string::npos) url = url.substr(0, sp);
+    while (!url.empty() && (url.back() == '\r' || url.back() == '\n')) url.pop_back();
+  }
+  ~Served() {
+    kill(static_cast<pid_t>(pid), SIGTERM);
+    for (int i = 0; i < 200 && kill(static_cast<pid_t>(pid), 0) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+};
+
+// `text` without its lines starting with `prefix` (a token, shown once, differs between two stores).
+std::string without_lines(const std::string& text, const std::string& prefix) {
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at + 1);
+    if (line.rfind(prefix, 0) != 0) out += line;
+    at = end == std::string::npos ? text.size() : end + 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -320,5 +368,69 @@ TEST_SUITE("review") {
         CHECK(u.tokens[0].revoked);
         CHECK(u.tokens[1].revoked);
       }
+  }
+
+  TEST_CASE("CLI: round, review, resubmission and user commands print the same on a local store and through a server") {
+    // Two stores made alike: one used by the CLI locally, the other behind referee serve.
+    Review local, remote;
+    local.s.reset();
+    local.api.reset();
+    remote.s.reset();
+    remote.api.reset();
+    Served server(remote.path, remote.dir.path);
+    struct Step {
+      const char* who;
+      std::string args;
+      int rc;  // 0 done; 1 refused (403, 409, 422); 2 not done (400, 404)
+    };
+    const Step steps[] = {
+        {"chair1", "round schedule 3.1.0 --from-deadline 2026-05-01", 0},
+        {"chair1", "round schedule 3.1.0 --publication 2026-04-01", 2},
+        {"chair1", "round state 3.1.0 final --version 99", 1},
+        {"nv", "round state 3.1.0 final", 1},
+        {"intel", "round show 3.1.0", 2},
+        {"intel", "review pairings --round 3.1.0", 2},
+        {"chair1", "review assign --round 3.1.0", 0},
+        {"chair1", "review assign --round 3.1.0 --json", 0},
+        {"nv", "review pairings --round 3.1.0 --json", 0},
+        {"nv", "review pairing 1 --status in-progress", 0},
+        {"goog", "review pairing 1 --status done", 1},
+        {"nv", "review pairing 999 --status done", 2},
+        {"nv", "resubmission announce --round 3.1.0 NVIDIA/eos/bert --text resubmitted", 0},
+        {"goog", "resubmission announce --round 3.1.0 NVIDIA/eos/bert --text theirs", 1},
+        {"chair1", "round state 3.1.0 final --json", 0},
+        {"chair1", "round state 3.1.0 review", 2},
+        {"dell", "round list --json", 0},
+        {"dell", "round show 3.1.0", 0},
+        {"chair1", "review report --round 9.9.9", 2},
+        {"admin1", "user add zed --org Dell --role member", 0},
+        {"admin1", "user add zed --org Dell --role member", 1},
+        {"admin1", "user add yan --org Acme --role member", 1},
+        {"admin1", "user add xi --role king", 2},
+        {"nv", "user list", 1},
+        {"admin1", "user token zed", 0},
+        {"admin1", "user token nobody", 2},
+        {"admin1", "user revoke zed", 0},
+        {"chair1", "user revoke zed", 1},
+    };
+    for (const auto& [who, args, rc] : steps) {
+      CAPTURE(who);
+      CAPTURE(args);
+      std::string here, there;
+      int here_rc = run_referee(args + " --token " + local.token.at(who) + " --db '" + local.path + "'", &here);
+      int there_rc = run_referee(args + " --token " + remote.token.at(who) + " --server " + server.url, &there);
+      CHECK(here_rc == rc);
+      CHECK(there_rc == rc);
+      CHECK(without_lines(without_lines(here, "token: "), "new token for ") ==
+            without_lines(without_lines(there, "token: "), "new token for "));
+    }
+    // The report as text, each store's own, comes out of both.
+    std::string here, there;
+    CHECK(run_referee("review report --round 3.1.0 --token " + local.token.at("chair1") + " --db '" + local.path + "'",
+                      &here) == 0);
+    CHECK(run_referee("review report --round 3.1.0 --token " + remote.token.at("chair1") + " --server " + server.url,
+                      &there) == 0);
+    CHECK(contains(here, "training-3.1.0"));
+    CHECK(contains(there, "training-3.1.0"));
   }
 }

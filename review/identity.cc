@@ -25,14 +25,6 @@ bool valid_name(const std::string& n) {
   return true;
 }
 
-// 403 unless the actor is an administrator.
-bool admin_only(const Actor& who, Error* err) {
-  if (authorize(who, Action::ManageUsers, {}, "") != Access::Forbidden) return true;
-  *err = forbidden("only an administrator manages users and tokens (you are " + who.user + ", " + role_name(who.role) +
-                   ")");
-  return false;
-}
-
 // Makes a token for `user_id` inside the caller's transaction.
 bool new_token(submissions::Store& s, long long user_id, std::string* token, std::string* prefix, Error* err) {
   if (sodium_init() < 0) {
@@ -71,7 +63,7 @@ template <typename T>
 Result<T> user_write(submissions::Store& s, const Actor& who, const std::string& name,
                      const std::function<Result<T>(const User&, Change*)>& change) {
   Error e;
-  if (!admin_only(who, &e)) return e;
+  if (!may_manage_users(who, &e)) return e;
   T answer;
   auto w = write(s, who, [&](Change* event) -> Result<long long> {
     User u;
@@ -87,9 +79,16 @@ Result<T> user_write(submissions::Store& s, const Actor& who, const std::string&
 
 }  // namespace
 
+bool may_manage_users(const Actor& who, Error* err) {
+  if (authorize(who, Action::ManageUsers, {}, "") != Access::Forbidden) return true;
+  *err = forbidden("only an administrator manages users and tokens (you are " + who.user + ", " + role_name(who.role) +
+                   ")");
+  return false;
+}
+
 Result<NewToken> add_user(submissions::Store& s, const Actor& who, const AddUser& in) {
   Error e;
-  if (!admin_only(who, &e)) return e;
+  if (!may_manage_users(who, &e)) return e;
   const std::string& name = in.name;
   const std::string& org = in.organisation;
   if (!valid_name(name))
@@ -185,7 +184,7 @@ Result<Revoked> revoke_user(submissions::Store& s, const Actor& who, const Revok
 
 Result<Revoked> revoke_token(submissions::Store& s, const Actor& who, const RevokeToken& in) {
   Error e;
-  if (!admin_only(who, &e)) return e;
+  if (!may_manage_users(who, &e)) return e;
   const std::string& prefix = in.prefix;
   Revoked out;
   auto w = write(s, who, [&](Change* event) -> Result<long long> {

@@ -61,6 +61,11 @@ struct Revoked {
   long long revoked = 0;
 };
 
+// Whether the actor may manage users and tokens (an administrator); else
+// false with the 403. Every operation here but list_users checks it first;
+// the routes check it before they read the body.
+bool may_manage_users(const Actor& who, Error* err);
+
 Result<NewToken> add_user(submissions::Store& s, const Actor& who, const AddUser& in);
 // Every user, by name, with their tokens (prefixes only).
 Result<std::vector<User>> list_users(submissions::Store& s, const Actor& who);

@@ -13,11 +13,19 @@ namespace {
 using mllog::Json;
 using mllog::JsonWriter;
 
+// The 403 of an actor who is not an administrator, before the body is read.
+bool refused(Context& c, Response* err) {
+  Error e;
+  if (may_manage_users(c.who, &e)) return false;
+  *err = error_response(e);
+  return true;
+}
+
 Response post_user(Context& c) {
   Json body;
   Response err;
   AddUser in;
-  if (!parse_body(c.req, {"name", "organisation", "role", "create_organisation"}, &body, &err) ||
+  if (refused(c, &err) || !parse_body(c.req, {"name", "organisation", "role", "create_organisation"}, &body, &err) ||
       !body_string(body, "name", true, &in.name, &err) || !body_string(body, "organisation", false, &in.organisation, &err) ||
       !body_string(body, "role", true, &in.role, &err) || !body_bool(body, "create_organisation", &in.create_organisation, &err))
     return err;
@@ -29,14 +37,14 @@ Response get_users(Context& c) { return users_answer(list_users(c.store, c.who))
 Response post_token(Context& c) {
   Json body;
   Response err;
-  if (!parse_body(c.req, {}, &body, &err)) return err;
+  if (refused(c, &err) || !parse_body(c.req, {}, &body, &err)) return err;
   return token_answer(issue_token(c.store, c.who, IssueToken{c.params[0]}));
 }
 
 Response post_revoke_user(Context& c) {
   Json body;
   Response err;
-  if (!parse_body(c.req, {}, &body, &err)) return err;
+  if (refused(c, &err) || !parse_body(c.req, {}, &body, &err)) return err;
   return revoked_answer(revoke_user(c.store, c.who, RevokeUser{c.params[0]}));
 }
 
@@ -44,7 +52,7 @@ Response post_revoke_token(Context& c) {
   Json body;
   Response err;
   RevokeToken in;
-  if (!parse_body(c.req, {"prefix"}, &body, &err) || !body_string(body, "prefix", true, &in.prefix, &err)) return err;
+  if (refused(c, &err) || !parse_body(c.req, {"prefix"}, &body, &err) || !body_string(body, "prefix", true, &in.prefix, &err)) return err;
   return revoked_answer(revoke_token(c.store, c.who, in));
 }
 

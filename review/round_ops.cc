@@ -62,11 +62,18 @@ int status_rank(const std::string& s) { return s == "assigned" ? 0 : s == "in-pr
 
 }  // namespace
 
+bool role_may(const Actor& who, Action action, Error* err) {
+  const char* what = action == Action::SetSchedule        ? "sets a round's schedule"
+                     : action == Action::ChangeRoundState ? "changes a round's state"
+                                                          : "assigns the required reviews";
+  return allowed(who, action, std::string("only a review chair or an administrator ") + what, err);
+}
+
 // ------------------------------------------------------------ the schedule
 
 Result<RoundInfo> set_schedule(Store& s, const Actor& who, const SetSchedule& in) {
   Error e;
-  if (!allowed(who, Action::SetSchedule, "only a review chair or an administrator sets a round's schedule", &e)) return e;
+  if (!role_may(who, Action::SetSchedule, &e)) return e;
   auto fields = schedule_fields();
   for (const auto& [name, text] : in.dates)
     if (std::none_of(fields.begin(), fields.end(), [&](const auto& f) { return name == f.first; }))
@@ -128,8 +135,7 @@ Result<RoundInfo> set_schedule(Store& s, const Actor& who, const SetSchedule& in
 
 Result<RoundInfo> change_round_state(Store& s, const Actor& who, const ChangeRoundState& in) {
   Error e;
-  if (!allowed(who, Action::ChangeRoundState, "only a review chair or an administrator changes a round's state", &e))
-    return e;
+  if (!role_may(who, Action::ChangeRoundState, &e)) return e;
   if (!in.override_reason.empty() &&
       !allowed(who, Action::OverrideDeadline, "only a review chair may override open objections", &e, {}, "review",
                "leave out --override (API field `override`)"))
@@ -190,8 +196,7 @@ Result<RoundInfo> change_round_state(Store& s, const Actor& who, const ChangeRou
 
 Result<Assignment> assign_pairings(Store& s, const Actor& who, const AssignPairings& in) {
   Error e;
-  if (!allowed(who, Action::AssignPairings, "only a review chair or an administrator assigns the required reviews", &e))
-    return e;
+  if (!role_may(who, Action::AssignPairings, &e)) return e;
   RoundInfo r;
   if (!find_round(s, who, in.round, &r, &e)) return e;
   std::vector<SubmitterCount> subs;

@@ -94,6 +94,13 @@ struct Announced {
   std::vector<Announcement> announcements;
 };
 
+// Whether the actor's role lets them set a schedule, change a round's state
+// or assign pairings at all (Action::SetSchedule, ChangeRoundState,
+// AssignPairings: chairs and administrators); else false with the 403. The
+// operations check it first; the routes check it before they read the body,
+// so that a refused actor is told so whatever they sent.
+bool role_may(const Actor& who, Action action, Error* err);
+
 // Each write answers with what it left: the round's review record as it is
 // after the commit (read again, the embargo first), the assignment, the
 // pairing, or the announcements made.

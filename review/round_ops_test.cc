@@ -8,6 +8,8 @@
 #include <csignal>
 #include <fstream>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include "review/identity.h"
 #include "review/identity_codec.h"
@@ -281,6 +283,25 @@ TEST_SUITE("rounds") {
     auto rows = round_announcements(*f.s, actor(f, "goog"), "3.1.0");
     REQUIRE(rows.ok());
     CHECK(rows.value().rows.size() == 1);
+  }
+
+  TEST_CASE("routes: an actor whose role may not make the request is refused (403) whatever body they sent") {
+    Review f;
+    long long before = f.count("events");
+    for (const auto& [method, path, body] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"PUT", "/api/v1/rounds/3.1.0/schedule", R"({"deadline": 1})"},
+             {"POST", "/api/v1/rounds/3.1.0/state", "not json"},
+             {"POST", "/api/v1/rounds/3.1.0/pairings", R"({"x": 1})"},
+             {"POST", "/api/v1/users", R"({"name": 5})"},
+             {"POST", "/api/v1/users/nv/tokens", R"({"x": 1})"},
+             {"POST", "/api/v1/users/nv/revoke", "["},
+             {"POST", "/api/v1/tokens/revoke", "{}"}}) {
+      CAPTURE(path);
+      Response r = f.call("nv", method, path, body);
+      CHECK(r.status == 403);
+      CHECK(f.call("admin1", method, path, body).status == 400);  // the same body from one who may: read, and refused
+    }
+    CHECK(f.count("events") == before);  // nothing written
   }
 
   TEST_CASE("typed answers are the API's: the same bytes as the route given the request body made from the value") {

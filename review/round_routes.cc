@@ -18,9 +18,18 @@ Response list_rounds(Context& c) { return rounds_answer(visible_rounds(c.store, 
 
 Response get_round(Context& c) { return round_answer(show_round(c.store, c.who, c.params[0])); }
 
+// The 403 of an actor whose role may not make the request, before its body is read.
+bool refused(Context& c, Action action, Response* err) {
+  Error e;
+  if (role_may(c.who, action, &e)) return false;
+  *err = error_response(e);
+  return true;
+}
+
 Response put_schedule(Context& c) {
   Json body;
   Response err;
+  if (refused(c, Action::SetSchedule, &err)) return err;
   if (!parse_body(c.req,
                   {"submission_deadline", "objections_due", "responses_due", "decisions_due", "scores_final",
                    "publication", "first_meeting", "version"},
@@ -42,7 +51,8 @@ Response post_state(Context& c) {
   Response err;
   ChangeRoundState in;
   in.round = c.params[0];
-  if (!parse_body(c.req, {"state", "version", "reason", "override"}, &body, &err) ||
+  if (refused(c, Action::ChangeRoundState, &err) ||
+      !parse_body(c.req, {"state", "version", "reason", "override"}, &body, &err) ||
       !body_string(body, "state", true, &in.state, &err) || !body_string(body, "reason", false, &in.reason, &err) ||
       !body_string(body, "override", false, &in.override_reason, &err) || !read_expected(c.req, body, &in.version, &err))
     return err;
@@ -52,7 +62,7 @@ Response post_state(Context& c) {
 Response post_pairings(Context& c) {
   Json body;
   Response err;
-  if (!parse_body(c.req, {}, &body, &err)) return err;
+  if (refused(c, Action::AssignPairings, &err) || !parse_body(c.req, {}, &body, &err)) return err;
   return assignment_answer(assign_pairings(c.store, c.who, AssignPairings{c.params[0]}));
 }
 

@@ -15,7 +15,6 @@
 
 #include "review/actor.h"
 #include "review/policy.h"
-#include "review/report.h"
 #include "review/result.h"
 #include "review/rounds.h"
 #include "submissions/store.h"

@@ -40,10 +40,10 @@ review::Response call_api(const ClientOptions& o, review::Request r);
 
 // A review operation, where the options say: with a server, `remote` is
 // sent over HTTP (as call_api); else `local` runs the typed operation
-// (review/objections.h) on the local store as the actor the token names
-// (no token: the local administrator) and answers what the API would. The
-// errors of a missing store, a bad token and a store that does not open are
-// call_api's.
+// (review/objections.h, review/round_ops.h, review/identity.h) on the local
+// store as the actor the token names (no token: the local administrator)
+// and answers what the API would. The errors of a missing store, a bad token
+// and a store that does not open are call_api's.
 using LocalCall = std::function<review::Response(submissions::Store& store, const review::Actor& who)>;
 review::Response call_review(const ClientOptions& o, const review::Request& remote, const LocalCall& local);
 

@@ -1,14 +1,17 @@
 // referee review assign|pairings|pairing|report and referee resubmission
-// announce|list, through the review API (docs/review.md, "Rounds, pairings
-// and the report"). Each subcommand is its own function so that the group
-// can take more (review log lives with the audit trail's commands).
+// announce|list (docs/review.md, "Rounds, pairings and the report"). The
+// flags fill the typed operations of review/round_ops.h: run on the local
+// store, or sent to --server as the request made from the same value. Each
+// subcommand is its own function so that the group can take more (review
+// log lives with the audit trail's commands).
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/review_output.h"
 #include "cli/review_cli.h"
 #include "cli/table.h"
-#include "mllog/json_writer.h"
+#include "review/round_codec.h"
+#include "review/round_ops.h"
 
 namespace referee::cli {
 
@@ -65,12 +68,15 @@ SubSetup pairing_setup() {
     sub.add_option("--version", o->version, "the version you read: a stale one is refused");
     add_answer_options(sub, &o->json, &o->client);
     return [o]() -> int {
-      mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-      w.begin_object().key("status").value(o->status);
-      if (o->version >= 0) w.key("version").value(o->version);
-      w.end_object();
-      review::Request r{"PATCH", "/api/v1/pairings/" + std::to_string(o->id), {}, w.str(), "", "", false};
-      return send_and_print("review pairing", o->client, r, o->json, [](const mllog::Json& p) {
+      review::UpdatePairing in;
+      in.pairing = o->id;
+      in.status = o->status;
+      in.version = {o->version >= 0, o->version};
+      review::Request r{"PATCH", "/api/v1/pairings/" + std::to_string(o->id), {}, review::request_body(in), "", "", false};
+      auto local = [&](submissions::Store& s, const review::Actor& who) {
+        return review::pairing_answer(review::update_pairing(s, who, in));
+      };
+      return send_and_print("review pairing", o->client, r, local, o->json, [](const mllog::Json& p) {
         std::cout << "pairing " << jint(p, "id") << ": " << jstr(p, "reviewer") << " reviews " << jstr(p, "reviewed")
                   << ": " << jstr(p, "status") << " (version " << jint(p, "version") << ")\n";
       });
@@ -91,7 +97,10 @@ SubSetup report_setup() {
     add_client_options(sub, &o->client);
     return [o]() -> int {
       review::Request r{"GET", "/api/v1/rounds/" + path_segment(o->round) + "/report", {{"format", o->format}}, "", "", "", false};
-      return send_and_print("review report", o->client, r, true, [](const mllog::Json&) {});
+      auto local = [&](submissions::Store& s, const review::Actor& who) {
+        return review::report_answer(review::round_report(s, who, o->round, o->format));
+      };
+      return send_and_print("review report", o->client, r, local, true, [](const mllog::Json&) {});
     };
   };
 }
@@ -113,14 +122,17 @@ SubSetup announce_setup() {
     sub.add_option("--override", o->override_reason, "chairs: accept an announcement after the first meeting, with this reason");
     add_answer_options(sub, &o->json, &o->client);
     return [o]() -> int {
-      mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-      w.begin_object().key("results").begin_array();
-      for (const auto& x : o->results) w.value(x);
-      w.end_array().key("text").value(o->text);
-      if (!o->override_reason.empty()) w.key("override").value(o->override_reason);
-      w.end_object();
-      review::Request r{"POST", "/api/v1/rounds/" + path_segment(o->round) + "/announcements", {}, w.str(), "", "", false};
-      return send_and_print("resubmission announce", o->client, r, o->json, [](const mllog::Json& b) {
+      review::AnnounceResubmission in;
+      in.round = o->round;
+      in.results = o->results;
+      in.text = o->text;
+      in.override_reason = o->override_reason;
+      review::Request r{"POST", "/api/v1/rounds/" + path_segment(o->round) + "/announcements", {}, review::request_body(in),
+                        "", "", false};
+      auto local = [&](submissions::Store& s, const review::Actor& who) {
+        return review::announced_answer(review::announce_resubmission(s, who, in));
+      };
+      return send_and_print("resubmission announce", o->client, r, local, o->json, [](const mllog::Json& b) {
         if (const auto* as = b.find("announcements"))
           for (const auto& a : as->items)
             std::cout << "announced " << jint(a, "id") << ": " << jstr(a, "result") << "\n";
@@ -138,6 +150,19 @@ void print_announcements(const mllog::Json& b) {
   t.print(std::cout);
 }
 
+// The typed operations behind the round requests (round_request).
+review::Response assign(submissions::Store& s, const review::Actor& who, const std::string& round) {
+  return review::assignment_answer(review::assign_pairings(s, who, review::AssignPairings{round}));
+}
+
+review::Response pairings(submissions::Store& s, const review::Actor& who, const std::string& round) {
+  return review::pairings_answer(review::round_pairings(s, who, round));
+}
+
+review::Response announcements(submissions::Store& s, const review::Actor& who, const std::string& round) {
+  return review::announcements_answer(review::round_announcements(s, who, round));
+}
+
 }  // namespace
 
 Command review_command() {
@@ -145,9 +170,9 @@ Command review_command() {
           [](CLI::App& sub) -> std::function<int()> {
             return command_group(sub, {
                 {"assign", "Compute the required reviews of a round (idempotent)",
-                 round_request("review assign", "POST", "/pairings", false, print_assigned)},
+                 round_request("review assign", "POST", "/pairings", false, assign, print_assigned)},
                 {"pairings", "The required reviews of a round and their status",
-                 round_request("review pairings", "GET", "/pairings", false, print_pairings)},
+                 round_request("review pairings", "GET", "/pairings", false, pairings, print_pairings)},
                 {"pairing", "Set a required review's status", pairing_setup()},
                 {"report", "The committee's agenda and minutes (md, json, github)", report_setup()},
                 {"log", "The review's audit trail, or --verify its hash chain", review_log_setup()},
@@ -160,7 +185,7 @@ Command resubmission_command() {
           [](CLI::App& sub) -> std::function<int()> {
             return command_group(sub, {{"announce", "Announce your organisation's resubmitted results", announce_setup()},
                                        {"list", "The announcements of a round",
-                                        round_request("resubmission list", "GET", "/announcements", false, print_announcements)}});
+                                        round_request("resubmission list", "GET", "/announcements", false, announcements, print_announcements)}});
           }};
 }
 

@@ -1,12 +1,15 @@
-// referee round show|list|schedule|state: a round's review record through
-// the review API (docs/review.md, "Rounds, pairings and the report").
+// referee round show|list|schedule|state: a round's review record
+// (docs/review.md, "Rounds, pairings and the report"). The flags fill the
+// typed operations of review/round_ops.h: run on the local store, or sent to
+// --server as the request body made from the same value.
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/review_cli.h"
 #include "cli/review_output.h"
 #include "cli/table.h"
-#include "mllog/json_writer.h"
+#include "review/round_codec.h"
+#include "review/round_ops.h"
 #include "review/rounds.h"
 
 namespace referee::cli {
@@ -26,6 +29,10 @@ void print_round(const mllog::Json& r) {
   }
 }
 
+review::Response show_round(submissions::Store& s, const review::Actor& who, const std::string& round) {
+  return review::round_answer(review::show_round(s, who, round));
+}
+
 SubSetup list_setup() {
   return [](CLI::App& sub) -> std::function<int()> {
     auto o = std::make_shared<ClientOptions>();
@@ -33,7 +40,10 @@ SubSetup list_setup() {
     add_answer_options(sub, json.get(), o.get());
     return [o, json]() -> int {
       review::Request r{"GET", "/api/v1/rounds", {}, "", "", "", false};
-      return send_and_print("round list", *o, r, *json, [](const mllog::Json& b) {
+      auto local = [](submissions::Store& s, const review::Actor& who) {
+        return review::rounds_answer(review::visible_rounds(s, who));
+      };
+      return send_and_print("round list", *o, r, local, *json, [](const mllog::Json& b) {
         Table t({"round", "state", "objections due", "publication", "version"});
         if (const auto* rs = b.find("rounds"))
           for (const auto& x : rs->items) {
@@ -78,28 +88,24 @@ SubSetup schedule_setup() {
           return 2;
         }
       }
-      mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-      w.begin_object();
-      int fields = 0;
+      review::SetSchedule in;
+      in.round = o->round;
       for (auto& [name, field] : review::schedule_fields()) {
         std::string flag = std::string("--") + name;
         for (auto& ch : flag) if (ch == '_') ch = '-';
-        if (sub.count(flag)) {
-          w.key(name).value(o->flags[name]);
-          ++fields;
-        } else if (!(defaults.*field).empty()) {
-          w.key(name).value(defaults.*field);
-          ++fields;
-        }
+        if (sub.count(flag)) in.dates[name] = o->flags[name];
+        else if (!(defaults.*field).empty()) in.dates[name] = defaults.*field;
       }
-      if (o->version >= 0) w.key("version").value(o->version);
-      w.end_object();
-      if (fields == 0) {
+      in.version = {o->version >= 0, o->version};
+      if (in.dates.empty()) {
         std::cerr << "referee round schedule: no date given\n  hint: --from-deadline DATE, or --objections-due DATE etc.\n";
         return 2;
       }
-      review::Request r{"PUT", "/api/v1/rounds/" + path_segment(o->round) + "/schedule", {}, w.str(), "", "", false};
-      return send_and_print("round schedule", o->client, r, o->json, print_round);
+      review::Request r{"PUT", "/api/v1/rounds/" + path_segment(o->round) + "/schedule", {}, review::request_body(in), "", "", false};
+      auto local = [&](submissions::Store& s, const review::Actor& who) {
+        return review::round_answer(review::set_schedule(s, who, in));
+      };
+      return send_and_print("round schedule", o->client, r, local, o->json, print_round);
     };
   };
 }
@@ -121,14 +127,17 @@ SubSetup state_setup() {
                    "review chair: go to final or published with objections still open, for this reason");
     add_answer_options(sub, &o->json, &o->client);
     return [o]() -> int {
-      mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-      w.begin_object().key("state").value(o->state);
-      if (!o->reason.empty()) w.key("reason").value(o->reason);
-      if (!o->override_reason.empty()) w.key("override").value(o->override_reason);
-      if (o->version >= 0) w.key("version").value(o->version);
-      w.end_object();
-      review::Request r{"POST", "/api/v1/rounds/" + path_segment(o->round) + "/state", {}, w.str(), "", "", false};
-      return send_and_print("round state", o->client, r, o->json, print_round);
+      review::ChangeRoundState in;
+      in.round = o->round;
+      in.state = o->state;
+      in.reason = o->reason;
+      in.override_reason = o->override_reason;
+      in.version = {o->version >= 0, o->version};
+      review::Request r{"POST", "/api/v1/rounds/" + path_segment(o->round) + "/state", {}, review::request_body(in), "", "", false};
+      auto local = [&](submissions::Store& s, const review::Actor& who) {
+        return review::round_answer(review::change_round_state(s, who, in));
+      };
+      return send_and_print("round state", o->client, r, local, o->json, print_round);
     };
   };
 }
@@ -137,7 +146,7 @@ SubSetup state_setup() {
 
 Command round_command() {
   return {"round", "A round's review: show, list, schedule, state", [](CLI::App& sub) -> std::function<int()> {
-            return command_group(sub, {{"show", "A round's state, schedule and version", round_request("round show", "GET", "", true, print_round)},
+            return command_group(sub, {{"show", "A round's state, schedule and version", round_request("round show", "GET", "", true, show_round, print_round)},
                                        {"list", "Rounds you may see, with their state", list_setup()},
                                        {"schedule", "Set a round's review dates (creates its review record)", schedule_setup()},
                                        {"state", "Move a round: review -> final -> published (or final -> review)", state_setup()}});

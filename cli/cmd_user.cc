@@ -1,10 +1,13 @@
 // referee user add|list|revoke|token: users of the review and their tokens.
+// The flags fill the typed operations of review/identity.h: run on the local
+// store, or sent to --server as the request made from the same value.
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/review_cli.h"
-#include "mllog/json_writer.h"
+#include "review/identity.h"
+#include "review/identity_codec.h"
 
 namespace referee::cli {
 
@@ -32,16 +35,17 @@ Command user_command() {
               s->add_flag("--json", o->json, "print the answer as JSON");
             }
             return [o, add, list, revoke, token]() -> int {
+              namespace rv = review;
               review::Request r;
               if (add->parsed()) {
+                rv::AddUser in{o->name, o->org, o->role, o->create_org};
                 r.method = "POST";
                 r.path = "/api/v1/users";
-                mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-                w.begin_object().key("name").value(o->name).key("role").value(o->role);
-                if (!o->org.empty()) w.key("organisation").value(o->org);
-                if (o->create_org) w.key("create_organisation").value(true);
-                r.body = w.end_object().str();
-                return send_and_print("user add", o->client, r, o->json, [](const mllog::Json& b) {
+                r.body = rv::request_body(in);
+                auto local = [&](submissions::Store& s, const rv::Actor& who) {
+                  return rv::added_user_answer(rv::add_user(s, who, in));
+                };
+                return send_and_print("user add", o->client, r, local, o->json, [](const mllog::Json& b) {
                   const auto* u = b.find("user");
                   std::string org = u ? text_of(u->find("organisation")) : "";
                   std::cout << "user " << text_of(u ? u->find("name") : nullptr) << " added: "
@@ -54,7 +58,10 @@ Command user_command() {
               if (list->parsed()) {
                 r.method = "GET";
                 r.path = "/api/v1/users";
-                return send_and_print("user list", o->client, r, o->json, [](const mllog::Json& b) {
+                auto local = [](submissions::Store& s, const rv::Actor& who) {
+                  return rv::users_answer(rv::list_users(s, who));
+                };
+                return send_and_print("user list", o->client, r, local, o->json, [](const mllog::Json& b) {
                   const auto* users = listed(b, "users", "no users");
                   if (!users) return;
                   for (const auto& u : users->items) {
@@ -79,7 +86,10 @@ Command user_command() {
               if (revoke->parsed()) {
                 r.method = "POST";
                 r.path = "/api/v1/users/" + review_cli::path_segment(o->name) + "/revoke";
-                return send_and_print("user revoke", o->client, r, o->json, [](const mllog::Json& b) {
+                auto local = [&](submissions::Store& s, const rv::Actor& who) {
+                  return rv::revoked_answer(rv::revoke_user(s, who, rv::RevokeUser{o->name}));
+                };
+                return send_and_print("user revoke", o->client, r, local, o->json, [](const mllog::Json& b) {
                   std::cout << "revoked " << text_of(b.find("revoked")) << " token(s) of " << text_of(b.find("user"))
                             << "\n";
                 });
@@ -87,7 +97,10 @@ Command user_command() {
               r.method = "POST";
               r.path = "/api/v1/users/" + review_cli::path_segment(o->name) + "/tokens";
               (void)token;
-              return send_and_print("user token", o->client, r, o->json, [](const mllog::Json& b) {
+              auto local = [&](submissions::Store& s, const rv::Actor& who) {
+                return rv::token_answer(rv::issue_token(s, who, rv::IssueToken{o->name}));
+              };
+              return send_and_print("user token", o->client, r, local, o->json, [](const mllog::Json& b) {
                 std::cout << "new token for " << text_of(b.find("user")) << ": " << text_of(b.find("token")) << "\n"
                           << "The token is shown only this once; the store keeps only its hash.\n";
               });

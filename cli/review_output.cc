@@ -66,7 +66,7 @@ std::function<int()> command_group(CLI::App& group,
   return [chosen]() -> int { return *chosen ? (*chosen)() : 2; };
 }
 
-SubSetup round_request(const char* cmd, const char* method, const char* suffix, bool positional,
+SubSetup round_request(const char* cmd, const char* method, const char* suffix, bool positional, RoundCall local,
                        std::function<void(const mllog::Json&)> render) {
   return [=](CLI::App& sub) -> std::function<int()> {
     struct Opts {
@@ -80,7 +80,8 @@ SubSetup round_request(const char* cmd, const char* method, const char* suffix, 
     add_answer_options(sub, &o->json, &o->client);
     return [=]() -> int {
       review::Request r{method, "/api/v1/rounds/" + path_segment(o->round) + suffix, {}, "", "", "", false};
-      return send_and_print(cmd, o->client, r, o->json, render);
+      auto typed = [&](submissions::Store& s, const review::Actor& who) { return local(s, who, o->round); };
+      return send_and_print(cmd, o->client, r, typed, o->json, render);
     };
   };
 }

@@ -38,11 +38,15 @@ using SubSetup = std::function<std::function<int()>(CLI::App&)>;
 std::function<int()> command_group(CLI::App& group,
                                    const std::vector<std::tuple<const char*, const char*, SubSetup>>& subs);
 
-// A subcommand that sends `method` to the round's resource
-// /api/v1/rounds/{round}`suffix`: the round from --round (or the positional
-// ROUND when `positional`), --json and the client options; prints the answer
-// with `render` as review_print does.
-SubSetup round_request(const char* cmd, const char* method, const char* suffix, bool positional,
+// A subcommand on a round's resource: the round from --round (or the
+// positional ROUND when `positional`), --json and the client options. On the
+// local store it runs `local` (a typed operation of review/round_ops.h and
+// its answer); with a server it sends `method` to
+// /api/v1/rounds/{round}`suffix`. Prints the answer with `render` as
+// review_print does.
+using RoundCall =
+    std::function<review::Response(submissions::Store& store, const review::Actor& who, const std::string& round)>;
+SubSetup round_request(const char* cmd, const char* method, const char* suffix, bool positional, RoundCall local,
                        std::function<void(const mllog::Json&)> render);
 
 // JSON field readers for rendering (empty / 0 when absent).

@@ -1,12 +1,13 @@
-// Users, their tokens and /me. A token is "rft_" and 64 hex digits of
-// libsodium randomness, returned once; the store keeps only its BLAKE2b-256
-// hash (as Api::authenticate computes it) and its first 12 characters.
+// Users and their tokens as typed operations (review/identity.h).
+#include "review/identity.h"
+
 #include <sodium.h>
 
 #include <functional>
 
 #include "base/digest.h"
 #include "mllog/json_writer.h"
+#include "review/api.h"
 #include "review/events.h"
 #include "review/policy.h"
 #include "review/router.h"
@@ -15,8 +16,6 @@ namespace referee::review {
 
 namespace {
 
-std::string hash_of(const std::string& token) { return token_hash(token); }
-
 bool valid_name(const std::string& n) {
   if (n.empty() || n.size() > 64) return false;
   for (char ch : n)
@@ -24,14 +23,6 @@ bool valid_name(const std::string& n) {
           ch == '-' || ch == '@'))
       return false;
   return true;
-}
-
-// 403 unless the actor is an administrator.
-bool admin_only(const Context& c, Response* err) {
-  if (authorize(c.who, Action::ManageUsers, {}, "") != Access::Forbidden) return true;
-  *err = error_response(forbidden("only an administrator manages users and tokens (you are " + c.who.user + ", " +
-                                  role_name(c.who.role) + ")"));
-  return false;
 }
 
 // Makes a token for `user_id` inside the caller's transaction.
@@ -45,7 +36,7 @@ bool new_token(submissions::Store& s, long long user_id, std::string* token, std
   *token = "rft_" + base::hex(raw, sizeof raw);
   *prefix = token->substr(0, 12);
   submissions::Stmt ins(s.db(), "INSERT INTO tokens (user_id, hash, prefix, created_at) VALUES (?1, ?2, ?3, ?4)");
-  ins.bind(1, user_id).bind(2, hash_of(*token)).bind(3, *prefix).bind(4, now_utc());
+  ins.bind(1, user_id).bind(2, token_hash(*token)).bind(3, *prefix).bind(4, now_utc());
   if (!ins.run()) {
     *err = store_error(s, ins.rc(), "storing the token");
     return false;
@@ -53,170 +44,151 @@ bool new_token(submissions::Store& s, long long user_id, std::string* token, std
   return true;
 }
 
-struct UserRow {
-  long long id = 0;
-  std::string name, organisation, role, created_at, disabled_at;
-};
+const char* const kUserColumns =
+    "SELECT u.id, u.name, COALESCE(o.name, ''), u.role, u.created_at FROM users u LEFT JOIN organisations o ON o.id = "
+    "u.organisation_id";
 
-bool find_user(submissions::Store& s, const std::string& name, UserRow* out) {
-  submissions::Stmt q(s.db(),
-                      "SELECT u.id, u.name, COALESCE(o.name, ''), u.role, u.created_at, COALESCE(u.disabled_at, '') "
-                      "FROM users u LEFT JOIN organisations o ON o.id = u.organisation_id WHERE u.name = ?1");
+User user_row(submissions::Stmt& q) { return {q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4), {}}; }
+
+bool find_user(submissions::Store& s, const std::string& name, User* out) {
+  submissions::Stmt q(s.db(), (std::string(kUserColumns) + " WHERE u.name = ?1").c_str());
   q.bind(1, name);
   if (!q.step()) return false;
-  *out = {q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4), q.col_text(5)};
+  *out = user_row(q);
   return true;
 }
 
-void write_user(mllog::JsonWriter& w, const UserRow& u) {
-  w.begin_object().key("name").value(u.name);
-  w.key("organisation");
-  if (u.organisation.empty()) w.null(); else w.value(u.organisation);
-  w.key("role").value(u.role).key("created_at").value(u.created_at);
-  w.end_object();
+// A write by an administrator to user `name`: `change` makes it inside the transaction.
+template <typename T>
+Result<T> user_write(submissions::Store& s, const Actor& who, const std::string& name,
+                     const std::function<Result<T>(const User&, Change*)>& change) {
+  Error e;
+  if (!may_manage_users(who, &e)) return e;
+  T answer;
+  auto w = write(s, who, [&](Change* event) -> Result<long long> {
+    User u;
+    if (!find_user(s, name, &u)) return make_error(404, "not-found", "no user " + name);
+    Result<T> r = change(u, event);
+    if (!r.ok()) return r.error();
+    answer = r.value();
+    return u.id;
+  });
+  if (!w.ok()) return w.error();
+  return answer;
 }
 
-Response add_user(Context& c) {
-  mllog::Json body;
-  Response err;
-  if (!admin_only(c, &err) || !parse_body(c.req, {"name", "organisation", "role", "create_organisation"}, &body, &err)) return err;
-  std::string name, org, role_text;
-  bool create_org = false;
-  if (!body_string(body, "name", true, &name, &err) || !body_string(body, "organisation", false, &org, &err) ||
-      !body_string(body, "role", true, &role_text, &err) || !body_bool(body, "create_organisation", &create_org, &err))
-    return err;
+}  // namespace
+
+bool may_manage_users(const Actor& who, Error* err) {
+  if (authorize(who, Action::ManageUsers, {}, "") != Access::Forbidden) return true;
+  *err = forbidden("only an administrator manages users and tokens (you are " + who.user + ", " + role_name(who.role) +
+                   ")");
+  return false;
+}
+
+Result<NewToken> add_user(submissions::Store& s, const Actor& who, const AddUser& in) {
+  Error e;
+  if (!may_manage_users(who, &e)) return e;
+  const std::string& name = in.name;
+  const std::string& org = in.organisation;
   if (!valid_name(name))
-    return error_response(400, "bad-field", "user name '" + name + "' is not 1 to 64 of A-Z a-z 0-9 . _ - @");
+    return make_error(400, "bad-field", "user name '" + name + "' is not 1 to 64 of A-Z a-z 0-9 . _ - @");
   Role role;
-  if (!parse_role(role_text, &role))
-    return error_response(400, "bad-field", "role '" + role_text + "' is not member, chair or admin");
+  if (!parse_role(in.role, &role)) return make_error(400, "bad-field", "role '" + in.role + "' is not member, chair or admin");
   if (org.empty() && role == Role::Member)
-    return error_response(400, "missing-field", "a member belongs to an organisation: --org ORG (API field `organisation`) is required");
+    return make_error(400, "missing-field", "a member belongs to an organisation: --org ORG (API field `organisation`) is required");
   if (!org.empty() && (org.size() > 128 || org.find('/') != std::string::npos || !valid_utf8(org)))
-    return error_response(400, "bad-field", "organisation '" + org + "' is not a folder name");
+    return make_error(400, "bad-field", "organisation '" + org + "' is not a folder name");
   std::string token, prefix, org_name = org;
-  auto w = write(c.store, c.who, [&](Change* event) -> Result<long long> {
-    UserRow existing;
-    if (find_user(c.store, name, &existing))
+  auto w = write(s, who, [&](Change* event) -> Result<long long> {
+    User existing;
+    if (find_user(s, name, &existing))
       return make_error(409, "exists", "user " + name + " already exists", "make a new token with referee user token " + name);
     long long org_id = 0;
     bool created = false;
-    if (!org.empty() && !find_organisation(c.store, org, &org_id, &org_name)) {
-      if (!create_org)
+    if (!org.empty() && !find_organisation(s, org, &org_id, &org_name)) {
+      if (!in.create_organisation)
         return make_error(422, "unknown-organisation", "organisation " + org + " is not in the store",
                           "import its package first, or create it with --create-org (create_organisation: true)");
-      submissions::Stmt ins(c.store.db(), "INSERT INTO organisations (name) VALUES (?1)");
+      submissions::Stmt ins(s.db(), "INSERT INTO organisations (name) VALUES (?1)");
       ins.bind(1, org);
-      if (!ins.run()) return store_error(c.store, ins.rc(), "creating the organisation");
-      org_id = sqlite3_last_insert_rowid(c.store.db());
+      if (!ins.run()) return store_error(s, ins.rc(), "creating the organisation");
+      org_id = sqlite3_last_insert_rowid(s.db());
       created = true;
     }
-    submissions::Stmt ins(c.store.db(), "INSERT INTO users (name, organisation_id, role, created_at) VALUES (?1, ?2, ?3, ?4)");
+    submissions::Stmt ins(s.db(), "INSERT INTO users (name, organisation_id, role, created_at) VALUES (?1, ?2, ?3, ?4)");
     ins.bind(1, name);
     if (org_id) ins.bind(2, org_id); else ins.bind_null(2);
     ins.bind(3, std::string(role_name(role))).bind(4, now_utc());
-    if (!ins.run()) return store_error(c.store, ins.rc(), "adding the user");
-    long long uid = sqlite3_last_insert_rowid(c.store.db());
+    if (!ins.run()) return store_error(s, ins.rc(), "adding the user");
+    long long uid = sqlite3_last_insert_rowid(s.db());
     Error e;
-    if (!new_token(c.store, uid, &token, &prefix, &e)) return e;
+    if (!new_token(s, uid, &token, &prefix, &e)) return e;
     mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("user").value(name).key("organisation").value(org_name).key("role").value(role_name(role));
     p.key("organisation_created").value(created).key("token_prefix").value(prefix).end_object();
     *event = Change{"user.add", "user/" + name, p.str()};
     return uid;
   });
-  if (!w.ok()) return error_response(w.error());
-  UserRow u;
-  find_user(c.store, name, &u);
-  mllog::JsonWriter out(0, mllog::JsonText::kUtf8);
-  out.begin_object().key("user");
-  write_user(out, u);
-  out.key("token").value(token).key("token_prefix").value(prefix).end_object();
-  return json_response(out.str(), 201);
+  if (!w.ok()) return w.error();
+  NewToken out;
+  find_user(s, name, &out.user);
+  out.token = token;
+  out.prefix = prefix;
+  return out;
 }
 
-Response list_users(Context& c) {
-  if (authorize(c.who, Action::ListUsers, {}, "") == Access::Forbidden)
-    return error_response(forbidden("only administrators and review chairs list users"));
-  submissions::Stmt q(c.store.db(),
-                      "SELECT u.id, u.name, COALESCE(o.name, ''), u.role, u.created_at, COALESCE(u.disabled_at, '') "
-                      "FROM users u LEFT JOIN organisations o ON o.id = u.organisation_id ORDER BY u.name");
-  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("users").begin_array();
+Result<std::vector<User>> list_users(submissions::Store& s, const Actor& who) {
+  if (authorize(who, Action::ListUsers, {}, "") == Access::Forbidden)
+    return forbidden("only administrators and review chairs list users");
+  submissions::Stmt q(s.db(), (std::string(kUserColumns) + " ORDER BY u.name").c_str());
+  std::vector<User> out;
   while (q.step()) {
-    UserRow u{q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4), q.col_text(5)};
-    w.begin_object().key("name").value(u.name).key("organisation");
-    if (u.organisation.empty()) w.null(); else w.value(u.organisation);
-    w.key("role").value(u.role).key("created_at").value(u.created_at).key("tokens").begin_array();
-    submissions::Stmt t(c.store.db(),
-                        "SELECT prefix, created_at, revoked_at FROM tokens WHERE user_id = ?1 ORDER BY id");
+    User u = user_row(q);
+    submissions::Stmt t(s.db(), "SELECT prefix, created_at, revoked_at FROM tokens WHERE user_id = ?1 ORDER BY id");
     t.bind(1, u.id);
-    while (t.step()) {
-      w.begin_object().key("prefix").value(t.col_text(0)).key("created_at").value(t.col_text(1)).key("revoked_at");
-      if (t.col_null(2)) w.null(); else w.value(t.col_text(2));
-      w.end_object();
-    }
-    w.end_array().end_object();
+    while (t.step()) u.tokens.push_back({t.col_text(0), t.col_text(1), t.col_null(2) ? "" : t.col_text(2), !t.col_null(2)});
+    out.push_back(std::move(u));
   }
-  if (!q.ok()) return error_response(store_error(c.store, q.rc(), "reading users"));
-  w.end_array().end_object();
-  return json_response(w.str());
+  if (!q.ok()) return store_error(s, q.rc(), "reading users");
+  return out;
 }
 
-// A write by an administrator to user {name}: `change` makes it and returns
-// the answer's body, sent with `status` after the commit.
-Response user_write(Context& c, int status, const std::function<Result<std::string>(const UserRow&, Change*)>& change) {
-  mllog::Json body;
-  Response err;
-  if (!admin_only(c, &err) || !parse_body(c.req, {}, &body, &err)) return err;
-  std::string answer;
-  auto w = write(c.store, c.who, [&](Change* event) -> Result<long long> {
-    UserRow u;
-    if (!find_user(c.store, c.params[0], &u)) return make_error(404, "not-found", "no user " + c.params[0]);
-    Result<std::string> r = change(u, event);
-    if (!r.ok()) return r.error();
-    answer = r.value();
-    return u.id;
-  });
-  return w.ok() ? json_response(answer, status) : error_response(w.error());
-}
-
-Response user_token(Context& c) {
-  return user_write(c, 201, [&](const UserRow& u, Change* event) -> Result<std::string> {
-    std::string token, prefix;
+Result<NewToken> issue_token(submissions::Store& s, const Actor& who, const IssueToken& in) {
+  return user_write<NewToken>(s, who, in.user, [&](const User& u, Change* event) -> Result<NewToken> {
+    NewToken out;
+    out.user.name = u.name;
     Error e;
-    if (!new_token(c.store, u.id, &token, &prefix, &e)) return e;
+    if (!new_token(s, u.id, &out.token, &out.prefix, &e)) return e;
     mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
-    p.begin_object().key("user").value(u.name).key("token_prefix").value(prefix).end_object();
+    p.begin_object().key("user").value(u.name).key("token_prefix").value(out.prefix).end_object();
     *event = Change{"token.create", "user/" + u.name, p.str()};
-    mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-    w.begin_object().key("user").value(u.name).key("token").value(token).key("token_prefix").value(prefix).end_object();
-    return w.str();
+    return out;
   });
 }
 
-Response revoke_user(Context& c) {
-  return user_write(c, 200, [&](const UserRow& u, Change* event) -> Result<std::string> {
-    submissions::Stmt up(c.store.db(), "UPDATE tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL");
+Result<Revoked> revoke_user(submissions::Store& s, const Actor& who, const RevokeUser& in) {
+  return user_write<Revoked>(s, who, in.user, [&](const User& u, Change* event) -> Result<Revoked> {
+    submissions::Stmt up(s.db(), "UPDATE tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL");
     up.bind(1, u.id).bind(2, now_utc());
-    if (!up.run()) return store_error(c.store, up.rc(), "revoking tokens");
-    long long n = sqlite3_changes(c.store.db());
+    if (!up.run()) return store_error(s, up.rc(), "revoking tokens");
+    Revoked out;
+    out.user = u.name;
+    out.revoked = sqlite3_changes(s.db());
     mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
-    p.begin_object().key("user").value(u.name).key("revoked").value(n).end_object();
+    p.begin_object().key("user").value(u.name).key("revoked").value(out.revoked).end_object();
     *event = Change{"user.revoke", "user/" + u.name, p.str()};
-    return p.str();
+    return out;
   });
 }
 
-Response revoke_token(Context& c) {
-  mllog::Json body;
-  Response err;
-  if (!admin_only(c, &err) || !parse_body(c.req, {"prefix"}, &body, &err)) return err;
-  std::string prefix;
-  if (!body_string(body, "prefix", true, &prefix, &err)) return err;
-  std::string answer;
-  auto w = write(c.store, c.who, [&](Change* event) -> Result<long long> {
-    submissions::Stmt q(c.store.db(),
+Result<Revoked> revoke_token(submissions::Store& s, const Actor& who, const RevokeToken& in) {
+  Error e;
+  if (!may_manage_users(who, &e)) return e;
+  const std::string& prefix = in.prefix;
+  Revoked out;
+  auto w = write(s, who, [&](Change* event) -> Result<long long> {
+    submissions::Stmt q(s.db(),
                         "SELECT t.id, u.name FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.prefix = ?1 AND "
                         "t.revoked_at IS NULL");
     q.bind(1, prefix);
@@ -226,37 +198,17 @@ Response revoke_token(Context& c) {
     if (hits.size() > 1)
       return make_error(409, "ambiguous", "more than one live token has prefix " + prefix,
                         "revoke every token of the user with referee user revoke NAME");
-    submissions::Stmt up(c.store.db(), "UPDATE tokens SET revoked_at = ?2 WHERE id = ?1");
+    submissions::Stmt up(s.db(), "UPDATE tokens SET revoked_at = ?2 WHERE id = ?1");
     up.bind(1, hits[0].first).bind(2, now_utc());
-    if (!up.run()) return store_error(c.store, up.rc(), "revoking the token");
+    if (!up.run()) return store_error(s, up.rc(), "revoking the token");
+    out = {hits[0].second, prefix, 1};
     mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("user").value(hits[0].second).key("token_prefix").value(prefix).key("revoked").value(1).end_object();
-    answer = p.str();
-    *event = Change{"token.revoke", "user/" + hits[0].second, answer};
+    *event = Change{"token.revoke", "user/" + hits[0].second, p.str()};
     return hits[0].first;
   });
-  return w.ok() ? json_response(answer) : error_response(w.error());
-}
-
-Response me(Context& c) {
-  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
-  w.begin_object().key("user").value(c.who.user).key("organisation");
-  if (c.who.organisation.empty()) w.null(); else w.value(c.who.organisation);
-  w.key("role").value(role_name(c.who.role)).key("local_admin").value(c.who.local_admin).end_object();
-  return json_response(w.str());
-}
-
-}  // namespace
-
-std::vector<Route> identity_routes() {
-  return {
-      {"POST", "/api/v1/users", true, add_user},
-      {"GET", "/api/v1/users", false, list_users},
-      {"POST", "/api/v1/users/{name}/tokens", true, user_token},
-      {"POST", "/api/v1/users/{name}/revoke", true, revoke_user},
-      {"POST", "/api/v1/tokens/revoke", true, revoke_token},
-      {"GET", "/api/v1/me", false, me},
-  };
+  if (!w.ok()) return w.error();
+  return out;
 }
 
 }  // namespace referee::review

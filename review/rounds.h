@@ -1,8 +1,9 @@
 // Rounds under review: the schedule and state of a round, the required
 // reviews (pairings), announcements of resubmitted logs and the committee's
-// report. The routes are in rounds.cc (docs/review.md, "Rounds, pairings and
-// the report"); the pure parts are here so that they can be tested and used
-// by the CLI and the audit.
+// report. The pure parts are here so that they can be tested and used by the
+// CLI and the audit; the operations on a store are in review/round_ops.h and
+// their routes in round_routes.cc (docs/review.md, "Rounds, pairings and the
+// report").
 #pragma once
 
 #include <string>

@@ -2,7 +2,8 @@
 // the review registers its routes in its own file; api.cc matches a request
 // to a route, authenticates it, opens this thread's store connection and
 // calls the handler. A handler decodes the request into typed values, calls
-// the domain (review/objections.h, review/policy.h) and encodes the result;
+// the domain (review/objections.h, review/round_ops.h, review/identity.h,
+// review/policy.h) and encodes the result;
 // every write goes through policy's write(): one transaction that also
 // appends its event (review/events.h).
 #pragma once
@@ -43,8 +44,8 @@ struct Route {
 };
 
 // The routes of each part, each defined in its own file.
-std::vector<Route> identity_routes();   // review/identity.cc: users, tokens, /me
-std::vector<Route> round_routes();      // review/rounds.cc: rounds, schedule, state, pairings, announcements, report
+std::vector<Route> identity_routes();   // review/identity_routes.cc: users, tokens, /me
+std::vector<Route> round_routes();      // review/round_routes.cc: rounds, schedule, state, pairings, announcements, report
 std::vector<Route> objection_routes();  // review/objection_routes.cc: objections, evidence, responses, votes, decisions, log
 std::vector<Route> audit_routes();      // review/audit.cc: audit, findings
 

@@ -1,0 +1,450 @@
+// A round's review as typed operations (review/round_ops.h).
+#include "review/round_ops.h"
+
+#include <algorithm>
+#include <set>
+
+#include "base/text.h"
+#include "mllog/json_writer.h"
+#include "review/events.h"
+#include "review/report.h"
+#include "submissions/queries.h"
+
+namespace referee::review {
+
+using submissions::Stmt;
+using submissions::Store;
+
+namespace {
+
+// 403 unless authorize() lets the actor do `action` (with `standing`) in `round_state`.
+bool allowed(const Actor& who, Action action, const std::string& message, Error* err, const Standing& standing = {},
+             const std::string& round_state = "review",
+             const std::string& hint = "ask a review chair or an administrator") {
+  if (authorize(who, action, standing, round_state) != Access::Forbidden) return true;
+  *err = forbidden(message, hint);
+  return false;
+}
+
+// The round's review record as it is after a write (read again, the embargo first).
+Result<RoundInfo> round_now(Store& s, const Actor& who, const Result<long long>& written, const std::string& name) {
+  if (!written.ok()) return written.error();
+  return show_round(s, who, name);
+}
+
+std::vector<Pairing> read_pairings(Store& s, long long round_id, std::string* error) {
+  std::vector<Pairing> out;
+  Stmt q(s.db(),
+         "SELECT p.id, a.name, b.name, p.reason, p.status, p.version FROM pairings p JOIN organisations a ON "
+         "a.id = p.reviewer_org JOIN organisations b ON b.id = p.reviewed_org WHERE p.round_id = ?1 ORDER BY p.id");
+  q.bind(1, round_id);
+  while (q.step()) out.push_back({q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4), q.col_int(5)});
+  if (!q.ok()) *error = s.describe_error(q.rc(), "reading pairings");
+  return out;
+}
+
+std::vector<Announcement> read_announcements(Store& s, long long round_id, std::string* error) {
+  std::vector<Announcement> out;
+  Stmt q(s.db(),
+         "SELECT a.id, o.name, COALESCE(o2.name || '/' || sy.name || '/' || x.benchmark, ''), a.text, u.name, a.created_at, "
+         "COALESCE(x.resubmission, 0) FROM announcements a JOIN organisations o ON o.id = a.organisation_id "
+         "JOIN users u ON u.id = a.user_id LEFT JOIN results x ON x.id = a.result_id LEFT JOIN systems sy ON sy.id = x.system_id "
+         "LEFT JOIN packages p ON p.id = sy.package_id LEFT JOIN organisations o2 ON o2.id = p.organisation_id "
+         "WHERE a.round_id = ?1 ORDER BY a.id");
+  q.bind(1, round_id);
+  while (q.step())
+    out.push_back({q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4), q.col_text(5), q.col_int(6) != 0});
+  if (!q.ok()) *error = s.describe_error(q.rc(), "reading announcements");
+  return out;
+}
+
+int status_rank(const std::string& s) { return s == "assigned" ? 0 : s == "in-progress" ? 1 : s == "done" ? 2 : -1; }
+
+}  // namespace
+
+bool role_may(const Actor& who, Action action, Error* err) {
+  const char* what = action == Action::SetSchedule        ? "sets a round's schedule"
+                     : action == Action::ChangeRoundState ? "changes a round's state"
+                                                          : "assigns the required reviews";
+  return allowed(who, action, std::string("only a review chair or an administrator ") + what, err);
+}
+
+// ------------------------------------------------------------ the schedule
+
+Result<RoundInfo> set_schedule(Store& s, const Actor& who, const SetSchedule& in) {
+  Error e;
+  if (!role_may(who, Action::SetSchedule, &e)) return e;
+  auto fields = schedule_fields();
+  for (const auto& [name, text] : in.dates)
+    if (std::none_of(fields.begin(), fields.end(), [&](const auto& f) { return name == f.first; }))
+      return make_error(400, "unknown-field", "unknown field '" + name + "' in the schedule");
+  RoundInfo r;
+  if (!find_round(s, who, in.round, &r, &e)) return e;
+  Schedule next = r.schedule;
+  std::vector<std::string> changed;
+  for (auto& [name, field] : fields) {
+    auto given = in.dates.find(name);
+    if (given == in.dates.end()) continue;
+    const std::string& text = given->second;
+    std::string norm, error;
+    if (!text.empty() && !parse_instant(text, &norm, &error))
+      return make_error(400, "bad-date", std::string(name) + ": " + error);
+    if (next.*field != norm) changed.push_back(name);
+    next.*field = norm;
+  }
+  std::string error;
+  if (!schedule_in_order(next, &error)) return make_error(400, "schedule-order", error);
+  auto w = write(s, who, [&](Change* event) -> Result<long long> {
+    RoundInfo cur;
+    Error e;
+    if (!find_round(s, who, r.name, &cur, &e)) return e;  // read again inside the transaction
+    // A round without a review record counts as published but gets one here.
+    if (cur.reviewed && cur.state == "published")
+      return make_error(422, "published", cur.name + " is published; its schedule no longer changes");
+    if (!check_version(in.version, cur.version, "the review record of " + cur.name, "referee round show " + cur.name, &e))
+      return e;
+    Stmt up(s.db(),
+            cur.reviewed
+                ? "UPDATE round_reviews SET submission_deadline = ?2, objections_due = ?3, responses_due = ?4, "
+                  "decisions_due = ?5, scores_final = ?6, publication = ?7, first_meeting = ?8, version = version + 1 "
+                  "WHERE round_id = ?1"
+                : "INSERT INTO round_reviews (round_id, state, submission_deadline, objections_due, responses_due, "
+                  "decisions_due, scores_final, publication, first_meeting) VALUES (?1, 'review', ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    up.bind(1, cur.id);
+    int i = 2;
+    for (auto& [name, field] : schedule_fields()) {
+      if ((next.*field).empty()) up.bind_null(i++); else up.bind(i++, next.*field);
+    }
+    if (!up.run()) return store_error(s, up.rc(), "writing the schedule");
+    RoundInfo after;
+    if (!find_round(s, who, r.name, &after, &e)) return e;
+    mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
+    p.begin_object().key("round").value(after.name).key("created").value(!cur.reviewed).key("changed").begin_array();
+    for (const auto& f : changed) p.value(f);
+    p.end_array().key("schedule").begin_object();
+    for (auto& [name, field] : schedule_fields())
+      if (!(after.schedule.*field).empty()) p.key(name).value(after.schedule.*field);
+    p.end_object().key("version").value(after.version).end_object();
+    *event = Change{"round.schedule", "round/" + after.name, p.str()};
+    return after.id;
+  });
+  return round_now(s, who, w, r.name);
+}
+
+// ------------------------------------------------------------ the state
+
+Result<RoundInfo> change_round_state(Store& s, const Actor& who, const ChangeRoundState& in) {
+  Error e;
+  if (!role_may(who, Action::ChangeRoundState, &e)) return e;
+  if (!in.override_reason.empty() &&
+      !allowed(who, Action::OverrideDeadline, "only a review chair may override open objections", &e, {}, "review",
+               "leave out --override (API field `override`)"))
+    return e;
+  std::string state = base::lower(in.state);
+  if (state != "review" && state != "final" && state != "published")
+    return make_error(400, "bad-field", "state '" + state + "' is none of review, final, published");
+  RoundInfo r;
+  if (!find_round(s, who, in.round, &r, &e)) return e;
+  auto w = write(s, who, [&](Change* event) -> Result<long long> {
+    RoundInfo cur;
+    Error e;
+    if (!find_round(s, who, r.name, &cur, &e)) return e;
+    if (!cur.reviewed)
+      return make_error(422, "no-review", cur.name + " has no review record: it counts as published",
+                        "set its schedule first: referee round schedule " + cur.name + " ...");
+    if (!check_version(in.version, cur.version, "the review record of " + cur.name, "referee round show " + cur.name, &e))
+      return e;
+    const std::string& from = cur.state;
+    bool ok = (from == "review" && state == "final") || (from == "final" && state == "published") ||
+              (from == "final" && state == "review");
+    if (!ok)
+      return make_error(422, "bad-transition", "a round goes review -> final -> published (or back final -> review); " +
+                                                   cur.name + " is in state " + from + " and cannot go to " + state);
+    if (from == "final" && state == "review" && in.reason.empty())
+      return make_error(400, "missing-field", "going back from final to review needs a reason",
+                        "send \"reason\": \"...\" (--reason)");
+    // Final and published close the review: every objection decided or withdrawn first.
+    std::string still_open;
+    if (state == "final" || state == "published") {
+      Stmt q(s.db(), "SELECT id, state FROM objections WHERE round_id = ?1 AND state IN ('open', 'responded') ORDER BY id");
+      q.bind(1, cur.id);
+      while (q.step())
+        still_open += std::string(still_open.empty() ? "" : ", ") + "#" + std::to_string(q.col_int(0)) + " (" +
+                      q.col_text(1) + ")";
+      if (!q.ok()) return store_error(s, q.rc(), "reading the round's objections");
+      if (!still_open.empty() && in.override_reason.empty())
+        return make_error(422, "objections-open",
+                          cur.name + " cannot go to " + state + ": objections not decided or withdrawn: " + still_open,
+                          "decide or withdraw them first; a review chair may override with a reason "
+                          "(--override REASON, API field `override`)");
+    }
+    Stmt up(s.db(), "UPDATE round_reviews SET state = ?2, version = version + 1 WHERE round_id = ?1");
+    up.bind(1, cur.id).bind(2, state);
+    if (!up.run()) return store_error(s, up.rc(), "changing the round's state");
+    mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
+    p.begin_object().key("round").value(cur.name).key("from").value(from).key("to").value(state);
+    if (!in.reason.empty()) p.key("reason").value(in.reason);
+    if (!still_open.empty()) p.key("override").value(in.override_reason).key("open_objections").value(still_open);
+    p.key("version").value(cur.version + 1).end_object();
+    *event = Change{"round.state", "round/" + cur.name, p.str()};
+    return cur.id;
+  });
+  return round_now(s, who, w, r.name);
+}
+
+// ------------------------------------------------------------ pairings
+
+Result<Assignment> assign_pairings(Store& s, const Actor& who, const AssignPairings& in) {
+  Error e;
+  if (!role_may(who, Action::AssignPairings, &e)) return e;
+  RoundInfo r;
+  if (!find_round(s, who, in.round, &r, &e)) return e;
+  std::vector<SubmitterCount> subs;
+  std::vector<PairingPlan> plan, added;
+  std::vector<Pairing> before, after;
+  auto w = write(s, who, [&](Change* event) -> Result<long long> {
+    if (r.state == "published") return make_error(422, "published", r.name + " is published; its reviews are over");
+    Stmt q(s.db(),
+           "SELECT o.name, COUNT(x.id), COALESCE(MAX(s.accelerators_count), 0) FROM packages p "
+           "JOIN organisations o ON o.id = p.organisation_id LEFT JOIN systems s ON s.package_id = p.id "
+           "LEFT JOIN results x ON x.system_id = s.id WHERE p.round_id = ?1 GROUP BY o.name");
+    q.bind(1, r.id);
+    while (q.step()) subs.push_back({q.col_text(0), q.col_int(1), q.col_int(2)});
+    if (!q.ok()) return store_error(s, q.rc(), "counting results");
+    plan = plan_pairings(subs);
+    std::string error;
+    before = read_pairings(s, r.id, &error);
+    if (!error.empty()) return make_error(500, "store", error);
+    for (const auto& p : plan) {
+      Stmt ins(s.db(),
+               "INSERT OR IGNORE INTO pairings (round_id, reviewer_org, reviewed_org, reason) VALUES (?1, "
+               "(SELECT id FROM organisations WHERE name = ?2), (SELECT id FROM organisations WHERE name = ?3), ?4)");
+      ins.bind(1, r.id).bind(2, p.reviewer).bind(3, p.reviewed).bind(4, p.reason);
+      if (!ins.run()) return store_error(s, ins.rc(), "writing pairings");
+      if (sqlite3_changes(s.db()) > 0) added.push_back(p);
+    }
+    after = read_pairings(s, r.id, &error);
+    if (!error.empty()) return make_error(500, "store", error);
+    mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
+    p.begin_object().key("round").value(r.name).key("added").begin_array();
+    for (const auto& a : added) p.begin_object().key("reviewer").value(a.reviewer).key("reviewed").value(a.reviewed).key("reason").value(a.reason).end_object();
+    p.end_array().key("kept").value(static_cast<long long>(before.size())).end_object();
+    *event = Change{"pairings.assign", "round/" + r.name, p.str(), !added.empty()};  // nothing added: no event
+    return r.id;
+  });
+  if (!w.ok()) return w.error();
+  Assignment out;
+  out.round = r.name;
+  out.ranking = subs;
+  std::sort(out.ranking.begin(), out.ranking.end(), [](const SubmitterCount& a, const SubmitterCount& b) {
+    return a.results != b.results ? a.results > b.results : a.organisation < b.organisation;
+  });
+  out.added = added;
+  out.kept = static_cast<long long>(before.size());
+  for (const auto& x : out.ranking) {  // submitters the plan gives nobody to review
+    bool reviews = false;
+    for (const auto& p : plan) reviews = reviews || p.reviewer == x.organisation;
+    if (!reviews) out.unpaired.push_back(x.organisation);
+  }
+  std::set<std::pair<std::string, std::string>> planned;
+  for (const auto& p : plan) planned.insert({p.reviewer, p.reviewed});
+  for (const auto& x : after)
+    if (!planned.count({x.reviewer, x.reviewed})) out.not_required.push_back(x);
+  out.pairings = after;
+  return out;
+}
+
+Result<Pairing> update_pairing(Store& s, const Actor& who, const UpdatePairing& in) {
+  std::string status = base::lower(in.status);
+  if (status_rank(status) < 0)
+    return make_error(400, "bad-field", "status '" + status + "' is none of assigned, in-progress, done");
+  long long id = in.pairing;
+  if (id <= 0) return make_error(400, "bad-request", "pairing id '" + std::to_string(id) + "' is not a number");
+  Pairing done;
+  auto w = write(s, who, [&](Change* event) -> Result<long long> {
+    // A pairing of a round the actor may not see is not known: the embargo before anything else of it is read.
+    Error unknown = make_error(404, "not-found", "no pairing " + std::to_string(id));
+    Stmt q(s.db(), "SELECT round_id FROM pairings WHERE id = ?1");
+    q.bind(1, id);
+    if (!q.step()) return q.ok() ? unknown : store_error(s, q.rc(), "reading a pairing");
+    RoundInfo r;
+    Error e;
+    if (!find_round_by_id(s, who, q.col_int(0), unknown, &r, &e)) return e;
+    Stmt p(s.db(),
+           "SELECT a.name, b.name, p.status, p.version FROM pairings p JOIN organisations a ON a.id = p.reviewer_org "
+           "JOIN organisations b ON b.id = p.reviewed_org WHERE p.id = ?1");
+    p.bind(1, id);
+    if (!p.step()) return p.ok() ? unknown : store_error(s, p.rc(), "reading a pairing");
+    std::string reviewer = p.col_text(0), reviewed = p.col_text(1), from = p.col_text(2);
+    long long cur = p.col_int(3);
+    Standing standing;
+    standing.reviewer = base::lower(who.organisation) == base::lower(reviewer);
+    Access access = authorize(who, Action::SetPairingStatus, standing, r.state);
+    if (access == Access::Forbidden)
+      return forbidden("only a member of " + reviewer + " (the reviewer) or a chair changes this pairing's status",
+                       "ask a member of " + reviewer + " or a review chair");
+    if (access == Access::Closed) return make_error(422, "published", r.name + " is published; its reviews are over");
+    if (!check_version(in.version, cur, "pairing " + std::to_string(id), "referee review pairings --round " + r.name, &e))
+      return e;
+    bool member_of_reviewer = who.role == Role::Member && standing.reviewer;
+    if (member_of_reviewer && status_rank(status) < status_rank(from))
+      return make_error(422, "bad-transition", "a pairing goes assigned -> in-progress -> done; only a chair moves it back",
+                        "it is " + from);
+    Stmt up(s.db(), "UPDATE pairings SET status = ?2, version = version + 1 WHERE id = ?1");
+    up.bind(1, id).bind(2, status);
+    if (!up.run()) return store_error(s, up.rc(), "changing a pairing");
+    mllog::JsonWriter pl(0, mllog::JsonText::kUtf8);
+    pl.begin_object().key("round").value(r.name).key("reviewer").value(reviewer).key("reviewed").value(reviewed);
+    pl.key("from").value(from).key("to").value(status).key("version").value(cur + 1).end_object();
+    *event = Change{"pairing.status", "pairing/" + std::to_string(id), pl.str()};
+    done = {id, reviewer, reviewed, "", status, cur + 1};
+    return id;
+  });
+  if (!w.ok()) return w.error();
+  return done;
+}
+
+// ------------------------------------------------------------ announcements
+
+Result<Announced> announce_resubmission(Store& s, const Actor& who, const AnnounceResubmission& in) {
+  if (in.results.empty())
+    return make_error(400, "bad-field", "no result named (--result ORG/SYSTEM/BENCHMARK, API field `results`)");
+  if (in.text.empty()) return make_error(400, "bad-field", "field 'text' is empty", "say which earlier logs are resubmitted");
+  Error e;
+  if (!in.override_reason.empty() &&
+      !allowed(who, Action::OverrideDeadline, "only a review chair overrides a deadline", &e, {}, "review", ""))
+    return e;
+  RoundInfo r;
+  if (!find_round(s, who, in.round, &r, &e)) return e;
+  std::vector<long long> ids;
+  bool late = false;
+  auto w = write(s, who, [&](Change* event) -> Result<long long> {
+    if (r.state == "published") return make_error(422, "published", r.name + " is published; nothing changes any more");
+    std::string now = now_utc();
+    late = !r.schedule.first_meeting.empty() && now.substr(0, 19) + "Z" > r.schedule.first_meeting;
+    if (late && in.override_reason.empty())
+      return make_error(422, "late", "resubmitted logs must be announced before the first review meeting (" +
+                                         r.schedule.first_meeting + ")",
+                        "a review chair may accept it late with a reason (--override REASON, API field `override`)");
+    std::string error;
+    long long uid = 0;
+    if (!actor_user_id(s, who, &uid, &error)) return make_error(500, "store", error);
+    for (const auto& name : in.results) {
+      long long rid = 0, org_id = 0;
+      std::string org;
+      Error e;
+      if (!find_result(s, r.id, name, &rid, &org_id, &e, &org)) return e;
+      Standing standing;
+      standing.owns_result = base::lower(org) == base::lower(who.organisation);
+      if (authorize(who, Action::Announce, standing, r.state) == Access::Forbidden)
+        return who.role == Role::Member
+                   ? forbidden("a member announces only their own organisation's results; " + name + " is " + org + "'s",
+                               "ask a member of " + org + " or a review chair")
+                   : forbidden("announcements are made by a member of the result's organisation (or a chair)",
+                               "ask a member of the result's organisation or a review chair");
+      Stmt ins(s.db(),
+               "INSERT INTO announcements (round_id, organisation_id, result_id, text, user_id, created_at) VALUES "
+               "(?1, ?2, ?3, ?4, ?5, ?6)");
+      ins.bind(1, r.id).bind(2, org_id).bind(3, rid).bind(4, in.text).bind(5, uid).bind(6, now);
+      if (!ins.run()) return store_error(s, ins.rc(), "writing an announcement");
+      ids.push_back(sqlite3_last_insert_rowid(s.db()));
+    }
+    mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
+    p.begin_object().key("round").value(r.name).key("announcements").begin_array();
+    for (auto id : ids) p.value(id);
+    p.end_array().key("results").begin_array();
+    for (const auto& n : in.results) p.value(n);
+    p.end_array().key("late").value(late);
+    if (!in.override_reason.empty()) p.key("override").value(in.override_reason);
+    p.end_object();
+    *event = Change{"announcement.add", "round/" + r.name, p.str()};
+    return r.id;
+  });
+  if (!w.ok()) return w.error();
+  Announced out;
+  out.round = r.name;
+  out.late = late;
+  std::string error;  // the announcements were written; a failure to read them back leaves the list short
+  for (auto& a : read_announcements(s, r.id, &error))
+    if (std::find(ids.begin(), ids.end(), a.id) != ids.end()) out.announcements.push_back(std::move(a));
+  return out;
+}
+
+// ------------------------------------------------------------ reads
+
+Result<std::vector<RoundInfo>> visible_rounds(Store& s, const Actor& who) {
+  std::vector<RoundInfo> out;
+  for (const auto& name : submissions::rounds(s)) {
+    RoundInfo r;
+    Error e;
+    if (find_round(s, who, name, &r, &e)) out.push_back(std::move(r));
+    else if (e.status != 404) return e;  // 404: embargoed
+  }
+  return out;
+}
+
+Result<RoundInfo> show_round(Store& s, const Actor& who, const std::string& round) {
+  RoundInfo r;
+  Error e;
+  if (!find_round(s, who, round, &r, &e)) return e;
+  return r;
+}
+
+namespace {
+
+// A round's rows read by `read`, the embargo first.
+template <typename Row>
+Result<RoundRows<Row>> rows_of(Store& s, const Actor& who, const std::string& round,
+                               std::vector<Row> (*read)(Store&, long long, std::string*)) {
+  RoundInfo r;
+  Error e;
+  if (!find_round(s, who, round, &r, &e)) return e;
+  std::string error;
+  RoundRows<Row> out;
+  out.round = r.name;
+  out.rows = read(s, r.id, &error);
+  if (!error.empty()) return make_error(500, "store", error);
+  return out;
+}
+
+}  // namespace
+
+Result<RoundRows<Pairing>> round_pairings(Store& s, const Actor& who, const std::string& round) {
+  return rows_of<Pairing>(s, who, round, read_pairings);
+}
+
+Result<RoundRows<Announcement>> round_announcements(Store& s, const Actor& who, const std::string& round) {
+  return rows_of<Announcement>(s, who, round, read_announcements);
+}
+
+Result<ReportText> round_report(Store& s, const Actor& who, const std::string& round, const std::string& format_text) {
+  RoundInfo r;
+  Error e;
+  if (!find_round(s, who, round, &r, &e)) return e;
+  std::string format = base::lower(format_text);
+  if (format != "json" && format != "md" && format != "github")
+    return make_error(400, "bad-format", "format '" + format + "' is none of json, md, github");
+  ReportRound rr;
+  rr.name = r.name;
+  rr.state = r.state;
+  rr.has_review = r.reviewed;
+  rr.version = r.version;
+  for (auto& [name, field] : schedule_fields()) rr.schedule.emplace_back(name, r.schedule.*field);
+  std::string error;
+  for (const auto& p : read_pairings(s, r.id, &error))
+    rr.pairings.push_back({p.id, p.reviewer, p.reviewed, p.reason, p.status});
+  for (const auto& a : read_announcements(s, r.id, &error))
+    rr.announcements.push_back({a.id, a.organisation, a.result, a.text, a.user, a.at});
+  if (!error.empty()) return make_error(500, "store", error);
+  if (!load_report(s, r.id, &rr, &error)) return make_error(500, "store", error);
+  ReportText out;
+  if (format == "json") {
+    out.text = report_json(rr);
+  } else {
+    out.text = format == "md" ? report_markdown(rr) : report_github(rr);
+    out.markdown = true;
+  }
+  return out;
+}
+
+}  // namespace referee::review

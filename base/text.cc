@@ -1,6 +1,7 @@
 #include "base/text.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace referee::base {
 
@@ -90,6 +91,32 @@ std::string nearest_name(std::string_view name, const std::vector<std::string>& 
     if (d < best_d) best_d = d, best = k;
   }
   return best_d <= std::max<size_t>(2, name.size() / 3) ? best : "";
+}
+
+bool valid_utf8(std::string_view text, size_t* bad_at) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  size_t n = text.size(), i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) { ++i; continue; }
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
+    else { if (bad_at) *bad_at = i; return false; }
+    if (i + len > n) { if (bad_at) *bad_at = i; return false; }
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) { if (bad_at) *bad_at = i; return false; }
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
+      if (bad_at) *bad_at = i;
+      return false;
+    }
+    i += len;
+  }
+  return true;
 }
 
 }  // namespace referee::base

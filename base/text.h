@@ -44,6 +44,10 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // max(2, name.size() / 3) edits away. "" when none is.
 std::string nearest_name(std::string_view name, const std::vector<std::string>& known);
 
+// Whether `text` is valid UTF-8 (no overlongs, no surrogates); *bad_at is
+// the offset of the first bad byte.
+bool valid_utf8(std::string_view text, size_t* bad_at = nullptr);
+
 // A hash map keyed by std::string that finds a std::string_view without
 // building a string for it (heterogeneous lookup).
 struct StringViewHash {

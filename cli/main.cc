@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
       return referee::cli::kCannotCheck;
     }
   }
+  if (std::string bad = referee::cli::non_utf8_argument(argc, argv); !bad.empty()) {
+    std::cerr << "referee " << bad << "\n";
+    return referee::cli::kCannotCheck;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "base/digest.h"
+
 namespace referee::cli {
 
 namespace {
@@ -85,6 +87,28 @@ bool prints_others_text(const std::string& command) {
                                                   "objection", "compare", "speedup",   "scaling",      "leaderboard",
                                                   "list"};
   return kCommands.count(command) > 0;
+}
+
+std::string non_utf8_argument(int argc, const char* const* argv) {
+  static const std::set<std::string> kWriters = {"user", "round", "review", "resubmission", "objection"};
+  if (argc < 2 || kWriters.count(argv[1]) == 0) return "";
+  for (int i = 2; i < argc; ++i) {
+    size_t at = 0;
+    if (base::valid_utf8(argv[i], &at)) continue;
+    std::string shown;  // bytes from 0x80 as \xNN: the terminal would show them as noise
+    for (unsigned char c : std::string(argv[i])) {
+      if (c < 0x80) {
+        shown += caret_escape(std::string(1, static_cast<char>(c)));
+      } else {
+        shown += "\\x";
+        base::append_hex(&shown, c, true);
+      }
+    }
+    return std::string(argv[1]) + ": argument " + std::to_string(i - 1) + " (" + shown +
+           ") is not valid UTF-8 (byte " + std::to_string(at + 1) +
+           "); the review keeps its texts in UTF-8: convert it first, e.g. with iconv -f LATIN1 -t UTF-8";
+  }
+  return "";
 }
 
 }  // namespace referee::cli

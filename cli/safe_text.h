@@ -37,4 +37,11 @@ class SafeTextFilter {
 // and the store's questions).
 bool prints_others_text(const std::string& command);
 
+// The review keeps its texts (titles, responses, reasons, names) in UTF-8,
+// the same whether a command works on a local store or sends to a server.
+// For a command that writes to the review (user, round, review,
+// resubmission, objection): "" when every argument is valid UTF-8, else the
+// message that names the first one that is not and how to convert it.
+std::string non_utf8_argument(int argc, const char* const* argv);
+
 }  // namespace referee::cli

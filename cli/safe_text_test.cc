@@ -33,6 +33,19 @@ TEST_SUITE("review") {
     CHECK_FALSE(prints_others_text("check"));  // its colours are its own
   }
 
+  TEST_CASE("a review command refuses an argument that is not UTF-8, on a local store as through a server") {
+    const char* ok[] = {"referee", "objection", "file", "--title", "caf\xc3\xa9"};
+    CHECK(non_utf8_argument(5, ok).empty());
+    const char* latin1[] = {"referee", "round", "state", "3.1", "--reason", "caf\xe9"};
+    std::string m = non_utf8_argument(6, latin1);
+    CHECK(m.find("round: argument 4") == 0);
+    CHECK(m.find("byte 4") != std::string::npos);
+    CHECK(m.find("(caf\\xE9)") != std::string::npos);
+    CHECK(m.find("iconv") != std::string::npos);
+    const char* other[] = {"referee", "check", "log\xe9.txt"};  // a file name: not the review's text
+    CHECK(non_utf8_argument(3, other).empty());
+  }
+
   TEST_CASE("a review command prints a name with an escape sequence harmlessly") {
     testing::TempDir t;
     std::string db = (t.path / "s.db").string(), out;

@@ -13,32 +13,6 @@ std::string Context::query(const std::string& name, const std::string& fallback)
   return v;
 }
 
-bool valid_utf8(const std::string& text, size_t* bad_at) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  size_t n = text.size(), i = 0;
-  while (i < n) {
-    unsigned char c = p[i];
-    size_t len;
-    uint32_t cp;
-    if (c < 0x80) { ++i; continue; }
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
-    else { if (bad_at) *bad_at = i; return false; }
-    if (i + len > n) { if (bad_at) *bad_at = i; return false; }
-    for (size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) { if (bad_at) *bad_at = i; return false; }
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF))) {
-      if (bad_at) *bad_at = i;
-      return false;
-    }
-    i += len;
-  }
-  return true;
-}
-
 bool if_match_version(std::string text, long long* out) {
   if (text.size() >= 2 && text.front() == '"' && text.back() == '"') text = text.substr(1, text.size() - 2);
   if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) return false;

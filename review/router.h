@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text.h"
 #include "mllog/json.h"
 #include "review/actor.h"
 #include "review/api.h"
@@ -70,9 +71,7 @@ bool body_bool(const mllog::Json& body, const char* name, bool* out, Response* e
 // *err a 400 when either is not a version number.
 bool read_expected(const Request& r, const mllog::Json& body, Expected* out, Response* err);
 
-// Whether `text` is valid UTF-8 (no overlongs, no surrogates); *bad_at is
-// the offset of the first bad byte.
-bool valid_utf8(const std::string& text, size_t* bad_at = nullptr);
+using base::valid_utf8;  // base/text.h
 
 // An If-Match header's version: 1 to 18 decimal digits (quotes around it
 // removed); false for anything else (a sign, a list, `*`, a number that

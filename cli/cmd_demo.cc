@@ -1,5 +1,6 @@
 // referee demo: the mini workloads through the harness, a package, its
 // checks and scores, and the store, in one command.
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 
@@ -36,6 +37,9 @@ Command demo_command() {
                            "with --review: the folder holding mlperf/training_results_v3.1 and mlperf/logging "
                            "(default $REFEREE_REFERENCE_DATA, else ../shared beside the source tree)");
             return [o]() -> int {
+              // Output closed (`referee demo | head`): finish, and stop the
+              // server the review demo started, instead of dying of SIGPIPE.
+              signal(SIGPIPE, SIG_IGN);
               if (o->review) return run_review_demo({o->out, o->reference});
               LoadedRules loaded;
               if (!load_rules("demo", "mini-1.0.0", "", &loaded)) return kCannotCheck;

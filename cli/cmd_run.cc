@@ -45,6 +45,10 @@ void catch_interrupts() {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   for (int sig : kInterruptSignals) sigaction(sig, &sa, nullptr);
+  // Output closed (`referee run ... | head`): the runs go on and are
+  // recorded; only what is printed is lost. The runs start with SIGPIPE at
+  // its default (harness/backends/exec.cc).
+  signal(SIGPIPE, SIG_IGN);
 }
 
 void default_interrupts() {

@@ -21,6 +21,8 @@ Command serve_command() {
                 ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
             sub.add_option("--read-timeout", o->read_timeout_s, "seconds to wait for a request's bytes (default 5)")->check(CLI::Range(1, 600));
             sub.add_option("--write-timeout", o->write_timeout_s, "seconds to wait while sending an answer (default 10)")->check(CLI::Range(1, 600));
+            sub.add_option("--exit-with-parent", o->parent_pid, "PID of the process that started this one: stop when it ends")
+                ->group("");  // for referee's own use (the demo)
             // server::serve returns 0 (stopped by a signal) or 2 (could not start): kPass, kCannotCheck.
             return [o]() -> int { return server::serve(*o); };
           }};

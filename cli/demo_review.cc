@@ -75,7 +75,8 @@ class ServerProcess {
     int devnull = ::open("/dev/null", O_WRONLY);
     if (devnull >= 0) posix_spawn_file_actions_adddup2(&fa, devnull, 2);
     std::string exe = fs::read_symlink("/proc/self/exe").string();
-    std::vector<std::string> args = {exe, "serve", "--db", db, "--listen", "127.0.0.1:0"};
+    std::vector<std::string> args = {exe, "serve", "--db", db, "--listen", "127.0.0.1:0", "--exit-with-parent",
+                                     std::to_string(::getpid())};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -833,6 +833,13 @@ TEST_SUITE("serve") {
     CHECK(contains(missing_rw.err, "no store at " + none));
     CHECK(contains(missing_rw.err, "referee import DIR --round R --db " + none));
     CHECK(!std::filesystem::exists(dir.path / "sub"));
+    // An empty file is not a store: refused and left empty, not made into one.
+    std::string empty = (dir.path / "empty.db").string();
+    write_file(empty, "");
+    auto e = run(dir, "serve --db " + empty + " --listen 127.0.0.1:0");
+    CHECK(e.rc == 2);
+    CHECK(contains(e.err, "is empty: not a referee store"));
+    CHECK(std::filesystem::file_size(empty) == 0);
     auto listen = run(dir, "serve --db " + junk + " --listen nowhere");
     CHECK(listen.rc == 2);
     CHECK(contains(listen.err, "is not HOST:PORT"));

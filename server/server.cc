@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -107,6 +108,13 @@ int serve(const Options& o) {
               << db << " creates it); nothing was created\n";
     return kCannotStart;
   }
+  // An empty file is not a store either (the questions say so too); opening
+  // it for writing would turn it into an empty one.
+  if (std::filesystem::is_regular_file(db, exists_error) && std::filesystem::file_size(db, exists_error) == 0) {
+    std::cerr << "referee serve: " << db << " is empty: not a referee store (referee import DIR --round R --db " << db
+              << " makes one); nothing was changed\n";
+    return kCannotStart;
+  }
   // Checked once here (PRAGMA quick_check); held open for the server's life.
   std::string error;
   auto checked = submissions::Store::open(
@@ -126,6 +134,12 @@ int serve(const Options& o) {
   sigaddset(&signals, SIGUSR1);  // the server stopped by itself: wake the signal thread
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Started by another referee (the demo): end with it, even when it was
+  // killed, instead of holding the port and the store as an orphan.
+  if (o.parent_pid > 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != o.parent_pid) return 0;  // it died before this line
+  }
 
   std::unique_ptr<httplib::Server> srv;
   if (!o.tls_cert.empty()) {

@@ -20,6 +20,7 @@ struct Options {
   int read_timeout_s = 5;               // seconds to wait for a request's bytes
   int write_timeout_s = 10;             // seconds to wait while sending an answer
   int keep_alive_s = 5;                 // seconds an idle connection is kept
+  int parent_pid = 0;                   // > 0: stop when that process (the starter) ends
 };
 
 // Serves until SIGINT or SIGTERM, then lets the requests in flight finish.

@@ -51,8 +51,8 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
-void append_caret(std::string* out, unsigned char c) {
-  bool control = (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f;
+void append_caret(std::string* out, unsigned char c, bool keep_lines) {
+  bool control = (c < 0x20 && !(keep_lines && (c == '\n' || c == '\t'))) || c == 0x7f;
   if (!control) {
     out->push_back(static_cast<char>(c));
     return;
@@ -117,6 +117,13 @@ bool valid_utf8(std::string_view text, size_t* bad_at) {
     i += len;
   }
   return true;
+}
+
+std::string one_line(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) append_caret(&out, c, false);
+  return out;
 }
 
 }  // namespace referee::base

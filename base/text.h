@@ -29,11 +29,14 @@ std::vector<std::string> split(std::string_view s, char sep);
 
 // Appends the byte `c` to *out, a control character (below 0x20 other than
 // \n and \t, and DEL) in caret notation: ESC as "^[", BEL as "^G", CR as
-// "^M", DEL as "^?".
-void append_caret(std::string* out, unsigned char c);
+// "^M", DEL as "^?". `keep_lines` false: \n and \t too ("^J", "^I").
+void append_caret(std::string* out, unsigned char c, bool keep_lines = true);
 // `text` with its control characters other than \n and \t in caret
 // notation (see append_caret): text that others wrote, made safe to print.
 std::string caret_escape(std::string_view text);
+// `text` as one line: every control character, \n and \t included, in
+// caret notation. For log lines that quote what a caller sent.
+std::string one_line(std::string_view text);
 
 // The Levenshtein distance between `a` and `b` (insertions, deletions and
 // substitutions of bytes each count 1).

@@ -36,6 +36,7 @@ TEST_SUITE("base") {
   TEST_CASE("caret notation: control characters other than newline and tab, DEL as ^?") {
     CHECK(caret_escape("a\x1b[2Jb\x07\x7f\tc\nd") == "a^[[2Jb^G^?\tc\nd");
     CHECK(caret_escape(std::string("\0\r", 2)) == "^@^M");
+    CHECK(one_line("a\nb\tc\x1b[0m") == "a^Jb^Ic^[[0m");  // a log line stays one line
     CHECK(caret_escape("Größe 日本") == "Größe 日本");
     std::string out;
     append_caret(&out, 0x1f);

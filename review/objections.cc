@@ -466,8 +466,10 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   if (rs.has_score) w.value(rs.score); else w.null();
   w.key("minutes");
   if (o.has_impact) w.value(o.impact); else w.null();
-  if (o.has_impact && rs.has_score && rs.score > 0) {
-    double pct = (o.impact - rs.score) / rs.score * 100.0;
+  // A figure near the largest double gives no finite percentage: null, never
+  // "Infinity" (which no strict JSON reader takes).
+  double pct = o.has_impact && rs.has_score && rs.score > 0 ? (o.impact - rs.score) / rs.score * 100.0 : NAN;
+  if (std::isfinite(pct)) {
     w.key("change_percent").value(std::round(pct * 1000.0) / 1000.0);
     w.key("under_waiver_threshold").value(std::fabs(pct) < 2.0);
   } else {
@@ -787,6 +789,13 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
       return make_error(400, "missing-field",
                         "no result named: --result ORG/SYSTEM/BENCHMARK (API field `results`) is required");
     if (f.title.empty()) return make_error(400, "missing-field", "--title TEXT (API field `title`) is required");
+    // A name given twice is a mistake in what was sent, not a second thing.
+    for (const auto* list : {&f.results, &f.drop_runs})
+      for (size_t i = 0; i < list->size(); ++i)
+        if (std::find(list->begin() + static_cast<long>(i) + 1, list->end(), (*list)[i]) != list->end())
+          return make_error(400, "bad-field",
+                            (list == &f.results ? "results: " : "drop_runs: ") + (*list)[i] + " is named twice",
+                            "name each once");
     if (f.rule.empty())
       return make_error(400, "missing-field", "--rule RULE (API field `rule`) is required",
                         "cite the rule file and key (training_3.1.0/closed_common.yaml: ...) or the policy section");

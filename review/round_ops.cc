@@ -271,12 +271,13 @@ Result<Pairing> update_pairing(Store& s, const Actor& who, const UpdatePairing& 
     Error e;
     if (!find_round_by_id(s, who, q.col_int(0), unknown, &r, &e)) return e;
     Stmt p(s.db(),
-           "SELECT a.name, b.name, p.status, p.version FROM pairings p JOIN organisations a ON a.id = p.reviewer_org "
-           "JOIN organisations b ON b.id = p.reviewed_org WHERE p.id = ?1");
+           "SELECT a.name, b.name, p.status, p.version, p.reason FROM pairings p JOIN organisations a ON "
+           "a.id = p.reviewer_org JOIN organisations b ON b.id = p.reviewed_org WHERE p.id = ?1");
     p.bind(1, id);
     if (!p.step()) return p.ok() ? unknown : store_error(s, p.rc(), "reading a pairing");
-    std::string reviewer = p.col_text(0), reviewed = p.col_text(1), from = p.col_text(2);
-    long long cur = p.col_int(3);
+    std::string reviewer, reviewed, from, reason;
+    long long cur = 0;
+    p.row(reviewer, reviewed, from, cur, reason);
     Standing standing;
     standing.reviewer = base::lower(who.organisation) == base::lower(reviewer);
     Access access = authorize(who, Action::SetPairingStatus, standing, r.state);
@@ -297,7 +298,7 @@ Result<Pairing> update_pairing(Store& s, const Actor& who, const UpdatePairing& 
     pl.begin_object().key("round").value(r.name).key("reviewer").value(reviewer).key("reviewed").value(reviewed);
     pl.key("from").value(from).key("to").value(status).key("version").value(cur + 1).end_object();
     *event = Change{"pairing.status", "pairing/" + std::to_string(id), pl.str()};
-    done = {id, reviewer, reviewed, "", status, cur + 1};
+    done = {id, reviewer, reviewed, reason, status, cur + 1};
     return id;
   });
   if (!w.ok()) return w.error();

@@ -255,6 +255,8 @@ TEST_SUITE("rounds") {
     REQUIRE_MESSAGE(p.ok(), p.error().message);
     CHECK(p.value().status == "done");
     CHECK(p.value().version == mine.version + 1);
+    CHECK(p.value().reason == mine.reason);  // the answer shows the pairing as GET does
+    CHECK(!mine.reason.empty());
     auto back = update_pairing(*f.s, actor(f, "nv"), UpdatePairing{mine.id, "assigned", {}});
     REQUIRE_FALSE(back.ok());
     CHECK(back.error().status == 422);

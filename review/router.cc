@@ -1,6 +1,9 @@
 #include "review/router.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <unordered_set>
 
 #include "mllog/json_writer.h"
 
@@ -50,14 +53,28 @@ bool strings_valid(const mllog::Json& j) {
   return true;
 }
 
-// The first name that appears twice in one object, anywhere in `j`.
+// The most fields one object of a request body may have: no request takes
+// more than a few dozen.
+constexpr size_t kMaxFields = 256;
+
+// The size of the largest object anywhere in `j`.
+size_t widest_object(const mllog::Json& j) {
+  size_t w = j.fields.size();
+  for (const auto& x : j.items) w = std::max(w, widest_object(x));
+  for (const auto& [k, x] : j.fields) w = std::max(w, widest_object(x));
+  return w;
+}
+
+// The first name that appears twice in one object, anywhere in `j`. Linear
+// in the number of fields (a set of the names seen).
 bool duplicate_name(const mllog::Json& j, std::string* name) {
-  for (size_t a = 0; a < j.fields.size(); ++a)
-    for (size_t b = a + 1; b < j.fields.size(); ++b)
-      if (j.fields[a].first == j.fields[b].first) {
-        *name = j.fields[a].first;
-        return true;
-      }
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(j.fields.size());
+  for (const auto& [k, x] : j.fields)
+    if (!seen.insert(k).second) {
+      *name = k;
+      return true;
+    }
   for (const auto& x : j.items)
     if (duplicate_name(x, name)) return true;
   for (const auto& [k, x] : j.fields)
@@ -89,6 +106,12 @@ bool parse_body(const Request& r, std::initializer_list<const char*> allowed, ml
   }
   if (depth_of(*out) > 32) {
     *err = error_response(400, "bad-request", "the request body is nested more than 32 deep");
+    return false;
+  }
+  if (size_t w = widest_object(*out); w > kMaxFields) {
+    *err = error_response(400, "bad-request",
+                          "an object of the request body has " + std::to_string(w) + " fields; at most " +
+                              std::to_string(kMaxFields) + " are taken");
     return false;
   }
   if (!strings_valid(*out)) {  // \ud800 escapes decode to surrogates

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -16,8 +17,10 @@
 #include <iostream>
 #include <thread>
 
+#include "base/text.h"
 #include "base/utc_time.h"
 #include "review/api.h"
+#include "server/limits.h"
 #include "server/pages.h"
 #include "server/routes.h"
 #include "submissions/store.h"
@@ -34,6 +37,7 @@ constexpr int kCannotStart = 2;  // the CLI's kCannotCheck
 thread_local std::chrono::steady_clock::time_point t_start;
 thread_local bool t_started = false;
 thread_local std::string t_user;
+thread_local bool t_refused = false;  // refused on its headers: close after the answer
 
 void send(httplib::Response& res, const Reply& r) {
   res.status = r.status;
@@ -84,6 +88,35 @@ bool address_in_use(const std::string& host, int port) {
   }
   freeaddrinfo(found);
   return in_use;
+}
+
+}  // namespace
+
+namespace {
+
+// The connection of `req` takes no more requests: its reading side is shut,
+// so that httplib sends the answer and then finds the end of the stream
+// instead of waiting (keep-alive) on a worker for what was not read.
+// httplib 0.11 gives a hook no socket, so it is found among this process's
+// descriptors by its two ends; only refusals pay for the search.
+void stop_reading(const httplib::Request& req) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    int fd = std::atoi(e.path().filename().c_str());
+    sockaddr_storage peer{}, self{};
+    socklen_t pl = sizeof peer, sl = sizeof self;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) continue;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&self), &sl) != 0) continue;
+    char host[NI_MAXHOST], port[NI_MAXSERV], lport[NI_MAXSERV];
+    if (getnameinfo(reinterpret_cast<sockaddr*>(&peer), pl, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+      continue;
+    if (getnameinfo(reinterpret_cast<sockaddr*>(&self), sl, nullptr, 0, lport, sizeof lport, NI_NUMERICSERV) != 0) continue;
+    if (req.remote_addr == host && std::to_string(req.remote_port) == port && std::to_string(req.local_port) == lport) {
+      ::shutdown(fd, SHUT_RD);
+      return;
+    }
+  }
 }
 
 }  // namespace
@@ -164,13 +197,21 @@ int serve(const Options& o) {
   srv->set_keep_alive_max_count(100);
   srv->set_tcp_nodelay(true);
 
-  srv->set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+  const size_t max_body = o.max_body;
+  srv->set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
     t_start = std::chrono::steady_clock::now();
     t_started = true;
     t_user.clear();  // nobody yet: "-" in the log
-    return httplib::Server::HandlerResponse::Unhandled;
+    // Refused on its headers, before httplib reads (or skips, or inflates) a
+    // body: server/limits.h.
+    Refusal no = refuse_before_body(req.headers, max_body);
+    if (no.status == 0) return httplib::Server::HandlerResponse::Unhandled;
+    // The body was not read, so the connection cannot carry another request:
+    // closed once the answer is sent (the logger runs after the write).
+    t_refused = true;
+    send(res, json_reply(review::error_response(no.status, no.code, no.message, no.hint)));
+    return httplib::Server::HandlerResponse::Handled;
   });
-  const size_t max_body = o.max_body;
   // httplib's own refusals (413, 414, 400 for a bad request line) and any
   // other error without a body get the API's JSON error.
   srv->set_error_handler(httplib::Server::HandlerWithResponse([max_body](const httplib::Request& req, httplib::Response& res) {
@@ -226,8 +267,15 @@ int serve(const Options& o) {
     double ms = t_started ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count() : 0;
     t_started = false;
     // One line (one write) per request; never the token or the body.
-    std::fprintf(stderr, "%s %s %s %d %.1fms %s\n", base::utc_now().c_str(), req.method.c_str(), req.path.c_str(), res.status, ms,
-                 t_user.empty() ? "-" : t_user.c_str());
+    // What the caller sent is shown, never obeyed: one line, control
+    // characters (a %0a or %1b in the path) in caret notation.
+    std::fprintf(stderr, "%s %s %s %d %.1fms %s\n", base::utc_now().c_str(), base::one_line(req.method).c_str(),
+                 base::one_line(req.path).c_str(), res.status, ms, t_user.empty() ? "-" : t_user.c_str());
+    t_user.clear();  // a refusal httplib makes before the hook is nobody's
+    if (t_refused) {
+      t_refused = false;
+      stop_reading(req);
+    }
   });
 
   auto handler = [&ctx](const httplib::Request& req, httplib::Response& res) {

@@ -31,11 +31,11 @@ bool run_cost(const ResultRow& r, const Price& price, double* cost) {
     double h = 0;
     if (!accelerator_hours(r, &h)) return false;
     *cost = h * price.amount;
-    return true;
+    return std::isfinite(*cost);  // a price near the largest double overflows: no cost, not "Infinity"
   }
   if (r.nodes <= 0) return false;
   *cost = static_cast<double>(r.nodes) * (r.score / 60.0) * price.amount / kHoursPerMonth;
-  return true;
+  return std::isfinite(*cost);
 }
 
 std::string price_unit(const Price& price) {

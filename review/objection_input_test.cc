@@ -41,6 +41,25 @@ TEST_SUITE("review") {
     }
     CHECK(has(f.call("goog", "GET", path, "").body, "\"change_percent\":null"));
   }
+
+  TEST_CASE("a chair of a party neither gives its side more time nor closes the round over its open case") {
+    Review f;
+    f.add_user("nvchair", "NVIDIA", "chair");
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    f.set_deadline("responses_due", "2020-01-01");
+    // NVIDIA's chair, NVIDIA accused: no late response on its own override.
+    Response late = f.call("nvchair", "POST", path + "/responses", R"({"text":"late","override":"granted"})");
+    CHECK(late.status == 403);
+    CHECK(has(late.body, "a chair whose organisation (NVIDIA) is a party to this objection does not override its deadlines"));
+    CHECK(f.count("responses") == 0);
+    // Nor final or published over the open objection against NVIDIA; a neutral chair may, with a reason.
+    Response close = f.call("nvchair", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"final","override":"x"})");
+    CHECK(close.status == 403);
+    CHECK(has(close.body, "is a party to open objections #" + std::to_string(id)));
+    Response neutral = f.call("chair1", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"final","override":"x"})");
+    CHECK(neutral.status == 200);
+  }
 }
 
 }  // namespace referee::testing

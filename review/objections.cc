@@ -684,7 +684,8 @@ Result<Objection> change_objection(Store& s, const Actor& who, const ObjectionCh
     const std::string id = std::to_string(o.id);
     if (!check_version(in.version, o.version, "objection " + id, "referee objection show " + id, &err)) return err;
     std::string overridden;
-    if (!check_deadline(who, round, spec.deadline(party), in.override_reason, &overridden, &err)) return err;
+    if (!check_deadline(who, round, spec.deadline(party), in.override_reason, &overridden, &err, party.standing))
+      return err;
     if (spec.final_what && !check_not_final(round, spec.final_what, in.override_reason, &overridden, &err)) return err;
     JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("objection").value(o.id).key("round").value(round.name).key("by").value(o.by);

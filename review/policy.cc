@@ -20,7 +20,8 @@ Access authorize(const Actor& who, Action action, const Standing& st, const std:
     // A chair does not judge their own organisation's case, either side of it.
     case Action::Decide: ok = chair && !st.objecting && !st.accused; break;
     case Action::Withdraw: ok = st.objecting; break;
-    case Action::OverrideDeadline: ok = chair; break;
+    // Nor grants their own organisation's side of a case more time.
+    case Action::OverrideDeadline: ok = chair && !st.objecting && !st.accused; break;
     case Action::SetSchedule:
     case Action::ChangeRoundState:
     case Action::AssignPairings: ok = chair || admin; writes_round = false; break;
@@ -131,10 +132,14 @@ std::string deadline_instant(const std::string& text) {
 }
 
 bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
-                    const std::string& override_reason, std::string* overridden, Error* err) {
+                    const std::string& override_reason, std::string* overridden, Error* err, const Standing& standing) {
   overridden->clear();
-  if (!override_reason.empty() && authorize(who, Action::OverrideDeadline, {}, round.state) == Access::Forbidden) {
-    *err = forbidden("only a review chair may override a deadline", "leave out --override (API field `override`)");
+  if (!override_reason.empty() && authorize(who, Action::OverrideDeadline, standing, round.state) == Access::Forbidden) {
+    *err = who.role == Role::Chair
+               ? forbidden("a chair whose organisation (" + who.organisation +
+                               ") is a party to this objection does not override its deadlines",
+                           "ask a chair of another organisation")
+               : forbidden("only a review chair may override a deadline", "leave out --override (API field `override`)");
     return false;
   }
   if (round.state == "published") {

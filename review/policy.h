@@ -102,10 +102,12 @@ std::string deadline_instant(const std::string& text);
 // action after scores_final, the change is refused (422 naming the deadline
 // and its time) unless the actor is a chair and `override_reason` is not
 // empty; then *overridden says which deadline was overridden (for the event
-// payload). An override sent by anyone but a chair is 403. An unset deadline
-// does not restrict.
+// payload). An override sent by anyone but a chair, or by a chair whose
+// organisation is a party (`standing`: objecting or accused), is 403: nobody
+// grants their own side more time. An unset deadline does not restrict.
 bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
-                    const std::string& override_reason, std::string* overridden, Error* err);
+                    const std::string& override_reason, std::string* overridden, Error* err,
+                    const Standing& standing = {});
 
 // A round in `final` takes no new objection, evidence, response or vote
 // (`what` names the action): 422, unless a chair sends an override reason;

@@ -83,6 +83,9 @@ TEST_SUITE("review") {
         {&chair, Action::Withdraw, "", "review", F},
         // Overrides: chairs only.
         {&chair, Action::OverrideDeadline, "", "review", A},
+        // ... but not for a case their own organisation is a party to.
+        {&chair, Action::OverrideDeadline, "objecting", "review", F},
+        {&chair, Action::OverrideDeadline, "accused", "review", F},
         {&member, Action::OverrideDeadline, "objecting", "review", F},
         {&admin, Action::OverrideDeadline, "", "review", F},
         // Round administration: chairs and administrators, in any state.

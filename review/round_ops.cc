@@ -166,12 +166,29 @@ Result<RoundInfo> change_round_state(Store& s, const Actor& who, const ChangeRou
     // Final and published close the review: every objection decided or withdrawn first.
     std::string still_open;
     if (state == "final" || state == "published") {
-      Stmt q(s.db(), "SELECT id, state FROM objections WHERE round_id = ?1 AND state IN ('open', 'responded') ORDER BY id");
+      Stmt q(s.db(),
+             "SELECT j.id, j.state, a.name, b.name FROM objections j JOIN organisations a ON a.id = j.by_org "
+             "JOIN organisations b ON b.id = j.against_org WHERE j.round_id = ?1 AND j.state IN ('open', 'responded') "
+             "ORDER BY j.id");
       q.bind(1, cur.id);
-      while (q.step())
-        still_open += std::string(still_open.empty() ? "" : ", ") + "#" + std::to_string(q.col_int(0)) + " (" +
-                      q.col_text(1) + ")";
+      std::string own;  // open objections the acting chair's organisation is a party to
+      while (q.step()) {
+        std::string tag("#");
+        tag += std::to_string(q.col_int(0));
+        still_open += std::string(still_open.empty() ? "" : ", ") + tag + " (" + q.col_text(1) + ")";
+        bool party = !who.organisation.empty() &&
+                     (base::iequals(q.col_text(2), who.organisation) || base::iequals(q.col_text(3), who.organisation));
+        if (party) {
+          if (!own.empty()) own += ", ";
+          own += tag;
+        }
+      }
       if (!q.ok()) return store_error(s, q.rc(), "reading the round's objections");
+      // Nobody closes the review over their own organisation's open case.
+      if (!own.empty() && !in.override_reason.empty())
+        return forbidden("a chair whose organisation (" + who.organisation + ") is a party to open objections " + own +
+                             " does not override them to close the round",
+                         "ask a chair of another organisation, or decide or withdraw them first");
       if (!still_open.empty() && in.override_reason.empty())
         return make_error(422, "objections-open",
                           cur.name + " cannot go to " + state + ": objections not decided or withdrawn: " + still_open,

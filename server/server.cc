@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -94,11 +95,30 @@ bool address_in_use(const std::string& host, int port) {
 
 namespace {
 
-// The connection of `req` takes no more requests: its reading side is shut,
-// so that httplib sends the answer and then finds the end of the stream
-// instead of waiting (keep-alive) on a worker for what was not read.
-// httplib 0.11 gives a hook no socket, so it is found among this process's
-// descriptors by its two ends; only refusals pay for the search.
+// Reads and drops what the client still sends on `fd` (the refused body),
+// for at most a second and 64 MiB, as a lingering close does: a client that
+// sends its whole body before it reads then gets the answer, not a reset.
+void drain(int fd) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  size_t total = 0;
+  char buf[16384];
+  while (total < (size_t{64} << 20)) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count();
+    if (left <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) break;
+    ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n <= 0) break;
+    total += static_cast<size_t>(n);
+  }
+}
+
+// The connection of `req` takes no more requests (called once its answer is
+// sent): what the client still sends is drained, then the reading side is
+// shut, so that httplib finds the end of the stream and closes instead of
+// waiting (keep-alive) on a worker for a body it did not read. httplib 0.11
+// gives a hook no socket, so it is found among this process's descriptors by
+// its two ends; only refusals pay for the search.
 void stop_reading(const httplib::Request& req) {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
@@ -113,6 +133,7 @@ void stop_reading(const httplib::Request& req) {
       continue;
     if (getnameinfo(reinterpret_cast<sockaddr*>(&self), sl, nullptr, 0, lport, sizeof lport, NI_NUMERICSERV) != 0) continue;
     if (req.remote_addr == host && std::to_string(req.remote_port) == port && std::to_string(req.local_port) == lport) {
+      drain(fd);
       ::shutdown(fd, SHUT_RD);
       return;
     }

@@ -2,6 +2,8 @@
 // twice, figures that would give no finite percentage.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "tests/review_fixture.h"
 
 namespace referee::testing {
@@ -59,6 +61,33 @@ TEST_SUITE("review") {
     CHECK(has(close.body, "is a party to open objections #" + std::to_string(id)));
     Response neutral = f.call("chair1", "POST", "/api/v1/rounds/3.1.0/state", R"({"state":"final","override":"x"})");
     CHECK(neutral.status == 200);
+  }
+
+  TEST_CASE("quoted lines: named by result and run, never by the server's paths; a run's file is a name, not a path") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    auto lines = [&](const std::string& file, const std::string& range) {
+      return f.call("goog", "POST", path + "/evidence",
+                    R"({"evidence":[{"result":"NVIDIA/eos/retinanet","file":")" + file + R"(","lines":")" + range + R"("}]})");
+    };
+    Response many = lines("result_0.txt", "1-50");
+    CHECK(many.status == 422);
+    CHECK(has(many.body, "run result_0.txt of NVIDIA/eos/retinanet has 3 lines, not 1-50"));
+    CHECK_FALSE(has(many.body, f.dir.path.string()));
+    // A store edited so that a run's file is a path: refused, nothing read.
+    f.exec("UPDATE runs SET file = '../../../etc/hostname' WHERE file = 'result_1.txt' AND result_id = " +
+           std::to_string(f.results.at("NVIDIA/eos/retinanet")));
+    Response escape = lines("../../../etc/hostname", "1");
+    CHECK(escape.status == 400);
+    CHECK(has(escape.body, "is not the name of a run's log"));
+    CHECK(f.count("evidence") == 0);
+    // A log gone from the server's disk: named by result and run.
+    std::filesystem::remove(f.logs / "results/eos/retinanet/result_0.txt");
+    Response gone = lines("result_0.txt", "1");
+    CHECK(gone.status == 422);
+    CHECK(has(gone.body, "the log of run result_0.txt of NVIDIA/eos/retinanet is not on the server's disk"));
+    CHECK_FALSE(has(gone.body, f.dir.path.string()));
   }
 }
 

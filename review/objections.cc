@@ -218,6 +218,14 @@ bool evidence_lines(Store& s, long long round_id, const std::vector<long long>& 
     *err = make_error(400, "bad-field", "lines '" + in.lines + "' is not N or N-M (at most 200 lines, from 1)");
     return false;
   }
+  // A run's file is a name in its result's folder: never a path (a store
+  // edited to hold one would otherwise quote any file the server can read).
+  if (in.file.empty() || in.file.find('/') != std::string::npos || in.file.find('\\') != std::string::npos ||
+      in.file[0] == '.') {
+    *err = make_error(400, "bad-field", "file '" + in.file + "' is not the name of a run's log (result_N.txt)",
+                      "its runs: " + run_files(s, result_id));
+    return false;
+  }
   Stmt q(s.db(),
          "SELECT r.id, p.path, y.name, x.benchmark FROM runs r JOIN results x ON x.id = r.result_id JOIN "
          "systems y ON y.id = x.system_id JOIN packages p ON p.id = y.package_id WHERE r.result_id = ?1 AND "
@@ -233,8 +241,10 @@ bool evidence_lines(Store& s, long long round_id, const std::vector<long long>& 
   std::string path = q.col_text(1) + "/results/" + q.col_text(2) + "/" + q.col_text(3) + "/" + in.file;
   std::ifstream log(path, std::ios::binary);
   if (!log) {
-    *err = make_error(422, "missing-log", "the log " + path + " of run " + in.file + " is not on disk",
-                      "the package was imported from there; restore it or quote the lines as a check message");
+    // Named as the member knows it, never by the server's file system.
+    *err = make_error(422, "missing-log", "the log of run " + in.file + " of " + in.result + " is not on the server's disk",
+                      "the package's files must stay where they were imported from; restore them or quote the lines "
+                      "as a check message");
     return false;
   }
   std::string line;
@@ -247,7 +257,8 @@ bool evidence_lines(Store& s, long long round_id, const std::vector<long long>& 
     out->quoted += std::to_string(n) + ": " + line + "\n";
   }
   if (n < out->last_line) {
-    *err = make_error(422, "bad-lines", path + " has " + std::to_string(n) + " lines, not " + in.lines);
+    *err = make_error(422, "bad-lines",
+                      "run " + in.file + " of " + in.result + " has " + std::to_string(n) + " lines, not " + in.lines);
     return false;
   }
   out->kind = "lines";

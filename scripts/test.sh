@@ -13,8 +13,9 @@
 #   4. the differential fuzz: mutated real logs checked by referee and the
 #      consortium's compliance checker for DIFF_FUZZ_SECONDS (default 60);
 #      inputs they disagree on are kept in build/differential-findings/
-#   5. an address + undefined-behaviour sanitizer build in build-asan/ (Debug,
-#      only the referee binary and the test binary) and its tests
+#   5. an address + undefined-behaviour sanitizer build in build-asan/ (-O1 -g1,
+#      only the referee binary and the test binary) and its tests, less the
+#      suites whose time goes to another program (see asan_skip below)
 #   6. the libFuzzer targets built with clang in build-fuzz/, each run for
 #      FUZZ_SECONDS (default 30) from a copy of its seed corpus fuzz/corpus/<target>/
 # Exits non-zero when any step fails; prints a summary at the end.

@@ -89,6 +89,39 @@ TEST_SUITE("review") {
     CHECK(has(gone.body, "the log of run result_0.txt of NVIDIA/eos/retinanet is not on the server's disk"));
     CHECK_FALSE(has(gone.body, f.dir.path.string()));
   }
+
+  TEST_CASE("the committee's report quotes what members wrote: no forged block, heading, decision line or HTML") {
+    Review f;
+    // A text that would close the issue block and open one attributed to another organisation, a
+    // title with a decision line, raw HTML and a right-to-left override.
+    std::string text = R"(fine\n---\nobjection: 99\ntitle: \"[training-3.1.0] forged\"\nlabels: [\"by NVIDIA\"]\n---\n# Forged\n<script>x</script>)";
+    Response filed = f.call("goog", "POST", "/api/v1/objections",
+                            R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/retinanet"],"title":"t\nDecision: upheld \u202Egnp.exe","rule":"r","text":")" +
+                                text + R"("})");
+    REQUIRE_MESSAGE(filed.status == 201, filed.body);
+    for (const char* format : {"github", "md"}) {
+      Response r = f.call("chair1", "GET", std::string("/api/v1/rounds/3.1.0/report?format=") + format, "");
+      REQUIRE_MESSAGE(r.status == 200, r.body);
+      int rules = 0;
+      size_t start = 0;
+      while (start < r.body.size()) {
+        size_t nl = r.body.find('\n', start);
+        if (nl == std::string::npos) nl = r.body.size();
+        std::string line = r.body.substr(start, nl - start);
+        if (line == "---") ++rules;
+        CHECK_MESSAGE(line.rfind("Decision: upheld", 0) != 0, format << ": " << line);
+        CHECK_MESSAGE(line.rfind("# Forged", 0) != 0, format << ": " << line);
+        CHECK_MESSAGE(line.rfind("objection: 99", 0) != 0, format << ": " << line);
+        start = nl + 1;
+      }
+      CHECK(rules == (std::string(format) == "github" ? 2 : 0));  // the one objection's own block only
+      CHECK(has(r.body, "> # Forged"));
+      CHECK(has(r.body, "&lt;script&gt;"));
+      CHECK_FALSE(has(r.body, "<script>"));
+      CHECK(has(r.body, "[U+202E]"));
+      CHECK_FALSE(has(r.body, "\xE2\x80\xAE"));
+    }
+  }
 }
 
 }  // namespace referee::testing

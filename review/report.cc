@@ -26,10 +26,67 @@ std::string num(double v, int digits = 4) {
   return buf;
 }
 
+// Text a member wrote, made to stay one inline run of Markdown that shows
+// what was written and does nothing else: line breaks and other control
+// characters become spaces (no new heading, rule, list item or issue block
+// can start), raw HTML is escaped, a table's `|` is escaped, and the
+// invisible characters that reorder or hide text (bidi controls, zero-width
+// characters, a byte-order mark) are shown as [U+XXXX]. `markdown` false:
+// for plain text (an issue's title), the same without the Markdown escapes.
+std::string md_inline(const std::string& s, bool markdown = true) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out += ' ';
+    } else if (!markdown && (c == '<' || c == '>' || c == '&' || c == '|')) {
+      out += static_cast<char>(c);
+    } else if (c == '<') {
+      out += "&lt;";
+    } else if (c == '>') {
+      out += "&gt;";
+    } else if (c == '&') {
+      out += "&amp;";
+    } else if (c == '|') {
+      out += "\\|";
+    } else if ((c == 0xE2 || c == 0xEF) && i + 2 < s.size()) {
+      unsigned b1 = static_cast<unsigned char>(s[i + 1]), b2 = static_cast<unsigned char>(s[i + 2]);
+      unsigned cp = ((c & 0x0Fu) << 12) | ((b1 & 0x3Fu) << 6) | (b2 & 0x3Fu);
+      bool hidden = (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
+                    cp == 0xFEFF;
+      if (hidden && (b1 & 0xC0) == 0x80 && (b2 & 0xC0) == 0x80) {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "[U+%04X]", cp);
+        out += buf;
+        i += 2;
+      } else {
+        out += static_cast<char>(c);
+      }
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// md_inline, cut to `n` bytes of the text.
 std::string shorten(const std::string& s, size_t n = 300) {
-  std::string one;
-  for (char ch : s) one += (ch == '\n' || ch == '\r') ? ' ' : ch;
-  return one.size() > n ? one.substr(0, n) + "..." : one;
+  return md_inline(s.size() > n ? s.substr(0, n) + "..." : s);
+}
+
+// A member's text of several lines as a Markdown quote: every line starts
+// with "> ", so none of it can open a block of its own.
+std::string md_quote(const std::string& s) {
+  std::string out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t nl = s.find('\n', start);
+    if (nl == std::string::npos) nl = s.size();
+    out += "> " + md_inline(s.substr(start, nl - start)) + "\n";
+    start = nl + 1;
+  }
+  return out;
 }
 
 bool failed(submissions::Store& s, const Stmt& q, const char* what, std::string* error) {
@@ -270,28 +327,20 @@ std::string report_json(const ReportRound& r) {
 namespace {
 
 // Table cells: no line breaks, | escaped.
-std::string cell(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n' || ch == '\r') out += ' ';
-    else out += ch;
-  }
-  return out;
-}
+std::string cell(const std::string& s) { return md_inline(s); }
 
 std::string decision_line(const ReportObjection& o) {
   if (!o.decided && (o.withdrawn || o.state == "withdrawn"))
-    return "none: withdrawn" + (o.withdrawn_by.empty() ? std::string() : " by " + o.withdrawn_by + " at " + o.withdrawn_at) +
-           (o.withdrawal_text.empty() ? std::string() : ": " + o.withdrawal_text);
+    return "none: withdrawn" + (o.withdrawn_by.empty() ? std::string() : " by " + md_inline(o.withdrawn_by) + " at " + o.withdrawn_at) +
+           (o.withdrawal_text.empty() ? std::string() : ": " + shorten(o.withdrawal_text, 2000));
   if (!o.decided) return "not decided yet";
   std::string s = o.outcome + ", remedy " + o.remedy;
   if (o.has_factor) s += " (factor " + factor_text(o.factor) + ")";
   s += "; votes " + std::to_string(o.uphold) + " uphold, " + std::to_string(o.reject) + " reject, " +
        std::to_string(o.abstain) + " abstain; " + o.majority + " majority; decision " + std::to_string(o.decision_id);
-  if (!o.decided_by.empty()) s += " recorded by " + o.decided_by;
+  if (!o.decided_by.empty()) s += " recorded by " + md_inline(o.decided_by);
   if (!o.decided_at.empty()) s += " at " + o.decided_at;
-  if (!o.decision_text.empty()) s += ": " + o.decision_text;
+  if (!o.decision_text.empty()) s += ": " + shorten(o.decision_text, 2000);
   return s;
 }
 
@@ -308,20 +357,21 @@ std::string impact_line(const ReportObjection& o) {
 
 // The body of one objection: the same in the minutes and in a GitHub issue.
 void objection_body(std::string& out, const ReportObjection& o) {
-  out += "- Filed by: " + o.by + (o.filed_by.empty() ? "" : " (" + o.filed_by + ")") + " at " + o.created_at + "\n";
-  out += "- Against: " + o.against + "\n";
+  out += "- Filed by: " + md_inline(o.by) + (o.filed_by.empty() ? "" : " (" + md_inline(o.filed_by) + ")") + " at " +
+         o.created_at + "\n";
+  out += "- Against: " + md_inline(o.against) + "\n";
   out += "- State: " + o.state + "\n";
-  out += "- Rule: " + o.rule + "\n";
+  out += "- Rule: " + md_inline(o.rule) + "\n";
   out += "- Results:";
   if (o.results.empty()) out += " none named";
-  for (const auto& x : o.results) out += " " + x.name + (x.has_score ? " (" + num(x.score) + " min)" : "") + ";";
+  for (const auto& x : o.results) out += " " + md_inline(x.name) + (x.has_score ? " (" + num(x.score) + " min)" : "") + ";";
   if (!o.results.empty()) out.pop_back();
   out += "\n- Score impact: " + impact_line(o) + "\n";
-  if (!o.text.empty()) out += "\n" + o.text + "\n";
+  if (!o.text.empty()) out += "\n" + md_quote(o.text);
   out += "\nEvidence:\n";
   if (o.evidence.empty()) out += "- none\n";
   for (const auto& e : o.evidence) {
-    out += "- " + e.kind + ": " + e.summary + "\n";
+    out += "- " + e.kind + ": " + md_inline(e.summary) + "\n";
     if (e.quoted.empty()) continue;
     // Quoted lines as a code block; a fence longer than any run of backticks in them.
     size_t run = 0, longest = 0;
@@ -344,14 +394,14 @@ void objection_body(std::string& out, const ReportObjection& o) {
   out += "\nResponses:\n";
   if (o.responses.empty()) out += "- none\n";
   for (const auto& x : o.responses) {
-    out += "- " + x.organisation + (x.user.empty() ? "" : " (" + x.user + ")") + " at " + x.at;
+    out += "- " + md_inline(x.organisation) + (x.user.empty() ? "" : " (" + md_inline(x.user) + ")") + " at " + x.at;
     if (!x.remedy.empty()) out += ", proposes " + x.remedy + (x.has_factor ? " with factor " + factor_text(x.factor) : "");
     out += ": " + shorten(x.text, 2000) + "\n";
   }
   out += "\nVotes:\n";
   if (o.votes.empty()) out += "- none\n";
   for (const auto& x : o.votes) {
-    out += "- " + x.organisation + ": " + x.vote;
+    out += "- " + md_inline(x.organisation) + ": " + x.vote;
     if (!x.remedy.empty()) out += ", remedy " + x.remedy + (x.has_factor ? " with factor " + factor_text(x.factor) : "");
     out += "\n";
   }
@@ -363,8 +413,8 @@ void objection_body(std::string& out, const ReportObjection& o) {
   if (!o.overrides.empty()) {
     out += "\nOverrides:\n";
     for (const auto& x : o.overrides)
-      out += "- event " + std::to_string(x.seq) + " (" + x.action + ") by " + x.actor + " at " + x.at +
-             (x.deadline.empty() ? "" : ", overriding " + x.deadline) + ": " + x.reason + "\n";
+      out += "- event " + std::to_string(x.seq) + " (" + x.action + ") by " + md_inline(x.actor) + " at " + x.at +
+             (x.deadline.empty() ? "" : ", overriding " + x.deadline) + ": " + shorten(x.reason, 2000) + "\n";
   }
 }
 
@@ -385,7 +435,8 @@ std::string report_markdown(const ReportRound& r) {
   out += "\n## Announced resubmissions\n\n";
   if (r.announcements.empty()) out += "None.\n";
   for (const auto& a : r.announcements)
-    out += "- " + a.result + " (" + a.organisation + ", by " + a.user + " at " + a.at + "): " + shorten(a.text, 500) + "\n";
+    out += "- " + md_inline(a.result) + " (" + md_inline(a.organisation) + ", by " + md_inline(a.user) + " at " + a.at +
+           "): " + shorten(a.text, 500) + "\n";
   out += "\n## Objections (agenda)\n\n";
   if (r.objections.empty()) out += "None filed.\n";
   else {
@@ -395,7 +446,7 @@ std::string report_markdown(const ReportRound& r) {
              o.state + " | " + (o.decided ? o.outcome + " (" + o.remedy + ")" : "-") + " |\n";
   }
   for (const auto& o : r.objections) {
-    out += "\n### Objection " + std::to_string(o.id) + ": " + o.title + "\n\n";
+    out += "\n### Objection " + std::to_string(o.id) + ": " + md_inline(o.title) + "\n\n";
     objection_body(out, o);
   }
   out += "\n## Result status\n\n";
@@ -415,14 +466,14 @@ std::string report_github(const ReportRound& r) {
   if (r.objections.empty()) return "<!-- " + r.name + ": no objections -->\n";
   for (const auto& o : r.objections) {
     mllog::JsonWriter title(0, mllog::JsonText::kUtf8), labels(0, mllog::JsonText::kUtf8);
-    title.value("[" + r.name + "] " + o.title);
+    title.value("[" + r.name + "] " + md_inline(o.title, false));
     labels.begin_array().value("by " + o.by).value("against " + o.against).value(r.name).end_array();
     out += "---\n";
     out += "objection: " + std::to_string(o.id) + "\n";
     out += "title: " + title.str() + "\n";
     out += "labels: " + labels.str() + "\n";
     out += "---\n";
-    out += "Labels: by " + o.by + ", against " + o.against + ", " + r.name + "\n\n";
+    out += "Labels: by " + md_inline(o.by) + ", against " + md_inline(o.against) + ", " + r.name + "\n\n";
     objection_body(out, o);
     out += "\n";
   }

@@ -28,7 +28,9 @@ struct Serve {
     err_file = err_path;
     int fds[2];
     REQUIRE(pipe(fds) == 0);
-    std::vector<std::string> args{REFEREE_BINARY, "serve", "--db", db, "--listen", "127.0.0.1:0"};
+    // Ends with this test process, even when it dies before its destructors run.
+    std::vector<std::string> args{REFEREE_BINARY, "serve", "--db", db, "--listen", "127.0.0.1:0",
+                                  "--exit-with-parent", std::to_string(getpid())};
     args.insert(args.end(), extra.begin(), extra.end());
     pid = fork();
     REQUIRE(pid >= 0);

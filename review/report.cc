@@ -327,8 +327,6 @@ std::string report_json(const ReportRound& r) {
 namespace {
 
 // Table cells: no line breaks, | escaped.
-std::string cell(const std::string& s) { return md_inline(s); }
-
 std::string decision_line(const ReportObjection& o) {
   if (!o.decided && (o.withdrawn || o.state == "withdrawn"))
     return "none: withdrawn" + (o.withdrawn_by.empty() ? std::string() : " by " + md_inline(o.withdrawn_by) + " at " + o.withdrawn_at) +
@@ -430,7 +428,7 @@ std::string report_markdown(const ReportRound& r) {
   else {
     out += "| id | reviewer | reviews | reason | status |\n|---|---|---|---|---|\n";
     for (const auto& p : r.pairings)
-      out += "| " + std::to_string(p.id) + " | " + cell(p.reviewer) + " | " + cell(p.reviewed) + " | " + p.reason + " | " + p.status + " |\n";
+      out += "| " + std::to_string(p.id) + " | " + md_inline(p.reviewer) + " | " + md_inline(p.reviewed) + " | " + p.reason + " | " + p.status + " |\n";
   }
   out += "\n## Announced resubmissions\n\n";
   if (r.announcements.empty()) out += "None.\n";
@@ -442,7 +440,7 @@ std::string report_markdown(const ReportRound& r) {
   else {
     out += "| # | by | against | title | state | decision |\n|---|---|---|---|---|---|\n";
     for (const auto& o : r.objections)
-      out += "| " + std::to_string(o.id) + " | " + cell(o.by) + " | " + cell(o.against) + " | " + cell(o.title) + " | " +
+      out += "| " + std::to_string(o.id) + " | " + md_inline(o.by) + " | " + md_inline(o.against) + " | " + md_inline(o.title) + " | " +
              o.state + " | " + (o.decided ? o.outcome + " (" + o.remedy + ")" : "-") + " |\n";
   }
   for (const auto& o : r.objections) {
@@ -454,7 +452,7 @@ std::string report_markdown(const ReportRound& r) {
   else {
     out += "| result | status | factor | objection | decision |\n|---|---|---|---|---|\n";
     for (const auto& x : r.statuses)
-      out += "| " + cell(x.result) + " | " + x.status + " | " + (x.has_factor ? factor_text(x.factor) : "-") + " | " +
+      out += "| " + md_inline(x.result) + " | " + x.status + " | " + (x.has_factor ? factor_text(x.factor) : "-") + " | " +
              (x.objection_id ? std::to_string(x.objection_id) : "-") + " | " +
              (x.decision_id ? std::to_string(x.decision_id) : "-") + " |\n";
   }

@@ -368,7 +368,8 @@ TEST_SUITE("review_e2e") {
              {"GET", "/api/v1/log?round=9.9.9", ""},
              {"GET", "/api/v1/query/leaderboard?round=9.9.9&benchmark=bert", ""}}) {
       Answer r = live.call("intel", method, path, body);
-      CAPTURE(path);
+      const std::string where = path;  // a copy: doctest's CAPTURE takes it in a lambda
+      CAPTURE(where);
       CHECK(r.status == 404);
       CHECK_FALSE(contains(r.body, "training-3.0.0"));  // the store's rounds are not listed
       CHECK_FALSE(contains(r.body, "it has"));

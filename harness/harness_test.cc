@@ -620,7 +620,9 @@ TEST_SUITE("harness") {
     rules::Value v = rules::value_from_json(sys.to_json(), &ok, &error);
     REQUIRE(ok);
     REQUIRE(v.kind == rules::VKind::Dict);
-    for (const auto& [k, val] : v.d().entries) {
+    for (const auto& entry : v.d().entries) {
+      const auto& k = entry.first;
+      const auto& val = entry.second;
       if (k.s() == "other_software_stack") {
         CHECK(val.kind == rules::VKind::Dict);
         continue;

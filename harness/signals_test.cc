@@ -429,8 +429,10 @@ std::map<std::string, std::string> jobs_under(const fs::path& dir) {
 // Once referee has ended: none of its jobs is queued or running, each reaches a
 // final state, and the processes the runs recorded are gone (within `wait`).
 void check_no_job_left(const fs::path& dir, const std::vector<pid_t>& pids, std::chrono::seconds wait) {
-  for (const auto& [id, state] : jobs_under(dir))
-    CHECK_MESSAGE((state != "PENDING" && state != "RUNNING"), "job " << id << " is " << state);
+  for (const auto& job : jobs_under(dir)) {
+    const auto& [id, state] = job;
+    CHECK_MESSAGE((state != "PENDING" && state != "RUNNING"), "job " << job.first << " is " << job.second);
+  }
   CHECK(wait_until(
       [&] {
         for (const auto& [id, state] : jobs_under(dir))

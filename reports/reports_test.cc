@@ -177,10 +177,11 @@ size_t check_links(const std::vector<File>& files) {
     if (!rows) continue;
     fs::path dir = fs::path(f.path).parent_path();
     for (const auto& row : rows->items)
-      for (const auto& [k, v] : row.fields)
-        if (v.kind == mllog::Json::Kind::Object && v.find("href")) {
-          std::string target = (dir / v.find("href")->s).lexically_normal().generic_string();
-          CHECK_MESSAGE(by_path.count(target), f.path << " links " << v.find("href")->s);
+      for (const auto& field : row.fields)
+        if (const auto& v = field.second; v.kind == mllog::Json::Kind::Object && v.find("href")) {
+          std::string href = v.find("href")->s;
+          std::string target = (dir / href).lexically_normal().generic_string();
+          CHECK_MESSAGE(by_path.count(target), f.path << " links " << href);
         }
   }
   return pages;

@@ -39,13 +39,15 @@ bool decode_evidence_item(const Json& item, EvidenceItem* out, Response* err) {
     *err = error_response(400, "bad-field", "each evidence item must be an object");
     return false;
   }
-  for (const auto& [k, v] : item.fields)
+  for (const auto& field : item.fields) {
+    const std::string& k = field.first;
     if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return k == f; }) == std::end(kFields)) {
       *err = error_response(400, "unknown-field", "unknown field '" + k + "' in an evidence item",
                             "evidence is {finding}, {result, file, lines}, {figure, value, unit, impact_minutes} or "
                             "{check}, each with an optional note");
       return false;
     }
+  }
   if (!body_string(item, "note", false, &out->note, err)) return false;
   if (item.find("finding")) {
     out->kind = EvidenceItem::Kind::Finding;

@@ -75,9 +75,11 @@ Result<RoundInfo> set_schedule(Store& s, const Actor& who, const SetSchedule& in
   Error e;
   if (!role_may(who, Action::SetSchedule, &e)) return e;
   auto fields = schedule_fields();
-  for (const auto& [name, text] : in.dates)
+  for (const auto& date : in.dates) {
+    const std::string& name = date.first;
     if (std::none_of(fields.begin(), fields.end(), [&](const auto& f) { return name == f.first; }))
       return make_error(400, "unknown-field", "unknown field '" + name + "' in the schedule");
+  }
   RoundInfo r;
   if (!find_round(s, who, in.round, &r, &e)) return e;
   Schedule next = r.schedule;

@@ -298,7 +298,8 @@ TEST_SUITE("rounds") {
              {"POST", "/api/v1/users/nv/tokens", R"({"x": 1})"},
              {"POST", "/api/v1/users/nv/revoke", "["},
              {"POST", "/api/v1/tokens/revoke", "{}"}}) {
-      CAPTURE(path);
+      const std::string where = path;  // a copy: doctest's CAPTURE takes it in a lambda
+      CAPTURE(where);
       Response r = f.call("nv", method, path, body);
       CHECK(r.status == 403);
       CHECK(f.call("admin1", method, path, body).status == 400);  // the same body from one who may: read, and refused

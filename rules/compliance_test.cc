@@ -128,7 +128,9 @@ TEST_CASE("golden cases in tests/data/compliance") {
     CHECK_MESSAGE(verdict.compliant == want.compliant, name << ": findings:" << all);
     CHECK_MESSAGE(verdict.compliant == verdict.errors.empty(), name);
     CHECK_MESSAGE(got == want.findings, name << ": findings:" << all);
-    for (const auto& [i, text] : want.message_has) {
+    for (const auto& has : want.message_has) {
+      const size_t i = has.first;
+      const auto& text = has.second;
       if (i >= found.size()) continue;  // reported above
       CHECK_MESSAGE(found[i]->message.find(text) != std::string::npos,
                     name << ": finding " << got[i] << " has message '" << found[i]->message << "', expected it to contain '"

@@ -215,8 +215,10 @@ TEST_CASE("fetch keeps only results/ and systems/ and installs them atomically")
   std::string manifest = got[kRoundManifestName];
   got.erase(kRoundManifestName);
   CHECK(got.size() == want.size());
-  for (const auto& [rel, bytes] : want) {
-    CAPTURE(rel);
+  for (const auto& file : want) {
+    const auto& [rel, bytes] = file;
+    const std::string where = file.first;  // a copy: doctest's CAPTURE takes it in a lambda
+    CAPTURE(where);
     REQUIRE(got.count(rel) == 1);
     CHECK(got[rel] == bytes);  // byte for byte
   }

@@ -578,7 +578,7 @@ TEST_SUITE("store") {
                       &error));
     }
     REQUIRE(fresh.size() == 2);
-    for (const auto& [name, json] : fresh) CHECK_MESSAGE(json != "NULL", name);
+    for (const auto& row : fresh) CHECK_MESSAGE(row.second != "NULL", row.first);
     std::string before;
     {
       auto s = Store::open(db, &error, OpenMode::ReadOnly);

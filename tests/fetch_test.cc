@@ -392,8 +392,10 @@ TEST_CASE("an archive with an escaping or unsafe entry is rejected") {
     s.srv.Get(path, [b](const httplib::Request&, httplib::Response& res) { res.set_content(*b, "application/gzip"); });
   }
   s.start();
-  for (const auto& [path, bytes] : archives) {
-    CAPTURE(path);
+  for (const auto& archive : archives) {
+    const auto& [path, bytes] = archive;
+    const std::string where = archive.first;  // a copy: doctest's CAPTURE takes it in a lambda
+    CAPTURE(where);
     Outcome o = fetch("", s.url(path));
     CHECK_FALSE(o.ok);
     if (path == "/symlink/4.1.59.tar.gz") CHECK(contains(o.error, "symbolic link"));

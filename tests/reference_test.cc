@@ -143,8 +143,10 @@ void compare_scores(const std::string& version, const std::string& results_dir) 
     opt.jobs = 2;
     PackageReport r;
     REQUIRE_MESSAGE(check_package(*rs, facts, results_dir + "/" + org, opt, &r, &error), error);
-    for (auto [mode, name] : {std::pair{ScaleMode::Published, "scores_minutes_published"},
-                              std::pair{ScaleMode::Pipeline, "scores_minutes_pipeline"}}) {
+    for (auto mode_name : {std::pair{ScaleMode::Published, "scores_minutes_published"},
+                           std::pair{ScaleMode::Pipeline, "scores_minutes_pipeline"}}) {
+      const ScaleMode mode = mode_name.first;
+      const char* const name = mode_name.second;
       ScoreReport scores = score_package(r, facts, mode);
       const Value& want = at(exp, name);
       size_t got_count = 0;

@@ -181,7 +181,9 @@ TEST_SUITE("harness") {
     auto rs30 = ruleset_for("training-3.0.0");
     auto rs31 = ruleset_for("training-3.1.0");
     size_t n = 0, reported = 0;
-    for (const auto& p : reference_logs(1)) {
+    // The sanitizer build takes every 8th log; the release build every one.
+    const size_t stride = referee::testing::kSanitized ? 8 : 1;
+    for (const auto& p : reference_logs(stride)) {
       const auto& rs = p.string().find("v3.0") != std::string::npos ? *rs30 : *rs31;
       auto lines = split_lines(read_bytes(p));
       Outcome o = compare(rs, lines, std::max<size_t>(1, lines.size() / 12), p.string(), 4);
@@ -189,7 +191,7 @@ TEST_SUITE("harness") {
       ++n;
     }
     MESSAGE(n << " logs, " << reported << " with an irreparable finding");
-    CHECK(n > 600);
+    CHECK(n * stride > 600);
   }
 
   TEST_CASE("live: mutated logs report the same finding at the same line as the full re-check") {

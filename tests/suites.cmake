@@ -61,3 +61,13 @@ set_tests_properties(report_browser_fixture PROPERTIES TIMEOUT 600)
 # The floors of docs/architecture.md: each folder includes only the folders
 # below it (tests/check_floors.sh names every include that breaks this).
 add_test(NAME floors COMMAND ${CMAKE_SOURCE_DIR}/tests/check_floors.sh WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+
+# CTest starts the tests of higher COST first; on a fresh machine (no
+# Testing/Temporary/CTestCostData.txt yet) this keeps the longest tests from
+# starting last and running alone. Seconds measured on a 2-core machine.
+set_tests_properties(report_browser PROPERTIES COST 350)
+set_tests_properties(differential PROPERTIES COST 300)
+set_tests_properties(slurm PROPERTIES COST 140)
+set_tests_properties(harness report_browser_fixture PROPERTIES COST 80)
+set_tests_properties(power torch differential_mutations PROPERTIES COST 50)
+set_tests_properties(manifest store reports serve review audit reference signals writer PROPERTIES COST 20)

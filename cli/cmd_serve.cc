@@ -16,7 +16,13 @@ Command serve_command() {
             sub.add_flag("--read-only", o->read_only, "take no changes: every write is refused with 503");
             sub.add_flag("--public", o->anonymous_public,
                          "answer questions and report pages without a token, about published rounds only");
-            sub.add_option("--threads", o->threads, "worker threads: requests served at once (default 8)")->check(CLI::Range(1, 256));
+            sub.add_option("--threads", o->threads, "worker threads: requests served at once (default 16)")->check(CLI::Range(1, 256));
+            sub.add_option("--max-connections-per-address", o->per_address,
+                           "connections open at once from one address (default 8); one more is answered 503")
+                ->check(CLI::Range(1, 256));
+            sub.add_option("--head-timeout", o->head_timeout_s,
+                           "seconds a request's line and headers may take from its first byte (default 10); then 408")
+                ->check(CLI::Range(1, 600));
             sub.add_option("--max-body", o->max_body, "largest request body in bytes (default 1048576); larger: 413")
                 ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
             sub.add_option("--read-timeout", o->read_timeout_s, "seconds to wait for a request's bytes (default 5)")->check(CLI::Range(1, 600));

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <chrono>
@@ -21,6 +22,7 @@
 #include "base/text.h"
 #include "base/utc_time.h"
 #include "review/api.h"
+#include "server/guard.h"
 #include "server/limits.h"
 #include "server/pages.h"
 #include "server/routes.h"
@@ -117,27 +119,12 @@ void drain(int fd) {
 // sent): what the client still sends is drained, then the reading side is
 // shut, so that httplib finds the end of the stream and closes instead of
 // waiting (keep-alive) on a worker for a body it did not read. httplib 0.11
-// gives a hook no socket, so it is found among this process's descriptors by
-// its two ends; only refusals pay for the search.
+// gives a hook no socket; the connection guard knows it by its peer.
 void stop_reading(const httplib::Request& req) {
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    int fd = std::atoi(e.path().filename().c_str());
-    sockaddr_storage peer{}, self{};
-    socklen_t pl = sizeof peer, sl = sizeof self;
-    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0) continue;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&self), &sl) != 0) continue;
-    char host[NI_MAXHOST], port[NI_MAXSERV], lport[NI_MAXSERV];
-    if (getnameinfo(reinterpret_cast<sockaddr*>(&peer), pl, host, sizeof host, port, sizeof port,
-                    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-      continue;
-    if (getnameinfo(reinterpret_cast<sockaddr*>(&self), sl, nullptr, 0, lport, sizeof lport, NI_NUMERICSERV) != 0) continue;
-    if (req.remote_addr == host && std::to_string(req.remote_port) == port && std::to_string(req.local_port) == lport) {
-      drain(fd);
-      ::shutdown(fd, SHUT_RD);
-      return;
-    }
-  }
+  int fd = guard::descriptor_of(req.remote_addr, req.remote_port);
+  if (fd < 0) return;
+  drain(fd);
+  ::shutdown(fd, SHUT_RD);
 }
 
 }  // namespace
@@ -223,6 +210,10 @@ int serve(const Options& o) {
     t_start = std::chrono::steady_clock::now();
     t_started = true;
     t_user.clear();  // nobody yet: "-" in the log
+    // The head is in; the body (by its Content-Length, at most --max-body
+    // when it is read at all) is due next.
+    const size_t length = std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10);
+    guard::head_done(req.remote_addr, req.remote_port, std::min(length, max_body));
     // Refused on its headers, before httplib reads (or skips, or inflates) a
     // body: server/limits.h.
     Refusal no = refuse_before_body(req.headers, max_body);
@@ -297,9 +288,11 @@ int serve(const Options& o) {
       t_refused = false;
       stop_reading(req);
     }
+    guard::answered(req.remote_addr, req.remote_port);  // the connection waits for its next request
   });
 
   auto handler = [&ctx](const httplib::Request& req, httplib::Response& res) {
+    guard::answering(req.remote_addr, req.remote_port);  // the body is in
     Call call;
     call.method = req.method;
     call.raw_path = req.target.substr(0, req.target.find('?'));
@@ -342,11 +335,17 @@ int serve(const Options& o) {
     return kCannotStart;
   }
   if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
+  guard::Limits limits;
+  limits.per_address = o.per_address;
+  limits.head_timeout_s = o.head_timeout_s;
+  limits.tls = !o.tls_cert.empty();
+  guard::start(limits);
   std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   std::cout << "listening on " << (o.tls_cert.empty() ? "http" : "https") << "://" << shown_host << ":" << bound
             << std::endl;
-  std::cerr << "referee serve: store " << db << (o.read_only ? " (read-only)" : "") << ", " << threads
-            << " threads; stop with Ctrl-C or SIGTERM\n";
+  std::cerr << "referee serve: store " << db << (o.read_only ? " (read-only)" : "") << ", " << threads << " threads, "
+            << o.per_address << " connections per address, " << o.head_timeout_s
+            << " s for a request's head; stop with Ctrl-C or SIGTERM\n";
 
   httplib::Server* raw = srv.get();
   int stopped_by = 0;

@@ -15,7 +15,9 @@ struct Options {
   std::string tls_cert, tls_key;        // PEM files: serve https (both or neither)
   bool read_only = false;               // refuse every write (503)
   bool anonymous_public = false;        // answer callers without a token about published rounds
-  int threads = 8;                      // worker threads: requests served at once
+  int threads = 16;                     // worker threads: requests served at once
+  int per_address = 8;                  // connections open at once from one address (server/guard.h)
+  int head_timeout_s = 10;              // seconds for a request's head, from its first byte (server/guard.h)
   size_t max_body = 1 << 20;            // largest request body in bytes; larger: 413
   int read_timeout_s = 5;               // seconds to wait for a request's bytes
   int write_timeout_s = 10;             // seconds to wait while sending an answer

@@ -1,0 +1,197 @@
+// The connection guard of the real server (server/guard.h): slow and
+// flooding clients are cut off, one address cannot take every worker, and
+// /health still answers meanwhile.
+#include <doctest/doctest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "tests/run_referee.h"
+#include "tests/serve_process.h"
+#include "tests/temp_dir.h"
+
+namespace referee::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A connection to 127.0.0.1:port from the local address `from` (any
+// 127.x.y.z is this machine).
+int connect_from(const char* from, int port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  REQUIRE(inet_pton(AF_INET, from, &local.sin_addr) == 1);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) == 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  return fd;
+}
+
+bool send_all(int fd, const std::string& s) {
+  return ::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
+}
+
+// What arrives on fd within `wait_ms`; *closed: the server ended the connection.
+std::string receive(int fd, int wait_ms, bool* closed) {
+  std::string got;
+  *closed = false;
+  auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
+  while (Clock::now() < until) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 50) <= 0) continue;
+    char buf[4096];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      *closed = true;
+      break;
+    }
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+std::string health_from(const char* from, int port) {
+  int fd = connect_from(from, port);
+  send_all(fd, "GET /api/v1/health HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  bool closed = false;
+  std::string r = receive(fd, 3000, &closed);
+  close(fd);
+  return r;
+}
+
+long rss_kb(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+struct Store {
+  TempDir dir{"referee-guard-"};
+  std::string db = (dir.path / "store.db").string();
+  Store() {
+    std::string out;
+    REQUIRE(run_referee("import " + std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg --round mini-1.0.0 --db " + db,
+                        &out) == 0);
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("serve") {
+  TEST_CASE("slow clients: a trickled head ends with 408 at --head-timeout, a trickled body is cut, a header flood ends with 431") {
+    Store st;
+    Serve s(st.db, {"--head-timeout", "2"}, (st.dir.path / "serve.err").string());
+
+    // One header line every 300 ms would go on for a minute.
+    int fd = connect_from("127.0.0.1", s.port);
+    REQUIRE(send_all(fd, "GET /api/v1/health HTTP/1.1\r\n"));
+    auto t0 = Clock::now();
+    bool closed = false;
+    std::string got;
+    for (int i = 0; i < 200 && !closed; ++i) {
+      send_all(fd, "X-Slow: " + std::to_string(i) + "\r\n");
+      got += receive(fd, 300, &closed);
+    }
+    double took = std::chrono::duration<double>(Clock::now() - t0).count();
+    close(fd);
+    CHECK(closed);
+    CHECK(got.rfind("HTTP/1.1 408", 0) == 0);
+    CHECK(contains(got, "\"request-timeout\""));
+    CHECK(took < 10);  // not the minute the trickle would take
+
+    // A body of 100 bytes, one byte every 300 ms.
+    fd = connect_from("127.0.0.1", s.port);
+    REQUIRE(send_all(fd, "POST /api/v1/objections HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"));
+    t0 = Clock::now();
+    closed = false;
+    for (int i = 0; i < 99 && !closed; ++i) {
+      send_all(fd, " ");
+      got = receive(fd, 300, &closed);
+    }
+    took = std::chrono::duration<double>(Clock::now() - t0).count();
+    close(fd);
+    CHECK(closed);
+    CHECK(took < 10);
+
+    // Header lines as fast as the socket takes them: 30 MB of them.
+    long before = rss_kb(s.pid);
+    fd = connect_from("127.0.0.1", s.port);
+    std::string lines;
+    for (int i = 0; i < 4096; ++i) lines += "X-Flood: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
+    send_all(fd, "GET /api/v1/health HTTP/1.1\r\n");
+    int sent = 0;
+    while (sent < 128 && send_all(fd, lines)) ++sent;  // stops when the server closes
+    got = receive(fd, 3000, &closed);
+    close(fd);
+    CHECK(sent < 128);  // the server stopped taking them
+    long after = rss_kb(s.pid);
+    CHECK(after - before < 32 * 1024);
+
+    CHECK(health_from("127.0.0.1", s.port).rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(s.stop(SIGTERM) == 0);
+    std::string log = read_file(s.err_file);
+    CHECK(contains(log, " 408 0.0ms - closed the connection from 127.0.0.1 port "));
+    CHECK(contains(log, "headers not complete 2 s after their first byte"));
+    CHECK(contains(log, "request body not complete in time"));
+    CHECK(contains(log, " 431 0.0ms - closed the connection from 127.0.0.1 port "));
+    CHECK(contains(log, "request head over 65536 bytes"));
+  }
+
+  TEST_CASE("connections per address: one over --max-connections-per-address is answered 503; /health from elsewhere answers") {
+    Store st;
+    Serve s(st.db, {"--threads", "4", "--max-connections-per-address", "2", "--head-timeout", "20"},
+            (st.dir.path / "serve.err").string());
+    // Two connections that start a request and stall hold two workers.
+    int a = connect_from("127.0.0.1", s.port);
+    int b = connect_from("127.0.0.1", s.port);
+    REQUIRE(send_all(a, "GET /api/v1/health HTTP/1.1\r\n"));
+    REQUIRE(send_all(b, "GET /api/v1/health HTTP/1.1\r\n"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+    int c = connect_from("127.0.0.1", s.port);
+    bool closed = false;
+    std::string got = receive(c, 3000, &closed);
+    close(c);
+    CHECK(got.rfind("HTTP/1.1 503", 0) == 0);
+    CHECK(contains(got, "Retry-After: 1"));
+    CHECK(contains(got, "\"too-many-connections\""));
+    CHECK(contains(got, "address 127.0.0.1 has 2 connections open"));
+    CHECK(closed);
+
+    // Another address is served at once.
+    auto t0 = Clock::now();
+    CHECK(health_from("127.0.0.2", s.port).rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 2);
+
+    // Once one of the two ends, the address may connect again.
+    close(a);
+    std::string again;
+    for (int i = 0; i < 40 && again.rfind("HTTP/1.1 200", 0) != 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      again = health_from("127.0.0.1", s.port);
+    }
+    CHECK(again.rfind("HTTP/1.1 200", 0) == 0);
+    close(b);
+    CHECK(s.stop(SIGTERM) == 0);
+    std::string log = read_file(s.err_file);
+    CHECK(contains(log, " 503 0.0ms - closed the connection from 127.0.0.1 port "));
+  }
+}
+
+}  // namespace referee::testing

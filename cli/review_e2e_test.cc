@@ -464,8 +464,10 @@ TEST_SUITE("review_e2e") {
     for (const auto& who : filers)
       for (int k = 0; k < 3; ++k)
         CHECK(live.db->number("SELECT COUNT(*) FROM objections WHERE title = 'c-" + who + "-" + std::to_string(k) + "'") == 1);
-    for (const auto& [id, n] : accepted) {
-      CAPTURE(id);
+    for (const auto& entry : accepted) {
+      const auto& [id, n] = entry;
+      const std::string objection = entry.first;  // a copy: doctest's CAPTURE takes it in a lambda
+      CAPTURE(objection);
       CHECK(live.db->number("SELECT version FROM objections WHERE id = " + id) == 1 + n);
       long long kept = live.db->number("SELECT (SELECT COUNT(*) FROM evidence WHERE objection_id = " + id +
                                        ") + (SELECT COUNT(*) FROM responses WHERE objection_id = " + id + ")");
@@ -537,7 +539,9 @@ TEST_SUITE("review_e2e") {
       std::string error;
       auto store = submissions::Store::open(path, &error);
       REQUIRE_MESSAGE(store, error);
-      for (const auto& [client, tag] : acked) {
+      for (const auto& ack : acked) {
+        const int client = ack.first;
+        const std::string& tag = ack.second;
         static const char* query[] = {
             "SELECT 1 FROM objections WHERE title = 'k-' || ?1",
             "SELECT 1 FROM events WHERE action = 'vote.cast' AND instr(payload_json, '\"factor\":' || ?1) > 0",
@@ -680,7 +684,8 @@ TEST_SUITE("review_e2e") {
     CHECK(live.db->events() == before + 1);
     CHECK(live.db->number("SELECT COUNT(*) FROM objections") == objections + 1);
     for (const auto& [t, n] : tables) {
-      CAPTURE(t);
+      const std::string table = t;  // a copy: doctest's CAPTURE takes it in a lambda
+      CAPTURE(table);
       CHECK(live.db->number("SELECT COUNT(*) FROM " + t) == n);
     }
     Answer answered = live.call("nv", "POST", one + "/responses", R"({"text":"Robert'); DROP TABLE responses;--"})");

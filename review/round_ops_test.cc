@@ -437,9 +437,11 @@ TEST_SUITE("review") {
         {"admin1", "user revoke zed", 0},
         {"chair1", "user revoke zed", 1},
     };
-    for (const auto& [who, args, rc] : steps) {
-      CAPTURE(who);
-      CAPTURE(args);
+    for (const auto& step : steps) {
+      const auto& [who, args, rc] = step;
+      const std::string as = who, command = args;  // copies: doctest's CAPTURE takes them in a lambda
+      CAPTURE(as);
+      CAPTURE(command);
       std::string here, there;
       int here_rc = run_referee(args + " --token " + local.token.at(who) + " --db '" + local.path + "'", &here);
       int there_rc = run_referee(args + " --token " + remote.token.at(who) + " --server " + server.url, &there);

@@ -343,8 +343,10 @@ TEST_CASE("HTTP 404 leaves an existing destination untouched") {
 TEST_CASE("a truncated archive leaves the destination untouched") {
   std::vector<std::pair<std::string, std::shared_ptr<std::string>>> archives = {{"example", example_archive()}};
   if (testing::have_reference_data()) archives.push_back({"reference", azure_archive()});
-  for (const auto& [name, data] : archives) {
-    CAPTURE(name);
+  for (const auto& archive : archives) {
+    const auto& [name, data] = archive;
+    const std::string which = archive.first;  // a copy: doctest's CAPTURE takes it in a lambda
+    CAPTURE(which);
     TempDir t;
     auto half = std::make_shared<std::string>(data->substr(0, data->size() / 2));
     Server s;

@@ -593,7 +593,7 @@ TEST_SUITE("store") {
     REQUIRE_MESSAGE(s, error);
     CHECK(s->schema_version() == 6);
     CHECK(dump(*s, {"rcp_json"}) == before);  // every row of every table kept
-    for (const auto& [name, json] : rcp_jsons(*s)) CHECK_MESSAGE(json == "NULL", name);
+    for (const auto& row : rcp_jsons(*s)) CHECK_MESSAGE(row.second == "NULL", row.first);
     // The same package again: "unchanged", but the rows imported before schema 6 get their rcp_json.
     ImportResult r;
     REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error), error);
@@ -650,7 +650,7 @@ TEST_SUITE("store") {
     testing::write_file(sys, text);
     REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error), error);
     CHECK(r.status == "replaced");
-    for (const auto& [name, json] : rcp_jsons(*s)) CHECK_MESSAGE(json == "NULL", name);
+    for (const auto& row : rcp_jsons(*s)) CHECK_MESSAGE(row.second == "NULL", row.first);
   }
 
   TEST_CASE("rcp_json of round 3.1 holds the numbers the RCP check gives (check-package, the consortium's)") {
@@ -685,8 +685,10 @@ TEST_SUITE("store") {
       REQUIRE(mllog::parse_json_permissive(
           testing::read_file(testing::reference_dir() + "/mlperf/expected/training_3.1.0/" + org + ".json"), &expected,
           &error));
-      for (const auto& [name, dir] : check.find("benchmarks")->fields) {
-        CAPTURE(name);
+      for (const auto& benchmark : check.find("benchmarks")->fields) {
+        const auto& [name, dir] = benchmark;
+        const std::string which = benchmark.first;  // a copy: doctest's CAPTURE takes it in a lambda
+        CAPTURE(which);
         const mllog::Json* c = dir.find("rcp");
         REQUIRE(c);
         mllog::Json j;
@@ -695,10 +697,12 @@ TEST_SUITE("store") {
         CHECK(j.find("pass")->b == c->find("pass")->b);
         CHECK(num(j, "batch_size") == num(*c, "submission_batch_size"));
         CHECK(num(j, "reference_batch_size") == num(*c, "batch_size"));
-        for (auto [mine, theirs] : {std::pair{"rcp_mean", "rcp_mean"}, std::pair{"rcp_stdev", "rcp_stdev"},
-                                    std::pair{"max_speedup", "max_speedup"}, std::pair{"reference_min_epochs", "min_epochs"},
-                                    std::pair{"submission_mean", "submission_mean_epochs"},
-                                    std::pair{"norm_factor", "norm_factor"}}) {
+        for (auto field : {std::pair{"rcp_mean", "rcp_mean"}, std::pair{"rcp_stdev", "rcp_stdev"},
+                           std::pair{"max_speedup", "max_speedup"}, std::pair{"reference_min_epochs", "min_epochs"},
+                           std::pair{"submission_mean", "submission_mean_epochs"},
+                           std::pair{"norm_factor", "norm_factor"}}) {
+          const char* const mine = field.first;
+          const char* const theirs = field.second;
           CAPTURE(mine);
           CHECK(num(j, mine) == num(*c, theirs));  // the same figures, to the last bit
         }

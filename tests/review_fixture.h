@@ -1,33 +1,18 @@
-// A review store for tests: three rounds, results, a log on disk and users of
-// every role (tokens made through review::Api as `referee user add` makes
-// them). Used in-process by the review suite and behind `referee serve` by
-// the review_e2e suite.
+// The review store of tests/review_store.h as a doctest fixture. Used
+// in-process by the review suite and behind `referee serve` by the
+// review_e2e suite.
 #pragma once
 
 #include <doctest/doctest.h>
-#include <sqlite3.h>
-
-#include <filesystem>
-#include <fstream>
-#include <map>
-#include <memory>
 #include <string>
-#include <vector>
 
 #include "mllog/json.h"
-#include "review/api.h"
-#include "submissions/store.h"
+#include "tests/review_store.h"
 #include "tests/temp_dir.h"
 
 namespace referee::testing::review_fixture {
 
-namespace fs = std::filesystem;
 using referee::mllog::Json;
-using referee::review::Api;
-using referee::review::Request;
-using referee::review::Response;
-using referee::submissions::Stmt;
-using referee::submissions::Store;
 using referee::testing::TempDir;
 
 inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
@@ -39,155 +24,14 @@ inline Json parse(const std::string& body) {
   return j;
 }
 
-// A store with three rounds: training-3.1.0 under review (NVIDIA, Google and
-// Dell submitted), training-3.0.0 imported from published results (Intel
-// submitted) and users of every role. NVIDIA's RetinaNet failed its RCP
-// check: unscaled 0.85454 min, normalisation factor 1.07575758.
-struct Review {
+// The review store of tests/review_store.h in a temporary folder, with what
+// the tests ask of it besides.
+struct ReviewDir {
   TempDir dir{"referee-review-"};
-  std::string path;
-  std::unique_ptr<Store> s;
-  std::unique_ptr<Api> api;
-  long long r31 = 0, r30 = 0;
-  std::map<std::string, long long> results;  // ORG/SYSTEM/BENCHMARK -> id
-  std::map<std::string, std::string> token;  // user -> token
-  fs::path logs;                             // NVIDIA's package folder
+};
+struct Review : ReviewDir, ReviewStore {
+  Review() : ReviewStore(dir.path) {}
 
-  Review() {
-    path = (dir.path / "review.db").string();
-    std::string error;
-    s = Store::open(path, &error);
-    REQUIRE_MESSAGE(s, error);
-    r31 = round("training-3.1.0", 3001000);
-    r30 = round("training-3.0.0", 3000000);
-    exec("INSERT INTO round_reviews (round_id, state) VALUES (" + std::to_string(r31) + ", 'review')");
-    logs = dir.path / "NVIDIA";
-    long long nv = package(r31, "NVIDIA", logs.string());
-    result(nv, "eos", "retinanet", 0.85454, 0.85454, 1.07575758, 0, {0.84, 0.85, 0.85454, 0.86, 0.95});
-    result(nv, "eos", "bert", 5.0, 5.0, 0, 1, {4.9, 5.0, 5.0, 5.1, 5.2});
-    long long g = package(r31, "Google", "/nowhere/Google");
-    result(g, "tpu", "bert", 6.0, 6.0, 0, 1, {6, 6, 6});
-    long long d = package(r31, "Dell", "/nowhere/Dell");
-    result(d, "xe", "bert", 7.0, 7.0, 0, 1, {7, 7, 7});
-    long long i = package(r30, "Intel", "/nowhere/Intel");
-    result(i, "gaudi", "bert", 8.0, 8.0, 0, 1, {8, 8, 8});
-    // A log on disk for quoting lines.
-    fs::create_directories(logs / "results/eos/retinanet");
-    std::ofstream(logs / "results/eos/retinanet/result_0.txt")
-        << ":::MLLOG {\"key\": \"run_start\"}\n:::MLLOG {\"key\": \"eval_accuracy\", \"value\": 0.33}\n"
-           ":::MLLOG {\"key\": \"run_stop\", \"metadata\": {\"status\": \"success\"}}\n";
-    api = std::make_unique<Api>(path);
-    add_user("admin1", "", "admin");
-    add_user("chair1", "", "chair");
-    add_user("chairdell", "Dell", "chair");
-    add_user("nv", "NVIDIA", "member");
-    add_user("nv2", "NVIDIA", "member");
-    add_user("goog", "Google", "member");
-    add_user("dell", "Dell", "member");
-    add_user("intel", "Intel", "member");
-    add_user("gone", "Google", "member");
-    REQUIRE(local("POST", "/api/v1/users/gone/revoke", "").status == 200);
-  }
-
-  void exec(const std::string& sql) {
-    std::string error;
-    REQUIRE_MESSAGE(s->exec(sql.c_str(), &error), error);
-  }
-  long long last() { return sqlite3_last_insert_rowid(s->db()); }
-  long long count(const std::string& table) {
-    Stmt q(s->db(), ("SELECT COUNT(*) FROM " + table).c_str());
-    REQUIRE(q.step());
-    return q.col_int(0);
-  }
-  long long round(const std::string& name, long long ordinal) {
-    Stmt st(s->db(), "INSERT INTO rounds(name, usage, version, ordinal) VALUES (?1, 'training', ?2, ?3)");
-    st.bind(1, name).bind(2, name.substr(9)).bind(3, ordinal);
-    REQUIRE(st.run());
-    return last();
-  }
-  long long package(long long round_id, const std::string& org, const std::string& dir_path) {
-    Stmt o(s->db(), "INSERT OR IGNORE INTO organisations(name) VALUES (?1)");
-    o.bind(1, org);
-    REQUIRE(o.run());
-    Stmt p(s->db(), R"sql(INSERT INTO packages(round_id, organisation_id, path, content_sha256, verdict, ruleset_sha256,
-                            referee_version, imported_at)
-                          VALUES (?1, (SELECT id FROM organisations WHERE name = ?2), ?3, 'h', 'pass', 'r', 'v', 't'))sql");
-    p.bind(1, round_id).bind(2, org).bind(3, dir_path);
-    REQUIRE(p.run());
-    return last();
-  }
-  void result(long long package_id, const std::string& system, const std::string& bench, double score, double unscaled,
-              double norm, int rcp_pass, const std::vector<double>& runs) {
-    Stmt sy(s->db(), "INSERT OR IGNORE INTO systems(package_id, name, division, valid, description_json) VALUES (?1, ?2, "
-                     "'closed', 1, '{}')");
-    sy.bind(1, package_id).bind(2, system);
-    REQUIRE(sy.run());
-    Stmt sid(s->db(), "SELECT id FROM systems WHERE package_id = ?1 AND name = ?2");
-    sid.bind(1, package_id).bind(2, system);
-    REQUIRE(sid.step());
-    Stmt r(s->db(), "INSERT INTO results(system_id, benchmark, division, verdict, score_minutes, unscaled_minutes, "
-                    "rcp_norm_factor, rcp_pass) VALUES (?1, ?2, 'closed', 'pass', ?3, ?4, ?5, ?6)");
-    r.bind(1, sid.col_int(0)).bind(2, bench).bind(3, score).bind(4, unscaled);
-    if (norm > 0) r.bind(5, norm); else r.bind_null(5);
-    r.bind(6, rcp_pass);
-    REQUIRE(r.run());
-    long long id = last();
-    Stmt org(s->db(), "SELECT o.name FROM packages p JOIN organisations o ON o.id = p.organisation_id WHERE p.id = ?1");
-    org.bind(1, package_id);
-    REQUIRE(org.step());
-    results[org.col_text(0) + "/" + system + "/" + bench] = id;
-    for (size_t k = 0; k < runs.size(); ++k) {
-      Stmt run(s->db(), "INSERT INTO runs(result_id, file, content_sha256, fingerprint, minutes, converged, compliant, "
-                        "counted, messages_json) VALUES (?1, ?2, 'c', ?3, ?4, 1, 1, 1, '[]')");
-      run.bind(1, id).bind(2, "result_" + std::to_string(k) + ".txt").bind(3, bench + system + std::to_string(k))
-          .bind(4, runs[k]);
-      REQUIRE(run.run());
-    }
-  }
-  void set_state(const std::string& state) {
-    exec("UPDATE round_reviews SET state = '" + state + "' WHERE round_id = " + std::to_string(r31));
-  }
-  void set_deadline(const std::string& column, const std::string& when) {
-    exec("UPDATE round_reviews SET " + column + " = '" + when + "' WHERE round_id = " + std::to_string(r31));
-  }
-
-  Response call(const std::string& user, const std::string& method, const std::string& p, const std::string& body) {
-    Request r;
-    r.method = method;
-    r.path = p;
-    size_t q = p.find('?');
-    if (q != std::string::npos) {
-      r.path = p.substr(0, q);
-      std::string rest = p.substr(q + 1);
-      while (!rest.empty()) {
-        size_t amp = rest.find('&');
-        std::string kv = rest.substr(0, amp);
-        size_t eq = kv.find('=');
-        r.query.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
-        rest = amp == std::string::npos ? "" : rest.substr(amp + 1);
-      }
-    }
-    r.body = body;
-    if (user == "revoked") r.token = token.at("gone");
-    else if (user == "forged") r.token = "rft_" + std::string(64, 'a');
-    else if (!user.empty()) r.token = token.at(user);
-    return api->handle(r);
-  }
-  Response local(const std::string& method, const std::string& p, const std::string& body) {
-    Request r;
-    r.method = method;
-    r.path = p;
-    r.body = body;
-    r.local_admin = true;
-    return api->handle(r);
-  }
-  void add_user(const std::string& name, const std::string& org, const std::string& role) {
-    std::string body = "{\"name\":\"" + name + "\",\"role\":\"" + role + "\"" +
-                       (org.empty() ? "" : ",\"organisation\":\"" + org + "\"") + "}";
-    Response r = local("POST", "/api/v1/users", body);
-    REQUIRE_MESSAGE(r.status == 201, r.body);
-    token[name] = parse(r.body).find("token")->s;
-  }
   // Google objects to NVIDIA's RetinaNet (the RCP failure); returns its id.
   long long file_rcp(const std::string& extra = "") {
     Response r = call("goog", "POST", "/api/v1/objections",
@@ -196,11 +40,6 @@ struct Review {
                           extra + "}");
     REQUIRE_MESSAGE(r.status == 201, r.body);
     return parse(r.body).find("objection")->find("id")->i;
-  }
-  std::string status_of(const std::string& result) {
-    Stmt q(s->db(), "SELECT status || COALESCE(':' || factor, '') FROM result_status WHERE result_id = ?1");
-    q.bind(1, results.at(result));
-    return q.step() ? q.col_text(0) : "";
   }
 };
 

@@ -17,7 +17,7 @@
 // and keeps a full-page screenshot of each page.
 //
 //   node tests/browser/check_report.mjs REPORT_DIR [--artifacts DIR] [--timeout-ms N] [--jobs N]
-// (--jobs: pages checked at once, each in its own browser context; default 2)
+// (--jobs: pages checked at once, each job in its own browser context; default 2)
 // Exit: 0 all pages pass; 1 a check failed (each failure printed); 2 the
 // checker could not run (no browser, bad arguments).
 import { createRequire } from "node:module";
@@ -301,31 +301,42 @@ let exercisedFilter = null;
 let exercisedBaseline = null;
 let exercisedSort = null;
 const t0 = Date.now();
-async function checkPage(file) {
-  const rel = path.relative(reportRoot, file);
-  const fail = (msg) => failures.push(`${rel}: ${msg}`);
+// One browser context and page per job, reused from page to page (a new
+// context per page costs more than the page's own checks); what a page
+// sends, logs or throws is collected into `seen`, which each page starts afresh.
+async function openTab() {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: "block" });
   const page = await context.newPage();
-  const left = new Set();
+  const tab = { context, page, seen: { rel: "", left: new Set(), consoleErrors: [] } };
   await context.route("**/*", (route) => {
     const url = route.request().url();
     if (insideReport(url)) return route.continue();
-    left.add(url);
+    tab.seen.left.add(url);
     return route.abort("blockedbyclient");
   });
-  page.on("request", (req) => { if (!insideReport(req.url())) left.add(req.url()); });
-  page.on("websocket", (ws) => left.add(ws.url()));
-  const consoleErrors = [];
+  page.on("request", (req) => { if (!insideReport(req.url())) tab.seen.left.add(req.url()); });
+  page.on("websocket", (ws) => tab.seen.left.add(ws.url()));
   page.on("console", (m) => {
-    if (m.type() === "error") consoleErrors.push(m.text());
+    if (m.type() === "error") tab.seen.consoleErrors.push(m.text());
     else if (m.type() === "warning") {
       const text = m.text().split("\n")[0];
-      const w = warnings.get(text) || { count: 0, page: rel };
+      const w = warnings.get(text) || { count: 0, page: tab.seen.rel };
       w.count++;
       warnings.set(text, w);
     }
   });
-  page.on("pageerror", (e) => consoleErrors.push(`page error: ${e.message}`));
+  page.on("pageerror", (e) => tab.seen.consoleErrors.push(`page error: ${e.message}`));
+  return tab;
+}
+
+async function checkPage(tab, file) {
+  const rel = path.relative(reportRoot, file);
+  const fail = (msg) => failures.push(`${rel}: ${msg}`);
+  // Leave the previous page first, so nothing it does lands on this one.
+  await tab.page.goto("about:blank");
+  tab.seen = { rel, left: new Set(), consoleErrors: [] };
+  const { page } = tab;
+  const { left, consoleErrors } = tab.seen;
 
   try {
     await page.goto(pathToFileURL(file).href, { waitUntil: "load", timeout: timeoutMs });
@@ -408,12 +419,23 @@ async function checkPage(file) {
   }
   for (const url of left) fail(`a request left the machine: ${url}`);
   for (const e of consoleErrors) fail(`console error: ${e}`);
-  await context.close();
 }
 
 const queue = pages.slice();
 await Promise.all(Array.from({ length: Math.min(jobs, pages.length) }, async () => {
-  while (queue.length) await checkPage(queue.shift());
+  let tab = await openTab();
+  while (queue.length) {
+    const file = queue.shift();
+    try {
+      await checkPage(tab, file);
+    } catch (err) {
+      // The tab itself broke (a crashed renderer): say so, go on in a new one.
+      failures.push(`${path.relative(reportRoot, file)}: ${err.message.split("\n")[0]}`);
+      await tab.context.close().catch(() => {});
+      tab = await openTab();
+    }
+  }
+  await tab.context.close();
 }));
 await browser.close();
 failures.sort();

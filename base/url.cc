@@ -89,4 +89,37 @@ std::string form_field(std::string_view body, std::string_view name) {
   return "";
 }
 
+std::string url_host(std::string_view url) {
+  size_t start = url.find("://");
+  if (start == std::string_view::npos) return "";
+  std::string_view rest = url.substr(start + 3);
+  rest = rest.substr(0, rest.find_first_of("/?#"));
+  if (size_t at = rest.rfind('@'); at != std::string_view::npos) rest.remove_prefix(at + 1);  // user:pass@
+  if (!rest.empty() && rest.front() == '[') {
+    size_t close = rest.find(']');
+    return close == std::string_view::npos ? "" : std::string(rest.substr(1, close - 1));
+  }
+  return std::string(rest.substr(0, rest.find(':')));
+}
+
+bool is_loopback_host(std::string_view host) {
+  if (host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1") return true;
+  // 127.x.y.z, each part a number of at most three digits.
+  if (host.rfind("127.", 0) != 0) return false;
+  int parts = 0;
+  size_t digits = 0;
+  for (char c : host) {
+    if (c == '.') {
+      if (digits == 0) return false;
+      ++parts;
+      digits = 0;
+    } else if (c >= '0' && c <= '9') {
+      if (++digits > 3) return false;
+    } else {
+      return false;
+    }
+  }
+  return parts == 3 && digits > 0;
+}
+
 }  // namespace referee::base

@@ -36,4 +36,12 @@ std::string percent_decode_lenient(std::string_view s, Plus plus = Plus::Literal
 // several; "" when there is none.
 std::string form_field(std::string_view body, std::string_view name);
 
+// The host of an http:// or https:// URL, without brackets
+// ("https://[::1]:8443/x" -> "::1"); "" when `url` has none.
+std::string url_host(std::string_view url);
+
+// Whether `host` is this machine over the loopback: "localhost",
+// 127.0.0.0/8 (any 127.x.y.z) or ::1. Anything else may cross a network.
+bool is_loopback_host(std::string_view host);
+
 }  // namespace referee::base

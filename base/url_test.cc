@@ -51,6 +51,18 @@ TEST_SUITE("base") {
     CHECK(form_field("", "a") == "");
     CHECK(form_field("a=50%", "a") == "50%");
   }
+
+  TEST_CASE("url_host and is_loopback_host: only localhost, 127.0.0.0/8 and ::1 are this machine") {
+    CHECK(url_host("http://127.0.0.1:8080/api/v1") == "127.0.0.1");
+    CHECK(url_host("https://[::1]:8443/x") == "::1");
+    CHECK(url_host("https://user:pw@review.example.org/") == "review.example.org");
+    CHECK(url_host("http://host?x=1") == "host");
+    CHECK(url_host("not a url") == "");
+    for (const char* yes : {"localhost", "127.0.0.1", "127.1.2.3", "::1"}) CHECK_MESSAGE(is_loopback_host(yes), yes);
+    for (const char* no : {"0.0.0.0", "::", "10.0.0.1", "127.0.0.1.example.org", "127.0.0", "127.0.0.1234", "localhost.evil",
+                           "", "1127.0.0.1", "example.org"})
+      CHECK_MESSAGE(!is_loopback_host(no), no);
+  }
 }
 
 }  // namespace referee::base

@@ -18,6 +18,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include "base/url.h"
 #include <vector>
 
 namespace {
@@ -108,8 +110,6 @@ void run_phase(const char* label, const Options& o, const std::string& host, int
   if (!t.first_error.empty()) std::printf("       first failure: %s\n", t.first_error.c_str());
 }
 
-bool loopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
-
 int usage(const char* why) {
   std::fprintf(stderr,
                "serve_load: %s\nusage: serve_load --url http://127.0.0.1:PORT [--token T] [--threads N] [--reads N] "
@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   std::string host = rest.substr(0, colon);
   if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
   int port = std::atoi(rest.substr(colon + 1).c_str());
-  if (!loopback(host)) return usage("only a server on this machine (127.0.0.1, ::1, localhost) is loaded");
+  if (!referee::base::is_loopback_host(host)) return usage("only a server on this machine (127.0.0.1, ::1, localhost) is loaded");
   if (port <= 0 || port > 65535) return usage("bad port");
   std::printf("serve_load: %s, %d threads, %ld reads of %s, %ld writes to %s\n", o.url.c_str(), o.threads, o.reads,
               o.read_path.c_str(), o.writes, o.write_path.c_str());

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 
 #include "mllog/json.h"
@@ -76,6 +77,13 @@ review::Response call_http(const ClientOptions& o, const review::Request& r) {
   if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0)
     return transport_error("the server URL " + o.server + " is neither http:// nor https://",
                            "e.g. --server http://127.0.0.1:8080");
+  // A token in clear text to another machine: said before it is sent (once).
+  static bool warned = false;
+  if (!r.token.empty() && base.rfind("http://", 0) == 0 && !base::is_loopback_host(base::url_host(base)) && !warned) {
+    warned = true;
+    std::cerr << "referee: WARNING: sending the token over plain HTTP to " << base::url_host(base)
+              << ", which is not this machine: anyone on the way can read it and act as you; use an https:// server URL\n";
+  }
   std::string load_error;
   const base::dyn::Curl* api = base::dyn::curl(&load_error);
   if (!api) return transport_error(load_error);

@@ -14,6 +14,8 @@ Command serve_command() {
             sub.add_option("--tls-cert", o->tls_cert, "PEM certificate (chain): serve https")->check(CLI::ExistingFile);
             sub.add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);
             sub.add_flag("--read-only", o->read_only, "take no changes: every write is refused with 503");
+            sub.add_flag("--insecure-http", o->insecure_http,
+                         "serve plain HTTP on an address other than the loopback (behind a TLS proxy); refused otherwise");
             sub.add_flag("--public", o->anonymous_public,
                          "answer questions and report pages without a token, about published rounds only");
             sub.add_option("--threads", o->threads, "worker threads: requests served at once (default 16)")->check(CLI::Range(1, 256));

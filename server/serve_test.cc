@@ -803,6 +803,13 @@ TEST_SUITE("serve") {
     CHECK(untrusted.rc == 2);
     CHECK(contains(untrusted.err, "TLS with " + s.url + " failed"));
     CHECK(contains(untrusted.err, "--cacert"));
+    // TLS 1.2 and up with forward-secret AEAD suites only: RSA key exchange and CBC are refused.
+    std::string hello = "openssl s_client -connect 127.0.0.1:" + std::to_string(s.port) + " -CAfile " + cert + " ";
+    CHECK(run_shell_capture(hello + "-tls1_2 -cipher ECDHE-RSA-AES128-GCM-SHA256 </dev/null", &out) == 0);
+    CHECK(run_shell_capture(hello + "-tls1_2 -cipher AES256-SHA </dev/null", &out) != 0);
+    CHECK(run_shell_capture(hello + "-tls1_2 -cipher ECDHE-RSA-AES128-SHA </dev/null", &out) != 0);
+    CHECK(run_shell_capture(hello + "-tls1_1 -cipher DEFAULT:@SECLEVEL=0 </dev/null", &out) != 0);
+    CHECK(run_shell_capture(hello + "-tls1_3 </dev/null", &out) == 0);
     // Plain HTTP to the TLS port is refused, not served.
     httplib::Client plain("127.0.0.1", s.port);
     auto p = plain.Get("/api/v1/health");
@@ -814,6 +821,32 @@ TEST_SUITE("serve") {
     auto bad = run(f.dir, "serve --db " + f.db + " --listen 127.0.0.1:0 --tls-cert " + cert + " --tls-key " + key2);
     CHECK(bad.rc == 2);
     CHECK(contains(bad.err, "cannot use the TLS certificate"));
+  }
+
+  TEST_CASE("plain HTTP only on the loopback: another address needs TLS or --insecure-http, which warns; the client warns too") {
+    Fixture f;
+    auto refused = run(f.dir, "serve --db " + f.db + " --listen 0.0.0.0:0");
+    CHECK(refused.rc == 2);
+    CHECK(contains(refused.err, "--listen 0.0.0.0:0 is not a loopback address and no --tls-cert is given"));
+    CHECK(contains(refused.err, "--insecure-http"));
+    CHECK(refused.out.empty());
+    auto ipv6 = run(f.dir, "serve --db " + f.db + " --listen [::]:0");
+    CHECK(ipv6.rc == 2);
+    // With --insecure-http it serves, and says what that means.
+    std::string out_file = (f.dir.path / "insecure.out").string(), err_file = (f.dir.path / "insecure.err").string();
+    REQUIRE(std::system((std::string(REFEREE_BINARY) + " serve --db " + f.db + " --listen 0.0.0.0:0 --insecure-http >" +
+                         out_file + " 2>" + err_file + " & pid=$!; sleep 2; kill $pid; wait $pid")
+                            .c_str()) == 0);
+    CHECK(contains(read_file(out_file), "listening on http://0.0.0.0:"));
+    CHECK(contains(read_file(err_file), "WARNING: plain HTTP on 0.0.0.0:0 (--insecure-http)"));
+    // The client: a token over plain HTTP to another machine is warned about before it is sent.
+    auto far = run(f.dir, "objection list --round mini-1.0.0 --server http://0.0.0.0:1 --token tok-alice-0123456789");
+    CHECK(far.rc == 2);
+    CHECK(contains(far.err, "WARNING: sending the token over plain HTTP to 0.0.0.0, which is not this machine"));
+    Serve s(f.db, {}, (f.dir.path / "serve.err").string());
+    auto near = run(f.dir, "objection list --round mini-1.0.0 --server " + s.url + " --token tok-alice-0123456789");
+    CHECK(near.rc == 0);
+    CHECK_FALSE(contains(near.err, "WARNING"));
   }
 
   TEST_CASE("serve refuses a damaged store, a missing one (read-only or not) and a bad --listen, exit 2") {

@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <httplib.h>
+#include <openssl/ssl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 #include <thread>
 
 #include "base/text.h"
+#include "base/url.h"
 #include "base/utc_time.h"
 #include "review/api.h"
 #include "server/guard.h"
@@ -140,6 +142,16 @@ int serve(const Options& o) {
     std::cerr << "referee serve: --tls-cert and --tls-key go together\n";
     return kCannotStart;
   }
+  // Tokens, sign-ins and embargoed results cross the network in clear text
+  // on plain HTTP: only on the loopback, unless asked for by name.
+  const bool loopback = base::is_loopback_host(host);
+  if (o.tls_cert.empty() && !loopback && !o.insecure_http) {
+    std::cerr << "referee serve: --listen " << o.listen
+              << " is not a loopback address and no --tls-cert is given: tokens and embargoed results would cross the "
+                 "network in clear text; give --tls-cert and --tls-key, or --insecure-http when a TLS proxy on this "
+                 "machine is in front\n";
+    return kCannotStart;
+  }
   std::string db = o.db.empty() ? submissions::default_db_path() : o.db;
   // A store is made by import; serving a path with none would create an
   // empty one that answers "unknown round" to everyone.
@@ -188,6 +200,14 @@ int serve(const Options& o) {
     if (!tls->is_valid()) {
       std::cerr << "referee serve: cannot use the TLS certificate " << o.tls_cert << " with the key " << o.tls_key
                 << " (unreadable, not PEM, or they do not match)\n";
+      return kCannotStart;
+    }
+    // TLS 1.2 at least; in 1.2 only forward-secret key exchange with an
+    // AEAD cipher (TLS 1.3's suites are all of that kind).
+    SSL_CTX* ctx = tls->ssl_context();
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+        SSL_CTX_set_cipher_list(ctx, "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL") != 1) {
+      std::cerr << "referee serve: this OpenSSL cannot be limited to TLS 1.2 and up with ECDHE and AEAD ciphers\n";
       return kCannotStart;
     }
     srv = std::move(tls);
@@ -343,6 +363,10 @@ int serve(const Options& o) {
   std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
   std::cout << "listening on " << (o.tls_cert.empty() ? "http" : "https") << "://" << shown_host << ":" << bound
             << std::endl;
+  if (o.tls_cert.empty() && !loopback)
+    std::cerr << "referee serve: WARNING: plain HTTP on " << o.listen
+              << " (--insecure-http): tokens and embargoed results cross the network in clear text unless a TLS proxy "
+                 "on this machine is the only way in\n";
   std::cerr << "referee serve: store " << db << (o.read_only ? " (read-only)" : "") << ", " << threads << " threads, "
             << o.per_address << " connections per address, " << o.head_timeout_s
             << " s for a request's head; stop with Ctrl-C or SIGTERM\n";

@@ -15,6 +15,7 @@ struct Options {
   std::string tls_cert, tls_key;        // PEM files: serve https (both or neither)
   bool read_only = false;               // refuse every write (503)
   bool anonymous_public = false;        // answer callers without a token about published rounds
+  bool insecure_http = false;           // serve plain HTTP on an address other than the loopback
   int threads = 16;                     // worker threads: requests served at once
   int per_address = 8;                  // connections open at once from one address (server/guard.h)
   int head_timeout_s = 10;              // seconds for a request's head, from its first byte (server/guard.h)

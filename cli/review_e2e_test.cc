@@ -694,6 +694,49 @@ TEST_SUITE("review_e2e") {
     // The server is still up and the chain verifies.
     CHECK(contains(live.call("chair1", "GET", "/api/v1/log/verify").body, "\"ok\":true"));
   }
+
+  TEST_CASE("no answer names a server path: the store's folder, the rule cache and the home folder are [server]") {
+    TempDir cache{"referee-cache-"};
+    EnvVar c("REFEREE_CACHE", cache.path.string());  // empty: an audit cannot load the consortium's rules
+    Live live;
+    const std::string store_dir = live.f.dir.path.string(), cache_dir = cache.path.string();
+    Answer filed = live.call("goog", "POST", "/api/v1/objections",
+                             R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/retinanet"],"title":"RCP",)"
+                             R"("rule":"training_3.1.0/rcps: retinanet","text":"t"})");
+    REQUIRE_MESSAGE(filed.status == 201, filed.body);
+    const std::string x = std::to_string(parse(filed.body).find("objection")->find("id")->i);
+    // The NVIDIA package lies in the store's folder; its log is quoted by file name.
+    Answer ev = live.call("goog", "POST", "/api/v1/objections/" + x + "/evidence",
+                          R"({"evidence":[{"result":"NVIDIA/eos/retinanet","file":"result_0.txt","lines":"1-2"}]})");
+    CHECK_MESSAGE(ev.status == 201, ev.body);
+    // A log that is gone: the message names the result and the file, not where it was.
+    std::filesystem::remove(live.f.logs / "results/eos/retinanet/result_0.txt");
+    Answer gone = live.call("goog", "POST", "/api/v1/objections/" + x + "/evidence",
+                            R"({"evidence":[{"result":"NVIDIA/eos/retinanet","file":"result_0.txt","lines":"1"}]})");
+    CHECK(gone.status >= 400);
+    CHECK_FALSE(contains(gone.body, store_dir));
+    const std::vector<std::tuple<std::string, std::string, std::string, std::string>> asks = {
+        {"goog", "POST", "/api/v1/audit", R"({"round":"3.1.0"})"},
+        {"chair1", "POST", "/api/v1/audit", R"({"round":"3.1.0","organisation":"NVIDIA"})"},
+        {"goog", "GET", "/api/v1/findings?round=3.1.0", ""},
+        {"goog", "GET", "/api/v1/objections/" + x, ""},
+        {"chair1", "GET", "/api/v1/log?round=3.1.0", ""},
+        {"chair1", "GET", "/api/v1/log/verify", ""},
+        {"nv", "GET", "/api/v1/query/results?round=training-3.1.0", ""},
+        {"nv", "GET", "/api/v1/query/leaderboard?round=training-3.1.0&benchmark=retinanet", ""},
+        {"nv", "GET", "/reports/rounds/training-3.1.0/retinanet.html", ""},
+        {"admin1", "GET", "/api/v1/rounds/3.1.0", ""},
+    };
+    for (const auto& ask : asks) {
+      const auto& [who, method, path, body] = ask;
+      Answer a = live.call(who, method, path, body);
+      const std::string where = method + " " + path + " as " + who + ": " + std::to_string(a.status) + " " + a.body.substr(0, 400);
+      CAPTURE(where);
+      CHECK_FALSE(contains(a.body, store_dir));
+      CHECK_FALSE(contains(a.body, cache_dir));
+      CHECK_FALSE(contains(a.body, REFEREE_SOURCE_DIR));
+    }
+  }
 }
 
 }  // namespace referee::testing

@@ -1,9 +1,15 @@
 #include "server/routes.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "mllog/json_writer.h"
+#include "base/text.h"
 #include "review/router.h"
+#include "rules/source.h"
 #include "server/pages.h"
 #include "server/questions.h"
 #include "submissions/store_errors.h"
@@ -233,7 +239,9 @@ bool resolve_actor(Context& ctx, const Route& route, const Call& call, Caller* o
   return actor_for_token(ctx, out->token, &out->who, refusal);
 }
 
-Reply dispatch(Context& ctx, const Call& call, std::string* user) {
+namespace {
+
+Reply answer(Context& ctx, const Call& call, std::string* user) {
   user->clear();
   const bool pages = is_page_path(call.path);
   const std::string path = route_path(call);
@@ -270,6 +278,52 @@ Reply dispatch(Context& ctx, const Call& call, std::string* user) {
   *user = caller.who.user;
   Reply reply = route->handler(ctx, call, caller, caps);
   if (!reply.user.empty()) *user = reply.user;
+  return reply;
+}
+
+}  // namespace
+
+std::vector<std::string> Context::server_paths_of(const std::string& db) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& p) {
+    if (p.empty()) return;
+    std::error_code ec;
+    std::string abs = std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec).string();
+    for (const std::string& one : {p, abs}) {
+      std::string t = one;
+      while (t.size() > 1 && t.back() == '/') t.pop_back();
+      if (t.size() > 1 && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+    }
+  };
+  add(db);
+  add(std::filesystem::path(db).parent_path().string());
+  add(std::filesystem::absolute(db).parent_path().string());
+  add(rules::cache_dir());
+  add(rules::builtin_sets_dir());
+  add(std::filesystem::path(rules::builtin_sets_dir()).parent_path().parent_path().string());  // the sources it came from
+  if (const char* r = std::getenv("REFEREE_RULES"); r && *r) add(r);
+  if (const char* home = std::getenv("HOME"); home && std::string(home).size() > 1) add(home);
+  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  return out;
+}
+
+std::string scrub_paths(const Context& ctx, std::string text) {
+  for (const std::string& p : ctx.server_paths) {
+    if (p.find('/') == std::string::npos) continue;  // a bare file name is what the caller gave
+    for (size_t at = text.find(p); at != std::string::npos; at = text.find(p, at + 8)) text.replace(at, p.size(), "[server]");
+  }
+  return text;
+}
+
+Reply dispatch(Context& ctx, const Call& call, std::string* user) {
+  Reply reply = answer(ctx, call, user);
+  std::string scrubbed = scrub_paths(ctx, reply.body);
+  if (scrubbed != reply.body) {
+    // The operator still sees the whole message.
+    if (reply.status >= 500) std::fprintf(stderr, "referee serve: %d for %s: %s\n", reply.status, base::one_line(call.path).c_str(),
+                                          base::one_line(reply.body).c_str());
+    reply.body = std::move(scrubbed);
+  }
   return reply;
 }
 

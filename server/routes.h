@@ -44,7 +44,8 @@ struct Reply {
 class Context {
  public:
   Context(review::Api& api, std::string db, bool read_only, bool anonymous_public, bool tls, size_t max_body)
-      : api(api), db(std::move(db)), read_only(read_only), anonymous_public(anonymous_public), tls(tls), max_body(max_body) {}
+      : api(api), db(std::move(db)), read_only(read_only), anonymous_public(anonymous_public), tls(tls), max_body(max_body),
+        server_paths(server_paths_of(this->db)) {}
 
   review::Api& api;
   const std::string db;
@@ -52,6 +53,11 @@ class Context {
   const bool anonymous_public;  // --public: callers without a token see published rounds
   const bool tls;
   const size_t max_body;
+  // Folders of this machine that no answer names (longest first): the
+  // store's folder, the rule cache, the built-in rule sets and the sources
+  // they are in, $REFEREE_RULES, the home folder. See scrub_paths.
+  const std::vector<std::string> server_paths;
+  static std::vector<std::string> server_paths_of(const std::string& db);
 
   // This thread's read-only connection for questions and pages (opened on
   // first use, without quick_check: the store was checked at start). Null
@@ -128,6 +134,12 @@ bool actor_for_token(Context& ctx, const std::string& token, review::Actor* out,
 // Answers `call`: its route's handler, or review::Api::handle for the
 // review API. *user: who asked, for the log line ("" = nobody).
 Reply dispatch(Context& ctx, const Call& call, std::string* user);
+
+// `text` with every server path of ctx (Context::server_paths) written as
+// "[server]": an answer names files by what the caller gave (a result, a
+// run's file name), never by where they lie on the server. dispatch applies
+// it to every answer.
+std::string scrub_paths(const Context& ctx, std::string text);
 
 // A review::Response as a reply: text types in UTF-8, Retry-After on a 503.
 Reply json_reply(const review::Response& r);

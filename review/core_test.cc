@@ -852,6 +852,43 @@ TEST_SUITE("review") {
     CHECK(f.count("votes") == 0);
   }
 
+  TEST_CASE("the log's verification as a member: the events of their rounds only; another round's activity moves nothing") {
+    Review f;
+    // Intel submitted to 3.0 only: 3.1, under review, is hidden from it.
+    Json before = parse(f.call("intel", "GET", "/api/v1/log/verify", "").body);
+    CHECK(before.find("ok")->b == true);
+    Json chair_before = parse(f.call("chair1", "GET", "/api/v1/log/verify", "").body);
+    long long id = f.file_rcp();
+    REQUIRE(f.call("goog", "POST", "/api/v1/objections/" + std::to_string(id) + "/evidence",
+                   R"({"evidence":[{"check":"rcp"}]})").status == 201);
+    Json after = parse(f.call("intel", "GET", "/api/v1/log/verify", "").body);
+    CHECK(after.find("events")->i == before.find("events")->i);
+    CHECK(after.find("head_seq")->kind == before.find("head_seq")->kind);
+    if (before.find("head_seq")->kind != Json::Kind::Null) {
+      CHECK(after.find("head_seq")->i == before.find("head_seq")->i);
+      CHECK(after.find("head_hash")->s == before.find("head_hash")->s);
+    }
+    Json chair = parse(f.call("chair1", "GET", "/api/v1/log/verify", "").body);
+    CHECK(chair.find("events")->i == chair_before.find("events")->i + 2);
+    CHECK(chair.find("events")->i == f.count("events"));
+    // Google, in 3.1, sees its objection's events among its count and as its head.
+    Json goog = parse(f.call("goog", "GET", "/api/v1/log/verify", "").body);
+    CHECK(goog.find("head_seq")->i == chair.find("head_seq")->i);
+    CHECK(goog.find("events")->i < chair.find("events")->i);  // not the users' events
+    // A head of a hidden round's event, a wrong hash and one that does not exist read alike to Intel.
+    const std::string hidden = std::to_string(chair.find("head_seq")->i) + ":" + chair.find("head_hash")->s;
+    const std::string missing = "99999:" + chair.find("head_hash")->s;
+    Json a = parse(f.call("intel", "GET", "/api/v1/log/verify?head=" + hidden, "").body);
+    Json b = parse(f.call("intel", "GET", "/api/v1/log/verify?head=" + missing, "").body);
+    CHECK(a.find("ok")->b == false);
+    std::string said = b.find("problem")->s;
+    said.replace(said.find(missing), missing.size(), hidden);
+    CHECK(a.find("problem")->s == said);
+    // Google's own head verifies.
+    Json own = parse(f.call("goog", "GET", "/api/v1/log/verify?head=" + hidden, "").body);
+    CHECK(own.find("ok")->b == true);
+  }
+
   TEST_CASE("the log: the chain verifies after a sequence of actions and tampering is found at its event") {
     Review f;
     long long id = f.file_rcp();

@@ -202,6 +202,21 @@ std::string event_round(const Event& e) {
   return "";
 }
 
+// Whether a member sees event `e`: it is about a round they can see
+// (`seen` caches the rounds looked up). Chairs and admins see every event.
+bool sees_event(Context& c, const Event& e, std::map<std::string, bool>* seen) {
+  if (c.who.role != Role::Member) return true;
+  std::string r = event_round(e);
+  if (r.empty()) return false;
+  auto it = seen->find(r);
+  if (it == seen->end()) {
+    RoundInfo info;
+    Error ignored;
+    it = seen->emplace(r, find_round(c.store, c.who, r, &info, &ignored)).first;
+  }
+  return it->second;
+}
+
 Response read_log(Context& c) {
   std::string subject = c.query("subject"), round_text = c.query("round");
   std::string round_name;
@@ -221,19 +236,8 @@ Response read_log(Context& c) {
     // objection/1 names objection/1 and what is under it, not objection/12.
     if (!subject.empty() && e.subject.size() > subject.size() && subject.back() != '/' && e.subject[subject.size()] != '/')
       continue;
-    std::string r = event_round(e);
-    if (!round_name.empty() && r != round_name) continue;
-    if (c.who.role == Role::Member) {
-      // A member sees the events of the rounds they can see, nothing else.
-      if (r.empty()) continue;
-      auto it = visible.find(r);
-      if (it == visible.end()) {
-        RoundInfo info;
-        Error ignored;
-        it = visible.emplace(r, find_round(c.store, c.who, r, &info, &ignored)).first;
-      }
-      if (!it->second) continue;
-    }
+    if (!round_name.empty() && event_round(e) != round_name) continue;
+    if (!sees_event(c, e, &visible)) continue;  // a member sees the events of the rounds they can see
     w.begin_object().key("seq").value(e.seq).key("at").value(e.at).key("actor").value(e.actor);
     w.key("organisation");
     if (e.organisation.empty()) w.null(); else w.value(e.organisation);
@@ -259,13 +263,54 @@ Response verify_log(Context& c) {
     if (!tables.ok) check.ok = false, check.problem = tables.problem;
   }
   std::string anchor = c.query("head");
-  if (check.ok && !anchor.empty()) {
+  if (check.ok && !anchor.empty() && c.who.role != Role::Member) {  // a member's anchor: below, among their events
     std::string problem = check_anchor(c.store, anchor, &error);
     if (!error.empty()) return error_response(500, "store", error);
     if (!problem.empty()) check.ok = false, check.problem = problem;
   }
   LogHead head = log_head(c.store, &error);
   if (!error.empty()) return error_response(500, "store", error);
+  if (c.who.role == Role::Member) {
+    // A member learns whether the whole log verifies, and of the events
+    // only those of the rounds they can see: their count and the newest of
+    // them as the head to record. Activity in other rounds moves neither.
+    auto events = read_events(c.store, "", &error);
+    if (!error.empty()) return error_response(500, "store", error);
+    std::map<std::string, bool> seen;
+    long long count = 0;
+    const Event* newest = nullptr;
+    const Event* anchored = nullptr;
+    std::string hash = anchor;
+    long long seq = 0;
+    if (size_t colon = anchor.find(':'); colon != std::string::npos) {
+      seq = std::atoll(anchor.substr(0, colon).c_str());
+      hash = anchor.substr(colon + 1);
+    }
+    for (const auto& e : events) {
+      if (!sees_event(c, e, &seen)) continue;
+      ++count;
+      newest = &e;
+      if (!anchor.empty() && !anchored && !hash.empty() && (seq ? e.seq == seq : e.hash.rfind(hash, 0) == 0)) anchored = &e;
+    }
+    std::string problem;
+    if (!check.ok) problem = "the review log does not verify (a chair or an admin sees where)";
+    else if (!anchor.empty() && !anchored)
+      problem = "the recorded head " + anchor +
+                " is not among the events of the rounds you can see: it was deleted, or the log was rewritten";
+    else if (anchored && anchored->hash.rfind(hash, 0) != 0)
+      problem = "event " + std::to_string(anchored->seq) + " has hash " + anchored->hash.substr(0, 16) +
+                "..., the recorded head says " + hash.substr(0, 16) + "...: the log was rewritten";
+    JsonWriter w(0, mllog::JsonText::kUtf8);
+    w.begin_object().key("ok").value(problem.empty()).key("events").value(count);
+    w.key("head_seq");
+    if (newest) w.value(newest->seq); else w.null();
+    w.key("head_hash");
+    if (newest) w.value(newest->hash); else w.null();
+    w.key("first_bad").null().key("problem");
+    if (problem.empty()) w.null(); else w.value(problem);
+    w.end_object();
+    return json_response(w.str());
+  }
   JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("ok").value(check.ok).key("events").value(check.events);
   w.key("head_seq").value(head.seq).key("head_hash").value(head.hash);

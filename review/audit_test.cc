@@ -197,6 +197,30 @@ TEST_SUITE("audit") {
     CHECK(verify_events(*fx.store, &error).ok);
   }
 
+  TEST_CASE("a package replaced in a round with no review record is recorded too; a first import is not") {
+    Fixture fx;
+    fs::path pkg = fx.copy("ExampleOrg");
+    submissions::ImportOptions opt;
+    Store& st = *fx.store;
+    opt.record_change = [&st](const submissions::PackageChange& c, std::string* e) {
+      return record_package_change(st, c, e);
+    };
+    std::string error;
+    submissions::ImportResult first;
+    REQUIRE_MESSAGE(submissions::import_package(*fx.store, *fx.rules, fx.facts, pkg.string(), opt, &first, &error), error);
+    CHECK(first.status == "imported");
+    CHECK(read_events(*fx.store, "round/", &error).empty());
+    fs::remove(minilm(pkg, 4));
+    submissions::ImportResult again;
+    REQUIRE_MESSAGE(submissions::import_package(*fx.store, *fx.rules, fx.facts, pkg.string(), opt, &again, &error), error);
+    CHECK(again.status == "replaced");
+    auto log = read_events(*fx.store, "round/", &error);
+    REQUIRE(log.size() == 1);
+    CHECK(log[0].action == "package.replace");
+    CHECK(log[0].payload_json.find("cpu_2x_example/minilm") != std::string::npos);
+    CHECK(verify_events(*fx.store, &error).ok);
+  }
+
   TEST_CASE("the example package as it is has nothing to find") {
     Fixture fx;
     fx.import(fx.copy("ExampleOrg"));

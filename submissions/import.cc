@@ -535,7 +535,9 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     count.bind(1, package_id);
     if (count.step()) out->resubmitted_runs = static_cast<int>(count.col_int(0));
   }
-  if (!review_state.empty() && opt.record_change) {
+  // Recorded: every change to a round with a review record, and a package
+  // replaced in any round (what it held before is then gone from the store).
+  if ((!review_state.empty() || out->status == "replaced") && opt.record_change) {
     change.results_changed = results_changed(results_before, result_summary(store, package_id));
     if (!opt.record_change(change, error)) return fail(*error);
   }

@@ -12,8 +12,9 @@
 
 namespace referee::submissions {
 
-// A package added to or replaced in a round under review (state `review`),
-// handed to ImportOptions::record_change inside the import's transaction.
+// A package added to or replaced in a round with a review record, or
+// replaced in any round, handed to ImportOptions::record_change inside the
+// import's transaction.
 struct PackageChange {
   std::string round, organisation;
   std::string status;                      // "imported" | "replaced"
@@ -29,8 +30,9 @@ struct ImportOptions {
   std::function<void()> fail_after_runs;
   long long fail_after_runs_count = -1;
   // Called inside the transaction when a package is added to or replaced in
-  // a round under review, so that the caller records it (the review log);
-  // false (with *error) rolls the import back.
+  // a round with a review record, or replaced in any round, so that the
+  // caller records it (the review log); false (with *error) rolls the import
+  // back.
   std::function<bool(const PackageChange&, std::string* error)> record_change;
 };
 

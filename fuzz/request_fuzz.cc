@@ -2,7 +2,8 @@
 // library: what is refused on the headers (server/limits.h), the router
 // (server::dispatch: the route table, who the caller is, the questions, the
 // report pages) and every review route's body reader, on a real review
-// store (tests/review_store.h) in a temporary folder.
+// store (tests/review_store.h) in a temporary folder, built afresh every
+// 2,000 inputs.
 //
 // An input is lines: the caller (a user name of the store, "forged",
 // "revoked", "cookie:USER" or "" for nobody), "public" or not, the method,
@@ -71,12 +72,20 @@ std::vector<std::string_view> split_lines(std::string_view text, size_t most, st
   return out;
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
+// A fresh store in a fresh folder (the previous one removed): writes that
+// succeed make the store grow, and every answer slower with it.
+void build_world() {
+  if (world) {
+    world->members.reset();
+    world->open.reset();
+    world->store.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(world->dir, ec);
+  } else {
+    world = new World;
+  }
   char tmpl[] = "/tmp/referee-request-fuzz-XXXXXX";
   if (!mkdtemp(tmpl)) fail("mkdtemp");
-  world = new World;
   world->dir = tmpl;
   try {
     world->store = std::make_unique<ReviewStore>(world->dir);
@@ -86,6 +95,16 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   auto& api = *world->store->api;
   world->members = std::make_unique<referee::server::Context>(api, world->store->path, false, false, false, 1 << 20);
   world->open = std::make_unique<referee::server::Context>(api, world->store->path, false, true, false, 1 << 20);
+}
+
+// Inputs run against one store before it is built afresh.
+constexpr int kInputsPerStore = 2000;
+int inputs_on_store = 0;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  build_world();
   // The folder goes when the process does.
   std::atexit([] {
     std::error_code ec;
@@ -96,6 +115,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 64 * 1024) return 0;
+  if (++inputs_on_store > kInputsPerStore) {
+    build_world();
+    inputs_on_store = 1;
+  }
   std::string_view text(reinterpret_cast<const char*>(data), size);
   std::string_view rest;
   auto head = split_lines(text, 4, &rest);

@@ -17,8 +17,10 @@
 #      build-asan/ (-O1 -g1, only the referee binary and the test binary) and
 #      its tests, less the suites whose time goes to another program (see
 #      asan_skip below)
-#   6. the libFuzzer targets built with clang in build-fuzz/, each run for
-#      FUZZ_SECONDS (default 30) from a copy of its seed corpus fuzz/corpus/<target>/
+#   6. the libFuzzer targets built with clang in build-fuzz/ (reader_fuzz: the
+#      MLLOG reader; expr_fuzz: the rule interpreter; request_fuzz: the
+#      server's request path on a review store), each run for FUZZ_SECONDS
+#      (default 30) from a copy of its seed corpus fuzz/corpus/<target>/
 # Exits non-zero when any step fails; prints a summary at the end.
 #
 # Environment:

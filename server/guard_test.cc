@@ -2,10 +2,6 @@
 // flooding clients are cut off, one address cannot take every worker, and
 // /health still answers meanwhile.
 #include <doctest/doctest.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/raw_http.h"
 #include "tests/run_referee.h"
 #include "tests/serve_process.h"
 #include "tests/temp_dir.h"
@@ -21,46 +18,6 @@ namespace referee::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A connection to 127.0.0.1:port from the local address `from` (any
-// 127.x.y.z is this machine).
-int connect_from(const char* from, int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  REQUIRE(inet_pton(AF_INET, from, &local.sin_addr) == 1);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) == 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  return fd;
-}
-
-bool send_all(int fd, const std::string& s) {
-  return ::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
-}
-
-// What arrives on fd within `wait_ms`; *closed: the server ended the connection.
-std::string receive(int fd, int wait_ms, bool* closed) {
-  std::string got;
-  *closed = false;
-  auto until = Clock::now() + std::chrono::milliseconds(wait_ms);
-  while (Clock::now() < until) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0) continue;
-    char buf[4096];
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) {
-      *closed = true;
-      break;
-    }
-    got.append(buf, static_cast<size_t>(n));
-  }
-  return got;
-}
 
 std::string health_from(const char* from, int port) {
   int fd = connect_from(from, port);

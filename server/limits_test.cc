@@ -1,19 +1,14 @@
 // What the server refuses on a request's headers alone (server/limits.h),
 // and what it writes to its log about what a caller sent.
 #include <doctest/doctest.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <map>
 #include <string>
 
 #include "review/api.h"
 #include "review/router.h"
 #include "server/limits.h"
+#include "tests/raw_http.h"
 #include "tests/run_referee.h"
 #include "tests/serve_process.h"
 #include "tests/temp_dir.h"
@@ -22,35 +17,6 @@ namespace referee::testing {
 namespace {
 
 using Headers = std::multimap<std::string, std::string>;
-
-// Sends `request` on a new connection to 127.0.0.1:`port` and reads until
-// the server closes it or `wait_ms` pass. *closed: whether it closed.
-std::string exchange(int port, const std::string& request, int wait_ms, bool* closed) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
-  std::string answer;
-  *closed = false;
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  while (std::chrono::steady_clock::now() < until) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0) continue;
-    char buf[4096];
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) {
-      *closed = true;
-      break;
-    }
-    answer.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return answer;
-}
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

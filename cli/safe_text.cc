@@ -3,6 +3,7 @@
 #include <set>
 
 #include "base/digest.h"
+#include "base/invisible.h"
 
 namespace referee::cli {
 
@@ -13,9 +14,35 @@ using base::append_caret;
 // `pending_cr` (when not null) lets a CR through when an LF follows it, also
 // in the next write: CSV records end with CRLF, which moves no cursor
 // anywhere a newline would not. A CR followed by anything else is shown as ^M.
-void append_safe(std::string* out, const char* s, std::streamsize n, bool* pending_cr = nullptr) {
+// Characters that reorder or hide text (base/invisible.h) are shown as
+// [U+XXXX]; `held` (when not null) keeps the first bytes of one that the
+// write cut, for the next write.
+void append_safe(std::string* out, const char* s, std::streamsize n, bool* pending_cr = nullptr, std::string* held = nullptr) {
+  std::string joined;
+  if (held && !held->empty()) {
+    joined = *held + std::string(s, static_cast<size_t>(n));
+    held->clear();
+    s = joined.data();
+    n = static_cast<std::streamsize>(joined.size());
+  }
+  const std::string_view text(s, static_cast<size_t>(n));
   for (std::streamsize i = 0; i < n; ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
+    if (base::may_start_invisible(c)) {
+      if (held && i + 2 >= n) {  // perhaps cut by the write: decided with the next one
+        held->assign(s + i, static_cast<size_t>(n - i));
+        return;
+      }
+      if (unsigned cp = base::invisible_at(text, static_cast<size_t>(i))) {
+        if (pending_cr && *pending_cr) {
+          *pending_cr = false;
+          append_caret(out, '\r');
+        }
+        *out += base::shown_code_point(cp);
+        i += 2;
+        continue;
+      }
+    }
     if (pending_cr && *pending_cr) {
       *pending_cr = false;
       if (c == '\n') out->push_back('\r');
@@ -40,7 +67,7 @@ class SafeTextFilter::Buf : public std::streambuf {
     if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
     char c = traits_type::to_char_type(ch);
     scratch_.clear();
-    append_safe(&scratch_, &c, 1, &pending_cr_);
+    append_safe(&scratch_, &c, 1, &pending_cr_, &held_);
     if (dest_->sputn(scratch_.data(), static_cast<std::streamsize>(scratch_.size())) !=
         static_cast<std::streamsize>(scratch_.size()))
       return traits_type::eof();
@@ -48,7 +75,7 @@ class SafeTextFilter::Buf : public std::streambuf {
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
     scratch_.clear();
-    append_safe(&scratch_, s, n, &pending_cr_);
+    append_safe(&scratch_, s, n, &pending_cr_, &held_);
     if (dest_->sputn(scratch_.data(), static_cast<std::streamsize>(scratch_.size())) !=
         static_cast<std::streamsize>(scratch_.size()))
       return 0;
@@ -59,15 +86,23 @@ class SafeTextFilter::Buf : public std::streambuf {
  public:
   // A CR left waiting for an LF at the end of the output is shown as ^M.
   void finish() {
-    if (!pending_cr_) return;
-    pending_cr_ = false;
-    dest_->sputn("^M", 2);
+    if (!held_.empty()) {  // the output ended inside a possible [U+XXXX]: what was held, as it is
+      scratch_.clear();
+      append_safe(&scratch_, held_.data(), static_cast<std::streamsize>(held_.size()), &pending_cr_);
+      held_.clear();
+      dest_->sputn(scratch_.data(), static_cast<std::streamsize>(scratch_.size()));
+    }
+    if (pending_cr_) {
+      pending_cr_ = false;
+      dest_->sputn("^M", 2);
+    }
     dest_->pubsync();
   }
 
  private:
   std::streambuf* dest_;
   std::string scratch_;
+  std::string held_;
   bool pending_cr_ = false;
 };
 

@@ -1,7 +1,8 @@
 // Text that others wrote (objection titles and texts, quoted log lines,
 // names from packages) must not drive the reader's terminal: the review
 // commands and the store's questions print through a filter that shows
-// control characters in caret notation (ESC as ^[, BEL as ^G, DEL as ^?)
+// control characters in caret notation (ESC as ^[, BEL as ^G, DEL as ^?),
+// the characters that reorder or hide text as [U+XXXX] (base/invisible.h),
 // and keeps newlines, tabs, CR LF pairs (CSV's record ends) and everything
 // else as it is. The filter works on
 // bytes, so it gives the same output for a local store and a server.

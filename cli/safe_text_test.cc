@@ -33,6 +33,23 @@ TEST_SUITE("review") {
     CHECK_FALSE(prints_others_text("check"));  // its colours are its own
   }
 
+  TEST_CASE("characters that reorder or hide text are shown as [U+XXXX] in the terminal, also when a write cuts them") {
+    const std::string rlo = "\xE2\x80\xAE", zwsp = "\xE2\x80\x8B", bom = "\xEF\xBB\xBF", dash = "\xE2\x80\x93";
+    std::ostringstream os;
+    {
+      SafeTextFilter f(os);
+      os << "NVIDIA " << rlo << "gpj.exe" << zwsp << " " << bom << "x " << dash << " ok\n";
+      // One character written a byte at a time, and one cut between two writes.
+      for (char c : rlo) os << c;
+      os << "a" << rlo.substr(0, 1);
+      os << rlo.substr(1) << "b " << dash.substr(0, 2);
+      os << dash.substr(2) << "\n";
+      os << "end " << rlo.substr(0, 2);  // the output ends inside one: kept as it was
+    }
+    CHECK(os.str() == "NVIDIA [U+202E]gpj.exe[U+200B] [U+FEFF]x " + dash + " ok\n[U+202E]a[U+202E]b " + dash + "\nend " +
+                          rlo.substr(0, 2));
+  }
+
   TEST_CASE("a review command refuses an argument that is not UTF-8, on a local store as through a server") {
     const char* ok[] = {"referee", "objection", "file", "--title", "caf\xc3\xa9"};
     CHECK(non_utf8_argument(5, ok).empty());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/invisible.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
@@ -50,19 +51,9 @@ std::string md_inline(const std::string& s, bool markdown = true) {
       out += "&amp;";
     } else if (c == '|') {
       out += "\\|";
-    } else if ((c == 0xE2 || c == 0xEF) && i + 2 < s.size()) {
-      unsigned b1 = static_cast<unsigned char>(s[i + 1]), b2 = static_cast<unsigned char>(s[i + 2]);
-      unsigned cp = ((c & 0x0Fu) << 12) | ((b1 & 0x3Fu) << 6) | (b2 & 0x3Fu);
-      bool hidden = (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
-                    cp == 0xFEFF;
-      if (hidden && (b1 & 0xC0) == 0x80 && (b2 & 0xC0) == 0x80) {
-        char buf[16];
-        std::snprintf(buf, sizeof buf, "[U+%04X]", cp);
-        out += buf;
-        i += 2;
-      } else {
-        out += static_cast<char>(c);
-      }
+    } else if (unsigned cp = base::invisible_at(s, i)) {
+      out += base::shown_code_point(cp);
+      i += 2;
     } else {
       out += static_cast<char>(c);
     }

@@ -194,9 +194,13 @@ void watchdog() {
   }
 }
 
-Conn* find_peer(State& s, const std::string& addr, int port) {
-  for (auto& [fd, c] : s.conns)
-    if (c.port == port && c.addr == addr) return &c;
+// The connection of that peer and its descriptor (*fd), or null. Under the lock.
+Conn* find_peer(State& s, const std::string& addr, int port, int* fd = nullptr) {
+  for (auto& [d, c] : s.conns)
+    if (c.port == port && c.addr == addr) {
+      if (fd) *fd = d;
+      return &c;
+    }
   return nullptr;
 }
 
@@ -232,9 +236,9 @@ void answering(const std::string& peer_addr, int peer_port) {
 int descriptor_of(const std::string& peer_addr, int peer_port) {
   State& s = state();
   std::lock_guard<std::mutex> l(s.mu);
-  for (const auto& [fd, c] : s.conns)
-    if (c.port == peer_port && c.addr == peer_addr) return fd;
-  return -1;
+  int fd = -1;
+  find_peer(s, peer_addr, peer_port, &fd);
+  return fd;
 }
 
 void answered(const std::string& peer_addr, int peer_port) {

@@ -938,15 +938,6 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
 
 namespace {
 
-// The store's name of an organisation (any case), or false.
-bool resolve_org(Store& s, const std::string& text, std::string* name) {
-  Stmt q(s.db(), "SELECT name FROM organisations WHERE name = ?1 COLLATE NOCASE");
-  q.bind(1, text);
-  if (!q.step()) return false;
-  *name = q.col_text(0);
-  return true;
-}
-
 std::string findings_array(const std::vector<Finding>& fs) {
   std::string s = "[";
   for (size_t i = 0; i < fs.size(); ++i) {
@@ -974,26 +965,21 @@ Response post_audit(Context& c) {
     return error_response(400, "missing-field", "an audit needs a round or an organisation",
                           "send {\"round\": \"3.1.0\"} or {\"organisation\": \"NVIDIA\"}");
   std::string org, round, e;
-  if (!org_text.empty() && !resolve_org(c.store, org_text, &org))
-    return error_response(404, "unknown-organisation", "no organisation '" + org_text + "' in the store");
+  // An organisation known only from rounds hidden from the caller is answered as one not in the store.
+  if (!org_text.empty() && !find_visible_organisation(c.store, c.who, org_text, &org))
+    return review::error_response(unknown_organisation_error(org_text));
   if (!round_text.empty()) {
     if (!submissions::resolve_round(c.store, round_text, &round, &e)) return unknown_round(c, round_text, e);
+    if (!c.api.can_see_round(c.who, round)) return review::unknown_round(round_text);
   } else {
-    // The organisation's latest round.
+    // The organisation's latest round among those the caller may see.
     Stmt q(c.store.db(),
            "SELECT rd.name FROM packages p JOIN rounds rd ON rd.id = p.round_id JOIN organisations o ON o.id = "
-           "p.organisation_id WHERE o.name = ?1 ORDER BY rd.ordinal DESC LIMIT 1");
+           "p.organisation_id WHERE o.name = ?1 ORDER BY rd.ordinal DESC");
     q.bind(1, org);
-    if (!q.step()) return error_response(404, "no-package", org + " has no package in the store");
-    round = q.col_text(0);
-  }
-  if (!c.api.can_see_round(c.who, round)) return review::unknown_round(round_text.empty() ? round : round_text);
-  if (!org.empty()) {
-    Stmt q(c.store.db(),
-           "SELECT 1 FROM packages p JOIN rounds rd ON rd.id = p.round_id JOIN organisations o ON o.id = "
-           "p.organisation_id WHERE o.name = ?1 AND rd.name = ?2");
-    q.bind(1, org).bind(2, round);
-    if (!q.step()) return error_response(404, "no-package", org + " has no package in " + round);
+    while (round.empty() && q.step())
+      if (c.api.can_see_round(c.who, q.col_text(0))) round = q.col_text(0);
+    if (round.empty()) return error_response(404, "no-package", org + " has no package in the store");
   }
   AuditRun run;
   if (!run_audit(c.store, c.who, round, org, &run, &e, kRcpNearFail, c.api.rules_dir()))
@@ -1018,8 +1004,8 @@ Response list_findings(Context& c, long long id) {
   if (!rt.empty() && !submissions::resolve_round(c.store, rt, &round, &e)) return unknown_round(c, rt, e);
   // A round the caller may not see: the same answer as for one the store does not hold.
   if (!round.empty() && !c.api.can_see_round(c.who, round)) return review::unknown_round(rt);
-  if (!ot.empty() && !resolve_org(c.store, ot, &org))
-    return error_response(404, "unknown-organisation", "no organisation '" + ot + "' in the store");
+  if (!ot.empty() && !find_visible_organisation(c.store, c.who, ot, &org))
+    return review::error_response(unknown_organisation_error(ot));
   std::vector<Finding> fs;
   if (!read_findings(c.store, round, org, kind, id, &fs, &e)) return error_response(500, "store", e);
   std::map<std::string, bool> visible;

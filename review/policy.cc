@@ -1,5 +1,6 @@
 #include "review/policy.h"
 
+#include "base/text.h"
 #include "review/events.h"
 #include "submissions/queries.h"
 
@@ -233,6 +234,24 @@ bool find_organisation(submissions::Store& s, const std::string& name, long long
   *id = q.col_int(0);
   if (spelled) *spelled = q.col_text(1);
   return true;
+}
+
+bool find_visible_organisation(submissions::Store& s, const Actor& who, const std::string& name, std::string* spelled) {
+  long long id = 0;
+  if (!find_organisation(s, name, &id, spelled)) return false;
+  if (who.role != Role::Member || base::lower(*spelled) == base::lower(who.organisation)) return true;
+  submissions::Stmt q(s.db(),
+                      "SELECT p.round_id, COALESCE(rr.state, 'published') FROM packages p LEFT JOIN round_reviews rr "
+                      "ON rr.round_id = p.round_id WHERE p.organisation_id = ?1");
+  q.bind(1, id);
+  while (q.step())
+    if (may_see_round(s, who, q.col_int(0), q.col_text(1))) return true;
+  return false;
+}
+
+Error unknown_organisation_error(const std::string& name) {
+  return make_error(404, "unknown-organisation", "no organisation '" + name + "' in the rounds you can see",
+                    "referee list submitters shows them");
 }
 
 bool submitted(submissions::Store& s, long long round_id, long long org_id) {

@@ -156,6 +156,16 @@ Result<long long> write(submissions::Store& s, const Actor& who, const std::func
 // Post: true; false when not in the store.
 bool find_organisation(submissions::Store& s, const std::string& name, long long* id, std::string* spelled);
 
+// The organisation named `name` as `who` may know it: chairs, administrators
+// and the organisation's own members know every organisation of the store; a
+// member of another knows it only when it has a package in a round they may
+// see. Post: true with *spelled; false for one the store does not hold and for
+// one whose every package is in a round hidden from `who`, alike (answer both
+// with unknown_organisation_error).
+bool find_visible_organisation(submissions::Store& s, const Actor& who, const std::string& name, std::string* spelled);
+// The 404 for an organisation that does not exist or that the actor may not know.
+Error unknown_organisation_error(const std::string& name);
+
 // Whether `org_id` has a package in round `round_id` (it submitted: it votes).
 bool submitted(submissions::Store& s, long long round_id, long long org_id);
 

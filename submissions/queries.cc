@@ -235,15 +235,21 @@ bool resolve_benchmark(Store& s, const std::string& round, const std::string& te
 }
 
 bool resolve_submitter(Store& s, const std::string& round, const std::string& text, std::string* submitter,
-                       std::string* error, const std::string& round2) {
-  Stmt st(s.db(), R"sql(SELECT DISTINCT s.submitter FROM systems s JOIN packages p ON s.package_id = p.id
+                       std::string* error, const std::string& round2,
+                       const std::function<bool(const std::string&)>& visible) {
+  Stmt st(s.db(), R"sql(SELECT DISTINCT s.submitter, d.name FROM systems s JOIN packages p ON s.package_id = p.id
                           JOIN rounds d ON p.round_id = d.id WHERE ?1 = '' OR d.name = ?1 OR d.name = ?2
                         UNION
-                        SELECT DISTINCT o.name FROM organisations o JOIN packages p ON p.organisation_id = o.id
+                        SELECT DISTINCT o.name, d.name FROM organisations o JOIN packages p ON p.organisation_id = o.id
                           JOIN rounds d ON p.round_id = d.id WHERE ?1 = '' OR d.name = ?1 OR d.name = ?2 ORDER BY 1)sql");
   st.bind(1, round).bind(2, round2);
   std::vector<std::string> known;
-  if (!read_names(s, st, "reading submitters", &known, error)) return false;
+  while (st.step()) {
+    std::string name = st.col_text(0);
+    if (visible && !visible(st.col_text(1))) continue;
+    if (known.empty() || known.back() != name) known.push_back(name);
+  }
+  if (!finished(s, st, "reading submitters", error)) return false;
   if (find_name(known, text, submitter)) return true;
   *error = "no submitter or organisation '" + text + "' in " + rounds_named(round, round2) +
            "; the submitters and organisations are: " + (known.empty() ? std::string("none") : join(known));
@@ -598,7 +604,7 @@ bool speedup_chains(Store& s, const SpeedupQuery& q, const std::function<bool(co
   }
   if (!q.submitter.empty()) {
     std::string who;
-    if (!resolve_submitter(s, "", q.submitter, &who, error)) {
+    if (!resolve_submitter(s, "", q.submitter, &who, error, "", visible)) {
       if (visible && error->rfind("no submitter", 0) == 0) *error = "no submitter or organisation '" + q.submitter + "' in the rounds of the store";
       return false;
     }

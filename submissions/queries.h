@@ -83,8 +83,11 @@ bool resolve_round(Store& s, const std::string& text, std::string* round, std::s
 bool resolve_benchmark(Store& s, const std::string& round, const std::string& text, std::string* benchmark,
                        std::string* error, const std::string& round2 = "");
 // A submitter (system descriptions' `submitter`) or organisation folder name.
+// With `visible`, only names of the rounds it accepts are known: one that is
+// only in a round hidden from the caller is answered as one not there.
 bool resolve_submitter(Store& s, const std::string& round, const std::string& text, std::string* submitter,
-                       std::string* error, const std::string& round2 = "");
+                       std::string* error, const std::string& round2 = "",
+                       const std::function<bool(const std::string&)>& visible = nullptr);
 
 // All results of a benchmark in a round (names resolved).
 std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error);

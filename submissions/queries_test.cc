@@ -366,6 +366,26 @@ TEST_SUITE("store") {
     CHECK(speedups(*d.s, {"3.0.0", "3.1.0", "gpt3", true, "", false}, &rep, &error));
   }
 
+  TEST_CASE("speedup --all-rounds: a submitter only in a round the caller may not see is one the store does not hold") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r1 = d.round("training-3.0.0", 3000000), r2 = d.round("training-4.0.0", 4000000);
+    d.result(d.package(r1, "NVIDIA"), "a_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 40.0, "b1");
+    d.result(d.package(r2, "NVIDIA"), "a_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 20.0, "b2");
+    d.result(d.package(r2, "Secret"), "x_n1", "Secret", "NVIDIA B200-SXM-180GB", 8, 4.0, "x2");
+    auto hide_4 = [](const std::string& r) { return r != "training-4.0.0"; };
+    std::vector<SpeedupChain> chains;
+    std::string hidden_error, missing_error, error;
+    CHECK(!speedup_chains(*d.s, {"", "", "", true, "Secret", false}, hide_4, &chains, &hidden_error));
+    CHECK(!speedup_chains(*d.s, {"", "", "", true, "NoSuch", false}, hide_4, &chains, &missing_error));
+    CHECK(hidden_error == "no submitter or organisation 'Secret' in the rounds of the store");
+    CHECK(missing_error == "no submitter or organisation 'NoSuch' in the rounds of the store");
+    // Seen by one who may see 4.0, the name is known (its chains say what they can).
+    speedup_chains(*d.s, {"", "", "", true, "Secret", false}, nullptr, &chains, &error);
+    CHECK(error.find("no submitter") == std::string::npos);
+    d.close();
+  }
+
   TEST_CASE("speedup refuses --from later than --to, and --overall with --submitter") {
     TempDir t;
     Synthetic d(t.path / "s.db");

@@ -354,9 +354,50 @@ TEST_SUITE("review") {
     CHECK(d->find("outcome")->s == "upheld");
     CHECK(d->find("majority")->s == "two-thirds");
     CHECK(f.status_of("NVIDIA/eos/retinanet") == "withdrawn");
-    // Decided: no more votes or a second decision.
-    CHECK(f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})").status == 422);
+    // Decided: no second decision; a vote is still taken, for an amendment (the decision stays as it is).
+    CHECK(f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "withdrawn");
     CHECK(f.call("chair1", "POST", path + "/decision", R"({"remedy":"none"})").status == 422);
+  }
+
+  TEST_CASE("the decision follows the vote: all votes fix is not a withdraw, all 1.01 is not 3.5") {
+    Review f;
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"we disagree"})").status == 201);
+    for (const char* org : {"goog", "dell", "nv"})
+      REQUIRE(f.call(org, "POST", path + "/votes", R"({"vote":"uphold","remedy":"fix"})").status == 201);
+    long long events = f.count("events");
+    Response other = f.call("chair1", "POST", path + "/decision", R"({"remedy":"withdraw"})");
+    CHECK(other.status == 422);
+    CHECK(contains(other.body, "\"code\":\"not-carried\""));
+    CHECK(contains(other.body, "the votes do not carry remedy withdraw: 0 of the 3 votes cast support it"));
+    CHECK(contains(other.body, "the votes carry fix"));
+    CHECK(f.count("decisions") == 0);
+    CHECK(f.count("events") == events);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "objection-open");
+    // The votes change (each organisation's new vote replaces its old one): now withdraw is carried.
+    for (const char* org : {"goog", "dell"})
+      REQUIRE(f.call(org, "POST", path + "/votes", R"({"vote":"uphold","remedy":"withdraw"})").status == 201);
+    Response carried = f.call("chair1", "POST", path + "/decision", R"({"remedy":"withdraw"})");
+    CHECK(carried.status == 201);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "withdrawn");
+
+    Review g;
+    long long id2 = g.file_rcp();
+    std::string p2 = "/api/v1/objections/" + std::to_string(id2);
+    REQUIRE(g.call("nv", "POST", p2 + "/responses", R"({"text":"x"})").status == 201);
+    for (const char* org : {"goog", "dell", "nv"})
+      REQUIRE(g.call(org, "POST", p2 + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":1.01})").status == 201);
+    Response steep = g.call("chair1", "POST", p2 + "/decision", R"({"remedy":"normalise","factor":3.5})");
+    CHECK(steep.status == 422);
+    CHECK(contains(steep.body, "the votes do not carry remedy normalise x3.5"));
+    Response voted = g.call("chair1", "POST", p2 + "/decision", "{}");
+    REQUIRE(voted.status == 201);
+    Json vb = parse(voted.body);
+    auto d = vb.find("objection")->find("decision");
+    CHECK(d->find("remedy")->s == "normalise");
+    CHECK(d->find("factor")->f == doctest::Approx(1.01));
   }
 
   TEST_CASE("a decision: not by a chair of a party, only after the accused is heard, only on votes") {
@@ -516,6 +557,9 @@ TEST_SUITE("review") {
     // Amend: a reason is required; a member may not; the old decision stays visible as superseded.
     CHECK(f.call("chair1", "POST", path + "/decision", R"({"amend":true,"remedy":"fix"})").status == 400);
     CHECK(f.call("nv", "POST", path + "/decision", R"({"amend":true,"remedy":"fix","reason":"x"})").status == 403);
+    // Amending to a remedy the votes do not carry is refused; once they do, it is recorded.
+    CHECK(f.call("chair1", "POST", path + "/decision", R"({"amend":true,"remedy":"fix","reason":"NVIDIA reran it"})").status == 422);
+    REQUIRE(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold","remedy":"fix"})").status == 201);
     Response a = f.call("chair1", "POST", path + "/decision", R"({"amend":true,"remedy":"fix","reason":"NVIDIA reran it"})");
     REQUIRE_MESSAGE(a.status == 201, a.body);
     Json shown = parse(a.body);
@@ -531,7 +575,9 @@ TEST_SUITE("review") {
     REQUIRE(!ev.empty());
     CHECK(ev.back().action == "decision.amend");
     CHECK(contains(ev.back().payload_json, "\"before\":{\"outcome\":\"upheld\",\"remedy\":\"normalise\""));
-    // Amended to no remedy: the result's status goes.
+    // Amended to no remedy (the committee votes uphold without one): the result's status goes.
+    for (const char* org : {"goog", "dell", "nv"})
+      REQUIRE(f.call(org, "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
     REQUIRE(f.call("chair1", "POST", path + "/decision", R"({"amend":true,"remedy":"none","reason":"x"})").status == 201);
     CHECK(f.status_of("NVIDIA/eos/retinanet") == "");
     // Through the CLI: show prints the superseded decisions.
@@ -661,7 +707,7 @@ TEST_SUITE("review") {
     // More than 2%: no waiver.
     CHECK(f.call("chair1", "POST", path + "/decision", R"({"waive":true})").status == 422);
     REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"normalise it","remedy":"normalise","factor":1.0758})").status == 201);
-    REQUIRE(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":1.0758})").status == 201);
+    REQUIRE(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":1.07575758})").status == 201);
     CHECK(f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise"})").status == 400);
     CHECK(f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise","factor":0})").status == 400);
     Response d = f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise","factor":1.07575758})");

@@ -656,6 +656,7 @@ struct Spec {
   const char* event;                 // objection.withdraw, ...
   const char* final_what = nullptr;  // a final round takes none of it ("responses"); nullptr = not limited
   bool amend = false;                // changes a decided objection (the decision)
+  bool after_decision = false;       // also taken by a decided objection (a vote: on an amendment of the decision)
   // The 403 when authorize() refuses.
   std::function<Error(const Row&, const RoundInfo&, const Party&)> refused;
   // The schedule field the change must meet ("" = only scores_final).
@@ -687,7 +688,9 @@ Result<Objection> change_objection(Store& s, const Actor& who, const ObjectionCh
     if (!load(s, who, in.objection, &o, &round, &err)) return err;
     Party party = party_of(s, who, o);
     if (authorize(who, spec.action, party.standing, round.state) == Access::Forbidden) return spec.refused(o, round, party);
-    if (spec.amend ? o.state != "decided" : o.state != "open" && o.state != "responded") {
+    bool takes = spec.amend ? o.state == "decided"
+                            : o.state == "open" || o.state == "responded" || (spec.after_decision && o.state == "decided");
+    if (!takes) {
       if (!spec.amend) return still_open_error(o);
       return make_error(422, "not-decided",
                         "objection " + std::to_string(o.id) + " is " + o.state + ": there is no decision to amend");
@@ -1010,6 +1013,8 @@ Result<Objection> vote(Store& s, const Actor& who, const CastVote& in) {
   spec.action = Action::Vote;
   spec.event = "vote.cast";
   spec.final_what = "votes";
+  // A decision records the remedy the votes carry; a chair amending it to another needs a vote on that.
+  spec.after_decision = true;
   spec.refused = [&who](const Row&, const RoundInfo& round, const Party&) {
     return forbidden("one vote per submitting organisation of " + round.name + "; " + who.user +
                      (who.organisation.empty() ? " acts for none" : " acts for " + who.organisation + ", which did not submit"));
@@ -1111,37 +1116,27 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
                               " abstaining): a decision needs at least one",
                           "the submitting organisations vote (referee objection vote " + std::to_string(o.id) +
                               " --vote uphold|reject); an impact under 2% may be waived (--waive)");
-      if (remedy.empty() && decide_outcome(up, rej, "none", in.tie_break).outcome == "upheld") {
-        // Upheld without a remedy named: the remedy (and factor) most uphold votes proposed.
-        Stmt q(s.db(),
-               "SELECT remedy, factor, COUNT(*) AS n FROM votes WHERE objection_id = ?1 AND vote = 'uphold' "
-               "AND remedy IS NOT NULL GROUP BY remedy, factor ORDER BY n DESC, remedy, factor");
-        q.bind(1, o.id);
-        std::vector<std::tuple<std::string, bool, double, long long>> proposed;
-        while (q.step()) proposed.emplace_back(q.col_text(0), !q.col_null(1), q.col_double(1), q.col_int(2));
-        auto label = [](const std::tuple<std::string, bool, double, long long>& x) {
-          return std::get<0>(x) + (std::get<1>(x) ? " x" + mllog::json_number(std::get<2>(x)) : "") + " (" +
-                 std::to_string(std::get<3>(x)) + ")";
-        };
-        if (proposed.size() >= 2 && std::get<3>(proposed[0]) == std::get<3>(proposed[1]))
-          return make_error(422, "no-remedy",
-                            "the uphold votes propose " + label(proposed[0]) + " and " + label(proposed[1]) +
-                                " equally: the chair names the remedy",
-                            "send it (--remedy R [--factor F], API fields `remedy`, `factor`)");
-        if (!proposed.empty()) {
-          remedy = std::get<0>(proposed[0]);
-          has_factor = std::get<1>(proposed[0]);
-          factor = std::get<2>(proposed[0]);
-        }
-      }
-      if (remedy.empty()) remedy = "none";
-      out = decide_outcome(up, rej, remedy, in.tie_break);
+      // Upheld or rejected on the votes cast; when upheld, the remedy and factor are those the votes carry.
+      out = decide_outcome(up, rej, "none", in.tie_break);
       if (!out.ok) return make_error(422, "no-majority", out.error);
       if (out.outcome == "rejected") {
-        if (remedy != "none")
+        if (!remedy.empty() && remedy != "none")
           return make_error(422, "rejected", "the votes reject objection " + std::to_string(o.id) +
                                                  ": there is no remedy (" + remedy + ")");
+        remedy = "none";
         has_factor = false;
+      } else {
+        std::vector<Proposal> proposals;
+        Stmt q(s.db(), "SELECT COALESCE(remedy, ''), factor FROM votes WHERE objection_id = ?1 AND vote = 'uphold'");
+        q.bind(1, o.id);
+        while (q.step()) proposals.push_back({q.col_text(0), !q.col_null(1), q.col_double(1)});
+        if (!q.ok()) return store_error(s, q.rc(), "reading the votes");
+        Carried c = carried_remedy(proposals, rej, remedy, has_factor, factor, in.tie_break);
+        if (!c.ok) return make_error(422, c.code, c.error, c.hint);
+        remedy = c.remedy;
+        has_factor = c.has_factor;
+        factor = c.factor;
+        out.majority = c.majority;
       }
     }
     // Amending: the decision as it was goes into the event (the history); the row holds the current one.

@@ -1,6 +1,9 @@
 #include "review/policy.h"
 
+#include <algorithm>
+
 #include "base/text.h"
+#include "mllog/json_writer.h"
 #include "review/events.h"
 #include "submissions/queries.h"
 
@@ -365,6 +368,86 @@ Outcome decide_outcome(int uphold, int reject, const std::string& remedy, const 
   }
   out.ok = true;
   return out;
+}
+
+
+namespace {
+
+std::string proposal_text(const std::string& remedy, bool has_factor, double factor) {
+  return remedy + (has_factor ? " x" + mllog::json_number(factor) : "");
+}
+
+}  // namespace
+
+Carried carried_remedy(const std::vector<Proposal>& uphold, int reject, const std::string& asked, bool has_factor,
+                       double factor, const std::string& tie_break) {
+  Carried c;
+  // The remedies named, with how many uphold votes name each (in order of first naming).
+  std::vector<std::pair<Proposal, int>> named;
+  int unnamed = 0;
+  for (const auto& p : uphold) {
+    if (p.remedy.empty()) {
+      ++unnamed;
+      continue;
+    }
+    auto it = std::find_if(named.begin(), named.end(), [&](const std::pair<Proposal, int>& x) {
+      return x.first.remedy == p.remedy && x.first.has_factor == p.has_factor && (!p.has_factor || x.first.factor == p.factor);
+    });
+    if (it == named.end()) named.push_back({p, 1});
+    else ++it->second;
+  }
+  std::stable_sort(named.begin(), named.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  auto label = [](const std::pair<Proposal, int>& x) {
+    return proposal_text(x.first.remedy, x.first.has_factor, x.first.factor) + " (" + std::to_string(x.second) + ")";
+  };
+  const int cast = static_cast<int>(uphold.size()) + reject;
+  if (asked.empty()) {
+    if (named.size() >= 2 && named[0].second == named[1].second) {
+      c.code = "no-remedy";
+      c.error = "the uphold votes propose " + label(named[0]) + " and " + label(named[1]) + " equally: the chair names the remedy";
+      c.hint = "send it (--remedy R [--factor F], API fields `remedy`, `factor`)";
+      return c;
+    }
+    if (named.empty()) c.remedy = "none";
+    else {
+      c.remedy = named[0].first.remedy;
+      c.has_factor = named[0].first.has_factor;
+      c.factor = named[0].first.factor;
+    }
+  } else {
+    c.remedy = asked;
+    c.has_factor = has_factor;
+    c.factor = factor;
+  }
+  int explicit_votes = 0;
+  for (const auto& x : named)
+    if (x.first.remedy == c.remedy && x.first.has_factor == c.has_factor && (!c.has_factor || x.first.factor == c.factor))
+      explicit_votes = x.second;
+  c.support = explicit_votes + unnamed;
+  Outcome o = decide_outcome(c.support, cast - c.support, c.remedy, tie_break);
+  if (o.ok && o.outcome == "upheld") {
+    c.ok = true;
+    c.majority = o.majority;
+    return c;
+  }
+  const std::string what = proposal_text(c.remedy, c.has_factor, c.factor);
+  const bool two_thirds = c.remedy == "withdraw" || c.remedy == "open";
+  c.code = "not-carried";
+  c.error = "the votes do not carry remedy " + what + ": " + std::to_string(c.support) + " of the " +
+            std::to_string(cast) + " votes cast support it (uphold votes naming it, or naming no remedy); it needs " +
+            (two_thirds ? "two thirds" : "more than half") + " of them";
+  std::string carried;
+  for (const auto& x : named) {
+    int support = x.second + unnamed;
+    Outcome ox = decide_outcome(support, cast - support, x.first.remedy, tie_break);
+    if (ox.ok && ox.outcome == "upheld") carried = proposal_text(x.first.remedy, x.first.has_factor, x.first.factor);
+    if (!carried.empty()) break;
+  }
+  c.hint = "a remedy or factor other than the votes' needs its own vote: the organisations vote again with --remedy " +
+           c.remedy + (c.has_factor ? " --factor " + mllog::json_number(c.factor) : "") +
+           " (a new vote replaces the organisation's earlier one)" +
+           (carried.empty() ? std::string("") : "; the votes carry " + carried);
+  return c;
 }
 
 }  // namespace referee::review

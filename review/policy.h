@@ -200,4 +200,32 @@ struct Outcome {
 };
 Outcome decide_outcome(int uphold, int reject, const std::string& remedy, const std::string& tie_break);
 
+
+// One uphold vote's proposal: the remedy it names ("" = none: it leaves the
+// remedy to the votes that name one) and, for normalise, its factor.
+struct Proposal {
+  std::string remedy;
+  bool has_factor = false;
+  double factor = 0;
+};
+
+// The remedy an upheld objection's votes carry. `asked` is the chair's remedy
+// ("" = the one most uphold votes name; a tie between two is for the chair to
+// name). A remedy is carried when the votes that support it (the uphold votes
+// naming it with the same factor, and those naming none) are the majority the
+// remedy needs among all votes cast, as decide_outcome counts it (two thirds
+// for withdraw and open). A remedy or factor the votes do not carry is
+// refused: it needs its own vote. Pure; tested as a table.
+struct Carried {
+  bool ok = false;
+  std::string remedy;
+  bool has_factor = false;
+  double factor = 0;
+  int support = 0;       // the votes that carry it
+  std::string majority;  // simple | two-thirds | chair-tie-break
+  std::string code, error, hint;  // when not ok: no-remedy | not-carried
+};
+Carried carried_remedy(const std::vector<Proposal>& uphold, int reject, const std::string& asked, bool has_factor,
+                       double factor, const std::string& tie_break);
+
 }  // namespace referee::review

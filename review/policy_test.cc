@@ -137,4 +137,66 @@ TEST_SUITE("review") {
     CHECK_FALSE(referee::review::check_version({true, 4}, 5, "x", "y", &err));
     CHECK(err.version == 5);
   }
+
+  TEST_CASE("the decision follows the vote: the remedy and factor recorded are those the required majority voted for") {
+    using referee::review::Proposal;
+    using referee::review::carried_remedy;
+    const Proposal fix{"fix"}, withdraw{"withdraw"}, open{"open"}, none{""}, n101{"normalise", true, 1.01},
+        n35{"normalise", true, 3.5};
+    struct Row {
+      std::vector<Proposal> uphold;
+      int reject;
+      std::string asked;
+      double factor;  // with asked normalise
+      bool ok;
+      std::string remedy, majority, code;
+      int support;
+    };
+    const std::vector<Row> rows = {
+        // Three votes for fix: fix is carried; withdraw, which nobody voted for, is not.
+        {{fix, fix, fix}, 0, "", 0, true, "fix", "simple", "", 3},
+        {{fix, fix, fix}, 0, "withdraw", 0, false, "withdraw", "", "not-carried", 0},
+        {{fix, fix, fix}, 0, "none", 0, false, "none", "", "not-carried", 0},
+        // Every vote a factor of 1.01: 3.5 needs its own vote.
+        {{n101, n101, n101}, 0, "", 0, true, "normalise", "simple", "", 3},
+        {{n101, n101, n101}, 0, "normalise", 1.01, true, "normalise", "simple", "", 3},
+        {{n101, n101, n101}, 0, "normalise", 3.5, false, "normalise", "", "not-carried", 0},
+        // Uphold votes naming no remedy support whichever the chair names.
+        {{none, none, none}, 1, "withdraw", 0, true, "withdraw", "two-thirds", "", 3},
+        {{none, none}, 0, "", 0, true, "none", "simple", "", 2},
+        {{fix, none, none}, 0, "normalise", 3.5, true, "normalise", "simple", "", 2},
+        {{fix, none, none}, 1, "normalise", 3.5, false, "normalise", "", "not-carried", 2},
+        // Withdraw and open need two thirds of the votes cast for them.
+        {{withdraw, withdraw, fix}, 0, "withdraw", 0, true, "withdraw", "two-thirds", "", 2},
+        {{withdraw, withdraw, fix}, 1, "withdraw", 0, false, "withdraw", "", "not-carried", 2},
+        {{open, open, open}, 2, "", 0, false, "open", "", "not-carried", 3},
+        // The most named is carried only with the majority: 2 of 5 is not.
+        {{fix, fix, n35}, 2, "", 0, false, "fix", "", "not-carried", 2},
+        // Two remedies named equally: the chair names one, which must be carried.
+        {{fix, n35}, 0, "", 0, false, "", "", "no-remedy", 0},
+        {{fix, n35}, 0, "fix", 0, false, "fix", "", "not-carried", 1},
+        {{fix, n35}, 0, "fix", 0, false, "fix", "", "not-carried", 1},
+    };
+    int n = 0;
+    for (const auto& r : rows) {
+      CAPTURE(n);
+      auto c = carried_remedy(r.uphold, r.reject, r.asked, r.asked == "normalise", r.factor, "");
+      CHECK(c.ok == r.ok);
+      if (!r.remedy.empty()) CHECK(c.remedy == r.remedy);
+      CHECK(c.majority == r.majority);
+      CHECK(c.code == r.code);
+      if (r.code != "no-remedy") CHECK(c.support == r.support);
+      ++n;
+    }
+    // The refusal says what was voted and what would be carried.
+    auto c = carried_remedy({fix, fix, fix}, 0, "withdraw", false, 0, "");
+    CHECK(c.error == "the votes do not carry remedy withdraw: 0 of the 3 votes cast support it (uphold votes naming it, "
+                     "or naming no remedy); it needs two thirds of them");
+    CHECK(c.hint.find("--remedy withdraw") != std::string::npos);
+    CHECK(c.hint.find("the votes carry fix") != std::string::npos);
+    // A tie in support is the chair's to break.
+    auto tie = carried_remedy({fix}, 1, "fix", false, 0, "uphold");
+    CHECK(tie.ok);
+    CHECK(tie.majority == "chair-tie-break");
+  }
 }

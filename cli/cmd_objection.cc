@@ -111,9 +111,13 @@ void print_objection(const mllog::Json& b) {
   if (!opt_text(j, "finding").empty()) std::cout << "  finding: " << opt_text(j, "finding") << "\n";
   if (const auto* im = j.find("impact")) {
     std::string m = opt_num(*im, "minutes", review::minutes_text);
+    // The basis: kept with the objection (schema 7); the answer to a filing says it too.
+    std::string basis = opt_text(*im, "basis");
+    if (basis.empty())
+      if (const auto* fb = b.find("impact_basis")) basis = fb->s;
     if (m.empty()) {
       std::cout << "  score impact: unknown";
-      if (const auto* basis = b.find("impact_basis")) std::cout << " (" << basis->s << ")";
+      if (!basis.empty()) std::cout << " (" << basis << ")";
       std::cout << "\n";
     } else {
       std::cout << "  score impact: " << opt_num(*im, "score_minutes", review::minutes_text) << " min -> " << m << " min";
@@ -122,9 +126,19 @@ void print_objection(const mllog::Json& b) {
         std::cout << " (" << (pct[0] == '-' ? "" : "+") << pct << "%, "
                   << (opt_text(*im, "under_waiver_threshold") == "true" ? "under" : "not under")
                   << " the 2% waiver threshold)";
-      if (const auto* basis = b.find("impact_basis")) std::cout << "; " << basis->s;
+      if (!basis.empty()) std::cout << "; " << basis;
       std::cout << "\n";
     }
+    if (const auto* figs = im->find("figures"))
+      for (const auto& g : figs->items) {
+        std::string by = opt_text(g, "organisation");
+        std::cout << "  impact figure given by " << (by.empty() ? std::string("a chair") : by)
+                  << (opt_text(g, "accused") == "true" ? " (the accused)" : "") << ": "
+                  << opt_num(g, "minutes", review::minutes_text) << " min";
+        std::string gp = opt_text(g, "change_percent");
+        if (!gp.empty()) std::cout << " (" << (gp[0] == '-' ? "" : "+") << gp << "%)";
+        std::cout << "\n";
+      }
   }
   if (const auto* d = j.find("deadlines")) {
     std::string line;
@@ -144,6 +158,8 @@ void print_objection(const mllog::Json& b) {
                   << opt_text(e, "last_line");
       if (kind == "figure")
         std::cout << " " << opt_text(e, "figure") << " = " << opt_num(e, "value", opt_text(e, "unit") == "min" ? review::minutes_text : review::figure_text) << " " << opt_text(e, "unit");
+      if (kind == "figure" && !opt_text(e, "impact_minutes").empty())
+        std::cout << ", score if it holds " << opt_num(e, "impact_minutes", review::minutes_text) << " min";
       std::cout << " (by " << opt_text(e, "by") << ")";
       if (!opt_text(e, "note").empty()) std::cout << ": " << opt_text(e, "note");
       std::cout << "\n";

@@ -757,6 +757,55 @@ TEST_SUITE("review") {
     CHECK(f.status_of("NVIDIA/eos/bert") == "objection-open");
   }
 
+  TEST_CASE("impact: referee computes it; a party's figure is shown as theirs and never lowers it") {
+    Review f;
+    // The RCP objection: referee computes 0.85454 x 1.07575758 = 0.9193 min, +7.58%.
+    long long id = f.file_rcp();
+    std::string path = "/api/v1/objections/" + std::to_string(id);
+    REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"tiny"})").status == 201);
+    // The accused adds a figure that would make it a 0.6% matter.
+    Response low = f.call("nv", "POST", path + "/evidence", R"({"evidence":[{"figure":"our estimate","value":1,"impact_minutes":0.86}]})");
+    REQUIRE_MESSAGE(low.status == 201, low.body);
+    Json j = parse(f.call("dell", "GET", path, "").body);
+    const Json* im = j.find("objection")->find("impact");
+    CHECK(im->find("minutes")->f == doctest::Approx(0.9193).epsilon(1e-4));
+    CHECK(im->find("computed_minutes")->f == doctest::Approx(0.9193).epsilon(1e-4));
+    CHECK(im->find("under_waiver_threshold")->b == false);
+    CHECK(contains(im->find("basis")->s, "computed by referee: the unscaled score times the RCP normalisation factor"));
+    REQUIRE(im->find("figures")->items.size() == 1);
+    CHECK(im->find("figures")->items[0].find("organisation")->s == "NVIDIA");
+    CHECK(im->find("figures")->items[0].find("accused")->b == true);
+    CHECK(im->find("figures")->items[0].find("minutes")->f == doctest::Approx(0.86));
+    // So no waiver.
+    Response waive = f.call("chair1", "POST", path + "/decision", R"({"waive":true})");
+    CHECK(waive.status == 422);
+    CHECK(contains(waive.body, "only problems under 2% may be waived"));
+    // A figure further from the score than referee's is weighed: it raises the impact, named as whose it is.
+    REQUIRE(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"figure":"worse","value":1,"impact_minutes":1.2}]})").status == 201);
+    Json k = parse(f.call("dell", "GET", path, "").body);
+    CHECK(k.find("objection")->find("impact")->find("minutes")->f == doctest::Approx(1.2));
+    CHECK(contains(k.find("objection")->find("impact")->find("basis")->s, "the figure given by Google, further from the score"));
+    // With no figure of referee's, the accused's own figure alone gives no impact (and so no waiver); the objector's does.
+    Response none = f.call("goog", "POST", "/api/v1/objections",
+                           R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"x","rule":"r"})");
+    REQUIRE(none.status == 201);
+    std::string p2 = "/api/v1/objections/" + std::to_string(parse(none.body).find("objection")->find("id")->i);
+    REQUIRE(f.call("nv", "POST", p2 + "/evidence", R"({"evidence":[{"figure":"ours","value":1,"impact_minutes":5.01}]})").status == 201);
+    Json n = parse(f.call("dell", "GET", p2, "").body);
+    CHECK(n.find("objection")->find("impact")->find("minutes")->kind == Json::Kind::Null);
+    CHECK(n.find("objection")->find("impact")->find("figures")->items.size() == 1);
+    REQUIRE(f.call("nv", "POST", p2 + "/responses", R"({"text":"no"})").status == 201);
+    CHECK(f.call("chair1", "POST", p2 + "/decision", R"({"waive":true})").status == 422);
+    // The text output shows both.
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    CHECK(run_referee("objection show " + std::to_string(id) + " --db '" + f.path + "'", &out) == 0);
+    INFO(out);
+    CHECK(contains(out, "impact figure given by NVIDIA (the accused): 0.8600 min (+0.639%)"));
+    CHECK(contains(out, "impact figure given by Google: 1.2000 min (+40.426%)"));
+  }
+
   TEST_CASE("evidence: log lines of a stored run quoted with numbers, a missing log is 422, findings quoted") {
     Review f;
     long long id = f.file_rcp(R"(,"evidence":[{"result":"NVIDIA/eos/retinanet","file":"result_0.txt","lines":"2-3"}])");

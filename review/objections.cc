@@ -313,8 +313,8 @@ bool resolve_all(Store& s, const std::vector<EvidenceItem>& items, long long rou
 bool insert_evidence(Store& s, const Actor& who, long long objection_id, const Evidence& e, Error* err) {
   Stmt ins(s.db(),
            "INSERT INTO evidence (objection_id, kind, finding_id, run_id, first_line, last_line, quoted, "
-           "figure_name, figure_value, figure_unit, note, user_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, "
-           "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+           "figure_name, figure_value, figure_unit, note, user_id, created_at, impact_minutes) VALUES (?1, ?2, ?3, "
+           "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
   ins.bind(1, objection_id).bind(2, e.kind);
   if (e.finding_id) ins.bind(3, e.finding_id); else ins.bind_null(3);
   if (e.run_id) ins.bind(4, e.run_id).bind(5, e.first_line).bind(6, e.last_line);
@@ -325,6 +325,7 @@ bool insert_evidence(Store& s, const Actor& who, long long objection_id, const E
   if (e.note.empty()) ins.bind_null(11); else ins.bind(11, e.note);
   if (who.user_id) ins.bind(12, who.user_id); else ins.bind_null(12);
   ins.bind(13, now_utc());
+  if (e.kind == "figure" && e.has_impact) ins.bind(14, e.impact); else ins.bind_null(14);
   if (!ins.run()) {
     *err = store_error(s, ins.rc(), "storing evidence");
     return false;
@@ -401,17 +402,18 @@ bool impact_of_dropped_runs(Store& s, long long result_id, const std::vector<std
 
 namespace {
 
-// What the first result's score would be if the objection holds. *basis
-// says how it was found, or why it is unknown (then false; *err set when
-// that is an error).
+// What the first result's score would be if the objection holds, as referee
+// computes it: a finding's impact (referee audit's), the runs that would
+// remain, or the RCP factor. Figures that members give are not used here
+// (effective_impact weighs them). *basis says how it was found, or why it is
+// unknown (then false; *err set when that is an error).
 bool compute_impact(Store& s, long long result_id, const std::string& rule, const std::string& finding_kind,
                     const std::vector<Evidence>& evidence, const std::vector<std::string>& drop_runs, double* impact,
                     std::string* basis, Error* err) {
   for (const auto& e : evidence)
-    if (e.has_impact) {
+    if (e.kind == "finding" && e.has_impact) {
       *impact = e.impact;
-      *basis = e.kind == "finding" ? "the impact of finding " + std::to_string(e.finding_id)
-                                   : "the impact given with figure " + e.figure_name;
+      *basis = "the impact of finding " + std::to_string(e.finding_id);
       return true;
     }
   if (!drop_runs.empty()) return impact_of_dropped_runs(s, result_id, drop_runs, impact, basis, err);
@@ -426,8 +428,94 @@ bool compute_impact(Store& s, long long result_id, const std::string& rule, cons
     *basis = "unknown: the result has no RCP normalisation factor";
     return false;
   }
-  *basis = "unknown: no finding or figure gives it, no runs are dropped and it is not an RCP failure";
+  *basis = "unknown: no finding gives it, no runs are dropped and it is not an RCP failure";
   return false;
+}
+
+// A score impact figure a member gave with their evidence.
+struct GivenImpact {
+  double minutes = 0;
+  std::string organisation;  // the author's organisation ("" for none)
+  bool accused = false;      // given by the accused organisation
+};
+
+std::vector<GivenImpact> given_impacts(Store& s, long long objection_id, long long against_org) {
+  std::vector<GivenImpact> out;
+  Stmt q(s.db(),
+         "SELECT e.impact_minutes, COALESCE(o.name, ''), COALESCE(u.organisation_id, 0) FROM evidence e LEFT JOIN "
+         "users u ON u.id = e.user_id LEFT JOIN organisations o ON o.id = u.organisation_id WHERE e.objection_id = ?1 "
+         "AND e.impact_minutes IS NOT NULL ORDER BY e.id");
+  q.bind(1, objection_id);
+  while (q.step()) out.push_back({q.col_double(0), q.col_text(1), q.col_int(2) == against_org});
+  return out;
+}
+
+// The impact the committee weighs (the 2% waiver) and how it was found:
+// referee's own figure when it has one; a figure a member gave only when it
+// moves the score further from the published one (a figure never lowers the
+// computed impact); with no figure of referee's, the largest given by anyone
+// but the accused (the accused's own figure is shown, never used alone).
+struct Weighed {
+  bool has = false;
+  double minutes = 0;
+  std::string basis;
+};
+
+Weighed weigh_impact(const ResultScore& rs, bool has_computed, double computed, const std::string& computed_basis,
+                     const std::vector<GivenImpact>& given) {
+  auto distance = [&](double m) { return rs.has_score ? std::fabs(m - rs.score) : m; };
+  Weighed w{has_computed, computed, has_computed ? "computed by referee: " + computed_basis : computed_basis};
+  for (const auto& g : given) {
+    std::string by = g.organisation.empty() ? std::string("a chair") : g.organisation;
+    if (has_computed) {
+      if (distance(g.minutes) > distance(w.minutes)) {
+        w.minutes = g.minutes;
+        w.basis = "the figure given by " + by + ", further from the score than referee's (" + computed_basis + ")";
+      }
+    } else if (!g.accused && (!w.has || distance(g.minutes) > distance(w.minutes))) {
+      w.has = true;
+      w.minutes = g.minutes;
+      w.basis = "the figure given by " + by + "; referee has none (" + computed_basis + ")";
+    }
+  }
+  return w;
+}
+
+// Referee's own impact of objection `id` as stored (a row written before
+// schema 7 has no basis: its impact is taken as it was stored).
+void stored_computed(Store& s, long long id, bool* has, double* minutes, std::string* basis) {
+  Stmt q(s.db(), "SELECT impact_computed, impact_basis, impact_minutes FROM objections WHERE id = ?1");
+  q.bind(1, id);
+  *has = false;
+  basis->clear();
+  if (!q.step()) return;
+  if (q.col_null(1)) {
+    *has = !q.col_null(2);
+    *minutes = q.col_double(2);
+    *basis = "as stored before referee kept how an impact was found";
+    return;
+  }
+  *has = !q.col_null(0);
+  *minutes = q.col_double(0);
+  *basis = q.col_text(1);
+}
+
+// Stores referee's impact of objection `id` and the one the committee weighs.
+// Post: *weighed is what was stored.
+bool store_impact(Store& s, long long id, long long against_org, long long result_id, bool has_computed, double computed,
+                  const std::string& computed_basis, Weighed* weighed, Error* err) {
+  *weighed = weigh_impact(read_score(s, result_id), has_computed, computed, computed_basis,
+                          given_impacts(s, id, against_org));
+  Stmt up(s.db(), "UPDATE objections SET impact_minutes = ?2, impact_computed = ?3, impact_basis = ?4 WHERE id = ?1");
+  up.bind(1, id);
+  if (weighed->has) up.bind(2, weighed->minutes); else up.bind_null(2);
+  if (has_computed) up.bind(3, computed); else up.bind_null(3);
+  up.bind(4, computed_basis);
+  if (!up.run()) {
+    *err = store_error(s, up.rc(), "storing the score impact");
+    return false;
+  }
+  return true;
 }
 
 // -------------------------------------------------------------- rendering
@@ -479,13 +567,32 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   if (o.has_impact) w.value(o.impact); else w.null();
   // A figure near the largest double gives no finite percentage: null, never
   // "Infinity" (which no strict JSON reader takes).
-  double pct = o.has_impact && rs.has_score && rs.score > 0 ? (o.impact - rs.score) / rs.score * 100.0 : NAN;
+  auto percent = [&](double m) { return rs.has_score && rs.score > 0 ? (m - rs.score) / rs.score * 100.0 : NAN; };
+  double pct = o.has_impact ? percent(o.impact) : NAN;
   if (std::isfinite(pct)) {
     w.key("change_percent").value(std::round(pct * 1000.0) / 1000.0);
     w.key("under_waiver_threshold").value(std::fabs(pct) < 2.0);
   } else {
     w.key("change_percent").null().key("under_waiver_threshold").null();
   }
+  // How it was found: referee's own figure, and each figure a member gave (theirs, weighed beside it).
+  bool has_computed = false;
+  double computed = 0;
+  std::string computed_basis;
+  stored_computed(s, o.id, &has_computed, &computed, &computed_basis);
+  auto given = given_impacts(s, o.id, o.against_org);
+  w.key("computed_minutes");
+  if (has_computed) w.value(computed); else w.null();
+  w.key("basis").value(weigh_impact(rs, has_computed, computed, computed_basis, given).basis);
+  w.key("figures").begin_array();
+  for (const auto& g : given) {
+    w.begin_object().key("organisation");
+    if (g.organisation.empty()) w.null(); else w.value(g.organisation);
+    w.key("accused").value(g.accused).key("minutes").value(g.minutes).key("change_percent");
+    if (std::isfinite(percent(g.minutes))) w.value(std::round(percent(g.minutes) * 1000.0) / 1000.0); else w.null();
+    w.end_object();
+  }
+  w.end_array();
   w.end_object();
   if (!full) {
     w.end_object();
@@ -506,7 +613,8 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   {
     Stmt q(s.db(),
                         "SELECT e.id, e.kind, e.finding_id, r.file, e.first_line, e.last_line, e.quoted, e.figure_name, "
-                        "e.figure_value, e.figure_unit, e.note, COALESCE(u.name, 'local-admin'), e.created_at, e.run_id "
+                        "e.figure_value, e.figure_unit, e.note, COALESCE(u.name, 'local-admin'), e.created_at, e.run_id, "
+                        "e.impact_minutes "
                         "FROM evidence e LEFT JOIN runs r ON r.id = e.run_id LEFT JOIN users u ON u.id = e.user_id "
                         "WHERE e.objection_id = ?1 ORDER BY e.id");
     q.bind(1, o.id);
@@ -528,6 +636,7 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
       write_opt_text(w, "figure", q, 7);
       write_opt_number(w, "value", q, 8);
       write_opt_text(w, "unit", q, 9);
+      if (!q.col_null(14)) w.key("impact_minutes").value(q.col_double(14));
       write_opt_text(w, "note", q, 10);
       w.key("by").value(q.col_text(11)).key("created_at").value(q.col_text(12)).end_object();
     }
@@ -883,6 +992,8 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
     }
     for (const auto& e : evidence)
       if (!insert_evidence(s, who, id, e, &err)) return err;
+    Weighed weighed;
+    if (!store_impact(s, id, against_id, result_ids[0], has_impact, impact, basis, &weighed, &err)) return err;
     if (!mark_open(s, id, result_ids, &err)) return err;
     JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("objection").value(id).key("round").value(round.name).key("by").value(by_name);
@@ -891,8 +1002,10 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
     p.end_array().key("title").value(f.title).key("rule").value(f.rule);
     p.key("evidence").value(static_cast<long long>(evidence.size()));
     p.key("impact_minutes");
+    if (weighed.has) p.value(weighed.minutes); else p.null();
+    p.key("impact_computed");
     if (has_impact) p.value(impact); else p.null();
-    p.key("impact_basis").value(basis);
+    p.key("impact_basis").value(weighed.basis);
     if (!f.drop_runs.empty()) {
       p.key("drop_runs").begin_array();
       for (const auto& d : f.drop_runs) p.value(d);
@@ -901,7 +1014,7 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
     write_override(p, f.override_reason, overridden);
     p.end_object();
     *event = Change{"objection.file", "objection/" + std::to_string(id), p.str()};
-    done = Objection{id, 1, "open", basis};
+    done = Objection{id, 1, "open", weighed.basis};
     return id;
   });
   if (!r.ok()) return r.error();
@@ -925,24 +1038,34 @@ Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in
     std::vector<Evidence> evidence;
     Error err;
     if (!resolve_all(s, in.evidence, round.id, o.results, &evidence, &err)) return err;
-    bool new_impact = false;
-    double impact = 0;
+    // A finding's impact (referee audit's) becomes referee's figure; a figure a member gives is weighed beside it.
+    bool has_computed = false;
+    double computed = 0;
+    std::string basis;
+    stored_computed(s, o.id, &has_computed, &computed, &basis);
+    bool weigh_again = false;
     for (const auto& e : evidence) {
       if (!insert_evidence(s, who, o.id, e, &err)) return err;
-      if (e.has_impact && !new_impact) {  // a finding's or figure's impact replaces the one computed at filing
-        new_impact = true;
-        impact = e.impact;
+      weigh_again = weigh_again || e.has_impact;
+      if (e.kind == "finding" && e.has_impact) {
+        has_computed = true;
+        computed = e.impact;
+        basis = "the impact of finding " + std::to_string(e.finding_id);
       }
     }
-    if (new_impact) {
-      Stmt up(s.db(), "UPDATE objections SET impact_minutes = ?2 WHERE id = ?1");
-      up.bind(1, o.id).bind(2, impact);
-      if (!up.run()) return store_error(s, up.rc(), "updating the score impact");
-    }
+    Weighed weighed;
+    if (weigh_again &&
+        !store_impact(s, o.id, o.against_org, o.results.empty() ? 0 : o.results[0], has_computed, computed, basis,
+                      &weighed, &err))
+      return err;
     p.key("kinds").begin_array();
     for (const auto& e : evidence) p.value(e.kind);
     p.end_array();
-    if (new_impact) p.key("impact_minutes").value(impact);
+    if (weigh_again) {
+      p.key("impact_minutes");
+      if (weighed.has) p.value(weighed.minutes); else p.null();
+      p.key("impact_basis").value(weighed.basis);
+    }
     write_override(p, in.override_reason, overridden);
     return o.state;
   };

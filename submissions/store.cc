@@ -381,6 +381,15 @@ BEGIN SELECT RAISE(ABORT, 'the review log is append-only: an event cannot be del
     R"sql(
 ALTER TABLE results ADD COLUMN rcp_json TEXT;
 )sql",
+    // 6 -> 7: an objection's score impact as referee computes it (from the
+    // runs, the RCP factor or a finding) and how, beside the one the waiver
+    // takes; a figure's impact as its author gave it. NULL in rows written
+    // before (their impact_minutes stays as it was).
+    R"sql(
+ALTER TABLE objections ADD COLUMN impact_computed REAL;
+ALTER TABLE objections ADD COLUMN impact_basis TEXT;
+ALTER TABLE evidence ADD COLUMN impact_minutes REAL;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -16,7 +16,7 @@
 
 namespace referee::submissions {
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 // A prepared statement with bound values; throws nothing, reports via ok().
 class Stmt {

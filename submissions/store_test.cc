@@ -574,7 +574,9 @@ TEST_SUITE("store") {
       // A published round with a review record: migration and backfill leave the review alone.
       REQUIRE(s->exec("INSERT INTO users(name, organisation_id, role, created_at) VALUES ('u', 1, 'member', 't');"
                       "INSERT INTO round_reviews(round_id, state) SELECT id, 'published' FROM rounds;"
-                      "ALTER TABLE results DROP COLUMN rcp_json; PRAGMA user_version = 5;",
+                      "ALTER TABLE results DROP COLUMN rcp_json; ALTER TABLE objections DROP COLUMN impact_computed; "
+                      "ALTER TABLE objections DROP COLUMN impact_basis; ALTER TABLE evidence DROP COLUMN impact_minutes; "
+                      "PRAGMA user_version = 5;",
                       &error));
     }
     REQUIRE(fresh.size() == 2);
@@ -591,8 +593,8 @@ TEST_SUITE("store") {
     }
     auto s = Store::open(db, &error);
     REQUIRE_MESSAGE(s, error);
-    CHECK(s->schema_version() == 6);
-    CHECK(dump(*s, {"rcp_json"}) == before);  // every row of every table kept
+    CHECK(s->schema_version() == kSchemaVersion);
+    CHECK(dump(*s, {"rcp_json", "impact_computed", "impact_basis", "impact_minutes"}) == before);  // every row of every table kept
     for (const auto& row : rcp_jsons(*s)) CHECK_MESSAGE(row.second == "NULL", row.first);
     // The same package again: "unchanged", but the rows imported before schema 6 get their rcp_json.
     ImportResult r;

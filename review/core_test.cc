@@ -1066,7 +1066,16 @@ TEST_SUITE("review") {
     };
     tampered("UPDATE decisions SET remedy = 'withdraw'; UPDATE result_status SET status = 'withdrawn'", "",
              "decisions row 1 (objection " + std::to_string(id) + "): remedy is 'withdraw'", 1);
-    tampered("UPDATE result_status SET status = 'withdrawn'", "", "status is 'withdrawn', decision 1 (upheld, remedy normalise) sets 'normalised'", 1);
+    tampered("UPDATE result_status SET status = 'withdrawn'", "", "status is 'withdrawn', the review log makes it 'normalised' (decision 1 of objection", 1);
+    // Rows that should be there, rows that should not, a status moved to another organisation's result.
+    tampered("DELETE FROM result_status", "", "(NVIDIA/eos/retinanet) has no row; the review log makes it 'normalised'", 1);
+    const std::string bert = "(SELECT x.id FROM results x WHERE x.benchmark = 'bert' LIMIT 1)";
+    tampered("INSERT INTO result_status (result_id, status, updated_at) VALUES (" + bert + ", 'withdrawn', 'x')", "",
+             "status 'withdrawn', but no decision or open objection in the review log gives it one", 1);
+    tampered("UPDATE result_status SET result_id = " + bert, "", "but no decision or open objection in the review log", 1);
+    tampered("DELETE FROM objection_results", "", "objection_results of objection " + std::to_string(id) + ": 0 result(s) linked", 1);
+    tampered("INSERT INTO objection_results (objection_id, result_id) VALUES (" + std::to_string(id) + ", " + bert + ")", "",
+             "2 result(s) linked, event", 1);
     tampered("UPDATE result_status SET factor = 0.5", "", "factor is 0.5", 1);
     tampered("UPDATE votes SET vote = 'reject'", "", "votes row of ", 1);
     tampered("UPDATE objections SET state = 'open'", "", "state is 'open', the review log says 'decided'", 1);
@@ -1081,6 +1090,50 @@ TEST_SUITE("review") {
     // Tables dropped: the store is damaged (exit 2), not a store without decisions.
     tampered("DROP TABLE result_status", "", "review table(s) result_status missing", 2);
     tampered("DROP TABLE votes", "", "review table(s) votes missing", 2);
+  }
+
+  TEST_CASE("statuses stack: the newest decision wins; amending an older one never undoes a newer one; verify agrees") {
+    Review f;
+    long long a = f.file_rcp();
+    std::string pa = "/api/v1/objections/" + std::to_string(a);
+    REQUIRE(f.call("nv", "POST", pa + "/responses", R"({"text":"x"})").status == 201);
+    for (const char* org : {"goog", "dell", "nv"})
+      REQUIRE(f.call(org, "POST", pa + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":1.1})").status == 201);
+    REQUIRE(f.call("chair1", "POST", pa + "/decision", "{}").status == 201);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "normalised:1.1");
+    // A second objection on the same result, decided later: withdraw.
+    Response b = f.call("dell", "POST", "/api/v1/objections",
+                        R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/retinanet"],"title":"b","rule":"r"})");
+    REQUIRE(b.status == 201);
+    std::string pb = "/api/v1/objections/" + std::to_string(parse(b.body).find("objection")->find("id")->i);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "normalised:1.1");  // a decided status stays while B is open
+    REQUIRE(f.call("nv", "POST", pb + "/responses", R"({"text":"x"})").status == 201);
+    for (const char* org : {"goog", "dell", "nv"})
+      REQUIRE(f.call(org, "POST", pb + "/votes", R"({"vote":"uphold","remedy":"withdraw"})").status == 201);
+    REQUIRE(f.call("chair1", "POST", pb + "/decision", "{}").status == 201);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "withdrawn");
+    // Amending A (older) to another factor: the newer withdraw stays.
+    for (const char* org : {"goog", "dell", "nv"})
+      REQUIRE(f.call(org, "POST", pa + "/votes", R"({"vote":"uphold","remedy":"normalise","factor":1.2})").status == 201);
+    REQUIRE(f.call("chair1", "POST", pa + "/decision", R"({"amend":true,"reason":"the factor was wrong"})").status == 201);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "withdrawn");
+    // Amending B to a rejection: A's normalisation is what is left.
+    for (const char* org : {"goog", "dell", "nv"})
+      REQUIRE(f.call(org, "POST", pb + "/votes", R"({"vote":"reject"})").status == 201);
+    REQUIRE(f.call("chair1", "POST", pb + "/decision", R"({"amend":true,"reason":"B was wrong"})").status == 201);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "normalised:1.2");
+    Json v = parse(f.call("chair1", "GET", "/api/v1/log/verify", "").body);
+    const std::string problem = v.find("problem") ? v.find("problem")->s : std::string();
+    CHECK_MESSAGE(v.find("ok")->b == true, problem);
+    // A third objection, withdrawn: nothing changes.
+    Response c = f.call("goog", "POST", "/api/v1/objections",
+                        R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/retinanet"],"title":"c","rule":"r"})");
+    REQUIRE(c.status == 201);
+    std::string pc = "/api/v1/objections/" + std::to_string(parse(c.body).find("objection")->find("id")->i);
+    REQUIRE(f.call("goog", "POST", pc + "/withdraw", "{}").status == 200);
+    CHECK(f.status_of("NVIDIA/eos/retinanet") == "normalised:1.2");
+    v = parse(f.call("chair1", "GET", "/api/v1/log/verify", "").body);
+    CHECK(v.find("ok")->b == true);
   }
 
   TEST_CASE("concurrent writers on one objection: none is lost, none is refused, the chain verifies") {

@@ -702,38 +702,57 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
 
 // --------------------------------------------------------- result status
 
-// Filing: every result gets objection-open unless the review already decided it.
-bool mark_open(Store& s, long long objection_id, const std::vector<long long>& results, Error* err) {
+// Writes each result's status as status_of_result() makes it from the
+// objections naming it and their decisions (the row goes when there is none).
+bool refresh_statuses(Store& s, const std::vector<long long>& results, Error* err) {
   for (long long r : results) {
+    std::vector<ObjectionOnResult> on;
     Stmt q(s.db(),
-           "INSERT INTO result_status (result_id, status, objection_id, updated_at) VALUES (?1, "
-           "'objection-open', ?2, ?3) ON CONFLICT(result_id) DO NOTHING");
-    q.bind(1, r).bind(2, objection_id).bind(3, now_utc());
-    if (!q.run()) {
-      *err = store_error(s, q.rc(), "marking the result's status");
+           "SELECT j.id, j.state, COALESCE(d.id, 0), COALESCE(d.outcome, ''), COALESCE(d.remedy, ''), d.factor FROM "
+           "objection_results x JOIN objections j ON j.id = x.objection_id LEFT JOIN decisions d ON d.objection_id = "
+           "j.id WHERE x.result_id = ?1");
+    q.bind(1, r);
+    while (q.step()) {
+      ObjectionOnResult o;
+      q.row(o.objection, o.state, o.decision, o.outcome, o.remedy, Stmt::maybe(o.has_factor, o.factor));
+      on.push_back(o);
+    }
+    if (!q.ok()) {
+      *err = store_error(s, q.rc(), "reading the objections on a result");
       return false;
     }
-  }
-  return true;
-}
-
-// Rejected, waived, withdrawn or upheld without remedy: an objection-open
-// status goes, or points at another open objection of the result.
-bool clear_open(Store& s, long long objection_id, const std::vector<long long>& results, Error* err) {
-  for (long long r : results) {
-    Stmt other(s.db(),
-               "SELECT j.id FROM objections j JOIN objection_results x ON x.objection_id = j.id WHERE "
-               "x.result_id = ?1 AND j.id <> ?2 AND j.state IN ('open', 'responded') ORDER BY j.id LIMIT 1");
-    other.bind(1, r).bind(2, objection_id);
-    bool another = other.step();
-    long long other_id = another ? other.col_int(0) : 0;
-    Stmt q(s.db(), another ? "UPDATE result_status SET objection_id = ?2, updated_at = ?3 WHERE result_id = ?1 AND "
-                             "status = 'objection-open'"
-                           : "DELETE FROM result_status WHERE result_id = ?1 AND status = 'objection-open' AND "
-                             "(?2 = ?2) AND (?3 = ?3)");
-    q.bind(1, r).bind(2, other_id).bind(3, now_utc());
-    if (!q.run()) {
-      *err = store_error(s, q.rc(), "updating the result's status");
+    StatusOfResult want = status_of_result(on);
+    Stmt cur(s.db(), "SELECT status, factor, COALESCE(objection_id, 0), COALESCE(decision_id, 0) FROM result_status "
+                     "WHERE result_id = ?1");
+    cur.bind(1, r);
+    if (cur.step()) {
+      if (cur.col_text(0) == want.status && cur.col_null(1) == !want.has_factor &&
+          (!want.has_factor || cur.col_double(1) == want.factor) && cur.col_int(2) == want.objection &&
+          cur.col_int(3) == want.decision)
+        continue;
+    } else if (want.status.empty()) {
+      continue;
+    }
+    if (want.status.empty()) {
+      Stmt del(s.db(), "DELETE FROM result_status WHERE result_id = ?1");
+      del.bind(1, r);
+      if (!del.run()) {
+        *err = store_error(s, del.rc(), "clearing the result's status");
+        return false;
+      }
+      continue;
+    }
+    Stmt w(s.db(),
+           "INSERT INTO result_status (result_id, status, factor, objection_id, decision_id, updated_at) VALUES (?1, ?2, "
+           "?3, ?4, ?5, ?6) ON CONFLICT(result_id) DO UPDATE SET status = excluded.status, factor = excluded.factor, "
+           "objection_id = excluded.objection_id, decision_id = excluded.decision_id, updated_at = excluded.updated_at");
+    w.bind(1, r).bind(2, want.status);
+    if (want.has_factor) w.bind(3, want.factor); else w.bind_null(3);
+    if (want.objection) w.bind(4, want.objection); else w.bind_null(4);
+    if (want.decision) w.bind(5, want.decision); else w.bind_null(5);
+    w.bind(6, now_utc());
+    if (!w.run()) {
+      *err = store_error(s, w.rc(), "setting the result's status");
       return false;
     }
   }
@@ -819,6 +838,8 @@ Result<Objection> change_objection(Store& s, const Actor& who, const ObjectionCh
     Stmt up(s.db(), "UPDATE objections SET version = version + 1, state = ?3 WHERE id = ?1 AND version = ?2");
     up.bind(1, o.id).bind(2, o.version).bind(3, state.value());
     if (!up.run()) return store_error(s, up.rc(), "updating the objection");
+    // The results' statuses follow the objection's state and decision (status_of_result).
+    if (!refresh_statuses(s, o.results, &err)) return err;
     *event = Change{spec.event, "objection/" + id, p.str()};
     done = Objection{o.id, o.version + 1, state.value(), ""};
     return o.id;
@@ -994,7 +1015,7 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
       if (!insert_evidence(s, who, id, e, &err)) return err;
     Weighed weighed;
     if (!store_impact(s, id, against_id, result_ids[0], has_impact, impact, basis, &weighed, &err)) return err;
-    if (!mark_open(s, id, result_ids, &err)) return err;
+    if (!refresh_statuses(s, result_ids, &err)) return err;
     JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("objection").value(id).key("round").value(round.name).key("by").value(by_name);
     p.key("against").value(against_name).key("results").begin_array();
@@ -1283,9 +1304,6 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
       if (q.col_null(6)) b.null(); else b.value(q.col_text(6));
       b.key("created_at").value(q.col_text(7)).end_object();
       before = b.str();
-      Stmt del(s.db(), "DELETE FROM result_status WHERE decision_id = ?1");
-      del.bind(1, decision_id);
-      if (!del.run()) return store_error(s, del.rc(), "undoing the decision's result status");
     }
     Stmt ins(s.db(), in.amend ? "UPDATE decisions SET objection_id = ?1, outcome = ?2, remedy = ?3, factor = ?4, "
                                 "votes_uphold = ?5, votes_reject = ?6, votes_abstain = ?7, majority = ?8, decided_by = ?9, "
@@ -1302,28 +1320,8 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
     ins.bind(11, now_utc());
     if (!ins.run()) return store_error(s, ins.rc(), "storing the decision");
     if (!in.amend) decision_id = sqlite3_last_insert_rowid(s.db());
-    std::string status;
-    if (out.outcome == "upheld") {
-      if (remedy == "fix") status = "fixed";
-      else if (remedy == "open") status = "moved-to-open";
-      else if (remedy == "withdraw") status = "withdrawn";
-      else if (remedy == "normalise") status = "normalised";
-    }
-    if (status.empty()) {
-      if (!clear_open(s, o.id, o.results, &err)) return err;
-    } else {
-      for (long long r : o.results) {
-        Stmt q(s.db(),
-               "INSERT INTO result_status (result_id, status, factor, objection_id, decision_id, updated_at) "
-               "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(result_id) DO UPDATE SET status = excluded.status, "
-               "factor = excluded.factor, objection_id = excluded.objection_id, decision_id = "
-               "excluded.decision_id, updated_at = excluded.updated_at");
-        q.bind(1, r).bind(2, status);
-        if (status == "normalised") q.bind(3, factor); else q.bind_null(3);
-        q.bind(4, o.id).bind(5, decision_id).bind(6, now_utc());
-        if (!q.run()) return store_error(s, q.rc(), "setting the result's status");
-      }
-    }
+    // The status this decision sets (the results' statuses follow in change_objection: the newest decision wins).
+    const std::string status = out.outcome == "upheld" ? status_of_remedy(remedy) : "";
     p.key("decision").value(decision_id).key("outcome").value(out.outcome).key("remedy").value(remedy);
     if (has_factor) p.key("factor").value(factor);
     p.key("votes").begin_object().key("uphold").value(up).key("reject").value(rej).key("abstain").value(abst).end_object();
@@ -1344,10 +1342,8 @@ Result<Objection> withdraw(Store& s, const Actor& who, const Withdraw& in) {
     return forbidden("only the objecting organisation (" + o.by + ") withdraws objection " + std::to_string(o.id));
   };
   spec.deadline = [](const Party&) { return ""; };
-  spec.apply = [&](const Row& o, const RoundInfo&, const Party&, std::string& overridden,
+  spec.apply = [&](const Row&, const RoundInfo&, const Party&, std::string& overridden,
                    JsonWriter& p) -> Result<std::string> {
-    Error err;
-    if (!clear_open(s, o.id, o.results, &err)) return err;
     if (!in.text.empty()) p.key("text").value(in.text);
     write_override(p, in.override_reason, overridden);
     return std::string("withdrawn");

@@ -450,4 +450,31 @@ Carried carried_remedy(const std::vector<Proposal>& uphold, int reject, const st
   return c;
 }
 
+const char* status_of_remedy(const std::string& remedy) {
+  if (remedy == "fix") return "fixed";
+  if (remedy == "open") return "moved-to-open";
+  if (remedy == "withdraw") return "withdrawn";
+  if (remedy == "normalise") return "normalised";
+  return "";
+}
+
+StatusOfResult status_of_result(const std::vector<ObjectionOnResult>& on) {
+  StatusOfResult out;
+  for (const auto& o : on) {
+    if (o.decision == 0 || o.outcome != "upheld" || !*status_of_remedy(o.remedy) || o.decision < out.decision) continue;
+    out.status = status_of_remedy(o.remedy);
+    out.has_factor = out.status == "normalised" && o.has_factor;
+    out.factor = out.has_factor ? o.factor : 0;
+    out.objection = o.objection;
+    out.decision = o.decision;
+  }
+  if (!out.status.empty()) return out;
+  for (const auto& o : on)
+    if ((o.state == "open" || o.state == "responded") && (out.objection == 0 || o.objection < out.objection)) {
+      out.status = "objection-open";
+      out.objection = o.objection;
+    }
+  return out;
+}
+
 }  // namespace referee::review

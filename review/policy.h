@@ -228,4 +228,33 @@ struct Carried {
 Carried carried_remedy(const std::vector<Proposal>& uphold, int reject, const std::string& asked, bool has_factor,
                        double factor, const std::string& tie_break);
 
+// ------------------------------------------------------------ a result's status
+
+// The status a remedy sets on a result: fixed, moved-to-open, withdrawn,
+// normalised; "" for none.
+const char* status_of_remedy(const std::string& remedy);
+
+// One objection naming a result, with its decision (decision 0: none).
+struct ObjectionOnResult {
+  long long objection = 0;
+  std::string state;  // open | responded | decided | withdrawn
+  long long decision = 0;
+  std::string outcome, remedy;
+  bool has_factor = false;
+  double factor = 0;
+};
+
+// What the review made of a result. Statuses stack: the newest upheld
+// decision that sets one (the highest decision id: an amendment keeps its
+// decision's place) wins, so amending an older decision never undoes a newer
+// one; without one, an objection still open (or responded) makes it
+// objection-open (naming the oldest such); else no status (status "").
+struct StatusOfResult {
+  std::string status;
+  bool has_factor = false;
+  double factor = 0;
+  long long objection = 0, decision = 0;
+};
+StatusOfResult status_of_result(const std::vector<ObjectionOnResult>& on);
+
 }  // namespace referee::review

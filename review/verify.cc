@@ -6,6 +6,7 @@
 
 #include "mllog/json.h"
 #include "review/events.h"
+#include "review/policy.h"
 
 namespace referee::review {
 
@@ -35,19 +36,12 @@ bool same_factor(bool has_a, double a, bool has_b, double b) {
 
 std::string factor_text(bool has, double v) { return has ? std::to_string(v) : "none"; }
 
-const char* status_of_remedy(const std::string& remedy) {
-  if (remedy == "fix") return "fixed";
-  if (remedy == "open") return "moved-to-open";
-  if (remedy == "withdraw") return "withdrawn";
-  if (remedy == "normalise") return "normalised";
-  return "";
-}
-
 struct Decided {
   std::string outcome, remedy;
   bool has_factor = false;
   double factor = 0;
   long long seq = 0;
+  long long objection = 0;
 };
 
 }  // namespace
@@ -66,6 +60,12 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   std::map<long long, Decided> decided;
   std::map<long long, std::string> objection_state;  // from the events: decided | withdrawn
   std::map<std::pair<long long, std::string>, Decided> votes;  // (objection, organisation) -> vote (in outcome)
+  struct Filed {
+    std::string round;
+    std::vector<std::string> results;  // ORG/SYSTEM/BENCHMARK
+    long long seq = 0;
+  };
+  std::map<long long, Filed> filed;  // objection -> what objection.file named
   for (const auto& e : events) {
     long long oid = std::atoll(e.subject.c_str() + 10);
     if (e.subject.find('/', 10) != std::string::npos) continue;  // something under an objection
@@ -78,9 +78,14 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       d.remedy = text(p.find("remedy"));
       d.has_factor = number(p.find("factor"), &d.factor);
       d.seq = e.seq;
+      d.objection = oid;
       const auto* id = p.find("decision");
       if (id && id->kind == mllog::Json::Kind::Int) decided[id->i] = d;
       objection_state[oid] = "decided";
+    } else if (e.action == "objection.file") {
+      filed[oid] = {text(p.find("round")), {}, e.seq};
+      if (const auto* rs = p.find("results"))
+        for (const auto& r : rs->items) filed[oid].results.push_back(text(&r));
     } else if (e.action == "objection.withdraw") {
       objection_state[oid] = "withdrawn";
     } else if (e.action == "vote.cast") {
@@ -120,33 +125,92 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   for (const auto& [id, d] : decided)
     if (!decision_rows.count(id))
       return fail("decisions: row " + std::to_string(id) + " recorded by event " + std::to_string(d.seq) + " is missing");
+  // The results each objection names, as its objection.file event named them; objection_results must agree.
+  std::map<long long, std::vector<ObjectionOnResult>> on_result;  // result id -> the objections naming it, per the log
+  std::map<long long, std::string> result_names;
+  for (const auto& [oid, f] : filed) {
+    long long round_id = 0;
+    {
+      Stmt r(s.db(), "SELECT id FROM rounds WHERE name = ?1");
+      r.bind(1, f.round);
+      if (r.step()) round_id = r.col_int(0);
+    }
+    std::set<long long> named;
+    for (const auto& name : f.results) {
+      long long rid = 0, org = 0;
+      Error ignored;
+      if (!find_result(s, round_id, name, &rid, &org, &ignored))
+        return fail("objection " + std::to_string(oid) + ": result " + name + " named by event " + std::to_string(f.seq) +
+                    " is not in the store");
+      named.insert(rid);
+      result_names[rid] = name;
+      ObjectionOnResult o;
+      o.objection = oid;
+      auto st = objection_state.find(oid);
+      o.state = st == objection_state.end() ? "open" : st->second;
+      for (const auto& [did, d] : decided)
+        if (d.objection == oid) {
+          o.decision = did;
+          o.outcome = d.outcome;
+          o.remedy = d.remedy;
+          o.has_factor = d.has_factor;
+          o.factor = d.factor;
+        }
+      on_result[rid].push_back(o);
+    }
+    std::set<long long> linked;
+    Stmt q(s.db(), "SELECT result_id FROM objection_results WHERE objection_id = ?1");
+    q.bind(1, oid);
+    while (q.step()) linked.insert(q.col_int(0));
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading objection_results"));
+    if (linked != named)
+      return fail("objection_results of objection " + std::to_string(oid) + ": " + std::to_string(linked.size()) +
+                  " result(s) linked, event " + std::to_string(f.seq) + " names " + std::to_string(named.size()));
+  }
   {
-    Stmt q(s.db(), "SELECT result_id, status, factor, decision_id, objection_id FROM result_status ORDER BY result_id");
+    Stmt q(s.db(), "SELECT DISTINCT objection_id FROM objection_results ORDER BY 1");
+    while (q.step())
+      if (!filed.count(q.col_int(0)))
+        return fail("objection_results: rows of objection " + std::to_string(q.col_int(0)) +
+                    ", which no objection.file event in the review log filed");
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading objection_results"));
+  }
+  // Every result's status as the log makes it (status_of_result), against result_status, both ways.
+  std::map<long long, StatusOfResult> want;
+  for (const auto& [rid, on] : on_result) {
+    StatusOfResult w = status_of_result(on);
+    if (!w.status.empty()) want[rid] = w;
+  }
+  {
+    Stmt q(s.db(), "SELECT result_id, status, factor, COALESCE(decision_id, 0), COALESCE(objection_id, 0) FROM "
+                   "result_status ORDER BY result_id");
+    std::set<long long> seen;
     while (q.step()) {
-      std::string row = "result_status row for result " + std::to_string(q.col_int(0));
+      long long rid = q.col_int(0);
+      seen.insert(rid);
+      std::string name = result_names.count(rid) ? " (" + result_names[rid] + ")" : "";
+      std::string row = "result_status row for result " + std::to_string(rid) + name;
       std::string status = q.col_text(1);
-      if (status == "objection-open") {
-        if (q.col_null(4)) return fail(row + ": objection-open names no objection");
-        auto st = objection_state.find(q.col_int(4));
-        if (st != objection_state.end())
-          return fail(row + ": objection-open, but objection " + std::to_string(q.col_int(4)) + " was " + st->second +
-                      " in the review log");
-        continue;
-      }
-      if (q.col_null(3)) return fail(row + ": status '" + status + "' names no decision (only a decision sets it)");
-      auto it = decision_rows.find(q.col_int(3));
-      if (it == decision_rows.end())
-        return fail(row + ": status '" + status + "' names decision " + std::to_string(q.col_int(3)) + ", which is missing");
-      const Decided& d = it->second;
-      std::string want = d.outcome == "upheld" ? status_of_remedy(d.remedy) : "";
-      if (status != want)
-        return fail(row + ": status is '" + status + "', decision " + std::to_string(q.col_int(3)) + " (" + d.outcome +
-                    ", remedy " + d.remedy + ") sets " + (want.empty() ? "no status" : "'" + want + "'"));
-      if (status == "normalised" && !same_factor(!q.col_null(2), q.col_double(2), d.has_factor, d.factor))
-        return fail(row + ": factor is " + factor_text(!q.col_null(2), q.col_double(2)) + ", decision " +
-                    std::to_string(q.col_int(3)) + " says " + factor_text(d.has_factor, d.factor));
+      auto it = want.find(rid);
+      if (it == want.end())
+        return fail(row + ": status '" + status + "', but no decision or open objection in the review log gives it one");
+      const StatusOfResult& w = it->second;
+      std::string because = w.decision ? "decision " + std::to_string(w.decision) + " of objection " + std::to_string(w.objection)
+                                       : "objection " + std::to_string(w.objection) + ", open";
+      if (status != w.status)
+        return fail(row + ": status is '" + status + "', the review log makes it '" + w.status + "' (" + because + ")");
+      if (q.col_int(3) != w.decision || q.col_int(4) != w.objection)
+        return fail(row + ": names decision " + std::to_string(q.col_int(3)) + " and objection " +
+                    std::to_string(q.col_int(4)) + ", the review log says " + because);
+      if (!same_factor(!q.col_null(2), q.col_double(2), w.has_factor, w.factor))
+        return fail(row + ": factor is " + factor_text(!q.col_null(2), q.col_double(2)) + ", " + because + " says " +
+                    factor_text(w.has_factor, w.factor));
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading result_status"));
+    for (const auto& [rid, w] : want)
+      if (!seen.count(rid))
+        return fail("result_status: result " + std::to_string(rid) + " (" + result_names[rid] + ") has no row; the review log makes it '" +
+                    w.status + "' (" + (w.decision ? "decision " + std::to_string(w.decision) : "objection " + std::to_string(w.objection) + ", open") + ")");
   }
   {
     std::set<std::pair<long long, std::string>> rows;
@@ -178,6 +242,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     while (q.step()) {
       long long id = q.col_int(0);
       std::string state = q.col_text(1);
+      if (!filed.count(id)) return fail("objections row " + std::to_string(id) + " has no objection.file event in the review log");
       auto it = objection_state.find(id);
       std::string want = it == objection_state.end() ? "" : it->second;
       bool agrees = want.empty() ? (state == "open" || state == "responded") : state == want;

@@ -416,7 +416,7 @@ TEST_SUITE("review") {
     f.set_deadline("responses_due", "2099-01-01");
     Response early = f.call("chair1", "POST", path + "/decision", R"({"tie_break":"reject"})");
     CHECK(early.status == 422);
-    CHECK(contains(early.body, "responses_due (2099-01-01) has not passed"));
+    CHECK(contains(early.body, "responses_due (2099-01-01T23:59:59Z) has not passed"));
     CHECK(contains(early.body, "--override REASON"));
     // Heard (deadline passed) but no vote, or only abstentions: 422, even with a tie-break.
     f.set_deadline("responses_due", "2020-01-01");
@@ -640,7 +640,7 @@ TEST_SUITE("review") {
     CHECK_FALSE(contains(md.body, "not decided yet"));
     CHECK(contains(md.body, "lines: NVIDIA/eos/retinanet:result_0.txt lines 1-2"));
     CHECK(contains(md.body, "(evidence.add) by chair1"));
-    CHECK(contains(md.body, ", overriding decisions_due (2020-01-01): asked for it"));
+    CHECK(contains(md.body, ", overriding decisions_due (2020-01-01T23:59:59Z): asked for it"));
     std::string db = "--db '" + f.path + "'";
     f.s.reset();
     f.api.reset();
@@ -1040,7 +1040,8 @@ TEST_SUITE("review") {
     std::string path = "/api/v1/objections/" + std::to_string(id);
     REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"normalise","remedy":"normalise","factor":1.0758})").status == 201);
     REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
-    REQUIRE(f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise","factor":1.0758})").status == 201);
+    REQUIRE(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":"RCP: mean 7.1 epochs < 7.6"}]})").status == 201);
+    REQUIRE(f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise","factor":1.0758,"text":"normalised"})").status == 201);
     f.s.reset();
     f.api.reset();
     std::string out;
@@ -1087,6 +1088,29 @@ TEST_SUITE("review") {
     std::string later = std::to_string(std::stoll(head.substr(0, head.find(':'))) + 1) + head.substr(head.find(':'));
     CHECK(run_referee("review log --verify --head " + later + " --db '" + f.path + "'", &out) == 1);
     CHECK(contains(out, "is not in the review log any more"));
+    // Every table and column that changes what anyone sees or may do, edited outside the review, is named.
+    tampered("UPDATE decisions SET votes_uphold = 7", "", "7 uphold vote(s), event", 1);
+    tampered("UPDATE decisions SET text = 'forged minutes'", "", "its text is not the one event", 1);
+    tampered("UPDATE round_reviews SET state = 'published'", "", "round_reviews row of training-3.1.0: state is 'published', the review log says 'review'", 1);
+    tampered("UPDATE round_reviews SET responses_due = '2099-01-01T00:00:00Z'", "", "responses_due is 2099-01-01T00:00:00Z, the review log says not set", 1);
+    tampered("UPDATE objections SET against_org = (SELECT id FROM organisations WHERE name = 'Dell')", "", "against 'Dell', event", 1);
+    tampered("UPDATE objections SET by_org = (SELECT id FROM organisations WHERE name = 'Dell')", "", "by 'Dell', event", 1);
+    tampered("UPDATE objections SET title = 'nothing to see'", "", "the title is not the one event", 1);
+    tampered("UPDATE objections SET rule = 'none'", "", "the rule is not the one event", 1);
+    tampered("UPDATE objections SET text = 'edited'", "", "the text is not the one event", 1);
+    tampered("UPDATE evidence SET quoted = 'edited'", "", "evidence of objection " + std::to_string(id) + ": 1 row(s), the review log recorded 1; 1 of them not as recorded", 1);
+    tampered("DELETE FROM evidence", "", "evidence of objection " + std::to_string(id) + ": 0 row(s), the review log recorded 1", 1);
+    tampered("UPDATE responses SET text = 'we agree'", "", "the text is not the one event", 1);
+    tampered("UPDATE users SET role = 'chair' WHERE name = 'goog'", "", "users row goog: role 'chair', event", 1);
+    tampered("UPDATE users SET organisation_id = (SELECT id FROM organisations WHERE name = 'NVIDIA') WHERE name = 'goog'", "",
+             "users row goog: organisation 'NVIDIA', event", 1);
+    tampered("INSERT INTO users (name, role, created_at) VALUES ('mallory', 'admin', 'x')", "", "users row mallory has no user.add event", 1);
+    tampered("UPDATE tokens SET revoked_at = NULL WHERE user_id = (SELECT id FROM users WHERE name = 'gone')", "",
+             "live, but the review log revoked it", 1);
+    tampered("UPDATE tokens SET hash = 'ab' WHERE user_id = (SELECT id FROM users WHERE name = 'goog')", "",
+             "its hash is not the one event", 1);
+    tampered("INSERT INTO tokens (user_id, hash, prefix, created_at) SELECT id, 'cd', 'rft_mallory', 'x' FROM users WHERE name = 'admin1'", "",
+             "tokens row rft_mallory (user admin1) has no token.create or user.add event", 1);
     // Tables dropped: the store is damaged (exit 2), not a store without decisions.
     tampered("DROP TABLE result_status", "", "review table(s) result_status missing", 2);
     tampered("DROP TABLE votes", "", "review table(s) votes missing", 2);

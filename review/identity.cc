@@ -11,6 +11,7 @@
 #include "review/events.h"
 #include "review/policy.h"
 #include "review/router.h"
+#include "review/verify.h"
 
 namespace referee::review {
 
@@ -126,7 +127,8 @@ Result<NewToken> add_user(submissions::Store& s, const Actor& who, const AddUser
     if (!new_token(s, uid, &token, &prefix, &e)) return e;
     mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("user").value(name).key("organisation").value(org_name).key("role").value(role_name(role));
-    p.key("organisation_created").value(created).key("token_prefix").value(prefix).end_object();
+    p.key("organisation_created").value(created).key("token_prefix").value(prefix);
+    p.key("token_sha256").value(token_digest(token_hash(token))).end_object();
     *event = Change{"user.add", "user/" + name, p.str()};
     return uid;
   });
@@ -161,7 +163,8 @@ Result<NewToken> issue_token(submissions::Store& s, const Actor& who, const Issu
     Error e;
     if (!new_token(s, u.id, &out.token, &out.prefix, &e)) return e;
     mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
-    p.begin_object().key("user").value(u.name).key("token_prefix").value(out.prefix).end_object();
+    p.begin_object().key("user").value(u.name).key("token_prefix").value(out.prefix);
+    p.key("token_sha256").value(token_digest(token_hash(out.token))).end_object();
     *event = Change{"token.create", "user/" + u.name, p.str()};
     return out;
   });

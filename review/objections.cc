@@ -310,7 +310,9 @@ bool resolve_all(Store& s, const std::vector<EvidenceItem>& items, long long rou
   return true;
 }
 
-bool insert_evidence(Store& s, const Actor& who, long long objection_id, const Evidence& e, Error* err) {
+// Stores one evidence item; its digest (evidence_row_digest) goes to *digests for the event.
+bool insert_evidence(Store& s, const Actor& who, long long objection_id, const Evidence& e,
+                     std::vector<std::string>* digests, Error* err) {
   Stmt ins(s.db(),
            "INSERT INTO evidence (objection_id, kind, finding_id, run_id, first_line, last_line, quoted, "
            "figure_name, figure_value, figure_unit, note, user_id, created_at, impact_minutes) VALUES (?1, ?2, ?3, "
@@ -330,6 +332,7 @@ bool insert_evidence(Store& s, const Actor& who, long long objection_id, const E
     *err = store_error(s, ins.rc(), "storing evidence");
     return false;
   }
+  digests->push_back(evidence_row_digest(s, sqlite3_last_insert_rowid(s.db())));
   return true;
 }
 
@@ -1011,8 +1014,9 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
       x.bind(1, id).bind(2, rid);
       if (!x.run()) return store_error(s, x.rc(), "linking the results");
     }
+    std::vector<std::string> digests;
     for (const auto& e : evidence)
-      if (!insert_evidence(s, who, id, e, &err)) return err;
+      if (!insert_evidence(s, who, id, e, &digests, &err)) return err;
     Weighed weighed;
     if (!store_impact(s, id, against_id, result_ids[0], has_impact, impact, basis, &weighed, &err)) return err;
     if (!refresh_statuses(s, result_ids, &err)) return err;
@@ -1020,8 +1024,11 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
     p.begin_object().key("objection").value(id).key("round").value(round.name).key("by").value(by_name);
     p.key("against").value(against_name).key("results").begin_array();
     for (const auto& rid : result_ids) p.value(result_name(s, rid));
-    p.end_array().key("title").value(f.title).key("rule").value(f.rule);
+    p.end_array().key("title").value(f.title).key("rule").value(f.rule).key("text_sha256").value(text_digest(f.text));
     p.key("evidence").value(static_cast<long long>(evidence.size()));
+    p.key("evidence_sha256").begin_array();
+    for (const auto& d : digests) p.value(d);
+    p.end_array();
     p.key("impact_minutes");
     if (weighed.has) p.value(weighed.minutes); else p.null();
     p.key("impact_computed");
@@ -1065,8 +1072,9 @@ Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in
     std::string basis;
     stored_computed(s, o.id, &has_computed, &computed, &basis);
     bool weigh_again = false;
+    std::vector<std::string> digests;
     for (const auto& e : evidence) {
-      if (!insert_evidence(s, who, o.id, e, &err)) return err;
+      if (!insert_evidence(s, who, o.id, e, &digests, &err)) return err;
       weigh_again = weigh_again || e.has_impact;
       if (e.kind == "finding" && e.has_impact) {
         has_computed = true;
@@ -1081,6 +1089,8 @@ Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in
       return err;
     p.key("kinds").begin_array();
     for (const auto& e : evidence) p.value(e.kind);
+    p.end_array().key("evidence_sha256").begin_array();
+    for (const auto& d : digests) p.value(d);
     p.end_array();
     if (weigh_again) {
       p.key("impact_minutes");
@@ -1135,6 +1145,7 @@ Result<Objection> respond(Store& s, const Actor& who, const Respond& in) {
                        o, party, who, in.text, in.remedy, in.has_factor, in.factor, "storing the response", &e))
       return e;
     p.key("response").value(static_cast<long long>(sqlite3_last_insert_rowid(s.db())));
+    p.key("text_sha256").value(text_digest(in.text));
     p.key("remedy").value(in.remedy.empty() ? "none" : in.remedy);
     if (in.has_factor) p.key("factor").value(in.factor);
     write_override(p, in.override_reason, overridden);
@@ -1326,6 +1337,8 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
     if (has_factor) p.key("factor").value(factor);
     p.key("votes").begin_object().key("uphold").value(up).key("reject").value(rej).key("abstain").value(abst).end_object();
     p.key("majority").value(out.majority);
+    p.key("text_sha256");
+    if (in.text.empty()) p.null(); else p.value(text_digest(in.text));
     if (!status.empty()) p.key("result_status").value(status);
     write_override(p, in.override_reason, overridden);
     if (in.amend) p.key("reason").value(in.reason).key("before").raw(before);

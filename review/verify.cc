@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "base/digest.h"
 #include "mllog/json.h"
 #include "review/events.h"
 #include "review/policy.h"
@@ -42,9 +43,31 @@ struct Decided {
   double factor = 0;
   long long seq = 0;
   long long objection = 0;
+  long long votes[3] = {-1, -1, -1};       // uphold, reject, abstain as the event counted them (-1: not given)
+  const mllog::Json* text_sha = nullptr;  // the decision's text digest (events of schema 7 on); null: not recorded
+  std::string text_sha256;                // "" for no text
 };
 
 }  // namespace
+
+std::string evidence_row_digest(submissions::Store& s, long long evidence_id) {
+  Stmt q(s.db(),
+         "SELECT kind, COALESCE(finding_id, ''), COALESCE(run_id, ''), COALESCE(first_line, ''), "
+         "COALESCE(last_line, ''), COALESCE(quoted, ''), COALESCE(figure_name, ''), COALESCE(figure_value, ''), "
+         "COALESCE(figure_unit, ''), COALESCE(impact_minutes, ''), COALESCE(note, '') FROM evidence WHERE id = ?1");
+  q.bind(1, evidence_id);
+  if (!q.step()) return "";
+  std::string all;
+  for (int i = 0; i < 11; ++i) {
+    std::string field = q.col_text(i);
+    all += std::to_string(field.size()) + ":" + field;  // length-prefixed: no two rows give one text
+  }
+  return base::sha256_hex(all);
+}
+
+std::string text_digest(const std::string& text) { return base::sha256_hex(text); }
+
+std::string token_digest(const std::string& stored_hash) { return base::sha256_hex("token:" + stored_hash); }
 
 TableCheck verify_tables(submissions::Store& s, std::string* error) {
   TableCheck c;
@@ -64,7 +87,11 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     std::string round;
     std::vector<std::string> results;  // ORG/SYSTEM/BENCHMARK
     long long seq = 0;
+    std::string by, against, title, rule, text_sha256;  // text_sha256 "" in events before schema 7
+    std::multiset<std::string> evidence;                // the evidence rows' digests, from every event that adds some
+    bool evidence_known = true;                         // false when an event added evidence without digests
   };
+  std::map<long long, std::pair<long long, std::string>> responded;  // response id -> (event, text digest or "")
   std::map<long long, Filed> filed;  // objection -> what objection.file named
   for (const auto& e : events) {
     long long oid = std::atoll(e.subject.c_str() + 10);
@@ -79,13 +106,42 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       d.has_factor = number(p.find("factor"), &d.factor);
       d.seq = e.seq;
       d.objection = oid;
+      if (const auto* vs = p.find("votes")) {
+        const char* const keys[] = {"uphold", "reject", "abstain"};
+        for (int i = 0; i < 3; ++i)
+          if (const auto* n = vs->find(keys[i]); n && n->kind == mllog::Json::Kind::Int) d.votes[i] = n->i;
+      }
+      if (const auto* ts = p.find("text_sha256")) {
+        d.text_sha = ts;
+        d.text_sha256 = text(ts);
+      }
       const auto* id = p.find("decision");
       if (id && id->kind == mllog::Json::Kind::Int) decided[id->i] = d;
       objection_state[oid] = "decided";
     } else if (e.action == "objection.file") {
-      filed[oid] = {text(p.find("round")), {}, e.seq};
+      Filed& f = filed[oid];
+      f.round = text(p.find("round"));
+      f.seq = e.seq;
+      f.by = text(p.find("by"));
+      f.against = text(p.find("against"));
+      f.title = text(p.find("title"));
+      f.rule = text(p.find("rule"));
+      f.text_sha256 = text(p.find("text_sha256"));
       if (const auto* rs = p.find("results"))
-        for (const auto& r : rs->items) filed[oid].results.push_back(text(&r));
+        for (const auto& r : rs->items) f.results.push_back(text(&r));
+      if (const auto* ev = p.find("evidence_sha256"))
+        for (const auto& d : ev->items) f.evidence.insert(text(&d));
+      else if (const auto* n = p.find("evidence"); n && n->kind == mllog::Json::Kind::Int && n->i > 0)
+        f.evidence_known = false;
+    } else if (e.action == "evidence.add") {
+      Filed& f = filed[oid];
+      if (const auto* ev = p.find("evidence_sha256"))
+        for (const auto& d : ev->items) f.evidence.insert(text(&d));
+      else
+        f.evidence_known = false;
+    } else if (e.action == "response.add") {
+      if (const auto* id = p.find("response"); id && id->kind == mllog::Json::Kind::Int)
+        responded[id->i] = {e.seq, text(p.find("text_sha256"))};
     } else if (e.action == "objection.withdraw") {
       objection_state[oid] = "withdrawn";
     } else if (e.action == "vote.cast") {
@@ -99,7 +155,9 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   }
   std::map<long long, Decided> decision_rows;
   {
-    Stmt q(s.db(), "SELECT id, objection_id, outcome, remedy, factor FROM decisions ORDER BY id");
+    Stmt q(s.db(),
+           "SELECT id, objection_id, outcome, remedy, factor, text, votes_uphold, votes_reject, votes_abstain FROM "
+           "decisions ORDER BY id");
     while (q.step()) {
       long long id = q.col_int(0);
       std::string row = "decisions row " + std::to_string(id) + " (objection " + std::to_string(q.col_int(1)) + ")";
@@ -119,6 +177,18 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (!same_factor(r.has_factor, r.factor, d.has_factor, d.factor))
         return fail(row + ": factor is " + factor_text(r.has_factor, r.factor) + ", event " + std::to_string(d.seq) +
                     " says " + factor_text(d.has_factor, d.factor));
+      const char* const counted[] = {"uphold", "reject", "abstain"};
+      for (int i = 0; i < 3; ++i)
+        if (d.votes[i] >= 0 && q.col_int(6 + i) != d.votes[i])
+          return fail(row + ": " + std::to_string(q.col_int(6 + i)) + " " + counted[i] + " vote(s), event " +
+                      std::to_string(d.seq) + " counted " + std::to_string(d.votes[i]));
+      if (d.text_sha) {
+        std::string have = q.col_null(5) ? "" : text_digest(q.col_text(5));
+        if (have != d.text_sha256)
+          return fail(row + ": its text is not the one event " + std::to_string(d.seq) + " recorded (SHA-256 " +
+                      (have.empty() ? "of no text" : have.substr(0, 16)) + ", the event says " +
+                      (d.text_sha256.empty() ? "no text" : d.text_sha256.substr(0, 16)) + ")");
+      }
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading decisions"));
   }
@@ -170,7 +240,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   {
     Stmt q(s.db(), "SELECT DISTINCT objection_id FROM objection_results ORDER BY 1");
     while (q.step())
-      if (!filed.count(q.col_int(0)))
+      if (!filed.count(q.col_int(0)) || filed[q.col_int(0)].seq == 0)
         return fail("objection_results: rows of objection " + std::to_string(q.col_int(0)) +
                     ", which no objection.file event in the review log filed");
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading objection_results"));
@@ -238,11 +308,25 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
                     std::to_string(v.seq) + ") is missing");
   }
   {
-    Stmt q(s.db(), "SELECT id, state FROM objections ORDER BY id");
+    Stmt q(s.db(),
+           "SELECT j.id, j.state, b.name, a.name, j.title, j.rule, j.text FROM objections j LEFT JOIN organisations b ON "
+           "b.id = j.by_org LEFT JOIN organisations a ON a.id = j.against_org ORDER BY j.id");
     while (q.step()) {
       long long id = q.col_int(0);
       std::string state = q.col_text(1);
-      if (!filed.count(id)) return fail("objections row " + std::to_string(id) + " has no objection.file event in the review log");
+      auto fi = filed.find(id);
+      if (fi == filed.end() || fi->second.seq == 0)
+        return fail("objections row " + std::to_string(id) + " has no objection.file event in the review log");
+      const Filed& f = fi->second;
+      std::string row = "objections row " + std::to_string(id);
+      const std::string ev = "event " + std::to_string(f.seq);
+      if (q.col_text(2) != f.by) return fail(row + ": by '" + q.col_text(2) + "', " + ev + " says '" + f.by + "'");
+      if (q.col_text(3) != f.against)
+        return fail(row + ": against '" + q.col_text(3) + "', " + ev + " says '" + f.against + "'");
+      if (q.col_text(4) != f.title) return fail(row + ": the title is not the one " + ev + " recorded");
+      if (q.col_text(5) != f.rule) return fail(row + ": the rule is not the one " + ev + " recorded");
+      if (!f.text_sha256.empty() && text_digest(q.col_text(6)) != f.text_sha256)
+        return fail(row + ": the text is not the one " + ev + " recorded (its SHA-256 differs)");
       auto it = objection_state.find(id);
       std::string want = it == objection_state.end() ? "" : it->second;
       bool agrees = want.empty() ? (state == "open" || state == "responded") : state == want;
@@ -251,6 +335,165 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
                     (want.empty() ? "it is neither decided nor withdrawn" : "'" + want + "'"));
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading objections"));
+  }
+  // Evidence: the digests of each objection's rows against those its events recorded.
+  {
+    std::map<long long, std::multiset<std::string>> rows;
+    Stmt q(s.db(), "SELECT id, objection_id FROM evidence ORDER BY id");
+    while (q.step()) rows[q.col_int(1)].insert(evidence_row_digest(s, q.col_int(0)));
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading evidence"));
+    for (auto& [oid, f] : filed)
+      if (f.evidence_known && f.seq) rows.try_emplace(oid);
+    for (const auto& [oid, have] : rows) {
+      auto fi = filed.find(oid);
+      std::string what = "evidence of objection " + std::to_string(oid);
+      if (fi == filed.end() || fi->second.seq == 0) return fail(what + ": no objection.file event in the review log filed it");
+      if (!fi->second.evidence_known) continue;  // added by events written before schema 7, which kept no digests
+      const auto& want = fi->second.evidence;
+      if (have != want) {
+        size_t changed = 0;
+        for (const auto& d : have)
+          if (!want.count(d)) ++changed;
+        return fail(what + ": " + std::to_string(have.size()) + " row(s), the review log recorded " +
+                    std::to_string(want.size()) + (changed ? "; " + std::to_string(changed) + " of them not as recorded (edited or added)" : ""));
+      }
+    }
+  }
+  // Responses: each row was added by a response.add event, its text as that event recorded it.
+  {
+    Stmt q(s.db(), "SELECT id, objection_id, text FROM responses ORDER BY id");
+    while (q.step()) {
+      std::string row = "responses row " + std::to_string(q.col_int(0)) + " (objection " + std::to_string(q.col_int(1)) + ")";
+      auto it = responded.find(q.col_int(0));
+      if (it == responded.end()) return fail(row + " has no response.add event in the review log");
+      if (!it->second.second.empty() && text_digest(q.col_text(2)) != it->second.second)
+        return fail(row + ": the text is not the one event " + std::to_string(it->second.first) + " recorded (its SHA-256 differs)");
+    }
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading responses"));
+  }
+  // Round records: state and schedule as the latest round.state and round.schedule events left them.
+  {
+    struct RoundLog {
+      bool created = false;
+      std::string state = "review";
+      std::map<std::string, std::string> schedule;
+      long long state_seq = 0, schedule_seq = 0;
+    };
+    std::map<std::string, RoundLog> rounds;
+    std::string rerr;
+    auto revents = read_events(s, "round/", &rerr);
+    if (!rerr.empty()) return fail(*error = rerr);
+    for (const auto& e : revents) {
+      mllog::Json p;
+      std::string perr;
+      if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
+      RoundLog& r = rounds[e.subject.substr(6)];
+      if (e.action == "round.schedule") {
+        r.created = true;
+        r.schedule.clear();
+        if (const auto* sc = p.find("schedule"))
+          for (const auto& [k, v] : sc->fields) r.schedule[k] = text(&v);
+        r.schedule_seq = e.seq;
+      } else if (e.action == "round.state") {
+        r.created = true;
+        r.state = text(p.find("to"));
+        r.state_seq = e.seq;
+      }
+    }
+    static const char* const kFields[] = {"submission_deadline", "objections_due", "responses_due", "decisions_due",
+                                          "scores_final", "publication", "first_meeting"};
+    Stmt q(s.db(),
+           "SELECT r.name, rr.state, COALESCE(rr.submission_deadline, ''), COALESCE(rr.objections_due, ''), "
+           "COALESCE(rr.responses_due, ''), COALESCE(rr.decisions_due, ''), COALESCE(rr.scores_final, ''), "
+           "COALESCE(rr.publication, ''), COALESCE(rr.first_meeting, '') FROM round_reviews rr JOIN rounds r ON r.id = "
+           "rr.round_id ORDER BY r.name");
+    while (q.step()) {
+      std::string name = q.col_text(0), row = "round_reviews row of " + q.col_text(0);
+      auto it = rounds.find(name);
+      if (it == rounds.end() || !it->second.created)
+        return fail(row + " has no round.schedule or round.state event in the review log");
+      const RoundLog& r = it->second;
+      if (q.col_text(1) != r.state)
+        return fail(row + ": state is '" + q.col_text(1) + "', the review log says '" + r.state + "'" +
+                    (r.state_seq ? " (event " + std::to_string(r.state_seq) + ")" : ""));
+      for (int i = 0; i < 7; ++i) {
+        auto f = r.schedule.find(kFields[i]);
+        std::string want = f == r.schedule.end() ? "" : f->second, have = q.col_text(2 + i);
+        if (have != want)
+          return fail(row + ": " + kFields[i] + " is " + (have.empty() ? "not set" : have) + ", the review log says " +
+                      (want.empty() ? "not set" : want) +
+                      (r.schedule_seq ? " (event " + std::to_string(r.schedule_seq) + ")" : ""));
+      }
+    }
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading round_reviews"));
+  }
+  // Users and tokens: who exists, for which organisation and role, and which tokens live, as the log made them.
+  {
+    struct UserLog {
+      std::string organisation, role;
+      long long seq = 0;
+    };
+    struct TokenLog {
+      std::string user, sha256;  // sha256 "" in events before schema 7
+      long long seq = 0;
+      bool revoked = false;
+    };
+    std::map<std::string, UserLog> users;
+    std::map<std::string, TokenLog> tokens;  // by prefix
+    std::string uerr;
+    auto uevents = read_events(s, "user/", &uerr);
+    if (!uerr.empty()) return fail(*error = uerr);
+    for (const auto& e : uevents) {
+      mllog::Json p;
+      std::string perr;
+      if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
+      std::string user = text(p.find("user"));
+      if (e.action == "user.add") {
+        users[user] = {text(p.find("organisation")), text(p.find("role")), e.seq};
+        tokens[text(p.find("token_prefix"))] = {user, text(p.find("token_sha256")), e.seq, false};
+      } else if (e.action == "token.create") {
+        tokens[text(p.find("token_prefix"))] = {user, text(p.find("token_sha256")), e.seq, false};
+      } else if (e.action == "token.revoke") {
+        if (auto it = tokens.find(text(p.find("token_prefix"))); it != tokens.end()) it->second.revoked = true;
+      } else if (e.action == "user.revoke") {
+        for (auto& [prefix, tk] : tokens)
+          if (tk.user == user) tk.revoked = true;
+      }
+    }
+    Stmt q(s.db(),
+           "SELECT u.name, COALESCE(o.name, ''), u.role FROM users u LEFT JOIN organisations o ON o.id = "
+           "u.organisation_id ORDER BY u.name");
+    while (q.step()) {
+      std::string name = q.col_text(0), row = "users row " + q.col_text(0);
+      auto it = users.find(name);
+      if (it == users.end()) {
+        // The local administrator's row is made on first use, without an event: no organisation, role admin.
+        if (name == "local-admin" && q.col_text(1).empty() && q.col_text(2) == "admin") continue;
+        return fail(row + " has no user.add event in the review log");
+      }
+      if (q.col_text(1) != it->second.organisation)
+        return fail(row + ": organisation '" + q.col_text(1) + "', event " + std::to_string(it->second.seq) + " says '" +
+                    it->second.organisation + "'");
+      if (q.col_text(2) != it->second.role)
+        return fail(row + ": role '" + q.col_text(2) + "', event " + std::to_string(it->second.seq) + " says '" +
+                    it->second.role + "'");
+    }
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading users"));
+    Stmt tq(s.db(), "SELECT t.prefix, u.name, t.hash, t.revoked_at IS NOT NULL FROM tokens t LEFT JOIN users u ON u.id = "
+                    "t.user_id ORDER BY t.id");
+    while (tq.step()) {
+      std::string prefix = tq.col_text(0), row = "tokens row " + tq.col_text(0) + " (user " + tq.col_text(1) + ")";
+      auto it = tokens.find(prefix);
+      if (it == tokens.end()) return fail(row + " has no token.create or user.add event in the review log");
+      const TokenLog& tk = it->second;
+      const std::string ev = "event " + std::to_string(tk.seq);
+      if (tq.col_text(1) != tk.user) return fail(row + ": " + ev + " made it for user " + tk.user);
+      if (!tk.sha256.empty() && token_digest(tq.col_text(2)) != tk.sha256)
+        return fail(row + ": its hash is not the one " + ev + " recorded (a token changed outside the review)");
+      if ((tq.col_int(3) != 0) != tk.revoked)
+        return fail(row + ": " + (tk.revoked ? "live, but the review log revoked it" : "revoked, but the review log did not"));
+    }
+    if (!tq.ok()) return fail(*error = s.describe_error(tq.rc(), "reading tokens"));
   }
   return c;
 }

@@ -26,6 +26,17 @@ struct TableCheck {
 // fails sets *error.
 TableCheck verify_tables(submissions::Store& s, std::string* error);
 
+// The digests events keep of what the tables hold, so that --verify finds a
+// text or evidence row edited after it was written. SHA-256 (hex) of an
+// evidence row's content (kind, finding, run and lines, what was quoted, the
+// figure, its impact, the note) read from the store; "" when there is no such row.
+std::string evidence_row_digest(submissions::Store& s, long long evidence_id);
+// SHA-256 (hex) of a text as stored (an objection's, a response's, a decision's).
+std::string text_digest(const std::string& text);
+// Of a token's stored hash (the token.create and user.add events keep it, so
+// that a token row added or changed outside the review is found).
+std::string token_digest(const std::string& stored_hash);
+
 struct LogHead {
   long long seq = 0;  // 0: no events
   std::string hash;

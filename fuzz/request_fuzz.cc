@@ -164,7 +164,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ReviewStore& store = *world->store;
   if (who == "forged") call.authorization = "Bearer rft_" + std::string(64, 'a');
   else if (who == "revoked") call.authorization = "Bearer " + store.token.at("gone");
-  else if (who.rfind("cookie:", 0) == 0 && store.token.count(who.substr(7))) call.cookie = "referee_token=" + store.token.at(who.substr(7));
+  else if (who.rfind("cookie:", 0) == 0 && store.token.count(who.substr(7))) call.cookie = "referee_session=" + (is_public ? *world->open : *world->members).sessions.open(store.token.at(who.substr(7)));
   else if (store.token.count(who)) call.authorization = "Bearer " + store.token.at(who);
   for (const auto& [k, v] : headers) {
     if (referee::base::iequals(k, "If-Match")) call.if_match = v;

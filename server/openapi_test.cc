@@ -44,7 +44,8 @@ TEST_SUITE("serve") {
     for (const auto& r : routes())
       if (r.access == Access::Anyone) anyone.insert(r.method + " " + r.pattern);
     CHECK(anyone == std::set<std::string>{"GET /api/v1/health", "GET /api/v1/openapi.yaml", "GET /reports",
-                                          "GET /reports/login", "POST /reports/login"});
+                                          "GET /reports/login", "POST /reports/login", "GET /reports/logout",
+                                          "POST /reports/logout"});
     CHECK(allowed_methods("/reports/login") == "GET, HEAD, POST");
     CHECK(allowed_methods("/reports/rounds/x/index.html") == "GET, HEAD");
     CHECK(allowed_methods("/api/v1/health") == "GET");

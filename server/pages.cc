@@ -19,7 +19,8 @@ std::string server_page(const std::string& title, const std::string& body_html) 
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
   out += "<title>" + html_escape(title) + "</title>";
   out += "<link rel=\"stylesheet\" href=\"/reports/assets/referee.css\"></head>\n<body data-kind=\"server\">";
-  out += "<header><nav><a href=\"/reports/index.html\">Rounds</a> <a href=\"/reports/login\">Sign in</a></nav></header>\n";
+  out += "<header><nav><a href=\"/reports/index.html\">Rounds</a> <a href=\"/reports/login\">Sign in</a> "
+         "<a href=\"/reports/logout\">Sign out</a></nav></header>\n";
   out += "<main><h1>" + html_escape(title) + "</h1>\n" + body_html + "</main></body></html>\n";
   return out;
 }
@@ -39,7 +40,38 @@ Reply redirect(int status, const std::string& location) {
   return r;
 }
 
+const char* kLogoutForm =
+    "<form method=\"post\" action=\"/reports/logout\"><button type=\"submit\">Sign out</button></form>\n";
+
+// Whether a form was posted from this site: its Origin (when sent) is this
+// server's, and the browser does not call it cross-site. A page of another
+// site cannot sign a member in with the attacker's token or sign them out.
+bool same_site(const Context& ctx, const Call& call) {
+  if (!call.fetch_site.empty() && call.fetch_site != "same-origin" && call.fetch_site != "none") return false;
+  if (call.origin.empty()) return true;
+  return call.origin == std::string(ctx.tls ? "https://" : "http://") + call.host;
+}
+
+std::string session_cookie(const Context& ctx, const std::string& value, long long max_age) {
+  return "referee_session=" + value + "; HttpOnly; SameSite=Strict; Path=/reports; Max-Age=" + std::to_string(max_age) +
+         (ctx.tls ? "; Secure" : "");
+}
+
 }  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& security_headers() {
+  static const std::vector<std::pair<std::string, std::string>> h = {
+      {"X-Content-Type-Options", "nosniff"},
+      {"X-Frame-Options", "DENY"},
+      {"Referrer-Policy", "no-referrer"},
+      // 'unsafe-eval': the charts' library (Vega) compiles its expressions with Function; inline and
+      // other sites' scripts stay refused.
+      {"Content-Security-Policy",
+       "default-src 'self'; script-src 'self' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"},
+  };
+  return h;
+}
 
 Reply error_page(int status, const std::string& title, const std::string& body_html) {
   Reply r;
@@ -84,6 +116,8 @@ Reply login_form_route(Context&, const Call&, const Caller&, const std::vector<s
 }
 
 Reply login_route(Context& ctx, const Call& call, const Caller&, const std::vector<std::string>&) {
+  if (!same_site(ctx, call))
+    return error_page(403, "Sign-in refused", "<p>A sign-in is taken only from this site's own form.</p>\n" + std::string(kLoginForm));
   std::string token = base::form_field(call.body, "token");
   // A token goes into a cookie only as the characters tokens are made of.
   bool plain = !token.empty() && token.size() <= 512;
@@ -103,8 +137,23 @@ Reply login_route(Context& ctx, const Call& call, const Caller&, const std::vect
   Reply r = redirect(303, "/reports/index.html");
   r.user = who.user;
   r.headers.emplace_back("Cache-Control", "no-store");
-  r.headers.emplace_back("Set-Cookie", "referee_token=" + token + "; HttpOnly; SameSite=Strict; Path=/reports" +
-                                           (ctx.tls ? "; Secure" : ""));
+  std::string id = ctx.sessions.open(token);
+  if (id.empty()) return error_page(500, "Sign-in failed", "<p>The server could not make a session; its log says why.</p>\n");
+  r.headers.emplace_back("Set-Cookie", session_cookie(ctx, id, Sessions::kLifetimeS));
+  return r;
+}
+
+Reply logout_form_route(Context&, const Call&, const Caller&, const std::vector<std::string>&) {
+  return error_page(200, "Sign out", kLogoutForm);
+}
+
+Reply logout_route(Context& ctx, const Call& call, const Caller&, const std::vector<std::string>&) {
+  if (!same_site(ctx, call))
+    return error_page(403, "Sign-out refused", "<p>A sign-out is taken only from this site's own form.</p>\n" + std::string(kLogoutForm));
+  if (std::string id = cookie_session(call.cookie); !id.empty()) ctx.sessions.close(id);
+  Reply r = redirect(303, "/reports/login");
+  r.headers.emplace_back("Cache-Control", "no-store");
+  r.headers.emplace_back("Set-Cookie", session_cookie(ctx, "", 0));
   return r;
 }
 

@@ -19,6 +19,12 @@ Reply page_route(Context& ctx, const Call& call, const Caller& caller, const std
 Reply login_form_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
 // POST /reports/login: a valid token from the form becomes a cookie for /reports.
 Reply login_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
+// GET /reports/logout: a form to sign out; POST: ends the session (from this site only) and clears the cookie.
+Reply logout_form_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
+Reply logout_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
+// The headers every answer of the server carries: no framing, no sniffing, no referrer, and a content
+// security policy that lets a page load only the site's own assets.
+const std::vector<std::pair<std::string, std::string>>& security_headers();
 
 // A page of the server's own with `status`, in the site's style, never cached.
 Reply error_page(int status, const std::string& title, const std::string& body_html);

@@ -4,9 +4,13 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <filesystem>
 
+#include <sodium.h>
+
 #include "mllog/json_writer.h"
+#include "base/digest.h"
 #include "base/text.h"
 #include "review/router.h"
 #include "rules/source.h"
@@ -51,6 +55,8 @@ std::vector<Route> make_routes() {
       page("GET", "/reports", Access::Anyone, home_route),
       page("GET", "/reports/login", Access::Anyone, login_form_route),
       page("POST", "/reports/login", Access::Anyone, login_route),
+      page("GET", "/reports/logout", Access::Anyone, logout_form_route),
+      page("POST", "/reports/logout", Access::Anyone, logout_route),
       page("GET", "/reports/{path}", Access::Reader, page_route),
   };
   // The review API's routes, each served by review::Api::handle, which
@@ -143,27 +149,6 @@ std::string bearer(const std::string& header) {
   return "";
 }
 
-// The referee_token cookie of a Cookie header ("" when none).
-std::string cookie_token(const std::string& cookies) {
-  size_t pos = 0;
-  while (pos < cookies.size()) {
-    size_t end = cookies.find(';', pos);
-    if (end == std::string::npos) end = cookies.size();
-    std::string item = cookies.substr(pos, end - pos);
-    pos = end + 1;
-    size_t a = item.find_first_not_of(' ');
-    if (a == std::string::npos) continue;
-    item = item.substr(a);
-    const std::string name = "referee_token=";
-    if (item.rfind(name, 0) == 0) {
-      std::string v = item.substr(name.size());
-      while (!v.empty() && v.back() == ' ') v.pop_back();
-      return v;
-    }
-  }
-  return "";
-}
-
 Reply method_not_allowed(const Call& call, const Route& r, const std::string& path) {
   std::string allowed = allowed_for(r.pattern);
   if (r.errors == Errors::Page) return method_not_allowed_page(call, allowed);
@@ -197,6 +182,67 @@ Reply review_api(Context& ctx, const Call& call) {
 
 }  // namespace
 
+// The referee_session cookie of a Cookie header ("" when none).
+std::string cookie_session(const std::string& cookies) {
+  size_t pos = 0;
+  while (pos < cookies.size()) {
+    size_t end = cookies.find(';', pos);
+    if (end == std::string::npos) end = cookies.size();
+    std::string item = cookies.substr(pos, end - pos);
+    pos = end + 1;
+    size_t a = item.find_first_not_of(' ');
+    if (a == std::string::npos) continue;
+    item = item.substr(a);
+    const std::string name = "referee_session=";
+    if (item.rfind(name, 0) == 0) {
+      std::string v = item.substr(name.size());
+      while (!v.empty() && v.back() == ' ') v.pop_back();
+      return v;
+    }
+  }
+  return "";
+}
+
+namespace {
+long long now_s() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+std::string Sessions::open(const std::string& token) {
+  if (sodium_init() < 0) return "";
+  unsigned char raw[32];
+  randombytes_buf(raw, sizeof raw);
+  std::string id = base::hex(raw, sizeof raw);
+  std::lock_guard<std::mutex> lock(mu_);
+  const long long now = now_s();
+  for (auto it = by_id_.begin(); it != by_id_.end();)
+    it = now - it->second.opened_s >= kLifetimeS ? by_id_.erase(it) : std::next(it);
+  while (by_id_.size() >= kMax) {
+    auto oldest = std::min_element(by_id_.begin(), by_id_.end(),
+                                   [](const auto& a, const auto& b) { return a.second.opened_s < b.second.opened_s; });
+    by_id_.erase(oldest);
+  }
+  by_id_[id] = {token, now};
+  return id;
+}
+
+std::string Sessions::token_of(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_id_.find(id);
+  if (it == by_id_.end()) return "";
+  if (now_s() - it->second.opened_s >= kLifetimeS) {
+    by_id_.erase(it);
+    return "";
+  }
+  return it->second.token;
+}
+
+void Sessions::close(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  by_id_.erase(id);
+}
+
 submissions::Store* Context::reader(std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& s = readers_[std::this_thread::get_id()];
@@ -226,7 +272,10 @@ bool resolve_actor(Context& ctx, const Route& route, const Call& call, Caller* o
   *out = Caller{};
   if (route.access == Access::Anyone) return true;
   out->token = bearer(call.authorization);
-  if (out->token.empty() && route.credentials == Credentials::BearerOrCookie) out->token = cookie_token(call.cookie);
+  if (out->token.empty() && route.credentials == Credentials::BearerOrCookie) {
+    std::string id = cookie_session(call.cookie);
+    if (!id.empty()) out->token = ctx.sessions.token_of(id);
+  }
   if (route.access == Access::Review) {
     review::Response ignored;
     if (!out->token.empty() && !actor_for_token(ctx, out->token, &out->who, &ignored)) out->who = review::Actor{};

@@ -29,6 +29,7 @@ struct Call {
   std::string authorization;  // the headers a route may read
   std::string cookie;
   std::string if_match;
+  std::string host, origin, fetch_site;  // Host, Origin, Sec-Fetch-Site: a form's POST must come from this site
 };
 
 // One answer.
@@ -39,6 +40,34 @@ struct Reply {
   std::vector<std::pair<std::string, std::string>> headers;
   std::string user;  // for the log line: who the handler found the caller to be when resolve_actor did not (the sign-in)
 };
+
+// Sign-in sessions of the report pages. The cookie holds a random session
+// id, never the API token; the id maps to the token here (in this process's
+// memory: a restart signs everybody out), for at most kLifetime from sign-in,
+// and the token is checked again on every request (a revoked one ends the
+// session at once). At most kMax sessions: the oldest goes first. Thread-safe.
+class Sessions {
+ public:
+  static constexpr long long kLifetimeS = 12 * 3600;
+  static constexpr size_t kMax = 10000;
+  // A new session for `token`: its id (64 hex digits from libsodium's
+  // randombytes_buf); "" when no entropy could be had.
+  std::string open(const std::string& token);
+  // The token of a live session ("" for an unknown or expired id).
+  std::string token_of(const std::string& id);
+  void close(const std::string& id);
+
+ private:
+  struct Entry {
+    std::string token;
+    long long opened_s = 0;
+  };
+  std::mutex mu_;
+  std::map<std::string, Entry> by_id_;
+};
+
+// The session id of the referee_session cookie in a Cookie header ("" when none).
+std::string cookie_session(const std::string& cookies);
 
 // The server's state that routes share. Thread-safe.
 class Context {
@@ -58,6 +87,8 @@ class Context {
   // they are in, $REFEREE_RULES, the home folder. See scrub_paths.
   const std::vector<std::string> server_paths;
   static std::vector<std::string> server_paths_of(const std::string& db);
+
+  Sessions sessions;
 
   // This thread's read-only connection for questions and pages (opened on
   // first use, without quick_check: the store was checked at start). Null
@@ -81,7 +112,7 @@ enum class Access {
 // Where the caller's token is read.
 enum class Credentials {
   Bearer,          // `Authorization: Bearer TOKEN`
-  BearerOrCookie,  // that, else the referee_token cookie that POST /reports/login sets
+  BearerOrCookie,  // that, else the session of the referee_session cookie that POST /reports/login sets
 };
 
 // How a route's errors look.

@@ -545,16 +545,55 @@ TEST_SUITE("serve") {
     REQUIRE(login);
     CHECK(login->status == 303);
     CHECK(login->get_header_value("Location") == "/reports/index.html");
-    CHECK(login->get_header_value("Set-Cookie") ==
-          "referee_token=tok-alice-0123456789; HttpOnly; SameSite=Strict; Path=/reports");
-    std::string cookie = login->get_header_value("Set-Cookie");
-    cookie = cookie.substr(0, cookie.find(';'));
+    // The cookie holds a random session id, never the token.
+    std::string set = login->get_header_value("Set-Cookie");
+    CHECK_FALSE(contains(set, "tok-alice"));
+    CHECK(set.rfind("referee_session=", 0) == 0);
+    CHECK(set.substr(set.find(';')) == "; HttpOnly; SameSite=Strict; Path=/reports; Max-Age=43200");
+    std::string cookie = set.substr(0, set.find(';'));
+    CHECK(cookie.size() == std::string("referee_session=").size() + 64);
     auto by_cookie = get("/reports/rounds/mini-1.0.0/minilm.html", {{"Cookie", "theme=dark; " + cookie}});
     CHECK(by_cookie.status == 200);
     CHECK(without_generated_at(by_cookie.body) == without_generated_at(page->body));
+    // The token itself as a cookie is nothing (the cookie of earlier versions held it).
+    CHECK(get("/reports/rounds/mini-1.0.0/minilm.html", {{"Cookie", "referee_token=tok-alice-0123456789"}}).status == 401);
+    CHECK(get("/reports/rounds/mini-1.0.0/minilm.html", {{"Cookie", "referee_session=tok-alice-0123456789"}}).status == 401);
     // The cookie counts for the pages only, never for the API.
     auto api = get("/api/v1/query/list?what=rounds", {{"Cookie", cookie}});
     CHECK(api.status == 401);
+    // Every answer: no framing, no sniffing, no referrer, only the site's own scripts.
+    for (const auto* r : {&by_cookie, &api}) {
+      CHECK(r->get_header_value("X-Frame-Options") == "DENY");
+      CHECK(r->get_header_value("X-Content-Type-Options") == "nosniff");
+      CHECK(r->get_header_value("Referrer-Policy") == "no-referrer");
+      CHECK(contains(r->get_header_value("Content-Security-Policy"), "script-src 'self'"));
+      CHECK(contains(r->get_header_value("Content-Security-Policy"), "frame-ancestors 'none'"));
+    }
+    // A sign-in or sign-out posted from another site is refused (login CSRF: the attacker's token in the
+    // member's browser; or signing a member out), with no cookie set.
+    for (const auto& h : {httplib::Headers{{"Origin", "https://evil.example"}}, httplib::Headers{{"Sec-Fetch-Site", "cross-site"}}}) {
+      auto csrf = c.Post("/reports/login", h, "token=tok-alice-0123456789", "application/x-www-form-urlencoded");
+      REQUIRE(csrf);
+      CHECK(csrf->status == 403);
+      CHECK(csrf->get_header_value("Set-Cookie").empty());
+      auto out = c.Post("/reports/logout", httplib::Headers{{"Cookie", cookie}, *h.begin()}, "", "application/x-www-form-urlencoded");
+      REQUIRE(out);
+      CHECK(out->status == 403);
+    }
+    CHECK(get("/reports/rounds/mini-1.0.0/minilm.html", {{"Cookie", cookie}}).status == 200);  // still signed in
+    // From this site (its own Origin): signed in.
+    auto same = c.Post("/reports/login", httplib::Headers{{"Origin", "http://127.0.0.1:" + std::to_string(s.port)}},
+                       "token=tok-alice-0123456789", "application/x-www-form-urlencoded");
+    REQUIRE(same);
+    CHECK(same->status == 303);
+    // Sign out: the session ends at once, the cookie is cleared.
+    auto out = c.Post("/reports/logout", httplib::Headers{{"Cookie", cookie}}, "", "application/x-www-form-urlencoded");
+    REQUIRE(out);
+    CHECK(out->status == 303);
+    CHECK(out->get_header_value("Location") == "/reports/login");
+    CHECK(contains(out->get_header_value("Set-Cookie"), "referee_session=; HttpOnly; SameSite=Strict; Path=/reports; Max-Age=0"));
+    CHECK(get("/reports/rounds/mini-1.0.0/minilm.html", {{"Cookie", cookie}}).status == 401);
+    CHECK(contains(get("/reports/logout", {}).body, "action=\"/reports/logout\""));
     CHECK(s.stop(SIGTERM) == 0);
     std::string log = read_file(s.err_file);
     CHECK_FALSE(contains(log, "tok-alice"));

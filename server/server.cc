@@ -46,6 +46,7 @@ thread_local bool t_refused = false;  // refused on its headers: close after the
 
 void send(httplib::Response& res, const Reply& r) {
   res.status = r.status;
+  for (const auto& [k, v] : security_headers()) res.set_header(k, v);
   for (const auto& [k, v] : r.headers) res.set_header(k, v);
   res.set_content(r.body, r.content_type.c_str());
 }
@@ -322,6 +323,9 @@ int serve(const Options& o) {
     call.authorization = req.get_header_value("Authorization");
     call.cookie = req.get_header_value("Cookie");
     call.if_match = req.get_header_value("If-Match");
+    call.host = req.get_header_value("Host");
+    call.origin = req.get_header_value("Origin");
+    call.fetch_site = req.get_header_value("Sec-Fetch-Site");
     std::string user;
     send(res, dispatch(ctx, call, &user));
     if (!user.empty()) t_user = user;

@@ -433,15 +433,20 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
   std::vector<const ResultRow*> order;
   for (const auto& r : rows) order.push_back(&r);
   auto ranked = [](const ResultRow* r) { return r->has_score && r->review_status != "withdrawn"; };
+  // Ranked within its division (closed, then open; one moved to open by the review ranks there), unranked last.
   std::stable_sort(order.begin(), order.end(), [&](const ResultRow* a, const ResultRow* b) {
     if (ranked(a) != ranked(b)) return ranked(a);
-    return ranked(a) && a->score < b->score;
+    return ranked(a) && submissions::division_rank_less(*a, *b);
   });
+  std::vector<const ResultRow*> ranked_rows;
+  for (const auto* r : order)
+    if (ranked(r)) ranked_rows.push_back(r);
+  std::vector<int> ranks = submissions::division_ranks(ranked_rows);
   Json bars = jarr();
-  int rank = 0;
+  size_t next_rank = 0;
   for (const auto* r : order) {
     Json o = jobj();
-    set(o, "rank", ranked(r) ? jint(++rank) : jnull());
+    set(o, "rank", ranked(r) ? jint(ranks[next_rank++]) : jnull());
     // The verdict column marks a resubmission: the name stays short.
     set(o, "system", jlink(r->organisation + "/" + r->system, p.href(result_path(r->result_id))));
     set(o, "submitter", jstr(r->submitter));
@@ -689,12 +694,12 @@ bool scaling_page(Context& ctx, const std::string& benchmark, const std::string&
     p.rounds.push_back(r);
     for (const auto& n : left) p.notes.push_back(n);
     for (const auto& s : series) {
-      std::string name = r + " " + s.accelerator_type;
+      std::string name = r + " " + submissions::series_label(s);
       const ResultRow& base = s.points.front().result;
       for (const auto& pt : s.points) {
         Json o = jobj();
         set(o, "round", jstr(r));
-        set(o, "accelerator", jstr(s.accelerator_type));
+        set(o, "accelerator", jstr(submissions::series_label(s)));
         set(o, "system", result_link(p, pt.result));
         set(o, "accelerators", jint(pt.result.accelerators));
         set(o, "score", jnum(pt.result.score));

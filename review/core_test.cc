@@ -1160,6 +1160,48 @@ TEST_SUITE("review") {
     CHECK(v.find("ok")->b == true);
   }
 
+  TEST_CASE("a result moved to the open division ranks with open results only: leaderboard text, CSV, JSON") {
+    Review f;
+    // bert: NVIDIA 5.0, Google 6.0, Dell 7.0 (all closed). NVIDIA's is moved to open.
+    Response b = f.call("goog", "POST", "/api/v1/objections",
+                        R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"b","rule":"r"})");
+    REQUIRE(b.status == 201);
+    std::string pb = "/api/v1/objections/" + std::to_string(parse(b.body).find("objection")->find("id")->i);
+    REQUIRE(f.call("nv", "POST", pb + "/responses", R"({"text":"x"})").status == 201);
+    for (const char* org : {"goog", "dell", "nv"})
+      REQUIRE(f.call(org, "POST", pb + "/votes", R"({"vote":"uphold","remedy":"open"})").status == 201);
+    REQUIRE(f.call("chair1", "POST", pb + "/decision", "{}").status == 201);
+    CHECK(f.status_of("NVIDIA/eos/bert") == "moved-to-open");
+    f.s.reset();
+    f.api.reset();
+    const std::string db = " --db '" + f.path + "'";
+    std::string out;
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --csv" + db, &out) == 0);
+    // Closed first (Google 1, Dell 2), then open (NVIDIA 1): never NVIDIA first over the closed results.
+    std::vector<std::string> lines;
+    for (size_t at = 0; at < out.size();) {
+      size_t nl = out.find('\n', at);
+      lines.push_back(out.substr(at, nl - at));
+      at = nl == std::string::npos ? out.size() : nl + 1;
+    }
+    REQUIRE(lines.size() >= 4);
+    CHECK(lines[1].rfind("bert,1,", 0) == 0);
+    CHECK(contains(lines[1], "Google"));
+    CHECK(lines[2].rfind("bert,2,", 0) == 0);
+    CHECK(contains(lines[2], "Dell"));
+    CHECK(lines[3].rfind("bert,1,", 0) == 0);
+    CHECK(contains(lines[3], "NVIDIA"));
+    CHECK(contains(lines[3], "open"));
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --json" + db, &out) == 0);
+    Json j = parse(out);
+    std::vector<long long> ranks;
+    for (const auto& r : j.find("ranks")->items) ranks.push_back(r.i);
+    CHECK(ranks == std::vector<long long>{1, 2, 1});
+    // With --division closed, NVIDIA's is not there at all.
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --division closed --csv" + db, &out) == 0);
+    CHECK_FALSE(contains(out, "NVIDIA"));
+  }
+
   TEST_CASE("concurrent writers on one objection: none is lost, none is refused, the chain verifies") {
     Review f;
     long long id = f.file_rcp();

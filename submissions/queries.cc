@@ -335,6 +335,27 @@ std::string withdrawn_note(const ResultRow& r) {
 
 }  // namespace
 
+namespace {
+int division_order(const std::string& d) { return d == "closed" ? 0 : d == "open" ? 1 : 2; }
+}  // namespace
+
+bool division_rank_less(const ResultRow& a, const ResultRow& b) {
+  int da = division_order(a.division), db = division_order(b.division);
+  if (da != db) return da < db;
+  if (da == 2 && a.division != b.division) return a.division < b.division;
+  return a.score < b.score;
+}
+
+std::vector<int> division_ranks(const std::vector<const ResultRow*>& sorted) {
+  std::vector<int> out;
+  int rank = 0;
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    rank = i > 0 && sorted[i]->division == sorted[i - 1]->division ? rank + 1 : 1;
+    out.push_back(rank);
+  }
+  return out;
+}
+
 std::vector<ResultRow> leaderboard(Store& s, const Query& q, std::string* error, std::vector<std::string>* left_out) {
   std::vector<ResultRow> rows = results_for(s, q, error);
   std::vector<ResultRow> out;
@@ -345,9 +366,13 @@ std::vector<ResultRow> leaderboard(Store& s, const Query& q, std::string* error,
     }
     if (r.has_score) out.push_back(std::move(r));
   }
-  std::stable_sort(out.begin(), out.end(), [](const ResultRow& a, const ResultRow& b) { return a.score < b.score; });
+  std::stable_sort(out.begin(), out.end(), division_rank_less);
   if (out.empty() && !rows.empty()) *error = "no scored " + rows.front().benchmark + " results in " + rows.front().round;
   return out;
+}
+
+std::string series_label(const ScalingSeries& s) {
+  return s.division == "closed" || s.division.empty() ? s.accelerator_type : s.accelerator_type + " (" + s.division + ")";
 }
 
 std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error,
@@ -365,7 +390,9 @@ std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& 
       if (left_out) left_out->push_back(withdrawn_note(r));
       continue;
     }
-    auto& series = by_type[r.accelerator_type];
+    // A baseline is of the same division: a result moved to open never sets a closed series' baseline.
+    auto& series = by_type[std::to_string(r.division == "closed" ? 0 : 1) + r.division + "\x1f" + r.accelerator_type];
+    series.division = r.division;
     series.accelerator_type = r.accelerator_type;
     ScalingPoint p;
     p.result = std::move(r);

@@ -173,11 +173,23 @@ struct ScalingPoint {
 };
 
 struct ScalingSeries {
+  std::string division;  // closed | open (a result the review moved to open is in an open series)
   std::string accelerator_type;
   std::vector<ScalingPoint> points;  // by size; relative to the first
 };
 
-// One submitter's scored results of a benchmark, one series per accelerator type.
+// Results are ranked within their division: closed first, then open, then
+// any other, each fastest first; a result the review moved to the open
+// division (ResultRow::division "open") ranks with the open ones.
+bool division_rank_less(const ResultRow& a, const ResultRow& b);
+// The rank of each of `sorted` (in division_rank_less order) within its
+// division: 1, 2, ... again from 1 where the division changes.
+std::vector<int> division_ranks(const std::vector<const ResultRow*>& sorted);
+
+// A series' name: its accelerator type, with " (open)" for an open-division series.
+std::string series_label(const ScalingSeries& s);
+
+// One submitter's scored results of a benchmark, one series per division and accelerator type.
 // Withdrawn results are left out, named in *left_out (when not null).
 std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error,
                                    std::vector<std::string>* left_out = nullptr);

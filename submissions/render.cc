@@ -259,8 +259,15 @@ Answer answer_leaderboard(Store& store, const Question& q) {
     w.begin_object().key("schema").value("referee.leaderboard/1").key("round").value(rows.front().round);
     w.key("benchmark").value(rows.front().benchmark);
     price_json(w, price);
+    // Fastest first within each division (closed, then open); each result's rank is within its division.
     w.key("results").begin_array();
     for (const auto& r : rows) row_json(w, r, price);
+    w.end_array().key("ranks").begin_array();
+    {
+      std::vector<const ResultRow*> sorted;
+      for (const auto& r : rows) sorted.push_back(&r);
+      for (int k : division_ranks(sorted)) w.value(static_cast<long long>(k));
+    }
     w.end_array().key("left_out").strings(left_out).end_object();
     out << w.str() << "\n";
     return done(out);
@@ -271,9 +278,12 @@ Answer answer_leaderboard(Store& store, const Question& q) {
     csv_result_header(csv, "", price);
     if (priced(price)) csv.text("price_unit");
     csv.end_row();
-    long long rank = 0;
+    std::vector<const ResultRow*> sorted;
+    for (const auto& r : rows) sorted.push_back(&r);
+    std::vector<int> ranks = division_ranks(sorted);
+    size_t i = 0;
     for (const auto& r : rows) {
-      csv.text(r.benchmark).integer(++rank);
+      csv.text(r.benchmark).integer(ranks[i++]);
       csv_result_cells(csv, r, price);
       if (priced(price)) csv.text(price_unit(price));
       csv.end_row();
@@ -287,9 +297,12 @@ Answer answer_leaderboard(Store& store, const Question& q) {
   if (priced(price)) cols.push_back("cost");
   cols.push_back("checks");
   Table t(with_status(cols, status));
-  int rank = 0;
+  std::vector<const ResultRow*> sorted;
+  for (const auto& r : rows) sorted.push_back(&r);
+  std::vector<int> ranks = division_ranks(sorted);
+  size_t i = 0;
   for (const auto& r : rows) {
-    std::vector<std::string> row = {std::to_string(++rank), r.submitter, r.system, r.division, r.availability, size_cell(r),
+    std::vector<std::string> row = {std::to_string(ranks[i++]), r.submitter, r.system, r.division, r.availability, size_cell(r),
                                     reviewed_score_cell(r), hours_cell(r)};
     if (priced(price)) row.push_back(cost_cell(r, price));
     row.push_back(std::string(r.pass ? "pass" : "FAIL") + (r.resubmission ? " (resubmitted)" : ""));
@@ -316,7 +329,7 @@ Answer answer_scaling(Store& store, const Question& q) {
     w.begin_object().key("schema").value("referee.scaling/2").key("round").value(first.round);
     w.key("benchmark").value(first.benchmark).key("submitter").value(q.submitter).key("series").begin_array();
     for (const auto& s : series) {
-      w.begin_object().key("accelerator_type").value(s.accelerator_type).key("points").begin_array();
+      w.begin_object().key("division").value(s.division).key("accelerator_type").value(s.accelerator_type).key("points").begin_array();
       for (const auto& p : s.points) {
         w.begin_object().key("result");
         row_json(w, p.result);
@@ -337,7 +350,7 @@ Answer answer_scaling(Store& store, const Question& q) {
     csv.text("speedup").text("size_ratio").text("efficiency").end_row();
     for (const auto& s : series)
       for (const auto& p : s.points) {
-        csv.text(p.result.benchmark).text(s.accelerator_type);
+        csv.text(p.result.benchmark).text(series_label(s));
         csv_result_cells(csv, p.result, Price{});
         csv.number(p.speedup).number(p.size_ratio);
         if (p.has_efficiency) csv.number(p.efficiency); else csv.empty();
@@ -347,13 +360,13 @@ Answer answer_scaling(Store& store, const Question& q) {
     return done(out);
   }
   out << q.submitter << ", " << first.benchmark << ", " << first.round
-       << " (one series per accelerator type, relative to its smallest)\n";
+       << " (one series per division and accelerator type, relative to its smallest)\n";
   bool status = false;
   for (const auto& s : series) status = status || any_status(s.points, [](const auto& p) -> const ResultRow& { return p.result; });
   Table t(with_status({"accelerator", "system", "accelerators", "score (min)", "speedup", "size ratio", "efficiency"}, status));
   for (const auto& s : series)
     for (const auto& p : s.points) {
-      std::vector<std::string> row = {s.accelerator_type, p.result.system, std::to_string(p.result.accelerators),
+      std::vector<std::string> row = {series_label(s), p.result.system, std::to_string(p.result.accelerators),
                                       reviewed_score_cell(p.result), fixed(p.speedup, 3) + "x",
                                       fixed(p.size_ratio, 3) + "x", p.has_efficiency ? percent(p.efficiency, 1) : "-"};
       if (status) row.push_back(status_cell(p.result));

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/review_cli.h"
 #include "cli/review_output.h"
 #include "mllog/json_writer.h"
@@ -290,9 +291,10 @@ Command objection_command() {
             auto* withdraw = sub.add_subcommand("withdraw", "withdraw an objection (the objecting organisation)");
             withdraw->add_option("--text", o->text, "why");
             for (auto* s : {show, evidence, respond, vote, decide, withdraw})
-              s->add_option("ID", o->id, "objection number")->required();
+              s->add_option("ID", o->id, "objection number")->required()->check(count_at_least(1));
             for (auto* s : {evidence, respond, vote, decide, withdraw})
-              s->add_option("--version", o->version, "the version you read: refused (409) if it changed since");
+              s->add_option("--version", o->version, "the version you read: refused (409) if it changed since")
+                  ->check(count_at_least(1));
             for (auto* s : {file, evidence, respond, vote, decide, withdraw})
               s->add_option("--override", o->override_reason, "review chair: act after the deadline, for this reason");
             for (auto* s : {file, list, show, evidence, respond, vote, decide, withdraw}) {

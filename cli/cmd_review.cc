@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/review_output.h"
 #include "cli/review_cli.h"
 #include "cli/table.h"
@@ -65,7 +66,7 @@ SubSetup pairing_setup() {
     auto o = std::make_shared<Opts>();
     sub.add_option("ID", o->id, "the pairing's id (review pairings)")->required();
     sub.add_option("--status", o->status, "assigned, in-progress or done")->required();
-    sub.add_option("--version", o->version, "the version you read: a stale one is refused");
+    sub.add_option("--version", o->version, "the version you read: a stale one is refused")->check(count_at_least(0));
     add_answer_options(sub, &o->json, &o->client);
     return [o]() -> int {
       review::UpdatePairing in;

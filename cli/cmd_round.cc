@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/review_cli.h"
 #include "cli/review_output.h"
 #include "cli/table.h"
@@ -77,7 +78,7 @@ SubSetup schedule_setup() {
       for (auto& ch : flag) if (ch == '_') ch = '-';
       sub.add_option(flag, o->flags[name], std::string(name) + ": YYYY-MM-DD (end of that day, UTC) or YYYY-MM-DDTHH:MM[:SS]Z; \"\" clears it");
     }
-    sub.add_option("--version", o->version, "the version you read (round show): a stale one is refused");
+    sub.add_option("--version", o->version, "the version you read (round show): a stale one is refused")->check(count_at_least(0));
     add_answer_options(sub, &o->json, &o->client);
     return [o, &sub]() -> int {
       review::Schedule defaults;
@@ -122,7 +123,7 @@ SubSetup state_setup() {
     sub.add_option("ROUND", o->round, "round: training-3.1.0 or 3.1.0")->required();
     sub.add_option("STATE", o->state, "review, final or published (final -> review needs --reason)")->required();
     sub.add_option("--reason", o->reason, "why (required to go back from final to review)");
-    sub.add_option("--version", o->version, "the version you read (round show): a stale one is refused");
+    sub.add_option("--version", o->version, "the version you read (round show): a stale one is refused")->check(count_at_least(0));
     sub.add_option("--override", o->override_reason,
                    "review chair: go to final or published with objections still open, for this reason");
     add_answer_options(sub, &o->json, &o->client);

@@ -25,6 +25,17 @@ void add_rules_option(CLI::App& sub, std::string* rules, const char* for_what) {
                  std::string("rules root") + for_what + " (a tree with compliance_checker/ and rcp_checker/)");
 }
 
+CLI::Validator count_at_least(long long least) {
+  return CLI::Validator(
+      [least](std::string& text) -> std::string {
+        if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+          return "'" + text + "' is not a number of at most 18 digits";
+        if (std::stoll(text) < least) return "'" + text + "' is less than " + std::to_string(least);
+        return "";
+      },
+      "NUMBER>=" + std::to_string(least));
+}
+
 void add_jobs_option(CLI::App& sub, int* jobs, const char* for_what) {
   sub.add_option("-j,--jobs", *jobs, std::string("threads") + for_what + " (default: all cores)")
       ->check(CLI::Range(0, 1024));

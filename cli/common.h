@@ -26,6 +26,11 @@ void add_rules_option(CLI::App& sub, std::string* rules, const char* for_what = 
 // "threads" in the help text.
 void add_jobs_option(CLI::App& sub, int* jobs, const char* for_what = "");
 
+// A number the review counts with (an id, a version): digits only, at most
+// 18 of them (no sign, no overflow clamped to the largest value), at least
+// `least`. A flag error (exit 2) otherwise.
+CLI::Validator count_at_least(long long least);
+
 struct LoadedRules {
   std::unique_ptr<rules::RuleSet> ruleset;
   rules::RuleSource source;  // where the rule set was found

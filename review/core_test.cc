@@ -806,6 +806,43 @@ TEST_SUITE("review") {
     CHECK(contains(out, "impact figure given by Google: 1.2000 min (+40.426%)"));
   }
 
+  TEST_CASE("impact: a finding cited must be about the objection's results; the accused's finding never lowers it") {
+    Review f;
+    // Three findings of referee audit (as an audit stores them): two on NVIDIA's bert (5.0 min), one on Google's.
+    auto finding = [&](const std::string& result, const std::string& org, double impact, const std::string& fp) {
+      f.exec("INSERT INTO findings (round_id, organisation_id, result_id, kind, rule, summary, evidence_json, "
+             "impact_minutes, fingerprint, created_at) VALUES (" + std::to_string(f.r31) +
+             ", (SELECT id FROM organisations WHERE name = '" + org + "'), " + std::to_string(f.results.at(result)) +
+             ", 'cherry-picking', 'r', 's', '[]', " + std::to_string(impact) + ", '" + fp + "', 'x')");
+      return f.last();
+    };
+    long long big = finding("NVIDIA/eos/bert", "NVIDIA", 5.2, "a"), small = finding("NVIDIA/eos/bert", "NVIDIA", 5.01, "b"),
+              other = finding("Google/tpu/bert", "Google", 9.0, "c");
+    Response filed = f.call("goog", "POST", "/api/v1/objections",
+                            R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r",)"
+                            R"("evidence":[{"finding":)" + std::to_string(big) + "}]}");
+    REQUIRE_MESSAGE(filed.status == 201, filed.body);
+    std::string path = "/api/v1/objections/" + std::to_string(parse(filed.body).find("objection")->find("id")->i);
+    CHECK(parse(filed.body).find("objection")->find("impact")->find("minutes")->f == doctest::Approx(5.2));
+    // The accused cites the smaller finding on the same result: the impact stays 5.2 (+4%), no waiver.
+    REQUIRE(f.call("nv", "POST", path + "/evidence", R"({"evidence":[{"finding":)" + std::to_string(small) + "}]}").status == 201);
+    Json j = parse(f.call("dell", "GET", path, "").body);
+    CHECK(j.find("objection")->find("impact")->find("minutes")->f == doctest::Approx(5.2));
+    REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"x"})").status == 201);
+    CHECK(f.call("chair1", "POST", path + "/decision", R"({"waive":true})").status == 422);
+    // A finding about another organisation's result is no evidence here.
+    Response unrelated = f.call("nv", "POST", path + "/evidence", R"({"evidence":[{"finding":)" + std::to_string(other) + "}]}");
+    CHECK(unrelated.status == 422);
+    CHECK(contains(unrelated.body, "is about Google/tpu/bert, not about this objection's results"));
+    // With no figure of referee's, the accused's own finding gives none either.
+    Response unknown = f.call("goog", "POST", "/api/v1/objections",
+                              R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"u","rule":"r"})");
+    REQUIRE(unknown.status == 201);
+    std::string p2 = "/api/v1/objections/" + std::to_string(parse(unknown.body).find("objection")->find("id")->i);
+    REQUIRE(f.call("nv", "POST", p2 + "/evidence", R"({"evidence":[{"finding":)" + std::to_string(small) + "}]}").status == 201);
+    CHECK(parse(f.call("dell", "GET", p2, "").body).find("objection")->find("impact")->find("minutes")->kind == Json::Kind::Null);
+  }
+
   TEST_CASE("evidence: log lines of a stored run quoted with numbers, a missing log is 422, findings quoted") {
     Review f;
     long long id = f.file_rcp(R"(,"evidence":[{"result":"NVIDIA/eos/retinanet","file":"result_0.txt","lines":"2-3"}])");
@@ -1440,6 +1477,13 @@ TEST_SUITE("review") {
     std::string nv = f.token.at("nv"), dell = f.token.at("dell"), chair = f.token.at("chair1");
     CHECK(run_referee("objection respond 1 --text 'normalise it' --remedy normalise --factor 1.0758 --version 5 --token " + nv + " " + db, &out) == 1);
     CHECK(contains(out, "changed since you read it"));
+    // A version or id that is not a plain count is a flag error, never "no check" or a clamped number.
+    for (const char* v : {"0", "-1", "99999999999999999999", "1e3"}) {
+      CAPTURE(v);
+      CHECK(run_referee("objection respond 1 --text x --version " + std::string(v) + " --token " + nv + " " + db, &out) == 2);
+      CHECK(run_referee("objection show " + std::string(v) + " " + db, &out) == 2);
+    }
+    CHECK(contains(out, "is not a number of at most 18 digits"));
     CHECK(run_referee("objection respond 1 --text 'normalise it' --remedy normalise --factor 1.0758 --version 1 --token " + nv + " " + db, &out) == 0);
     CHECK(contains(out, "NVIDIA (nv) proposes normalise factor 1.0758"));
     CHECK(run_referee("objection vote 1 --vote uphold --token " + dell + " " + db, &out) == 0);

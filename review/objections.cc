@@ -165,11 +165,31 @@ bool load_finding(Store& s, long long id, Finding* f) {
   return true;
 }
 
-bool evidence_finding(Store& s, long long id, long long round_id, Evidence* out, Error* err) {
+// A finding as evidence: of the objection's round, and about one of its
+// results (or, for a finding about no one result, about their organisation):
+// a finding about another result would give its impact to this one.
+bool evidence_finding(Store& s, long long id, long long round_id, const std::vector<long long>& results, Evidence* out,
+                      Error* err) {
   Finding f;
   if (!load_finding(s, id, &f) || f.round_id != round_id) {
     *err = make_error(404, "unknown-finding", "finding " + std::to_string(id) + " is not a finding of this round",
                       "referee audit lists the findings of a round");
+    return false;
+  }
+  bool about = f.result_id ? std::find(results.begin(), results.end(), f.result_id) != results.end() : false;
+  if (!f.result_id && !results.empty()) {
+    Stmt q(s.db(),
+           "SELECT p.organisation_id FROM results x JOIN systems y ON y.id = x.system_id JOIN packages p ON p.id = "
+           "y.package_id WHERE x.id = ?1");
+    q.bind(1, results[0]);
+    about = q.step() && q.col_int(0) == f.org_id;
+  }
+  if (!about) {
+    *err = make_error(422, "unrelated-finding",
+                      "finding " + std::to_string(id) + " is about " +
+                          (f.result_id ? result_name(s, f.result_id) : std::string("another organisation")) +
+                          ", not about this objection's results",
+                      "cite a finding about the results objected to (referee audit lists them)");
     return false;
   }
   out->kind = "finding";
@@ -270,11 +290,11 @@ bool resolve_evidence(Store& s, const EvidenceItem& in, long long round_id, cons
                       Evidence* out, Error* err) {
   out->note = in.note;
   switch (in.kind) {
-    case EvidenceItem::Kind::Finding: return evidence_finding(s, in.finding, round_id, out, err);
+    case EvidenceItem::Kind::Finding: return evidence_finding(s, in.finding, round_id, results, out, err);
     case EvidenceItem::Kind::Lines: return evidence_lines(s, round_id, results, in, out, err);
     case EvidenceItem::Kind::Figure:
-      if (in.has_impact && !(in.impact_minutes > 0)) {
-        *err = make_error(400, "bad-field", "impact_minutes must be a score in minutes, above 0");
+      if (in.has_impact && !(in.impact_minutes > 0 && in.impact_minutes <= 100000)) {
+        *err = make_error(400, "bad-field", "impact_minutes must be a score in minutes, above 0 and at most 100000");
         return false;
       }
       out->kind = "figure";
@@ -979,7 +999,7 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
     std::vector<Evidence> evidence;
     if (in.has_finding) {
       Evidence e;
-      if (!evidence_finding(s, in.finding, round.id, &e, &err)) return err;
+      if (!evidence_finding(s, in.finding, round.id, result_ids, &e, &err)) return err;
       evidence.push_back(std::move(e));
     }
     if (!resolve_all(s, f.evidence, round.id, result_ids, &evidence, &err)) return err;
@@ -1061,7 +1081,7 @@ Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in
   spec.deadline = [](const Party& p) {
     return p.standing.objecting ? "objections_due" : p.standing.accused ? "responses_due" : "decisions_due";
   };
-  spec.apply = [&](const Row& o, const RoundInfo& round, const Party&, std::string& overridden,
+  spec.apply = [&](const Row& o, const RoundInfo& round, const Party& party, std::string& overridden,
                    JsonWriter& p) -> Result<std::string> {
     std::vector<Evidence> evidence;
     Error err;
@@ -1076,10 +1096,16 @@ Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in
     for (const auto& e : evidence) {
       if (!insert_evidence(s, who, o.id, e, &digests, &err)) return err;
       weigh_again = weigh_again || e.has_impact;
-      if (e.kind == "finding" && e.has_impact) {
-        has_computed = true;
-        computed = e.impact;
-        basis = "the impact of finding " + std::to_string(e.finding_id);
+      // A finding added later moves referee's figure only further from the score; the accused's own
+      // finding never gives one where there was none.
+      if (e.kind == "finding" && e.has_impact && (has_computed || !party.standing.accused)) {
+        ResultScore rs = read_score(s, o.results.empty() ? 0 : o.results[0]);
+        auto distance = [&](double m) { return rs.has_score ? std::fabs(m - rs.score) : m; };
+        if (!has_computed || distance(e.impact) > distance(computed)) {
+          has_computed = true;
+          computed = e.impact;
+          basis = "the impact of finding " + std::to_string(e.finding_id);
+        }
       }
     }
     Weighed weighed;

@@ -1148,6 +1148,20 @@ TEST_SUITE("review") {
              "its hash is not the one event", 1);
     tampered("INSERT INTO tokens (user_id, hash, prefix, created_at) SELECT id, 'cd', 'rft_mallory', 'x' FROM users WHERE name = 'admin1'", "",
              "tokens row rft_mallory (user admin1) has no token.create or user.add event", 1);
+    tampered("UPDATE decisions SET majority = 'two-thirds'", "", "majority 'two-thirds', event", 1);
+    tampered("UPDATE decisions SET decided_by = (SELECT id FROM users WHERE name = 'nv')", "", "decided by nv, event", 1);
+    tampered("UPDATE objections SET round_id = (SELECT id FROM rounds WHERE name = 'training-3.0.0')", "", "round training-3.0.0, event", 1);
+    tampered("UPDATE objections SET filed_by = (SELECT id FROM users WHERE name = 'dell')", "", "filed by dell, event", 1);
+    tampered("UPDATE objections SET impact_minutes = 0.86", "", "impact_minutes 0.86, the review log says", 1);
+    tampered("UPDATE objections SET impact_computed = 0.86", "", "impact_computed 0.86, the review log says", 1);
+    tampered("UPDATE evidence SET user_id = (SELECT id FROM users WHERE name = 'nv')", "", "not as recorded", 1);
+    tampered("UPDATE responses SET remedy = 'none', factor = NULL", "", "remedy none none, event", 1);
+    tampered("UPDATE responses SET organisation_id = (SELECT id FROM organisations WHERE name = 'Dell')", "", "by Dell, event", 1);
+    tampered("DELETE FROM responses", "", "added by event", 1);
+    tampered("DELETE FROM round_reviews", "", "the review record of training-3.1.0 (event", 1);
+    tampered("UPDATE users SET disabled_at = 'x' WHERE name = 'nv'", "", "users row nv: disabled", 1);
+    tampered("DELETE FROM tokens WHERE user_id = (SELECT id FROM users WHERE name = 'nv')", "", "tokens: rft_", 1);
+    tampered("DROP TRIGGER events_append_only_update", "", "the triggers that keep the review log append-only", 1);
     // Tables dropped: the store is damaged (exit 2), not a store without decisions.
     tampered("DROP TABLE result_status", "", "review table(s) result_status missing", 2);
     tampered("DROP TABLE votes", "", "review table(s) votes missing", 2);

@@ -1054,6 +1054,8 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
     p.key("impact_computed");
     if (has_impact) p.value(impact); else p.null();
     p.key("impact_basis").value(weighed.basis);
+    p.key("finding");
+    if (in.has_finding) p.value(in.finding); else p.null();
     if (!f.drop_runs.empty()) {
       p.key("drop_runs").begin_array();
       for (const auto& d : f.drop_runs) p.value(d);
@@ -1121,6 +1123,8 @@ Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in
     if (weigh_again) {
       p.key("impact_minutes");
       if (weighed.has) p.value(weighed.minutes); else p.null();
+      p.key("impact_computed");
+      if (has_computed) p.value(computed); else p.null();
       p.key("impact_basis").value(weighed.basis);
     }
     write_override(p, in.override_reason, overridden);

@@ -6,6 +6,7 @@
 
 #include "base/digest.h"
 #include "mllog/json.h"
+#include "mllog/json_writer.h"
 #include "review/events.h"
 #include "review/policy.h"
 
@@ -35,7 +36,7 @@ bool same_factor(bool has_a, double a, bool has_b, double b) {
   return !has_a || std::fabs(a - b) <= 1e-12 * std::max(1.0, std::fabs(a));
 }
 
-std::string factor_text(bool has, double v) { return has ? std::to_string(v) : "none"; }
+std::string factor_text(bool has, double v) { return has ? mllog::json_number(v) : "none"; }
 
 struct Decided {
   std::string outcome, remedy;
@@ -43,8 +44,9 @@ struct Decided {
   double factor = 0;
   long long seq = 0;
   long long objection = 0;
+  std::string majority, actor;
   long long votes[3] = {-1, -1, -1};       // uphold, reject, abstain as the event counted them (-1: not given)
-  const mllog::Json* text_sha = nullptr;  // the decision's text digest (events of schema 7 on); null: not recorded
+  bool text_sha = false;                   // the event keeps the decision's text digest (schema 7 on)
   std::string text_sha256;                // "" for no text
 };
 
@@ -54,11 +56,12 @@ std::string evidence_row_digest(submissions::Store& s, long long evidence_id) {
   Stmt q(s.db(),
          "SELECT kind, COALESCE(finding_id, ''), COALESCE(run_id, ''), COALESCE(first_line, ''), "
          "COALESCE(last_line, ''), COALESCE(quoted, ''), COALESCE(figure_name, ''), COALESCE(figure_value, ''), "
-         "COALESCE(figure_unit, ''), COALESCE(impact_minutes, ''), COALESCE(note, '') FROM evidence WHERE id = ?1");
+         "COALESCE(figure_unit, ''), COALESCE(impact_minutes, ''), COALESCE(note, ''), COALESCE(user_id, '') FROM "
+         "evidence WHERE id = ?1");
   q.bind(1, evidence_id);
   if (!q.step()) return "";
   std::string all;
-  for (int i = 0; i < 11; ++i) {
+  for (int i = 0; i < 12; ++i) {
     std::string field = q.col_text(i);
     all += std::to_string(field.size()) + ":" + field;  // length-prefixed: no two rows give one text
   }
@@ -88,10 +91,23 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     std::vector<std::string> results;  // ORG/SYSTEM/BENCHMARK
     long long seq = 0;
     std::string by, against, title, rule, text_sha256;  // text_sha256 "" in events before schema 7
+    std::string actor;                                  // who filed it
+    bool finding_known = false;                         // the event names the finding it was filed from (schema 7 on)
+    std::string finding;                                // its id, "" for none
+    bool impact_known = false;                          // the events give the impact (schema 7 on)
+    bool has_impact = false, has_computed = false;
+    double impact = 0, computed = 0;
+    bool responded = false;
     std::multiset<std::string> evidence;                // the evidence rows' digests, from every event that adds some
     bool evidence_known = true;                         // false when an event added evidence without digests
   };
-  std::map<long long, std::pair<long long, std::string>> responded;  // response id -> (event, text digest or "")
+  struct Responded {
+    long long seq = 0, objection = 0;
+    std::string text_sha256, organisation, remedy;
+    bool has_factor = false;
+    double factor = 0;
+  };
+  std::map<long long, Responded> responded;  // response id -> what its response.add event recorded
   std::map<long long, Filed> filed;  // objection -> what objection.file named
   for (const auto& e : events) {
     long long oid = std::atoll(e.subject.c_str() + 10);
@@ -106,13 +122,15 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       d.has_factor = number(p.find("factor"), &d.factor);
       d.seq = e.seq;
       d.objection = oid;
+      d.majority = text(p.find("majority"));
+      d.actor = e.actor;
       if (const auto* vs = p.find("votes")) {
         const char* const keys[] = {"uphold", "reject", "abstain"};
         for (int i = 0; i < 3; ++i)
           if (const auto* n = vs->find(keys[i]); n && n->kind == mllog::Json::Kind::Int) d.votes[i] = n->i;
       }
       if (const auto* ts = p.find("text_sha256")) {
-        d.text_sha = ts;
+        d.text_sha = true;
         d.text_sha256 = text(ts);
       }
       const auto* id = p.find("decision");
@@ -127,6 +145,14 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       f.title = text(p.find("title"));
       f.rule = text(p.find("rule"));
       f.text_sha256 = text(p.find("text_sha256"));
+      f.actor = e.actor;
+      f.finding_known = p.find("finding") != nullptr;
+      f.finding = text(p.find("finding"));
+      if (p.find("impact_computed")) {
+        f.impact_known = true;
+        f.has_impact = number(p.find("impact_minutes"), &f.impact);
+        f.has_computed = number(p.find("impact_computed"), &f.computed);
+      }
       if (const auto* rs = p.find("results"))
         for (const auto& r : rs->items) f.results.push_back(text(&r));
       if (const auto* ev = p.find("evidence_sha256"))
@@ -135,13 +161,22 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         f.evidence_known = false;
     } else if (e.action == "evidence.add") {
       Filed& f = filed[oid];
+      if (p.find("impact_computed")) {
+        f.impact_known = true;
+        f.has_impact = number(p.find("impact_minutes"), &f.impact);
+        f.has_computed = number(p.find("impact_computed"), &f.computed);
+      }
       if (const auto* ev = p.find("evidence_sha256"))
         for (const auto& d : ev->items) f.evidence.insert(text(&d));
       else
         f.evidence_known = false;
     } else if (e.action == "response.add") {
-      if (const auto* id = p.find("response"); id && id->kind == mllog::Json::Kind::Int)
-        responded[id->i] = {e.seq, text(p.find("text_sha256"))};
+      filed[oid].responded = true;
+      if (const auto* id = p.find("response"); id && id->kind == mllog::Json::Kind::Int) {
+        Responded r{e.seq, oid, text(p.find("text_sha256")), e.organisation, text(p.find("remedy"))};
+        r.has_factor = number(p.find("factor"), &r.factor);
+        responded[id->i] = r;
+      }
     } else if (e.action == "objection.withdraw") {
       objection_state[oid] = "withdrawn";
     } else if (e.action == "vote.cast") {
@@ -156,8 +191,9 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   std::map<long long, Decided> decision_rows;
   {
     Stmt q(s.db(),
-           "SELECT id, objection_id, outcome, remedy, factor, text, votes_uphold, votes_reject, votes_abstain FROM "
-           "decisions ORDER BY id");
+           "SELECT d.id, d.objection_id, d.outcome, d.remedy, d.factor, d.text, d.votes_uphold, d.votes_reject, "
+           "d.votes_abstain, d.majority, COALESCE(u.name, 'local-admin') FROM decisions d LEFT JOIN users u ON u.id = "
+           "d.decided_by ORDER BY d.id");
     while (q.step()) {
       long long id = q.col_int(0);
       std::string row = "decisions row " + std::to_string(id) + " (objection " + std::to_string(q.col_int(1)) + ")";
@@ -177,6 +213,12 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (!same_factor(r.has_factor, r.factor, d.has_factor, d.factor))
         return fail(row + ": factor is " + factor_text(r.has_factor, r.factor) + ", event " + std::to_string(d.seq) +
                     " says " + factor_text(d.has_factor, d.factor));
+      if (q.col_int(1) != d.objection)
+        return fail(row + ": event " + std::to_string(d.seq) + " recorded it for objection " + std::to_string(d.objection));
+      if (!d.majority.empty() && q.col_text(9) != d.majority)
+        return fail(row + ": majority '" + q.col_text(9) + "', event " + std::to_string(d.seq) + " says '" + d.majority + "'");
+      if (q.col_text(10) != d.actor)
+        return fail(row + ": decided by " + q.col_text(10) + ", event " + std::to_string(d.seq) + " says " + d.actor);
       const char* const counted[] = {"uphold", "reject", "abstain"};
       for (int i = 0; i < 3; ++i)
         if (d.votes[i] >= 0 && q.col_int(6 + i) != d.votes[i])
@@ -309,8 +351,10 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   }
   {
     Stmt q(s.db(),
-           "SELECT j.id, j.state, b.name, a.name, j.title, j.rule, j.text FROM objections j LEFT JOIN organisations b ON "
-           "b.id = j.by_org LEFT JOIN organisations a ON a.id = j.against_org ORDER BY j.id");
+           "SELECT j.id, j.state, b.name, a.name, j.title, j.rule, j.text, r.name, COALESCE(u.name, 'local-admin'), "
+           "j.finding_id, j.impact_minutes, j.impact_computed FROM objections j LEFT JOIN organisations b ON b.id = "
+           "j.by_org LEFT JOIN organisations a ON a.id = j.against_org LEFT JOIN rounds r ON r.id = j.round_id LEFT "
+           "JOIN users u ON u.id = j.filed_by ORDER BY j.id");
     while (q.step()) {
       long long id = q.col_int(0);
       std::string state = q.col_text(1);
@@ -327,12 +371,27 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (q.col_text(5) != f.rule) return fail(row + ": the rule is not the one " + ev + " recorded");
       if (!f.text_sha256.empty() && text_digest(q.col_text(6)) != f.text_sha256)
         return fail(row + ": the text is not the one " + ev + " recorded (its SHA-256 differs)");
+      if (q.col_text(7) != f.round) return fail(row + ": round " + q.col_text(7) + ", " + ev + " says " + f.round);
+      if (q.col_text(8) != f.actor) return fail(row + ": filed by " + q.col_text(8) + ", " + ev + " says " + f.actor);
+      if (f.finding_known) {
+        std::string want = f.finding, have = q.col_null(9) ? "" : std::to_string(q.col_int(9));
+        if (have != want)
+          return fail(row + ": finding " + (have.empty() ? "none" : have) + ", " + ev + " says " + (want.empty() ? "none" : want));
+      }
+      if (f.impact_known) {
+        if (!same_factor(!q.col_null(10), q.col_double(10), f.has_impact, f.impact))
+          return fail(row + ": impact_minutes " + factor_text(!q.col_null(10), q.col_double(10)) +
+                      ", the review log says " + factor_text(f.has_impact, f.impact));
+        if (!same_factor(!q.col_null(11), q.col_double(11), f.has_computed, f.computed))
+          return fail(row + ": impact_computed " + factor_text(!q.col_null(11), q.col_double(11)) +
+                      ", the review log says " + factor_text(f.has_computed, f.computed));
+      }
       auto it = objection_state.find(id);
       std::string want = it == objection_state.end() ? "" : it->second;
-      bool agrees = want.empty() ? (state == "open" || state == "responded") : state == want;
+      bool agrees = want.empty() ? state == (f.responded ? "responded" : "open") : state == want;
       if (!agrees)
-        return fail("objections row " + std::to_string(id) + ": state is '" + state + "', the review log says " +
-                    (want.empty() ? "it is neither decided nor withdrawn" : "'" + want + "'"));
+        return fail("objections row " + std::to_string(id) + ": state is '" + state + "', the review log says '" +
+                    (want.empty() ? (f.responded ? "responded" : "open") : want) + "'");
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading objections"));
   }
@@ -361,15 +420,29 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   }
   // Responses: each row was added by a response.add event, its text as that event recorded it.
   {
-    Stmt q(s.db(), "SELECT id, objection_id, text FROM responses ORDER BY id");
+    Stmt q(s.db(),
+           "SELECT x.id, x.objection_id, x.text, o.name, COALESCE(x.remedy, 'none'), x.factor FROM responses x LEFT JOIN "
+           "organisations o ON o.id = x.organisation_id ORDER BY x.id");
+    std::set<long long> rows;
     while (q.step()) {
+      rows.insert(q.col_int(0));
       std::string row = "responses row " + std::to_string(q.col_int(0)) + " (objection " + std::to_string(q.col_int(1)) + ")";
       auto it = responded.find(q.col_int(0));
       if (it == responded.end()) return fail(row + " has no response.add event in the review log");
-      if (!it->second.second.empty() && text_digest(q.col_text(2)) != it->second.second)
-        return fail(row + ": the text is not the one event " + std::to_string(it->second.first) + " recorded (its SHA-256 differs)");
+      const Responded& r = it->second;
+      const std::string ev = "event " + std::to_string(r.seq);
+      if (q.col_int(1) != r.objection) return fail(row + ": " + ev + " added it to objection " + std::to_string(r.objection));
+      if (!r.text_sha256.empty() && text_digest(q.col_text(2)) != r.text_sha256)
+        return fail(row + ": the text is not the one " + ev + " recorded (its SHA-256 differs)");
+      if (q.col_text(3) != r.organisation) return fail(row + ": by " + q.col_text(3) + ", " + ev + " says " + r.organisation);
+      if (q.col_text(4) != r.remedy || !same_factor(!q.col_null(5), q.col_double(5), r.has_factor, r.factor))
+        return fail(row + ": remedy " + q.col_text(4) + " " + factor_text(!q.col_null(5), q.col_double(5)) + ", " + ev +
+                    " says " + r.remedy + " " + factor_text(r.has_factor, r.factor));
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading responses"));
+    for (const auto& [id, r] : responded)
+      if (!rows.count(id))
+        return fail("responses: row " + std::to_string(id) + " added by event " + std::to_string(r.seq) + " is missing");
   }
   // Round records: state and schedule as the latest round.state and round.schedule events left them.
   {
@@ -402,6 +475,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     }
     static const char* const kFields[] = {"submission_deadline", "objections_due", "responses_due", "decisions_due",
                                           "scores_final", "publication", "first_meeting"};
+    std::set<std::string> round_rows;
     Stmt q(s.db(),
            "SELECT r.name, rr.state, COALESCE(rr.submission_deadline, ''), COALESCE(rr.objections_due, ''), "
            "COALESCE(rr.responses_due, ''), COALESCE(rr.decisions_due, ''), COALESCE(rr.scores_final, ''), "
@@ -409,6 +483,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
            "rr.round_id ORDER BY r.name");
     while (q.step()) {
       std::string name = q.col_text(0), row = "round_reviews row of " + q.col_text(0);
+      round_rows.insert(name);
       auto it = rounds.find(name);
       if (it == rounds.end() || !it->second.created)
         return fail(row + " has no round.schedule or round.state event in the review log");
@@ -426,6 +501,10 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       }
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading round_reviews"));
+    for (const auto& [name, r] : rounds)
+      if (r.created && !round_rows.count(name))
+        return fail("round_reviews: the review record of " + name + " (event " +
+                    std::to_string(std::max(r.state_seq, r.schedule_seq)) + ") is missing: the round would read as published");
   }
   // Users and tokens: who exists, for which organisation and role, and which tokens live, as the log made them.
   {
@@ -461,10 +540,13 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       }
     }
     Stmt q(s.db(),
-           "SELECT u.name, COALESCE(o.name, ''), u.role FROM users u LEFT JOIN organisations o ON o.id = "
-           "u.organisation_id ORDER BY u.name");
+           "SELECT u.name, COALESCE(o.name, ''), u.role, u.disabled_at IS NOT NULL FROM users u LEFT JOIN "
+           "organisations o ON o.id = u.organisation_id ORDER BY u.name");
+    std::set<std::string> user_rows;
     while (q.step()) {
       std::string name = q.col_text(0), row = "users row " + q.col_text(0);
+      user_rows.insert(name);
+      if (q.col_int(3)) return fail(row + ": disabled, but nothing in the review disables a user (revoke its tokens)");
       auto it = users.find(name);
       if (it == users.end()) {
         // The local administrator's row is made on first use, without an event: no organisation, role admin.
@@ -479,10 +561,15 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
                     it->second.role + "'");
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading users"));
+    for (const auto& [name, u] : users)
+      if (!user_rows.count(name))
+        return fail("users: " + name + ", added by event " + std::to_string(u.seq) + ", is missing");
     Stmt tq(s.db(), "SELECT t.prefix, u.name, t.hash, t.revoked_at IS NOT NULL FROM tokens t LEFT JOIN users u ON u.id = "
                     "t.user_id ORDER BY t.id");
+    std::set<std::string> token_rows;
     while (tq.step()) {
       std::string prefix = tq.col_text(0), row = "tokens row " + tq.col_text(0) + " (user " + tq.col_text(1) + ")";
+      token_rows.insert(prefix);
       auto it = tokens.find(prefix);
       if (it == tokens.end()) return fail(row + " has no token.create or user.add event in the review log");
       const TokenLog& tk = it->second;
@@ -494,6 +581,17 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         return fail(row + ": " + (tk.revoked ? "live, but the review log revoked it" : "revoked, but the review log did not"));
     }
     if (!tq.ok()) return fail(*error = s.describe_error(tq.rc(), "reading tokens"));
+    for (const auto& [prefix, tk] : tokens)
+      if (!prefix.empty() && !token_rows.count(prefix))
+        return fail("tokens: " + prefix + " of " + tk.user + ", made by event " + std::to_string(tk.seq) + ", is missing");
+  }
+  // The log's own guards: the triggers that refuse to change or delete an event.
+  {
+    Stmt q(s.db(), "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name IN "
+                   "('events_append_only_update', 'events_append_only_delete')");
+    if (!q.step() || q.col_int(0) != 2)
+      return fail("events: the triggers that keep the review log append-only (events_append_only_update, "
+                  "events_append_only_delete) are missing");
   }
   return c;
 }

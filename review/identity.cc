@@ -189,6 +189,9 @@ Result<Revoked> revoke_token(submissions::Store& s, const Actor& who, const Revo
   Error e;
   if (!may_manage_users(who, &e)) return e;
   const std::string& prefix = in.prefix;
+  // A prefix is what `user list` shows: never echo anything longer (it may be the whole secret).
+  if (prefix.size() != 12 || prefix.rfind("rft_", 0) != 0)
+    return make_error(400, "bad-field", "a token prefix is its first 12 characters (rft_ and 8 hex digits), as referee user list shows them");
   Revoked out;
   auto w = write(s, who, [&](Change* event) -> Result<long long> {
     submissions::Stmt q(s.db(),

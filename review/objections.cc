@@ -1191,7 +1191,7 @@ Result<Objection> vote(Store& s, const Actor& who, const CastVote& in) {
     return make_error(400, "bad-field", "vote '" + v + "' is not uphold, reject or abstain");
   if (!check_remedy(in.remedy, &err)) return err;
   if (v != "uphold" && (!in.remedy.empty() || in.has_factor))
-    return make_error(400, "bad-field", "a " + v + " vote proposes no remedy or factor",
+    return make_error(400, "bad-field", std::string(v == "abstain" ? "an " : "a ") + v + " vote proposes no remedy or factor",
                       "leave out --remedy and --factor (API fields `remedy`, `factor`), or vote uphold");
   if (!check_factor(in.remedy, in.has_factor, in.factor, &err)) return err;
   Spec spec;

@@ -54,7 +54,8 @@ struct Decided {
 
 std::string evidence_row_digest(submissions::Store& s, long long evidence_id) {
   Stmt q(s.db(),
-         "SELECT kind, COALESCE(finding_id, ''), COALESCE(run_id, ''), COALESCE(first_line, ''), "
+         "SELECT kind, COALESCE(finding_id, ''), COALESCE((SELECT file FROM runs WHERE id = run_id), ''), "
+         "COALESCE(first_line, ''), "
          "COALESCE(last_line, ''), COALESCE(quoted, ''), COALESCE(figure_name, ''), COALESCE(figure_value, ''), "
          "COALESCE(figure_unit, ''), COALESCE(impact_minutes, ''), COALESCE(note, ''), COALESCE(user_id, '') FROM "
          "evidence WHERE id = ?1");

@@ -194,6 +194,24 @@ bool relink_review(Store& store, long long package_id, std::string* error) {
   }
   if (!store.exec("DELETE FROM temp.relink_new;", error)) return false;
   if (!note_results(store, "temp.relink_new", package_id, error)) return false;
+  // A result an objection names stays in the store: the review's record of it (status, decision, the
+  // log's events) would otherwise point at nothing, and adding it back later would rank it as never reviewed.
+  {
+    Stmt lost(store.db(),
+              "SELECT l.system, l.benchmark, l.key FROM temp.relink_results l WHERE l.kind = 'objection' AND NOT EXISTS "
+              "(SELECT 1 FROM temp.relink_new n WHERE n.system = l.system AND n.benchmark = l.benchmark) ORDER BY l.key "
+              "LIMIT 1");
+    if (lost.step()) {
+      *error = "the new package has no " + lost.col_text(0) + "/" + lost.col_text(1) + ", which objection " +
+               std::to_string(lost.col_int(2)) + " names: a result under review cannot leave the store (nothing was "
+               "imported); keep it in the package, or have the review withdraw it (a decision with remedy withdraw)";
+      return false;
+    }
+    if (!lost.ok()) {
+      *error = lost.error();
+      return false;
+    }
+  }
   const char* sql = R"sql(
     INSERT OR IGNORE INTO objection_results SELECT l.key, n.id FROM temp.relink_results l
       JOIN temp.relink_new n ON n.system = l.system AND n.benchmark = l.benchmark WHERE l.kind = 'objection';

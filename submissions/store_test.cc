@@ -343,6 +343,16 @@ TEST_SUITE("store") {
     REQUIRE(gone.step());
     CHECK(gone.col_int(0) == 1);
     CHECK(gone.col_text(1) == "q");
+    // A result an objection names cannot leave the store: the import is refused, nothing changes.
+    long long packages_before = count(*s, "packages"), results_before = count(*s, "results");
+    fs::remove_all(fs::path(pkg) / "results/cpu_2x_example/minilm");
+    error.clear();
+    CHECK_FALSE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error));
+    CHECK(error.find("the new package has no cpu_2x_example/minilm, which objection 7 names") != std::string::npos);
+    CHECK(count(*s, "packages") == packages_before);
+    CHECK(count(*s, "results") == results_before);
+    CHECK(count(*s, "objection_results") == 2);
+    CHECK(count(*s, "result_status") == 1);
   }
 
   TEST_CASE("a round whose scores are final or published is not changed by an import") {

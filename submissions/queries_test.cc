@@ -485,6 +485,9 @@ TEST_SUITE("store") {
       CHECK(run_referee("leaderboard --round mini-1.0.0 --benchmark miniclf " + db_arg(p), &out) == 2);
       CHECK(contains(out, "is damaged"));
       CHECK_FALSE(contains(out, "no miniclf results"));
+      // The advice never sends a reviewer to an import, which would lose the review.
+      CHECK(contains(out, "restore a copy from a backup"));
+      CHECK_FALSE(contains(out, "rebuild it with referee import"));
     }
     SUBCASE("a page overwritten") {
       std::string p = (t.path / "bad.db").string();
@@ -503,6 +506,7 @@ TEST_SUITE("store") {
       sqlite3_close(raw);
       CHECK(run_referee("leaderboard --round mini-1.0.0 --benchmark miniclf " + db_arg(p), &out) == 2);
       CHECK(contains(out, "is damaged: table(s) runs, eval_points missing"));
+      CHECK(contains(out, "not the peer review's users, objections, decisions and log"));
     }
     SUBCASE("an empty file") {
       std::string p = (t.path / "empty.db").string();

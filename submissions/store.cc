@@ -413,12 +413,18 @@ bool file_exists(const std::string& p) {
 
 }  // namespace
 
+// What to do about a damaged store, in every message that says so: an import
+// rebuilds the results but never the peer review, so it is not the advice.
+const char* const kDamageFix =
+    "restore a copy from a backup (referee import would rebuild the results, but not the peer review's users, "
+    "objections, decisions and log)";
+
 std::string Store::describe_error(int rc, const std::string& what) const {
   int primary = rc & 0xff;
   std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
   if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB || primary == SQLITE_IOERR)
     return "the store " + path_ + " is damaged (" + msg + " while " + what +
-           "); it cannot be trusted: rebuild it with referee import, or restore a copy";
+           "); it cannot be trusted: " + kDamageFix;
   return "database " + path_ + ": " + msg + " while " + what;
 }
 
@@ -539,7 +545,7 @@ bool Store::verify(std::string* error) {
   }
   if (!missing.empty()) {
     *error = "the store " + path_ + " is damaged: table(s) " + missing + " missing (schema version " +
-             std::to_string(version) + "); rebuild it with referee import";
+             std::to_string(version) + "); " + kDamageFix;
     return false;
   }
   if (!review_missing.empty()) {
@@ -567,7 +573,7 @@ bool Store::verify(std::string* error) {
     if (!ec && pages >= 0 && static_cast<unsigned long long>(pages * page_size) > size) {
       *error = "the store " + path_ + " is damaged: truncated (its header counts " + std::to_string(pages) +
                " pages of " + std::to_string(page_size) + " bytes, the file holds " + std::to_string(size) +
-               " bytes); rebuild it with referee import, or restore a copy";
+               " bytes); " + kDamageFix;
       return false;
     }
   }
@@ -584,7 +590,7 @@ bool Store::verify(std::string* error) {
   }
   if (!problems.empty()) {
     *error = "the store " + path_ + " is damaged (PRAGMA quick_check):" + problems +
-             "\n  rebuild it with referee import, or restore a copy";
+             "\n  " + kDamageFix;
     return false;
   }
   return true;

@@ -462,6 +462,12 @@ struct GivenImpact {
   bool accused = false;      // given by the accused organisation
 };
 
+// How far an impact moves the result's score (without a score: the minutes themselves). The one
+// measure by which a figure or a later finding may only move referee's figure further.
+double impact_distance(const ResultScore& rs, double minutes) {
+  return rs.has_score ? std::fabs(minutes - rs.score) : minutes;
+}
+
 std::vector<GivenImpact> given_impacts(Store& s, long long objection_id, long long against_org) {
   std::vector<GivenImpact> out;
   Stmt q(s.db(),
@@ -486,7 +492,7 @@ struct Weighed {
 
 Weighed weigh_impact(const ResultScore& rs, bool has_computed, double computed, const std::string& computed_basis,
                      const std::vector<GivenImpact>& given) {
-  auto distance = [&](double m) { return rs.has_score ? std::fabs(m - rs.score) : m; };
+  auto distance = [&](double m) { return impact_distance(rs, m); };
   Weighed w{has_computed, computed, has_computed ? "computed by referee: " + computed_basis : computed_basis};
   for (const auto& g : given) {
     std::string by = g.organisation.empty() ? std::string("a chair") : g.organisation;
@@ -1102,7 +1108,7 @@ Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in
       // finding never gives one where there was none.
       if (e.kind == "finding" && e.has_impact && (has_computed || !party.standing.accused)) {
         ResultScore rs = read_score(s, o.results.empty() ? 0 : o.results[0]);
-        auto distance = [&](double m) { return rs.has_score ? std::fabs(m - rs.score) : m; };
+        auto distance = [&](double m) { return impact_distance(rs, m); };
         if (!has_computed || distance(e.impact) > distance(computed)) {
           has_computed = true;
           computed = e.impact;

@@ -138,17 +138,18 @@ std::string deadline_instant(const std::string& text) {
 bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
                     const std::string& override_reason, std::string* overridden, Error* err, const Standing& standing) {
   overridden->clear();
+  // A published round first: whoever asks, and with whatever override, the answer is that it is published.
+  if (round.state == "published") {
+    *err = make_error(422, "published", "round " + round.name + " is published: the review is closed",
+                      "nothing in a published round changes");
+    return false;
+  }
   if (!override_reason.empty() && authorize(who, Action::OverrideDeadline, standing, round.state) == Access::Forbidden) {
     *err = who.role == Role::Chair
                ? forbidden("a chair whose organisation (" + who.organisation +
                                ") is a party to this objection does not override its deadlines",
                            "ask a chair of another organisation")
                : forbidden("only a review chair may override a deadline", "leave out --override (API field `override`)");
-    return false;
-  }
-  if (round.state == "published") {
-    *err = make_error(422, "published", "round " + round.name + " is published: the review is closed",
-                      "nothing in a published round changes");
     return false;
   }
   std::string now = now_utc();

@@ -199,4 +199,27 @@ TEST_SUITE("review") {
     CHECK(tie.ok);
     CHECK(tie.majority == "chair-tie-break");
   }
+
+  TEST_CASE("an override in a published round is told the round is published, whoever sends it") {
+    auto actor = [](std::string user, referee::review::Role role, std::string org) {
+      referee::review::Actor a;
+      a.user = std::move(user);
+      a.role = role;
+      a.organisation = std::move(org);
+      return a;
+    };
+    const referee::review::Actor member = actor("goog-member", referee::review::Role::Member, "Google"),
+                                 chair = actor("neutral-chair", referee::review::Role::Chair, "");
+    referee::review::RoundInfo round;
+    round.name = "training-3.1.0";
+    round.state = "published";
+    for (const auto* who : {&member, &chair}) {
+      std::string overridden;
+      referee::review::Error err;
+      CHECK_FALSE(referee::review::check_deadline(*who, round, "responses_due", "please", &overridden, &err));
+      CHECK(err.status == 422);
+      CHECK(err.code == "published");
+      CHECK(err.message == "round training-3.1.0 is published: the review is closed");
+    }
+  }
 }

@@ -492,16 +492,15 @@ struct Weighed {
 
 Weighed weigh_impact(const ResultScore& rs, bool has_computed, double computed, const std::string& computed_basis,
                      const std::vector<GivenImpact>& given) {
-  auto distance = [&](double m) { return impact_distance(rs, m); };
   Weighed w{has_computed, computed, has_computed ? "computed by referee: " + computed_basis : computed_basis};
   for (const auto& g : given) {
     std::string by = g.organisation.empty() ? std::string("a chair") : g.organisation;
     if (has_computed) {
-      if (distance(g.minutes) > distance(w.minutes)) {
+      if (impact_distance(rs, g.minutes) > impact_distance(rs, w.minutes)) {
         w.minutes = g.minutes;
         w.basis = "the figure given by " + by + ", further from the score than referee's (" + computed_basis + ")";
       }
-    } else if (!g.accused && (!w.has || distance(g.minutes) > distance(w.minutes))) {
+    } else if (!g.accused && (!w.has || impact_distance(rs, g.minutes) > impact_distance(rs, w.minutes))) {
       w.has = true;
       w.minutes = g.minutes;
       w.basis = "the figure given by " + by + "; referee has none (" + computed_basis + ")";
@@ -867,8 +866,9 @@ Result<Objection> change_objection(Store& s, const Actor& who, const ObjectionCh
     Stmt up(s.db(), "UPDATE objections SET version = version + 1, state = ?3 WHERE id = ?1 AND version = ?2");
     up.bind(1, o.id).bind(2, o.version).bind(3, state.value());
     if (!up.run()) return store_error(s, up.rc(), "updating the objection");
-    // The results' statuses follow the objection's state and decision (status_of_result).
-    if (!refresh_statuses(s, o.results, &err)) return err;
+    // The results' statuses follow the objection's state and decision (status_of_result): only a change
+    // of state or an amended decision moves them.
+    if ((state.value() != o.state || spec.amend) && !refresh_statuses(s, o.results, &err)) return err;
     *event = Change{spec.event, "objection/" + id, p.str()};
     done = Objection{o.id, o.version + 1, state.value(), ""};
     return o.id;
@@ -1100,6 +1100,7 @@ Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in
     std::string basis;
     stored_computed(s, o.id, &has_computed, &computed, &basis);
     bool weigh_again = false;
+    const ResultScore score = read_score(s, o.results.empty() ? 0 : o.results[0]);
     std::vector<std::string> digests;
     for (const auto& e : evidence) {
       if (!insert_evidence(s, who, o.id, e, &digests, &err)) return err;
@@ -1107,9 +1108,7 @@ Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in
       // A finding added later moves referee's figure only further from the score; the accused's own
       // finding never gives one where there was none.
       if (e.kind == "finding" && e.has_impact && (has_computed || !party.standing.accused)) {
-        ResultScore rs = read_score(s, o.results.empty() ? 0 : o.results[0]);
-        auto distance = [&](double m) { return impact_distance(rs, m); };
-        if (!has_computed || distance(e.impact) > distance(computed)) {
+        if (!has_computed || impact_distance(score, e.impact) > impact_distance(score, computed)) {
           has_computed = true;
           computed = e.impact;
           basis = "the impact of finding " + std::to_string(e.finding_id);

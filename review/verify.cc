@@ -241,6 +241,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   // The results each objection names, as its objection.file event named them; objection_results must agree.
   std::map<long long, std::vector<ObjectionOnResult>> on_result;  // result id -> the objections naming it, per the log
   std::map<long long, std::string> result_names;
+  std::map<long long, long long> decision_of;  // objection -> its decision, per the log
+  for (const auto& [did, d] : decided) decision_of[d.objection] = did;
   for (const auto& [oid, f] : filed) {
     long long round_id = 0;
     {
@@ -261,14 +263,14 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       o.objection = oid;
       auto st = objection_state.find(oid);
       o.state = st == objection_state.end() ? "open" : st->second;
-      for (const auto& [did, d] : decided)
-        if (d.objection == oid) {
-          o.decision = did;
-          o.outcome = d.outcome;
-          o.remedy = d.remedy;
-          o.has_factor = d.has_factor;
-          o.factor = d.factor;
-        }
+      if (auto dec = decision_of.find(oid); dec != decision_of.end()) {
+        const Decided& d = decided.at(dec->second);
+        o.decision = dec->second;
+        o.outcome = d.outcome;
+        o.remedy = d.remedy;
+        o.has_factor = d.has_factor;
+        o.factor = d.factor;
+      }
       on_result[rid].push_back(o);
     }
     std::set<long long> linked;
@@ -474,29 +476,34 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         r.state_seq = e.seq;
       }
     }
-    static const char* const kFields[] = {"submission_deadline", "objections_due", "responses_due", "decisions_due",
-                                          "scores_final", "publication", "first_meeting"};
+    // Each record read as every lookup of a round reads it (find_round_by_id, as the local administrator,
+    // who sees every round), its deadlines by their API names (schedule_fields).
+    Actor admin;
+    admin.user = "local-admin";
+    admin.role = Role::Admin;
+    admin.local_admin = true;
     std::set<std::string> round_rows;
-    Stmt q(s.db(),
-           "SELECT r.name, rr.state, COALESCE(rr.submission_deadline, ''), COALESCE(rr.objections_due, ''), "
-           "COALESCE(rr.responses_due, ''), COALESCE(rr.decisions_due, ''), COALESCE(rr.scores_final, ''), "
-           "COALESCE(rr.publication, ''), COALESCE(rr.first_meeting, '') FROM round_reviews rr JOIN rounds r ON r.id = "
-           "rr.round_id ORDER BY r.name");
+    Stmt q(s.db(), "SELECT round_id FROM round_reviews ORDER BY round_id");
     while (q.step()) {
-      std::string name = q.col_text(0), row = "round_reviews row of " + q.col_text(0);
+      RoundInfo info;
+      Error why;
+      if (!find_round_by_id(s, admin, q.col_int(0), why, &info, &why))
+        return fail(*error = "reading the review record of round " + std::to_string(q.col_int(0)) + ": " + why.message);
+      const std::string& name = info.name;
+      std::string row = "round_reviews row of " + name;
       round_rows.insert(name);
       auto it = rounds.find(name);
       if (it == rounds.end() || !it->second.created)
         return fail(row + " has no round.schedule or round.state event in the review log");
       const RoundLog& r = it->second;
-      if (q.col_text(1) != r.state)
-        return fail(row + ": state is '" + q.col_text(1) + "', the review log says '" + r.state + "'" +
+      if (info.state != r.state)
+        return fail(row + ": state is '" + info.state + "', the review log says '" + r.state + "'" +
                     (r.state_seq ? " (event " + std::to_string(r.state_seq) + ")" : ""));
-      for (int i = 0; i < 7; ++i) {
-        auto f = r.schedule.find(kFields[i]);
-        std::string want = f == r.schedule.end() ? "" : f->second, have = q.col_text(2 + i);
+      for (const auto& [field, member] : schedule_fields()) {
+        auto f = r.schedule.find(field);
+        std::string want = f == r.schedule.end() ? "" : f->second, have = info.schedule.*member;
         if (have != want)
-          return fail(row + ": " + kFields[i] + " is " + (have.empty() ? "not set" : have) + ", the review log says " +
+          return fail(row + ": " + field + " is " + (have.empty() ? "not set" : have) + ", the review log says " +
                       (want.empty() ? "not set" : want) +
                       (r.schedule_seq ? " (event " + std::to_string(r.schedule_seq) + ")" : ""));
       }

@@ -311,7 +311,7 @@ int run_review_demo(const ReviewDemoOptions& o) {
         {"objection", "decide", sid, "--remedy", "normalise", "--factor", "1.07575758", "--text",
          "Normalised by the RCP checker's factor, as published."});
 
-  std::cout << "\n7. Every question now shows the decision: the result is ranked at its normalised score.\n";
+  std::cout << "\n7. Every question now shows the decision: the result is ranked at its normalised score, its failed RCP check accepted.\n";
   t.run("alice", alice, {"leaderboard", "--round", "3.1.0", "--benchmark", "ssd"});
   std::cout << "\n8. The audit trail: every action an event, chained by hash.\n";
   t.run("chair", chair, {"review", "log", "--verify"});

@@ -456,7 +456,9 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
     set(o, "accelerators", jint(r->accelerators));
     set(o, "nodes", jint(r->nodes));
     set(o, "score", minutes_or_null(*r));
-    set(o, "verdict", jstr(std::string(r->pass ? "pass" : "fail") + (r->resubmission ? " (resubmitted)" : "")));
+    set(o, "verdict", jstr(std::string(submissions::checks_word(*r)) +
+                               (submissions::accepted_by(*r) ? " (decision " + std::to_string(r->decision_id) + ")" : "") +
+                               (r->resubmission ? " (resubmitted)" : "")));
     set(o, "rcp", jstr(submissions::rcp_text(*r)));
     set(o, "review", jstr(submissions::review_status_text(*r)));
     set(o, "accelerator_hours", hours_or_null(*r));

@@ -70,6 +70,16 @@ void number_or_null(mllog::JsonWriter& w, double d) {
 
 }  // namespace
 
+std::string failed_checks_json(const rules::BenchmarkDir& d) {
+  std::vector<std::string> rules;
+  if (!d.pass)
+    for (const auto& f : d.errors)
+      if (std::find(rules.begin(), rules.end(), f.rule) == rules.end()) rules.push_back(f.rule);
+  mllog::JsonWriter w(0);
+  w.strings(rules);
+  return w.str();
+}
+
 std::string rcp_json(const rules::BenchmarkDir& d, const rules::RuleSet& rules, const rules::RoundFacts& facts) {
   if (!d.rcp_checked) return "";
   const auto& c = d.rcp;
@@ -343,17 +353,19 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       if (q.col_text(1) == content_hash && q.col_text(2) == rules.sha256()) {
         // The same bytes under the same rules: nothing changes, except that
         // results imported before schema 6 get what the RCP check evaluated
-        // (the same check of the same files), so the pages can draw it.
+        // (the same check of the same files), so the pages can draw it, and
+        // those imported before schema 8 the checks that failed them.
         Stmt fill(store.db(),
-                  "UPDATE results SET rcp_json = ?1 WHERE rcp_json IS NULL AND benchmark = ?2 AND system_id = "
-                  "(SELECT id FROM systems WHERE package_id = ?3 AND name = ?4)");
+                  "UPDATE results SET rcp_json = COALESCE(rcp_json, ?1), failed_checks = COALESCE(failed_checks, ?5) "
+                  "WHERE (rcp_json IS NULL AND ?1 IS NOT NULL OR failed_checks IS NULL) AND benchmark = ?2 AND "
+                  "system_id = (SELECT id FROM systems WHERE package_id = ?3 AND name = ?4)");
         long long pkg = q.col_int(0);
         for (const auto& d : report.benchmarks) {
           if (d.skipped) continue;
           std::string rj = rcp_json(d, rules, facts);
-          if (rj.empty()) continue;
           fill.reset();
-          fill.bind(1, rj).bind(2, d.benchmark).bind(3, pkg).bind(4, d.system);
+          if (rj.empty()) fill.bind_null(1); else fill.bind(1, rj);
+          fill.bind(2, d.benchmark).bind(3, pkg).bind(4, d.system).bind(5, failed_checks_json(d));
           if (!fill.run()) return fail(fill.error());
           out->rcp_filled += sqlite3_changes(store.db());
         }
@@ -414,8 +426,9 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
   Stmt ins_result(store.db(),
                   "INSERT INTO results(system_id, benchmark, division, verdict, result_count, expected_count, seeds_ok, "
                   "rcp_status, rcp_pass, rcp_norm_factor, score_minutes, score_pipeline_minutes, unscaled_minutes, "
-                  "published_factor, pipeline_factor, energy_joules, energy_pipeline_joules, energy_note, rcp_json) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
+                  "published_factor, pipeline_factor, energy_joules, energy_pipeline_joules, energy_note, rcp_json, "
+                  "failed_checks) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
   Stmt ins_run(store.db(),
                "INSERT INTO runs(result_id, file, content_sha256, run_start_ms, run_stop_ms, minutes, converged, epochs, "
                "seed, compliant, counted, messages_json, fingerprint, dropped, energy_joules) "
@@ -474,6 +487,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     if (pipe && pipe->has_energy) ins_result.bind(17, pipe->energy_j); else ins_result.bind_null(17);
     if (pub && pub->has_power && !pub->has_energy) ins_result.bind(18, pub->energy_note); else ins_result.bind_null(18);
     if (std::string rj = rcp_json(d, rules, facts); !rj.empty()) ins_result.bind(19, rj); else ins_result.bind_null(19);
+    ins_result.bind(20, failed_checks_json(d));
     if (!ins_result.run()) return fail(ins_result.error());
     long long result_id = sqlite3_last_insert_rowid(store.db());
     ++out->results;

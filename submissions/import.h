@@ -40,13 +40,18 @@ struct ImportResult {
   std::string organisation;
   std::string status;  // "imported", "replaced", "unchanged"
   int results = 0, runs = 0, resubmitted_runs = 0;
-  int rcp_filled = 0;  // "unchanged": results imported before schema 6 given their rcp_json
+  int rcp_filled = 0;  // "unchanged": results imported before schema 6 (8) given their rcp_json (failed_checks)
   std::string verdict;
 };
 
 // The organisation folders under `dir`: `dir` itself when it has results/,
 // else its sub-folders that have results/ (a round, or a results archive).
 std::vector<std::string> find_packages(const std::string& dir);
+
+// The checks that failed a result folder: the rules of its errors, each
+// once, in order (["RCP"], ["result count", "seeds"]); [] when it passes.
+// Kept in results.failed_checks.
+std::string failed_checks_json(const rules::BenchmarkDir& dir);
 
 // What the RCP check evaluated for one benchmark directory, as the store keeps
 // it in results.rcp_json (docs/store.md, "Convergence against the RCP"); ""

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/text.h"
+#include "mllog/json.h"
 #include "rules/package.h"
 #include "rules/ruleset.h"
 #include "rules/scoring.h"
@@ -21,10 +22,11 @@ const char* kSelect = R"sql(
   SELECT x.id, d.name, o.name, s.submitter, s.name, x.benchmark, x.division, s.availability,
          s.accelerator_model_name, s.accelerators_count, s.number_of_nodes,
          x.score_minutes, x.score_pipeline_minutes, x.verdict, x.rcp_status, x.resubmission,
-         x.unscaled_minutes, rs.status, rs.factor, rs.objection_id, rs.decision_id, x.rcp_pass
+         x.unscaled_minutes, rs.status, rs.factor, rs.objection_id, rs.decision_id, x.rcp_pass,
+         FAILED_CHECKS, ob.rule, x.seeds_ok, x.result_count = x.expected_count
   FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
        JOIN organisations o ON p.organisation_id = o.id JOIN rounds d ON p.round_id = d.id
-       LEFT JOIN result_status rs ON rs.result_id = x.id
+       LEFT JOIN result_status rs ON rs.result_id = x.id LEFT JOIN objections ob ON ob.id = rs.objection_id
   WHERE d.name = ?1 AND x.benchmark = ?2
   ORDER BY o.name, s.name)sql";
 
@@ -33,7 +35,8 @@ const char* kSelectNoReview = R"sql(
   SELECT x.id, d.name, o.name, s.submitter, s.name, x.benchmark, x.division, s.availability,
          s.accelerator_model_name, s.accelerators_count, s.number_of_nodes,
          x.score_minutes, x.score_pipeline_minutes, x.verdict, x.rcp_status, x.resubmission,
-         x.unscaled_minutes, NULL, NULL, NULL, NULL, x.rcp_pass
+         x.unscaled_minutes, NULL, NULL, NULL, NULL, x.rcp_pass,
+         NULL, NULL, x.seeds_ok, x.result_count = x.expected_count
   FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
        JOIN organisations o ON p.organisation_id = o.id JOIN rounds d ON p.round_id = d.id
   WHERE d.name = ?1 AND x.benchmark = ?2
@@ -42,6 +45,14 @@ const char* kSelectNoReview = R"sql(
 bool has_review_tables(Store& s) {
   Stmt st(s.db(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'result_status'");
   return st.step();
+}
+
+// The statement for the store's schema: results.failed_checks from schema 8.
+std::string select_results(Store& s) {
+  if (!has_review_tables(s)) return kSelectNoReview;
+  std::string sql = kSelect;
+  sql.replace(sql.find("FAILED_CHECKS"), 13, s.opened_version() >= 8 ? "x.failed_checks" : "NULL");
+  return sql;
 }
 
 using base::iequals;
@@ -84,11 +95,29 @@ ResultRow read_row(Stmt& st, bool pipeline) {
   }
   if (r.review_status == "moved-to-open") r.division = "open";
   if (r.review_status == "normalised" && r.has_review_factor && !st.col_null(16)) {
-    r.has_published_score = r.has_score;
-    r.published_score = r.score;
+    r.has_submitted_score = r.has_score;
+    r.submitted_score = r.score;
     r.has_score = true;
     r.score = st.col_double(16) * r.review_factor;
   }
+  if (!st.col_null(22)) {
+    mllog::Json checks;
+    std::string perr;
+    if (mllog::parse_json_permissive(st.col_text(22), &checks, &perr) && checks.kind == mllog::Json::Kind::Array) {
+      r.failed_checks_known = true;
+      for (const auto& c : checks.items)
+        if (c.kind == mllog::Json::Kind::String) r.failed_checks.push_back(c.s);
+    }
+  }
+  if (!r.pass && !r.failed_checks_known) {
+    // Imported before schema 8: what the store keeps of the checks.
+    r.failed_checks_known = true;
+    if (st.col_int(25) == 0) r.failed_checks.push_back("result count");
+    if (!st.col_null(24) && st.col_int(24) == 0) r.failed_checks.push_back("seeds");
+    if (!r.rcp_status.empty() && !r.rcp_pass) r.failed_checks.push_back("RCP");
+    if (r.failed_checks.empty()) r.failed_checks.push_back("result checks");  // a reason the store does not keep
+  }
+  r.objection_rule = st.col_text(23);
   return r;
 }
 
@@ -261,7 +290,8 @@ std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error)
   std::string round, benchmark;
   if (!resolve_round(s, q.round, &round, error)) return out;
   if (!resolve_benchmark(s, round, q.benchmark, &benchmark, error)) return out;
-  Stmt st(s.db(), has_review_tables(s) ? kSelect : kSelectNoReview);
+  const std::string sql = select_results(s);
+  Stmt st(s.db(), sql.c_str());
   st.bind(1, round).bind(2, benchmark);
   std::string division = lower(q.division);
   while (st.step()) {
@@ -323,6 +353,28 @@ std::string review_status_text(const ResultRow& r) {
   if (r.decision_id) out += " (decision " + std::to_string(r.decision_id) + ")";
   else if (r.objection_id) out += " (objection " + std::to_string(r.objection_id) + ")";
   return out;
+}
+
+long long accepted_by(const ResultRow& r) {
+  if (r.pass || r.review_status != "normalised" || !r.has_review_factor || r.decision_id == 0) return 0;
+  if (!r.failed_checks_known || r.failed_checks.size() != 1 || r.failed_checks[0] != "RCP") return 0;
+  return r.decision_id;
+}
+
+const char* checks_word(const ResultRow& r) { return r.pass ? "pass" : accepted_by(r) ? "accepted" : "fail"; }
+
+std::string checks_cell(const ResultRow& r) {
+  std::string out = r.pass ? "pass" : accepted_by(r) ? "accepted (decision " + std::to_string(r.decision_id) + ")" : "FAIL";
+  return out + (r.resubmission ? " (resubmitted)" : "");
+}
+
+std::string accepted_text(const ResultRow& r) {
+  if (!accepted_by(r)) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "x%.4f", r.review_factor);
+  return "the RCP check failed; the review committee normalised the score " + std::string(buf) + " (decision " +
+         std::to_string(r.decision_id) + " on objection " + std::to_string(r.objection_id) +
+         (r.objection_rule.empty() ? std::string() : ": " + r.objection_rule) + ")";
 }
 
 namespace {

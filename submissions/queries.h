@@ -37,15 +37,39 @@ struct ResultRow {
   // "" | objection-open | fixed | moved-to-open | withdrawn | normalised.
   // moved-to-open: `division` is "open" (submitted_division keeps what was
   // submitted). normalised: `score` is unscaled minutes x review_factor, the
-  // committee's factor; `published_score` keeps the score as submitted.
+  // committee's factor (the figure published); `submitted_score` keeps the
+  // score as submitted.
   std::string review_status;
   bool has_review_factor = false;
   double review_factor = 0;
   long long objection_id = 0, decision_id = 0;  // 0 = none
   std::string submitted_division;
-  bool has_published_score = false;
-  double published_score = 0;
+  bool has_submitted_score = false;
+  double submitted_score = 0;
+  std::string objection_rule;  // the rule of the objection behind review_status
+  // The checks that failed the result (results.failed_checks: "RCP", "result
+  // count", "seeds", ...); empty when it passes.
+  bool failed_checks_known = false;
+  std::vector<std::string> failed_checks;
 };
+
+// The decision by which the committee accepted a result whose checks fail: a
+// normalisation upheld when the RCP check is the only one that failed (the
+// committee's remedy for it, as the consortium's scaling.json). 0 for none:
+// the result passes, or something else fails too.
+long long accepted_by(const ResultRow& r);
+
+// The result's checks for JSON and CSV: "pass", "fail" or "accepted".
+const char* checks_word(const ResultRow& r);
+
+// The result's checks in one word for tables: "pass", "FAIL", or "accepted
+// (decision N)"; " (resubmitted)" after it for a resubmission.
+std::string checks_cell(const ResultRow& r);
+
+// Why a result is accepted: "the RCP check failed; the committee normalised
+// the score x1.0758 (decision 1 on objection 1: rcp_checker: RCP test)"; ""
+// when accepted_by(r) is 0.
+std::string accepted_text(const ResultRow& r);
 
 // "withdrawn (decision 4)", "normalised x1.0758 (decision 7)", ...; "" when
 // the result has no review status.

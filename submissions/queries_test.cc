@@ -10,6 +10,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "mllog/json.h"
 #include "submissions/cost.h"
@@ -766,7 +768,7 @@ TEST_SUITE("store") {
     CHECK(review_status_text(rows[0]) == "objection open (objection 1)");
     CHECK(rows[1].system == "eos_n32");
     CHECK(rows[1].score == doctest::Approx(0.9193).epsilon(1e-4));  // 0.85454 x 1.07575758
-    CHECK(rows[1].published_score == doctest::Approx(0.85454));
+    CHECK(rows[1].submitted_score == doctest::Approx(0.85454));
     CHECK(review_status_text(rows[1]) == "normalised x1.0758 (decision 1)");
     REQUIRE(left_out.size() == 1);
     CHECK(contains(left_out[0], "NVIDIA/eos_n64"));
@@ -817,10 +819,92 @@ TEST_SUITE("store") {
     REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --division closed --csv " + db_arg(d.path), &out) == 0);
     auto csv = read_csv(out);
     REQUIRE(csv.size() == 3);
-    CHECK(csv[0].back() == "review_status");
-    CHECK(csv[1].back() == "objection open (objection 1)");
-    CHECK(csv[2].back() == "normalised x1.0758 (decision 1)");
+    CHECK(csv[0].back() == "checks");
+    CHECK(csv[0][csv[0].size() - 2] == "review_status");
+    CHECK(csv[1][csv[1].size() - 2] == "objection open (objection 1)");
+    CHECK(csv[2][csv[2].size() - 2] == "normalised x1.0758 (decision 1)");
     CHECK(std::stod(csv[2][13]) == doctest::Approx(256 * 0.85454 * 1.07575758 / 60));
+  }
+
+  TEST_CASE("a failed RCP check the committee normalised reads accepted by the decision, the published figure as published") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r31 = d.round("training-3.1.0", 3001000);
+    long long p31 = d.package(r31, "NVIDIA");
+    long long ssd = d.result(p31, "eos_n256", "NVIDIA", "NVIDIA H100-SXM5-80GB", 2048, 0.85454, "a");
+    long long both = d.result(p31, "eos_n64", "NVIDIA", "NVIDIA H100-SXM5-80GB", 512, 3.0, "b");
+    long long old = d.result(p31, "eos_n8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 6.0, "c");
+    long long seeds = d.result(p31, "eos_n1", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 30.0, "e");
+    d.exec("UPDATE results SET unscaled_minutes = score_minutes, verdict = 'fail', rcp_status = 'found', rcp_pass = 0, "
+           "result_count = 5, expected_count = 5, seeds_ok = 1");
+    d.exec("UPDATE results SET failed_checks = '[\"RCP\"]' WHERE id = " + std::to_string(ssd));
+    d.exec("UPDATE results SET failed_checks = '[\"RCP\", \"olympic scoring\"]' WHERE id = " + std::to_string(both));
+    // Imported before schema 8 (no failed_checks): derived from the counts, seeds and RCP columns.
+    d.exec("UPDATE results SET seeds_ok = 0 WHERE id = " + std::to_string(seeds));
+    d.exec("INSERT INTO users (name, role, created_at) VALUES ('chair', 'chair', 't')");
+    d.exec("INSERT INTO objections (round_id, by_org, against_org, filed_by, title, rule, text, state, created_at) VALUES (" +
+           std::to_string(r31) + ", 1, 1, 1, 'fast', 'rcp_checker: RCP test', 'x', 'decided', 't')");
+    d.exec("INSERT INTO decisions (objection_id, outcome, remedy, factor, votes_uphold, votes_reject, votes_abstain, majority, "
+           "decided_by, created_at) VALUES (1, 'upheld', 'normalise', 1.07575758, 3, 0, 0, 'simple', 1, 't')");
+    for (long long id : {ssd, both, old, seeds})
+      d.exec("INSERT INTO result_status VALUES (" + std::to_string(id) + ", 'normalised', 1.07575758, 1, 1, 't')");
+    std::string error;
+    auto rows = leaderboard(*d.s, {"3.1.0", "bert", "closed", false}, &error);
+    REQUIRE_MESSAGE(rows.size() == 4, error);
+    std::map<std::string, ResultRow> by;
+    for (const auto& r : rows) by[r.system] = r;
+    CHECK(accepted_by(by["eos_n256"]) == 1);
+    CHECK(checks_cell(by["eos_n256"]) == "accepted (decision 1)");
+    CHECK(std::string(checks_word(by["eos_n256"])) == "accepted");
+    CHECK(accepted_text(by["eos_n256"]) ==
+          "the RCP check failed; the review committee normalised the score x1.0758 (decision 1 on objection 1: "
+          "rcp_checker: RCP test)");
+    CHECK(by["eos_n256"].score == doctest::Approx(0.9193).epsilon(1e-4));
+    CHECK(by["eos_n256"].submitted_score == doctest::Approx(0.85454));
+    // Normalising answers the RCP check only: another failure stays a failure.
+    CHECK(accepted_by(by["eos_n64"]) == 0);
+    CHECK(checks_cell(by["eos_n64"]) == "FAIL");
+    CHECK(accepted_by(by["eos_n8"]) == 1);  // no failed_checks: only the RCP column fails
+    CHECK(checks_cell(by["eos_n1"]) == "FAIL");  // no failed_checks, and the seeds failed too
+    CHECK(by["eos_n1"].failed_checks == std::vector<std::string>{"seeds", "RCP"});
+    // A result that passes is "pass" whatever the review did.
+    d.exec("UPDATE results SET verdict = 'pass', failed_checks = '[]' WHERE id = " + std::to_string(ssd));
+    rows = leaderboard(*d.s, {"3.1.0", "bert", "closed", false}, &error);
+    for (const auto& r : rows)
+      if (r.system == "eos_n256") CHECK(checks_cell(r) == "pass");
+    d.exec("UPDATE results SET verdict = 'fail', failed_checks = '[\"RCP\"]' WHERE id = " + std::to_string(ssd));
+    d.close();
+    std::string out;
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert " + db_arg(d.path), &out) == 0);
+    INFO(out);
+    CHECK(contains(out, "accepted (decision 1)"));
+    CHECK(contains(out, "FAIL"));
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --json " + db_arg(d.path), &out) == 0);
+    mllog::Json j;
+    std::string perr;
+    REQUIRE(mllog::parse_json_permissive(out, &j, &perr));
+    bool seen = false;
+    for (const auto& r : j.find("results")->items) {
+      if (r.find("system")->s != "eos_n256") continue;
+      seen = true;
+      CHECK(r.find("checks")->s == "accepted");
+      CHECK(r.find("checks_pass")->kind == mllog::Json::Kind::Bool);
+      CHECK_FALSE(r.find("checks_pass")->b);
+      CHECK(r.find("accepted")->find("decision_id")->i == 1);
+      CHECK(contains(r.find("accepted")->find("why")->s, "normalised the score x1.0758"));
+      const mllog::Json* st = r.find("review_status");
+      CHECK(st->find("published_score_minutes")->f == doctest::Approx(0.9193).epsilon(1e-4));
+      CHECK(st->find("submitted_score_minutes")->f == doctest::Approx(0.85454));
+      REQUIRE(r.find("failed_checks")->items.size() == 1);
+      CHECK(r.find("failed_checks")->items[0].s == "RCP");
+    }
+    CHECK(seen);
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --csv " + db_arg(d.path), &out) == 0);
+    auto csv = read_csv(out);
+    REQUIRE(csv.size() == 5);
+    std::set<std::string> words;
+    for (size_t i = 1; i < csv.size(); ++i) words.insert(csv[i].back());
+    CHECK(words == std::set<std::string>{"accepted", "fail"});
   }
 
   TEST_CASE("a schema-5 store whose result_status was dropped is damaged, not answered without status") {
@@ -972,7 +1056,8 @@ TEST_SUITE("store") {
     REQUIRE(rows.size() == 3);
     CHECK(rows[0] == std::vector<std::string>{"benchmark", "rank", "round", "organisation", "system", "submitter", "division",
                                               "availability", "accelerator", "accelerator_type", "accelerators", "nodes",
-                                              "score_minutes", "accelerator_hours", "checks_pass", "resubmission", "review_status"});
+                                              "score_minutes", "accelerator_hours", "checks_pass", "resubmission", "review_status",
+                                              "checks"});
     CHECK(rows[1][4] == "'@sys");
     CHECK(rows[1][5] == "'-Org");
     CHECK(rows[1][12] == "40");

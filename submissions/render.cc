@@ -34,7 +34,16 @@ void row_json(mllog::JsonWriter& w, const ResultRow& r, const Price& price = {})
   if (priced(price)) {
     if (run_cost(r, price, &cost)) w.key("cost").value(cost); else w.key("cost").null();
   }
-  w.key("checks_pass").value(r.pass).key("rcp_status").value(r.rcp_status).key("resubmission").value(r.resubmission);
+  w.key("checks_pass").value(r.pass).key("checks").value(checks_word(r));
+  w.key("failed_checks").strings(r.failed_checks);
+  w.key("accepted");
+  if (accepted_by(r)) {
+    w.begin_object().key("decision_id").value(r.decision_id).key("objection_id").value(r.objection_id);
+    w.key("why").value(accepted_text(r)).end_object();
+  } else {
+    w.null();
+  }
+  w.key("rcp_status").value(r.rcp_status).key("resubmission").value(r.resubmission);
   w.key("review_status");
   if (r.review_status.empty()) {
     w.null();
@@ -44,7 +53,11 @@ void row_json(mllog::JsonWriter& w, const ResultRow& r, const Price& price = {})
     if (r.objection_id) w.key("objection_id").value(r.objection_id); else w.key("objection_id").null();
     if (r.decision_id) w.key("decision_id").value(r.decision_id); else w.key("decision_id").null();
     w.key("submitted_division").value(r.submitted_division);
-    if (r.has_published_score) w.key("published_score_minutes").value(r.published_score);
+    // Normalised: the figure published (unscaled x the committee's factor)
+    // beside the one submitted.
+    if (r.has_submitted_score) {
+      w.key("published_score_minutes").value(r.score).key("submitted_score_minutes").value(r.submitted_score);
+    }
     w.end_object();
   }
   w.key("runs").begin_array();
@@ -141,7 +154,7 @@ void csv_result_header(Csv& c, const std::string& p, const Price& price) {
                           "accelerator_type", "accelerators", "nodes", "score_minutes", "accelerator_hours"})
     c.text(p + col);
   if (priced(price)) c.text(p + "cost");
-  for (const char* col : {"checks_pass", "resubmission", "review_status"}) c.text(p + col);
+  for (const char* col : {"checks_pass", "resubmission", "review_status", "checks"}) c.text(p + col);
 }
 
 void csv_result_cells(Csv& c, const ResultRow& r, const Price& price) {
@@ -153,7 +166,7 @@ void csv_result_cells(Csv& c, const ResultRow& r, const Price& price) {
   if (priced(price)) {
     if (run_cost(r, price, &cost)) c.number(cost); else c.empty();
   }
-  c.boolean(r.pass).boolean(r.resubmission).text(review_status_text(r));
+  c.boolean(r.pass).boolean(r.resubmission).text(review_status_text(r)).text(checks_word(r));
 }
 
 // Runs as compare's column shows them, each time in full precision.
@@ -235,7 +248,7 @@ Answer answer_compare(Store& store, const Question& q) {
     std::vector<std::string> row = {r.organisation + "/" + r.system, size_cell(r), reviewed_score_cell(r), hours_cell(r)};
     if (priced(price)) row.push_back(cost_cell(r, price));
     for (auto cell : {&r == &base ? std::string() : rel,
-                      std::string(r.pass ? "pass" : "FAIL") + (r.resubmission ? " (resubmitted)" : ""), runs_cell(r)})
+                      checks_cell(r), runs_cell(r)})
       row.push_back(cell);
     if (status) row.push_back(status_cell(r));
     t.add(row);
@@ -305,7 +318,7 @@ Answer answer_leaderboard(Store& store, const Question& q) {
     std::vector<std::string> row = {std::to_string(ranks[i++]), r.submitter, r.system, r.division, r.availability, size_cell(r),
                                     reviewed_score_cell(r), hours_cell(r)};
     if (priced(price)) row.push_back(cost_cell(r, price));
-    row.push_back(std::string(r.pass ? "pass" : "FAIL") + (r.resubmission ? " (resubmitted)" : ""));
+    row.push_back(checks_cell(r));
     if (status) row.push_back(status_cell(r));
     t.add(row);
   }

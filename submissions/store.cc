@@ -390,6 +390,13 @@ ALTER TABLE objections ADD COLUMN impact_computed REAL;
 ALTER TABLE objections ADD COLUMN impact_basis TEXT;
 ALTER TABLE evidence ADD COLUMN impact_minutes REAL;
 )sql",
+    // 7 -> 8: the checks that failed a result (the rules of its folder's
+    // errors, a JSON array: ["RCP"], ["result count", "seeds"]), so that a
+    // committee's acceptance of a failed RCP check is told from other
+    // failures. NULL in rows imported before (import the package again).
+    R"sql(
+ALTER TABLE results ADD COLUMN failed_checks TEXT;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

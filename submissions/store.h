@@ -16,7 +16,7 @@
 
 namespace referee::submissions {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // A prepared statement with bound values; throws nothing, reports via ok().
 class Stmt {

@@ -88,9 +88,10 @@ std::string dump(Store& s, const std::vector<std::string>& skip = {}) {
 }
 
 // results.rcp_json by "system/benchmark" ("NULL" where it is NULL).
-std::map<std::string, std::string> rcp_jsons(Store& s) {
+std::map<std::string, std::string> rcp_jsons(Store& s, const std::string& column = "rcp_json") {
   std::map<std::string, std::string> out;
-  Stmt q(s.db(), "SELECT y.name || '/' || x.benchmark, x.rcp_json FROM results x JOIN systems y ON y.id = x.system_id");
+  const std::string sql = "SELECT y.name || '/' || x.benchmark, x." + column + " FROM results x JOIN systems y ON y.id = x.system_id";
+  Stmt q(s.db(), sql.c_str());
   while (q.step()) out[q.col_text(0)] = q.col_null(1) ? "NULL" : q.col_text(1);
   return out;
 }
@@ -125,7 +126,8 @@ TEST_SUITE("store") {
                       "CREATE TABLE decisions (id INTEGER PRIMARY KEY, objection_id INTEGER NOT NULL); "
                       "ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
                       "ALTER TABLE results DROP COLUMN energy_joules; ALTER TABLE results DROP COLUMN energy_pipeline_joules; "
-                      "ALTER TABLE results DROP COLUMN energy_note; ALTER TABLE results DROP COLUMN rcp_json; PRAGMA user_version = 2;",
+                      "ALTER TABLE results DROP COLUMN energy_note; ALTER TABLE results DROP COLUMN rcp_json; "
+                      "ALTER TABLE results DROP COLUMN failed_checks; PRAGMA user_version = 2;",
                       &error));
       REQUIRE(s->exec(R"sql(
         INSERT INTO rounds(name, usage, version, ordinal) VALUES ('training-3.0.0', 'training', '3.0.0', 3000000);
@@ -156,7 +158,8 @@ TEST_SUITE("store") {
       REQUIRE(s);
       REQUIRE(s->exec("ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
                       "ALTER TABLE results DROP COLUMN energy_joules; ALTER TABLE results DROP COLUMN energy_pipeline_joules; "
-                      "ALTER TABLE results DROP COLUMN energy_note; ALTER TABLE results DROP COLUMN rcp_json; PRAGMA user_version = 2;",
+                      "ALTER TABLE results DROP COLUMN energy_note; ALTER TABLE results DROP COLUMN rcp_json; "
+                      "ALTER TABLE results DROP COLUMN failed_checks; PRAGMA user_version = 2;",
                       &error));
       REQUIRE(s->exec(R"sql(
         INSERT INTO rounds(name, usage, version, ordinal) VALUES ('training-3.0.0', 'training', '3.0.0', 3000000);
@@ -569,28 +572,31 @@ TEST_SUITE("store") {
     CHECK(count(*s, "decisions") == 0);
   }
 
-  TEST_CASE("schema 5 -> 6 keeps every row, rcp_json NULL; an unchanged re-import fills it and changes nothing else") {
+  TEST_CASE("schema 5 -> 8 keeps every row, rcp_json and failed_checks NULL; an unchanged re-import fills them and changes "
+            "nothing else") {
     Mini m;
     TempDir t;
     std::string db = (t.path / "v5.db").string();
     std::string error;
-    std::map<std::string, std::string> fresh;
+    std::map<std::string, std::string> fresh, checks;
     {
       auto s = Store::open(db, &error);
       REQUIRE(s);
       ImportResult r;
       REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error), error);
       fresh = rcp_jsons(*s);
+      checks = rcp_jsons(*s, "failed_checks");
       // A published round with a review record: migration and backfill leave the review alone.
       REQUIRE(s->exec("INSERT INTO users(name, organisation_id, role, created_at) VALUES ('u', 1, 'member', 't');"
                       "INSERT INTO round_reviews(round_id, state) SELECT id, 'published' FROM rounds;"
                       "ALTER TABLE results DROP COLUMN rcp_json; ALTER TABLE objections DROP COLUMN impact_computed; "
                       "ALTER TABLE objections DROP COLUMN impact_basis; ALTER TABLE evidence DROP COLUMN impact_minutes; "
-                      "PRAGMA user_version = 5;",
+                      "ALTER TABLE results DROP COLUMN failed_checks; PRAGMA user_version = 5;",
                       &error));
     }
     REQUIRE(fresh.size() == 2);
     for (const auto& row : fresh) CHECK_MESSAGE(row.second != "NULL", row.first);
+    for (const auto& row : checks) CHECK_MESSAGE(row.second == "[]", row.first);  // both pass
     std::string before;
     {
       auto s = Store::open(db, &error, OpenMode::ReadOnly);
@@ -604,15 +610,17 @@ TEST_SUITE("store") {
     auto s = Store::open(db, &error);
     REQUIRE_MESSAGE(s, error);
     CHECK(s->schema_version() == kSchemaVersion);
-    CHECK(dump(*s, {"rcp_json", "impact_computed", "impact_basis", "impact_minutes"}) == before);  // every row of every table kept
+    CHECK(dump(*s, {"rcp_json", "impact_computed", "impact_basis", "impact_minutes", "failed_checks"}) == before);  // every row kept
     for (const auto& row : rcp_jsons(*s)) CHECK_MESSAGE(row.second == "NULL", row.first);
+    for (const auto& row : rcp_jsons(*s, "failed_checks")) CHECK_MESSAGE(row.second == "NULL", row.first);
     // The same package again: "unchanged", but the rows imported before schema 6 get their rcp_json.
     ImportResult r;
     REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error), error);
     CHECK(r.status == "unchanged");
     CHECK(r.rcp_filled == 2);
     CHECK(rcp_jsons(*s) == fresh);
-    CHECK(dump(*s, {"rcp_json"}) == before);  // nothing else changed
+    CHECK(rcp_jsons(*s, "failed_checks") == checks);
+    CHECK(dump(*s, {"rcp_json", "failed_checks"}) == before);  // nothing else changed
     // And once filled, an unchanged import writes nothing at all.
     std::string all = dump(*s);
     REQUIRE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error));
@@ -906,10 +914,10 @@ TEST_SUITE("store") {
       REQUIRE(testing::run_referee("compare --round training-3.1.0 --benchmark gpt3 NVIDIA/eos-dfw_n1344_ngc23.09_nemo "
                                    "Azure+NVIDIA/ND_H100_v5_n1344_pytorch --csv" + db, &out) == 0);
       CHECK(out.rfind("benchmark,round,organisation,system,submitter,division,availability,accelerator,accelerator_type,"
-                      "accelerators,nodes,score_minutes,accelerator_hours,checks_pass,resubmission,review_status,"
+                      "accelerators,nodes,score_minutes,accelerator_hours,checks_pass,resubmission,review_status,checks,"
                       "relative_to_first,runs_minutes\r\n", 0) == 0);
       CHECK(out.find("gpt3,training-3.1.0,NVIDIA,eos-dfw_n1344_ngc23.09_nemo,NVIDIA,closed,Available cloud,"
-                     "NVIDIA H100-SXM5-80GB,H100,10752,1344,3.9171666666666667,701.9562666666667,true,false,,0,3.9171666666666667 ") != std::string::npos);
+                     "NVIDIA H100-SXM5-80GB,H100,10752,1344,3.9171666666666667,701.9562666666667,true,false,,pass,0,3.9171666666666667 ") != std::string::npos);
       REQUIRE(testing::run_referee("leaderboard --round training-3.1.0 --benchmark gpt3 --division closed" + db, &out) == 0);
       CHECK(out.find("3.9172              702.0  pass") != std::string::npos);
     }

@@ -1,4 +1,4 @@
-// referee objection file|list|show|evidence|respond|vote|decide|withdraw and
+// referee objection file|list|show|evidence|respond|vote|decide|withdraw|extend and
 // referee review log: the core of the peer review, as a client of the API.
 #include <cerrno>
 #include <cmath>
@@ -147,6 +147,11 @@ void print_objection(const mllog::Json& b) {
       if (v.kind == mllog::Json::Kind::String) line += "  " + k + " " + v.s;
     if (!line.empty()) std::cout << "  deadlines:" << line << "\n";
   }
+  if (const auto* xs = j.find("extensions"))
+    for (const auto& x : xs->items)
+      std::cout << "  extension: " << opt_text(x, "organisation") << " " << opt_text(x, "deadline") << " until "
+                << opt_text(x, "until") << " (granted by " << opt_text(x, "granted_by") << ": " << opt_text(x, "reason")
+                << ")\n";
   if (!opt_text(j, "text").empty()) std::cout << "\n" << opt_text(j, "text") << "\n";
   if (const auto* ev = j.find("evidence"); ev && !ev->items.empty()) {
     std::cout << "\nevidence:\n";
@@ -236,7 +241,7 @@ const CLI::Validator kFactor(
     "FACTOR in (0, 100]", "factor");
 
 Command objection_command() {
-  return {"objection", "Objections of the peer review: file, list, show, evidence, respond, vote, decide, withdraw",
+  return {"objection", "Objections of the peer review: file, list, show, evidence, respond, vote, decide, withdraw, extend",
           [](CLI::App& sub) -> std::function<int()> {
             struct Opts {
               ClientOptions client;
@@ -248,7 +253,7 @@ Command objection_command() {
               double factor = 0;
               long long version = 0;
               bool waive = false, amend = false;
-              std::string reason;
+              std::string reason, organisation, deadline, until;
               EvidenceFlags ev;
             };
             auto o = std::make_shared<Opts>();
@@ -290,18 +295,27 @@ Command objection_command() {
             decide->add_option("--reason", o->reason, "--amend: why the decision is amended");
             auto* withdraw = sub.add_subcommand("withdraw", "withdraw an objection (the objecting organisation)");
             withdraw->add_option("--text", o->text, "why");
-            for (auto* s : {show, evidence, respond, vote, decide, withdraw})
+            auto* extend = sub.add_subcommand(
+                "extend", "give one organisation more time on this objection (a review chair of neither party)");
+            extend->add_option("--org", o->organisation, "the organisation given more time")->required();
+            extend->add_option("--deadline", o->deadline, "objections_due | responses_due | decisions_due")
+                ->required()
+                ->check(CLI::IsMember({"objections_due", "responses_due", "decisions_due"}));
+            extend->add_option("--until", o->until, "the new time: 2026-05-20 (end of that day, UTC) or 2026-05-20T17:00Z")
+                ->required();
+            extend->add_option("--reason", o->reason, "why (recorded, shown with the objection)")->required();
+            for (auto* s : {show, evidence, respond, vote, decide, withdraw, extend})
               s->add_option("ID", o->id, "objection number")->required()->check(count_at_least(1));
-            for (auto* s : {evidence, respond, vote, decide, withdraw})
+            for (auto* s : {evidence, respond, vote, decide, withdraw, extend})
               s->add_option("--version", o->version, "the version you read: refused (409) if it changed since")
                   ->check(count_at_least(1));
-            for (auto* s : {file, evidence, respond, vote, decide, withdraw})
+            for (auto* s : {file, evidence, respond, vote, decide, withdraw, extend})
               s->add_option("--override", o->override_reason, "review chair: act after the deadline, for this reason");
-            for (auto* s : {file, list, show, evidence, respond, vote, decide, withdraw}) {
+            for (auto* s : {file, list, show, evidence, respond, vote, decide, withdraw, extend}) {
               add_client_options(*s, &o->client);
               s->add_flag("--json", o->json, "print the answer as JSON");
             }
-            return [o, file, list, show, evidence, respond, vote, decide, withdraw]() -> int {
+            return [o, file, list, show, evidence, respond, vote, decide, withdraw, extend]() -> int {
               // The flags as the typed operation (review/objections.h): run on the local store, or
               // sent to --server as the request body made from the same value.
               namespace rv = review;
@@ -397,6 +411,15 @@ Command objection_command() {
                 in.reason = o->reason;
                 in.text = o->text;
                 return send("objection decide", path + "/decision", in, rv::decide, 201);
+              }
+              if (extend->parsed()) {
+                rv::Extend in;
+                change(&in);
+                in.organisation = o->organisation;
+                in.deadline = o->deadline;
+                in.until = o->until;
+                in.reason = o->reason;
+                return send("objection extend", path + "/extensions", in, rv::extend, 201);
               }
               rv::Withdraw in;
               change(&in);

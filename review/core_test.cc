@@ -45,6 +45,7 @@ TEST_SUITE("review") {
     const char* file_body = R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r"})";
     const char* file_own = R"({"round":"3.1.0","against":"Google","results":["Google/tpu/bert"],"title":"t","rule":"r"})";
     const char* ev = R"({"evidence":[{"check":"seed not logged"}]})";
+    const char* ext = R"({"organisation":"NVIDIA","deadline":"responses_due","until":"2099-01-01","reason":"r"})";
     const char* ev_override = R"({"evidence":[{"check":"seed not logged"}],"override":"asked by the committee"})";
     const char* file_body_override =
         R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r","override":"late"})";
@@ -147,6 +148,16 @@ TEST_SUITE("review") {
         {"review", "withdraw", "POST", "/api/v1/objections/{id}/withdraw", "", "chair1", 403},
         {"review", "withdraw", "POST", "/api/v1/objections/{id}/withdraw", "", "intel", 404},
         {"published", "withdraw", "POST", "/api/v1/objections/{id}/withdraw", "", "goog", 422},
+        // extensions: a review chair of neither party
+        {"review", "extend", "POST", "/api/v1/objections/{id}/extensions", ext, "chair1", 201},
+        {"review", "extend", "POST", "/api/v1/objections/{id}/extensions", ext, "chairdell", 201},
+        {"review", "extend", "POST", "/api/v1/objections/{id}/extensions", ext, "admin1", 403},
+        {"review", "extend", "POST", "/api/v1/objections/{id}/extensions", ext, "nv", 403},
+        {"review", "extend", "POST", "/api/v1/objections/{id}/extensions", ext, "dell", 403},
+        {"review", "extend", "POST", "/api/v1/objections/{id}/extensions", ext, "intel", 404},
+        {"review", "extend", "POST", "/api/v1/objections/{id}/extensions", ext, "", 401},
+        {"final", "extend", "POST", "/api/v1/objections/{id}/extensions", ext, "chair1", 422},
+        {"published", "extend", "POST", "/api/v1/objections/{id}/extensions", ext, "chair1", 422},
         // the log: anyone with a token (a member sees only visible rounds' events)
         {"review", "log", "GET", "/api/v1/log", "", "nv", 200},
         {"review", "log", "GET", "/api/v1/log", "", "intel", 200},
@@ -167,6 +178,7 @@ TEST_SUITE("review") {
         REQUIRE(f.call("nv", "POST", o + "/responses", R"({"text":"we disagree"})").status == 201);
         REQUIRE(f.call("dell", "POST", o + "/votes", R"({"vote":"reject"})").status == 201);
       }
+      if (std::string(row.route) == "extend") f.set_deadline("responses_due", "2020-01-01");  // a deadline to extend
       f.set_state(row.state);
       std::string p = row.path;
       if (size_t at = p.find("{id}"); at != std::string::npos) p.replace(at, 4, std::to_string(id));
@@ -300,6 +312,117 @@ TEST_SUITE("review") {
     CHECK(contains(vote.body, "scores_final"));
     Response decide = f.call("chair1", "POST", path + "/decision", R"({"tie_break":"reject","override":"ruling"})");
     CHECK(decide.status == 201);
+  }
+
+  TEST_CASE("extensions: a neutral chair gives one organisation more time on one objection, recorded, shown, verified") {
+    Review f;
+    f.add_user("chairnv", "NVIDIA", "chair");
+    long long id = f.file_rcp();  // Google against NVIDIA
+    Response second = f.call("goog", "POST", "/api/v1/objections",
+                             R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r"})");
+    REQUIRE(second.status == 201);
+    long long other = parse(second.body).find("objection")->find("id")->i;
+    const std::string path = "/api/v1/objections/" + std::to_string(id);
+    const std::string other_path = "/api/v1/objections/" + std::to_string(other);
+    f.set_deadline("objections_due", "2020-01-01");
+    f.set_deadline("responses_due", "2020-01-02");
+    f.set_deadline("decisions_due", "2099-01-01");
+    f.set_deadline("scores_final", "2099-02-01");
+    REQUIRE(f.call("nv", "POST", path + "/responses", R"({"text":"late"})").status == 422);
+    const std::string grant = R"({"organisation":"nvidia","deadline":"responses_due","until":"2099-01-01",)"
+                              R"("reason":"NVIDIA's reviewer was ill; agreed at the meeting of 2026-05-04"})";
+    // Nobody grants their own side more time; members and administrators grant none.
+    Response own = f.call("chairnv", "POST", path + "/extensions", grant);
+    CHECK(own.status == 403);
+    CHECK(contains(own.body, "a chair of NVIDIA does not extend a deadline in a case NVIDIA is party to"));
+    CHECK(f.call("nv", "POST", path + "/extensions", grant).status == 403);
+    CHECK(f.call("goog", "POST", path + "/extensions", grant).status == 403);
+    CHECK(f.call("admin1", "POST", path + "/extensions", grant).status == 403);
+    // What an extension must be.
+    auto refused = [&](const std::string& body, int status, const std::string& said) {
+      Response r = f.call("chair1", "POST", path + "/extensions", body);
+      CHECK_MESSAGE(r.status == status, body << " -> " << r.body);
+      CHECK_MESSAGE(contains(r.body, said), r.body);
+    };
+    refused(R"({"organisation":"NVIDIA","deadline":"scores_final","until":"2099-01-01","reason":"r"})", 400,
+            "not objections_due, responses_due or decisions_due");
+    refused(R"({"organisation":"NVIDIA","deadline":"responses_due","until":"soon","reason":"r"})", 400, "until");
+    refused(R"({"organisation":"NVIDIA","deadline":"responses_due","until":"2099-01-01"})", 400, "reason");
+    refused(R"({"organisation":"NVIDIA","deadline":"responses_due","until":"2019-12-31","reason":"r"})", 422,
+            "is not after the round's responses_due");
+    refused(R"({"organisation":"NVIDIA","deadline":"responses_due","until":"2099-03-01","reason":"r"})", 422,
+            "after the round's scores_final");
+    refused(R"({"organisation":"Intel","deadline":"responses_due","until":"2099-01-01","reason":"r"})", 422,
+            "has no package in round training-3.1.0");
+    refused(R"({"organisation":"Nobody","deadline":"responses_due","until":"2099-01-01","reason":"r"})", 422,
+            "has no package in round training-3.1.0");
+    CHECK(f.count("extensions") == 0);
+    // A neutral chair grants it: shown on the objection, an event in the log.
+    Response ok = f.call("chair1", "POST", path + "/extensions", grant);
+    REQUIRE_MESSAGE(ok.status == 201, ok.body);
+    Json granted = parse(ok.body);
+    const Json* xs = granted.find("objection")->find("extensions");
+    REQUIRE(xs->items.size() == 1);
+    CHECK(xs->items[0].find("organisation")->s == "NVIDIA");
+    CHECK(xs->items[0].find("deadline")->s == "responses_due");
+    CHECK(xs->items[0].find("until")->s == "2099-01-01T23:59:59Z");
+    CHECK(xs->items[0].find("granted_by")->s == "chair1");
+    CHECK(contains(xs->items[0].find("reason")->s, "reviewer was ill"));
+    std::string error;
+    auto events = referee::review::read_events(*f.s, "objection/", &error);
+    REQUIRE(!events.empty());
+    CHECK(events.back().action == "objection.extend");
+    CHECK(contains(events.back().payload_json, "\"round_deadline\":\"2020-01-02T23:59:59Z\""));
+    // NVIDIA may respond on this objection, not on the other; Google's deadline is its own.
+    CHECK(f.call("nv", "POST", path + "/responses", R"({"text":"in time, as extended"})").status == 201);
+    Response elsewhere = f.call("nv", "POST", other_path + "/responses", R"({"text":"late"})");
+    CHECK(elsewhere.status == 422);
+    CHECK(contains(elsewhere.body, "responses_due"));
+    CHECK(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":"late"}]})").status == 422);
+    // The accused is heard first: a decision waits for the extended deadline too.
+    REQUIRE(f.call("chair1", "POST", other_path + "/extensions", grant).status == 201);
+    REQUIRE(f.call("dell", "POST", other_path + "/votes", R"({"vote":"uphold"})").status == 201);
+    Response early = f.call("chair1", "POST", other_path + "/decision", R"({"remedy":"none"})");
+    CHECK(early.status == 422);
+    CHECK(contains(early.body, "2099-01-01T23:59:59Z"));
+    // A later grant replaces the earlier one (both events kept).
+    REQUIRE(f.call("chairdell", "POST", other_path + "/extensions",
+                   R"({"organisation":"NVIDIA","deadline":"responses_due","until":"2098-01-01","reason":"shorter"})")
+                .status == 201);
+    CHECK(f.count("extensions") == 2);
+    // The CLI shows it; --verify checks the rows against the events.
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    REQUIRE(run_referee("objection show " + std::to_string(other) + " --db '" + f.path + "'", &out) == 0);
+    CHECK(contains(out, "extension: NVIDIA responses_due until 2098-01-01T23:59:59Z (granted by chairdell: shorter)"));
+    // The minutes list every grant, the replaced one too.
+    REQUIRE(run_referee("review report --round 3.1.0 --format md --db '" + f.path + "'", &out) == 0);
+    CHECK(contains(out, "Extensions:\n- NVIDIA: responses_due until 2099-01-01T23:59:59Z (the round's: 2020-01-02T23:59:59Z), "
+                        "granted by chair1 at "));
+    CHECK(contains(out, "- NVIDIA: responses_due until 2098-01-01T23:59:59Z (the round's: 2020-01-02T23:59:59Z), granted by "
+                        "chairdell at "));
+    REQUIRE(run_referee("review log --verify --db '" + f.path + "'", &out) == 0);
+    int copies = 0;
+    auto tampered = [&](const std::string& sql, const std::string& expect) {
+      CAPTURE(sql);
+      std::string copy = (f.dir.path / ("ext" + std::to_string(++copies) + ".db")).string();
+      fs::copy_file(f.path, copy);
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open(copy.c_str(), &raw) == SQLITE_OK);
+      REQUIRE(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+      std::string o;
+      CHECK(run_referee("review log --verify --db '" + copy + "'", &o) == 1);
+      CHECK_MESSAGE(contains(o, expect), o);
+    };
+    tampered("UPDATE extensions SET until = '2099-12-31T23:59:59Z' WHERE until LIKE '2098%'", "until 2099-12-31T23:59:59Z");
+    tampered("UPDATE extensions SET reason = 'x'", "the reason is not the one");
+    tampered("DELETE FROM extensions WHERE until LIKE '2098%'", "is missing");
+    tampered("INSERT INTO extensions (objection_id, organisation_id, deadline, until, reason, created_at) SELECT " +
+                 std::to_string(id) + ", id, 'objections_due', '2099-01-01T23:59:59Z', 'r', 't' FROM organisations "
+                 "WHERE name = 'Google'",
+             "has no objection.extend event");
   }
 
   TEST_CASE("majority rules: simple, two thirds to exclude or move, the chair's tie-break") {

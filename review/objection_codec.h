@@ -18,6 +18,7 @@ std::string request_body(const Respond& in);
 std::string request_body(const CastVote& in);
 std::string request_body(const Decide& in);
 std::string request_body(const Withdraw& in);
+std::string request_body(const Extend& in);
 
 // The answer to a write: `status` with the objection as it is now
 // (objection_json), or the error.

@@ -190,6 +190,18 @@ Response post_withdraw(Context& c) {
   return reply(c, withdraw(c.store, c.who, in), 200);
 }
 
+Response post_extension(Context& c) {
+  Json body;
+  Response err;
+  Extend in;
+  if (!parse_body(c.req, {"organisation", "deadline", "until", "reason", "version", "override"}, &body, &err) ||
+      !decode_change(c, body, &in, &err) || !body_string(body, "organisation", true, &in.organisation, &err) ||
+      !body_string(body, "deadline", true, &in.deadline, &err) || !body_string(body, "until", true, &in.until, &err) ||
+      !body_string(body, "reason", true, &in.reason, &err))
+    return err;
+  return reply(c, extend(c.store, c.who, in), 201);
+}
+
 // ---------------------------------------------------------------- the log
 
 // The round an event is about: its payload's "round", or a round/NAME subject.
@@ -448,6 +460,18 @@ std::string request_body(const Withdraw& in) {
   return w.str();
 }
 
+std::string request_body(const Extend& in) {
+  JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object();
+  opt(w, "organisation", in.organisation);
+  opt(w, "deadline", in.deadline);
+  opt(w, "until", in.until);
+  opt(w, "reason", in.reason);
+  change_fields(w, in);
+  w.end_object();
+  return w.str();
+}
+
 std::vector<Route> objection_routes() {
   return {
       {"POST", "/api/v1/objections", true, post_objection},
@@ -458,6 +482,7 @@ std::vector<Route> objection_routes() {
       {"POST", "/api/v1/objections/{id}/votes", true, post_vote},
       {"POST", "/api/v1/objections/{id}/decision", true, post_decision},
       {"POST", "/api/v1/objections/{id}/withdraw", true, post_withdraw},
+      {"POST", "/api/v1/objections/{id}/extensions", true, post_extension},
       {"GET", "/api/v1/log", false, read_log},
       {"GET", "/api/v1/log/verify", false, verify_log},
   };

@@ -14,6 +14,7 @@
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
+#include "review/rounds.h"
 #include "review/text_format.h"
 #include "review/verify.h"
 #include "rules/scoring.h"
@@ -637,6 +638,13 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   dl("decisions_due", round.schedule.decisions_due);
   dl("scores_final", round.schedule.scores_final);
   w.end_object();
+  // More time a neutral chair gave one organisation here.
+  w.key("extensions").begin_array();
+  for (const auto& x : read_extensions(s, o.id)) {
+    w.begin_object().key("organisation").value(x.organisation).key("deadline").value(x.deadline).key("until").value(x.until);
+    w.key("reason").value(x.reason).key("granted_by").value(x.granted_by).key("created_at").value(x.created_at).end_object();
+  }
+  w.end_array();
   w.key("evidence").begin_array();
   {
     Stmt q(s.db(),
@@ -854,7 +862,9 @@ Result<Objection> change_objection(Store& s, const Actor& who, const ObjectionCh
     const std::string id = std::to_string(o.id);
     if (!check_version(in.version, o.version, "objection " + id, "referee objection show " + id, &err)) return err;
     std::string overridden;
-    if (!check_deadline(who, round, spec.deadline(party), in.override_reason, &overridden, &err, party.standing))
+    const std::string deadline = spec.deadline(party);
+    const std::string extended = party.org_id && !deadline.empty() ? extended_until(s, o.id, party.org_id, deadline) : "";
+    if (!check_deadline(who, round, deadline, in.override_reason, &overridden, &err, party.standing, extended))
       return err;
     if (spec.final_what && !check_not_final(round, spec.final_what, in.override_reason, &overridden, &err)) return err;
     JsonWriter p(0, mllog::JsonText::kUtf8);
@@ -1258,7 +1268,11 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
       Stmt q(s.db(), "SELECT COUNT(*) FROM responses WHERE objection_id = ?1 AND organisation_id = ?2");
       q.bind(1, o.id).bind(2, o.against_org);
       bool responded = q.step() && q.col_int(0) > 0;
-      const std::string& due_at = round.schedule.responses_due;
+      // An extension the accused was given for its response moves that deadline for this objection.
+      std::string due_at = round.schedule.responses_due;
+      if (std::string ext = extended_until(s, o.id, o.against_org, "responses_due");
+          !ext.empty() && (due_at.empty() || deadline_instant(ext) > deadline_instant(due_at)))
+        due_at = ext;
       bool due_passed = !due_at.empty() && now_utc() > deadline_instant(due_at);
       if (!responded && !due_passed) {
         std::string due = due_at.empty() ? "responses_due is not set" : "responses_due (" + due_at + ") has not passed";
@@ -1397,6 +1411,92 @@ Result<Objection> withdraw(Store& s, const Actor& who, const Withdraw& in) {
     return std::string("withdrawn");
   };
   return change_objection(s, who, in, spec);
+}
+
+Result<Objection> extend(Store& s, const Actor& who, const Extend& in) {
+  const char* const names[] = {"objections_due", "responses_due", "decisions_due"};
+  if (std::find(std::begin(names), std::end(names), in.deadline) == std::end(names))
+    return make_error(400, "bad-field", "deadline '" + in.deadline + "' is not objections_due, responses_due or decisions_due",
+                      "objections_due: the objecting organisation's evidence; responses_due: the accused's response "
+                      "and evidence; decisions_due: votes");
+  if (in.organisation.empty()) return make_error(400, "bad-field", "organisation: required (the organisation given more time)");
+  if (in.reason.empty()) return make_error(400, "bad-field", "reason: required (why the organisation is given more time)");
+  std::string until, perr;
+  if (!parse_instant(in.until, &until, &perr)) return make_error(400, "bad-date", "until: " + perr);
+  Spec spec;
+  spec.action = Action::OverrideDeadline;
+  spec.event = "objection.extend";
+  spec.final_what = "extensions";
+  spec.refused = [](const Row& o, const RoundInfo&, const Party& party) {
+    if (party.standing.objecting || party.standing.accused)
+      return forbidden("a chair of " + party.org_name + " does not extend a deadline in a case " + party.org_name +
+                           " is party to (objection " + std::to_string(o.id) + ")",
+                       "ask a review chair of another organisation, or one without an organisation");
+    return forbidden("only a review chair grants an extension");
+  };
+  spec.deadline = [](const Party&) { return ""; };
+  spec.apply = [&](const Row& o, const RoundInfo& round, const Party&, std::string& overridden,
+                   JsonWriter& p) -> Result<std::string> {
+    long long org_id = 0;
+    std::string org;
+    if (!find_organisation(s, in.organisation, &org_id, &org) || !submitted(s, o.round_id, org_id))
+      return make_error(422, "not-in-round",
+                        "organisation " + in.organisation + " has no package in round " + round.name +
+                            ": it has no deadline there to extend",
+                        "name the objecting or the accused organisation, or one that votes in " + round.name);
+    const std::string& current = in.deadline == "objections_due"  ? round.schedule.objections_due
+                                 : in.deadline == "responses_due" ? round.schedule.responses_due
+                                                                  : round.schedule.decisions_due;
+    if (current.empty())
+      return make_error(422, "no-deadline", "round " + round.name + " has no " + in.deadline + ": there is nothing to extend",
+                        "set the round's schedule (referee round schedule)");
+    if (deadline_instant(until) <= deadline_instant(current))
+      return make_error(422, "not-later",
+                        "until " + until + " is not after the round's " + in.deadline + " (" + current +
+                            "): an extension gives more time");
+    if (!round.schedule.scores_final.empty() && deadline_instant(until) > deadline_instant(round.schedule.scores_final))
+      return make_error(422, "after-scores-final",
+                        "until " + until + " is after the round's scores_final (" + round.schedule.scores_final +
+                            "): after it nothing changes",
+                        "give a time before scores_final, or move the round's schedule (referee round schedule)");
+    std::string before = extended_until(s, o.id, org_id, in.deadline);
+    long long user = 0;
+    std::string uerr;
+    if (!actor_user_id(s, who, &user, &uerr)) return make_error(500, "store", uerr);
+    Stmt up(s.db(),
+            "INSERT INTO extensions (objection_id, organisation_id, deadline, until, reason, granted_by, created_at) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (objection_id, organisation_id, deadline) DO UPDATE SET "
+            "until = excluded.until, reason = excluded.reason, granted_by = excluded.granted_by, "
+            "created_at = excluded.created_at");
+    up.bind(1, o.id).bind(2, org_id).bind(3, in.deadline).bind(4, until).bind(5, in.reason).bind(6, user).bind(7, now_utc());
+    if (!up.run()) return store_error(s, up.rc(), "recording the extension");
+    p.key("organisation").value(org).key("deadline").value(in.deadline).key("until").value(until);
+    p.key("round_deadline").value(current).key("reason").value(in.reason);
+    if (!before.empty()) p.key("replaces").value(before);
+    write_override(p, in.override_reason, overridden);
+    return o.state;
+  };
+  return change_objection(s, who, in, spec);
+}
+
+std::vector<ExtensionRecord> read_extensions(Store& s, long long objection, std::string* error) {
+  if (s.opened_version() < 8) return {};  // a store opened read-only before schema 8 has none
+  Stmt q(s.db(),
+         "SELECT o.name, x.deadline, x.until, x.reason, COALESCE(u.name, 'local-admin'), x.created_at FROM extensions x "
+         "JOIN organisations o ON o.id = x.organisation_id LEFT JOIN users u ON u.id = x.granted_by "
+         "WHERE x.objection_id = ?1 ORDER BY o.name, x.deadline");
+  q.bind(1, objection);
+  std::vector<ExtensionRecord> out;
+  while (q.step()) out.push_back({q.col_text(0), q.col_text(1), q.col_text(2), q.col_text(3), q.col_text(4), q.col_text(5)});
+  if (!q.ok() && error) *error = s.describe_error(q.rc(), "reading extensions");
+  return out;
+}
+
+std::string extended_until(Store& s, long long objection, long long org_id, const std::string& deadline) {
+  if (s.opened_version() < 8) return "";
+  Stmt q(s.db(), "SELECT until FROM extensions WHERE objection_id = ?1 AND organisation_id = ?2 AND deadline = ?3");
+  q.bind(1, objection).bind(2, org_id).bind(3, deadline);
+  return q.step() ? q.col_text(0) : "";
 }
 
 std::vector<Opinion> read_opinions(Store& s, long long objection, bool votes, std::string* error) {

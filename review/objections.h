@@ -78,6 +78,13 @@ struct Withdraw : ObjectionChange {
   std::string text;
 };
 
+// A neutral chair gives one organisation more time on one objection:
+// `deadline` (objections_due | responses_due | decisions_due) becomes
+// `until` for that organisation there, for `reason`.
+struct Extend : ObjectionChange {
+  std::string organisation, deadline, until, reason;
+};
+
 // The objection a write leaves: its number and version, and when filed, how
 // its score impact was found (or why it is unknown).
 struct Objection {
@@ -93,6 +100,17 @@ Result<Objection> respond(submissions::Store& s, const Actor& who, const Respond
 Result<Objection> vote(submissions::Store& s, const Actor& who, const CastVote& in);
 Result<Objection> decide(submissions::Store& s, const Actor& who, const Decide& in);
 Result<Objection> withdraw(submissions::Store& s, const Actor& who, const Withdraw& in);
+Result<Objection> extend(submissions::Store& s, const Actor& who, const Extend& in);
+
+// The extensions granted on objection `objection` (by organisation, then deadline).
+struct ExtensionRecord {
+  std::string organisation, deadline, until, reason, granted_by, created_at;
+};
+std::vector<ExtensionRecord> read_extensions(submissions::Store& s, long long objection, std::string* error = nullptr);
+
+// The time organisation `org_id` was given for `deadline` on objection
+// `objection`; "" when none.
+std::string extended_until(submissions::Store& s, long long objection, long long org_id, const std::string& deadline);
 
 // The filter of objection lists ("" = any).
 struct ObjectionFilter {

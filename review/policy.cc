@@ -136,7 +136,8 @@ std::string deadline_instant(const std::string& text) {
 }
 
 bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
-                    const std::string& override_reason, std::string* overridden, Error* err, const Standing& standing) {
+                    const std::string& override_reason, std::string* overridden, Error* err, const Standing& standing,
+                    const std::string& extended_until) {
   overridden->clear();
   // A published round first: whoever asks, and with whatever override, the answer is that it is published.
   if (round.state == "published") {
@@ -158,8 +159,12 @@ bool check_deadline(const Actor& who, const RoundInfo& round, const std::string&
   if (deadline_name == "objections_due") when = round.schedule.objections_due;
   else if (deadline_name == "responses_due") when = round.schedule.responses_due;
   else if (deadline_name == "decisions_due") when = round.schedule.decisions_due;
+  if (late(when) && !extended_until.empty() && !late(extended_until)) {
+    when.clear();  // extended for this organisation on this objection
+  }
   if (late(when)) {
     which = deadline_name;
+    if (!extended_until.empty() && deadline_instant(extended_until) > deadline_instant(when)) when = extended_until;
   } else if (late(round.schedule.scores_final)) {
     which = "scores_final";
     when = round.schedule.scores_final;

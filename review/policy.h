@@ -105,9 +105,12 @@ std::string deadline_instant(const std::string& text);
 // payload). An override sent by anyone but a chair, or by a chair whose
 // organisation is a party (`standing`: objecting or accused), is 403: nobody
 // grants their own side more time. An unset deadline does not restrict.
+// `extended_until` (not empty): the actor's organisation was given until then
+// for `deadline_name` on this objection (an extension by a neutral chair):
+// that deadline is the later of the two; scores_final still holds.
 bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
                     const std::string& override_reason, std::string* overridden, Error* err,
-                    const Standing& standing = {});
+                    const Standing& standing = {}, const std::string& extended_until = "");
 
 // A round in `final` takes no new objection, evidence, response or vote
 // (`what` names the action): 422, unless a chair sends an override reason;

@@ -203,6 +203,9 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
           o.superseded.push_back(line);
         }
       }
+      if (e.subject == prefix && e.action == "objection.extend")
+        o.extensions.push_back({e.seq, text(p.find("organisation")), text(p.find("deadline")), text(p.find("until")),
+                                text(p.find("round_deadline")), e.actor, e.at, text(p.find("reason"))});
       const mllog::Json* ov = p.find("override");
       if (!ov || ov->kind != mllog::Json::Kind::String || ov->s.empty()) continue;
       o.overrides.push_back({e.seq, e.action, e.actor, e.at, ov->s, text(p.find("overridden_deadline"))});
@@ -291,6 +294,11 @@ std::string report_json(const ReportRound& r) {
     for (const auto& x : o.overrides)
       w.begin_object().key("event").value(x.seq).key("action").value(x.action).key("by").value(x.actor)
           .key("at").value(x.at).key("reason").value(x.reason).key("deadline").value(x.deadline).end_object();
+    w.end_array().key("extensions").begin_array();
+    for (const auto& x : o.extensions)
+      w.begin_object().key("event").value(x.seq).key("organisation").value(x.organisation).key("deadline").value(x.deadline)
+          .key("until").value(x.until).key("round_deadline").value(x.round_deadline).key("by").value(x.actor)
+          .key("at").value(x.at).key("reason").value(x.reason).end_object();
     w.end_array().key("withdrawal");
     if (o.withdrawn)
       w.begin_object().key("by").value(o.withdrawn_by).key("at").value(o.withdrawn_at).key("text").value(o.withdrawal_text)
@@ -404,6 +412,13 @@ void objection_body(std::string& out, const ReportObjection& o) {
     for (const auto& x : o.overrides)
       out += "- event " + std::to_string(x.seq) + " (" + x.action + ") by " + md_inline(x.actor) + " at " + x.at +
              (x.deadline.empty() ? "" : ", overriding " + x.deadline) + ": " + shorten(x.reason, 2000) + "\n";
+  }
+  if (!o.extensions.empty()) {
+    out += "\nExtensions:\n";
+    for (const auto& x : o.extensions)
+      out += "- " + md_inline(x.organisation) + ": " + x.deadline + " until " + x.until + " (the round's: " +
+             x.round_deadline + "), granted by " + md_inline(x.actor) + " at " + x.at + " (event " +
+             std::to_string(x.seq) + "): " + shorten(x.reason, 2000) + "\n";
   }
 }
 

@@ -54,6 +54,12 @@ struct ReportObjection {
     std::string deadline;  // which deadline was overridden ("" when the event does not say)
   };
   std::vector<Override> overrides;
+  // More time a neutral chair gave one organisation here (each objection.extend, oldest first).
+  struct Extension {
+    long long seq = 0;
+    std::string organisation, deadline, until, round_deadline, actor, at, reason;
+  };
+  std::vector<Extension> extensions;
   // A withdrawal: who, when and why (from its objection.withdraw event).
   bool withdrawn = false;
   std::string withdrawn_by, withdrawn_at, withdrawal_text;

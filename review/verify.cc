@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "base/digest.h"
 #include "mllog/json.h"
@@ -110,6 +111,12 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   };
   std::map<long long, Responded> responded;  // response id -> what its response.add event recorded
   std::map<long long, Filed> filed;  // objection -> what objection.file named
+  struct Extended {
+    long long seq = 0;
+    std::string until, reason, actor;
+  };
+  // (objection, organisation, deadline) -> the latest objection.extend
+  std::map<std::tuple<long long, std::string, std::string>, Extended> extended;
   for (const auto& e : events) {
     long long oid = std::atoll(e.subject.c_str() + 10);
     if (e.subject.find('/', 10) != std::string::npos) continue;  // something under an objection
@@ -180,6 +187,9 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       }
     } else if (e.action == "objection.withdraw") {
       objection_state[oid] = "withdrawn";
+    } else if (e.action == "objection.extend") {
+      extended[{oid, text(p.find("organisation")), text(p.find("deadline"))}] =
+          Extended{e.seq, text(p.find("until")), text(p.find("reason")), e.actor};
     } else if (e.action == "vote.cast") {
       Decided v;
       v.outcome = text(p.find("vote"));
@@ -446,6 +456,32 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     for (const auto& [id, r] : responded)
       if (!rows.count(id))
         return fail("responses: row " + std::to_string(id) + " added by event " + std::to_string(r.seq) + " is missing");
+  }
+  // Extensions: each row as the latest objection.extend for its objection, organisation and deadline left it.
+  if (s.opened_version() >= 8) {
+    Stmt q(s.db(),
+           "SELECT x.id, x.objection_id, o.name, x.deadline, x.until, x.reason, COALESCE(u.name, 'local-admin') FROM "
+           "extensions x LEFT JOIN organisations o ON o.id = x.organisation_id LEFT JOIN users u ON u.id = x.granted_by "
+           "ORDER BY x.id");
+    std::set<std::tuple<long long, std::string, std::string>> rows;
+    while (q.step()) {
+      std::tuple<long long, std::string, std::string> key{q.col_int(1), q.col_text(2), q.col_text(3)};
+      rows.insert(key);
+      std::string row = "extensions row " + std::to_string(q.col_int(0)) + " (objection " + std::to_string(q.col_int(1)) +
+                        ", " + q.col_text(2) + " " + q.col_text(3) + ")";
+      auto it = extended.find(key);
+      if (it == extended.end()) return fail(row + " has no objection.extend event in the review log");
+      const Extended& x = it->second;
+      const std::string ev = "event " + std::to_string(x.seq);
+      if (q.col_text(4) != x.until) return fail(row + ": until " + q.col_text(4) + ", " + ev + " says " + x.until);
+      if (q.col_text(5) != x.reason) return fail(row + ": the reason is not the one " + ev + " recorded");
+      if (q.col_text(6) != x.actor) return fail(row + ": granted by " + q.col_text(6) + ", " + ev + " says " + x.actor);
+    }
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading extensions"));
+    for (const auto& [key, x] : extended)
+      if (!rows.count(key))
+        return fail("extensions: the row of objection " + std::to_string(std::get<0>(key)) + ", " + std::get<1>(key) + " " +
+                    std::get<2>(key) + " granted by event " + std::to_string(x.seq) + " is missing");
   }
   // Round records: state and schedule as the latest round.state and round.schedule events left them.
   {

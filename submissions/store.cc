@@ -394,8 +394,22 @@ ALTER TABLE evidence ADD COLUMN impact_minutes REAL;
     // errors, a JSON array: ["RCP"], ["result count", "seeds"]), so that a
     // committee's acceptance of a failed RCP check is told from other
     // failures. NULL in rows imported before (import the package again).
+    // And the extensions a neutral chair grants: one organisation, one
+    // objection, one deadline, until a later time, for a reason (the latest
+    // grant for the three replaces an earlier one; each is an event).
     R"sql(
 ALTER TABLE results ADD COLUMN failed_checks TEXT;
+CREATE TABLE extensions (
+  id INTEGER PRIMARY KEY,
+  objection_id INTEGER NOT NULL REFERENCES objections(id) ON DELETE CASCADE,
+  organisation_id INTEGER NOT NULL REFERENCES organisations(id),
+  deadline TEXT NOT NULL,             -- objections_due | responses_due | decisions_due
+  until TEXT NOT NULL,                -- as given (ISO 8601; a bare date is the end of that day, UTC)
+  reason TEXT NOT NULL,
+  granted_by INTEGER REFERENCES users(id),
+  created_at TEXT NOT NULL,
+  UNIQUE (objection_id, organisation_id, deadline)
+);
 )sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);

@@ -459,7 +459,12 @@ review_cli::SubSetup review_log_setup() {
                   if (o->json) {
                     mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
                     w.begin_object().key("ok").value(!broken).key("events").raw(text_of(b.find("events")));
-                    w.key("head_seq").raw(text_of(b.find("head_seq"))).key("head_hash").value(text_of(b.find("head_hash")));
+                    std::string head_seq = text_of(b.find("head_seq"));  // none for a member
+                    w.key("head_seq");
+                    if (head_seq.empty()) w.null(); else w.raw(head_seq);
+                    std::string head_hash = text_of(b.find("head_hash"));
+                    w.key("head_hash");
+                    if (head_hash.empty()) w.null(); else w.value(head_hash);
                     std::string first_bad = text_of(b.find("first_bad"));
                     w.key("first_bad");
                     if (broken && !first_bad.empty()) w.raw(first_bad); else w.null();
@@ -467,9 +472,11 @@ review_cli::SubSetup review_log_setup() {
                     if (broken) w.value(text_of(b.find("problem"))); else w.null();
                     std::cout << w.end_object().str() << "\n";
                   } else if (!broken) {
+                    // A member's head is the hash alone (no sequence number: it would count hidden rounds' events).
+                    std::string seq = text_of(b.find("head_seq"));
                     std::cout << "the review log verifies: " << text_of(b.find("events"))
-                              << " events, chain intact, tables agree with it; head " << text_of(b.find("head_seq"))
-                              << ":" << text_of(b.find("head_hash"))
+                              << " events, chain intact, tables agree with it; head " << (seq.empty() ? "" : seq + ":")
+                              << text_of(b.find("head_hash"))
                               << " (record it elsewhere and check it later with --head)\n";
                   } else if (text_of(b.find("first_bad")).empty()) {
                     std::cout << "the review log does not verify: " << text_of(b.find("problem")) << "\n";
@@ -488,7 +495,10 @@ review_cli::SubSetup review_log_setup() {
                 if (!ev) return;
                 for (const auto& e : ev->items) {
                   std::string org = text_of(e.find("organisation"));
-                  std::cout << text_of(e.find("seq")) << "  " << text_of(e.find("at")) << "  " << text_of(e.find("actor"))
+                  // A member's events carry no sequence number: the hash's first digits name them.
+                  std::string seq = text_of(e.find("seq"));
+                  if (seq.empty()) seq = text_of(e.find("hash")).substr(0, 12);
+                  std::cout << seq << "  " << text_of(e.find("at")) << "  " << text_of(e.find("actor"))
                             << " (" << (org.empty() ? "" : org + ", ") << text_of(e.find("role")) << ")  "
                             << text_of(e.find("action")) << "  " << text_of(e.find("subject")) << "\n";
                 }

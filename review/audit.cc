@@ -15,6 +15,7 @@
 #include "mllog/reader.h"
 #include "review/api.h"
 #include "review/events.h"
+#include "review/policy.h"
 #include "review/router.h"
 #include "review/text_format.h"
 #include "rules/facts.h"
@@ -862,7 +863,7 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
   std::set<std::string> seen;
   Stmt ins(s.db(),
            "INSERT INTO findings (round_id, organisation_id, result_id, kind, rule, summary, evidence_json, "
-           "impact_minutes, fingerprint, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+           "impact_minutes, fingerprint, created_at, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   Stmt upd(s.db(),
            "UPDATE findings SET result_id = ?2, rule = ?3, summary = ?4, evidence_json = ?5, impact_minutes = ?6 "
            "WHERE id = ?1");
@@ -874,8 +875,11 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
       f.state = "new";
       added.push_back(0);
     } else if (it == by_fp.end()) {
+      Error numbering;
+      const long long id = next_id(s, "findings", f.round_id, &numbering);
+      if (!id) return fail(numbering.message);
       ins.reset();
-      ins.bind(1, f.round_id).bind(2, f.organisation_id);
+      ins.bind(1, f.round_id).bind(2, f.organisation_id).bind(11, id);
       if (f.result_id) ins.bind(3, f.result_id);
       else ins.bind_null(3);
       ins.bind(4, f.kind).bind(5, f.rule).bind(6, f.summary).bind(7, ev);
@@ -883,7 +887,7 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
       else ins.bind_null(8);
       ins.bind(9, f.fingerprint).bind(10, now);
       if (!ins.run()) return fail(s.describe_error(ins.rc(), "storing a finding"));
-      f.id = static_cast<long long>(sqlite3_last_insert_rowid(s.db()));
+      f.id = id;
       f.state = "new";
       f.created_at = now;
       added.push_back(f.id);

@@ -1128,7 +1128,8 @@ TEST_SUITE("review") {
     CHECK(chair.find("events")->i == f.count("events"));
     // Google, in 3.1, sees its objection's events among its count and as its head.
     Json goog = parse(f.call("goog", "GET", "/api/v1/log/verify", "").body);
-    CHECK(goog.find("head_seq")->i == chair.find("head_seq")->i);
+    CHECK(goog.find("head_hash")->s == chair.find("head_hash")->s);
+    CHECK(goog.find("head_seq")->kind == Json::Kind::Null);  // the global count is not a member's to know
     CHECK(goog.find("events")->i < chair.find("events")->i);  // not the users' events
     // A head of a hidden round's event, a wrong hash and one that does not exist read alike to Intel.
     const std::string hidden = std::to_string(chair.find("head_seq")->i) + ":" + chair.find("head_hash")->s;
@@ -1142,6 +1143,64 @@ TEST_SUITE("review") {
     // Google's own head verifies.
     Json own = parse(f.call("goog", "GET", "/api/v1/log/verify?head=" + hidden, "").body);
     CHECK(own.find("ok")->b == true);
+  }
+
+  TEST_CASE("numbers a member sees count their rounds only: activity in a round hidden from them moves none") {
+    Review f;
+    // 3.0 under review as well, Dell beside Intel there; Google did not submit to it: it is hidden from Google.
+    long long d30 = f.package(f.r30, "Dell", "/nowhere/Dell30");
+    f.result(d30, "xe", "bert", 7.0, 7.0, 0, 1, {7, 7, 7});
+    REQUIRE(f.local("PUT", "/api/v1/rounds/3.0.0/schedule", "{}").status == 200);
+    REQUIRE(f.call("goog", "GET", "/api/v1/rounds/3.0.0", "").status == 404);
+    auto file = [&](const std::string& who, const std::string& body) {
+      Response r = f.call(who, "POST", "/api/v1/objections", body);
+      REQUIRE_MESSAGE(r.status == 201, r.body);
+      return parse(r.body).find("objection")->find("id")->i;
+    };
+    long long first = f.file_rcp();  // Google against NVIDIA, 3.1
+    // Intel and Dell in 3.0: an objection, a response, votes, a decision, findings.
+    long long hidden = file("intel", R"({"round":"3.0.0","against":"Dell","results":["Dell/xe/bert"],"title":"t","rule":"r"})");
+    const std::string hp = "/api/v1/objections/" + std::to_string(hidden);
+    REQUIRE(f.call("dell", "POST", hp + "/responses", R"({"text":"no"})").status == 201);
+    REQUIRE(f.call("intel", "POST", hp + "/votes", R"({"vote":"uphold"})").status == 201);
+    REQUIRE(f.call("chair1", "POST", hp + "/decision", R"({"remedy":"none"})").status == 201);
+    // Google's next numbers follow its round's own: one more than the last it saw.
+    long long second = file("goog", R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r"})");
+    CHECK(second == first + 1);
+    CHECK(hidden > referee::review::kIdsPerRound);  // 3.0's own numbers
+    const std::string p1 = "/api/v1/objections/" + std::to_string(first);
+    const std::string p2 = "/api/v1/objections/" + std::to_string(second);
+    Response r1 = f.call("nv", "POST", p1 + "/responses", R"({"text":"a"})");
+    Response r2 = f.call("nv", "POST", p2 + "/responses", R"({"text":"b"})");
+    REQUIRE(r1.status == 201);
+    REQUIRE(r2.status == 201);
+    Json j1 = parse(r1.body), j2 = parse(r2.body);
+    long long resp1 = j1.find("objection")->find("responses")->items.back().find("id")->i;
+    long long resp2 = j2.find("objection")->find("responses")->items.back().find("id")->i;
+    CHECK(resp2 == resp1 + 1);
+    CHECK(resp1 < referee::review::kIdsPerRound);
+    // Evidence and decisions likewise.
+    REQUIRE(f.call("dell", "POST", p1 + "/votes", R"({"vote":"reject"})").status == 201);
+    Response d1 = f.call("chair1", "POST", p1 + "/decision", R"({"remedy":"none"})");
+    REQUIRE_MESSAGE(d1.status == 201, d1.body);
+    Json dj = parse(d1.body);
+    CHECK(dj.find("objection")->find("decision")->find("id")->i == 1);  // the first decision of 3.1
+    // Google's log: the events of 3.1, without sequence numbers (they count 3.0's events too).
+    Json log = parse(f.call("goog", "GET", "/api/v1/log", "").body);
+    REQUIRE(!log.find("events")->items.empty());
+    for (const auto& e : log.find("events")->items) {
+      CHECK(e.find("seq")->kind == Json::Kind::Null);
+      CHECK_FALSE(contains(e.find("payload") ? e.find("subject")->s : "", std::to_string(hidden)));
+    }
+    Json chair = parse(f.call("chair1", "GET", "/api/v1/log", "").body);
+    CHECK(chair.find("events")->items.back().find("seq")->kind == Json::Kind::Int);
+    // A member's head is a hash: a sequence number before it is ignored, so none can be probed.
+    Json v = parse(f.call("goog", "GET", "/api/v1/log/verify", "").body);
+    CHECK(v.find("head_seq")->kind == Json::Kind::Null);
+    const std::string h = v.find("head_hash")->s;
+    CHECK(parse(f.call("goog", "GET", "/api/v1/log/verify?head=" + h.substr(0, 16), "").body).find("ok")->b);
+    CHECK(parse(f.call("goog", "GET", "/api/v1/log/verify?head=1:" + h, "").body).find("ok")->b);
+    CHECK_FALSE(parse(f.call("goog", "GET", "/api/v1/log/verify?head=" + h.substr(0, 6), "").body).find("ok")->b);
   }
 
   TEST_CASE("the log: the chain verifies after a sequence of actions and tampering is found at its event") {

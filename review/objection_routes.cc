@@ -21,7 +21,8 @@ using mllog::JsonWriter;
 // {id} of /objections/{id}: out of range is 400, anything else not an id 404.
 bool objection_id(const std::string& text, long long* id, Response* err) {
   if (text.size() > 18 && text.find_first_not_of("0123456789") == std::string::npos) {
-    *err = error_response(400, "bad-id", "objection id " + text + " is out of range", "objections are numbered 1, 2, ...");
+    *err = error_response(400, "bad-id", "objection id " + text + " is out of range",
+                          "objections are numbered per round: `referee objection list --round R` lists those you may see");
     return false;
   }
   if (!path_id(text, id)) {
@@ -250,7 +251,10 @@ Response read_log(Context& c) {
       continue;
     if (!round_name.empty() && event_round(e) != round_name) continue;
     if (!sees_event(c, e, &visible)) continue;  // a member sees the events of the rounds they can see
-    w.begin_object().key("seq").value(e.seq).key("at").value(e.at).key("actor").value(e.actor);
+    // A member gets no sequence numbers: they count the events of every round, hidden ones too.
+    w.begin_object().key("seq");
+    if (c.who.role == Role::Member) w.null(); else w.value(e.seq);
+    w.key("at").value(e.at).key("actor").value(e.actor);
     w.key("organisation");
     if (e.organisation.empty()) w.null(); else w.value(e.organisation);
     w.key("role").value(e.role).key("action").value(e.action).key("subject").value(e.subject);
@@ -292,30 +296,25 @@ Response verify_log(Context& c) {
     long long count = 0;
     const Event* newest = nullptr;
     const Event* anchored = nullptr;
+    // Their head is a hash (the global sequence number counts every round's events): a SEQ: before it is
+    // ignored, so that no number can be probed.
     std::string hash = anchor;
-    long long seq = 0;
-    if (size_t colon = anchor.find(':'); colon != std::string::npos) {
-      seq = std::atoll(anchor.substr(0, colon).c_str());
-      hash = anchor.substr(colon + 1);
-    }
+    if (size_t colon = anchor.find(':'); colon != std::string::npos) hash = anchor.substr(colon + 1);
     for (const auto& e : events) {
       if (!sees_event(c, e, &seen)) continue;
       ++count;
       newest = &e;
-      if (!anchor.empty() && !anchored && !hash.empty() && (seq ? e.seq == seq : e.hash.rfind(hash, 0) == 0)) anchored = &e;
+      if (!anchor.empty() && !anchored && hash.size() >= 8 && e.hash.rfind(hash, 0) == 0) anchored = &e;
     }
     std::string problem;
     if (!check.ok) problem = "the review log does not verify (a chair or an admin sees where)";
     else if (!anchor.empty() && !anchored)
       problem = "the recorded head " + anchor +
-                " is not among the events of the rounds you can see: it was deleted, or the log was rewritten";
-    else if (anchored && anchored->hash.rfind(hash, 0) != 0)
-      problem = "event " + std::to_string(anchored->seq) + " has hash " + anchored->hash.substr(0, 16) +
-                "..., the recorded head says " + hash.substr(0, 16) + "...: the log was rewritten";
+                " is not among the events of the rounds you can see: it was deleted, or the log was rewritten "
+                "(a head is at least 8 hex digits of an event's hash)";
     JsonWriter w(0, mllog::JsonText::kUtf8);
     w.begin_object().key("ok").value(problem.empty()).key("events").value(count);
-    w.key("head_seq");
-    if (newest) w.value(newest->seq); else w.null();
+    w.key("head_seq").null();
     w.key("head_hash");
     if (newest) w.value(newest->hash); else w.null();
     w.key("first_bad").null().key("problem");

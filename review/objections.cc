@@ -334,11 +334,13 @@ bool resolve_all(Store& s, const std::vector<EvidenceItem>& items, long long rou
 // Stores one evidence item; its digest (evidence_row_digest) goes to *digests for the event.
 bool insert_evidence(Store& s, const Actor& who, long long objection_id, const Evidence& e,
                      std::vector<std::string>* digests, Error* err) {
+  long long id = next_id(s, "evidence", round_of_objection(s, objection_id), err);
+  if (!id) return false;
   Stmt ins(s.db(),
            "INSERT INTO evidence (objection_id, kind, finding_id, run_id, first_line, last_line, quoted, "
-           "figure_name, figure_value, figure_unit, note, user_id, created_at, impact_minutes) VALUES (?1, ?2, ?3, "
-           "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
-  ins.bind(1, objection_id).bind(2, e.kind);
+           "figure_name, figure_value, figure_unit, note, user_id, created_at, impact_minutes, id) VALUES (?1, ?2, ?3, "
+           "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+  ins.bind(1, objection_id).bind(2, e.kind).bind(15, id);
   if (e.finding_id) ins.bind(3, e.finding_id); else ins.bind_null(3);
   if (e.run_id) ins.bind(4, e.run_id).bind(5, e.first_line).bind(6, e.last_line);
   else ins.bind_null(4).bind_null(5).bind_null(6);
@@ -353,7 +355,7 @@ bool insert_evidence(Store& s, const Actor& who, long long objection_id, const E
     *err = store_error(s, ins.rc(), "storing evidence");
     return false;
   }
-  digests->push_back(evidence_row_digest(s, sqlite3_last_insert_rowid(s.db())));
+  digests->push_back(evidence_row_digest(s, id));
   return true;
 }
 
@@ -890,7 +892,8 @@ Result<Objection> change_objection(Store& s, const Actor& who, const ObjectionCh
 }  // namespace
 
 Error no_objection(const std::string& id_text) {
-  return make_error(404, "not-found", "no objection " + id_text, "objections are numbered 1, 2, ...");
+  return make_error(404, "not-found", "no objection " + id_text,
+                    "objections are numbered per round: `referee objection list --round R` lists those you may see");
 }
 
 // ------------------------------------------------------------------ reading
@@ -1034,17 +1037,18 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
     bool has_impact =
         compute_impact(s, result_ids[0], f.rule, finding.kind, evidence, f.drop_runs, &impact, &basis, &err);
     if (!has_impact && err.status != 0) return err;
+    const long long id = next_id(s, "objections", round.id, &err);
+    if (!id) return err;
     Stmt ins(s.db(),
              "INSERT INTO objections (round_id, by_org, against_org, filed_by, title, rule, text, finding_id, "
-             "state, impact_minutes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'open', ?9, ?10)");
-    ins.bind(1, round.id).bind(2, by_id).bind(3, against_id);
+             "state, impact_minutes, created_at, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'open', ?9, ?10, ?11)");
+    ins.bind(1, round.id).bind(2, by_id).bind(3, against_id).bind(11, id);
     if (who.user_id) ins.bind(4, who.user_id); else ins.bind_null(4);
     ins.bind(5, f.title).bind(6, f.rule).bind(7, f.text);
     if (in.has_finding) ins.bind(8, in.finding); else ins.bind_null(8);
     if (has_impact) ins.bind(9, impact); else ins.bind_null(9);
     ins.bind(10, now_utc());
     if (!ins.run()) return store_error(s, ins.rc(), "filing the objection");
-    long long id = sqlite3_last_insert_rowid(s.db());
     for (long long rid : result_ids) {
       Stmt x(s.db(), "INSERT INTO objection_results (objection_id, result_id) VALUES (?1, ?2)");
       x.bind(1, id).bind(2, rid);
@@ -1154,9 +1158,11 @@ namespace {
 // objection `o`: who wrote it, what was said, the remedy and factor proposed
 // (NULL when none), and when. False with *err on a store error.
 bool store_opinion(Store& s, const char* sql, const Row& o, const Party& party, const Actor& who, const std::string& said,
-                   const std::string& remedy, bool has_factor, double factor, const char* what, Error* err) {
+                   const std::string& remedy, bool has_factor, double factor, const char* what, Error* err,
+                   long long id = 0) {
   Stmt ins(s.db(), sql);
   ins.bind(1, o.id).bind(2, party.org_id);
+  if (id) ins.bind(8, id);  // a response's number (votes have none)
   if (who.user_id) ins.bind(3, who.user_id); else ins.bind_null(3);
   ins.bind(4, said);
   if (remedy.empty()) ins.bind_null(5); else ins.bind(5, remedy);
@@ -1184,12 +1190,14 @@ Result<Objection> respond(Store& s, const Actor& who, const Respond& in) {
   spec.apply = [&](const Row& o, const RoundInfo&, const Party& party, std::string& overridden,
                    JsonWriter& p) -> Result<std::string> {
     Error e;
+    const long long id = next_id(s, "responses", o.round_id, &e);
+    if (!id) return e;
     if (!store_opinion(s,
-                       "INSERT INTO responses (objection_id, organisation_id, user_id, text, remedy, factor, created_at) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                       o, party, who, in.text, in.remedy, in.has_factor, in.factor, "storing the response", &e))
+                       "INSERT INTO responses (objection_id, organisation_id, user_id, text, remedy, factor, created_at, id) "
+                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                       o, party, who, in.text, in.remedy, in.has_factor, in.factor, "storing the response", &e, id))
       return e;
-    p.key("response").value(static_cast<long long>(sqlite3_last_insert_rowid(s.db())));
+    p.key("response").value(id);
     p.key("text_sha256").value(text_digest(in.text));
     p.key("remedy").value(in.remedy.empty() ? "none" : in.remedy);
     if (in.has_factor) p.key("factor").value(in.factor);
@@ -1369,9 +1377,14 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
                                 "votes_uphold = ?5, votes_reject = ?6, votes_abstain = ?7, majority = ?8, decided_by = ?9, "
                                 "text = ?10, created_at = ?11 WHERE id = ?12"
                               : "INSERT INTO decisions (objection_id, outcome, remedy, factor, votes_uphold, votes_reject, "
-                                "votes_abstain, majority, decided_by, text, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                                "?7, ?8, ?9, ?10, ?11)");
-    if (in.amend) ins.bind(12, decision_id);
+                                "votes_abstain, majority, decided_by, text, created_at, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                                "?7, ?8, ?9, ?10, ?11, ?12)");
+    if (!in.amend) {
+      Error e;
+      decision_id = next_id(s, "decisions", o.round_id, &e);
+      if (!decision_id) return e;
+    }
+    ins.bind(12, decision_id);
     ins.bind(1, o.id).bind(2, out.outcome).bind(3, remedy);
     if (has_factor) ins.bind(4, factor); else ins.bind_null(4);
     ins.bind(5, up).bind(6, rej).bind(7, abst).bind(8, out.majority);
@@ -1379,7 +1392,6 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
     if (in.text.empty()) ins.bind_null(10); else ins.bind(10, in.text);
     ins.bind(11, now_utc());
     if (!ins.run()) return store_error(s, ins.rc(), "storing the decision");
-    if (!in.amend) decision_id = sqlite3_last_insert_rowid(s.db());
     // The status this decision sets (the results' statuses follow in change_objection: the newest decision wins).
     const std::string status = out.outcome == "upheld" ? status_of_remedy(remedy) : "";
     p.key("decision").value(decision_id).key("outcome").value(out.outcome).key("remedy").value(remedy);
@@ -1463,12 +1475,16 @@ Result<Objection> extend(Store& s, const Actor& who, const Extend& in) {
     long long user = 0;
     std::string uerr;
     if (!actor_user_id(s, who, &user, &uerr)) return make_error(500, "store", uerr);
+    Error numbering;
+    const long long id = next_id(s, "extensions", o.round_id, &numbering);
+    if (!id) return numbering;
     Stmt up(s.db(),
-            "INSERT INTO extensions (objection_id, organisation_id, deadline, until, reason, granted_by, created_at) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (objection_id, organisation_id, deadline) DO UPDATE SET "
+            "INSERT INTO extensions (objection_id, organisation_id, deadline, until, reason, granted_by, created_at, id) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (objection_id, organisation_id, deadline) DO UPDATE SET "
             "until = excluded.until, reason = excluded.reason, granted_by = excluded.granted_by, "
             "created_at = excluded.created_at");
     up.bind(1, o.id).bind(2, org_id).bind(3, in.deadline).bind(4, until).bind(5, in.reason).bind(6, user).bind(7, now_utc());
+    up.bind(8, id);
     if (!up.run()) return store_error(s, up.rc(), "recording the extension");
     p.key("organisation").value(org).key("deadline").value(in.deadline).key("until").value(until);
     p.key("round_deadline").value(current).key("reason").value(in.reason);

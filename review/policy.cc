@@ -263,6 +263,29 @@ Error unknown_organisation_error(const std::string& name) {
                     "referee list submitters shows them");
 }
 
+long long next_id(submissions::Store& s, const char* table, long long round_id, Error* err) {
+  const long long base = (round_id - 1) * kIdsPerRound;
+  const std::string sql = std::string("SELECT MAX(id) FROM ") + table + " WHERE id > ?1 AND id <= ?2";
+  submissions::Stmt q(s.db(), sql.c_str());
+  q.bind(1, base).bind(2, base + kIdsPerRound);
+  if (!q.step()) {
+    *err = store_error(s, q.rc(), std::string("numbering a new row of ") + table);
+    return 0;
+  }
+  long long next = q.col_null(0) ? base + 1 : q.col_int(0) + 1;
+  if (round_id < 1 || next > base + kIdsPerRound) {
+    *err = make_error(500, "store", std::string("round ") + std::to_string(round_id) + " has no numbers left for " + table);
+    return 0;
+  }
+  return next;
+}
+
+long long round_of_objection(submissions::Store& s, long long objection) {
+  submissions::Stmt q(s.db(), "SELECT round_id FROM objections WHERE id = ?1");
+  q.bind(1, objection);
+  return q.step() ? q.col_int(0) : 0;
+}
+
 bool submitted(submissions::Store& s, long long round_id, long long org_id) {
   submissions::Stmt q(s.db(), "SELECT 1 FROM packages WHERE round_id = ?1 AND organisation_id = ?2");
   q.bind(1, round_id).bind(2, org_id);

@@ -153,6 +153,24 @@ struct Change {
 // appended and the transaction committed. Any Error rolls everything back.
 Result<long long> write(submissions::Store& s, const Actor& who, const std::function<Result<long long>(Change* event)>& change);
 
+// ------------------------------------------------------------ numbers
+
+// Objections, findings, pairings, decisions, responses, evidence,
+// announcements and extensions are numbered per round, not by a counter of
+// the whole store: round r's rows take the ids (r - 1) x kIdsPerRound + 1,
+// + 2, ... (r: rounds.id), so that the numbers a member sees count what
+// their rounds hold only, never activity in a round hidden from them.
+inline constexpr long long kIdsPerRound = 1000000;
+
+// The id for a new row of `table` (one of those above) in round `round_id`:
+// one more than the highest of that round's block. Call it inside the
+// writing transaction. Post: > 0; 0 with *err (500) on a store error or a
+// block that is full.
+long long next_id(submissions::Store& s, const char* table, long long round_id, Error* err);
+
+// The round of objection `objection` (0 when none).
+long long round_of_objection(submissions::Store& s, long long objection);
+
 // ------------------------------------------------------------ names
 
 // The organisation named `name` (case-insensitive): its id and spelling.

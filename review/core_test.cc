@@ -1261,6 +1261,21 @@ TEST_SUITE("review") {
     REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
     REQUIRE(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":"RCP: mean 7.1 epochs < 7.6"}]})").status == 201);
     REQUIRE(f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise","factor":1.0758,"text":"normalised"})").status == 201);
+    // The required reviews (one moved on by its reviewer) and an announced resubmission.
+    Response assigned = f.call("chair1", "POST", "/api/v1/rounds/3.1.0/pairings", "");
+    REQUIRE_MESSAGE(assigned.status / 100 == 2, assigned.body);
+    long long pairing = 0;
+    std::string reviewer;
+    {
+      Json pj = parse(f.call("chair1", "GET", "/api/v1/rounds/3.1.0/pairings", "").body);
+      REQUIRE(!pj.find("pairings")->items.empty());
+      pairing = pj.find("pairings")->items[0].find("id")->i;
+      reviewer = pj.find("pairings")->items[0].find("reviewer")->s;
+    }
+    REQUIRE(f.call("chair1", "PATCH", "/api/v1/pairings/" + std::to_string(pairing), R"({"status":"in-progress"})").status == 200);
+    Response ann = f.call("nv", "POST", "/api/v1/rounds/3.1.0/announcements",
+                          R"({"results":["NVIDIA/eos/bert"],"text":"the 3.0 logs again"})");
+    REQUIRE_MESSAGE(ann.status / 100 == 2, ann.body);
     f.s.reset();
     f.api.reset();
     std::string out;
@@ -1302,7 +1317,7 @@ TEST_SUITE("review") {
     tampered("DELETE FROM decisions", "", "decisions: row 1 recorded by event", 1);
     // The tail deleted: the chain still links; the recorded head does not.
     tampered("DROP TRIGGER events_append_only_delete; DELETE FROM events WHERE seq = (SELECT MAX(seq) FROM events)",
-             "--head " + head, "has no decision.record event", 1);
+             "--head " + head, "has no announcement.add event", 1);
     // A head the log no longer reaches (its tail deleted with the rows it made): the anchor says so.
     std::string later = std::to_string(std::stoll(head.substr(0, head.find(':'))) + 1) + head.substr(head.find(':'));
     CHECK(run_referee("review log --verify --head " + later + " --db '" + f.path + "'", &out) == 1);
@@ -1344,6 +1359,19 @@ TEST_SUITE("review") {
     tampered("UPDATE users SET disabled_at = 'x' WHERE name = 'nv'", "", "users row nv: disabled", 1);
     tampered("DELETE FROM tokens WHERE user_id = (SELECT id FROM users WHERE name = 'nv')", "", "tokens: rft_", 1);
     tampered("DROP TRIGGER events_append_only_update", "", "the triggers that keep the review log append-only", 1);
+    // Who cast a vote; the required reviews; announcements.
+    tampered("UPDATE votes SET user_id = (SELECT id FROM users WHERE name = 'chairdell')", "",
+             "votes row of Dell on objection " + std::to_string(id) + ": cast by chairdell", 1);
+    tampered("UPDATE pairings SET status = 'done' WHERE id = " + std::to_string(pairing), "",
+             "pairings row " + std::to_string(pairing) + " (" + reviewer + " reviews", 1);
+    tampered("DELETE FROM pairings WHERE id = " + std::to_string(pairing), "", "is missing", 1);
+    tampered("INSERT INTO pairings (round_id, reviewer_org, reviewed_org, reason) SELECT round_id, reviewer_org, "
+             "reviewer_org, 'rank' FROM pairings WHERE id = " + std::to_string(pairing),
+             "", "has no pairings.assign event", 1);
+    tampered("UPDATE announcements SET text = 'nothing to see'", "", "the text is not the one", 1);
+    tampered("UPDATE announcements SET result_id = (SELECT x.id FROM results x WHERE x.benchmark = 'retinanet')", "",
+             "about NVIDIA/eos/retinanet", 1);
+    tampered("DELETE FROM announcements", "", "made by event", 1);
     // Tables dropped: the store is damaged (exit 2), not a store without decisions.
     tampered("DROP TABLE result_status", "", "review table(s) result_status missing", 2);
     tampered("DROP TABLE votes", "", "review table(s) votes missing", 2);

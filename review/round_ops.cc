@@ -8,6 +8,7 @@
 #include "mllog/json_writer.h"
 #include "review/events.h"
 #include "review/report.h"
+#include "review/verify.h"
 #include "submissions/queries.h"
 
 namespace referee::review {
@@ -235,10 +236,13 @@ Result<Assignment> assign_pairings(Store& s, const Actor& who, const AssignPairi
     before = read_pairings(s, r.id, &error);
     if (!error.empty()) return make_error(500, "store", error);
     for (const auto& p : plan) {
+      Error numbering;
+      const long long id = next_id(s, "pairings", r.id, &numbering);
+      if (!id) return numbering;
       Stmt ins(s.db(),
-               "INSERT OR IGNORE INTO pairings (round_id, reviewer_org, reviewed_org, reason) VALUES (?1, "
-               "(SELECT id FROM organisations WHERE name = ?2), (SELECT id FROM organisations WHERE name = ?3), ?4)");
-      ins.bind(1, r.id).bind(2, p.reviewer).bind(3, p.reviewed).bind(4, p.reason);
+               "INSERT OR IGNORE INTO pairings (round_id, reviewer_org, reviewed_org, reason, id) VALUES (?1, "
+               "(SELECT id FROM organisations WHERE name = ?2), (SELECT id FROM organisations WHERE name = ?3), ?4, ?5)");
+      ins.bind(1, r.id).bind(2, p.reviewer).bind(3, p.reviewed).bind(4, p.reason).bind(5, id);
       if (!ins.run()) return store_error(s, ins.rc(), "writing pairings");
       if (sqlite3_changes(s.db()) > 0) added.push_back(p);
     }
@@ -362,19 +366,21 @@ Result<Announced> announce_resubmission(Store& s, const Actor& who, const Announ
                                "ask a member of " + org + " or a review chair")
                    : forbidden("announcements are made by a member of the result's organisation (or a chair)",
                                "ask a member of the result's organisation or a review chair");
+      const long long id = next_id(s, "announcements", r.id, &e);
+      if (!id) return e;
       Stmt ins(s.db(),
-               "INSERT INTO announcements (round_id, organisation_id, result_id, text, user_id, created_at) VALUES "
-               "(?1, ?2, ?3, ?4, ?5, ?6)");
-      ins.bind(1, r.id).bind(2, org_id).bind(3, rid).bind(4, in.text).bind(5, uid).bind(6, now);
+               "INSERT INTO announcements (round_id, organisation_id, result_id, text, user_id, created_at, id) VALUES "
+               "(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+      ins.bind(1, r.id).bind(2, org_id).bind(3, rid).bind(4, in.text).bind(5, uid).bind(6, now).bind(7, id);
       if (!ins.run()) return store_error(s, ins.rc(), "writing an announcement");
-      ids.push_back(sqlite3_last_insert_rowid(s.db()));
+      ids.push_back(id);
     }
     mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("round").value(r.name).key("announcements").begin_array();
     for (auto id : ids) p.value(id);
     p.end_array().key("results").begin_array();
     for (const auto& n : in.results) p.value(n);
-    p.end_array().key("late").value(late);
+    p.end_array().key("late").value(late).key("text_sha256").value(text_digest(in.text));
     if (!in.override_reason.empty()) p.key("override").value(in.override_reason);
     p.end_object();
     *event = Change{"announcement.add", "round/" + r.name, p.str()};

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "base/digest.h"
+#include "base/text.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
@@ -196,6 +197,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       v.remedy = text(p.find("remedy"));
       v.has_factor = number(p.find("factor"), &v.factor);
       v.seq = e.seq;
+      v.actor = e.actor;
       votes[{oid, text(p.find("organisation"))}] = v;
     }
   }
@@ -340,8 +342,9 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   {
     std::set<std::pair<long long, std::string>> rows;
     Stmt q(s.db(),
-           "SELECT v.objection_id, o.name, v.vote, COALESCE(v.remedy, ''), v.factor FROM votes v JOIN organisations o "
-           "ON o.id = v.organisation_id ORDER BY v.objection_id, o.name");
+           "SELECT v.objection_id, o.name, v.vote, COALESCE(v.remedy, ''), v.factor, COALESCE(u.name, 'local-admin') "
+           "FROM votes v JOIN organisations o ON o.id = v.organisation_id LEFT JOIN users u ON u.id = v.user_id "
+           "ORDER BY v.objection_id, o.name");
     while (q.step()) {
       std::pair<long long, std::string> key{q.col_int(0), q.col_text(1)};
       rows.insert(key);
@@ -355,6 +358,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (!same_factor(!q.col_null(4), q.col_double(4), v.has_factor, v.factor))
         return fail(row + ": factor " + factor_text(!q.col_null(4), q.col_double(4)) + ", event " +
                     std::to_string(v.seq) + " says " + factor_text(v.has_factor, v.factor));
+      if (q.col_text(5) != v.actor)
+        return fail(row + ": cast by " + q.col_text(5) + ", event " + std::to_string(v.seq) + " says " + v.actor);
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading votes"));
     for (const auto& [key, v] : votes)
@@ -549,6 +554,104 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (r.created && !round_rows.count(name))
         return fail("round_reviews: the review record of " + name + " (event " +
                     std::to_string(std::max(r.state_seq, r.schedule_seq)) + ") is missing: the round would read as published");
+  }
+  // Pairings, as pairings.assign events added them with the status their latest pairing.status left; and
+  // announcements, as announcement.add events made them (result, author, text digest).
+  {
+    std::string rerr;
+    auto revents = read_events(s, "round/", &rerr);
+    if (!rerr.empty()) return fail(*error = rerr);
+    auto pevents = read_events(s, "pairing/", &rerr);
+    if (!rerr.empty()) return fail(*error = rerr);
+    struct PairLog {
+      std::string reason, status = "assigned";
+      long long seq = 0, status_seq = 0;
+    };
+    using PairKey = std::tuple<std::string, std::string, std::string>;  // round, reviewer, reviewed
+    std::map<PairKey, PairLog> pairs;
+    struct AnnLog {
+      std::string round, result, text_sha256, actor;
+      long long seq = 0;
+    };
+    std::map<long long, AnnLog> announced;
+    for (const auto& e : revents) {
+      mllog::Json p;
+      std::string perr;
+      if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
+      const std::string round = e.subject.substr(6);
+      if (e.action == "pairings.assign") {
+        if (const auto* added = p.find("added"))
+          for (const auto& a : added->items) {
+            PairLog& x = pairs[{round, text(a.find("reviewer")), text(a.find("reviewed"))}];
+            x.reason = text(a.find("reason"));
+            x.seq = e.seq;
+          }
+      } else if (e.action == "announcement.add") {
+        const auto* ids = p.find("announcements");
+        const auto* results = p.find("results");
+        if (!ids || !results) continue;
+        for (size_t i = 0; i < ids->items.size(); ++i)
+          if (ids->items[i].kind == mllog::Json::Kind::Int)
+            announced[ids->items[i].i] = {round, i < results->items.size() ? text(&results->items[i]) : "",
+                                          text(p.find("text_sha256")), e.actor, e.seq};
+      }
+    }
+    for (const auto& e : pevents) {
+      if (e.action != "pairing.status") continue;
+      mllog::Json p;
+      std::string perr;
+      if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
+      PairLog& x = pairs[{text(p.find("round")), text(p.find("reviewer")), text(p.find("reviewed"))}];
+      x.status = text(p.find("to"));
+      x.status_seq = e.seq;
+    }
+    std::set<PairKey> rows;
+    Stmt q(s.db(),
+           "SELECT p.id, d.name, a.name, b.name, p.reason, p.status FROM pairings p JOIN rounds d ON d.id = p.round_id "
+           "JOIN organisations a ON a.id = p.reviewer_org JOIN organisations b ON b.id = p.reviewed_org ORDER BY p.id");
+    while (q.step()) {
+      PairKey key{q.col_text(1), q.col_text(2), q.col_text(3)};
+      rows.insert(key);
+      std::string row = "pairings row " + std::to_string(q.col_int(0)) + " (" + q.col_text(2) + " reviews " +
+                        q.col_text(3) + " in " + q.col_text(1) + ")";
+      auto it = pairs.find(key);
+      if (it == pairs.end() || !it->second.seq) return fail(row + " has no pairings.assign event in the review log");
+      const PairLog& x = it->second;
+      if (q.col_text(4) != x.reason)
+        return fail(row + ": reason " + q.col_text(4) + ", event " + std::to_string(x.seq) + " says " + x.reason);
+      if (q.col_text(5) != x.status)
+        return fail(row + ": status " + q.col_text(5) + ", the review log says " + x.status +
+                    (x.status_seq ? " (event " + std::to_string(x.status_seq) + ")" : " (as assigned)"));
+    }
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading pairings"));
+    for (const auto& [key, x] : pairs)
+      if (x.seq && !rows.count(key))
+        return fail("pairings: " + std::get<1>(key) + " reviews " + std::get<2>(key) + " in " + std::get<0>(key) +
+                    " (event " + std::to_string(x.seq) + ") is missing");
+    std::set<long long> ann_rows;
+    Stmt a(s.db(),
+           "SELECT n.id, d.name, n.result_id, n.text, COALESCE(u.name, 'local-admin') FROM announcements n JOIN rounds d "
+           "ON d.id = n.round_id LEFT JOIN users u ON u.id = n.user_id ORDER BY n.id");
+    while (a.step()) {
+      long long id = a.col_int(0);
+      ann_rows.insert(id);
+      std::string row = "announcements row " + std::to_string(id) + " (" + a.col_text(1) + ")";
+      auto it = announced.find(id);
+      if (it == announced.end()) return fail(row + " has no announcement.add event in the review log");
+      const AnnLog& x = it->second;
+      const std::string ev = "event " + std::to_string(x.seq);
+      if (a.col_text(1) != x.round) return fail(row + ": " + ev + " made it in " + x.round);
+      std::string result = a.col_null(2) ? "" : result_name(s, a.col_int(2));
+      if (!a.col_null(2) && base::lower(result) != base::lower(x.result))
+        return fail(row + ": about " + result + ", " + ev + " says " + x.result);
+      if (!x.text_sha256.empty() && text_digest(a.col_text(3)) != x.text_sha256)
+        return fail(row + ": the text is not the one " + ev + " recorded (its SHA-256 differs)");
+      if (a.col_text(4) != x.actor) return fail(row + ": by " + a.col_text(4) + ", " + ev + " says " + x.actor);
+    }
+    if (!a.ok()) return fail(*error = s.describe_error(a.rc(), "reading announcements"));
+    for (const auto& [id, x] : announced)
+      if (!ann_rows.count(id))
+        return fail("announcements: row " + std::to_string(id) + " made by event " + std::to_string(x.seq) + " is missing");
   }
   // Users and tokens: who exists, for which organisation and role, and which tokens live, as the log made them.
   {

@@ -10,6 +10,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "mllog/json.h"
+#include "review/api.h"
+#include "server/questions.h"
 #include "submissions/cost.h"
 #include "submissions/render.h"
 #include "submissions/store.h"
@@ -105,23 +107,25 @@ bool local_only_option(const std::string& name) {
          name == "timeout" || name == "json" || name == "csv";
 }
 
-// Asks the server the question `sub` was given: its flags become the query
-// parameters; the answer's body is printed as it is.
-int ask_server(const char* name, const CLI::App& sub, const ClientOptions& client, const std::string& format) {
-  review::Request r;
-  r.method = "GET";
-  r.path = std::string("/api/v1/query/") + name;
+// The question `sub` was given as the query parameters of its route: its flags.
+std::vector<std::pair<std::string, std::string>> query_params(const CLI::App& sub, const std::string& format) {
+  std::vector<std::pair<std::string, std::string>> out;
   for (const CLI::Option* opt : sub.get_options()) {
     std::string key = base::lower(opt->get_single_name());
     if (local_only_option(key) || opt->count() == 0) continue;
     if (opt->get_type_size() == 0) {
-      r.query.emplace_back(key, "true");
+      out.emplace_back(key, "true");
       continue;
     }
-    for (const auto& v : opt->results()) r.query.emplace_back(key, v);
+    for (const auto& v : opt->results()) out.emplace_back(key, v);
   }
-  r.query.emplace_back("format", format);
-  review::Response res = call_api(client, r);
+  out.emplace_back("format", format);
+  return out;
+}
+
+// Prints the route's answer as the command does: the body of a 200; else the
+// command's output, its message and hint. Post: the exit code.
+int print_answer(const char* name, const review::Response& res) {
   if (res.status == 200) {
     std::cout << res.body << std::flush;
     return kPass;
@@ -144,6 +148,31 @@ int ask_server(const char* name, const CLI::App& sub, const ClientOptions& clien
   return kCannotCheck;
 }
 
+// Asks the server the question `sub` was given: its flags become the query
+// parameters; the answer's body is printed as it is.
+int ask_server(const char* name, const CLI::App& sub, const ClientOptions& client, const std::string& format) {
+  review::Request r;
+  r.method = "GET";
+  r.path = std::string("/api/v1/query/") + name;
+  r.query = query_params(sub, format);
+  return print_answer(name, call_api(client, r));
+}
+
+// Answers the question on the local store as the user of `token`: what that
+// user may see, exactly as a server with this store answers them (a round
+// hidden from them reads as one the store does not hold).
+int ask_as(const char* name, const CLI::App& sub, submissions::Store& store, const std::string& token,
+           const std::string& format) {
+  review::Api api(store.path());
+  review::Request r;
+  r.token = token;
+  review::Actor who;
+  review::Response refused;
+  if (!api.authenticate(r, &who, &refused)) return print_answer(name, refused);
+  submissions::RoundVisible visible = [&](const std::string& round) { return api.can_see_round(who, round); };
+  return print_answer(name, server::answer_question(store, name, query_params(sub, format), visible));
+}
+
 // The handler of a question: with --server or $REFEREE_SERVER (and no
 // --db) the question goes to that server; else it is answered on the local
 // store. Either way the same bytes are printed.
@@ -160,6 +189,8 @@ std::function<int()> query_handler(const char* name, CLI::App& sub, std::shared_
     }
     auto store = open_store(name, flags->db, nullptr, submissions::OpenMode::ReadOnly);
     if (!store) return kCannotCheck;
+    // A token names who asks: the answer is theirs, with the embargo applied.
+    if (!client->token.empty()) return ask_as(name, *subp, *store, client->token, flags->json ? "json" : flags->csv ? "csv" : "text");
     submissions::Answer a = submissions::answer(*store, question_of(*flags));
     std::cout << a.out << std::flush;
     if (a.ok) return kPass;

@@ -1203,6 +1203,31 @@ TEST_SUITE("review") {
     CHECK_FALSE(parse(f.call("goog", "GET", "/api/v1/log/verify?head=" + h.substr(0, 6), "").body).find("ok")->b);
   }
 
+  TEST_CASE("a question on a local store with a token is that user's answer: a hidden round reads as missing") {
+    Review f;
+    f.s.reset();
+    f.api.reset();
+    std::string hidden, missing, seen, owner;
+    const std::string db = " --db '" + f.path + "'";
+    // Intel submitted to 3.0 only; 3.1 is under review.
+    CHECK(run_referee("leaderboard --round 3.1.0 --benchmark bert --token " + f.token.at("intel") + db, &hidden) == 2);
+    CHECK(run_referee("leaderboard --round 2.9.0 --benchmark bert --token " + f.token.at("intel") + db, &missing) == 2);
+    CHECK(contains(hidden, "unknown round 3.1.0"));
+    std::string said = missing;
+    said.replace(said.find("2.9.0"), 5, "3.1.0");
+    CHECK(hidden == said);  // word for word as a round the store does not hold
+    CHECK(run_referee("list benchmarks --token " + f.token.at("intel") + db, &hidden) == 2);
+    CHECK(contains(hidden, "under embargo"));
+    // Its own round, and 3.1 for a submitter of it or without a token (the store's owner).
+    CHECK(run_referee("leaderboard --round 3.0.0 --benchmark bert --token " + f.token.at("intel") + db, &seen) == 0);
+    CHECK(contains(seen, "gaudi"));
+    CHECK(run_referee("leaderboard --round 3.1.0 --benchmark bert --token " + f.token.at("goog") + db, &seen) == 0);
+    CHECK(run_referee("leaderboard --round 3.1.0 --benchmark bert" + db, &owner) == 0);
+    CHECK(seen == owner);
+    CHECK(run_referee("leaderboard --round 3.1.0 --benchmark bert --token rft_nope" + db, &seen) == 2);
+    CHECK(contains(seen, "token"));
+  }
+
   TEST_CASE("the log: the chain verifies after a sequence of actions and tampering is found at its event") {
     Review f;
     long long id = f.file_rcp();

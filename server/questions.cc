@@ -184,41 +184,38 @@ bool decode_question(const std::string& name, const std::vector<std::pair<std::s
   return true;
 }
 
-Reply question_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
-  const std::string& name = params.at(0);
+review::Response answer_question(submissions::Store& store, const std::string& name,
+                                 const std::vector<std::pair<std::string, std::string>>& params,
+                                 const submissions::RoundVisible& visible) {
   QuestionKind kind;
   if (!submissions::question_kind(name, &kind))
-    return json_reply(error_reply(404, "not-found", "no question '" + name + "'",
-                                  "ask one of: leaderboard, compare, speedup, scaling, list"));
-  std::string serr;
-  submissions::Store* store = ctx.reader(&serr);
-  if (!store) return json_reply(error_reply(500, "store", serr));
-  submissions::RoundVisible visible = [&](const std::string& round) { return ctx.api.can_see_round(caller.who, round); };
+    return error_reply(404, "not-found", "no question '" + name + "'",
+                       "ask one of: leaderboard, compare, speedup, scaling, list");
   // A round the caller may not see is answered exactly like one the store
   // does not hold, before anything else is looked at.
   std::string what;
   bool has_round = false;
-  for (const auto& [k, v] : call.query) {
+  for (const auto& [k, v] : params) {
     if (k == "what") what = v;
     if (k != "round" && k != "from" && k != "to") continue;
     has_round = has_round || k == "round";
     std::string round, ignored;
-    if (!submissions::resolve_round(*store, v, &round, &ignored) || !visible(round)) return json_reply(review::unknown_round(v));
+    if (!submissions::resolve_round(store, v, &round, &ignored) || !visible(round)) return review::unknown_round(v);
   }
   if (kind == QuestionKind::List && !has_round && what != "rounds" && what != "systems") {
     // Totals across rounds (benchmarks, submitters) cannot leave a round out.
-    for (const auto& round : submissions::rounds(*store))
+    for (const auto& round : submissions::rounds(store))
       if (!visible(round))
-        return json_reply(error_reply(403, "embargo",
-                                      "list " + what + " across all rounds is not offered while rounds you cannot see are under embargo",
-                                      "name a round (--round R; API query `round=R`)"));
+        return error_reply(403, "embargo",
+                           "list " + what + " across all rounds is not offered while rounds you cannot see are under embargo",
+                           "name a round (--round R; API query `round=R`)");
   }
   Question q;
   std::string error;
-  if (!decode_question(name, call.query, &q, &error)) return json_reply(error_reply(400, "bad-parameter", error));
-  submissions::Answer a = submissions::answer(*store, q, visible);
+  if (!decode_question(name, params, &q, &error)) return error_reply(400, "bad-parameter", error);
+  submissions::Answer a = submissions::answer(store, q, visible);
   if (a.ok) {
-    Reply ok;
+    review::Response ok;
     ok.body = std::move(a.out);
     ok.content_type = q.format == submissions::Format::Json  ? "application/json"
                       : q.format == submissions::Format::Csv ? "text/csv; charset=utf-8"
@@ -234,7 +231,15 @@ Reply question_route(Context& ctx, const Call& call, const Caller& caller, const
   review::Response res;
   res.status = 404;
   res.body = w.str();
-  return json_reply(res);
+  return res;
+}
+
+Reply question_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
+  std::string serr;
+  submissions::Store* store = ctx.reader(&serr);
+  if (!store) return json_reply(error_reply(500, "store", serr));
+  submissions::RoundVisible visible = [&](const std::string& round) { return ctx.api.can_see_round(caller.who, round); };
+  return json_reply(answer_question(*store, params.at(0), call.query, visible));
 }
 
 }  // namespace referee::server

@@ -19,6 +19,13 @@ namespace referee::server {
 bool decode_question(const std::string& name, const std::vector<std::pair<std::string, std::string>>& params,
                      submissions::Question* out, std::string* error);
 
+// The question `name` with query `params` answered on `store` for a caller
+// who sees the rounds `visible` accepts, as the route answers it: what a
+// server sends, and what `referee NAME --token T` prints on a local store.
+review::Response answer_question(submissions::Store& store, const std::string& name,
+                                 const std::vector<std::pair<std::string, std::string>>& params,
+                                 const submissions::RoundVisible& visible);
+
 // The route's handler: 404 for no such question; 404 `unknown round` for a
 // round the caller may not see, as for one the store does not hold; 403 for
 // totals across rounds (list benchmarks|submitters) while a round is hidden

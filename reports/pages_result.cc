@@ -281,7 +281,7 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
   std::string rule_list;
   for (const auto& x : failed_rules) rule_list += (rule_list.empty() ? "" : ", ") + x;
   add("Result checks", verdict + (rule_list.empty() ? "" : ": " + rule_list + " (see Checks and findings)") +
-                           (submissions::accepted_by(r) ? "; accepted: " + submissions::accepted_text(r) : ""));
+                           (submissions::accepted(r) ? "; accepted: " + submissions::accepted_text(r) : ""));
   add("Package checks", package_verdict + (package_verdict == "fail" && verdict == "pass"
                                                ? " (the package as a whole: another of its results, or its files, fail)"
                                                : ""));

@@ -23,7 +23,8 @@ const char* kSelect = R"sql(
          s.accelerator_model_name, s.accelerators_count, s.number_of_nodes,
          x.score_minutes, x.score_pipeline_minutes, x.verdict, x.rcp_status, x.resubmission,
          x.unscaled_minutes, rs.status, rs.factor, rs.objection_id, rs.decision_id, x.rcp_pass,
-         FAILED_CHECKS, ob.rule, x.seeds_ok, x.result_count = x.expected_count
+         FAILED_CHECKS, ob.rule, x.seeds_ok, x.result_count = x.expected_count, x.published_factor, x.rcp_norm_factor,
+         (SELECT rr.state FROM round_reviews rr WHERE rr.round_id = d.id)
   FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
        JOIN organisations o ON p.organisation_id = o.id JOIN rounds d ON p.round_id = d.id
        LEFT JOIN result_status rs ON rs.result_id = x.id LEFT JOIN objections ob ON ob.id = rs.objection_id
@@ -36,7 +37,7 @@ const char* kSelectNoReview = R"sql(
          s.accelerator_model_name, s.accelerators_count, s.number_of_nodes,
          x.score_minutes, x.score_pipeline_minutes, x.verdict, x.rcp_status, x.resubmission,
          x.unscaled_minutes, NULL, NULL, NULL, NULL, x.rcp_pass,
-         NULL, NULL, x.seeds_ok, x.result_count = x.expected_count
+         NULL, NULL, x.seeds_ok, x.result_count = x.expected_count, x.published_factor, x.rcp_norm_factor, NULL
   FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
        JOIN organisations o ON p.organisation_id = o.id JOIN rounds d ON p.round_id = d.id
   WHERE d.name = ?1 AND x.benchmark = ?2
@@ -118,6 +119,15 @@ ResultRow read_row(Stmt& st, bool pipeline) {
     if (r.failed_checks.empty()) r.failed_checks.push_back("result checks");  // a reason the store does not keep
   }
   r.objection_rule = st.col_text(23);
+  r.has_published_factor = !st.col_null(26);
+  r.published_factor = st.col_double(26);
+  r.has_rcp_factor = !st.col_null(27);
+  r.rcp_factor = st.col_double(27);
+  r.round_published = st.col_null(28) || st.col_text(28) == "published";  // no review record: published as imported
+  if (!st.col_null(16)) {
+    r.has_unscaled = true;
+    r.unscaled = st.col_double(16);
+  }
   return r;
 }
 
@@ -355,26 +365,53 @@ std::string review_status_text(const ResultRow& r) {
   return out;
 }
 
+namespace {
+
+bool only_rcp_failed(const ResultRow& r) {
+  return !r.pass && r.failed_checks_known && r.failed_checks.size() == 1 && r.failed_checks[0] == "RCP";
+}
+
+// The package's own scaling.json (as published: the committee's decision of
+// its round) normalises at least by the RCP factor.
+bool scaled_as_published(const ResultRow& r) {
+  return r.round_published && only_rcp_failed(r) && r.has_published_factor && r.has_rcp_factor && r.published_factor > 1 &&
+         r.published_factor >= r.rcp_factor * (1 - 1e-9);
+}
+
+std::string factor_text(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "x%.4f", f);
+  return buf;
+}
+
+}  // namespace
+
 long long accepted_by(const ResultRow& r) {
-  if (r.pass || r.review_status != "normalised" || !r.has_review_factor || r.decision_id == 0) return 0;
-  if (!r.failed_checks_known || r.failed_checks.size() != 1 || r.failed_checks[0] != "RCP") return 0;
+  if (!only_rcp_failed(r) || r.review_status != "normalised" || !r.has_review_factor || r.decision_id == 0) return 0;
   return r.decision_id;
 }
 
-const char* checks_word(const ResultRow& r) { return r.pass ? "pass" : accepted_by(r) ? "accepted" : "fail"; }
+bool accepted(const ResultRow& r) { return accepted_by(r) || (r.review_status.empty() && scaled_as_published(r)); }
+
+const char* checks_word(const ResultRow& r) { return r.pass ? "pass" : accepted(r) ? "accepted" : "fail"; }
 
 std::string checks_cell(const ResultRow& r) {
-  std::string out = r.pass ? "pass" : accepted_by(r) ? "accepted (decision " + std::to_string(r.decision_id) + ")" : "FAIL";
+  std::string out = r.pass           ? "pass"
+                    : accepted_by(r) ? "accepted (decision " + std::to_string(r.decision_id) + ")"
+                    : accepted(r)    ? "accepted (scaling.json)"
+                                     : "FAIL";
   return out + (r.resubmission ? " (resubmitted)" : "");
 }
 
 std::string accepted_text(const ResultRow& r) {
-  if (!accepted_by(r)) return "";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "x%.4f", r.review_factor);
-  return "the RCP check failed; the review committee normalised the score " + std::string(buf) + " (decision " +
-         std::to_string(r.decision_id) + " on objection " + std::to_string(r.objection_id) +
-         (r.objection_rule.empty() ? std::string() : ": " + r.objection_rule) + ")";
+  if (accepted_by(r))
+    return "the RCP check failed; the review committee normalised the score " + factor_text(r.review_factor) +
+           " (decision " + std::to_string(r.decision_id) + " on objection " + std::to_string(r.objection_id) +
+           (r.objection_rule.empty() ? std::string() : ": " + r.objection_rule) + ")";
+  if (accepted(r))
+    return "the RCP check failed; the package's scaling.json normalises the score " + factor_text(r.published_factor) +
+           " (the RCP factor is " + factor_text(r.rcp_factor) + "), as its round's review committee published it";
+  return "";
 }
 
 namespace {

@@ -47,6 +47,11 @@ struct ResultRow {
   bool has_submitted_score = false;
   double submitted_score = 0;
   std::string objection_rule;  // the rule of the objection behind review_status
+  bool has_published_factor = false, has_rcp_factor = false, has_unscaled = false;
+  double published_factor = 0;  // the package's scaling.json (1 without one)
+  double rcp_factor = 0;        // the RCP check's normalisation factor
+  double unscaled = 0;          // the olympic mean before any factor
+  bool round_published = true;  // the round's review is published (or it has no review record)
   // The checks that failed the result (results.failed_checks: "RCP", "result
   // count", "seeds", ...); empty when it passes.
   bool failed_checks_known = false;
@@ -59,16 +64,24 @@ struct ResultRow {
 // the result passes, or something else fails too.
 long long accepted_by(const ResultRow& r);
 
+// Whether a failing result is accepted: by a decision (accepted_by), or, in a
+// published round and with no review status, by its package's scaling.json
+// when the RCP check is the only one that failed and that file normalises at
+// least by the RCP factor (the committee's decision as published; before
+// publication a scaling.json is only the submitter's).
+bool accepted(const ResultRow& r);
+
 // The result's checks for JSON and CSV: "pass", "fail" or "accepted".
 const char* checks_word(const ResultRow& r);
 
-// The result's checks in one word for tables: "pass", "FAIL", or "accepted
-// (decision N)"; " (resubmitted)" after it for a resubmission.
+// The result's checks in one word for tables: "pass", "FAIL", "accepted
+// (decision N)" or "accepted (scaling.json)"; " (resubmitted)" after it for a
+// resubmission.
 std::string checks_cell(const ResultRow& r);
 
 // Why a result is accepted: "the RCP check failed; the committee normalised
 // the score x1.0758 (decision 1 on objection 1: rcp_checker: RCP test)"; ""
-// when accepted_by(r) is 0.
+// when not accepted.
 std::string accepted_text(const ResultRow& r);
 
 // "withdrawn (decision 4)", "normalised x1.0758 (decision 7)", ...; "" when

@@ -907,6 +907,40 @@ TEST_SUITE("store") {
     CHECK(words == std::set<std::string>{"accepted", "fail"});
   }
 
+  TEST_CASE("in a published round a failed RCP check its package's scaling.json answers reads accepted (scaling.json)") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r31 = d.round("training-3.1.0", 3001000);
+    long long p31 = d.package(r31, "NVIDIA");
+    long long scaled = d.result(p31, "eos_n256", "NVIDIA", "NVIDIA H100-SXM5-80GB", 2048, 0.9193, "a");
+    long long low = d.result(p31, "eos_n64", "NVIDIA", "NVIDIA H100-SXM5-80GB", 512, 3.0, "b");
+    long long none = d.result(p31, "eos_n8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 6.0, "c");
+    d.exec("UPDATE results SET verdict = 'fail', rcp_status = 'found', rcp_pass = 0, rcp_norm_factor = 1.07575758, "
+           "failed_checks = '[\"RCP\"]', result_count = 5, expected_count = 5, seeds_ok = 1");
+    d.exec("UPDATE results SET published_factor = 1.07575758 WHERE id = " + std::to_string(scaled));
+    d.exec("UPDATE results SET published_factor = 1.05 WHERE id = " + std::to_string(low));  // less than the RCP factor
+    d.exec("UPDATE results SET published_factor = 1.0 WHERE id = " + std::to_string(none));
+    std::string error;
+    auto cells = [&]() {
+      std::map<std::string, std::string> out;
+      for (const auto& r : leaderboard(*d.s, {"3.1.0", "bert", "closed", false}, &error)) out[r.system] = checks_cell(r);
+      return out;
+    };
+    auto c = cells();
+    CHECK(c["eos_n256"] == "accepted (scaling.json)");
+    CHECK(c["eos_n64"] == "FAIL");
+    CHECK(c["eos_n8"] == "FAIL");
+    for (const auto& r : leaderboard(*d.s, {"3.1.0", "bert", "closed", false}, &error))
+      if (r.system == "eos_n256")
+        CHECK(accepted_text(r) == "the RCP check failed; the package's scaling.json normalises the score x1.0758 (the RCP "
+                                  "factor is x1.0758), as its round's review committee published it");
+    // Before publication a scaling.json is only the submitter's own.
+    d.exec("INSERT INTO round_reviews (round_id, state) VALUES (" + std::to_string(r31) + ", 'review')");
+    CHECK(cells()["eos_n256"] == "FAIL");
+    d.exec("UPDATE round_reviews SET state = 'published'");
+    CHECK(cells()["eos_n256"] == "accepted (scaling.json)");
+  }
+
   TEST_CASE("a schema-5 store whose result_status was dropped is damaged, not answered without status") {
     TempDir t;
     Synthetic d(t.path / "s.db");

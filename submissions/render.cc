@@ -37,8 +37,11 @@ void row_json(mllog::JsonWriter& w, const ResultRow& r, const Price& price = {})
   w.key("checks_pass").value(r.pass).key("checks").value(checks_word(r));
   w.key("failed_checks").strings(r.failed_checks);
   w.key("accepted");
-  if (accepted_by(r)) {
-    w.begin_object().key("decision_id").value(r.decision_id).key("objection_id").value(r.objection_id);
+  if (accepted(r)) {
+    w.begin_object().key("by").value(accepted_by(r) ? "decision" : "scaling.json").key("decision_id");
+    if (accepted_by(r)) w.value(r.decision_id); else w.null();
+    w.key("objection_id");
+    if (accepted_by(r)) w.value(r.objection_id); else w.null();
     w.key("why").value(accepted_text(r)).end_object();
   } else {
     w.null();
@@ -57,6 +60,7 @@ void row_json(mllog::JsonWriter& w, const ResultRow& r, const Price& price = {})
     // beside the one submitted.
     if (r.has_submitted_score) {
       w.key("published_score_minutes").value(r.score).key("submitted_score_minutes").value(r.submitted_score);
+      if (r.has_unscaled) w.key("unscaled_score_minutes").value(r.unscaled);
     }
     w.end_object();
   }

@@ -29,17 +29,19 @@ void append_safe(std::string* out, const char* s, std::streamsize n, bool* pendi
   for (std::streamsize i = 0; i < n; ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (base::may_start_invisible(c)) {
-      if (held && i + 2 >= n) {  // perhaps cut by the write: decided with the next one
+      const auto len = static_cast<std::streamsize>(base::utf8_length(c));
+      if (held && i + len > n) {  // perhaps cut by the write: decided with the next one
         held->assign(s + i, static_cast<size_t>(n - i));
         return;
       }
-      if (unsigned cp = base::invisible_at(text, static_cast<size_t>(i))) {
+      size_t got = 0;
+      if (unsigned cp = base::invisible_at(text, static_cast<size_t>(i), &got)) {
         if (pending_cr && *pending_cr) {
           *pending_cr = false;
           append_caret(out, '\r');
         }
         *out += base::shown_code_point(cp);
-        i += 2;
+        i += static_cast<std::streamsize>(got) - 1;
         continue;
       }
     }

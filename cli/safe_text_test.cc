@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "base/invisible.h"
 #include "tests/run_referee.h"
 #include "tests/temp_dir.h"
 
@@ -48,6 +49,24 @@ TEST_SUITE("review") {
     }
     CHECK(os.str() == "NVIDIA [U+202E]gpj.exe[U+200B] [U+FEFF]x " + dash + " ok\n[U+202E]a[U+202E]b " + dash + "\nend " +
                           rlo.substr(0, 2));
+  }
+
+  TEST_CASE("C1 controls (the 8-bit CSI), bidi marks, tags and other invisible characters are shown too, whatever their length") {
+    const std::string csi = "\xC2\x9B", nel = "\xC2\x85", shy = "\xC2\xAD", alm = "\xD8\x9C", wj = "\xE2\x81\xA0",
+                      ls = "\xE2\x80\xA8", filler = "\xE3\x85\xA4", anchor = "\xEF\xBF\xB9",
+                      tag = "\xF3\xA0\x81\x81", e_acute = "\xC3\xA9", emoji = "\xF0\x9F\x98\x80";
+    std::ostringstream os;
+    {
+      SafeTextFilter f(os);
+      os << csi << "31m " << nel << shy << alm << wj << ls << filler << anchor << " " << e_acute << emoji;
+      for (char c : tag) os << c;  // a four-byte character written a byte at a time
+      os << "\n";
+    }
+    CHECK(os.str() == "[U+009B]31m [U+0085][U+00AD][U+061C][U+2060][U+2028][U+3164][U+FFF9] " + e_acute + emoji +
+                          "[U+E0041]\n");
+    CHECK(referee::base::blank(" \t" + wj + "\xE2\x80\x8B"));
+    CHECK_FALSE(referee::base::blank(" x "));
+    CHECK_FALSE(referee::base::blank(e_acute));
   }
 
   TEST_CASE("a review command refuses an argument that is not UTF-8, on a local store as through a server") {

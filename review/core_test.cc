@@ -352,10 +352,22 @@ TEST_SUITE("review") {
             "is not after the round's responses_due");
     refused(R"({"organisation":"NVIDIA","deadline":"responses_due","until":"2099-03-01","reason":"r"})", 422,
             "after the round's scores_final");
-    refused(R"({"organisation":"Intel","deadline":"responses_due","until":"2099-01-01","reason":"r"})", 422,
+    refused(R"({"organisation":"Intel","deadline":"decisions_due","until":"2099-01-01","reason":"r"})", 422,
             "has no package in round training-3.1.0");
-    refused(R"({"organisation":"Nobody","deadline":"responses_due","until":"2099-01-01","reason":"r"})", 422,
-            "has no package in round training-3.1.0");
+    refused(R"({"organisation":"Nobody","deadline":"responses_due","until":"2099-01-01","reason":"r"})", 404,
+            "no organisation 'Nobody'");
+    // Each deadline is one party's: the accused responds, the objecting organisation adds its evidence.
+    refused(R"({"organisation":"Dell","deadline":"responses_due","until":"2099-01-01","reason":"r"})", 422,
+            "responses_due is the accused organisation's deadline");
+    refused(R"({"organisation":"NVIDIA","deadline":"objections_due","until":"2099-01-01","reason":"r"})", 422,
+            "objections_due is the objecting organisation's deadline");
+    refused(R"({"organisation":"NVIDIA","deadline":"responses_due","until":"2099-01-01","reason":" \u200b "})", 400,
+            "reason");
+    CHECK(contains(f.call("nv", "POST", path + "/extensions", grant).body, "only a review chair grants an extension"));
+    // Nor does NVIDIA's chair move the round's schedule while NVIDIA's case is open.
+    Response moved = f.call("chairnv", "PUT", "/api/v1/rounds/3.1.0/schedule", R"({"responses_due":"2099-01-01"})");
+    CHECK(moved.status == 403);
+    CHECK(contains(moved.body, "does not move its schedule"));
     CHECK(f.count("extensions") == 0);
     // A neutral chair grants it: shown on the objection, an event in the log.
     Response ok = f.call("chair1", "POST", path + "/extensions", grant);
@@ -390,6 +402,22 @@ TEST_SUITE("review") {
                    R"({"organisation":"NVIDIA","deadline":"responses_due","until":"2098-01-01","reason":"shorter"})")
                 .status == 201);
     CHECK(f.count("extensions") == 2);
+    // A member's minutes carry no event numbers (they count every round's events); a chair's do.
+    Response member_md = f.call("goog", "GET", "/api/v1/rounds/3.1.0/report?format=md", "");
+    REQUIRE(member_md.status == 200);
+    CHECK(contains(member_md.body, "granted by chair1 at "));
+    CHECK_FALSE(contains(member_md.body, "(event "));
+    CHECK(contains(member_md.body, "(replaced by a later grant)"));
+    Response chair_md = f.call("chair1", "GET", "/api/v1/rounds/3.1.0/report?format=md", "");
+    CHECK(contains(chair_md.body, "(event "));
+    Json member_json = parse(f.call("goog", "GET", "/api/v1/rounds/3.1.0/report?format=json", "").body);
+    bool seen_extension = false;
+    for (const auto& o : member_json.find("objections")->items)
+      for (const auto& x : o.find("extensions")->items) {
+        seen_extension = true;
+        CHECK(x.find("event")->kind == Json::Kind::Null);
+      }
+    CHECK(seen_extension);
     // The CLI shows it; --verify checks the rows against the events.
     f.s.reset();
     f.api.reset();

@@ -10,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "base/invisible.h"
 #include "base/text.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
@@ -811,6 +812,8 @@ Party party_of(Store& s, const Actor& who, const Row& o) {
   if (!who.organisation.empty() && find_organisation(s, who.organisation, &p.org_id, &p.org_name)) {
     p.standing.objecting = p.org_id == o.by_org;
     p.standing.accused = p.org_id == o.against_org;
+    p.standing.partner = !p.standing.objecting && !p.standing.accused &&
+                         (same_party(p.org_name, o.by) || same_party(p.org_name, o.against));
     p.standing.submitted = submitted(s, o.round_id, p.org_id);
   }
   return p;
@@ -1432,30 +1435,47 @@ Result<Objection> extend(Store& s, const Actor& who, const Extend& in) {
                       "objections_due: the objecting organisation's evidence; responses_due: the accused's response "
                       "and evidence; decisions_due: votes");
   if (in.organisation.empty()) return make_error(400, "bad-field", "organisation: required (the organisation given more time)");
-  if (in.reason.empty()) return make_error(400, "bad-field", "reason: required (why the organisation is given more time)");
+  if (base::blank(in.reason)) return make_error(400, "bad-field", "reason: required (why the organisation is given more time)");
   std::string until, perr;
   if (!parse_instant(in.until, &until, &perr)) return make_error(400, "bad-date", "until: " + perr);
   Spec spec;
   spec.action = Action::OverrideDeadline;
   spec.event = "objection.extend";
-  spec.final_what = "extensions";
-  spec.refused = [](const Row& o, const RoundInfo&, const Party& party) {
-    if (party.standing.objecting || party.standing.accused)
-      return forbidden("a chair of " + party.org_name + " does not extend a deadline in a case " + party.org_name +
-                           " is party to (objection " + std::to_string(o.id) + ")",
-                       "ask a review chair of another organisation, or one without an organisation");
-    return forbidden("only a review chair grants an extension");
+  spec.refused = [&who](const Row& o, const RoundInfo&, const Party& party) {
+    if (who.role != Role::Chair) return forbidden("only a review chair grants an extension");
+    return forbidden("a chair of " + party.org_name + " does not extend a deadline in a case " +
+                         (party.standing.partner ? "of its partner (" + o.by + " against " + o.against + ")"
+                                                 : party.org_name + " is party to") +
+                         " (objection " + std::to_string(o.id) + ")",
+                     "ask a review chair of another organisation, or one without an organisation");
   };
   spec.deadline = [](const Party&) { return ""; };
   spec.apply = [&](const Row& o, const RoundInfo& round, const Party&, std::string& overridden,
                    JsonWriter& p) -> Result<std::string> {
+    // A final round takes no evidence, response or vote: more time there would not be used.
+    if (round.state == "final")
+      return make_error(422, "final", "round " + round.name + " is final: no evidence, response or vote is added, so "
+                                      "an extension would not be used",
+                        "move the round back to review first (referee round state " + round.name + " review --reason ...)");
     long long org_id = 0;
     std::string org;
-    if (!find_organisation(s, in.organisation, &org_id, &org) || !submitted(s, o.round_id, org_id))
+    if (!find_organisation(s, in.organisation, &org_id, &org)) return unknown_organisation_error(in.organisation);
+    // Each deadline is one party's: objections_due the objecting organisation's evidence, responses_due the
+    // accused's response and evidence, decisions_due the votes of every organisation of the round.
+    if (in.deadline == "objections_due" && org_id != o.by_org)
+      return make_error(422, "not-its-deadline",
+                        "objections_due is the objecting organisation's deadline on objection " + std::to_string(o.id) +
+                            " (" + o.by + "'s evidence); " + org + " has nothing to meet there",
+                        "extend responses_due for the accused (" + o.against + "), decisions_due for a voter");
+    if (in.deadline == "responses_due" && org_id != o.against_org)
+      return make_error(422, "not-its-deadline",
+                        "responses_due is the accused organisation's deadline on objection " + std::to_string(o.id) +
+                            " (" + o.against + "'s response); " + org + " has nothing to meet there",
+                        "extend objections_due for the objecting organisation (" + o.by + "), decisions_due for a voter");
+    if (!submitted(s, o.round_id, org_id))
       return make_error(422, "not-in-round",
-                        "organisation " + in.organisation + " has no package in round " + round.name +
-                            ": it has no deadline there to extend",
-                        "name the objecting or the accused organisation, or one that votes in " + round.name);
+                        "organisation " + org + " has no package in round " + round.name + ": it does not vote there",
+                        "name an organisation that submitted to " + round.name);
     const std::string& current = in.deadline == "objections_due"  ? round.schedule.objections_due
                                  : in.deadline == "responses_due" ? round.schedule.responses_due
                                                                   : round.schedule.decisions_due;

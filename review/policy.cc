@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "base/invisible.h"
 #include "base/text.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
+#include "review/rounds.h"
 #include "submissions/queries.h"
 
 namespace referee::review {
@@ -22,10 +24,10 @@ Access authorize(const Actor& who, Action action, const Standing& st, const std:
     case Action::Respond: ok = st.accused; break;
     case Action::Vote: ok = st.submitted; break;
     // A chair does not judge their own organisation's case, either side of it.
-    case Action::Decide: ok = chair && !st.objecting && !st.accused; break;
+    case Action::Decide: ok = chair && !st.objecting && !st.accused && !st.partner; break;
     case Action::Withdraw: ok = st.objecting; break;
     // Nor grants their own organisation's side of a case more time.
-    case Action::OverrideDeadline: ok = chair && !st.objecting && !st.accused; break;
+    case Action::OverrideDeadline: ok = chair && !st.objecting && !st.accused && !st.partner; break;
     case Action::SetSchedule:
     case Action::ChangeRoundState:
     case Action::AssignPairings: ok = chair || admin; writes_round = false; break;
@@ -139,6 +141,11 @@ bool check_deadline(const Actor& who, const RoundInfo& round, const std::string&
                     const std::string& override_reason, std::string* overridden, Error* err, const Standing& standing,
                     const std::string& extended_until) {
   overridden->clear();
+  if (!override_reason.empty() && base::blank(override_reason)) {
+    *err = make_error(400, "bad-field", "override: the reason shows nothing (white space or invisible characters only)",
+                      "say why the deadline is overridden; it is recorded in the review log");
+    return false;
+  }
   // A published round first: whoever asks, and with whatever override, the answer is that it is published.
   if (round.state == "published") {
     *err = make_error(422, "published", "round " + round.name + " is published: the review is closed",
@@ -278,6 +285,20 @@ long long next_id(submissions::Store& s, const char* table, long long round_id, 
     return 0;
   }
   return next;
+}
+
+std::string open_cases_of(submissions::Store& s, long long round_id, const std::string& org) {
+  if (org.empty()) return "";
+  submissions::Stmt q(s.db(),
+                      "SELECT j.id, a.name, b.name FROM objections j JOIN organisations a ON a.id = j.by_org "
+                      "JOIN organisations b ON b.id = j.against_org WHERE j.round_id = ?1 AND j.state IN ('open', "
+                      "'responded') ORDER BY j.id");
+  q.bind(1, round_id);
+  std::string out;
+  while (q.step())
+    if (same_party(q.col_text(1), org) || same_party(q.col_text(2), org))
+      out += (out.empty() ? "#" : ", #") + std::to_string(q.col_int(0));
+  return out;
 }
 
 long long round_of_objection(submissions::Store& s, long long objection) {

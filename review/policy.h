@@ -39,6 +39,7 @@ enum class Action {
 struct Standing {
   bool objecting = false;     // their organisation filed the objection
   bool accused = false;       // their organisation's results are objected to
+  bool partner = false;       // their organisation shares a partner with either party (NVIDIA and Azure+NVIDIA)
   bool submitted = false;     // their organisation has a package in the round
   bool reviewer = false;      // their organisation is the pairing's reviewer
   bool owns_result = false;   // every result named is their organisation's
@@ -167,6 +168,12 @@ inline constexpr long long kIdsPerRound = 1000000;
 // writing transaction. Post: > 0; 0 with *err (500) on a store error or a
 // block that is full.
 long long next_id(submissions::Store& s, const char* table, long long round_id, Error* err);
+
+// The objections still open (or responded) in round `round_id` that
+// organisation `org` is a party to, or shares a partner with a party of
+// ("#3, #1000005"); "" for none. A chair of such an organisation does not
+// steer the round's schedule or close it over them.
+std::string open_cases_of(submissions::Store& s, long long round_id, const std::string& org);
 
 // The round of objection `objection` (0 when none).
 long long round_of_objection(submissions::Store& s, long long objection);

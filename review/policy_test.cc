@@ -26,6 +26,7 @@ Standing standing(const std::string& s) {
   st.submitted = s.find("submitted") != std::string::npos;
   st.reviewer = s.find("reviewer") != std::string::npos;
   st.owns_result = s.find("owner") != std::string::npos;
+  st.partner = s.find("partner") != std::string::npos;
   return st;
 }
 
@@ -86,6 +87,10 @@ TEST_SUITE("review") {
         // ... but not for a case their own organisation is a party to.
         {&chair, Action::OverrideDeadline, "objecting", "review", F},
         {&chair, Action::OverrideDeadline, "accused", "review", F},
+        // A joint submission's partner is a party too (NVIDIA's chair on a case against Azure+NVIDIA).
+        {&chair, Action::OverrideDeadline, "partner", "review", F},
+        {&chair, Action::Decide, "partner", "review", F},
+        {&member, Action::Respond, "partner", "review", F},
         {&member, Action::OverrideDeadline, "objecting", "review", F},
         {&admin, Action::OverrideDeadline, "", "review", F},
         // Round administration: chairs and administrators, in any state.

@@ -51,9 +51,9 @@ std::string md_inline(const std::string& s, bool markdown = true) {
       out += "&amp;";
     } else if (c == '|') {
       out += "\\|";
-    } else if (unsigned cp = base::invisible_at(s, i)) {
+    } else if (size_t len = 0; unsigned cp = base::invisible_at(s, i, &len)) {
       out += base::shown_code_point(cp);
-      i += 2;
+      i += len - 1;
     } else {
       out += static_cast<char>(c);
     }
@@ -233,6 +233,14 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
 
 namespace {
 
+// Whether a later grant for the same organisation and deadline replaced extension i.
+bool extension_replaced(const ReportObjection& o, size_t i) {
+  for (size_t k = i + 1; k < o.extensions.size(); ++k)
+    if (o.extensions[k].organisation == o.extensions[i].organisation && o.extensions[k].deadline == o.extensions[i].deadline)
+      return true;
+  return false;
+}
+
 // A response or a vote: who, what was said (as `said_key`), the remedy and factor, when.
 template <typename Opinion>
 void opinion_json(mllog::JsonWriter& w, const Opinion& x, const char* said_key, const std::string& said) {
@@ -290,15 +298,27 @@ std::string report_json(const ReportRound& r) {
       w.key("majority").value(o.majority).key("by").value(o.decided_by).key("text").value(o.decision_text);
       w.key("at").value(o.decided_at).end_object();
     }
+    // An event's number (0: not shown to this reader, a member: it counts every round's events).
+    auto event = [&w](long long seq) {
+      w.key("event");
+      if (seq) w.value(seq); else w.null();
+    };
     w.key("overrides").begin_array();
-    for (const auto& x : o.overrides)
-      w.begin_object().key("event").value(x.seq).key("action").value(x.action).key("by").value(x.actor)
-          .key("at").value(x.at).key("reason").value(x.reason).key("deadline").value(x.deadline).end_object();
+    for (const auto& x : o.overrides) {
+      w.begin_object();
+      event(x.seq);
+      w.key("action").value(x.action).key("by").value(x.actor).key("at").value(x.at).key("reason").value(x.reason);
+      w.key("deadline").value(x.deadline).end_object();
+    }
     w.end_array().key("extensions").begin_array();
-    for (const auto& x : o.extensions)
-      w.begin_object().key("event").value(x.seq).key("organisation").value(x.organisation).key("deadline").value(x.deadline)
-          .key("until").value(x.until).key("round_deadline").value(x.round_deadline).key("by").value(x.actor)
-          .key("at").value(x.at).key("reason").value(x.reason).end_object();
+    for (size_t i = 0; i < o.extensions.size(); ++i) {
+      const auto& x = o.extensions[i];
+      w.begin_object();
+      event(x.seq);
+      w.key("organisation").value(x.organisation).key("deadline").value(x.deadline).key("until").value(x.until);
+      w.key("round_deadline").value(x.round_deadline).key("by").value(x.actor).key("at").value(x.at);
+      w.key("reason").value(x.reason).key("replaced").value(extension_replaced(o, i)).end_object();
+    }
     w.end_array().key("withdrawal");
     if (o.withdrawn)
       w.begin_object().key("by").value(o.withdrawn_by).key("at").value(o.withdrawn_at).key("text").value(o.withdrawal_text)
@@ -410,15 +430,19 @@ void objection_body(std::string& out, const ReportObjection& o) {
   if (!o.overrides.empty()) {
     out += "\nOverrides:\n";
     for (const auto& x : o.overrides)
-      out += "- event " + std::to_string(x.seq) + " (" + x.action + ") by " + md_inline(x.actor) + " at " + x.at +
-             (x.deadline.empty() ? "" : ", overriding " + x.deadline) + ": " + shorten(x.reason, 2000) + "\n";
+      out += "- " + (x.seq ? "event " + std::to_string(x.seq) + " (" + x.action + ")" : x.action) + " by " +
+             md_inline(x.actor) + " at " + x.at + (x.deadline.empty() ? "" : ", overriding " + x.deadline) + ": " +
+             shorten(x.reason, 2000) + "\n";
   }
   if (!o.extensions.empty()) {
     out += "\nExtensions:\n";
-    for (const auto& x : o.extensions)
+    for (size_t i = 0; i < o.extensions.size(); ++i) {
+      const auto& x = o.extensions[i];
       out += "- " + md_inline(x.organisation) + ": " + x.deadline + " until " + x.until + " (the round's: " +
-             x.round_deadline + "), granted by " + md_inline(x.actor) + " at " + x.at + " (event " +
-             std::to_string(x.seq) + "): " + shorten(x.reason, 2000) + "\n";
+             x.round_deadline + "), granted by " + md_inline(x.actor) + " at " + x.at +
+             (x.seq ? " (event " + std::to_string(x.seq) + ")" : "") + ": " + shorten(x.reason, 2000) +
+             (extension_replaced(o, i) ? " (replaced by a later grant)" : "") + "\n";
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/invisible.h"
 #include "base/text.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
@@ -106,6 +107,13 @@ Result<RoundInfo> set_schedule(Store& s, const Actor& who, const SetSchedule& in
       return make_error(422, "published", cur.name + " is published; its schedule no longer changes");
     if (!check_version(in.version, cur.version, "the review record of " + cur.name, "referee round show " + cur.name, &e))
       return e;
+    // Nobody moves the deadlines of a round where their own organisation's case is open.
+    if (who.role == Role::Chair && !changed.empty())
+      if (std::string own = open_cases_of(s, cur.id, who.organisation); !own.empty())
+        return forbidden("a chair whose organisation (" + who.organisation + ") is a party to open objections " + own +
+                             " in " + cur.name + " does not move its schedule",
+                         "ask a chair of another organisation or an administrator; one organisation's time on one "
+                         "objection is an extension (referee objection extend)");
     Stmt up(s.db(),
             cur.reviewed
                 ? "UPDATE round_reviews SET submission_deadline = ?2, objections_due = ?3, responses_due = ?4, "
@@ -139,6 +147,8 @@ Result<RoundInfo> set_schedule(Store& s, const Actor& who, const SetSchedule& in
 Result<RoundInfo> change_round_state(Store& s, const Actor& who, const ChangeRoundState& in) {
   Error e;
   if (!role_may(who, Action::ChangeRoundState, &e)) return e;
+  if (!in.override_reason.empty() && base::blank(in.override_reason))
+    return make_error(400, "bad-field", "override: the reason shows nothing (white space or invisible characters only)");
   if (!in.override_reason.empty() &&
       !allowed(who, Action::OverrideDeadline, "only a review chair may override open objections", &e, {}, "review",
                "leave out --override (API field `override`)"))
@@ -163,7 +173,7 @@ Result<RoundInfo> change_round_state(Store& s, const Actor& who, const ChangeRou
     if (!ok)
       return make_error(422, "bad-transition", "a round goes review -> final -> published (or back final -> review); " +
                                                    cur.name + " is in state " + from + " and cannot go to " + state);
-    if (from == "final" && state == "review" && in.reason.empty())
+    if (from == "final" && state == "review" && base::blank(in.reason))
       return make_error(400, "missing-field", "going back from final to review needs a reason",
                         "send \"reason\": \"...\" (--reason)");
     // Final and published close the review: every objection decided or withdrawn first.
@@ -174,19 +184,14 @@ Result<RoundInfo> change_round_state(Store& s, const Actor& who, const ChangeRou
              "JOIN organisations b ON b.id = j.against_org WHERE j.round_id = ?1 AND j.state IN ('open', 'responded') "
              "ORDER BY j.id");
       q.bind(1, cur.id);
-      std::string own;  // open objections the acting chair's organisation is a party to
       while (q.step()) {
         std::string tag("#");
         tag += std::to_string(q.col_int(0));
         still_open += std::string(still_open.empty() ? "" : ", ") + tag + " (" + q.col_text(1) + ")";
-        bool party = !who.organisation.empty() &&
-                     (base::iequals(q.col_text(2), who.organisation) || base::iequals(q.col_text(3), who.organisation));
-        if (party) {
-          if (!own.empty()) own += ", ";
-          own += tag;
-        }
       }
       if (!q.ok()) return store_error(s, q.rc(), "reading the round's objections");
+      // Open objections the acting chair's organisation (or its partner) is a party to.
+      const std::string own = open_cases_of(s, cur.id, who.organisation);
       // Nobody closes the review over their own organisation's open case.
       if (!own.empty() && !in.override_reason.empty())
         return forbidden("a chair whose organisation (" + who.organisation + ") is a party to open objections " + own +
@@ -335,6 +340,8 @@ Result<Announced> announce_resubmission(Store& s, const Actor& who, const Announ
     return make_error(400, "bad-field", "no result named (--result ORG/SYSTEM/BENCHMARK, API field `results`)");
   if (in.text.empty()) return make_error(400, "bad-field", "field 'text' is empty", "say which earlier logs are resubmitted");
   Error e;
+  if (!in.override_reason.empty() && base::blank(in.override_reason))
+    return make_error(400, "bad-field", "override: the reason shows nothing (white space or invisible characters only)");
   if (!in.override_reason.empty() &&
       !allowed(who, Action::OverrideDeadline, "only a review chair overrides a deadline", &e, {}, "review", ""))
     return e;
@@ -360,6 +367,10 @@ Result<Announced> announce_resubmission(Store& s, const Actor& who, const Announ
       if (!find_result(s, r.id, name, &rid, &org_id, &e, &org)) return e;
       Standing standing;
       standing.owns_result = base::lower(org) == base::lower(who.organisation);
+      if (!in.override_reason.empty() && who.role == Role::Chair && same_party(org, who.organisation))
+        return forbidden("a chair of " + who.organisation + " does not override the deadline for " + org +
+                             "'s own announcement",
+                         "ask a chair of another organisation");
       if (authorize(who, Action::Announce, standing, r.state) == Access::Forbidden)
         return who.role == Role::Member
                    ? forbidden("a member announces only their own organisation's results; " + name + " is " + org + "'s",
@@ -463,6 +474,12 @@ Result<ReportText> round_report(Store& s, const Actor& who, const std::string& r
     rr.announcements.push_back({a.id, a.organisation, a.result, a.text, a.user, a.at});
   if (!error.empty()) return make_error(500, "store", error);
   if (!load_report(s, r.id, &rr, &error)) return make_error(500, "store", error);
+  // A member reads no event numbers: they count the events of every round, hidden ones too.
+  if (who.role == Role::Member)
+    for (auto& o : rr.objections) {
+      for (auto& x : o.overrides) x.seq = 0;
+      for (auto& x : o.extensions) x.seq = 0;
+    }
   ReportText out;
   if (format == "json") {
     out.text = report_json(rr);

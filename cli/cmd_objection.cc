@@ -449,6 +449,10 @@ review_cli::SubSetup review_log_setup() {
             return [o]() -> int {
               review::Request r;
               r.method = "GET";
+              if (!o->head.empty() && !o->verify) {
+                std::cerr << "referee review log: --head is checked by --verify; add --verify\n";
+                return kCannotCheck;
+              }
               if (o->verify) {
                 r.path = "/api/v1/log/verify";
                 if (!o->head.empty()) r.query.emplace_back("head", o->head);

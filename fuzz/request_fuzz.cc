@@ -167,7 +167,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   else if (who.rfind("cookie:", 0) == 0 && store.token.count(who.substr(7))) call.cookie = "referee_session=" + (is_public ? *world->open : *world->members).sessions.open(store.token.at(who.substr(7)));
   else if (store.token.count(who)) call.authorization = "Bearer " + store.token.at(who);
   for (const auto& [k, v] : headers) {
-    if (referee::base::iequals(k, "If-Match")) call.if_match = v;
+    if (referee::base::iequals(k, "If-Match")) {
+      call.if_match = v;
+      call.if_match_given = true;
+    }
     if (referee::base::iequals(k, "Authorization") && call.authorization.empty()) call.authorization = v;
   }
 

@@ -28,6 +28,7 @@ struct Request {
   std::string body;      // JSON text; "" when none
   std::string token;     // the bearer token; "" when none
   std::string if_match;  // the version the client read ("" = none): a stale one gets 409
+  bool if_match_given = false;  // the header was sent (an empty one is not a version: 400)
   // Set only by a CLI command on a local store with no token: the caller can
   // write the file, so acts as its administrator ("local-admin").
   bool local_admin = false;

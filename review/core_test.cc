@@ -233,7 +233,7 @@ TEST_SUITE("review") {
     CHECK(f.api->handle(me).status == 200);
     CHECK(contains(f.api->handle(me).body, "\"organisation\":\"NVIDIA\""));
     // Unknown organisations need --create-org; members need one.
-    CHECK(f.call("admin1", "POST", "/api/v1/users", R"({"name":"b","organisation":"Nope","role":"member"})").status == 422);
+    CHECK(f.call("admin1", "POST", "/api/v1/users", R"({"name":"b","organisation":"Nope","role":"member"})").status == 404);
     CHECK(f.call("admin1", "POST", "/api/v1/users", R"({"name":"b","role":"member"})").status == 400);
     CHECK(f.call("admin1", "POST", "/api/v1/users",
                  R"({"name":"b","organisation":"Nope","role":"member","create_organisation":true})").status == 201);
@@ -274,6 +274,41 @@ TEST_SUITE("review") {
     r.token = f.token.at("nv");
     r.if_match = "2";
     CHECK(f.api->handle(r).status == 409);
+    // An If-Match header sent empty is not a version (400), nor is a version below 1 in the body.
+    r.if_match = "";
+    r.if_match_given = true;
+    Response empty = f.api->handle(r);
+    CHECK(empty.status == 400);
+    CHECK(contains(empty.body, "is not a version number"));
+    CHECK(f.call("nv", "POST", path + "/responses", R"({"text":"x","version":-1})").status == 400);
+  }
+
+  TEST_CASE("inputs an attacker tried: a reserved user name, evidence without bound, unknown organisations, a bad head") {
+    Review f;
+    Response reserved = f.local("POST", "/api/v1/users", R"({"name":"local-admin","role":"chair"})");
+    CHECK(reserved.status == 400);
+    CHECK(contains(reserved.body, "reserved"));
+    CHECK(f.local("POST", "/api/v1/users", R"({"name":"Local-Admin","role":"chair"})").status == 400);
+    Response unknown_org = f.local("POST", "/api/v1/users", R"({"name":"ann","role":"member","organisation":"Acme"})");
+    CHECK(unknown_org.status == 404);
+    long long id = f.file_rcp();
+    const std::string path = "/api/v1/objections/" + std::to_string(id);
+    const std::string big(10001, 'x');
+    CHECK(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":")" + big + R"("}]})").status == 400);
+    CHECK(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":"c","note":")" + big + R"("}]})").status == 400);
+    CHECK(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":")" + big.substr(1) + R"("}]})").status == 201);
+    // Listing by an organisation the caller may not know is 404, as for one that does not exist.
+    CHECK(f.call("goog", "GET", "/api/v1/objections?by=Nobody", "").status == 404);
+    CHECK(f.call("goog", "GET", "/api/v1/objections?against=Intel", "").status == 200);  // Intel's 3.0 is published
+    CHECK(f.call("intel", "GET", "/api/v1/objections?by=Google", "").body ==
+          f.call("intel", "GET", "/api/v1/objections?by=Nobody", "").body.replace(
+              f.call("intel", "GET", "/api/v1/objections?by=Nobody", "").body.find("Nobody"), 6, "Google"));
+    // A head that is not one is bad input (400), not a log that does not verify.
+    for (const char* head : {"xyz", "1234", "12:ZZZZZZZZ", ":abcdef12", "abcdef1"}) {
+      Response v = f.call("chair1", "GET", std::string("/api/v1/log/verify?head=") + head, "");
+      CHECK_MESSAGE(v.status == 400, head);
+    }
+    CHECK(f.call("chair1", "GET", "/api/v1/log/verify?head=abcdef12", "").status == 200);
   }
 
   TEST_CASE("late actions are refused naming the deadline; a chair's override is recorded") {
@@ -1228,7 +1263,10 @@ TEST_SUITE("review") {
     const std::string h = v.find("head_hash")->s;
     CHECK(parse(f.call("goog", "GET", "/api/v1/log/verify?head=" + h.substr(0, 16), "").body).find("ok")->b);
     CHECK(parse(f.call("goog", "GET", "/api/v1/log/verify?head=1:" + h, "").body).find("ok")->b);
-    CHECK_FALSE(parse(f.call("goog", "GET", "/api/v1/log/verify?head=" + h.substr(0, 6), "").body).find("ok")->b);
+    CHECK(f.call("goog", "GET", "/api/v1/log/verify?head=" + h.substr(0, 6), "").status == 400);  // too short to be one
+    Json other = parse(f.call("goog", "GET", "/api/v1/log/verify?head=" + std::string(16, 'a'), "").body);
+    REQUIRE(other.find("ok"));
+    CHECK_FALSE(other.find("ok")->b);
   }
 
   TEST_CASE("a question on a local store with a token is that user's answer: a hidden round reads as missing") {
@@ -1413,6 +1451,7 @@ TEST_SUITE("review") {
     tampered("DELETE FROM tokens WHERE user_id = (SELECT id FROM users WHERE name = 'nv')", "", "tokens: rft_", 1);
     tampered("DROP TRIGGER events_append_only_update", "", "the triggers that keep the review log append-only", 1);
     // Who cast a vote; the required reviews; announcements.
+    tampered("UPDATE responses SET user_id = (SELECT id FROM users WHERE name = 'nv2')", "", ": written by nv2", 1);
     tampered("UPDATE votes SET user_id = (SELECT id FROM users WHERE name = 'chairdell')", "",
              "votes row of Dell on objection " + std::to_string(id) + ": cast by chairdell", 1);
     tampered("UPDATE pairings SET status = 'done' WHERE id = " + std::to_string(pairing), "",
@@ -1739,7 +1778,7 @@ TEST_SUITE("review") {
     CHECK(run_referee("user list " + db, &out) == 0);
     CHECK(contains(out, "carol"));
     CHECK_FALSE(contains(out, carol));
-    CHECK(run_referee("user add dave --org Nowhere --role member " + db, &out) == 1);
+    CHECK(run_referee("user add dave --org Nowhere --role member " + db, &out) == 2);  // an unknown name: 2
     CHECK(contains(out, "--create-org"));
     CHECK(run_referee("user add eve --role king " + db, &out) == 2);
     // A member may not add users: refused by policy, exit 1.

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "base/digest.h"
+#include "base/text.h"
 #include "mllog/json_writer.h"
 #include "review/api.h"
 #include "review/events.h"
@@ -94,6 +95,10 @@ Result<NewToken> add_user(submissions::Store& s, const Actor& who, const AddUser
   const std::string& org = in.organisation;
   if (!valid_name(name))
     return make_error(400, "bad-field", "user name '" + name + "' is not 1 to 64 of A-Z a-z 0-9 . _ - @");
+  // The name the log gives the store file's administrator: nobody else may read as it.
+  if (base::iequals(name, "local-admin"))
+    return make_error(400, "bad-field", "user name 'local-admin' is reserved: the review log names the store file's "
+                                        "administrator so", "choose another name");
   Role role;
   if (!parse_role(in.role, &role)) return make_error(400, "bad-field", "role '" + in.role + "' is not member, chair or admin");
   if (org.empty() && role == Role::Member)
@@ -109,7 +114,7 @@ Result<NewToken> add_user(submissions::Store& s, const Actor& who, const AddUser
     bool created = false;
     if (!org.empty() && !find_organisation(s, org, &org_id, &org_name)) {
       if (!in.create_organisation)
-        return make_error(422, "unknown-organisation", "organisation " + org + " is not in the store",
+        return make_error(404, "unknown-organisation", "organisation " + org + " is not in the store",
                           "import its package first, or create it with --create-org (create_organisation: true)");
       submissions::Stmt ins(s.db(), "INSERT INTO organisations (name) VALUES (?1)");
       ins.bind(1, org);

@@ -268,7 +268,22 @@ Response read_log(Context& c) {
   return json_response(w.str());
 }
 
+// A head as `--verify` printed it: SEQ:HASH or HASH, the hash (or its first
+// digits, at least 8) in lower-case hex.
+bool valid_head(const std::string& head) {
+  std::string hash = head;
+  if (size_t colon = head.find(':'); colon != std::string::npos) {
+    std::string seq = head.substr(0, colon);
+    if (seq.empty() || seq.size() > 18 || seq.find_first_not_of("0123456789") != std::string::npos) return false;
+    hash = head.substr(colon + 1);
+  }
+  return hash.size() >= 8 && hash.size() <= 64 && hash.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
 Response verify_log(Context& c) {
+  if (std::string head = c.query("head"); !head.empty() && !valid_head(head))
+    return error_response(400, "bad-head", "head '" + head.substr(0, 80) + "' is not SEQ:HASH or HASH",
+                          "give a head as review log --verify printed it: 42:9f86d081... or at least 8 hex digits of its hash");
   std::string error;
   ChainCheck check = verify_events(c.store, &error);
   if (!error.empty()) return error_response(500, "store", error);

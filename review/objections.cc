@@ -290,6 +290,11 @@ bool evidence_lines(Store& s, long long round_id, const std::vector<long long>& 
 // One item as sent, resolved; `results`: the objection's (log lines must come from one of them).
 bool resolve_evidence(Store& s, const EvidenceItem& in, long long round_id, const std::vector<long long>& results,
                       Evidence* out, Error* err) {
+  // As an objection's title and rule are bounded, so is what an item says (a log line is quoted from the file).
+  if (in.note.size() > 10000 || in.check.size() > 10000 || in.figure.size() > 500 || in.unit.size() > 100) {
+    *err = make_error(400, "bad-field", "an evidence item's note and check take at most 10000 bytes, figure 500, unit 100");
+    return false;
+  }
   out->note = in.note;
   switch (in.kind) {
     case EvidenceItem::Kind::Finding: return evidence_finding(s, in.finding, round_id, results, out, err);
@@ -924,6 +929,11 @@ Result<std::string> objections_json(Store& s, const Actor& who, const ObjectionF
   }
   if (!f.state.empty() && f.state != "open" && f.state != "responded" && f.state != "decided" && f.state != "withdrawn")
     return make_error(400, "bad-query", "state '" + f.state + "' is not open, responded, decided or withdrawn");
+  // An organisation named is one the caller may know, or it is unknown (404), as everywhere.
+  for (const std::string* org : {&f.by, &f.against}) {
+    std::string spelled;
+    if (!org->empty() && !find_visible_organisation(s, who, *org, &spelled)) return unknown_organisation_error(*org);
+  }
   Stmt q(s.db(),
          "SELECT j.id FROM objections j JOIN organisations b ON b.id = j.by_org JOIN organisations a ON "
          "a.id = j.against_org WHERE (?1 = 0 OR j.round_id = ?1) AND (?2 = '' OR j.state = ?2) AND (?3 = '' "

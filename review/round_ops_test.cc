@@ -429,7 +429,7 @@ TEST_SUITE("review") {
         {"chair1", "review report --round 9.9.9", 2},
         {"admin1", "user add zed --org Dell --role member", 0},
         {"admin1", "user add zed --org Dell --role member", 1},
-        {"admin1", "user add yan --org Acme --role member", 1},
+        {"admin1", "user add yan --org Acme --role member", 2},
         {"admin1", "user add xi --role king", 2},
         {"nv", "user list", 1},
         {"admin1", "user token zed", 0},

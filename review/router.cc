@@ -231,7 +231,12 @@ bool body_bool(const mllog::Json& body, const char* name, bool* out, Response* e
 bool read_expected(const Request& r, const mllog::Json& body, Expected* out, Response* err) {
   *out = Expected{};
   if (!body_int(body, "version", false, &out->version, &out->given, err)) return false;
-  if (out->given || r.if_match.empty()) return true;
+  if (out->given && out->version < 0) {  // 0: a round's review record not made yet
+    *err = error_response(400, "bad-field", "version " + std::to_string(out->version) + " is not a version number",
+                          "send the version you read: a number from 0");
+    return false;
+  }
+  if (out->given || (r.if_match.empty() && !r.if_match_given)) return true;
   if (!if_match_version(r.if_match, &out->version)) {
     *err = error_response(400, "bad-request", "If-Match '" + r.if_match + "' is not a version number",
                           "send the version you read: If-Match: 3");

@@ -109,6 +109,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     std::string text_sha256, organisation, remedy;
     bool has_factor = false;
     double factor = 0;
+    std::string actor;  // who responded
   };
   std::map<long long, Responded> responded;  // response id -> what its response.add event recorded
   std::map<long long, Filed> filed;  // objection -> what objection.file named
@@ -182,8 +183,14 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     } else if (e.action == "response.add") {
       filed[oid].responded = true;
       if (const auto* id = p.find("response"); id && id->kind == mllog::Json::Kind::Int) {
-        Responded r{e.seq, oid, text(p.find("text_sha256")), e.organisation, text(p.find("remedy"))};
+        Responded r;
+        r.seq = e.seq;
+        r.objection = oid;
+        r.text_sha256 = text(p.find("text_sha256"));
+        r.organisation = e.organisation;
+        r.remedy = text(p.find("remedy"));
         r.has_factor = number(p.find("factor"), &r.factor);
+        r.actor = e.actor;
         responded[id->i] = r;
       }
     } else if (e.action == "objection.withdraw") {
@@ -439,8 +446,9 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   // Responses: each row was added by a response.add event, its text as that event recorded it.
   {
     Stmt q(s.db(),
-           "SELECT x.id, x.objection_id, x.text, o.name, COALESCE(x.remedy, 'none'), x.factor FROM responses x LEFT JOIN "
-           "organisations o ON o.id = x.organisation_id ORDER BY x.id");
+           "SELECT x.id, x.objection_id, x.text, o.name, COALESCE(x.remedy, 'none'), x.factor, COALESCE(u.name, "
+           "'local-admin') FROM responses x LEFT JOIN organisations o ON o.id = x.organisation_id LEFT JOIN users u ON "
+           "u.id = x.user_id ORDER BY x.id");
     std::set<long long> rows;
     while (q.step()) {
       rows.insert(q.col_int(0));
@@ -456,6 +464,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (q.col_text(4) != r.remedy || !same_factor(!q.col_null(5), q.col_double(5), r.has_factor, r.factor))
         return fail(row + ": remedy " + q.col_text(4) + " " + factor_text(!q.col_null(5), q.col_double(5)) + ", " + ev +
                     " says " + r.remedy + " " + factor_text(r.has_factor, r.factor));
+      if (q.col_text(6) != r.actor) return fail(row + ": written by " + q.col_text(6) + ", " + ev + " says " + r.actor);
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading responses"));
     for (const auto& [id, r] : responded)

@@ -171,6 +171,7 @@ Reply review_api(Context& ctx, const Call& call) {
   r.body = call.body;
   r.token = bearer(call.authorization);
   r.if_match = call.if_match;
+  r.if_match_given = call.if_match_given || !call.if_match.empty();
   if (r.if_match.size() >= 2 && r.if_match.front() == '"' && r.if_match.back() == '"')
     r.if_match = r.if_match.substr(1, r.if_match.size() - 2);
   submissions::clear_thread_failures();

@@ -29,6 +29,7 @@ struct Call {
   std::string authorization;  // the headers a route may read
   std::string cookie;
   std::string if_match;
+  bool if_match_given = false;  // the request has an If-Match header, empty or not
   std::string host, origin, fetch_site;  // Host, Origin, Sec-Fetch-Site: a form's POST must come from this site
 };
 

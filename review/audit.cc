@@ -18,6 +18,7 @@
 #include "review/policy.h"
 #include "review/router.h"
 #include "review/text_format.h"
+#include "review/verify.h"
 #include "rules/facts.h"
 #include "rules/rcp.h"
 #include "rules/scoring.h"
@@ -857,7 +858,11 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
   std::vector<Finding> stored;
   if (!read_findings(s, round, organisation, "", 0, &stored, error)) return fail(*error);
   std::map<std::string, const Finding*> by_fp;
-  for (const auto& f : stored) by_fp[f.fingerprint] = &f;
+  std::map<long long, std::string> digest_before;  // what each stored finding said before this run
+  for (const auto& f : stored) {
+    by_fp[f.fingerprint] = &f;
+    digest_before[f.id] = finding_row_digest(s, f.id);
+  }
   std::string now = now_utc();
   std::vector<long long> added, back, gone;
   std::set<std::string> seen;
@@ -924,13 +929,24 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
     s.rollback();
     return true;
   }
-  if (!added.empty() || !back.empty() || !gone.empty()) {
+  // What each finding added or changed now says, kept in the event for --verify.
+  std::map<long long, std::string> digests;
+  for (const auto& f : out->findings) {
+    if (f.id <= 0) continue;
+    std::string d = finding_row_digest(s, f.id);
+    auto before = digest_before.find(f.id);
+    if (before == digest_before.end() || before->second != d) digests[f.id] = d;
+  }
+  if (!added.empty() || !back.empty() || !gone.empty() || !digests.empty()) {
     mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
     w.begin_object().key("round").value(round).key("organisation");
     if (organisation.empty()) w.null();
     else w.value(organisation);
     w.key("findings").value(static_cast<long long>(out->findings.size()));
     w.key("added").raw(ids_json(added)).key("back").raw(ids_json(back)).key("gone").raw(ids_json(gone));
+    w.key("findings_sha256").begin_object();
+    for (const auto& [fid, d] : digests) w.key(std::to_string(fid)).value(d);
+    w.end_object();
     w.end_object();
     if (!append_event(s, who, "audit.run", "round/" + round, w.str(), error)) return fail(*error);
   }

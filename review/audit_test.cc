@@ -14,6 +14,7 @@
 #include "review/api.h"
 #include "review/audit.h"
 #include "review/events.h"
+#include "review/verify.h"
 #include "rules/facts.h"
 #include "rules/source.h"
 #include "submissions/import.h"
@@ -298,6 +299,27 @@ TEST_SUITE("audit") {
     REQUIRE(q.step());
     CHECK(again2[0]->result_id == q.col_int(0));
     CHECK(events(*fx.store, "audit.run") == 3);
+
+    // The findings as the audit.run events recorded them: --verify names one edited, added or deleted.
+    std::string verr;
+    CHECK_MESSAGE(verify_tables(*fx.store, &verr).ok, verr);
+    auto tampered = [&](const std::string& sql, const std::string& expect) {
+      CAPTURE(sql);
+      REQUIRE(fx.store->exec("SAVEPOINT t", &verr));
+      REQUIRE(fx.store->exec(sql.c_str(), &verr));
+      TableCheck c = verify_tables(*fx.store, &verr);
+      CHECK_FALSE(c.ok);
+      CHECK_MESSAGE(c.problem.find(expect) != std::string::npos, c.problem);
+      REQUIRE(fx.store->exec("ROLLBACK TO t; RELEASE t", &verr));
+    };
+    tampered("UPDATE findings SET summary = 'nothing to see' WHERE id = " + std::to_string(f.id),
+             "findings row " + std::to_string(f.id) + ": what it says is not what event");
+    tampered("UPDATE findings SET impact_minutes = 99 WHERE id = " + std::to_string(f.id), "(its SHA-256 differs)");
+    tampered("INSERT INTO findings (round_id, organisation_id, kind, rule, summary, evidence_json, fingerprint, created_at) "
+             "SELECT round_id, organisation_id, 'cherry-picking', 'r', 'forged', '[]', 'forged', 't' FROM findings "
+             "WHERE id = " + std::to_string(f.id),
+             "has no audit.run event");
+    CHECK(verify_tables(*fx.store, &verr).ok);
   }
 
   TEST_CASE("a run far faster than its siblings is cherry-picking, with the figures and the score if it holds") {

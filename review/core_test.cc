@@ -297,6 +297,9 @@ TEST_SUITE("review") {
     CHECK(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":")" + big + R"("}]})").status == 400);
     CHECK(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":"c","note":")" + big + R"("}]})").status == 400);
     CHECK(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":")" + big.substr(1) + R"("}]})").status == 201);
+    Response two = f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"finding":1,"check":"x"}]})");
+    CHECK(two.status == 400);
+    CHECK(contains(two.body, "not several"));
     // Listing by an organisation the caller may not know is 404, as for one that does not exist.
     CHECK(f.call("goog", "GET", "/api/v1/objections?by=Nobody", "").status == 404);
     CHECK(f.call("goog", "GET", "/api/v1/objections?against=Intel", "").status == 200);  // Intel's 3.0 is published
@@ -1461,6 +1464,7 @@ TEST_SUITE("review") {
              "reviewer_org, 'rank' FROM pairings WHERE id = " + std::to_string(pairing),
              "", "has no pairings.assign event", 1);
     tampered("UPDATE announcements SET text = 'nothing to see'", "", "the text is not the one", 1);
+    tampered("UPDATE announcements SET created_at = '2020-01-01T00:00:00.000Z'", "", "announced at 2020-01-01", 1);
     tampered("UPDATE announcements SET result_id = (SELECT x.id FROM results x WHERE x.benchmark = 'retinanet')", "",
              "about NVIDIA/eos/retinanet", 1);
     tampered("DELETE FROM announcements", "", "made by event", 1);

@@ -50,6 +50,14 @@ bool decode_evidence_item(const Json& item, EvidenceItem* out, Response* err) {
     }
   }
   if (!body_string(item, "note", false, &out->note, err)) return false;
+  // One kind per item: a finding and a check in one item would keep one and drop the other unseen.
+  int kinds = (item.find("finding") ? 1 : 0) + (item.find("file") || item.find("lines") || item.find("result") ? 1 : 0) +
+              (item.find("figure") ? 1 : 0) + (item.find("check") ? 1 : 0);
+  if (kinds > 1) {
+    *err = error_response(400, "bad-field", "an evidence item is one of a finding, lines, a figure or a check, not several",
+                          "send each as its own item of the evidence array");
+    return false;
+  }
   if (item.find("finding")) {
     out->kind = EvidenceItem::Kind::Finding;
     return body_int(item, "finding", true, &out->finding, nullptr, err);

@@ -846,7 +846,10 @@ void write_override(JsonWriter& p, const std::string& reason, const std::string&
 }
 
 Error still_open_error(const Row& o) {
-  return make_error(422, "closed", "objection " + std::to_string(o.id) + " is " + o.state + ": it takes no more changes");
+  return make_error(422, "closed", "objection " + std::to_string(o.id) + " is " + o.state + ": it takes no more changes",
+                    o.state == "decided" ? "a review chair amends the decision: referee objection decide " +
+                                               std::to_string(o.id) + " --amend --reason \"...\" (API field `amend`)"
+                                         : "");
 }
 
 // Every change to an existing objection, in one order: begin; load it (the

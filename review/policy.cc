@@ -271,20 +271,10 @@ Error unknown_organisation_error(const std::string& name) {
 }
 
 long long next_id(submissions::Store& s, const char* table, long long round_id, Error* err) {
-  const long long base = (round_id - 1) * kIdsPerRound;
-  const std::string sql = std::string("SELECT MAX(id) FROM ") + table + " WHERE id > ?1 AND id <= ?2";
-  submissions::Stmt q(s.db(), sql.c_str());
-  q.bind(1, base).bind(2, base + kIdsPerRound);
-  if (!q.step()) {
-    *err = store_error(s, q.rc(), std::string("numbering a new row of ") + table);
-    return 0;
-  }
-  long long next = q.col_null(0) ? base + 1 : q.col_int(0) + 1;
-  if (round_id < 1 || next > base + kIdsPerRound) {
-    *err = make_error(500, "store", std::string("round ") + std::to_string(round_id) + " has no numbers left for " + table);
-    return 0;
-  }
-  return next;
+  std::string error;
+  long long id = submissions::next_round_id(s, table, round_id, &error);
+  if (!id) *err = make_error(500, "store", error);
+  return id;
 }
 
 std::string open_cases_of(submissions::Store& s, long long round_id, const std::string& org) {

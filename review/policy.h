@@ -157,11 +157,10 @@ Result<long long> write(submissions::Store& s, const Actor& who, const std::func
 // ------------------------------------------------------------ numbers
 
 // Objections, findings, pairings, decisions, responses, evidence,
-// announcements and extensions are numbered per round, not by a counter of
-// the whole store: round r's rows take the ids (r - 1) x kIdsPerRound + 1,
-// + 2, ... (r: rounds.id), so that the numbers a member sees count what
-// their rounds hold only, never activity in a round hidden from them.
-inline constexpr long long kIdsPerRound = 1000000;
+// announcements and extensions are numbered per round as the packages and
+// results are (submissions::kIdsPerRound): the numbers a member sees count
+// what their rounds hold only, never activity in a round hidden from them.
+using submissions::kIdsPerRound;
 
 // The id for a new row of `table` (one of those above) in round `round_id`:
 // one more than the highest of that round's block. Call it inside the

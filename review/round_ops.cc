@@ -391,7 +391,7 @@ Result<Announced> announce_resubmission(Store& s, const Actor& who, const Announ
     for (auto id : ids) p.value(id);
     p.end_array().key("results").begin_array();
     for (const auto& n : in.results) p.value(n);
-    p.end_array().key("late").value(late).key("text_sha256").value(text_digest(in.text));
+    p.end_array().key("late").value(late).key("text_sha256").value(text_digest(in.text)).key("created_at").value(now);
     if (!in.override_reason.empty()) p.key("override").value(in.override_reason);
     p.end_object();
     *event = Change{"announcement.add", "round/" + r.name, p.str()};

@@ -73,6 +73,20 @@ std::string evidence_row_digest(submissions::Store& s, long long evidence_id) {
 
 std::string text_digest(const std::string& text) { return base::sha256_hex(text); }
 
+std::string finding_row_digest(submissions::Store& s, long long finding_id) {
+  Stmt q(s.db(),
+         "SELECT round_id, organisation_id, kind, rule, summary, evidence_json, COALESCE(impact_minutes, ''), fingerprint "
+         "FROM findings WHERE id = ?1");
+  q.bind(1, finding_id);
+  if (!q.step()) return "";
+  std::string all;
+  for (int i = 0; i < 8; ++i) {
+    std::string field = q.col_text(i);
+    all += std::to_string(field.size()) + ":" + field;  // length-prefixed, as evidence_row_digest
+  }
+  return base::sha256_hex(all);
+}
+
 std::string token_digest(const std::string& stored_hash) { return base::sha256_hex("token:" + stored_hash); }
 
 TableCheck verify_tables(submissions::Store& s, std::string* error) {
@@ -581,13 +595,24 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     struct AnnLog {
       std::string round, result, text_sha256, actor;
       long long seq = 0;
+      std::string created_at;  // "" in events before it was recorded
     };
     std::map<long long, AnnLog> announced;
+    std::map<long long, long long> finding_added;                          // finding -> the event that added it
+    std::map<long long, std::pair<long long, std::string>> finding_digest;  // finding -> (event, digest) latest
     for (const auto& e : revents) {
       mllog::Json p;
       std::string perr;
       if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
       const std::string round = e.subject.substr(6);
+      if (e.action == "audit.run") {
+        if (const auto* added = p.find("added"))
+          for (const auto& a : added->items)
+            if (a.kind == mllog::Json::Kind::Int && a.i > 0) finding_added.emplace(a.i, e.seq);
+        if (const auto* ds = p.find("findings_sha256"))
+          for (const auto& [k, v] : ds->fields) finding_digest[std::atoll(k.c_str())] = {e.seq, text(&v)};
+        continue;
+      }
       if (e.action == "pairings.assign") {
         if (const auto* added = p.find("added"))
           for (const auto& a : added->items) {
@@ -602,7 +627,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         for (size_t i = 0; i < ids->items.size(); ++i)
           if (ids->items[i].kind == mllog::Json::Kind::Int)
             announced[ids->items[i].i] = {round, i < results->items.size() ? text(&results->items[i]) : "",
-                                          text(p.find("text_sha256")), e.actor, e.seq};
+                                          text(p.find("text_sha256")), e.actor, e.seq, text(p.find("created_at"))};
       }
     }
     for (const auto& e : pevents) {
@@ -639,7 +664,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
                     " (event " + std::to_string(x.seq) + ") is missing");
     std::set<long long> ann_rows;
     Stmt a(s.db(),
-           "SELECT n.id, d.name, n.result_id, n.text, COALESCE(u.name, 'local-admin') FROM announcements n JOIN rounds d "
+           "SELECT n.id, d.name, n.result_id, n.text, COALESCE(u.name, 'local-admin'), n.created_at FROM announcements n JOIN rounds d "
            "ON d.id = n.round_id LEFT JOIN users u ON u.id = n.user_id ORDER BY n.id");
     while (a.step()) {
       long long id = a.col_int(0);
@@ -656,11 +681,31 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (!x.text_sha256.empty() && text_digest(a.col_text(3)) != x.text_sha256)
         return fail(row + ": the text is not the one " + ev + " recorded (its SHA-256 differs)");
       if (a.col_text(4) != x.actor) return fail(row + ": by " + a.col_text(4) + ", " + ev + " says " + x.actor);
+      // When it was announced decides whether it was late (after the first meeting).
+      if (!x.created_at.empty() && a.col_text(5) != x.created_at)
+        return fail(row + ": announced at " + a.col_text(5) + ", " + ev + " says " + x.created_at);
     }
     if (!a.ok()) return fail(*error = s.describe_error(a.rc(), "reading announcements"));
     for (const auto& [id, x] : announced)
       if (!ann_rows.count(id))
         return fail("announcements: row " + std::to_string(id) + " made by event " + std::to_string(x.seq) + " is missing");
+    // Findings: each added by an audit.run event, saying what the latest event that recorded its digest says.
+    std::set<long long> finding_rows;
+    Stmt fq(s.db(), "SELECT id FROM findings ORDER BY id");
+    while (fq.step()) {
+      long long id = fq.col_int(0);
+      finding_rows.insert(id);
+      const std::string row = "findings row " + std::to_string(id);
+      if (!finding_added.count(id)) return fail(row + " has no audit.run event in the review log");
+      auto d = finding_digest.find(id);
+      if (d != finding_digest.end() && finding_row_digest(s, id) != d->second.second)
+        return fail(row + ": what it says is not what event " + std::to_string(d->second.first) +
+                    " recorded (its SHA-256 differs)");
+    }
+    if (!fq.ok()) return fail(*error = s.describe_error(fq.rc(), "reading findings"));
+    for (const auto& [id, seq] : finding_added)
+      if (!finding_rows.count(id))
+        return fail("findings: row " + std::to_string(id) + " added by event " + std::to_string(seq) + " is missing");
   }
   // Users and tokens: who exists, for which organisation and role, and which tokens live, as the log made them.
   {

@@ -33,6 +33,12 @@ TableCheck verify_tables(submissions::Store& s, std::string* error);
 std::string evidence_row_digest(submissions::Store& s, long long evidence_id);
 // SHA-256 (hex) of a text as stored (an objection's, a response's, a decision's).
 std::string text_digest(const std::string& text);
+
+// The SHA-256 of what a stored finding says (round, organisation, kind, rule,
+// summary, evidence, impact, fingerprint; not its result link, which a
+// replaced package moves): the audit.run event that adds or changes it keeps
+// it, and --verify compares. "" when there is no such finding.
+std::string finding_row_digest(submissions::Store& s, long long finding_id);
 // Of a token's stored hash (the token.create and user.add events keep it, so
 // that a token row added or changed outside the review is found).
 std::string token_digest(const std::string& stored_hash);

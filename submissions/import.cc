@@ -407,32 +407,44 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     return false;
   }
   change.status = out->status;
-  long long package_id;
+  // The rows are numbered in the round's own block (kIdsPerRound): a result's
+  // number says nothing of the rounds imported before it.
+  long long package_id = 0, next_system = 0, next_result = 0, next_run = 0;
   {
+    std::string nerr;
+    if (!(package_id = next_round_id(store, "packages", round_id, &nerr)) ||
+        !(next_system = next_round_id(store, "systems", round_id, &nerr)) ||
+        !(next_result = next_round_id(store, "results", round_id, &nerr)) ||
+        !(next_run = next_round_id(store, "runs", round_id, &nerr)))
+      return fail(nerr);
+    const long long end = round_id * kIdsPerRound;  // ids stay inside the round's block
+    if (next_system + static_cast<long long>(published.rows.size()) > end + 1 ||
+        next_result + static_cast<long long>(report.benchmarks.size()) > end + 1)
+      return fail("round " + id.id() + " has no numbers left for another package in this store");
     Stmt ins(store.db(),
              "INSERT INTO packages(round_id, organisation_id, path, content_sha256, verdict, ruleset_sha256, "
-             "referee_version, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+             "referee_version, imported_at, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
     ins.bind(1, round_id).bind(2, org_id).bind(3, fs::absolute(org_dir).string()).bind(4, content_hash)
-        .bind(5, out->verdict).bind(6, rules.sha256()).bind(7, std::string(REFEREE_VERSION)).bind(8, base::utc_now());
+        .bind(5, out->verdict).bind(6, rules.sha256()).bind(7, std::string(REFEREE_VERSION)).bind(8, base::utc_now())
+        .bind(9, package_id);
     if (!ins.run()) return fail(ins.error());
-    package_id = sqlite3_last_insert_rowid(store.db());
   }
 
   Stmt ins_system(store.db(),
                   "INSERT INTO systems(package_id, name, system_name, submitter, division, availability, number_of_nodes, "
                   "accelerators_per_node, accelerators_count, accelerator_model_name, host_processor_model_name, "
-                  "host_processors_count, framework, valid, description_json) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+                  "host_processors_count, framework, valid, description_json, id) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
   Stmt ins_result(store.db(),
                   "INSERT INTO results(system_id, benchmark, division, verdict, result_count, expected_count, seeds_ok, "
                   "rcp_status, rcp_pass, rcp_norm_factor, score_minutes, score_pipeline_minutes, unscaled_minutes, "
                   "published_factor, pipeline_factor, energy_joules, energy_pipeline_joules, energy_note, rcp_json, "
-                  "failed_checks) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
+                  "failed_checks, id) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
   Stmt ins_run(store.db(),
                "INSERT INTO runs(result_id, file, content_sha256, run_start_ms, run_stop_ms, minutes, converged, epochs, "
-               "seed, compliant, counted, messages_json, fingerprint, dropped, energy_joules) "
-               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+               "seed, compliant, counted, messages_json, fingerprint, dropped, energy_joules, id) "
+               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
   Stmt ins_eval(store.db(),
                 "INSERT INTO eval_points(run_id, seq, time_ms, epoch, samples, metric, value_json) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
@@ -457,9 +469,9 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
         .bind(5, row.division).bind(6, row.availability).bind(7, nodes).bind(8, per_node)
         .bind(9, row.accelerators_count).bind(10, row.accelerator_model_name).bind(11, row.host_processor_model_name)
         .bind(12, row.host_processors_count).bind(13, row.framework).bind(14, valid)
-        .bind(15, system_json.count(file) ? system_json[file] : std::string("{}"));
+        .bind(15, system_json.count(file) ? system_json[file] : std::string("{}")).bind(16, next_system);
     if (!ins_system.run()) return fail(ins_system.error());
-    system_ids[row.system_file] = sqlite3_last_insert_rowid(store.db());
+    system_ids[row.system_file] = next_system++;
   }
   for (const auto& d : report.benchmarks) {
     if (d.skipped) continue;
@@ -487,9 +499,9 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     if (pipe && pipe->has_energy) ins_result.bind(17, pipe->energy_j); else ins_result.bind_null(17);
     if (pub && pub->has_power && !pub->has_energy) ins_result.bind(18, pub->energy_note); else ins_result.bind_null(18);
     if (std::string rj = rcp_json(d, rules, facts); !rj.empty()) ins_result.bind(19, rj); else ins_result.bind_null(19);
-    ins_result.bind(20, failed_checks_json(d));
+    ins_result.bind(20, failed_checks_json(d)).bind(21, next_result);
     if (!ins_result.run()) return fail(ins_result.error());
-    long long result_id = sqlite3_last_insert_rowid(store.db());
+    long long result_id = next_result++;
     ++out->results;
     for (const auto& f : d.files) {
       bool counted = false;
@@ -514,8 +526,10 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       ins_run.bind(10, f.verdict.compliant).bind(11, counted).bind(12, findings_json(f.verdict.errors)).bind(13, f.fingerprint);
       if (drop_kind.empty()) ins_run.bind_null(14); else ins_run.bind(14, drop_kind);
       if (scored && scored->has_energy) ins_run.bind(15, scored->energy_j); else ins_run.bind_null(15);
+      if (next_run > round_id * kIdsPerRound) return fail("round " + id.id() + " has no numbers left for its runs");
+      ins_run.bind(16, next_run);
       if (!ins_run.run()) return fail(ins_run.error());
-      long long run_id = sqlite3_last_insert_rowid(store.db());
+      long long run_id = next_run++;
       ++out->runs;
       long long seq = 0;
       for (const auto& p : f.evals) {

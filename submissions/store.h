@@ -18,6 +18,15 @@ namespace referee::submissions {
 
 inline constexpr int kSchemaVersion = 8;
 
+// Rows that belong to a round are numbered per round, not by a counter of
+// the whole store: round r's rows (rounds.id r) take the ids
+// (r - 1) x kIdsPerRound + 1, + 2, ... in each table (packages, systems,
+// results, runs, and the review's objections, findings, pairings, decisions,
+// responses, evidence, announcements, extensions), so that the numbers
+// anyone sees of a round count what that round holds, never what a round
+// hidden from them holds.
+inline constexpr long long kIdsPerRound = 1000000;
+
 // A prepared statement with bound values; throws nothing, reports via ok().
 class Stmt {
  public:
@@ -119,6 +128,11 @@ class Store {
   bool quick_check_ = true;
   int opened_version_ = 0;
 };
+
+// The first id of the next row of `table` in round `round_id` (kIdsPerRound):
+// one more than the highest of that round's block. Inside the writing
+// transaction. Post: > 0; 0 with *error on a store error or a full block.
+long long next_round_id(Store& s, const std::string& table, long long round_id, std::string* error);
 
 // The default database: $REFEREE_DB, else $XDG_DATA_HOME/referee/referee.db,
 // else ~/.local/share/referee/referee.db.

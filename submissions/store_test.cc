@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <filesystem>
+#include <fstream>
 
 #include "mllog/json.h"
 #include "rules/facts.h"
@@ -673,6 +674,61 @@ TEST_SUITE("store") {
     REQUIRE_MESSAGE(import_package(*s, *m.rules, m.facts, pkg, {}, &r, &error), error);
     CHECK(r.status == "replaced");
     for (const auto& row : rcp_jsons(*s)) CHECK_MESSAGE(row.second == "NULL", row.first);
+  }
+
+  TEST_CASE("rows are numbered per round: a package imported again after another round's shows no count of that round") {
+    if (!testing::have_reference_data()) return;
+    TempDir t;
+    std::string error;
+    auto s = Store::open((t.path / "ids.db").string(), &error);
+    REQUIRE(s);
+    auto load = [&](const char* round, std::unique_ptr<rules::RuleSet>* rs, rules::RoundFacts* facts) {
+      rules::RuleSource src;
+      *rs = rules::resolve_ruleset(round, testing::reference_rules(), &src, &error);
+      REQUIRE_MESSAGE(*rs, error);
+      REQUIRE(rules::facts_for(**rs, facts, &error));
+    };
+    std::unique_ptr<rules::RuleSet> r30, r31;
+    rules::RoundFacts f30, f31;
+    load("training-3.0.0", &r30, &f30);
+    load("training-3.1.0", &r31, &f31);
+    const fs::path cw = t.path / "NVIDIA_CoreWeave";
+    fs::copy(testing::reference_dir() + "/mlperf/training_results_v3.0/NVIDIA_CoreWeave", cw, fs::copy_options::recursive);
+    ImportResult r;
+    REQUIRE_MESSAGE(import_package(*s, *r30, f30, cw.string(), {}, &r, &error), error);
+    auto ids = [&](const char* table) {
+      std::vector<long long> out;
+      const std::string sql = std::string("SELECT id FROM ") + table + " ORDER BY id";
+      Stmt q(s->db(), sql.c_str());
+      while (q.step()) out.push_back(q.col_int(0));
+      return out;
+    };
+    const auto results30 = ids("results"), runs30 = ids("runs");
+    REQUIRE(!results30.empty());
+    CHECK(results30.back() == static_cast<long long>(results30.size()));  // 1, 2, ... in the first round's block
+    REQUIRE_MESSAGE(import_package(*s, *r31, f31, testing::reference_dir() + "/mlperf/training_results_v3.1/Azure", {}, &r,
+                                   &error), error);
+    for (long long id : ids("results"))
+      if (id > results30.back()) CHECK(id > kIdsPerRound);  // 3.1's own block
+    // The 3.0 package corrected and imported again: its rows take 3.0's numbers, whatever 3.1 holds.
+    fs::path first;
+    for (const auto& e : fs::recursive_directory_iterator(cw / "results"))
+      if (e.path().filename() == "result_0.txt") {
+        first = e.path();
+        break;
+      }
+    REQUIRE(!first.empty());
+    std::ofstream(first, std::ios::app) << "\n";
+    REQUIRE_MESSAGE(import_package(*s, *r30, f30, cw.string(), {}, &r, &error), error);
+    CHECK(r.status == "replaced");
+    std::vector<long long> again;
+    for (long long id : ids("results"))
+      if (id < kIdsPerRound) again.push_back(id);
+    CHECK(again == results30);
+    std::vector<long long> runs_again;
+    for (long long id : ids("runs"))
+      if (id < kIdsPerRound) runs_again.push_back(id);
+    CHECK(runs_again == runs30);
   }
 
   TEST_CASE("rcp_json of round 3.1 holds the numbers the RCP check gives (check-package, the consortium's)") {

@@ -1453,6 +1453,10 @@ TEST_SUITE("review") {
     tampered("UPDATE users SET disabled_at = 'x' WHERE name = 'nv'", "", "users row nv: disabled", 1);
     tampered("DELETE FROM tokens WHERE user_id = (SELECT id FROM users WHERE name = 'nv')", "", "tokens: rft_", 1);
     tampered("DROP TRIGGER events_append_only_update", "", "the triggers that keep the review log append-only", 1);
+    tampered("DROP TRIGGER events_append_only_delete; CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events "
+             "WHEN 0 BEGIN SELECT RAISE(ABORT, 'the review log is append-only: an event cannot be deleted'); END",
+             "", "trigger events_append_only_delete is not the one the schema makes", 1);
+    tampered("CREATE TRIGGER quiet AFTER INSERT ON events BEGIN SELECT 1; END", "", "trigger quiet on the review log", 1);
     // Who cast a vote; the required reviews; announcements.
     tampered("UPDATE responses SET user_id = (SELECT id FROM users WHERE name = 'nv2')", "", ": written by nv2", 1);
     tampered("UPDATE votes SET user_id = (SELECT id FROM users WHERE name = 'chairdell')", "",

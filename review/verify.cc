@@ -787,10 +787,38 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         return fail("tokens: " + prefix + " of " + tk.user + ", made by event " + std::to_string(tk.seq) + ", is missing");
   }
   // The log's own guards: the triggers that refuse to change or delete an event.
+  // Each as the schema made it (its text, white space aside): one recreated with a WHEN that never holds, or
+  // as an AFTER trigger, guards nothing; and no other trigger on the log.
   {
-    Stmt q(s.db(), "SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger' AND name IN "
-                   "('events_append_only_update', 'events_append_only_delete')");
-    if (!q.step() || q.col_int(0) != 2)
+    auto squeeze = [](const std::string& sql) {
+      std::string out;
+      for (char ch : sql) {
+        bool space = ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r';
+        if (space && (out.empty() || out.back() == ' ')) continue;
+        out += space ? ' ' : ch;
+      }
+      while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+      return out;
+    };
+    const std::map<std::string, std::string> expected = {
+        {"events_append_only_update",
+         "CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events BEGIN SELECT RAISE(ABORT, 'the review log is "
+         "append-only: an event cannot be changed'); END"},
+        {"events_append_only_delete",
+         "CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'the review log is "
+         "append-only: an event cannot be deleted'); END"}};
+    std::set<std::string> seen;
+    Stmt q(s.db(), "SELECT name, COALESCE(sql, '') FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'events'");
+    while (q.step()) {
+      auto it = expected.find(q.col_text(0));
+      if (it == expected.end())
+        return fail("events: trigger " + q.col_text(0) + " on the review log is not one the schema makes");
+      if (squeeze(q.col_text(1)) != it->second)
+        return fail("events: trigger " + q.col_text(0) + " is not the one the schema makes: it may no longer keep the "
+                    "review log append-only");
+      seen.insert(q.col_text(0));
+    }
+    if (seen.size() != expected.size())
       return fail("events: the triggers that keep the review log append-only (events_append_only_update, "
                   "events_append_only_delete) are missing");
   }

@@ -469,17 +469,10 @@ TEST_SUITE("review") {
     CHECK(contains(out, "- NVIDIA: responses_due until 2098-01-01T23:59:59Z (the round's: 2020-01-02T23:59:59Z), granted by "
                         "chairdell at "));
     REQUIRE(run_referee("review log --verify --db '" + f.path + "'", &out) == 0);
-    int copies = 0;
     auto tampered = [&](const std::string& sql, const std::string& expect) {
       CAPTURE(sql);
-      std::string copy = (f.dir.path / ("ext" + std::to_string(++copies) + ".db")).string();
-      fs::copy_file(f.path, copy);
-      sqlite3* raw = nullptr;
-      REQUIRE(sqlite3_open(copy.c_str(), &raw) == SQLITE_OK);
-      REQUIRE(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-      sqlite3_close(raw);
       std::string o;
-      CHECK(run_referee("review log --verify --db '" + copy + "'", &o) == 1);
+      CHECK(run_referee("review log --verify --db '" + f.edited_copy(sql) + "'", &o) == 1);
       CHECK_MESSAGE(contains(o, expect), o);
     };
     tampered("UPDATE extensions SET until = '2099-12-31T23:59:59Z' WHERE until LIKE '2098%'", "until 2099-12-31T23:59:59Z");
@@ -1380,17 +1373,10 @@ TEST_SUITE("review") {
     REQUIRE(at != std::string::npos);
     std::string head = out.substr(at + 5, out.find(' ', at + 5) - at - 5);
     CHECK(run_referee("review log --verify --head " + head + " --db '" + f.path + "'", &out) == 0);
-    int copies = 0;
     auto tampered = [&](const std::string& sql, const std::string& args, const std::string& expect, int rc) {
       CAPTURE(sql);
-      std::string copy = (f.dir.path / ("tampered" + std::to_string(++copies) + ".db")).string();
-      fs::copy_file(f.path, copy);
-      sqlite3* raw = nullptr;
-      REQUIRE(sqlite3_open(copy.c_str(), &raw) == SQLITE_OK);
-      REQUIRE(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-      sqlite3_close(raw);
       std::string o;
-      CHECK(run_referee("review log --verify " + args + " --db '" + copy + "'", &o) == rc);
+      CHECK(run_referee("review log --verify " + args + " --db '" + f.edited_copy(sql) + "'", &o) == rc);
       CHECK_MESSAGE(contains(o, expect), o);
     };
     tampered("UPDATE decisions SET remedy = 'withdraw'; UPDATE result_status SET status = 'withdrawn'", "",

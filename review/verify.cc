@@ -52,6 +52,18 @@ struct Decided {
   std::string text_sha256;                // "" for no text
 };
 
+// The SHA-256 of the first `columns` columns of the statement's one row,
+// each length-prefixed (no two rows give one text); "" when there is none.
+std::string row_digest(Stmt& q, int columns) {
+  if (!q.step()) return "";
+  std::string all;
+  for (int i = 0; i < columns; ++i) {
+    std::string field = q.col_text(i);
+    all += std::to_string(field.size()) + ":" + field;
+  }
+  return base::sha256_hex(all);
+}
+
 }  // namespace
 
 std::string evidence_row_digest(submissions::Store& s, long long evidence_id) {
@@ -62,13 +74,7 @@ std::string evidence_row_digest(submissions::Store& s, long long evidence_id) {
          "COALESCE(figure_unit, ''), COALESCE(impact_minutes, ''), COALESCE(note, ''), COALESCE(user_id, '') FROM "
          "evidence WHERE id = ?1");
   q.bind(1, evidence_id);
-  if (!q.step()) return "";
-  std::string all;
-  for (int i = 0; i < 12; ++i) {
-    std::string field = q.col_text(i);
-    all += std::to_string(field.size()) + ":" + field;  // length-prefixed: no two rows give one text
-  }
-  return base::sha256_hex(all);
+  return row_digest(q, 12);
 }
 
 std::string text_digest(const std::string& text) { return base::sha256_hex(text); }
@@ -78,13 +84,7 @@ std::string finding_row_digest(submissions::Store& s, long long finding_id) {
          "SELECT round_id, organisation_id, kind, rule, summary, evidence_json, COALESCE(impact_minutes, ''), fingerprint "
          "FROM findings WHERE id = ?1");
   q.bind(1, finding_id);
-  if (!q.step()) return "";
-  std::string all;
-  for (int i = 0; i < 8; ++i) {
-    std::string field = q.col_text(i);
-    all += std::to_string(field.size()) + ":" + field;  // length-prefixed, as evidence_row_digest
-  }
-  return base::sha256_hex(all);
+  return row_digest(q, 8);
 }
 
 std::string token_digest(const std::string& stored_hash) { return base::sha256_hex("token:" + stored_hash); }

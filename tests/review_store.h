@@ -205,6 +205,20 @@ struct ReviewStore {
     need(r.status == 201, r.body);
     token[name] = token_in(r.body);
   }
+  // A copy of the store file beside it with `sql` run on it, as someone who
+  // edits the file would (close the store first): the copy's path.
+  std::string edited_copy(const std::string& sql) {
+    std::string copy = path + ".edited" + std::to_string(++edited_copies) + ".db";
+    fs::copy_file(path, copy);
+    sqlite3* raw = nullptr;
+    need(sqlite3_open(copy.c_str(), &raw) == SQLITE_OK, "cannot open " + copy);
+    int rc = sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr);
+    sqlite3_close(raw);
+    need(rc == SQLITE_OK, "cannot run on the copy: " + sql);
+    return copy;
+  }
+  int edited_copies = 0;
+
   std::string status_of(const std::string& result) {
     Stmt q(s->db(), "SELECT status || COALESCE(':' || factor, '') FROM result_status WHERE result_id = ?1");
     q.bind(1, results.at(result));

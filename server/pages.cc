@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/url.h"
+#include "reports/assets.h"
 #include "reports/model.h"
 #include "reports/site.h"
 
@@ -155,6 +156,19 @@ Reply logout_route(Context& ctx, const Call& call, const Caller&, const std::vec
   r.headers.emplace_back("Cache-Control", "no-store");
   r.headers.emplace_back("Set-Cookie", session_cookie(ctx, "", 0));
   return r;
+}
+
+Reply style_route(Context&, const Call&, const Caller&, const std::vector<std::string>&) {
+  // The built-in style sheet holds no data of any round: the sign-in page, shown before any sign-in, uses it.
+  for (const auto& a : reports::assets())
+    if (a.path == "assets/referee.css") {
+      Reply r;
+      r.content_type = std::string(a.content_type);
+      r.body = std::string(a.bytes);
+      r.headers.emplace_back("Cache-Control", "no-cache");
+      return r;
+    }
+  return error_page(404, "Not found", "<p>This build carries no style sheet.</p>\n");
 }
 
 Reply page_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {

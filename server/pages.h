@@ -15,6 +15,8 @@ namespace referee::server {
 Reply home_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
 // GET /reports/{path}: one file of the site; "" is the home.
 Reply page_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
+// GET /reports/assets/referee.css to anyone: the sign-in page's look (the style sheet holds no data).
+Reply style_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
 // GET /reports/login: the sign-in form.
 Reply login_form_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
 // POST /reports/login: a valid token from the form becomes a cookie for /reports.

@@ -57,6 +57,7 @@ std::vector<Route> make_routes() {
       page("POST", "/reports/login", Access::Anyone, login_route),
       page("GET", "/reports/logout", Access::Anyone, logout_form_route),
       page("POST", "/reports/logout", Access::Anyone, logout_route),
+      page("GET", "/reports/assets/referee.css", Access::Anyone, style_route),
       page("GET", "/reports/{path}", Access::Reader, page_route),
   };
   // The review API's routes, each served by review::Api::handle, which

@@ -533,6 +533,11 @@ TEST_SUITE("serve") {
       CHECK(contains(r.body, "action=\"/reports/login\""));
       CHECK(r.get_header_value("Content-Type") == "text/html; charset=utf-8");
     }
+    // The sign-in page's style sheet is served to anyone (it holds no data); every other asset and page is not.
+    auto css = get("/reports/assets/referee.css", {});
+    CHECK(css.status == 200);
+    CHECK(css.get_header_value("Content-Type").rfind("text/css", 0) == 0);
+    CHECK(get("/reports/assets/referee.js", {}).status == 401);
     // The sign-in: a form, then a cookie for /reports only.
     auto form = get("/reports/login", {});
     CHECK(form.status == 200);

@@ -574,12 +574,19 @@ TEST_SUITE("review") {
     Response steep = g.call("chair1", "POST", p2 + "/decision", R"({"remedy":"normalise","factor":3.5})");
     CHECK(steep.status == 422);
     CHECK(contains(steep.body, "the votes do not carry remedy normalise x3.5"));
+    // A factor alone asks for a normalisation by it, and is held to the votes as well.
+    Response alone = g.call("chair1", "POST", p2 + "/decision", R"({"factor":3.5})");
+    CHECK(alone.status == 422);
+    CHECK(contains(alone.body, "the votes do not carry remedy normalise x3.5"));
     Response voted = g.call("chair1", "POST", p2 + "/decision", "{}");
     REQUIRE(voted.status == 201);
     Json vb = parse(voted.body);
     auto d = vb.find("objection")->find("decision");
     CHECK(d->find("remedy")->s == "normalise");
     CHECK(d->find("factor")->f == doctest::Approx(1.01));
+    // Amending with a factor alone: the normalisation's factor (the votes still decide whether it is carried).
+    Response amended = g.call("chair1", "POST", p2 + "/decision", R"({"amend":true,"reason":"typo","factor":1.01})");
+    CHECK_MESSAGE(amended.status == 201, amended.body);
   }
 
   TEST_CASE("a decision: not by a chair of a party, only after the accused is heard, only on votes") {

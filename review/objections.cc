@@ -1270,7 +1270,9 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
   if (!check_remedy(in.remedy, &err)) return err;
   if (!in.tie_break.empty() && in.tie_break != "uphold" && in.tie_break != "reject")
     return make_error(400, "bad-field", "tie_break '" + in.tie_break + "' is not uphold or reject");
-  if (!check_factor(in.remedy, in.has_factor, in.factor, &err)) return err;
+  // A factor alone asks for a normalisation: the one remedy that takes one (`--amend --factor 1.1`).
+  const std::string asked = in.remedy.empty() && in.has_factor ? "normalise" : in.remedy;
+  if (!check_factor(asked, in.has_factor, in.factor, &err)) return err;
   Spec spec;
   spec.action = Action::Decide;
   spec.event = in.amend ? "decision.amend" : "decision.record";
@@ -1284,7 +1286,7 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
   spec.deadline = [](const Party&) { return "decisions_due"; };
   spec.apply = [&](const Row& o, const RoundInfo& round, const Party&, std::string& overridden,
                    JsonWriter& p) -> Result<std::string> {
-    std::string remedy = in.remedy;
+    std::string remedy = asked;
     bool has_factor = in.has_factor;
     double factor = in.factor;
     if (!in.amend) {

@@ -396,6 +396,11 @@ Command objection_command() {
                 rv::AddEvidence in;
                 change(&in);
                 if (!evidence_items("objection evidence", o->ev, &in.evidence)) return kCannotCheck;
+                if (in.evidence.empty()) {  // a --note alone names nothing
+                  std::cerr << "referee objection evidence: no evidence given: name it with --lines, --figure, --check "
+                               "or --evidence-finding (--note goes with one of them)\n";
+                  return kCannotCheck;
+                }
                 return send("objection evidence", path + "/evidence", in, rv::add_evidence, 201);
               }
               if (respond->parsed()) {

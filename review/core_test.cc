@@ -1781,6 +1781,8 @@ TEST_SUITE("review") {
     CHECK_FALSE(contains(out, carol));
     CHECK(run_referee("user add dave --org Nowhere --role member " + db, &out) == 2);  // an unknown name: 2
     CHECK(contains(out, "--create-org"));
+    CHECK(run_referee("objection evidence 1 --note only " + db, &out) == 2);  // a note alone is no evidence
+    CHECK(contains(out, "no evidence given: name it with --lines, --figure, --check or --evidence-finding"));
     CHECK(run_referee("user add eve --role king " + db, &out) == 2);
     // A member may not add users: refused by policy, exit 1.
     CHECK(run_referee("user add frank --org Google --role member --token " + carol + " " + db, &out) == 1);

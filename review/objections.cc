@@ -1295,10 +1295,8 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
       q.bind(1, o.id).bind(2, o.against_org);
       bool responded = q.step() && q.col_int(0) > 0;
       // An extension the accused was given for its response moves that deadline for this objection.
-      std::string due_at = round.schedule.responses_due;
-      if (std::string ext = extended_until(s, o.id, o.against_org, "responses_due");
-          !ext.empty() && (due_at.empty() || deadline_instant(ext) > deadline_instant(due_at)))
-        due_at = ext;
+      const std::string due_at =
+          extended_deadline(round.schedule.responses_due, extended_until(s, o.id, o.against_org, "responses_due"));
       bool due_passed = !due_at.empty() && now_utc() > deadline_instant(due_at);
       if (!responded && !due_passed) {
         std::string due = due_at.empty() ? "responses_due is not set" : "responses_due (" + due_at + ") has not passed";
@@ -1491,9 +1489,7 @@ Result<Objection> extend(Store& s, const Actor& who, const Extend& in) {
       return make_error(422, "not-in-round",
                         "organisation " + org + " has no package in round " + round.name + ": it does not vote there",
                         "name an organisation that submitted to " + round.name);
-    const std::string& current = in.deadline == "objections_due"  ? round.schedule.objections_due
-                                 : in.deadline == "responses_due" ? round.schedule.responses_due
-                                                                  : round.schedule.decisions_due;
+    const std::string current = deadline_of(round.schedule, in.deadline);
     if (current.empty())
       return make_error(422, "no-deadline", "round " + round.name + " has no " + in.deadline + ": there is nothing to extend",
                         "set the round's schedule (referee round schedule)");

@@ -137,15 +137,29 @@ std::string deadline_instant(const std::string& text) {
   return text;
 }
 
+std::string deadline_of(const Schedule& schedule, const std::string& name) {
+  for (const auto& [field, member] : schedule_fields())
+    if (name == field) return schedule.*member;
+  return "";
+}
+
+std::string extended_deadline(const std::string& round_deadline, const std::string& extended_until) {
+  if (round_deadline.empty() || extended_until.empty()) return round_deadline;
+  return deadline_instant(extended_until) > deadline_instant(round_deadline) ? extended_until : round_deadline;
+}
+
+bool check_override_reason(const std::string& reason, Error* err) {
+  if (reason.empty() || !base::blank(reason)) return true;
+  *err = make_error(400, "bad-field", "override: the reason shows nothing (white space or invisible characters only)",
+                    "say why the deadline is overridden; it is recorded in the review log");
+  return false;
+}
+
 bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
                     const std::string& override_reason, std::string* overridden, Error* err, const Standing& standing,
                     const std::string& extended_until) {
   overridden->clear();
-  if (!override_reason.empty() && base::blank(override_reason)) {
-    *err = make_error(400, "bad-field", "override: the reason shows nothing (white space or invisible characters only)",
-                      "say why the deadline is overridden; it is recorded in the review log");
-    return false;
-  }
+  if (!check_override_reason(override_reason, err)) return false;
   // A published round first: whoever asks, and with whatever override, the answer is that it is published.
   if (round.state == "published") {
     *err = make_error(422, "published", "round " + round.name + " is published: the review is closed",
@@ -162,16 +176,10 @@ bool check_deadline(const Actor& who, const RoundInfo& round, const std::string&
   }
   std::string now = now_utc();
   auto late = [&](const std::string& when) { return !when.empty() && now > deadline_instant(when); };
-  std::string which, when;
-  if (deadline_name == "objections_due") when = round.schedule.objections_due;
-  else if (deadline_name == "responses_due") when = round.schedule.responses_due;
-  else if (deadline_name == "decisions_due") when = round.schedule.decisions_due;
-  if (late(when) && !extended_until.empty() && !late(extended_until)) {
-    when.clear();  // extended for this organisation on this objection
-  }
+  std::string which;
+  std::string when = deadline_name.empty() ? "" : extended_deadline(deadline_of(round.schedule, deadline_name), extended_until);
   if (late(when)) {
     which = deadline_name;
-    if (!extended_until.empty() && deadline_instant(extended_until) > deadline_instant(when)) when = extended_until;
   } else if (late(round.schedule.scores_final)) {
     which = "scores_final";
     when = round.schedule.scores_final;

@@ -97,6 +97,20 @@ bool find_round_by_id(submissions::Store& s, const Actor& who, long long id, con
 // (2026-11-30) means the end of that day.
 std::string deadline_instant(const std::string& text);
 
+// The schedule field named `name` ("objections_due", ...), "" when the
+// schedule has no such field or it is not set.
+std::string deadline_of(const Schedule& schedule, const std::string& name);
+
+// A deadline as it holds for one organisation on one objection: the round's
+// `round_deadline`, or `extended_until` when an extension gives later; ""
+// (no restriction) when the round sets none.
+std::string extended_deadline(const std::string& round_deadline, const std::string& extended_until);
+
+// An override reason, when one is sent, must say something: one of white
+// space or invisible characters alone is 400. Post: true when `reason` is
+// empty (no override) or says something.
+bool check_override_reason(const std::string& reason, Error* err);
+
 // Whether a change to `round` may be made now. `published` refuses every
 // change (422). `deadline_name` is the schedule field the action must meet
 // ("objections_due", ...; "" = none but scores_final): after it, and for any

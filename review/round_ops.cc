@@ -147,8 +147,7 @@ Result<RoundInfo> set_schedule(Store& s, const Actor& who, const SetSchedule& in
 Result<RoundInfo> change_round_state(Store& s, const Actor& who, const ChangeRoundState& in) {
   Error e;
   if (!role_may(who, Action::ChangeRoundState, &e)) return e;
-  if (!in.override_reason.empty() && base::blank(in.override_reason))
-    return make_error(400, "bad-field", "override: the reason shows nothing (white space or invisible characters only)");
+  if (!check_override_reason(in.override_reason, &e)) return e;
   if (!in.override_reason.empty() &&
       !allowed(who, Action::OverrideDeadline, "only a review chair may override open objections", &e, {}, "review",
                "leave out --override (API field `override`)"))
@@ -340,8 +339,7 @@ Result<Announced> announce_resubmission(Store& s, const Actor& who, const Announ
     return make_error(400, "bad-field", "no result named (--result ORG/SYSTEM/BENCHMARK, API field `results`)");
   if (in.text.empty()) return make_error(400, "bad-field", "field 'text' is empty", "say which earlier logs are resubmitted");
   Error e;
-  if (!in.override_reason.empty() && base::blank(in.override_reason))
-    return make_error(400, "bad-field", "override: the reason shows nothing (white space or invisible characters only)");
+  if (!check_override_reason(in.override_reason, &e)) return e;
   if (!in.override_reason.empty() &&
       !allowed(who, Action::OverrideDeadline, "only a review chair overrides a deadline", &e, {}, "review", ""))
     return e;

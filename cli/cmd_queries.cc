@@ -183,14 +183,12 @@ std::function<int()> query_handler(const char* name, CLI::App& sub, std::shared_
   return [name, subp, flags, client]() -> int {
     bool explicit_db = subp->count("--db") > 0 && subp->count("--server") == 0;
     if (!explicit_db) resolve_client_options(client.get());
-    if (!client->server.empty()) {
-      std::string format = flags->json ? "json" : flags->csv ? "csv" : "text";
-      return ask_server(name, *subp, *client, format);
-    }
+    const std::string format = flags->json ? "json" : flags->csv ? "csv" : "text";
+    if (!client->server.empty()) return ask_server(name, *subp, *client, format);
     auto store = open_store(name, flags->db, nullptr, submissions::OpenMode::ReadOnly);
     if (!store) return kCannotCheck;
     // A token names who asks: the answer is theirs, with the embargo applied.
-    if (!client->token.empty()) return ask_as(name, *subp, *store, client->token, flags->json ? "json" : flags->csv ? "csv" : "text");
+    if (!client->token.empty()) return ask_as(name, *subp, *store, client->token, format);
     submissions::Answer a = submissions::answer(*store, question_of(*flags));
     std::cout << a.out << std::flush;
     if (a.ok) return kPass;

@@ -456,10 +456,7 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
     set(o, "accelerators", jint(r->accelerators));
     set(o, "nodes", jint(r->nodes));
     set(o, "score", minutes_or_null(*r));
-    set(o, "verdict", jstr(std::string(submissions::checks_word(*r)) +
-                               (submissions::accepted_by(*r)  ? " (decision " + std::to_string(r->decision_id) + ")"
-                                : submissions::accepted(*r) ? " (scaling.json)"
-                                                            : "") +
+    set(o, "verdict", jstr(std::string(submissions::checks_word(*r)) + submissions::accepted_label(*r) +
                                (r->resubmission ? " (resubmitted)" : "")));
     set(o, "rcp", jstr(submissions::rcp_text(*r)));
     set(o, "review", jstr(submissions::review_status_text(*r)));

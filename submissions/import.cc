@@ -417,7 +417,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
         !(next_result = next_round_id(store, "results", round_id, &nerr)) ||
         !(next_run = next_round_id(store, "runs", round_id, &nerr)))
       return fail(nerr);
-    const long long end = round_id * kIdsPerRound;  // ids stay inside the round's block
+    const long long end = last_round_id(round_id);  // ids stay inside the round's block
     if (next_system + static_cast<long long>(published.rows.size()) > end + 1 ||
         next_result + static_cast<long long>(report.benchmarks.size()) > end + 1)
       return fail("round " + id.id() + " has no numbers left for another package in this store");
@@ -526,7 +526,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       ins_run.bind(10, f.verdict.compliant).bind(11, counted).bind(12, findings_json(f.verdict.errors)).bind(13, f.fingerprint);
       if (drop_kind.empty()) ins_run.bind_null(14); else ins_run.bind(14, drop_kind);
       if (scored && scored->has_energy) ins_run.bind(15, scored->energy_j); else ins_run.bind_null(15);
-      if (next_run > round_id * kIdsPerRound) return fail("round " + id.id() + " has no numbers left for its runs");
+      if (next_run > last_round_id(round_id)) return fail("round " + id.id() + " has no numbers left for its runs");
       ins_run.bind(16, next_run);
       if (!ins_run.run()) return fail(ins_run.error());
       long long run_id = next_run++;

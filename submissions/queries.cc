@@ -60,6 +60,13 @@ using base::iequals;
 using base::lower;
 using base::upper;
 
+// A factor as the tables show it: "x1.0758".
+std::string factor_text(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "x%.4f", f);
+  return buf;
+}
+
 std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
   std::string out;
   for (const auto& x : v) out += (out.empty() ? "" : sep) + x;
@@ -355,11 +362,7 @@ std::string review_status_text(const ResultRow& r) {
   std::string out = r.review_status == "objection-open" ? "objection open"
                     : r.review_status == "moved-to-open" ? "moved to open"
                                                          : r.review_status;
-  if (r.review_status == "normalised" && r.has_review_factor) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, " x%.4f", r.review_factor);
-    out += buf;
-  }
+  if (r.review_status == "normalised" && r.has_review_factor) out += " " + factor_text(r.review_factor);
   if (r.decision_id) out += " (decision " + std::to_string(r.decision_id) + ")";
   else if (r.objection_id) out += " (objection " + std::to_string(r.objection_id) + ")";
   return out;
@@ -378,12 +381,6 @@ bool scaled_as_published(const ResultRow& r) {
          r.published_factor >= r.rcp_factor * (1 - 1e-9);
 }
 
-std::string factor_text(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "x%.4f", f);
-  return buf;
-}
-
 }  // namespace
 
 long long accepted_by(const ResultRow& r) {
@@ -395,11 +392,12 @@ bool accepted(const ResultRow& r) { return accepted_by(r) || (r.review_status.em
 
 const char* checks_word(const ResultRow& r) { return r.pass ? "pass" : accepted(r) ? "accepted" : "fail"; }
 
+std::string accepted_label(const ResultRow& r) {
+  return accepted_by(r) ? " (decision " + std::to_string(r.decision_id) + ")" : accepted(r) ? " (scaling.json)" : "";
+}
+
 std::string checks_cell(const ResultRow& r) {
-  std::string out = r.pass           ? "pass"
-                    : accepted_by(r) ? "accepted (decision " + std::to_string(r.decision_id) + ")"
-                    : accepted(r)    ? "accepted (scaling.json)"
-                                     : "FAIL";
+  std::string out = r.pass ? "pass" : accepted(r) ? "accepted" + accepted_label(r) : "FAIL";
   return out + (r.resubmission ? " (resubmitted)" : "");
 }
 

@@ -74,6 +74,10 @@ bool accepted(const ResultRow& r);
 // The result's checks for JSON and CSV: "pass", "fail" or "accepted".
 const char* checks_word(const ResultRow& r);
 
+// By what an accepted result was accepted, for after "accepted": " (decision
+// N)" or " (scaling.json)"; "" when it is not.
+std::string accepted_label(const ResultRow& r);
+
 // The result's checks in one word for tables: "pass", "FAIL", "accepted
 // (decision N)" or "accepted (scaling.json)"; " (resubmitted)" after it for a
 // resubmission.

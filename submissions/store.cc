@@ -79,16 +79,16 @@ std::string Stmt::error() const { return sqlite3_errmsg(db_); }
 // ----------------------------------------------------------------- Store
 
 long long next_round_id(Store& s, const std::string& table, long long round_id, std::string* error) {
-  const long long base = (round_id - 1) * kIdsPerRound;
+  const long long base = last_round_id(round_id - 1);
   const std::string sql = "SELECT MAX(id) FROM " + table + " WHERE id > ?1 AND id <= ?2";
   Stmt q(s.db(), sql.c_str());
-  q.bind(1, base).bind(2, base + kIdsPerRound);
+  q.bind(1, base).bind(2, last_round_id(round_id));
   if (!q.step()) {
     *error = s.describe_error(q.rc(), "numbering a new row of " + table);
     return 0;
   }
   long long next = q.col_null(0) ? base + 1 : q.col_int(0) + 1;
-  if (round_id < 1 || next > base + kIdsPerRound) {
+  if (round_id < 1 || next > last_round_id(round_id)) {
     *error = "round " + std::to_string(round_id) + " has no numbers left for " + table;
     return 0;
   }

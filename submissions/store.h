@@ -27,6 +27,9 @@ inline constexpr int kSchemaVersion = 8;
 // hidden from them holds.
 inline constexpr long long kIdsPerRound = 1000000;
 
+// The highest id round `round_id`'s block holds.
+inline constexpr long long last_round_id(long long round_id) { return round_id * kIdsPerRound; }
+
 // A prepared statement with bound values; throws nothing, reports via ok().
 class Stmt {
  public:

@@ -511,6 +511,13 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         return fail("extensions: the row of objection " + std::to_string(std::get<0>(key)) + ", " + std::get<1>(key) + " " +
                     std::get<2>(key) + " granted by event " + std::to_string(x.seq) + " is missing");
   }
+  // The rounds' events, read once for the round records, pairings, announcements and findings below.
+  std::vector<Event> revents;
+  {
+    std::string rerr;
+    revents = read_events(s, "round/", &rerr);
+    if (!rerr.empty()) return fail(*error = rerr);
+  }
   // Round records: state and schedule as the latest round.state and round.schedule events left them.
   {
     struct RoundLog {
@@ -520,9 +527,6 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       long long state_seq = 0, schedule_seq = 0;
     };
     std::map<std::string, RoundLog> rounds;
-    std::string rerr;
-    auto revents = read_events(s, "round/", &rerr);
-    if (!rerr.empty()) return fail(*error = rerr);
     for (const auto& e : revents) {
       mllog::Json p;
       std::string perr;
@@ -582,8 +586,6 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   // announcements, as announcement.add events made them (result, author, text digest).
   {
     std::string rerr;
-    auto revents = read_events(s, "round/", &rerr);
-    if (!rerr.empty()) return fail(*error = rerr);
     auto pevents = read_events(s, "pairing/", &rerr);
     if (!rerr.empty()) return fail(*error = rerr);
     struct PairLog {

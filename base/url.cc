@@ -1,5 +1,7 @@
 #include "base/url.h"
 
+#include <arpa/inet.h>
+
 #include "base/digest.h"
 
 namespace referee::base {
@@ -120,6 +122,37 @@ bool is_loopback_host(std::string_view host) {
     }
   }
   return parts == 3 && digits > 0;
+}
+
+std::string host_header_name(std::string_view header) {
+  std::string_view name = header, port;
+  if (!header.empty() && header.front() == '[') {
+    size_t close = header.find(']');
+    if (close == std::string_view::npos) return "";
+    name = header.substr(1, close - 1);
+    std::string_view rest = header.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') return "";
+      port = rest.substr(1);
+    }
+  } else if (size_t colon = header.find(':'); colon != std::string_view::npos) {
+    name = header.substr(0, colon);
+    port = header.substr(colon + 1);
+  }
+  for (char c : port)
+    if (c < '0' || c > '9') return "";
+  std::string out;
+  out.reserve(name.size());
+  for (char c : name) out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  if (!out.empty() && out.back() == '.') out.pop_back();
+  return out;
+}
+
+bool is_ip_literal(std::string_view host) {
+  if (host.empty() || host.size() > 64) return false;
+  std::string h(host);
+  unsigned char buf[sizeof(struct in6_addr)];
+  return inet_pton(AF_INET, h.c_str(), buf) == 1 || inet_pton(AF_INET6, h.c_str(), buf) == 1;
 }
 
 }  // namespace referee::base

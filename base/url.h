@@ -44,4 +44,13 @@ std::string url_host(std::string_view url);
 // 127.0.0.0/8 (any 127.x.y.z) or ::1. Anything else may cross a network.
 bool is_loopback_host(std::string_view host);
 
+// The host of an HTTP Host header ("example.org:8080" -> "example.org",
+// "[::1]:8080" -> "::1"), lower-case, without a trailing dot; "" when the
+// header is empty or malformed (an unclosed '[', a port that is not digits).
+std::string host_header_name(std::string_view header);
+
+// Whether `host` (without brackets) is an IPv4 or IPv6 address literal,
+// not a name that DNS resolves.
+bool is_ip_literal(std::string_view host);
+
 }  // namespace referee::base

@@ -63,6 +63,18 @@ TEST_SUITE("base") {
                            "", "1127.0.0.1", "example.org"})
       CHECK_MESSAGE(!is_loopback_host(no), no);
   }
+
+  TEST_CASE("host_header_name and is_ip_literal: the name of a Host header; addresses apart from names") {
+    CHECK(host_header_name("Review.Example.org:8080") == "review.example.org");
+    CHECK(host_header_name("review.example.org.") == "review.example.org");
+    CHECK(host_header_name("[::1]:8443") == "::1");
+    CHECK(host_header_name("[::1]") == "::1");
+    CHECK(host_header_name("127.0.0.1") == "127.0.0.1");
+    for (const char* bad : {"", "[::1", "[::1]x", "host:80x", "a:b:c", "host:8080 "}) CHECK_MESSAGE(host_header_name(bad).empty(), bad);
+    for (const char* yes : {"127.0.0.1", "10.1.2.3", "0.0.0.0", "::1", "fe80::1", "2001:db8::5"}) CHECK_MESSAGE(is_ip_literal(yes), yes);
+    for (const char* no : {"localhost", "example.org", "127.0.0.1.nip.io", "1.2.3", "", "::g", "127.0.0.1 "})
+      CHECK_MESSAGE(!is_ip_literal(no), no);
+  }
 }
 
 }  // namespace referee::base

@@ -11,6 +11,9 @@ Command serve_command() {
             auto o = std::make_shared<server::Options>();
             sub.add_option("--db", o->db, "the store (default $REFEREE_DB or the user's data directory)");
             sub.add_option("--listen", o->listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0 picks a free one)");
+            sub.add_option("--allow-host", o->allow_hosts,
+                           "a host name this server answers to (repeatable); addresses and localhost always are, any other name: 421")
+                ->type_name("NAME");
             sub.add_option("--tls-cert", o->tls_cert, "PEM certificate (chain): serve https")->check(CLI::ExistingFile);
             sub.add_option("--tls-key", o->tls_key, "PEM private key of --tls-cert")->check(CLI::ExistingFile);
             sub.add_flag("--read-only", o->read_only, "take no changes: every write is refused with 503");

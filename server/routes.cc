@@ -12,6 +12,8 @@
 #include "mllog/json_writer.h"
 #include "base/digest.h"
 #include "base/text.h"
+#include "base/url.h"
+#include "reports/model.h"
 #include "review/router.h"
 #include "rules/source.h"
 #include "server/pages.h"
@@ -295,6 +297,13 @@ namespace {
 Reply answer(Context& ctx, const Call& call, std::string* user) {
   user->clear();
   const bool pages = is_page_path(call.path);
+  if (!host_allowed(ctx, call.host)) {
+    const std::string name = base::one_line(base::host_header_name(call.host).empty() ? call.host : base::host_header_name(call.host));
+    const std::string why = "this server does not answer to the host name \"" + name + "\"";
+    const std::string fix = "use its address (127.0.0.1:PORT), or start it with --allow-host " + name + " when that name is its own";
+    if (pages) return error_page(421, "Wrong host name", "<p>" + reports::html_escape(why) + ".</p>\n<p>" + reports::html_escape(fix) + ".</p>\n");
+    return json_reply(review::error_response(421, "misdirected", why, fix));
+  }
   const std::string path = route_path(call);
   std::vector<std::string> caps;
   const Route* found = resource(path, &caps);
@@ -364,6 +373,16 @@ std::string scrub_paths(const Context& ctx, std::string text) {
     for (size_t at = text.find(p); at != std::string::npos; at = text.find(p, at + 8)) text.replace(at, p.size(), "[server]");
   }
   return text;
+}
+
+bool host_allowed(const Context& ctx, const std::string& host_header) {
+  if (host_header.empty()) return true;
+  const std::string name = base::host_header_name(host_header);
+  if (name.empty()) return false;
+  if (name == "localhost" || base::is_ip_literal(name)) return true;
+  for (const auto& allowed : ctx.allowed_hosts)
+    if (allowed == name) return true;
+  return false;
 }
 
 Reply dispatch(Context& ctx, const Call& call, std::string* user) {

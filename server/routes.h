@@ -73,9 +73,10 @@ std::string cookie_session(const std::string& cookies);
 // The server's state that routes share. Thread-safe.
 class Context {
  public:
-  Context(review::Api& api, std::string db, bool read_only, bool anonymous_public, bool tls, size_t max_body)
+  Context(review::Api& api, std::string db, bool read_only, bool anonymous_public, bool tls, size_t max_body,
+          std::vector<std::string> allowed_hosts = {})
       : api(api), db(std::move(db)), read_only(read_only), anonymous_public(anonymous_public), tls(tls), max_body(max_body),
-        server_paths(server_paths_of(this->db)) {}
+        allowed_hosts(std::move(allowed_hosts)), server_paths(server_paths_of(this->db)) {}
 
   review::Api& api;
   const std::string db;
@@ -83,6 +84,9 @@ class Context {
   const bool anonymous_public;  // --public: callers without a token see published rounds
   const bool tls;
   const size_t max_body;
+  // Names (lower-case) a request's Host may give besides an address literal
+  // and "localhost" (--allow-host); see host_allowed.
+  const std::vector<std::string> allowed_hosts;
   // Folders of this machine that no answer names (longest first): the
   // store's folder, the rule cache, the built-in rule sets and the sources
   // they are in, $REFEREE_RULES, the home folder. See scrub_paths.
@@ -100,6 +104,14 @@ class Context {
   std::mutex mu_;
   std::map<std::thread::id, std::unique_ptr<submissions::Store>> readers_;
 };
+
+// Whether this server answers a request sent with this Host header: an
+// address literal (any port), "localhost", or a name of ctx.allowed_hosts.
+// Any other name is refused (421) before routing: a page of another site
+// whose name the attacker points at this machine (DNS rebinding) is then
+// never answered as if it were this server. An empty Host (HTTP/1.0, no
+// browser) is answered.
+bool host_allowed(const Context& ctx, const std::string& host_header);
 
 // Who may call a route.
 enum class Access {

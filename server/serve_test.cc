@@ -151,6 +151,47 @@ TEST_SUITE("serve") {
     CHECK(contains(log, "stopped (SIGTERM)"));
   }
 
+  TEST_CASE("a Host name other than an address, localhost or --allow-host is refused with 421 before any route (DNS rebinding)") {
+    Fixture f;
+    Serve s(f.db, {"--allow-host", "Review.Example.org"}, (f.dir.path / "serve.err").string());
+    httplib::Client c("127.0.0.1", s.port);
+    const std::string port = ":" + std::to_string(s.port);
+    // A page of another site whose name now points here: the API, the pages and the sign-in all refuse it.
+    httplib::Headers evil{{"Host", "evil.example" + port}, {"Origin", "http://evil.example" + port}};
+    auto api = c.Get("/api/v1/query/list?what=rounds", evil);
+    REQUIRE(api);
+    CHECK(api->status == 421);
+    CHECK(contains(api->body, "\"code\":\"misdirected\""));
+    CHECK(contains(api->body, "--allow-host evil.example"));
+    auto page = c.Get("/reports/", evil);
+    REQUIRE(page);
+    CHECK(page->status == 421);
+    CHECK(contains(page->get_header_value("Content-Type"), "text/html"));
+    auto login = c.Post("/reports/login", evil, "token=tok-alice-0123456789", "application/x-www-form-urlencoded");
+    REQUIRE(login);
+    CHECK(login->status == 421);
+    CHECK_FALSE(login->has_header("Set-Cookie"));
+    auto health = c.Get("/api/v1/health", httplib::Headers{{"Host", "127.0.0.1.nip.io" + port}});
+    REQUIRE(health);
+    CHECK(health->status == 421);
+    auto bad = c.Get("/api/v1/health", httplib::Headers{{"Host", "host:80x"}});
+    REQUIRE(bad);
+    CHECK(bad->status == 421);
+    // Addresses, localhost and the allowed name (any case, a trailing dot) are answered.
+    for (const std::string& host : std::vector<std::string>{"127.0.0.1" + port, "localhost" + port, "LOCALHOST", "[::1]" + port, "review.example.org" + port,
+                                   "REVIEW.example.ORG." + port}) {
+      auto ok = c.Get("/api/v1/health", httplib::Headers{{"Host", host}});
+      REQUIRE(ok);
+      CHECK_MESSAGE(ok->status == 200, host);
+    }
+    CHECK(s.stop(SIGTERM) == 0);
+    // A value that is no host name is refused at start.
+    TempDir dir;
+    auto r = run(dir, "serve --db " + f.db + " --listen 127.0.0.1:0 --allow-host 'a b'");
+    CHECK(r.rc == 2);
+    CHECK(contains(r.err, "--allow-host a b: not a host name"));
+  }
+
   TEST_CASE("questions need a known token: none, forged and revoked ones get 401") {
     Fixture f;
     exec_sql(f.db, "UPDATE tokens SET revoked_at = '2026-01-02T00:00:00Z' WHERE prefix = 'tok-' AND user_id = "

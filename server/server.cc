@@ -178,7 +178,16 @@ int serve(const Options& o) {
     return kCannotStart;
   }
   review::Api api(db, o.read_only);
-  Context ctx(api, db, o.read_only, o.anonymous_public, !o.tls_cert.empty(), o.max_body);
+  std::vector<std::string> hosts;
+  for (const auto& h : o.allow_hosts) {
+    std::string name = base::host_header_name(h);
+    if (name.empty() || name.find_first_of(" /\t") != std::string::npos) {
+      std::cerr << "referee serve: --allow-host " << base::one_line(h) << ": not a host name (example: --allow-host review.example.org)\n";
+      return kCannotStart;
+    }
+    hosts.push_back(name);
+  }
+  Context ctx(api, db, o.read_only, o.anonymous_public, !o.tls_cert.empty(), o.max_body, hosts);
 
   // SIGINT and SIGTERM are taken by one thread (sigwait), blocked in all others.
   sigset_t signals;

@@ -6,12 +6,14 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace referee::server {
 
 struct Options {
   std::string db;                       // the store; "" = submissions::default_db_path()
   std::string listen = "127.0.0.1:8080";  // HOST:PORT; port 0 picks a free one
+  std::vector<std::string> allow_hosts;  // names a request's Host may give besides addresses and localhost
   std::string tls_cert, tls_key;        // PEM files: serve https (both or neither)
   bool read_only = false;               // refuse every write (503)
   bool anonymous_public = false;        // answer callers without a token about published rounds

@@ -193,22 +193,10 @@ review::Response answer_question(submissions::Store& store, const std::string& n
                        "ask one of: leaderboard, compare, speedup, scaling, list");
   // A round the caller may not see is answered exactly like one the store
   // does not hold, before anything else is looked at.
-  std::string what;
-  bool has_round = false;
   for (const auto& [k, v] : params) {
-    if (k == "what") what = v;
     if (k != "round" && k != "from" && k != "to") continue;
-    has_round = has_round || k == "round";
     std::string round, ignored;
     if (!submissions::resolve_round(store, v, &round, &ignored) || !visible(round)) return review::unknown_round(v);
-  }
-  if (kind == QuestionKind::List && !has_round && what != "rounds" && what != "systems") {
-    // Totals across rounds (benchmarks, submitters) cannot leave a round out.
-    for (const auto& round : submissions::rounds(store))
-      if (!visible(round))
-        return error_reply(403, "embargo",
-                           "list " + what + " across all rounds is not offered while rounds you cannot see are under embargo",
-                           "name a round (--round R; API query `round=R`)");
   }
   Question q;
   std::string error;

@@ -8,6 +8,7 @@
 
 #include "base/text.h"
 #include "mllog/json.h"
+#include "mllog/json_writer.h"
 #include "rules/package.h"
 #include "rules/ruleset.h"
 #include "rules/scoring.h"
@@ -762,7 +763,8 @@ bool speedup_chains(Store& s, const SpeedupQuery& q, const std::function<bool(co
   return true;
 }
 
-bool list_store(Store& s, const std::string& what, const std::string& round_text, Listing* out, std::string* error) {
+bool list_store(Store& s, const std::string& what, const std::string& round_text, Listing* out, std::string* error,
+                const std::vector<std::string>* only) {
   *out = Listing{};
   std::string round;
   if (!round_text.empty() && !resolve_round(s, round_text, &round, error)) return false;
@@ -774,13 +776,15 @@ bool list_store(Store& s, const std::string& what, const std::string& round_text
                      WHERE p.round_id = d.id),
                   (SELECT COUNT(*) FROM runs r JOIN results x ON r.result_id = x.id JOIN systems s ON x.system_id = s.id
                      JOIN packages p ON s.package_id = p.id WHERE p.round_id = d.id)
-                FROM rounds d WHERE ?1 = '' OR d.name = ?1 ORDER BY d.ordinal)sql";
+                FROM rounds d WHERE (?1 = '' OR d.name = ?1) AND (?2 IS NULL OR d.name IN (SELECT value FROM json_each(?2)))
+                ORDER BY d.ordinal)sql";
   } else if (what == "benchmarks") {
     out->columns = {"benchmark", "rounds", "results", "scored"};
     sql = R"sql(SELECT x.benchmark, group_concat(DISTINCT d.name), COUNT(*), COUNT(x.score_minutes)
                 FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
                   JOIN rounds d ON p.round_id = d.id
-                WHERE ?1 = '' OR d.name = ?1 GROUP BY x.benchmark ORDER BY x.benchmark)sql";
+                WHERE (?1 = '' OR d.name = ?1) AND (?2 IS NULL OR d.name IN (SELECT value FROM json_each(?2)))
+                GROUP BY x.benchmark ORDER BY x.benchmark)sql";
   } else if (what == "systems") {
     out->columns = {"round", "organisation", "system", "submitter", "division", "availability", "accelerators",
                     "accelerator", "accelerator_type", "results"};
@@ -788,19 +792,28 @@ bool list_store(Store& s, const std::string& what, const std::string& round_text
                        s.accelerator_model_name, '', (SELECT COUNT(*) FROM results x WHERE x.system_id = s.id)
                 FROM systems s JOIN packages p ON s.package_id = p.id JOIN organisations o ON p.organisation_id = o.id
                   JOIN rounds d ON p.round_id = d.id
-                WHERE ?1 = '' OR d.name = ?1 ORDER BY d.ordinal, o.name, s.name)sql";
+                WHERE (?1 = '' OR d.name = ?1) AND (?2 IS NULL OR d.name IN (SELECT value FROM json_each(?2)))
+                ORDER BY d.ordinal, o.name, s.name)sql";
   } else if (what == "submitters") {
     out->columns = {"submitter", "organisations", "rounds", "systems"};
     sql = R"sql(SELECT s.submitter, group_concat(DISTINCT o.name), group_concat(DISTINCT d.name), COUNT(*)
                 FROM systems s JOIN packages p ON s.package_id = p.id JOIN organisations o ON p.organisation_id = o.id
                   JOIN rounds d ON p.round_id = d.id
-                WHERE ?1 = '' OR d.name = ?1 GROUP BY s.submitter ORDER BY s.submitter)sql";
+                WHERE (?1 = '' OR d.name = ?1) AND (?2 IS NULL OR d.name IN (SELECT value FROM json_each(?2)))
+                GROUP BY s.submitter ORDER BY s.submitter)sql";
   } else {
     *error = "cannot list '" + what + "'; choose one of: rounds, benchmarks, systems, submitters";
     return false;
   }
   Stmt st(s.db(), sql);
   st.bind(1, round);
+  if (only) {
+    mllog::JsonWriter names(0, mllog::JsonText::kUtf8);
+    names.begin_array();
+    for (const auto& r : *only) names.value(r);
+    names.end_array();
+    st.bind(2, names.str());
+  }
   int n = static_cast<int>(out->columns.size());
   while (st.step()) {
     std::vector<std::string> row;

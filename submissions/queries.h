@@ -249,6 +249,9 @@ struct Listing {
   std::vector<std::vector<std::string>> rows;
 };
 // `what`: rounds, benchmarks, systems or submitters; `round` "" = all rounds.
-bool list_store(Store& s, const std::string& what, const std::string& round, Listing* out, std::string* error);
+// `only` (when given): the rounds counted; every other round is left out of
+// every row and total, as if the store did not hold it (the embargo).
+bool list_store(Store& s, const std::string& what, const std::string& round, Listing* out, std::string* error,
+                const std::vector<std::string>* only = nullptr);
 
 }  // namespace referee::submissions

@@ -593,12 +593,12 @@ Answer answer_list(Store& store, const Question& q, const RoundVisible& visible)
   const bool as_json = q.format == Format::Json, as_csv = q.format == Format::Csv;
   std::string error;
   Listing l;
-  if (!list_store(store, q.what, q.round, &l, &error)) return fail(out, error);
-  // Rows of rounds the caller may not see are left out.
-  if (visible && !l.columns.empty() && l.columns[0] == "round")
-    l.rows.erase(std::remove_if(l.rows.begin(), l.rows.end(),
-                                [&visible](const std::vector<std::string>& row) { return !visible(row[0]); }),
-                 l.rows.end());
+  // Rounds the caller may not see are left out of every row and total.
+  std::vector<std::string> seen;
+  if (visible)
+    for (const auto& r : rounds(store))
+      if (visible(r)) seen.push_back(r);
+  if (!list_store(store, q.what, q.round, &l, &error, visible ? &seen : nullptr)) return fail(out, error);
   if (as_json) {
     mllog::JsonWriter w;
     w.begin_object().key("schema").value("referee.list/1").key("what").value(q.what);

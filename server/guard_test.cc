@@ -21,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 std::string health_from(const char* from, int port) {
   int fd = connect_from(from, port);
-  send_all(fd, "GET /api/v1/health HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+  send_all(fd, "GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   bool closed = false;
   std::string r = receive(fd, 3000, &closed);
   close(fd);
@@ -74,7 +74,7 @@ TEST_SUITE("serve") {
 
     // A body of 100 bytes, one byte every 300 ms.
     fd = connect_from("127.0.0.1", s.port);
-    REQUIRE(send_all(fd, "POST /api/v1/objections HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"));
+    REQUIRE(send_all(fd, "POST /api/v1/objections HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"));
     t0 = Clock::now();
     closed = false;
     for (int i = 0; i < 99 && !closed; ++i) {

@@ -54,35 +54,35 @@ TEST_SUITE("serve") {
     bool closed = false;
     // No body follows: the 413 comes from the length alone, and the connection closes.
     std::string huge = exchange(s.port,
-                                "POST /api/v1/objections HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000000000\r\n\r\n",
+                                "POST /api/v1/objections HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000000000\r\n\r\n",
                                 3000, &closed);
     CHECK(huge.rfind("HTTP/1.1 413", 0) == 0);
     CHECK(contains(huge, "\"too-large\""));
     CHECK(closed);
     std::string chunked = exchange(s.port,
-                                   "POST /api/v1/objections HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                   "POST /api/v1/objections HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
                                    "5\r\nhello\r\n",
                                    3000, &closed);
     CHECK(chunked.rfind("HTTP/1.1 411", 0) == 0);
     CHECK(closed);
     std::string gz = exchange(s.port,
-                              "POST /api/v1/objections HTTP/1.1\r\nHost: a\r\nContent-Encoding: gzip\r\n"
+                              "POST /api/v1/objections HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Encoding: gzip\r\n"
                               "Content-Length: 4\r\n\r\nabcd",
                               3000, &closed);
     CHECK(gz.rfind("HTTP/1.1 415", 0) == 0);
     std::string two = exchange(s.port,
-                               "POST /api/v1/objections HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"
+                               "POST /api/v1/objections HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n"
                                "Content-Length: 100\r\n\r\nhello",
                                3000, &closed);
     CHECK(two.rfind("HTTP/1.1 400", 0) == 0);
     // A path with a newline and an escape: logged in caret notation, on one line.
     std::string forged = exchange(s.port,
-                                  "GET /api/v1/x%0a2026-01-01T00:00:00Z%20GET%20/forged%20200%1b[2J HTTP/1.1\r\nHost: a\r\n"
+                                  "GET /api/v1/x%0a2026-01-01T00:00:00Z%20GET%20/forged%20200%1b[2J HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                   "Connection: close\r\n\r\n",
                                   3000, &closed);
     CHECK(forged.rfind("HTTP/1.1 ", 0) == 0);
     // Still serving.
-    std::string health = exchange(s.port, "GET /api/v1/health HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", 3000, &closed);
+    std::string health = exchange(s.port, "GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", 3000, &closed);
     CHECK(health.rfind("HTTP/1.1 200", 0) == 0);
     CHECK(s.stop(SIGTERM) == 0);
     std::string log = read_file(s.err_file);

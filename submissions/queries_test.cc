@@ -532,7 +532,13 @@ TEST_SUITE("store") {
     CHECK(run_referee("speedup --benchmark gpt3 --from 3.0.0 --to 3.1.0", &out) == 2);
     CHECK(contains(out, "no store at " + (t.path / "xdg/referee/referee.db").string()));
     CHECK_FALSE(fs::exists(t.path / "xdg"));
+    // An import into a folder that does not exist (a mistyped --db) is refused and makes nothing.
+    std::string typo = (t.path / "stroe/a.db").string();
+    CHECK(run_referee("import " + std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg --round mini-1.0.0 " + db_arg(typo), &out) == 2);
+    CHECK(contains(out, "no folder " + (t.path / "stroe").string() + " for the store " + typo));
+    CHECK_FALSE(fs::exists(t.path / "stroe"));
     // An existing store: nothing appears beside it.
+    fs::create_directories(t.path / "store");
     std::string good = (t.path / "store/a.db").string();
     import_example(good);
     auto before = testing::snapshot(t.path / "store");
@@ -544,6 +550,7 @@ TEST_SUITE("store") {
   TEST_CASE("a store in a read-only folder answers questions") {
     TempDir t;
     fs::path dir = t.path / "ro";
+    fs::create_directories(dir);
     std::string db = (dir / "a.db").string();
     import_example(db);
     auto before = testing::snapshot(dir);

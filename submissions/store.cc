@@ -508,7 +508,16 @@ std::unique_ptr<Store> Store::open(const std::string& path, std::string* error, 
   } else {
     std::error_code ec;
     auto parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    // The default store's folder is made; a folder the user named must exist,
+    // so a mistyped --db is not a new store in a new folder.
+    if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
+      if (path != default_db_path()) {
+        *error = "no folder " + parent.string() + " for the store " + path + " (check the path; mkdir -p " + parent.string() +
+                 " to make it)";
+        return nullptr;
+      }
+      std::filesystem::create_directories(parent, ec);
+    }
     rc = sqlite3_open_v2(path.c_str(), &s->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                          nullptr);
   }

@@ -1469,6 +1469,25 @@ TEST_SUITE("review") {
     tampered("UPDATE announcements SET result_id = (SELECT x.id FROM results x WHERE x.benchmark = 'retinanet')", "",
              "about NVIDIA/eos/retinanet", 1);
     tampered("DELETE FROM announcements", "", "made by event", 1);
+    // Each row's time is that of the event that wrote it: a filing backdated to before a deadline, a
+    // decision dated later, a token revoked "earlier"; versions count the changes the log made.
+    const std::string early = "'2020-01-01T00:00:00.000Z'", late = "'2099-01-01T00:00:00.000Z'";
+    tampered("UPDATE objections SET created_at = " + early, "", "created_at 2020-01-01T00:00:00.000Z, before event", 1);
+    tampered("UPDATE decisions SET created_at = " + late, "", "decisions row 1 (objection " + std::to_string(id) +
+             "): created_at 2099-01-01T00:00:00.000Z, after event", 1);
+    tampered("UPDATE responses SET created_at = " + early, "", ": created_at 2020-01-01T00:00:00.000Z, before event", 1);
+    tampered("UPDATE votes SET created_at = " + late, "", "votes row of Dell on objection " + std::to_string(id) + ": created_at 2099", 1);
+    tampered("UPDATE evidence SET created_at = " + early, "", "evidence row ", 1);
+    tampered("UPDATE users SET created_at = " + early + " WHERE name = 'goog'", "", "users row goog: created_at 2020", 1);
+    tampered("UPDATE tokens SET created_at = " + late + " WHERE user_id = (SELECT id FROM users WHERE name = 'goog')", "",
+             "(user goog): created_at 2099", 1);
+    tampered("UPDATE tokens SET revoked_at = " + late + " WHERE user_id = (SELECT id FROM users WHERE name = 'gone')", "",
+             "(user gone): revoked_at 2099", 1);
+    tampered("UPDATE objections SET version = version + 5", "", "version 10, but the review log has 5 event(s) about it", 1);
+    tampered("UPDATE round_reviews SET version = 4", "", "round_reviews row of training-3.1.0: version 4, but the review log has 1", 1);
+    tampered("UPDATE pairings SET version = 3 WHERE id = " + std::to_string(pairing), "",
+             "version 3, but the review log changed it 1 time(s) since it was assigned (version 2)", 1);
+    tampered("UPDATE objections SET impact_basis = 'the committee agreed'", "", "impact_basis 'the committee agreed', the review log says", 1);
     // Tables dropped: the store is damaged (exit 2), not a store without decisions.
     tampered("DROP TABLE result_status", "", "review table(s) result_status missing", 2);
     tampered("DROP TABLE votes", "", "review table(s) votes missing", 2);

@@ -1089,7 +1089,7 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
     if (weighed.has) p.value(weighed.minutes); else p.null();
     p.key("impact_computed");
     if (has_impact) p.value(impact); else p.null();
-    p.key("impact_basis").value(weighed.basis);
+    p.key("impact_basis").value(weighed.basis).key("impact_computed_basis").value(basis);
     p.key("finding");
     if (in.has_finding) p.value(in.finding); else p.null();
     if (!f.drop_runs.empty()) {
@@ -1160,7 +1160,7 @@ Result<Objection> add_evidence(Store& s, const Actor& who, const AddEvidence& in
       if (weighed.has) p.value(weighed.minutes); else p.null();
       p.key("impact_computed");
       if (has_computed) p.value(computed); else p.null();
-      p.key("impact_basis").value(weighed.basis);
+      p.key("impact_basis").value(weighed.basis).key("impact_computed_basis").value(basis);
     }
     write_override(p, in.override_reason, overridden);
     return o.state;

@@ -98,6 +98,30 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   };
   auto events = read_events(s, "objection/", error);
   if (!error->empty()) return fail(*error);
+  // When each event was written, for the times the rows keep.
+  std::map<long long, std::string> event_at;
+  {
+    Stmt t(s.db(), "SELECT seq, at FROM events ORDER BY seq");
+    while (t.step()) event_at[t.col_int(0)] = t.col_text(1);
+    if (!t.ok()) return fail(*error = s.describe_error(t.rc(), "reading the review log"));
+  }
+  // "" when a row's time `at` (its created_at, a token's revoked_at) is that of event `seq`, which wrote
+  // the row: a row is written first and its event last, in one transaction, so the time is not after
+  // the event's nor before the event before it (unless the clock went back between them); else what is
+  // wrong. A backdated filing (before a deadline) is found so.
+  auto stamp = [&](const std::string& field, const std::string& at, long long seq) -> std::string {
+    auto it = event_at.find(seq);
+    if (it == event_at.end()) return "";
+    const std::string ev = "event " + std::to_string(seq);
+    if (at > it->second) return field + " " + at + ", after " + ev + " that wrote it (" + it->second + ")";
+    if (it != event_at.begin()) {
+      auto before = std::prev(it);
+      if (before->second <= it->second && at < before->second)
+        return field + " " + at + ", before event " + std::to_string(before->first) + " (" + before->second +
+               ") that came before " + ev + " that wrote it (" + it->second + ")";
+    }
+    return "";
+  };
   // What the events say: per decision id, the latest decision.record (or
   // decision.amend); per objection, whether decided or withdrawn; per vote, the latest.
   std::map<long long, Decided> decided;
@@ -115,7 +139,11 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     bool has_impact = false, has_computed = false;
     double impact = 0, computed = 0;
     bool responded = false;
+    long long events = 0;                               // events about it (each change bumps its version)
+    bool basis_known = false;                           // the events give how referee's impact was found
+    std::string computed_basis;
     std::multiset<std::string> evidence;                // the evidence rows' digests, from every event that adds some
+    std::vector<std::pair<long long, std::vector<std::string>>> evidence_by_event;  // (event, digests it added)
     bool evidence_known = true;                         // false when an event added evidence without digests
   };
   struct Responded {
@@ -124,6 +152,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     bool has_factor = false;
     double factor = 0;
     std::string actor;  // who responded
+    std::string at;     // the event's time
   };
   std::map<long long, Responded> responded;  // response id -> what its response.add event recorded
   std::map<long long, Filed> filed;  // objection -> what objection.file named
@@ -136,6 +165,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   for (const auto& e : events) {
     long long oid = std::atoll(e.subject.c_str() + 10);
     if (e.subject.find('/', 10) != std::string::npos) continue;  // something under an objection
+    ++filed[oid].events;
     mllog::Json p;
     std::string perr;
     if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
@@ -176,12 +206,18 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         f.impact_known = true;
         f.has_impact = number(p.find("impact_minutes"), &f.impact);
         f.has_computed = number(p.find("impact_computed"), &f.computed);
+        f.basis_known = p.find("impact_computed_basis") != nullptr;
+        f.computed_basis = text(p.find("impact_computed_basis"));
       }
       if (const auto* rs = p.find("results"))
         for (const auto& r : rs->items) f.results.push_back(text(&r));
-      if (const auto* ev = p.find("evidence_sha256"))
-        for (const auto& d : ev->items) f.evidence.insert(text(&d));
-      else if (const auto* n = p.find("evidence"); n && n->kind == mllog::Json::Kind::Int && n->i > 0)
+      if (const auto* ev = p.find("evidence_sha256")) {
+        f.evidence_by_event.push_back({e.seq, {}});
+        for (const auto& d : ev->items) {
+          f.evidence.insert(text(&d));
+          f.evidence_by_event.back().second.push_back(text(&d));
+        }
+      } else if (const auto* n = p.find("evidence"); n && n->kind == mllog::Json::Kind::Int && n->i > 0)
         f.evidence_known = false;
     } else if (e.action == "evidence.add") {
       Filed& f = filed[oid];
@@ -189,11 +225,18 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         f.impact_known = true;
         f.has_impact = number(p.find("impact_minutes"), &f.impact);
         f.has_computed = number(p.find("impact_computed"), &f.computed);
+        f.basis_known = p.find("impact_computed_basis") != nullptr;
+        f.computed_basis = text(p.find("impact_computed_basis"));
       }
-      if (const auto* ev = p.find("evidence_sha256"))
-        for (const auto& d : ev->items) f.evidence.insert(text(&d));
-      else
+      if (const auto* ev = p.find("evidence_sha256")) {
+        f.evidence_by_event.push_back({e.seq, {}});
+        for (const auto& d : ev->items) {
+          f.evidence.insert(text(&d));
+          f.evidence_by_event.back().second.push_back(text(&d));
+        }
+      } else {
         f.evidence_known = false;
+      }
     } else if (e.action == "response.add") {
       filed[oid].responded = true;
       if (const auto* id = p.find("response"); id && id->kind == mllog::Json::Kind::Int) {
@@ -226,8 +269,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   {
     Stmt q(s.db(),
            "SELECT d.id, d.objection_id, d.outcome, d.remedy, d.factor, d.text, d.votes_uphold, d.votes_reject, "
-           "d.votes_abstain, d.majority, COALESCE(u.name, 'local-admin') FROM decisions d LEFT JOIN users u ON u.id = "
-           "d.decided_by ORDER BY d.id");
+           "d.votes_abstain, d.majority, COALESCE(u.name, 'local-admin'), d.created_at FROM decisions d LEFT JOIN users u "
+           "ON u.id = d.decided_by ORDER BY d.id");
     while (q.step()) {
       long long id = q.col_int(0);
       std::string row = "decisions row " + std::to_string(id) + " (objection " + std::to_string(q.col_int(1)) + ")";
@@ -253,6 +296,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         return fail(row + ": majority '" + q.col_text(9) + "', event " + std::to_string(d.seq) + " says '" + d.majority + "'");
       if (q.col_text(10) != d.actor)
         return fail(row + ": decided by " + q.col_text(10) + ", event " + std::to_string(d.seq) + " says " + d.actor);
+      if (std::string when = stamp("created_at", q.col_text(11), d.seq); !when.empty()) return fail(row + ": " + when);
       const char* const counted[] = {"uphold", "reject", "abstain"};
       for (int i = 0; i < 3; ++i)
         if (d.votes[i] >= 0 && q.col_int(6 + i) != d.votes[i])
@@ -363,8 +407,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   {
     std::set<std::pair<long long, std::string>> rows;
     Stmt q(s.db(),
-           "SELECT v.objection_id, o.name, v.vote, COALESCE(v.remedy, ''), v.factor, COALESCE(u.name, 'local-admin') "
-           "FROM votes v JOIN organisations o ON o.id = v.organisation_id LEFT JOIN users u ON u.id = v.user_id "
+           "SELECT v.objection_id, o.name, v.vote, COALESCE(v.remedy, ''), v.factor, COALESCE(u.name, 'local-admin'), "
+           "v.created_at FROM votes v JOIN organisations o ON o.id = v.organisation_id LEFT JOIN users u ON u.id = v.user_id "
            "ORDER BY v.objection_id, o.name");
     while (q.step()) {
       std::pair<long long, std::string> key{q.col_int(0), q.col_text(1)};
@@ -381,6 +425,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
                     std::to_string(v.seq) + " says " + factor_text(v.has_factor, v.factor));
       if (q.col_text(5) != v.actor)
         return fail(row + ": cast by " + q.col_text(5) + ", event " + std::to_string(v.seq) + " says " + v.actor);
+      if (std::string when = stamp("created_at", q.col_text(6), v.seq); !when.empty()) return fail(row + ": " + when);
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading votes"));
     for (const auto& [key, v] : votes)
@@ -391,7 +436,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   {
     Stmt q(s.db(),
            "SELECT j.id, j.state, b.name, a.name, j.title, j.rule, j.text, r.name, COALESCE(u.name, 'local-admin'), "
-           "j.finding_id, j.impact_minutes, j.impact_computed FROM objections j LEFT JOIN organisations b ON b.id = "
+           "j.finding_id, j.impact_minutes, j.impact_computed, j.created_at, j.version, COALESCE(j.impact_basis, '') "
+           "FROM objections j LEFT JOIN organisations b ON b.id = "
            "j.by_org LEFT JOIN organisations a ON a.id = j.against_org LEFT JOIN rounds r ON r.id = j.round_id LEFT "
            "JOIN users u ON u.id = j.filed_by ORDER BY j.id");
     while (q.step()) {
@@ -424,7 +470,13 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         if (!same_factor(!q.col_null(11), q.col_double(11), f.has_computed, f.computed))
           return fail(row + ": impact_computed " + factor_text(!q.col_null(11), q.col_double(11)) +
                       ", the review log says " + factor_text(f.has_computed, f.computed));
+        if (f.basis_known && q.col_text(14) != f.computed_basis)
+          return fail(row + ": impact_basis '" + q.col_text(14) + "', the review log says '" + f.computed_basis + "'");
       }
+      if (std::string when = stamp("created_at", q.col_text(12), f.seq); !when.empty()) return fail(row + ": " + when);
+      if (q.col_int(13) != f.events)
+        return fail(row + ": version " + std::to_string(q.col_int(13)) + ", but the review log has " +
+                    std::to_string(f.events) + " event(s) about it (each change adds one)");
       auto it = objection_state.find(id);
       std::string want = it == objection_state.end() ? "" : it->second;
       bool agrees = want.empty() ? state == (f.responded ? "responded" : "open") : state == want;
@@ -437,8 +489,22 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   // Evidence: the digests of each objection's rows against those its events recorded.
   {
     std::map<long long, std::multiset<std::string>> rows;
-    Stmt q(s.db(), "SELECT id, objection_id FROM evidence ORDER BY id");
-    while (q.step()) rows[q.col_int(1)].insert(evidence_row_digest(s, q.col_int(0)));
+    Stmt q(s.db(), "SELECT id, objection_id, created_at FROM evidence ORDER BY id");
+    while (q.step()) {
+      const std::string digest = evidence_row_digest(s, q.col_int(0));
+      rows[q.col_int(1)].insert(digest);
+      // Its time is that of an event that added a row saying this.
+      auto fi = filed.find(q.col_int(1));
+      if (fi == filed.end() || !fi->second.evidence_known) continue;
+      std::string when;
+      for (const auto& [seq, digests] : fi->second.evidence_by_event)
+        if (std::find(digests.begin(), digests.end(), digest) != digests.end()) {
+          when = stamp("created_at", q.col_text(2), seq);
+          if (when.empty()) break;
+        }
+      if (!when.empty())
+        return fail("evidence row " + std::to_string(q.col_int(0)) + " (objection " + std::to_string(q.col_int(1)) + "): " + when);
+    }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading evidence"));
     for (auto& [oid, f] : filed)
       if (f.evidence_known && f.seq) rows.try_emplace(oid);
@@ -461,7 +527,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   {
     Stmt q(s.db(),
            "SELECT x.id, x.objection_id, x.text, o.name, COALESCE(x.remedy, 'none'), x.factor, COALESCE(u.name, "
-           "'local-admin') FROM responses x LEFT JOIN organisations o ON o.id = x.organisation_id LEFT JOIN users u ON "
+           "'local-admin'), x.created_at FROM responses x LEFT JOIN organisations o ON o.id = x.organisation_id LEFT JOIN users u ON "
            "u.id = x.user_id ORDER BY x.id");
     std::set<long long> rows;
     while (q.step()) {
@@ -479,6 +545,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         return fail(row + ": remedy " + q.col_text(4) + " " + factor_text(!q.col_null(5), q.col_double(5)) + ", " + ev +
                     " says " + r.remedy + " " + factor_text(r.has_factor, r.factor));
       if (q.col_text(6) != r.actor) return fail(row + ": written by " + q.col_text(6) + ", " + ev + " says " + r.actor);
+      if (std::string when = stamp("created_at", q.col_text(7), r.seq); !when.empty()) return fail(row + ": " + when);
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading responses"));
     for (const auto& [id, r] : responded)
@@ -488,8 +555,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   // Extensions: each row as the latest objection.extend for its objection, organisation and deadline left it.
   if (s.opened_version() >= 8) {
     Stmt q(s.db(),
-           "SELECT x.id, x.objection_id, o.name, x.deadline, x.until, x.reason, COALESCE(u.name, 'local-admin') FROM "
-           "extensions x LEFT JOIN organisations o ON o.id = x.organisation_id LEFT JOIN users u ON u.id = x.granted_by "
+           "SELECT x.id, x.objection_id, o.name, x.deadline, x.until, x.reason, COALESCE(u.name, 'local-admin'), "
+           "x.created_at FROM extensions x LEFT JOIN organisations o ON o.id = x.organisation_id LEFT JOIN users u ON u.id = x.granted_by "
            "ORDER BY x.id");
     std::set<std::tuple<long long, std::string, std::string>> rows;
     while (q.step()) {
@@ -504,6 +571,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (q.col_text(4) != x.until) return fail(row + ": until " + q.col_text(4) + ", " + ev + " says " + x.until);
       if (q.col_text(5) != x.reason) return fail(row + ": the reason is not the one " + ev + " recorded");
       if (q.col_text(6) != x.actor) return fail(row + ": granted by " + q.col_text(6) + ", " + ev + " says " + x.actor);
+      if (std::string when = stamp("created_at", q.col_text(7), x.seq); !when.empty()) return fail(row + ": " + when);
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading extensions"));
     for (const auto& [key, x] : extended)
@@ -525,6 +593,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       std::string state = "review";
       std::map<std::string, std::string> schedule;
       long long state_seq = 0, schedule_seq = 0;
+      long long changes = 0;  // round.schedule and round.state events: each sets the version
     };
     std::map<std::string, RoundLog> rounds;
     for (const auto& e : revents) {
@@ -538,7 +607,9 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         if (const auto* sc = p.find("schedule"))
           for (const auto& [k, v] : sc->fields) r.schedule[k] = text(&v);
         r.schedule_seq = e.seq;
+        ++r.changes;
       } else if (e.action == "round.state") {
+        ++r.changes;
         r.created = true;
         r.state = text(p.find("to"));
         r.state_seq = e.seq;
@@ -551,7 +622,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     admin.role = Role::Admin;
     admin.local_admin = true;
     std::set<std::string> round_rows;
-    Stmt q(s.db(), "SELECT round_id FROM round_reviews ORDER BY round_id");
+    Stmt q(s.db(), "SELECT round_id, version FROM round_reviews ORDER BY round_id");
     while (q.step()) {
       RoundInfo info;
       Error why;
@@ -575,6 +646,9 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
                       (want.empty() ? "not set" : want) +
                       (r.schedule_seq ? " (event " + std::to_string(r.schedule_seq) + ")" : ""));
       }
+      if (q.col_int(1) != r.changes)
+        return fail(row + ": version " + std::to_string(q.col_int(1)) + ", but the review log has " + std::to_string(r.changes) +
+                    " round.schedule and round.state event(s) for it (each change adds one)");
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading round_reviews"));
     for (const auto& [name, r] : rounds)
@@ -591,6 +665,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     struct PairLog {
       std::string reason, status = "assigned";
       long long seq = 0, status_seq = 0;
+      long long changes = 0;  // pairing.status events: each bumps the version
     };
     using PairKey = std::tuple<std::string, std::string, std::string>;  // round, reviewer, reviewed
     std::map<PairKey, PairLog> pairs;
@@ -640,10 +715,11 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       PairLog& x = pairs[{text(p.find("round")), text(p.find("reviewer")), text(p.find("reviewed"))}];
       x.status = text(p.find("to"));
       x.status_seq = e.seq;
+      ++x.changes;
     }
     std::set<PairKey> rows;
     Stmt q(s.db(),
-           "SELECT p.id, d.name, a.name, b.name, p.reason, p.status FROM pairings p JOIN rounds d ON d.id = p.round_id "
+           "SELECT p.id, d.name, a.name, b.name, p.reason, p.status, p.version FROM pairings p JOIN rounds d ON d.id = p.round_id "
            "JOIN organisations a ON a.id = p.reviewer_org JOIN organisations b ON b.id = p.reviewed_org ORDER BY p.id");
     while (q.step()) {
       PairKey key{q.col_text(1), q.col_text(2), q.col_text(3)};
@@ -658,6 +734,9 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (q.col_text(5) != x.status)
         return fail(row + ": status " + q.col_text(5) + ", the review log says " + x.status +
                     (x.status_seq ? " (event " + std::to_string(x.status_seq) + ")" : " (as assigned)"));
+      if (q.col_int(6) != 1 + x.changes)
+        return fail(row + ": version " + std::to_string(q.col_int(6)) + ", but the review log changed it " +
+                    std::to_string(x.changes) + " time(s) since it was assigned (version " + std::to_string(1 + x.changes) + ")");
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading pairings"));
     for (const auto& [key, x] : pairs)
@@ -693,12 +772,13 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         return fail("announcements: row " + std::to_string(id) + " made by event " + std::to_string(x.seq) + " is missing");
     // Findings: each added by an audit.run event, saying what the latest event that recorded its digest says.
     std::set<long long> finding_rows;
-    Stmt fq(s.db(), "SELECT id FROM findings ORDER BY id");
+    Stmt fq(s.db(), "SELECT id, created_at FROM findings ORDER BY id");
     while (fq.step()) {
       long long id = fq.col_int(0);
       finding_rows.insert(id);
       const std::string row = "findings row " + std::to_string(id);
       if (!finding_added.count(id)) return fail(row + " has no audit.run event in the review log");
+      if (std::string when = stamp("created_at", fq.col_text(1), finding_added.at(id)); !when.empty()) return fail(row + ": " + when);
       auto d = finding_digest.find(id);
       if (d != finding_digest.end() && finding_row_digest(s, id) != d->second.second)
         return fail(row + ": what it says is not what event " + std::to_string(d->second.first) +
@@ -719,6 +799,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       std::string user, sha256;  // sha256 "" in events before schema 7
       long long seq = 0;
       bool revoked = false;
+      long long revoked_seq = 0;
     };
     std::map<std::string, UserLog> users;
     std::map<std::string, TokenLog> tokens;  // by prefix
@@ -736,14 +817,20 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       } else if (e.action == "token.create") {
         tokens[text(p.find("token_prefix"))] = {user, text(p.find("token_sha256")), e.seq, false};
       } else if (e.action == "token.revoke") {
-        if (auto it = tokens.find(text(p.find("token_prefix"))); it != tokens.end()) it->second.revoked = true;
+        if (auto it = tokens.find(text(p.find("token_prefix"))); it != tokens.end() && !it->second.revoked) {
+          it->second.revoked = true;
+          it->second.revoked_seq = e.seq;
+        }
       } else if (e.action == "user.revoke") {
         for (auto& [prefix, tk] : tokens)
-          if (tk.user == user) tk.revoked = true;
+          if (tk.user == user && !tk.revoked) {
+            tk.revoked = true;
+            tk.revoked_seq = e.seq;
+          }
       }
     }
     Stmt q(s.db(),
-           "SELECT u.name, COALESCE(o.name, ''), u.role, u.disabled_at IS NOT NULL FROM users u LEFT JOIN "
+           "SELECT u.name, COALESCE(o.name, ''), u.role, u.disabled_at IS NOT NULL, u.created_at FROM users u LEFT JOIN "
            "organisations o ON o.id = u.organisation_id ORDER BY u.name");
     std::set<std::string> user_rows;
     while (q.step()) {
@@ -762,13 +849,14 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (q.col_text(2) != it->second.role)
         return fail(row + ": role '" + q.col_text(2) + "', event " + std::to_string(it->second.seq) + " says '" +
                     it->second.role + "'");
+      if (std::string when = stamp("created_at", q.col_text(4), it->second.seq); !when.empty()) return fail(row + ": " + when);
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading users"));
     for (const auto& [name, u] : users)
       if (!user_rows.count(name))
         return fail("users: " + name + ", added by event " + std::to_string(u.seq) + ", is missing");
-    Stmt tq(s.db(), "SELECT t.prefix, u.name, t.hash, t.revoked_at IS NOT NULL FROM tokens t LEFT JOIN users u ON u.id = "
-                    "t.user_id ORDER BY t.id");
+    Stmt tq(s.db(), "SELECT t.prefix, u.name, t.hash, t.revoked_at IS NOT NULL, t.created_at, COALESCE(t.revoked_at, '') "
+                    "FROM tokens t LEFT JOIN users u ON u.id = t.user_id ORDER BY t.id");
     std::set<std::string> token_rows;
     while (tq.step()) {
       std::string prefix = tq.col_text(0), row = "tokens row " + tq.col_text(0) + " (user " + tq.col_text(1) + ")";
@@ -782,6 +870,9 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         return fail(row + ": its hash is not the one " + ev + " recorded (a token changed outside the review)");
       if ((tq.col_int(3) != 0) != tk.revoked)
         return fail(row + ": " + (tk.revoked ? "live, but the review log revoked it" : "revoked, but the review log did not"));
+      if (std::string when = stamp("created_at", tq.col_text(4), tk.seq); !when.empty()) return fail(row + ": " + when);
+      if (tk.revoked_seq)
+        if (std::string when = stamp("revoked_at", tq.col_text(5), tk.revoked_seq); !when.empty()) return fail(row + ": " + when);
     }
     if (!tq.ok()) return fail(*error = s.describe_error(tq.rc(), "reading tokens"));
     for (const auto& [prefix, tk] : tokens)

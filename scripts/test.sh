@@ -78,7 +78,7 @@ fi
 # The PyTorch example (examples/pytorch/train.py) trains with Debian's python3-torch.
 step "oracle packages (Debian python3, numpy, scipy, pandas, yaml, torch)" \
   scripts/apt_missing.sh oracle python3 python3-numpy python3-scipy python3-pandas python3-yaml python3-torch
-# The browser tests of the pages (report_browser, report_browser_fixture) drive
+# The browser tests of the pages (report_browser, report_browser_served, report_browser_fixture) drive
 # Debian's Chromium through playwright-core (reports/web/node_modules, from
 # scripts/setup.sh).
 step "browser for the page tests (Debian chromium)" scripts/apt_missing.sh browser chromium
@@ -131,7 +131,7 @@ asan_test() {
 # slurm: its time goes to the Slurm daemons and to waiting for jobs; the
 # harness code it drives runs under the sanitizers in the harness, signals
 # and manifest suites with the exec backend.
-asan_skip='^(differential|differential_mutations|differential_selftest|report_browser|report_browser_fixture|torch|floors|slurm)$'
+asan_skip='^(differential|differential_mutations|differential_selftest|report_browser|report_browser_served|report_browser_fixture|torch|floors|slurm)$'
 if [[ "$SKIP_ASAN" != 1 ]]; then
   step "sanitizer build (build-asan/, address+undefined)" asan_build &&
     step "sanitizer tests (ctest build-asan/)" asan_test

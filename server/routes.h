@@ -30,6 +30,7 @@ struct Call {
   std::string cookie;
   std::string if_match;
   bool if_match_given = false;  // the request has an If-Match header, empty or not
+  std::string if_none_match;    // a cache's copy of a report asset: answered 304 when it is current
   std::string host, origin, fetch_site;  // Host, Origin, Sec-Fetch-Site: a form's POST must come from this site
 };
 

@@ -457,6 +457,21 @@ TEST_SUITE("serve") {
         CHECK(r->get_header_value("Content-Type").rfind("text/csv", 0) == 0);
       }
       json += file.path.rfind("data/", 0) == 0 && file.path.substr(file.path.size() - 5) == ".json";
+      // An asset carries a tag; asked again with it, the answer is a 304 without the bytes.
+      if (file.path.rfind("assets/", 0) == 0) {
+        const std::string tag = r->get_header_value("ETag");
+        CHECK(tag.size() == 34);
+        auto again = c.Get("/reports/" + file.path, httplib::Headers{{"If-None-Match", tag}});
+        REQUIRE(again);
+        CHECK(again->status == 304);
+        CHECK(again->body.empty());
+        auto other = c.Get("/reports/" + file.path, httplib::Headers{{"If-None-Match", "\"0123\""}});
+        REQUIRE(other);
+        CHECK(other->status == 200);
+        CHECK(other->body == r->body);
+      } else {
+        CHECK_FALSE(r->has_header("ETag"));
+      }
     }
     CHECK(pages >= 4);
     CHECK(csv >= 1);

@@ -333,6 +333,7 @@ int serve(const Options& o) {
     call.cookie = req.get_header_value("Cookie");
     call.if_match = req.get_header_value("If-Match");
     call.if_match_given = req.has_header("If-Match");
+    call.if_none_match = req.get_header_value("If-None-Match");
     call.host = req.get_header_value("Host");
     call.origin = req.get_header_value("Origin");
     call.fetch_site = req.get_header_value("Sec-Fetch-Site");

@@ -49,14 +49,17 @@ endforeach()
 add_test(NAME report_browser
          COMMAND ${CMAKE_SOURCE_DIR}/tests/browser/run_report_browser.sh report $<TARGET_FILE:referee>
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+add_test(NAME report_browser_served
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/browser/run_report_browser.sh served $<TARGET_FILE:referee>
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 add_test(NAME report_browser_fixture
          COMMAND ${CMAKE_SOURCE_DIR}/tests/browser/run_report_browser.sh fixture
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(report_browser report_browser_fixture PROPERTIES SKIP_RETURN_CODE 77
+set_tests_properties(report_browser report_browser_served report_browser_fixture PROPERTIES SKIP_RETURN_CODE 77
                      ENVIRONMENT "REPORT_BROWSER_ARTIFACTS_ROOT=${CMAKE_BINARY_DIR}/test-artifacts/report-browser")
 # About 150 pages at about 1.5 s each on a busy 2-core machine.
 set_tests_properties(report_browser PROPERTIES TIMEOUT 1500)
-set_tests_properties(report_browser_fixture PROPERTIES TIMEOUT 600)
+set_tests_properties(report_browser_fixture report_browser_served PROPERTIES TIMEOUT 600)
 
 # The floors of docs/architecture.md: each folder includes only the folders
 # below it (tests/check_floors.sh names every include that breaks this).
@@ -68,6 +71,6 @@ add_test(NAME floors COMMAND ${CMAKE_SOURCE_DIR}/tests/check_floors.sh WORKING_D
 set_tests_properties(report_browser PROPERTIES COST 350)
 set_tests_properties(differential PROPERTIES COST 300)
 set_tests_properties(slurm PROPERTIES COST 140)
-set_tests_properties(harness report_browser_fixture PROPERTIES COST 80)
+set_tests_properties(harness report_browser_fixture report_browser_served PROPERTIES COST 80)
 set_tests_properties(power torch differential_mutations PROPERTIES COST 50)
 set_tests_properties(manifest store reports serve review audit reference signals writer PROPERTIES COST 20)

@@ -16,7 +16,17 @@
 //     column sorts both ways (empty cells last);
 // and keeps a full-page screenshot of each page.
 //
+// With --served URL (the /reports/ of a running `referee serve`), each page is
+// loaded from the server instead (REPORT_DIR, the same report written as files,
+// lists the pages and their assets): every answer must carry the server's
+// Content-Security-Policy, no request may leave the server, and the page must
+// render with no CSP violation (a `securitypolicyviolation` event, recorded from
+// before the page's first script); on the first page an inline script is
+// injected, which the policy must refuse and the checker must see refused.
+// --one-per-folder checks the first page of each folder only.
+//
 //   node tests/browser/check_report.mjs REPORT_DIR [--artifacts DIR] [--timeout-ms N] [--jobs N]
+//                                       [--served URL] [--one-per-folder]
 // (--jobs: pages checked at once, each job in its own browser context; default 2)
 // Exit: 0 all pages pass; 1 a check failed (each failure printed); 2 the
 // checker could not run (no browser, bad arguments).
@@ -40,10 +50,14 @@ let reportDir = null;
 let artifacts = path.join(repo, "build/test-artifacts/report-browser");
 let timeoutMs = 20000;
 let jobs = 2;
+let servedBase = null;
+let onePerFolder = false;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--artifacts") artifacts = path.resolve(args[++i] ?? usage("--artifacts needs a folder"));
   else if (args[i] === "--timeout-ms") timeoutMs = Number(args[++i]);
   else if (args[i] === "--jobs") jobs = Math.max(1, Number(args[++i]) || 1);
+  else if (args[i] === "--served") servedBase = String(args[++i] ?? usage("--served needs a URL")).replace(/\/?$/, "/");
+  else if (args[i] === "--one-per-folder") onePerFolder = true;
   else if (args[i].startsWith("--")) usage(`unknown option ${args[i]}`);
   else if (reportDir === null) reportDir = path.resolve(args[i]);
   else usage(`unexpected argument ${args[i]}`);
@@ -73,7 +87,8 @@ function htmlPages(dir) {
   return out.sort();
 }
 
-// A file:// URL inside the report folder, as a path; null otherwise.
+// A URL inside the report (a file:// URL in the folder, or with --served one
+// under the server's /reports/), as the path of its file in the folder; null otherwise.
 function insideReport(url) {
   let u;
   try {
@@ -81,9 +96,22 @@ function insideReport(url) {
   } catch {
     return null;
   }
+  if (servedBase) {
+    const href = u.origin + u.pathname;
+    if (!href.startsWith(servedBase)) return null;
+    const rel = decodeURIComponent(href.slice(servedBase.length));
+    const p = path.resolve(reportRoot, rel || "index.html");
+    return p === reportRoot || p.startsWith(reportRoot + path.sep) ? p : null;
+  }
   if (u.protocol !== "file:") return null;
   const p = path.resolve(fileURLToPath(u));
   return p === reportRoot || p.startsWith(reportRoot + path.sep) ? p : null;
+}
+
+// Where a page of the folder is loaded from.
+function pageUrl(file) {
+  if (!servedBase) return pathToFileURL(file).href;
+  return servedBase + path.relative(reportRoot, file).split(path.sep).map(encodeURIComponent).join("/");
 }
 
 // --------------------------------------------------------------- in the page
@@ -267,8 +295,17 @@ async function exerciseBaseline(page, table) {
 
 // --------------------------------------------------------------- main
 
-const pages = htmlPages(reportRoot);
+let pages = htmlPages(reportRoot);
 if (!pages.length) usage(`${reportRoot} has no .html page`);
+if (onePerFolder) {
+  const seenDirs = new Set();
+  pages = pages.filter((p) => {
+    const d = path.dirname(p);
+    if (seenDirs.has(d)) return false;
+    seenDirs.add(d);
+    return true;
+  });
+}
 fs.mkdirSync(artifacts, { recursive: true });
 
 let browser;
@@ -297,6 +334,7 @@ const warnings = new Map();  // console warnings (not failures): text -> {count,
     }
   }
 }
+let cspProbed = false;
 let exercisedFilter = null;
 let exercisedBaseline = null;
 let exercisedSort = null;
@@ -307,6 +345,13 @@ const t0 = Date.now();
 async function openTab() {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: "block" });
   const page = await context.newPage();
+  // Every CSP violation, recorded from before the page's own scripts (an init script is not refused by the policy).
+  await page.addInitScript(() => {
+    window.__cspViolations = [];
+    document.addEventListener("securitypolicyviolation", (e) => {
+      window.__cspViolations.push(`${e.violatedDirective} refused ${e.blockedURI || "an inline script or style"}`);
+    });
+  });
   const tab = { context, page, seen: { rel: "", left: new Set(), consoleErrors: [] } };
   await context.route("**/*", (route) => {
     const url = route.request().url();
@@ -339,12 +384,36 @@ async function checkPage(tab, file) {
   const { left, consoleErrors } = tab.seen;
 
   try {
-    await page.goto(pathToFileURL(file).href, { waitUntil: "load", timeout: timeoutMs });
+    const response = await page.goto(pageUrl(file), { waitUntil: "load", timeout: timeoutMs });
+    if (servedBase) {
+      if (!response || response.status() !== 200) fail(`the server answered ${response ? response.status() : "nothing"}`);
+      else if (!(await response.allHeaders())["content-security-policy"]) fail("the server's answer has no Content-Security-Policy");
+    }
     await page.waitForFunction(() => document.body.dataset.rendered === "true" || document.body.dataset.renderError !== undefined,
                                null, { timeout: timeoutMs });
     const renderError = await page.evaluate(() => document.body.dataset.renderError);
     if (renderError !== undefined) fail(`the page script failed: ${renderError}`);
     const facts = await page.evaluate(pageFacts);
+    for (const v of await page.evaluate(() => window.__cspViolations || [])) fail(`Content-Security-Policy violation: ${v}`);
+    if (servedBase && !cspProbed) {
+      // The policy is in force and the checker sees it refuse: an inline script injected now must not run.
+      cspProbed = true;
+      const errorsBefore = consoleErrors.length;
+      const probe = await page.evaluate(async () => {
+        const before = window.__cspViolations.length;
+        const s = document.createElement("script");
+        s.textContent = "window.__inlineRan = true;";
+        document.body.appendChild(s);
+        await new Promise((r) => setTimeout(r, 200));
+        const seen = window.__cspViolations.slice(before);
+        window.__cspViolations.length = before;
+        return { ran: window.__inlineRan === true, seen };
+      });
+      if (probe.ran) fail("an inline script injected into the page ran: the Content-Security-Policy does not refuse inline scripts");
+      else if (!probe.seen.length) fail("an injected inline script was refused but no securitypolicyviolation was seen: the checker would miss violations");
+      else console.log(`exercised the Content-Security-Policy on ${rel}: an injected inline script was refused (${probe.seen[0]})`);
+      consoleErrors.splice(errorsBefore);  // the probe's own refusal, logged by the browser
+    }
     // Charts: drawn, with the spec's numbers on the marks.
     for (const chart of facts.page.charts || []) {
       const f = facts.charts.find((c) => c.id === chart.id);

@@ -6,6 +6,11 @@
 #     imports the reference data's rounds 3.0 and 3.1 into a temporary store,
 #     writes the site with `referee report`, and checks every page of it in
 #     headless Chromium (tests/browser/check_report.mjs).
+#   tests/browser/run_report_browser.sh served REFEREE_BINARY
+#     the same store served by `referee serve --public` on 127.0.0.1: the first
+#     page of each folder of the site loaded from the server, under the
+#     server's Content-Security-Policy (check_report.mjs --served), which must
+#     refuse an injected inline script and nothing the pages need.
 #   tests/browser/run_report_browser.sh fixture
 #     checks the hand-made pages of tests/browser/fixture/good (a test of the
 #     page script itself, with the assets from reports/web), then that the
@@ -37,8 +42,8 @@ skip() {
 }
 
 case "$mode" in
-  report | fixture) ;;
-  *) echo "usage: $0 report REFEREE_BINARY | fixture" >&2; exit 2 ;;
+  report | served | fixture) ;;
+  *) echo "usage: $0 report|served REFEREE_BINARY | fixture" >&2; exit 2 ;;
 esac
 
 command -v node >/dev/null || skip "node is missing (Debian: nodejs; scripts/setup.sh installs it)"
@@ -47,7 +52,12 @@ command -v node >/dev/null || skip "node is missing (Debian: nodejs; scripts/set
   skip "reports/web/node_modules is missing or incomplete (run scripts/setup.sh, or: npm ci --prefix reports/web)"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/referee-browser.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+server_pid=
+cleanup() {
+  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 rm -rf "$artifacts"
 mkdir -p "$artifacts"
 
@@ -158,4 +168,30 @@ if ! "$referee" report --db "$db" --out "$tmp/site" >"$tmp/report.log" 2>&1; the
   exit 1
 fi
 cat "$tmp/report.log"
-check "$tmp/site" --artifacts "$artifacts"
+if [[ "$mode" == report ]]; then
+  check "$tmp/site" --artifacts "$artifacts"
+  exit
+fi
+
+# ---------------------------------------------------------------- served
+# The rounds have no review record, so they read as published: --public serves them to anyone.
+"$referee" serve --db "$db" --listen 127.0.0.1:0 --public >"$tmp/serve.out" 2>"$tmp/serve.err" &
+server_pid=$!
+url=
+for _ in $(seq 1 100); do
+  url=$(sed -n 's/^listening on \(http[^ ]*\).*/\1/p' "$tmp/serve.out" | head -n 1)
+  [[ -n "$url" ]] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [[ -z "$url" ]]; then
+  echo "FAIL: referee serve did not start:"
+  cat "$tmp/serve.err"
+  exit 1
+fi
+echo "== served by $url"
+# One browser, as one member has (six connections to a server at most: within --max-connections-per-address).
+check "$tmp/site" --artifacts "$artifacts" --served "${url%/}/reports/" --one-per-folder --jobs 1
+rc=$?
+((rc == 0)) || tail -n 20 "$tmp/serve.err"
+exit $rc

@@ -19,11 +19,14 @@ void add_client_options(CLI::App& sub, ClientOptions* o, bool with_db) {
   sub.add_option("--timeout", o->timeout_s, "seconds a request to the server may take (default $REFEREE_TIMEOUT or 60)")
       ->check(CLI::Range(1L, 3600L));
   if (with_db)
-    sub.add_option("--db", o->db, "local store (default $REFEREE_DB or the user's data directory); not used with --server");
+    sub.add_option("--db", o->db,
+                   "local store (default $REFEREE_DB or the user's data directory); not used with --server; given, "
+                   "$REFEREE_SERVER is not used");
 }
 
 void resolve_client_options(ClientOptions* o) {
-  if (o->server.empty())
+  // An explicit --db (without --server) is the local store, whatever $REFEREE_SERVER says.
+  if (o->server.empty() && o->db.empty())
     if (const char* s = std::getenv("REFEREE_SERVER"); s && *s) o->server = s;
   if (o->token.empty())
     if (const char* t = std::getenv("REFEREE_TOKEN"); t && *t) o->token = t;

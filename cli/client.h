@@ -28,7 +28,7 @@ struct ClientOptions {
 void add_client_options(CLI::App& sub, ClientOptions* o, bool with_db = true);
 
 // Fills server, token, cacert and timeout from the environment where the
-// flags were not given.
+// flags were not given; $REFEREE_SERVER not when --db names a local store.
 void resolve_client_options(ClientOptions* o);
 
 // Sends `r` (its token is filled from `o`). With no server and no token the

@@ -315,6 +315,16 @@ TEST_SUITE("serve") {
     CHECK(member.rc == member_local.rc);
     CHECK(member.rc == 1);
     CHECK(member.err == member_local.err);
+    // With $REFEREE_SERVER set, an explicit --db is the local store: a write goes there, not to the server.
+    {
+      std::string copy = (f.dir.path / "copy.db").string();
+      std::filesystem::copy_file(f.db, copy);
+      EnvVar server("REFEREE_SERVER", s.url), token("REFEREE_TOKEN", "tok-carol-0123456789");
+      auto moved = run(f.dir, "round schedule mini-1.0.0 --objections-due 2030-02-20 --db " + copy);
+      CHECK_MESSAGE(moved.rc == 0, moved.err);
+      CHECK(contains(run(f.dir, "round show mini-1.0.0 --db " + copy).out, "2030-02-20"));
+      CHECK_FALSE(contains(run(f.dir, "round show mini-1.0.0").out, "2030-02-20"));  // the server's store kept its date
+    }
     CHECK(s.stop(SIGTERM) == 0);
     CHECK(contains(read_file(s.err_file), "PUT /api/v1/rounds/mini-1.0.0/schedule 200"));
   }

@@ -81,7 +81,8 @@ TEST_SUITE("review") {
         {"review", "file", "POST", "/api/v1/objections", file_body, "", 401},
         {"review", "file", "POST", "/api/v1/objections", file_body, "revoked", 401},
         {"final", "file", "POST", "/api/v1/objections", file_body, "goog", 422},
-        {"final", "file", "POST", "/api/v1/objections", file_body_override, "chairdell", 201},
+        // a chair files for their own organisation, the objecting party: no override of its own deadline
+        {"final", "file", "POST", "/api/v1/objections", file_body_override, "chairdell", 403},
         {"final", "file", "POST", "/api/v1/objections", file_body_override, "goog", 403},
         {"final", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev, "goog", 422},
         {"final", "evidence", "POST", "/api/v1/objections/{id}/evidence", ev_override, "chair1", 201},
@@ -331,17 +332,24 @@ TEST_SUITE("review") {
     CHECK(contains(resp.body, "responses_due"));
     // Only a chair overrides.
     CHECK(f.call("nv", "POST", path + "/responses", R"({"text":"late","override":"please"})").status == 403);
-    // The chair of Dell files late, with a reason: accepted, and the event says so.
-    Response over = f.call("chairdell", "POST", "/api/v1/objections",
-                           R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r",)"
-                           R"("override":"announced at the first meeting"})");
+    // The chair of Dell files for Dell, the objecting party: no override of its own side's deadline.
+    Response own = f.call("chairdell", "POST", "/api/v1/objections",
+                          R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t","rule":"r",)"
+                          R"("override":"announced at the first meeting"})");
+    CHECK(own.status == 403);
+    CHECK(contains(own.body, "(Dell) is a party to this objection"));
+    // A chair of neither party adds evidence after its own deadline with a reason: accepted, and the event says so.
+    f.set_deadline("decisions_due", "2020-01-03T00:00:00Z");
+    Response over = f.call("chair1", "POST", path + "/evidence",
+                           R"({"evidence":[{"check":"seed not logged"}],"override":"announced at the first meeting"})");
     CHECK(over.status == 201);
+    f.set_deadline("decisions_due", "2099-01-01");
     std::string error;
     auto events = referee::review::read_events(*f.s, "objection/", &error);
     REQUIRE(!events.empty());
     // The override as the committee's report reads it: the reason as a string.
     CHECK(contains(events.back().payload_json, "\"override\":\"announced at the first meeting\""));
-    CHECK(contains(events.back().payload_json, "objections_due (2020-01-01T00:00:00Z)"));
+    CHECK(contains(events.back().payload_json, "decisions_due (2020-01-03T00:00:00Z)"));
     REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"reject"})").status == 201);
     // After scores_final nothing but overrides.
     f.set_deadline("scores_final", "2020-02-01");

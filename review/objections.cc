@@ -1029,7 +1029,8 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
       if (std::find(result_ids.begin(), result_ids.end(), rid) == result_ids.end()) result_ids.push_back(rid);
     }
     std::string overridden;
-    if (!check_deadline(who, round, "objections_due", f.override_reason, &overridden, &err)) return err;
+    // The filer's organisation is the objecting party: its chair does not give its own side more time.
+    if (!check_deadline(who, round, "objections_due", f.override_reason, &overridden, &err, standing)) return err;
     if (!check_not_final(round, "new objections", f.override_reason, &overridden, &err)) return err;
     std::vector<Evidence> evidence;
     if (in.has_finding) {

@@ -241,6 +241,12 @@ int descriptor_of(const std::string& peer_addr, int peer_port) {
   return fd;
 }
 
+bool crowded(int workers) {
+  State& s = state();
+  std::lock_guard<std::mutex> l(s.mu);
+  return static_cast<int>(s.conns.size()) >= workers;
+}
+
 void answered(const std::string& peer_addr, int peer_port) {
   State& s = state();
   std::lock_guard<std::mutex> l(s.mu);

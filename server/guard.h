@@ -55,6 +55,11 @@ void answering(const std::string& peer_addr, int peer_port);
 // The answer was sent: the connection waits for its next request.
 void answered(const std::string& peer_addr, int peer_port);
 
+// Whether at least `workers` connections are open: every worker may be
+// taken, so a connection that waits for its next request (keep-alive) holds
+// one that another caller needs. Such a connection is closed after its answer.
+bool crowded(int workers);
+
 // The descriptor of the connection of that peer, or -1. For the thread
 // serving that connection (the descriptor is not closed meanwhile).
 int descriptor_of(const std::string& peer_addr, int peer_port);

@@ -149,6 +149,43 @@ TEST_SUITE("serve") {
     std::string log = read_file(s.err_file);
     CHECK(contains(log, " 503 0.0ms - closed the connection from 127.0.0.1 port "));
   }
+
+  TEST_CASE("keep-alive callers cannot hold every worker: while all may be taken, a connection is closed after its answer") {
+    Store st;
+    Serve s(st.db, {"--threads", "2"}, (st.dir.path / "serve.err").string());
+    // Two addresses, each keeping a connection alive with a request every second (under the 5 s idle close).
+    const char* request = "GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    int a = connect_from("127.0.0.2", s.port);
+    int b = connect_from("127.0.0.3", s.port);
+    bool closed_a = false, closed_b = false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both accepted
+    REQUIRE(send_all(a, request));
+    REQUIRE(send_all(b, request));
+    std::string first_a = receive(a, 3000, &closed_a), first_b = receive(b, 3000, &closed_b);
+    // Both answered; with two workers and two connections every worker may be taken: each is closed.
+    CHECK(first_a.rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(contains(first_a, "Connection: close"));
+    CHECK(closed_a);
+    CHECK(closed_b);
+    close(a);
+    close(b);
+    // A third caller is answered at once.
+    auto t0 = Clock::now();
+    CHECK(health_from("127.0.0.4", s.port).rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(std::chrono::duration<double>(Clock::now() - t0).count() < 2);
+    // One connection alone keeps alive: a worker is free for others.
+    int c = connect_from("127.0.0.5", s.port);
+    bool closed_c = false;
+    for (int i = 0; i < 3; ++i) {
+      REQUIRE(send_all(c, request));
+      std::string r = receive_response(c, 3000, &closed_c);
+      CHECK(r.rfind("HTTP/1.1 200", 0) == 0);
+      CHECK_FALSE(contains(r, "Connection: close"));
+    }
+    CHECK_FALSE(closed_c);
+    close(c);
+    CHECK(s.stop(SIGTERM) == 0);
+  }
 }
 
 }  // namespace referee::testing

@@ -43,6 +43,7 @@ thread_local std::chrono::steady_clock::time_point t_start;
 thread_local bool t_started = false;
 thread_local std::string t_user;
 thread_local bool t_refused = false;  // refused on its headers: close after the answer
+thread_local bool t_close = false;    // answered while every worker may be taken: close after the answer
 
 void send(httplib::Response& res, const Reply& r) {
   res.status = r.status;
@@ -314,14 +315,16 @@ int serve(const Options& o) {
     std::fprintf(stderr, "%s %s %s %d %.1fms %s\n", base::utc_now().c_str(), base::one_line(req.method).c_str(),
                  base::one_line(req.path).c_str(), res.status, ms, t_user.empty() ? "-" : t_user.c_str());
     t_user.clear();  // a refusal httplib makes before the hook is nobody's
-    if (t_refused) {
+    if (t_refused || t_close) {
       t_refused = false;
+      t_close = false;
       stop_reading(req);
     }
     guard::answered(req.remote_addr, req.remote_port);  // the connection waits for its next request
   });
 
-  auto handler = [&ctx](const httplib::Request& req, httplib::Response& res) {
+  const int workers = o.threads;
+  auto handler = [&ctx, workers](const httplib::Request& req, httplib::Response& res) {
     guard::answering(req.remote_addr, req.remote_port);  // the body is in
     Call call;
     call.method = req.method;
@@ -339,6 +342,13 @@ int serve(const Options& o) {
     call.fetch_site = req.get_header_value("Sec-Fetch-Site");
     std::string user;
     send(res, dispatch(ctx, call, &user));
+    // Keep-alive only while a worker is free for others: a connection that would wait for its next
+    // request on a worker another caller needs is closed after this answer (the caller connects again
+    // and takes its turn), so callers that keep connections alive cannot hold every worker.
+    if (guard::crowded(workers)) {
+      res.set_header("Connection", "close");
+      t_close = true;
+    }
     if (!user.empty()) t_user = user;
   };
   srv->Get(".*", handler);

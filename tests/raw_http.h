@@ -55,6 +55,33 @@ inline std::string receive(int fd, int wait_ms, bool* closed) {
   return got;
 }
 
+// One whole answer on fd (its head and Content-Length bytes of body), within
+// `wait_ms`; *closed: the server ended the connection meanwhile.
+inline std::string receive_response(int fd, int wait_ms, bool* closed) {
+  std::string got;
+  *closed = false;
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  while (std::chrono::steady_clock::now() < until) {
+    size_t end = got.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      size_t length = 0;
+      size_t at = got.find("Content-Length: ");
+      if (at != std::string::npos && at < end) length = std::stoul(got.substr(at + 16));
+      if (got.size() >= end + 4 + length) break;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 50) <= 0) continue;
+    char buf[4096];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      *closed = true;
+      break;
+    }
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
 // Sends `request` on a new connection from 127.0.0.1 and reads until the
 // server closes it or `wait_ms` pass. *closed: whether it closed.
 inline std::string exchange(int port, const std::string& request, int wait_ms, bool* closed) {

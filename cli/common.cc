@@ -127,6 +127,9 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
   opt.record_change = [&store](const submissions::PackageChange& c, std::string* err) {
     return review::record_package_change(store, c, err);
   };
+  opt.recorded_rows = [&store](const std::string& round, const std::string& organisation) {
+    return review::recorded_package_rows(store, round, organisation);
+  };
   bool tty = isatty(2);
   int rc = kPass;
   size_t imported = 0;
@@ -157,6 +160,10 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
     std::cout << r.status << " " << r.organisation << " (" << round << "): ";
     if (r.status == "unchanged")
       std::cout << "already in the store with the same content\n";
+    else if (r.status == "repaired")
+      std::cout << "the same files, but its rows in the store had been edited since they were imported; written "
+                   "again from the files: "
+                << r.results << " results, " << r.runs << " runs, package " << r.verdict << "\n";
     else
       std::cout << r.results << " results, " << r.runs << " runs, package " << r.verdict
                 << (r.resubmitted_runs

@@ -1501,6 +1501,40 @@ TEST_SUITE("review") {
     tampered("DROP TABLE votes", "", "review table(s) votes missing", 2);
   }
 
+  TEST_CASE("verify finds a package's scores, verdicts or runs edited in the store; import writes the same files over them again") {
+    referee::testing::TempDir t;
+    const std::string db = (t.path / "store.db").string(), pkg = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
+    std::string out;
+    REQUIRE(run_referee("import '" + pkg + "' --round mini-1.0.0 --db '" + db + "'", &out) == 0);
+    REQUIRE(run_referee("review log --verify --db '" + db + "'", &out) == 0);
+    auto edit = [&](const std::string& sql) {
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+      CHECK(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+    };
+    for (const std::string sql : {"UPDATE results SET score_minutes = score_minutes / 2",
+                                  "UPDATE results SET verdict = 'fail', failed_checks = '[\"seeds\"]'",
+                                  "UPDATE runs SET minutes = 0.1 WHERE id = (SELECT MIN(id) FROM runs)",
+                                  "UPDATE systems SET accelerators_count = 1",
+                                  "DELETE FROM eval_points WHERE seq = 0"}) {
+      CAPTURE(sql);
+      edit(sql);
+      CHECK(run_referee("review log --verify --db '" + db + "'", &out) == 1);
+      CHECK(contains(out, "package ExampleOrg (mini-1.0.0): its systems, results, scores or runs are not what event"));
+      // The same files again: written over the edited rows, and the log verifies.
+      CHECK(run_referee("import '" + pkg + "' --round mini-1.0.0 --db '" + db + "'", &out) == 0);
+      CHECK(contains(out, "repaired ExampleOrg (mini-1.0.0): the same files, but its rows in the store had been edited"));
+      CHECK(run_referee("review log --verify --db '" + db + "'", &out) == 0);
+      CHECK(run_referee("import '" + pkg + "' --round mini-1.0.0 --db '" + db + "'", &out) == 0);
+      CHECK(contains(out, "unchanged ExampleOrg"));
+    }
+    // A package the log imported, deleted from the store.
+    edit("DELETE FROM packages");
+    CHECK(run_referee("review log --verify --db '" + db + "'", &out) == 1);
+    CHECK(contains(out, "packages: ExampleOrg (mini-1.0.0), imported by event"));
+  }
+
   TEST_CASE("statuses stack: the newest decision wins; amending an older one never undoes a newer one; verify agrees") {
     Review f;
     long long a = f.file_rcp();

@@ -7,6 +7,7 @@
 #include "base/digest.h"
 #include "base/text.h"
 #include "base/utc_time.h"
+#include "mllog/json.h"
 #include "mllog/json_writer.h"
 
 namespace referee::review {
@@ -112,6 +113,23 @@ std::vector<Event> read_events(submissions::Store& s, const std::string& subject
   return out;
 }
 
+std::string recorded_package_rows(submissions::Store& s, const std::string& round, const std::string& organisation) {
+  submissions::Stmt q(s.db(),
+                      "SELECT payload_json FROM events WHERE subject = ?1 AND action IN ('package.import', 'package.replace') "
+                      "ORDER BY seq DESC");
+  q.bind(1, "round/" + round);
+  while (q.step()) {
+    mllog::Json p;
+    std::string perr;
+    if (!mllog::parse_json_permissive(q.col_text(0), &p, &perr)) continue;
+    const auto* org = p.find("organisation");
+    if (!org || org->kind != mllog::Json::Kind::String || org->s != organisation) continue;
+    const auto* rows = p.find("rows_sha256");
+    return rows && rows->kind == mllog::Json::Kind::String ? rows->s : "";
+  }
+  return "";
+}
+
 bool record_package_change(submissions::Store& s, const submissions::PackageChange& c, std::string* error) {
   Actor admin;
   admin.user = "local-admin";
@@ -122,8 +140,11 @@ bool record_package_change(submissions::Store& s, const submissions::PackageChan
   if (c.old_sha256.empty()) w.null(); else w.value(c.old_sha256);
   w.key("new_sha256").value(c.new_sha256).key("results_changed").begin_array();
   for (const auto& r : c.results_changed) w.value(r);
-  w.end_array().end_object();
-  return append_event(s, admin, c.status == "replaced" ? "package.replace" : "package.import", "round/" + c.round,
+  w.end_array();
+  if (!c.rows_sha256.empty()) w.key("rows_sha256").value(c.rows_sha256);
+  w.end_object();
+  // A repair (the same files written again over rows edited in the store) replaces the package's rows.
+  return append_event(s, admin, c.status == "imported" ? "package.import" : "package.replace", "round/" + c.round,
                       w.str(), error);
 }
 

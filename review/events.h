@@ -39,6 +39,11 @@ std::vector<Event> read_events(submissions::Store& s, const std::string& subject
 // (`package.replace`) a round under review, as the local administrator, on
 // `round/<name>`, with the organisation, both content hashes and the results
 // that changed. Inside the import's transaction (ImportOptions::record_change).
+// The digest of a package's rows (submissions::package_rows_sha256) as the
+// latest package.import or package.replace of that round and organisation
+// recorded it; "" when none did.
+std::string recorded_package_rows(submissions::Store& s, const std::string& round, const std::string& organisation);
+
 bool record_package_change(submissions::Store& s, const submissions::PackageChange& c, std::string* error);
 
 struct ChainCheck {

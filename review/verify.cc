@@ -789,6 +789,43 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (!finding_rows.count(id))
         return fail("findings: row " + std::to_string(id) + " added by event " + std::to_string(seq) + " is missing");
   }
+  // Packages: what the store holds of each (systems, results, scores, runs) as the latest package.import or
+  // package.replace left it (the digest of its rows that event keeps; events before it kept none).
+  {
+    struct PackageLog {
+      long long seq = 0;
+      std::string rows_sha256;
+    };
+    std::map<std::pair<std::string, std::string>, PackageLog> imported;  // (round, organisation)
+    for (const auto& e : revents) {
+      if (e.action != "package.import" && e.action != "package.replace") continue;
+      mllog::Json p;
+      std::string perr;
+      if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
+      imported[{e.subject.substr(6), text(p.find("organisation"))}] = {e.seq, text(p.find("rows_sha256"))};
+    }
+    std::set<std::pair<std::string, std::string>> rows;
+    Stmt q(s.db(),
+           "SELECT p.id, d.name, o.name FROM packages p JOIN rounds d ON d.id = p.round_id JOIN organisations o ON "
+           "o.id = p.organisation_id ORDER BY p.id");
+    while (q.step()) {
+      std::pair<std::string, std::string> key{q.col_text(1), q.col_text(2)};
+      rows.insert(key);
+      auto it = imported.find(key);
+      if (it == imported.end() || it->second.rows_sha256.empty()) continue;  // imported before digests were kept
+      std::string perr;
+      std::string have = package_rows_sha256(s, q.col_int(0), &perr);
+      if (have.empty()) return fail(*error = perr);
+      if (have != it->second.rows_sha256)
+        return fail("package " + key.second + " (" + key.first + "): its systems, results, scores or runs are not what event " +
+                    std::to_string(it->second.seq) + " recorded when it was imported (edited in the store since; `referee import` of its folder writes "
+                    "the same files over them again)");
+    }
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading packages"));
+    for (const auto& [key, x] : imported)
+      if (!x.rows_sha256.empty() && !rows.count(key))
+        return fail("packages: " + key.second + " (" + key.first + "), imported by event " + std::to_string(x.seq) + ", is missing");
+  }
   // Users and tokens: who exists, for which organisation and role, and which tokens live, as the log made them.
   {
     struct UserLog {

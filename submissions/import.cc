@@ -269,6 +269,54 @@ std::vector<std::string> results_changed(const std::map<std::string, std::string
 
 }  // namespace
 
+std::string package_rows_sha256(Store& store, long long package_id, std::string* error) {
+  // Each row as SQLite quotes its values (a number to 17 significant digits), one line each, in a fixed order.
+  static const char* const kParts[] = {
+      R"sql(SELECT d.name, o.name, p.content_sha256, p.verdict, p.ruleset_sha256 FROM packages p
+              JOIN rounds d ON d.id = p.round_id JOIN organisations o ON o.id = p.organisation_id WHERE p.id = ?1)sql",
+      R"sql(SELECT s.name, s.system_name, s.submitter, s.division, s.availability, s.number_of_nodes,
+                   s.accelerators_per_node, s.accelerators_count, s.accelerator_model_name, s.host_processor_model_name,
+                   s.host_processors_count, s.framework, s.valid, s.description_json
+              FROM systems s WHERE s.package_id = ?1 ORDER BY s.name)sql",
+      R"sql(SELECT s.name, x.benchmark, x.division, x.verdict, x.result_count, x.expected_count, x.seeds_ok, x.rcp_status,
+                   x.rcp_pass, printf('%!.17g', x.rcp_norm_factor), printf('%!.17g', x.score_minutes),
+                   printf('%!.17g', x.score_pipeline_minutes), printf('%!.17g', x.unscaled_minutes),
+                   printf('%!.17g', x.published_factor), printf('%!.17g', x.pipeline_factor),
+                   printf('%!.17g', x.energy_joules), printf('%!.17g', x.energy_pipeline_joules), x.energy_note,
+                   x.rcp_json, x.failed_checks
+              FROM results x JOIN systems s ON s.id = x.system_id WHERE s.package_id = ?1 ORDER BY s.name, x.benchmark)sql",
+      R"sql(SELECT s.name, x.benchmark, r.file, r.content_sha256, r.fingerprint, printf('%!.17g', r.run_start_ms),
+                   printf('%!.17g', r.run_stop_ms), printf('%!.17g', r.minutes), r.converged, printf('%!.17g', r.epochs),
+                   r.seed, r.compliant, r.counted, r.messages_json, r.dropped, printf('%!.17g', r.energy_joules)
+              FROM runs r JOIN results x ON x.id = r.result_id JOIN systems s ON s.id = x.system_id
+              WHERE s.package_id = ?1 ORDER BY s.name, x.benchmark, r.file)sql",
+      R"sql(SELECT s.name, x.benchmark, r.file, e.seq, printf('%!.17g', e.time_ms), printf('%!.17g', e.epoch),
+                   printf('%!.17g', e.samples), printf('%!.17g', e.metric), e.value_json
+              FROM eval_points e JOIN runs r ON r.id = e.run_id JOIN results x ON x.id = r.result_id
+              JOIN systems s ON s.id = x.system_id WHERE s.package_id = ?1 ORDER BY s.name, x.benchmark, r.file, e.seq)sql",
+  };
+  std::string text;
+  for (const char* sql : kParts) {
+    Stmt q(store.db(), sql);
+    q.bind(1, package_id);
+    const int n = q.columns();
+    while (q.step()) {
+      for (int i = 0; i < n; ++i) {
+        // Each value with its length, so that no choice of text makes two rows read alike.
+        std::string v = q.col_null(i) ? "\x01null" : q.col_text(i);
+        text += std::to_string(v.size()) + ":" + v + ",";
+      }
+      text += "\n";
+    }
+    if (!q.ok()) {
+      *error = store.describe_error(q.rc(), "reading a package's rows");
+      return "";
+    }
+    text += "--\n";
+  }
+  return base::sha256_hex(text);
+}
+
 bool import_package(Store& store, const rules::RuleSet& rules, const rules::RoundFacts& facts,
                     const std::string& org_dir, const ImportOptions& opt, ImportResult* out, std::string* error) {
   *out = ImportResult{};
@@ -346,6 +394,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
   change.organisation = report.package;
   change.new_sha256 = content_hash;
   std::map<std::string, std::string> results_before;
+  bool repairing = false;  // the same files, rows edited in the store since: written again
   {
     Stmt q(store.db(), "SELECT id, content_sha256, ruleset_sha256 FROM packages WHERE round_id = ?1 AND organisation_id = ?2");
     q.bind(1, round_id).bind(2, org_id);
@@ -369,13 +418,26 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
           if (!fill.run()) return fail(fill.error());
           out->rcp_filled += sqlite3_changes(store.db());
         }
-        if (out->rcp_filled == 0) {
-          store.rollback();
-        } else if (!store.commit(error)) {
-          return fail(*error);
+        bool edited = false;
+        if (opt.recorded_rows) {
+          const std::string recorded = opt.recorded_rows(id.id(), report.package);
+          if (!recorded.empty()) {
+            std::string have = package_rows_sha256(store, pkg, error);
+            if (have.empty()) return fail(*error);
+            edited = have != recorded;
+          }
         }
-        out->status = "unchanged";
-        return true;
+        if (!edited) {
+          if (out->rcp_filled == 0) {
+            store.rollback();
+          } else if (!store.commit(error)) {
+            return fail(*error);
+          }
+          out->status = "unchanged";
+          return true;
+        }
+        out->rcp_filled = 0;
+        repairing = true;
       }
       long long old = q.col_int(0);
       change.old_sha256 = q.col_text(1);
@@ -388,12 +450,14 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       Stmt del(store.db(), "DELETE FROM packages WHERE id = ?1");
       del.bind(1, old);
       if (!del.run()) return fail(del.error());
-      out->status = "replaced";
+      out->status = repairing ? "repaired" : "replaced";
     } else {
       out->status = "imported";
     }
   }
-  if (review_state == "final" || review_state == "published") {
+  // Rows edited in the store are written again from the same files in any state: that changes nothing
+  // the round recorded.
+  if ((review_state == "final" || review_state == "published") && !repairing) {
     std::string what = out->status == "replaced" ? "replace the package of " + report.package + " in it"
                                                  : "add a package of " + report.package + " to it";
     std::string how = review_state == "final"
@@ -548,7 +612,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       }
     }
   }
-  if (out->status == "replaced" && !relink_review(store, package_id, error)) return fail(*error);
+  if ((out->status == "replaced" || out->status == "repaired") && !relink_review(store, package_id, error)) return fail(*error);
   // Resubmissions: a run that appeared in an earlier round points at the earliest copy.
   const char* link_sql = R"sql(
     UPDATE runs SET resubmission_of = (
@@ -581,10 +645,12 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     count.bind(1, package_id);
     if (count.step()) out->resubmitted_runs = static_cast<int>(count.col_int(0));
   }
-  // Recorded: every change to a round with a review record, and a package
-  // replaced in any round (what it held before is then gone from the store).
-  if ((!review_state.empty() || out->status == "replaced") && opt.record_change) {
+  // Recorded: every package added or replaced, with the digest of the rows it left, so that
+  // `review log --verify` finds a score, verdict or run edited in the store afterwards.
+  if (opt.record_change) {
     change.results_changed = results_changed(results_before, result_summary(store, package_id));
+    change.rows_sha256 = package_rows_sha256(store, package_id, error);
+    if (change.rows_sha256.empty()) return fail(*error);
     if (!opt.record_change(change, error)) return fail(*error);
   }
   if (!store.commit(error)) return fail(*error);

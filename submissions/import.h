@@ -20,6 +20,7 @@ struct PackageChange {
   std::string status;                      // "imported" | "replaced"
   std::string old_sha256, new_sha256;      // old_sha256 "" when imported
   std::vector<std::string> results_changed;  // "system/benchmark: what changed"
+  std::string rows_sha256;                 // package_rows_sha256 of what the import left
 };
 
 struct ImportOptions {
@@ -30,19 +31,33 @@ struct ImportOptions {
   std::function<void()> fail_after_runs;
   long long fail_after_runs_count = -1;
   // Called inside the transaction when a package is added to or replaced in
-  // a round with a review record, or replaced in any round, so that the
-  // caller records it (the review log); false (with *error) rolls the import
-  // back.
+  // a round, so that the caller records it (the review log, which keeps the
+  // digest of its rows for `review log --verify`); false (with *error) rolls
+  // the import back.
   std::function<bool(const PackageChange&, std::string* error)> record_change;
+  // The digest of a package's rows as last recorded (package_rows_sha256;
+  // "" when none was). The same bytes under the same rules whose rows differ
+  // from it (edited in the store) are written again from the files.
+  std::function<std::string(const std::string& round, const std::string& organisation)> recorded_rows;
 };
 
 struct ImportResult {
   std::string organisation;
-  std::string status;  // "imported", "replaced", "unchanged"
+  std::string status;  // "imported", "replaced", "unchanged", "repaired" (the same files, rows edited in the store)
   int results = 0, runs = 0, resubmitted_runs = 0;
   int rcp_filled = 0;  // "unchanged": results imported before schema 6 (8) given their rcp_json (failed_checks)
   std::string verdict;
 };
+
+// The SHA-256 (hex) of what the store holds of one package, as an import
+// writes it: its round, organisation, content digest, verdict and rule set;
+// each system (every field of its description); each result (verdict, counts,
+// seeds, RCP, scores, factors, energy, the checks that failed it); each run
+// (file, digests, times, minutes, convergence, seed, compliance, counting,
+// messages, energy) and its evaluation points. Left out: the resubmission
+// links, which a later round's import sets, and where and when it was
+// imported. "" with *error when the store cannot be read.
+std::string package_rows_sha256(Store& store, long long package_id, std::string* error);
 
 // The organisation folders under `dir`: `dir` itself when it has results/,
 // else its sub-folders that have results/ (a round, or a results archive).

@@ -74,6 +74,7 @@ std::string Stmt::col_text(int i) const {
   return t ? reinterpret_cast<const char*>(t) : "";
 }
 bool Stmt::col_null(int i) const { return sqlite3_column_type(st_, i) == SQLITE_NULL; }
+int Stmt::columns() const { return sqlite3_column_count(st_); }
 std::string Stmt::error() const { return sqlite3_errmsg(db_); }
 
 // ----------------------------------------------------------------- Store

@@ -50,6 +50,7 @@ class Stmt {
   double col_double(int i) const;
   std::string col_text(int i) const;
   bool col_null(int i) const;
+  int columns() const;  // the number of columns a row of the statement has
   // A number column that may be NULL: `has` = not NULL, `value` as col_double
   // (0 for NULL). For row().
   struct Maybe {

@@ -119,6 +119,13 @@ bool valid_utf8(std::string_view text, size_t* bad_at) {
   return true;
 }
 
+std::string excerpt(std::string_view text, size_t max) {
+  if (text.size() <= max) return std::string(text);
+  size_t cut = max;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+  return std::string(text.substr(0, cut)) + "... (" + std::to_string(text.size()) + " bytes)";
+}
+
 std::string one_line(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -38,6 +38,10 @@ std::string caret_escape(std::string_view text);
 // caret notation. For log lines that quote what a caller sent.
 std::string one_line(std::string_view text);
 
+// `text` as a message quotes what a caller sent: at most `max` bytes (cut
+// at a UTF-8 character's start), then "... (N bytes)" when it was longer.
+std::string excerpt(std::string_view text, size_t max = 80);
+
 // The Levenshtein distance between `a` and `b` (insertions, deletions and
 // substitutions of bytes each count 1).
 size_t edit_distance(std::string_view a, std::string_view b);

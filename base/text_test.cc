@@ -33,6 +33,13 @@ TEST_SUITE("base") {
     CHECK(split("Azure+NVIDIA", '+') == V{"Azure", "NVIDIA"});
   }
 
+  TEST_CASE("excerpt: what a caller sent, quoted at most so long, never cut inside a character") {
+    CHECK(excerpt("short") == "short");
+    CHECK(excerpt(std::string(100, 'k'), 10) == "kkkkkkkkkk... (100 bytes)");
+    CHECK(excerpt("aaaaaaaaa\xc3\xa9zzz", 10) == "aaaaaaaaa... (14 bytes)");  // é starts at 9: not split
+    CHECK(excerpt(std::string(1000000, 'x')).size() < 120);
+  }
+
   TEST_CASE("caret notation: control characters other than newline and tab, DEL as ^?") {
     CHECK(caret_escape("a\x1b[2Jb\x07\x7f\tc\nd") == "a^[[2Jb^G^?\tc\nd");
     CHECK(caret_escape(std::string("\0\r", 2)) == "^@^M");

@@ -4,6 +4,7 @@
 // Also the review log and its verification.
 #include <map>
 
+#include "base/text.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
 #include "review/objection_codec.h"
@@ -43,7 +44,7 @@ bool decode_evidence_item(const Json& item, EvidenceItem* out, Response* err) {
   for (const auto& field : item.fields) {
     const std::string& k = field.first;
     if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return k == f; }) == std::end(kFields)) {
-      *err = error_response(400, "unknown-field", "unknown field '" + k + "' in an evidence item",
+      *err = error_response(400, "unknown-field", "unknown field '" + base::excerpt(k) + "' in an evidence item",
                             "evidence is {finding}, {result, file, lines}, {figure, value, unit, impact_minutes} or "
                             "{check}, each with an optional note");
       return false;

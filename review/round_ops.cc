@@ -80,7 +80,7 @@ Result<RoundInfo> set_schedule(Store& s, const Actor& who, const SetSchedule& in
   for (const auto& date : in.dates) {
     const std::string& name = date.first;
     if (std::none_of(fields.begin(), fields.end(), [&](const auto& f) { return name == f.first; }))
-      return make_error(400, "unknown-field", "unknown field '" + name + "' in the schedule");
+      return make_error(400, "unknown-field", "unknown field '" + base::excerpt(name) + "' in the schedule");
   }
   RoundInfo r;
   if (!find_round(s, who, in.round, &r, &e)) return e;

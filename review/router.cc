@@ -5,6 +5,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "base/text.h"
 #include "mllog/json_writer.h"
 
 namespace referee::review {
@@ -131,7 +132,7 @@ bool parse_body(const Request& r, std::initializer_list<const char*> allowed, ml
     if (!known) {
       std::string list;
       for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      *err = error_response(400, "unknown-field", "unknown field '" + k + "' in the request body",
+      *err = error_response(400, "unknown-field", "unknown field '" + base::excerpt(k) + "' in the request body",
                             list.empty() ? "this request takes no body" : "the fields are: " + list);
       return false;
     }

@@ -779,6 +779,13 @@ TEST_SUITE("serve") {
       CHECK(contains(r->body, "\"error\""));
     }
     CHECK(count() == before);
+    // A long unknown field name is quoted in part, not echoed whole.
+    auto big = c.Post(path, bearer("tok-alice-0123456789"), "{" + result + ",\"" + std::string(500000, 'k') + "\":1}",
+                      "application/json");
+    REQUIRE(big);
+    CHECK(big->status == 400);
+    CHECK(big->body.size() < 1000);
+    CHECK(contains(big->body, "(500000 bytes)"));
     // The same route takes a good body (so the refusals above were the bodies').
     auto good = c.Post(path, bearer("tok-alice-0123456789"), "{" + result + ",\"text\":\"ok\"}", "application/json");
     REQUIRE(good);

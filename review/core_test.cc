@@ -13,6 +13,7 @@
 #include <thread>
 #include <csignal>
 #include <chrono>
+#include <cmath>
 
 #include "mllog/json.h"
 #include "review/api.h"
@@ -871,6 +872,20 @@ TEST_SUITE("review") {
     Response tie = f.call("chair1", "POST", path + "/decision", "{}");
     CHECK(tie.status == 422);
     CHECK(contains(tie.body, "--tie-break uphold|reject (API field `tie_break`)"));
+  }
+
+  TEST_CASE("an RCP objection on a score the package's scaling.json already normalises: 0%, and the basis says why") {
+    Review f;
+    f.exec("UPDATE results SET score_minutes = unscaled_minutes * rcp_norm_factor WHERE benchmark = 'retinanet'");
+    long long id = f.file_rcp();
+    Json shown = parse(f.call("nv", "GET", "/api/v1/objections/" + std::to_string(id), "").body);
+    const Json* impact = shown.find("objection")->find("impact");
+    REQUIRE(impact->find("change_percent")->kind != Json::Kind::Null);
+    const Json* pct = impact->find("change_percent");
+    const double v = pct->kind == Json::Kind::Int ? static_cast<double>(pct->i) : pct->f;
+    CHECK(v == 0);
+    CHECK_FALSE(std::signbit(v));  // never -0
+    CHECK(contains(impact->find("basis")->s, "which the score already is (the package's scaling.json applies that factor; unscaled 0.8545 min)"));
   }
 
   TEST_CASE("a tie without the chair's tie-break is no decision; rejection clears the open status") {

@@ -455,6 +455,10 @@ bool compute_impact(Store& s, long long result_id, const std::string& rule, cons
     if (rs.has_norm && rs.has_unscaled && rs.norm > 0) {
       *impact = rs.unscaled * rs.norm;
       *basis = "the unscaled score times the RCP normalisation factor " + factor_text(rs.norm);
+      // The package's own scaling.json may already apply it: then the remedy changes nothing further.
+      if (rs.has_score && std::fabs(*impact - rs.score) <= 1e-9 * std::max(1.0, rs.score))
+        *basis += ", which the score already is (the package's scaling.json applies that factor; unscaled " +
+                  minutes_text(rs.unscaled) + " min)";
       return true;
     }
     *basis = "unknown: the result has no RCP normalisation factor";
@@ -604,10 +608,15 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   if (o.has_impact) w.value(o.impact); else w.null();
   // A figure near the largest double gives no finite percentage: null, never
   // "Infinity" (which no strict JSON reader takes).
-  auto percent = [&](double m) { return rs.has_score && rs.score > 0 ? (m - rs.score) / rs.score * 100.0 : NAN; };
+  // To a thousandth of a percent; a change that rounds to nothing is 0, never -0.
+  auto percent = [&](double m) {
+    if (!(rs.has_score && rs.score > 0)) return static_cast<double>(NAN);
+    double p = std::round((m - rs.score) / rs.score * 100.0 * 1000.0) / 1000.0;
+    return p == 0 ? 0.0 : p;
+  };
   double pct = o.has_impact ? percent(o.impact) : NAN;
   if (std::isfinite(pct)) {
-    w.key("change_percent").value(std::round(pct * 1000.0) / 1000.0);
+    w.key("change_percent").value(pct);
     w.key("under_waiver_threshold").value(std::fabs(pct) < 2.0);
   } else {
     w.key("change_percent").null().key("under_waiver_threshold").null();
@@ -626,7 +635,7 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
     w.begin_object().key("organisation");
     if (g.organisation.empty()) w.null(); else w.value(g.organisation);
     w.key("accused").value(g.accused).key("minutes").value(g.minutes).key("change_percent");
-    if (std::isfinite(percent(g.minutes))) w.value(std::round(percent(g.minutes) * 1000.0) / 1000.0); else w.null();
+    if (std::isfinite(percent(g.minutes))) w.value(percent(g.minutes)); else w.null();
     w.end_object();
   }
   w.end_array();

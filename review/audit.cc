@@ -760,6 +760,7 @@ bool detect_findings(Store& s, const std::string& round, const std::string& orga
   if (!rr.rules) {
     rr.problem = "rcp-near-fail not checked: " + (not_found ? ruleset_not_found(round, rules_dir) : one_line(rerr));
     if (notes) notes->push_back(rr.problem);
+    if (unchecked) unchecked->insert("kind:rcp-near-fail");  // its stored findings are not gone: not looked for
   }
   std::map<std::string, std::unique_ptr<rules::RcpTable>> tables;
   std::vector<ResultRow> all;
@@ -839,16 +840,19 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
   std::set<std::string> unchecked;
   if (!detect_findings(s, round, organisation, &found, error, &out->notes, rcp_margin, rules_dir, &unchecked))
     return false;
-  // A published round is not changed: its findings are computed, not stored.
-  bool published = false;
+  // A published round is not changed: its findings are computed, not stored. A round without a review
+  // record counts as published.
+  bool published = false, recorded = false;
   {
     Stmt q(s.db(), "SELECT rr.state FROM round_reviews rr JOIN rounds r ON r.id = rr.round_id WHERE r.name = ?1");
     q.bind(1, round);
-    published = q.step() && q.col_text(0) == "published";
+    recorded = q.step();
+    published = !recorded || q.col_text(0) == "published";
   }
   if (published)
-    out->notes.push_back("round " + round +
-                         " is published: findings were computed but not stored, and nothing was added to the review log");
+    out->notes.push_back("round " + round + (recorded ? " is published" : " has no review record, so counts as published") +
+                         ": findings were computed but not stored, and nothing was added to the review log" +
+                         (recorded ? "" : " (a round's review starts when its schedule is set: referee round schedule " + round + " ...)"));
   if (!s.begin(error)) return false;
   auto fail = [&](const std::string& e) {
     s.rollback();
@@ -919,6 +923,7 @@ bool run_audit(Store& s, const Actor& who, const std::string& round, const std::
   for (const auto& f : stored) {
     if (seen.count(f.fingerprint)) continue;
     if (unchecked.count(f.result)) continue;  // its logs are missing: not re-checked, not gone
+    if (unchecked.count("kind:" + f.kind)) continue;  // a check that did not run finds nothing gone
     Finding g = f;
     if (g.state != "gone") gone.push_back(g.id);
     g.state = "gone";

@@ -69,7 +69,9 @@ struct Finding {
 // Results whose logs are not on disk any more get a note each ("logs of
 // ORG/SYSTEM/BENCH not found at PATH") and, when `unchecked` is not null,
 // their names (ORG/SYSTEM/BENCH) in it: run_audit keeps their stored findings
-// as they were instead of marking them gone. On a published round run_audit
+// as they were instead of marking them gone. Without the round's rule set
+// the rcp-near-fail check does not run: `unchecked` then holds "kind:rcp-near-fail",
+// and such stored findings are kept as they were too. On a published round run_audit
 // computes the findings but stores nothing and appends no event (a note says so).
 // `rules_dir`: where the round's rule set is (as `--rules`: the only place
 // looked); "" = the search path (REFEREE_RULES, the cache, the built-in sets).

@@ -67,7 +67,22 @@ struct Fixture {
     REQUIRE(q.step());
     return q.col_text(0);
   }
+  // The round under review (a round without a review record counts as published: its audit stores
+  // nothing), its record made as the review makes it.
+  void under_review() {
+    Stmt q(store->db(), "SELECT 1 FROM round_reviews");
+    if (q.step()) return;
+    Api api(db);
+    Request r;
+    r.method = "PUT";
+    r.path = "/api/v1/rounds/" + round() + "/schedule";
+    r.body = "{}";
+    r.local_admin = true;
+    Response rec = api.handle(r);
+    REQUIRE_MESSAGE(rec.status == 200, rec.body);
+  }
   AuditRun audit(const std::string& org = "", double rcp_margin = kRcpNearFail) {
+    under_review();
     Actor admin;
     admin.user = "local-admin";
     admin.role = Role::Admin;
@@ -198,7 +213,7 @@ TEST_SUITE("audit") {
     CHECK(verify_events(*fx.store, &error).ok);
   }
 
-  TEST_CASE("a package replaced in a round with no review record is recorded too; a first import is not") {
+  TEST_CASE("a package imported or replaced in a round with no review record is recorded too, with its rows' digest") {
     Fixture fx;
     fs::path pkg = fx.copy("ExampleOrg");
     submissions::ImportOptions opt;
@@ -210,15 +225,18 @@ TEST_SUITE("audit") {
     submissions::ImportResult first;
     REQUIRE_MESSAGE(submissions::import_package(*fx.store, *fx.rules, fx.facts, pkg.string(), opt, &first, &error), error);
     CHECK(first.status == "imported");
-    CHECK(read_events(*fx.store, "round/", &error).empty());
+    auto imported = read_events(*fx.store, "round/", &error);
+    REQUIRE(imported.size() == 1);
+    CHECK(imported[0].action == "package.import");
+    CHECK(imported[0].payload_json.find("\"rows_sha256\":\"") != std::string::npos);
     fs::remove(minilm(pkg, 4));
     submissions::ImportResult again;
     REQUIRE_MESSAGE(submissions::import_package(*fx.store, *fx.rules, fx.facts, pkg.string(), opt, &again, &error), error);
     CHECK(again.status == "replaced");
     auto log = read_events(*fx.store, "round/", &error);
-    REQUIRE(log.size() == 1);
-    CHECK(log[0].action == "package.replace");
-    CHECK(log[0].payload_json.find("cpu_2x_example/minilm") != std::string::npos);
+    REQUIRE(log.size() == 2);
+    CHECK(log[1].action == "package.replace");
+    CHECK(log[1].payload_json.find("cpu_2x_example/minilm") != std::string::npos);
     CHECK(verify_events(*fx.store, &error).ok);
   }
 
@@ -403,8 +421,8 @@ TEST_SUITE("audit") {
     // Announced late (after the first meeting): still a finding, saying so.
     REQUIRE(fx.store->exec(
         "INSERT INTO users (name, role, created_at, organisation_id) SELECT 'ann', 'member', '2026-01-01', id "
-        "FROM organisations; INSERT INTO round_reviews (round_id, state, first_meeting) SELECT id, 'review', "
-        "'2026-02-01T00:00:00.000Z' FROM rounds; INSERT INTO announcements (round_id, organisation_id, result_id, text, "
+        "FROM organisations; UPDATE round_reviews SET first_meeting = '2026-02-01T00:00:00.000Z'; "
+        "INSERT INTO announcements (round_id, organisation_id, result_id, text, "
         "user_id, created_at) SELECT p.round_id, p.organisation_id, NULL, 'resubmitted', 1, '2026-03-01T00:00:00.000Z' "
         "FROM packages p",
         nullptr));
@@ -502,6 +520,24 @@ TEST_SUITE("audit") {
     CHECK(run.notes[0].find("Fix: install the consortium's rule sets with referee rules fetch") != std::string::npos);
   }
 
+  TEST_CASE("a near fail found with the rule set stays as it was when an audit runs without it (not gone)") {
+    Fixture fx;
+    fx.import(fx.copy("ExampleOrg"));
+    AuditRun with = fx.audit("", 1e6);
+    REQUIRE(!of_kind(with.findings, "rcp-near-fail").empty());
+    testing::TempDir empty;
+    testing::EnvVar sets("REFEREE_SETS", empty.path.string());
+    testing::EnvVar rules("REFEREE_RULES", empty.path.string());
+    testing::EnvVar cache("REFEREE_CACHE", empty.path.string());
+    AuditRun without = fx.audit("", 1e6);
+    CHECK(without.gone.empty());
+    std::vector<Finding> stored;
+    std::string error;
+    REQUIRE(read_findings(*fx.store, "mini-1.0.0", "", "rcp-near-fail", 0, &stored, &error));
+    REQUIRE(!stored.empty());
+    for (const auto& f : stored) CHECK(f.state == "open");
+  }
+
   TEST_CASE("referee audit --rules DIR: the only place looked; without rule sets the note says where it looked") {
     Fixture fx;
     fs::path pkg = fx.copy("ExampleOrg");
@@ -522,7 +558,7 @@ TEST_SUITE("audit") {
     // --rules naming the sets: checked, no note.
     const std::string sets = std::string(REFEREE_SOURCE_DIR) + "/rules/sets";
     CHECK(testing::run_shell_capture(none + " --rules " + sets, &out) == 0);
-    CHECK_MESSAGE(out.find("not checked") == std::string::npos, out);
+    CHECK_MESSAGE(out.find("rcp-near-fail not checked") == std::string::npos, out);
     // --rules naming a folder without them: the only place looked.
     CHECK(testing::run_referee("audit mini-1.0.0 --rules " + empty.path.string() + " --db " + fx.db, &out) == 0);
     CHECK_MESSAGE(out.find("not found. Looked in: --rules " + empty.path.string() + ". Fix:") != std::string::npos, out);
@@ -598,6 +634,7 @@ TEST_SUITE("audit") {
     testing::write_file(log, original + original);
     fx.import(pkg);
     fx.import(fx.copy("Other"));
+    fx.under_review();
     fx.store.reset();
 
     Api api(fx.db);
@@ -652,7 +689,7 @@ TEST_SUITE("audit") {
     REQUIRE(s);
     REQUIRE(s->exec(
         "INSERT INTO organisations (name) VALUES ('Outsider');"
-        "INSERT INTO round_reviews (round_id, state) SELECT id, 'review' FROM rounds;"
+        "INSERT OR IGNORE INTO round_reviews (round_id, state) SELECT id, 'review' FROM rounds;"
         "INSERT INTO users (name, organisation_id, role, created_at) SELECT 'out', id, 'member', 'x' FROM organisations "
         "WHERE name = 'Outsider';"
         "INSERT INTO users (name, organisation_id, role, created_at) SELECT 'in', id, 'member', 'x' FROM organisations "
@@ -719,6 +756,12 @@ TEST_SUITE("audit") {
     fx.store.reset();
     std::string out;
     REQUIRE(testing::run_referee("import " + pkg.string() + " --round mini-1.0.0 --db " + fx.db + " 2>&1", &out) == 0);
+    // A round without a review record counts as published: computed, not stored, and the answer says how to start one.
+    CHECK(testing::run_referee("audit mini-1.0.0 --db " + fx.db + " 2>&1", &out) == 0);
+    CHECK(out.find("2 finding(s), 2 new, 0 gone") != std::string::npos);
+    CHECK(out.find("has no review record, so counts as published: findings were computed but not stored") != std::string::npos);
+    CHECK(out.find("referee round schedule mini-1.0.0") != std::string::npos);
+    REQUIRE(testing::run_referee("round schedule mini-1.0.0 --objections-due 2099-01-01 --db " + fx.db + " 2>&1", &out) == 0);
     int rc = testing::run_referee("audit mini-1.0.0 --db " + fx.db + " 2>&1", &out);
     CHECK(rc == 0);
     CHECK(out.find("audit of every organisation in mini-1.0.0: 2 finding(s), 2 new, 0 gone") != std::string::npos);
@@ -766,6 +809,17 @@ TEST_SUITE("audit") {
     admin.user = "local-admin";
     admin.role = Role::Admin;
     testing::EnvVar env("REFEREE_RULES", rules);
+    {
+      // 3.1 under review (its findings stored); 3.0 has no review record.
+      Api api(db);
+      Request r;
+      r.method = "PUT";
+      r.path = "/api/v1/rounds/training-3.1.0/schedule";
+      r.body = "{}";
+      r.local_admin = true;
+      Response rec = api.handle(r);
+      REQUIRE_MESSAGE(rec.status == 200, rec.body);
+    }
     AuditRun r30, r31;
     REQUIRE_MESSAGE(run_audit(*s, admin, "training-3.0.0", "", &r30, &error), error);
     REQUIRE_MESSAGE(run_audit(*s, admin, "training-3.1.0", "", &r31, &error), error);
@@ -783,7 +837,9 @@ TEST_SUITE("audit") {
     auto near = of_kind(r31.findings, "rcp-near-fail");
     REQUIRE(near.size() == 1);
     CHECK(near[0]->result == "NVIDIA/eos_ngc23.04_mxnet/unet3d");
-    CHECK(r30.notes.empty());
+    // Both rounds have no review record: counted as published, nothing stored.
+    REQUIRE(r30.notes.size() == 1);
+    CHECK(r30.notes[0].find("has no review record, so counts as published") != std::string::npos);
     // NVIDIA's 3.1 RetinaNet fails its RCP check: normalised it scores 0.9193 min.
     bool retinanet = false;
     for (const auto* f : of_kind(r31.findings, "check-failure"))

@@ -99,7 +99,7 @@ SubSetup schedule_setup() {
       }
       in.version = {o->version >= 0, o->version};
       if (in.dates.empty()) {
-        std::cerr << "referee round schedule: no date given\n  hint: --from-deadline DATE, or --objections-due DATE etc.\n";
+        std::cerr << "referee round schedule: no date given\nhint: --from-deadline DATE, or --objections-due DATE etc.\n";
         return 2;
       }
       review::Request r{"PUT", "/api/v1/rounds/" + path_segment(o->round) + "/schedule", {}, review::request_body(in), "", "", false};

@@ -19,7 +19,7 @@ int review_exit(const char* cmd, const review::Response& r) {
     }
   }
   std::cerr << "referee " << cmd << ": " << message << "\n";
-  if (!hint.empty()) std::cerr << "  hint: " << hint << "\n";
+  if (!hint.empty()) std::cerr << "hint: " << hint << "\n";
   if (r.status == 0 || r.status == 400 || r.status == 401 || r.status == 404 || r.status >= 500) return 2;
   return 1;
 }

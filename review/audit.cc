@@ -733,13 +733,7 @@ static std::string one_line(const std::string& text) {
 // Why the round's rule set was not found: every place looked, and the fix.
 static std::string ruleset_not_found(const std::string& round, const std::string& rules_dir) {
   std::string looked;
-  bool cache = false;
-  for (const auto& src : rules::rule_search_path(rules_dir)) {
-    looked += (looked.empty() ? "" : ", ") + src.origin + (src.origin.find(src.root) == std::string::npos ? " (" + src.root + ")" : "");
-    cache = cache || src.origin.rfind("cache", 0) == 0;
-  }
-  if (rules_dir.empty() && !cache) looked += ", the cache (" + rules::cache_dir() + "/rules: no rule sets installed)";
-  if (rules_dir.empty() && !std::getenv("REFEREE_RULES")) looked += ", REFEREE_RULES (not set)";
+  for (const auto& place : rules::places_looked(rules_dir)) looked += (looked.empty() ? "" : ", ") + place;
   rules::RulesetId id;
   std::string tree = rules::RulesetId::parse(round, &id) ? " (a tree with compliance_checker/" + id.dir() + "/)" : "";
   return "rule set " + round + " not found. Looked in: " + looked +

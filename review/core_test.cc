@@ -1875,7 +1875,7 @@ TEST_SUITE("review") {
     CHECK(contains(out, "2: :::MLLOG {\"key\": \"eval_accuracy\""));
     std::string nv = f.token.at("nv"), dell = f.token.at("dell"), chair = f.token.at("chair1");
     CHECK(run_referee("objection respond 1 --text 'normalise it' --remedy normalise --factor 1.0758 --version 5 --token " + nv + " " + db, &out) == 1);
-    CHECK(contains(out, "changed since you read it"));
+    CHECK(contains(out, "objection 1 is at version 1: version 5 was never one of it"));
     // A version or id that is not a plain count is a flag error, never "no check" or a clamped number.
     for (const char* v : {"0", "-1", "99999999999999999999", "1e3"}) {
       CAPTURE(v);

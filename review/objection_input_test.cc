@@ -124,6 +124,50 @@ TEST_SUITE("review") {
       CHECK_FALSE(has(r.body, "\xE2\x80\xAE"));
     }
   }
+
+  TEST_CASE("messages that help: a mistyped organisation, log subject, version and head; the minutes name evidence once") {
+    Review f;
+    Response typo = f.call("goog", "POST", "/api/v1/objections",
+                           R"({"round":"3.1.0","against":"Nvida","results":["NVIDIA/eos/retinanet"],"title":"t","rule":"r"})");
+    CHECK(typo.status == 404);
+    CHECK(has(typo.body, "organisation Nvida did not submit to training-3.1.0"));
+    CHECK_MESSAGE(has(typo.body, "did you mean NVIDIA? the round's submitters: Dell, Google, NVIDIA"), typo.body);
+    Response subject = f.call("chair1", "GET", "/api/v1/log?subject=foo", "");
+    CHECK(subject.status == 400);
+    CHECK(has(subject.body, "subject 'foo' names nothing the log records"));
+    CHECK(f.call("chair1", "GET", "/api/v1/log?subject=objection/", "").status == 200);
+    CHECK(f.call("chair1", "GET", "/api/v1/log?subject=round", "").status == 200);
+    long long id = f.file_rcp();
+    const std::string path = "/api/v1/objections/" + std::to_string(id);
+    REQUIRE(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":"RCP: mean 7.1 epochs < 7.6","note":"seen twice"}]})").status == 201);
+    Response ahead = f.call("nv", "POST", path + "/responses", R"({"text":"x","version":9})");
+    CHECK(ahead.status == 409);
+    CHECK(has(ahead.body, "is at version 2: version 9 was never one of it"));
+    Request starred;
+    starred.method = "POST";
+    starred.path = path + "/responses";
+    starred.body = R"({"text":"x"})";
+    starred.token = f.token.at("nv");
+    starred.if_match = "*";
+    starred.if_match_given = true;
+    Response star = f.api->handle(starred);
+    CHECK(star.status == 400);
+    CHECK(has(star.body, "for version 3: If-Match: 3"));
+    // A head whose hash is another event's: the number before the colon is wrong, the log is not rewritten.
+    Response verified = f.call("chair1", "GET", "/api/v1/log/verify", "");
+    REQUIRE(verified.status == 200);
+    const Json vj = parse(verified.body);
+    REQUIRE_MESSAGE(vj.find("head_hash"), verified.body);
+    const std::string hash = vj.find("head_hash")->s;
+    const long long seq = vj.find("head_seq")->i;
+    Response wrong = f.call("chair1", "GET", "/api/v1/log/verify?head=" + std::to_string(seq - 1) + ":" + hash, "");
+    CHECK(has(wrong.body, "that hash is event " + std::to_string(seq) + "'s, not event " + std::to_string(seq - 1) + "'s"));
+    // The minutes: "- check (note)" and its quote, never "- check: check".
+    Response md = f.call("chair1", "GET", "/api/v1/rounds/3.1.0/report?format=md", "");
+    REQUIRE(md.status == 200);
+    CHECK(has(md.body, "\n- check (seen twice)\n"));
+    CHECK_FALSE(has(md.body, "check: check"));
+  }
 }
 
 }  // namespace referee::testing

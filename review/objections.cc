@@ -608,16 +608,11 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   if (o.has_impact) w.value(o.impact); else w.null();
   // A figure near the largest double gives no finite percentage: null, never
   // "Infinity" (which no strict JSON reader takes).
-  // To a thousandth of a percent; a change that rounds to nothing is 0, never -0.
-  auto percent = [&](double m) {
-    if (!(rs.has_score && rs.score > 0)) return static_cast<double>(NAN);
-    double p = std::round((m - rs.score) / rs.score * 100.0 * 1000.0) / 1000.0;
-    return p == 0 ? 0.0 : p;
-  };
+  auto percent = [&](double m) { return impact_percent(rs.has_score, rs.score, m); };
   double pct = o.has_impact ? percent(o.impact) : NAN;
   if (std::isfinite(pct)) {
     w.key("change_percent").value(pct);
-    w.key("under_waiver_threshold").value(std::fabs(pct) < 2.0);
+    w.key("under_waiver_threshold").value(waivable(pct));
   } else {
     w.key("change_percent").null().key("under_waiver_threshold").null();
   }
@@ -1021,8 +1016,24 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
     std::string by_name, against_name;
     if (!find_organisation(s, who.organisation, &by_id, &by_name))
       return make_error(422, "unknown-organisation", "organisation " + who.organisation + " is not in the store");
-    if (!find_organisation(s, f.against, &against_id, &against_name) || !submitted(s, round.id, against_id))
-      return make_error(404, "unknown-organisation", "organisation " + f.against + " did not submit to " + round.name);
+    if (!find_organisation(s, f.against, &against_id, &against_name) || !submitted(s, round.id, against_id)) {
+      // The round's submitters, which the caller (who may see the round) may know; the nearest first.
+      std::vector<std::string> names, lowered;
+      Stmt q(s.db(),
+             "SELECT o.name FROM packages p JOIN organisations o ON o.id = p.organisation_id WHERE p.round_id = ?1 "
+             "ORDER BY o.name");
+      q.bind(1, round.id);
+      while (q.step()) {
+        names.push_back(q.col_text(0));
+        lowered.push_back(base::lower(names.back()));
+      }
+      std::string near = base::nearest_name(base::lower(f.against), lowered), list;
+      for (size_t i = 0; i < names.size(); ++i)
+        if (!near.empty() && lowered[i] == near) near = names[i];
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      return make_error(404, "unknown-organisation", "organisation " + base::excerpt(f.against) + " did not submit to " + round.name,
+                        (near.empty() ? "" : "did you mean " + near + "? ") + "the round's submitters: " + list);
+    }
     Standing standing;
     standing.objecting = true;
     standing.accused = by_id == against_id;
@@ -1338,9 +1349,9 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
                           "the score impact of objection " + std::to_string(o.id) +
                               " is unknown: it cannot be waived as under 2%",
                           "add evidence that gives the impact, or decide on the votes");
-      double pct = (o.impact - rs.score) / rs.score * 100.0;
-      if (std::fabs(pct) >= 2.0)
-        return make_error(422, "waiver", "the score impact is " + mllog::json_number(std::round(pct * 1000) / 1000) +
+      double pct = impact_percent(rs.has_score, rs.score, o.impact);
+      if (!waivable(pct))
+        return make_error(422, "waiver", "the score impact is " + mllog::json_number(pct) +
                                              "%: only problems under 2% may be waived");
       if (!remedy.empty() && remedy != "none") return make_error(400, "bad-field", "a waived objection has no remedy");
       out.ok = true;

@@ -1,6 +1,7 @@
 #include "review/policy.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/invisible.h"
 #include "base/text.h"
@@ -210,14 +211,27 @@ bool check_not_final(const RoundInfo& round, const std::string& what, const std:
 // ------------------------------------------------------------ versions
 
 Error stale(const std::string& what, long long expected, long long current, const std::string& read_again) {
+  // A version the object never reached was not read from it (a typo, another store): say so.
   Error e = make_error(409, "stale",
-                       what + " changed since you read it (version " + std::to_string(expected) + ", now " +
-                           std::to_string(current) + ")",
+                       expected > current
+                           ? what + " is at version " + std::to_string(current) + ": version " + std::to_string(expected) +
+                                 " was never one of it"
+                           : what + " changed since you read it (version " + std::to_string(expected) + ", now " +
+                                 std::to_string(current) + ")",
                        "read it again (" + read_again + ") and retry with --version " + std::to_string(current) +
                            " (API: `version`)");
   e.version = current;
   return e;
 }
+
+double impact_percent(bool has_score, double score, double impact_minutes) {
+  if (!has_score || !(score > 0)) return NAN;
+  double p = std::round((impact_minutes - score) / score * 100.0 * 1000.0) / 1000.0;
+  if (!std::isfinite(p)) return NAN;
+  return p == 0 ? 0.0 : p;
+}
+
+bool waivable(double percent) { return std::isfinite(percent) && std::fabs(percent) < kWaiverPercent; }
 
 bool check_version(const Expected& expected, long long current, const std::string& what, const std::string& read_again,
                    Error* err) {

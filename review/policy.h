@@ -134,6 +134,17 @@ bool check_deadline(const Actor& who, const RoundInfo& round, const std::string&
 bool check_not_final(const RoundInfo& round, const std::string& what, const std::string& override_reason,
                      std::string* overridden, Error* err);
 
+// ------------------------------------------------------------ the waiver
+
+// How far a score impact moves a result's score, in percent of the score, to
+// a thousandth of a percent (a change that rounds to nothing is 0, never -0);
+// NaN without a score above 0 or for a figure that gives no finite change.
+double impact_percent(bool has_score, double score, double impact_minutes);
+// A problem whose impact moves the score by less than this may be waived.
+constexpr double kWaiverPercent = 2.0;
+// Whether a change of `percent` (impact_percent) may be waived: finite and under kWaiverPercent.
+bool waivable(double percent);
+
 // ------------------------------------------------------------ versions
 
 // The version a write was based on: `given` false = none sent (no check).

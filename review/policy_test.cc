@@ -136,6 +136,11 @@ TEST_SUITE("review") {
     CHECK(e.version == 2);
     CHECK(e.message == "objection 3 changed since you read it (version 1, now 2)");
     CHECK(e.hint == "read it again (referee objection show 3) and retry with --version 2 (API: `version`)");
+    // A version it never reached was not read from it.
+    auto ahead = referee::review::stale("objection 3", 7, 2, "referee objection show 3");
+    CHECK(ahead.status == 409);
+    CHECK(ahead.message == "objection 3 is at version 2: version 7 was never one of it");
+    CHECK(ahead.version == 2);
     referee::review::Error err;
     CHECK(referee::review::check_version({false, 0}, 5, "x", "y", &err));
     CHECK(referee::review::check_version({true, 5}, 5, "x", "y", &err));

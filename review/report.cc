@@ -1,13 +1,16 @@
 #include "review/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "base/invisible.h"
+#include "base/text.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
 #include "review/objections.h"
+#include "review/policy.h"
 #include "review/text_format.h"
 
 namespace referee::review {
@@ -62,9 +65,7 @@ std::string md_inline(const std::string& s, bool markdown = true) {
 }
 
 // md_inline, cut to `n` bytes of the text.
-std::string shorten(const std::string& s, size_t n = 300) {
-  return md_inline(s.size() > n ? s.substr(0, n) + "..." : s);
-}
+std::string shorten(const std::string& s, size_t n = 300) { return md_inline(base::excerpt(s, n)); }
 
 // A member's text of several lines as a Markdown quote: every line starts
 // with "> ", so none of it can open a block of its own.
@@ -126,7 +127,7 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
         ReportObjection::Evidence e;
         e.kind = q.col_text(0);
         if (e.kind == "finding") {
-          e.summary = "finding " + std::to_string(q.col_int(1));
+          e.summary = std::to_string(q.col_int(1));
         } else if (e.kind == "lines") {
           // The log named with its result: ORG/SYSTEM/BENCHMARK:file lines a-b.
           e.summary = (q.col_text(10).empty() ? "" : q.col_text(10) + ":") + q.col_text(2);
@@ -135,10 +136,8 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
         } else if (e.kind == "figure") {
           e.summary = q.col_text(6) + " = " + (q.col_null(7) ? std::string("?") : figure_unit_text(q.col_double(7), q.col_text(8))) +
                       (q.col_text(8).empty() ? "" : " " + q.col_text(8));
-        } else {
-          e.summary = "check";
-        }
-        if (!q.col_text(9).empty()) e.summary += " (" + shorten(q.col_text(9), 200) + ")";
+        }  // a check: its text is the quote below
+        if (!q.col_text(9).empty()) e.summary += (e.summary.empty() ? "(" : " (") + shorten(q.col_text(9), 200) + ")";
         if (e.kind != "figure") e.quoted = q.col_text(5);
         o.evidence.push_back(std::move(e));
       }
@@ -364,10 +363,12 @@ std::string decision_line(const ReportObjection& o) {
 std::string impact_line(const ReportObjection& o) {
   if (!o.has_impact) return "not computed";
   std::string s = num(o.impact_minutes) + " min if the objection holds";
-  if (o.results.size() == 1 && o.results[0].has_score && o.results[0].score > 0) {
-    double frac = o.impact_minutes / o.results[0].score - 1;
-    s += " (" + std::string(frac >= 0 ? "+" : "") + num(frac * 100, 2) + "% of " + num(o.results[0].score) + " min" +
-         (frac < 0.02 && frac > -0.02 ? "; under 2%: may be waived" : "") + ")";
+  const double pct = o.results.size() == 1 ? impact_percent(o.results[0].has_score, o.results[0].score, o.impact_minutes) : NAN;
+  if (std::isfinite(pct)) {
+    std::string shown = num(pct, 2);
+    if (shown == "-0.00") shown = "0.00";  // a change that rounds to nothing has no sign
+    s += " (" + std::string(shown[0] == '-' ? "" : "+") + shown + "% of " + num(o.results[0].score) + " min" +
+         (waivable(pct) ? "; under 2%: may be waived" : "") + ")";
   }
   return s;
 }
@@ -388,7 +389,8 @@ void objection_body(std::string& out, const ReportObjection& o) {
   out += "\nEvidence:\n";
   if (o.evidence.empty()) out += "- none\n";
   for (const auto& e : o.evidence) {
-    out += "- " + e.kind + ": " + md_inline(e.summary) + "\n";
+    // "- finding 1000006", "- check", "- lines ORG/SYSTEM/BENCH:result_0.txt lines 2-3", "- figure x = 1.2 min".
+    out += "- " + e.kind + (e.summary.empty() ? "" : (e.kind == "finding" || e.summary[0] == '(' ? " " : ": ") + md_inline(e.summary)) + "\n";
     if (e.quoted.empty()) continue;
     // Quoted lines as a code block; a fence longer than any run of backticks in them.
     size_t run = 0, longest = 0;

@@ -239,8 +239,9 @@ bool read_expected(const Request& r, const mllog::Json& body, Expected* out, Res
   }
   if (out->given || (r.if_match.empty() && !r.if_match_given)) return true;
   if (!if_match_version(r.if_match, &out->version)) {
-    *err = error_response(400, "bad-request", "If-Match '" + r.if_match + "' is not a version number",
-                          "send the version you read: If-Match: 3");
+    *err = error_response(400, "bad-request", "If-Match '" + base::excerpt(r.if_match) + "' is not a version number",
+                          "send the version you read as a number (for version 3: If-Match: 3), as the object's "
+                          "`version` names it");
     return false;
   }
   out->given = true;

@@ -994,9 +994,17 @@ std::string check_anchor(submissions::Store& s, const std::string& anchor, std::
                : "no event of the review log has the recorded hash " + hash +
                      ": events were deleted from its end or the log was rewritten";
   }
-  if (q.col_text(1).compare(0, hash.size(), hash) != 0)
+  if (q.col_text(1).compare(0, hash.size(), hash) != 0) {
+    // The hash of another event: a mistyped sequence number, not a rewritten log.
+    Stmt other(s.db(), "SELECT seq FROM events WHERE substr(hash, 1, length(?1)) = ?1 ORDER BY seq LIMIT 1");
+    other.bind(1, hash);
+    if (other.step())
+      return "--head " + anchor + ": that hash is event " + std::to_string(other.col_int(0)) + "'s, not event " +
+             std::to_string(seq) + "'s (check the number before the colon: --head " + std::to_string(other.col_int(0)) +
+             ":" + hash + ")";
     return "event " + std::to_string(seq) + " has hash " + q.col_text(1).substr(0, 16) + "..., the recorded head says " +
            hash.substr(0, 16) + "...: the log was rewritten";
+  }
   return "";
 }
 

@@ -66,6 +66,18 @@ std::vector<RuleSource> rule_search_path(const std::string& rules_flag) {
   return out;
 }
 
+std::vector<std::string> places_looked(const std::string& rules_flag) {
+  std::vector<std::string> out;
+  bool cache = false;
+  for (const auto& src : rule_search_path(rules_flag)) {
+    out.push_back(src.origin + (src.origin.find(src.root) == std::string::npos ? " (" + src.root + ")" : ""));
+    cache = cache || src.origin.rfind("cache", 0) == 0;
+  }
+  if (rules_flag.empty() && !cache) out.push_back("the cache (" + cache_dir() + "/rules: no rule sets installed)");
+  if (rules_flag.empty() && !std::getenv("REFEREE_RULES")) out.push_back("REFEREE_RULES (not set)");
+  return out;
+}
+
 std::unique_ptr<RuleSet> resolve_ruleset(const std::string& ruleset, const std::string& rules_flag,
                                          RuleSource* source, std::string* error) {
   RulesetId id;
@@ -75,7 +87,6 @@ std::unique_ptr<RuleSet> resolve_ruleset(const std::string& ruleset, const std::
   }
   // A --rules path may point at the compliance_checker folder or the package folder above it.
   std::vector<RuleSource> path = rule_search_path(rules_flag);
-  std::string looked;
   for (auto src : path) {
     std::error_code ec;
     for (const char* sub : {"", "/mlperf_logging", "/.."}) {
@@ -90,8 +101,9 @@ std::unique_ptr<RuleSet> resolve_ruleset(const std::string& ruleset, const std::
         return rs;
       }
     }
-    looked += "\n  " + src.origin + " (" + src.root + ")";
   }
+  std::string looked;
+  for (const auto& place : places_looked(rules_flag)) looked += "\n  " + place;
   *error = "rule set " + id.id() + " not found. Looked in:" + looked +
            "\nfix: pass --rules DIR (a tree with compliance_checker/" + id.dir() +
            "/), or run 'referee rules fetch' to install the consortium's rule sets";

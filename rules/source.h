@@ -29,6 +29,12 @@ std::string builtin_sets_dir();
 // Candidate roots in search order.
 std::vector<RuleSource> rule_search_path(const std::string& rules_flag);
 
+// Every place a rule set is looked for, as messages name them: each root of
+// rule_search_path ("REFEREE_RULES=DIR", "built-in rule sets (DIR)", ...),
+// then, without --rules, the places that hold none: "the cache (DIR/rules:
+// no rule sets installed)", "REFEREE_RULES (not set)".
+std::vector<std::string> places_looked(const std::string& rules_flag);
+
 // Finds and loads `ruleset` ("training-3.1.0"). On failure returns null and
 // sets *error to a message that lists where it looked.
 std::unique_ptr<RuleSet> resolve_ruleset(const std::string& ruleset, const std::string& rules_flag,

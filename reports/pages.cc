@@ -178,7 +178,7 @@ std::vector<std::pair<long long, long long>> auto_pairs(const std::vector<Result
   if (closed.size() >= 2) add(closed[0], closed[1]);
   for (size_t i = 0; i < closed.size(); ++i)
     for (size_t j = i + 1; j < closed.size(); ++j)
-      if (closed[i]->accelerators == closed[j]->accelerators && closed[i]->accelerator_type == closed[j]->accelerator_type)
+      if (closed[i]->accelerators == closed[j]->accelerators && closed[i]->accelerator_model == closed[j]->accelerator_model)
         add(closed[i], closed[j]);
   return out;
 }

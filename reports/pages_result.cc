@@ -515,9 +515,9 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
   if (priced)
     diff_notes.push_back("Cost of one training run at " + fmt_ratio(ctx.options.price.amount) + " " +
                          submissions::price_unit(ctx.options.price) + ".");
-  if (a->accelerator_type != b->accelerator_type || a->accelerators != b->accelerators)
-    diff_notes.push_back("The systems differ in size or accelerator (" + fmt_count(a->accelerators) + " x " + a->accelerator_type +
-                         " vs " + fmt_count(b->accelerators) + " x " + b->accelerator_type + ").");
+  if (a->accelerator_model != b->accelerator_model || a->accelerators != b->accelerators)
+    diff_notes.push_back("The systems differ in size or accelerator (" + fmt_count(a->accelerators) + " x " + a->accelerator_model +
+                         " vs " + fmt_count(b->accelerators) + " x " + b->accelerator_model + ").");
 
   // Systems side by side.
   Table sys{"systems", "Systems side by side", {{"field", "", "text"}, {"a", an, "text"}, {"b", bn, "text"}}, {}, {}, "", ""};

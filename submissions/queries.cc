@@ -12,6 +12,7 @@
 #include "rules/package.h"
 #include "rules/ruleset.h"
 #include "rules/scoring.h"
+#include "submissions/accelerator.h"
 
 namespace referee::submissions {
 
@@ -86,7 +87,9 @@ ResultRow read_row(Stmt& st, bool pipeline) {
   st.row(r.result_id, r.round, r.organisation, r.submitter, r.system, r.benchmark, r.division, r.availability,
          r.accelerator, r.accelerators, r.nodes);
   r.availability = normalize_availability(r.availability);
-  r.accelerator_type = accelerator_type(r.accelerator);
+  const Accelerator& acc = identify_accelerator(r.accelerator);
+  r.accelerator_type = acc.family;
+  r.accelerator_model = acc.model();
   int score_col = pipeline ? 12 : 11;
   r.has_score = !st.col_null(score_col);
   r.score = st.col_double(score_col);
@@ -175,27 +178,7 @@ std::string normalize_availability(const std::string& raw, bool* known) {
   return canonical.empty() ? raw : canonical;
 }
 
-std::string accelerator_type(const std::string& model) {
-  static const std::set<std::string> kVendorWords = {"NVIDIA", "AMD", "INTEL", "GOOGLE", "HABANA", "INSTINCT", "TESLA"};
-  std::vector<std::string> tokens;
-  std::string cur;
-  for (char c : model) {
-    if (c == ' ' || c == '-' || c == '_' || c == '/' || c == ',') {
-      if (!cur.empty()) tokens.push_back(upper(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) tokens.push_back(upper(cur));
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (kVendorWords.count(tokens[i])) continue;
-    if (tokens[i] == "TPU" && i + 1 < tokens.size()) return "TPU-" + tokens[i + 1];
-    if (std::any_of(tokens[i].begin(), tokens[i].end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      return tokens[i];
-  }
-  return upper(model);
-}
+std::string accelerator_type(const std::string& model) { return identify_accelerator(model).family; }
 
 std::vector<std::string> rounds(Store& s) {
   std::vector<std::string> out;
@@ -479,9 +462,11 @@ std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& 
       continue;
     }
     // A baseline is of the same division: a result moved to open never sets a closed series' baseline.
-    auto& series = by_type[std::to_string(r.division == "closed" ? 0 : 1) + r.division + "\x1f" + r.accelerator_type];
+    // One series per accelerator model: an H100 PCIe never scales an H100 SXM.
+    auto& series = by_type[std::to_string(r.division == "closed" ? 0 : 1) + r.division + "\x1f" + r.accelerator_model];
     series.division = r.division;
     series.accelerator_type = r.accelerator_type;
+    series.accelerator_model = r.accelerator_model;
     ScalingPoint p;
     p.result = std::move(r);
     series.points.push_back(std::move(p));
@@ -501,12 +486,18 @@ std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& 
     }
     out.push_back(std::move(series));
   }
+  // Two models of one family (H100 PCIe and H100 SXM): each series named by its model.
+  for (auto& a : out)
+    for (const auto& b : out)
+      if (&a != &b && a.division == b.division && a.accelerator_type == b.accelerator_type &&
+          a.accelerator_model != b.accelerator_model)
+        a.accelerator_type = a.accelerator_model;
   if (out.empty()) *error = "no scored " + (bench.empty() ? q.benchmark : bench) + " results of " + who + " in " + round;
   return out;
 }
 
 const char* const kHeadlineScaleRule =
-    "headline: each round's fastest result, whatever its size, same accelerator type only; "
+    "headline: each round's fastest result, whatever its size, like accelerators only (the same model, or the same family where one side names no form factor); "
     "efficiency = speedup / accelerator ratio (assumes linear scaling), given only when the later result uses more "
     "accelerators (at equal counts, same-scale rows included, the speedup says it all); a later result both smaller and "
     "slower is not comparable";
@@ -649,9 +640,11 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
     h.from = *fa;
     h.to = *fb;
     h.accelerator_ratio = static_cast<double>(fb->accelerators) / static_cast<double>(fa->accelerators);
-    if (fa->accelerator_type != fb->accelerator_type) {
+    const Accelerator &acc_a = identify_accelerator(fa->accelerator), &acc_b = identify_accelerator(fb->accelerator);
+    h.accelerators = accelerator_match_text(acc_a, acc_b);
+    if (same_accelerator(acc_a, acc_b) == AcceleratorMatch::None) {
       h.comparable = false;
-      h.reason = "accelerator types differ (" + size_of(*fa) + " vs " + size_of(*fb) + ")";
+      h.reason = "accelerators differ: " + h.accelerators + " (" + size_of(*fa) + " vs " + size_of(*fb) + ")";
     } else if (fb->accelerators < fa->accelerators && fb->score > fa->score) {
       h.comparable = false;
       h.reason = "the later round's fastest result is both smaller (" + std::to_string(fb->accelerators) + " vs " +
@@ -668,11 +661,11 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
     // Same scale: the fastest of each round at each accelerator type and count both rounds have.
     std::map<std::pair<std::string, long long>, const ResultRow*> sa, sb;
     for (const auto* r : ia->second) {
-      auto& slot = sa[{r->accelerator_type, r->accelerators}];
+      auto& slot = sa[{r->accelerator_model, r->accelerators}];
       if (!slot || r->score < slot->score) slot = r;
     }
     for (const auto* r : ib->second) {
-      auto& slot = sb[{r->accelerator_type, r->accelerators}];
+      auto& slot = sb[{r->accelerator_model, r->accelerators}];
       if (!slot || r->score < slot->score) slot = r;
     }
     int same = 0;
@@ -685,6 +678,7 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       p.from = *ra;
       p.to = *it->second;
       p.accelerator_ratio = 1;
+      p.accelerators = accelerator_match_text(identify_accelerator(ra->accelerator), identify_accelerator(it->second->accelerator));
       p.speedup = ra->score / it->second->score;
       out->pairs.push_back(std::move(p));
       ++same;

@@ -20,7 +20,8 @@ struct ResultRow {
   std::string round, organisation, submitter, system, benchmark, division;
   std::string availability;      // normalised as the consortium's summarizer does ("Available cloud")
   std::string accelerator;       // the system description's accelerator_model_name
-  std::string accelerator_type;  // its chip: "H100" for "NVIDIA H100-SXM5-80GB"
+  std::string accelerator_type;  // its family (submissions/accelerator.h): "H100" for "NVIDIA H100-SXM5-80GB"
+  std::string accelerator_model;  // the family with its form factor: "H100 SXM"; what results are compared on
   long long accelerators = 0, nodes = 0;
   bool has_score = false;
   double score = 0;           // minutes (published, or pipeline when asked)
@@ -116,6 +117,7 @@ std::string normalize_availability(const std::string& raw, bool* known = nullptr
 // "NVIDIA B200-SXM-180GB" -> "B200", "TPU-v5p" -> "TPU-v5p"). Results are
 // comparable across rounds, and form one scaling series, only when their
 // types are equal.
+// The family of the accelerator a system description names (identify_accelerator).
 std::string accelerator_type(const std::string& model);
 
 // Name resolution. Each returns false with *error naming the valid values.
@@ -147,6 +149,7 @@ struct Speedup {
   ResultRow from, to;
   bool comparable = true;
   std::string reason;      // why not, when not comparable
+  std::string accelerators;  // at which level the accelerators matched (accelerator_match_text), or why not
   double speedup = 0;            // from.score / to.score (comparable only)
   double accelerator_ratio = 0;  // to.accelerators / from.accelerators
   bool has_efficiency = false;
@@ -215,7 +218,8 @@ struct ScalingPoint {
 
 struct ScalingSeries {
   std::string division;  // closed | open (a result the review moved to open is in an open series)
-  std::string accelerator_type;
+  std::string accelerator_type;   // the family; the model where another series has another model of it
+  std::string accelerator_model;  // what the series' results share: "H100 SXM"
   std::vector<ScalingPoint> points;  // by size; relative to the first
 };
 

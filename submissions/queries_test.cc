@@ -328,7 +328,7 @@ TEST_SUITE("store") {
       CHECK_FALSE(p.comparable);
       CHECK(p.kind == "headline");
     }
-    CHECK(contains(rep.pairs[0].reason, "accelerator types differ (64 x H100 vs 64 x B200)"));
+    CHECK(contains(rep.pairs[0].reason, "accelerators differ: H100 SXM vs B200 SXM (64 x H100 vs 64 x B200)"));
     CHECK(contains(rep.pairs[1].reason, "both smaller (8 vs 512 accelerators) and slower"));
     std::string out;
     int rc = run_referee("speedup --benchmark bert --from 4.0.0 --to 5.0.0 --json " + db_arg(d.path), &out);
@@ -452,13 +452,52 @@ TEST_SUITE("store") {
     CHECK(contains(out, "H100         h100_n64"));
   }
 
-  TEST_CASE("accelerator types: vendor words and form factors are left out") {
+  TEST_CASE("accelerator types: the family, without vendor words and form factors") {
     CHECK(accelerator_type("NVIDIA H100-SXM5-80GB") == "H100");
     CHECK(accelerator_type("NVIDIA H100-SXM-80GB") == "H100");
     CHECK(accelerator_type("NVIDIA B200-SXM-180GB") == "B200");
-    CHECK(accelerator_type("TPU-v5p") == "TPU-V5P");
+    CHECK(accelerator_type("TPU-v5p") == "TPU v5p");
     CHECK(accelerator_type("AMD Instinct MI300X") == "MI300X");
-    CHECK(accelerator_type("N/A") == "N/A");
+    CHECK(accelerator_type("Intel(R) Gaudi(R) 2 AI Accelerator") == "Gaudi2");
+    CHECK(accelerator_type("N/A") == "N/A");  // unknown: as written
+  }
+
+  TEST_CASE("speedups compare like accelerators only: Gaudi2 across spellings is compared, H100 PCIe and SXM are not") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r1 = d.round("training-3.1.0", 3100000), r2 = d.round("training-4.0.0", 4000000);
+    long long a = d.package(r1, "Intel-HabanaLabs"), b = d.package(r2, "Intel-HabanaLabs");
+    d.result(a, "g2_384", "Intel-HabanaLabs", "Habana Gaudi2", 384, 153.58, "a");
+    d.result(b, "g2_1024", "Intel-HabanaLabs", "Intel(R) Gaudi(R) 2 AI Accelerator", 1024, 66.91, "b");
+    long long c = d.package(r1, "ASUSTeK"), e = d.package(r2, "ASUSTeK");
+    d.result(c, "pcie", "ASUSTeK", "NVIDIA H100-PCIe-80GB", 8, 30.0, "c");
+    d.result(e, "sxm", "ASUSTeK", "NVIDIA H100-SXM5-80GB", 8, 15.3, "d");
+    d.close();
+    std::string error;
+    auto s = Store::open(d.path, &error, OpenMode::ReadOnly);
+    REQUIRE_MESSAGE(s, error);
+    SpeedupQuery q;
+    q.from_round = "training-3.1.0";
+    q.to_round = "training-4.0.0";
+    q.benchmark = "bert";
+    SpeedupReport rep;
+    REQUIRE_MESSAGE(speedups(*s, q, &rep, &error), error);
+    bool gaudi = false, asus = false;
+    for (const auto& p : rep.pairs) {
+      if (p.submitter == "Intel-HabanaLabs" && p.kind == "headline") {
+        gaudi = true;
+        CHECK(p.comparable);
+        CHECK(p.speedup == doctest::Approx(153.58 / 66.91));
+        CHECK(p.accelerators == "the same model (Gaudi2)");
+      }
+      if (p.submitter == "ASUSTeK") {
+        asus = true;
+        CHECK_FALSE(p.comparable);
+        CHECK(contains(p.reason, "H100 PCIe vs H100 SXM: another model of the same family"));
+      }
+    }
+    CHECK(gaudi);
+    CHECK(asus);
   }
 
   // ------------------------------------------------------------ defect 7: damage, read-only, failed imports

@@ -26,7 +26,7 @@ void row_json(mllog::JsonWriter& w, const ResultRow& r, const Price& price = {})
   w.key("round").value(r.round).key("organisation").value(r.organisation).key("submitter").value(r.submitter);
   w.key("system").value(r.system).key("benchmark").value(r.benchmark).key("division").value(r.division);
   w.key("availability").value(r.availability).key("accelerator").value(r.accelerator);
-  w.key("accelerator_type").value(r.accelerator_type);
+  w.key("accelerator_type").value(r.accelerator_type).key("accelerator_model").value(r.accelerator_model);
   w.key("accelerators").value(r.accelerators).key("nodes").value(r.nodes);
   if (r.has_score) w.key("score_minutes").value(r.score); else w.key("score_minutes").null();
   double hours = 0, cost = 0;
@@ -400,6 +400,7 @@ void pair_json(mllog::JsonWriter& w, const Speedup& s, const Price& price) {
   w.begin_object().key("submitter").value(s.submitter).key("kind").value(s.kind);
   w.key("comparable").value(s.comparable);
   if (!s.comparable) w.key("reason").value(s.reason);
+  if (!s.accelerators.empty()) w.key("accelerators").value(s.accelerators);
   w.key("from");
   row_json(w, s.from, price);
   w.key("to");
@@ -474,7 +475,7 @@ void speedup_lines(std::ostream& out, const SpeedupReport& rep, const std::strin
   for (const auto& n : rep.notes) out << "note" << prefix << ": " << n << "\n";
 }
 
-const char* kScaleRuleLine = "scale rule: same-scale rows pair results of equal accelerator type and count; ";
+const char* kScaleRuleLine = "scale rule: same-scale rows pair results of equal accelerator model and count; ";
 
 // speedup --all-rounds: one block (text), one object (JSON) per benchmark.
 Answer answer_chains(Store& store, const Question& c, const SpeedupQuery& q, const RoundVisible& visible) {

@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "submissions/fetch_round.h"
 #include "submissions/import.h"
 #include "submissions/store.h"
 
@@ -29,15 +30,34 @@ Command import_command() {
                   std::cerr << "referee import: " << d << ": no such folder\n";
                   return kCannotCheck;
                 }
-                auto found = submissions::find_packages(d);
+                std::vector<std::string> skipped;
+                auto found = submissions::find_packages(d, &skipped);
+                for (const auto& s : skipped) std::cerr << "referee import: skipped " << s << "\n";
                 if (found.empty()) {
-                  std::cerr << "referee import: " << d << " holds no package (no results/ folder in it or below it)\n";
+                  const bool is_results = std::filesystem::path(d).filename() == "results" ||
+                                          (std::filesystem::path(d).filename().empty() &&
+                                           std::filesystem::path(d).parent_path().filename() == "results");
+                  std::cerr << "referee import: " << d << " holds no package (no results/ folder in it or below it"
+                            << (is_results ? "; it is a results/ folder itself: give the organisation folder above it" : "")
+                            << ")\n";
                   return kCannotCheck;
                 }
                 packages.insert(packages.end(), found.begin(), found.end());
               }
               LoadedRules loaded;
               if (!load_rules("import", o->round, o->rules, &loaded)) return kCannotCheck;
+              // A folder named for another round (training_results_v3.1 under --round training-3.0.0)
+              // would replace that round's packages with another round's: refused before anything is written.
+              for (const auto& d : o->dirs) {
+                std::string named;
+                if (submissions::results_folder_round_differs(d, loaded.ruleset->id().id(), &named)) {
+                  std::cerr << "referee import: " << d << " is a folder of " << named << "'s results (its path says so), not "
+                            << loaded.ruleset->id().id() << "'s; nothing was imported\n"
+                            << "hint: --round " << named << "; a folder that really is " << loaded.ruleset->id().id()
+                            << "'s but named for another round must be renamed first\n";
+                  return kCannotCheck;
+                }
+              }
               return import_into_store("import", o->db, loaded, packages, o->jobs, loaded.ruleset->id().id());
             };
           }};

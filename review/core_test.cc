@@ -858,7 +858,14 @@ TEST_SUITE("review") {
     f.set_deadline("responses_due", "2020-01-01");
     Response late = f.call("nv", "POST", path + "/responses", R"({"text":"x"})");
     CHECK(late.status == 422);
-    CHECK(contains(late.body, "send an override reason (--override REASON, API field `override`)"));
+    // The accused's own chair cannot override it: the hint names what a chair of neither party can do.
+    CHECK(contains(late.body, "a chair of neither party may move the round's deadline (referee round schedule training-3.1.0 "
+                              "--responses-due DATE) or, on a filed objection, give an organisation more time (referee objection extend)"));
+    f.set_deadline("decisions_due", "2020-01-01");
+    Response late_vote = f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})");
+    CHECK(late_vote.status == 422);
+    CHECK(contains(late_vote.body, "send an override reason (--override REASON, API field `override`)"));
+    f.set_deadline("decisions_due", "2099-01-01");
     Response missing = f.call("goog", "POST", "/api/v1/objections", R"({"round":"3.1.0","against":"NVIDIA","title":"t","rule":"r"})");
     CHECK(missing.status == 400);
     CHECK(contains(missing.body, "--result ORG/SYSTEM/BENCHMARK (API field `results`)"));

@@ -156,6 +156,14 @@ bool check_override_reason(const std::string& reason, Error* err) {
   return false;
 }
 
+namespace {
+// A schedule field as its flag: objections_due -> objections-due.
+std::string flag_name(std::string field) {
+  std::replace(field.begin(), field.end(), '_', '-');
+  return field;
+}
+}  // namespace
+
 bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
                     const std::string& override_reason, std::string* overridden, Error* err, const Standing& standing,
                     const std::string& extended_until) {
@@ -190,9 +198,14 @@ bool check_deadline(const Actor& who, const RoundInfo& round, const std::string&
     *overridden = which + " (" + when + ")";
     return true;
   }
+  // A party's own chair cannot override its side's deadline: the way on is a chair of neither party.
+  const bool party = standing.objecting || standing.accused || standing.partner;
   *err = make_error(422, "late", "the deadline " + which + " of round " + round.name + " (" + when + ") has passed",
-                    "a review chair may override it: send an override reason (--override REASON, API field "
-                    "`override`)");
+                    party ? "a chair of neither party may move the round's deadline (referee round schedule " + round.name +
+                                " --" + flag_name(which) +
+                                " DATE) or, on a filed objection, give an organisation more time (referee objection extend)"
+                          : "a review chair may override it: send an override reason (--override REASON, API field "
+                            "`override`)");
   return false;
 }
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <regex>
 #include <set>
 
 #include "base/file.h"
@@ -321,6 +322,34 @@ std::string round_short_version(const std::string& round) {
   std::string out = "v";
   for (size_t k = 0; k < parts.size(); ++k) out += (k ? "." : "") + parts[k];
   return out;
+}
+
+std::string results_folder_round(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  static const std::regex repo("^([a-z_]+)_results_(v[0-9]+(?:\\.[0-9]+)+)(?:-main)?$");
+  std::smatch m;
+  for (auto it = p; !it.empty() && it != it.root_path(); it = it.parent_path()) {
+    const std::string name = it.filename().string();
+    if (std::regex_match(name, m, repo)) return m[1].str() + " " + m[2].str();
+    std::string v = round_short_version(name);
+    if (!v.empty() && it.parent_path().filename() == "results") return name.substr(0, name.rfind('-')) + " " + v;
+  }
+  return "";
+}
+
+bool results_folder_round_differs(const std::string& path, const std::string& round, std::string* named) {
+  const std::string folder = results_folder_round(path);
+  const std::string v = round_short_version(round);
+  if (folder.empty() || v.empty()) return false;
+  const std::string usage = round.substr(0, round.rfind('-'));
+  if (folder == usage + " " + v) return false;
+  // "training v3.1" -> "training-3.1.0".
+  const size_t sp = folder.find(' ');
+  std::string ver = folder.substr(sp + 2);
+  if (std::count(ver.begin(), ver.end(), '.') == 1) ver += ".0";
+  *named = folder.substr(0, sp) + "-" + ver;
+  return true;
 }
 
 std::string round_repository_url(const std::string& round) {

@@ -39,6 +39,19 @@ std::string round_archive_url(const std::string& round);
 // "https://github.com/mlcommons/training_results_v3.1"; "" as above.
 std::string round_repository_url(const std::string& round);
 
+// The round a results folder names on its path, by the consortium's
+// repository name or referee's fetch folder: ".../training_results_v3.1/NVIDIA"
+// (or "training_results_v3.1-main", an extracted archive) and
+// ".../results/training-3.1.0" give "training v3.1"; "" when no folder on
+// the path is named so. Compared with round_short_version() by
+// results_folder_round_differs.
+std::string results_folder_round(const std::string& path);
+
+// Whether `path` names a round other than `round` (results_folder_round); then
+// *named is the round the path names ("training-3.1.0" style when it can be
+// told, else the folder's name).
+bool results_folder_round_differs(const std::string& path, const std::string& round, std::string* named);
+
 // <directory of default_db_path()>/results/<round>.
 std::string default_round_dest(const std::string& round);
 

@@ -128,16 +128,38 @@ std::string rcp_json(const rules::BenchmarkDir& d, const rules::RuleSet& rules, 
   return w.str();
 }
 
-std::vector<std::string> find_packages(const std::string& dir) {
+bool is_package(const std::string& dir, std::string* why) {
+  std::error_code ec;
+  if (fs::is_directory(fs::path(dir) / "systems", ec)) return true;
+  for (const auto& sys : fs::directory_iterator(fs::path(dir) / "results", ec)) {
+    if (!sys.is_directory(ec)) continue;
+    for (const auto& bench : fs::directory_iterator(sys.path(), ec)) {
+      if (!bench.is_directory(ec)) continue;
+      for (const auto& f : fs::directory_iterator(bench.path(), ec)) {
+        const std::string name = f.path().filename().string();
+        if (name.rfind("result_", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".txt") == 0) return true;
+      }
+    }
+  }
+  *why = "no systems/ folder and no result log (results/SYSTEM/BENCHMARK/result_*.txt)";
+  return false;
+}
+
+std::vector<std::string> find_packages(const std::string& dir, std::vector<std::string>* skipped) {
   std::vector<std::string> out;
   std::error_code ec;
   if (fs::is_directory(fs::path(dir) / "results", ec)) {
     out.push_back(dir);
     return out;
   }
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.is_directory(ec) && fs::is_directory(e.path() / "results", ec)) out.push_back(e.path().string());
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_directory(ec) || !fs::is_directory(e.path() / "results", ec)) continue;
+    std::string why;
+    if (is_package(e.path().string(), &why)) out.push_back(e.path().string());
+    else if (skipped) skipped->push_back(e.path().string() + ": not a submission package (" + why + ")");
+  }
   std::sort(out.begin(), out.end());
+  if (skipped) std::sort(skipped->begin(), skipped->end());
   return out;
 }
 
@@ -320,6 +342,11 @@ std::string package_rows_sha256(Store& store, long long package_id, std::string*
 bool import_package(Store& store, const rules::RuleSet& rules, const rules::RoundFacts& facts,
                     const std::string& org_dir, const ImportOptions& opt, ImportResult* out, std::string* error) {
   *out = ImportResult{};
+  // A folder with results/ that holds no package (a report written there) is no organisation that passed.
+  if (std::string why; !is_package(org_dir, &why)) {
+    *error = org_dir + " is not a submission package: " + why + "; nothing was imported from it";
+    return false;
+  }
   rules::PackageOptions popt;
   popt.jobs = opt.jobs;
   popt.details = true;

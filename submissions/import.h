@@ -61,7 +61,13 @@ std::string package_rows_sha256(Store& store, long long package_id, std::string*
 
 // The organisation folders under `dir`: `dir` itself when it has results/,
 // else its sub-folders that have results/ (a round, or a results archive).
-std::vector<std::string> find_packages(const std::string& dir);
+// A sub-folder that is not a submission package (is_package false: a report
+// written there, say) is left out, and named with why in *skipped.
+std::vector<std::string> find_packages(const std::string& dir, std::vector<std::string>* skipped = nullptr);
+
+// Whether `dir` is a submission package: it has a systems/ folder, or result
+// logs (results/SYSTEM/BENCHMARK/result_*.txt). False with *why otherwise.
+bool is_package(const std::string& dir, std::string* why);
 
 // The checks that failed a result folder: the rules of its errors, each
 // once, in order (["RCP"], ["result count", "seeds"]); [] when it passes.

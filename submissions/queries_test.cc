@@ -15,6 +15,7 @@
 
 #include "mllog/json.h"
 #include "submissions/cost.h"
+#include "submissions/fetch_round.h"
 #include "submissions/csv.h"
 #include "submissions/import.h"
 #include "submissions/queries.h"
@@ -584,6 +585,44 @@ TEST_SUITE("store") {
     CHECK(run_referee("list systems --json " + db_arg(good), &out) == 0);
     CHECK(run_referee("compare --round mini-1.0.0 --benchmark miniclf cpu_2x_example cpu_2x_example " + db_arg(good), &out) == 2);
     CHECK(testing::snapshot(t.path / "store") == before);
+  }
+
+  TEST_CASE("import refuses a round's folder under another round's name, and folders that are no package") {
+    TempDir t;
+    std::string out;
+    const std::string db = (t.path / "s.db").string();
+    // A copy of the example laid out as the consortium's repository of another round.
+    fs::path repo = t.path / "training_results_v3.1" / "ExampleOrg";
+    fs::create_directories(repo.parent_path());
+    fs::copy(std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg", repo, fs::copy_options::recursive);
+    CHECK(results_folder_round(repo.string()) == "training v3.1");
+    CHECK(results_folder_round((t.path / "training_results_v4.0-main" / "X").string()) == "training v4.0");
+    CHECK(results_folder_round((t.path / "results" / "training-5.0.0" / "X").string()) == "training v5.0");
+    CHECK(results_folder_round((t.path / "elsewhere").string()).empty());
+    std::string named;
+    CHECK(results_folder_round_differs(repo.string(), "mini-1.0.0", &named));
+    CHECK(named == "training-3.1.0");
+    CHECK_FALSE(results_folder_round_differs(repo.string(), "training-3.1.0", &named));
+    CHECK(run_referee("import " + repo.string() + " --round mini-1.0.0 " + db_arg(db), &out) == 2);
+    CHECK(contains(out, "is a folder of training-3.1.0's results (its path says so), not mini-1.0.0's; nothing was imported"));
+    CHECK(contains(out, "hint: --round training-3.1.0"));
+    CHECK_FALSE(fs::exists(db));
+    // A report written beside the packages is skipped, with a word; on its own it is refused.
+    fs::path round = t.path / "round";
+    fs::create_directories(round);
+    fs::copy(std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg", round / "ExampleOrg", fs::copy_options::recursive);
+    fs::create_directories(round / "site" / "results");
+    testing::write_file((round / "site" / "results" / "1.html").string(), "<html></html>");
+    CHECK(run_referee("import " + round.string() + " --round mini-1.0.0 " + db_arg(db), &out) == 0);
+    CHECK(contains(out, "skipped " + (round / "site").string() + ": not a submission package (no systems/ folder"));
+    CHECK(contains(out, "imported ExampleOrg"));
+    CHECK(run_referee("import " + (round / "site").string() + " --round mini-1.0.0 " + db_arg(db), &out) == 2);
+    CHECK(contains(out, "is not a submission package"));
+    CHECK(run_referee("list rounds --json " + db_arg(db), &out) == 0);
+    CHECK(contains(out, "\"packages\": 1"));
+    // A results/ folder given itself: the message says to give the folder above it.
+    CHECK(run_referee("import " + (round / "ExampleOrg" / "results").string() + " --round mini-1.0.0 " + db_arg(db), &out) == 2);
+    CHECK(contains(out, "it is a results/ folder itself: give the organisation folder above it"));
   }
 
   TEST_CASE("a store in a read-only folder answers questions") {

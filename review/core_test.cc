@@ -309,11 +309,11 @@ TEST_SUITE("review") {
           f.call("intel", "GET", "/api/v1/objections?by=Nobody", "").body.replace(
               f.call("intel", "GET", "/api/v1/objections?by=Nobody", "").body.find("Nobody"), 6, "Google"));
     // A head that is not one is bad input (400), not a log that does not verify.
-    for (const char* head : {"xyz", "1234", "12:ZZZZZZZZ", ":abcdef12", "abcdef1"}) {
+    for (const char* head : {"xyz", "1234", "12:ZZZZZZZZ", ":abcdef12", "abcdef1", "abcdef12", "12:abcdef1234abcde"}) {
       Response v = f.call("chair1", "GET", std::string("/api/v1/log/verify?head=") + head, "");
       CHECK_MESSAGE(v.status == 400, head);
     }
-    CHECK(f.call("chair1", "GET", "/api/v1/log/verify?head=abcdef12", "").status == 200);
+    CHECK(f.call("chair1", "GET", "/api/v1/log/verify?head=abcdef1234abcdef", "").status == 200);
   }
 
   TEST_CASE("late actions are refused naming the deadline; a chair's override is recorded") {
@@ -1484,6 +1484,18 @@ TEST_SUITE("review") {
              "WHEN 0 BEGIN SELECT RAISE(ABORT, 'the review log is append-only: an event cannot be deleted'); END",
              "", "trigger events_append_only_delete is not the one the schema makes", 1);
     tampered("CREATE TRIGGER quiet AFTER INSERT ON events BEGIN SELECT 1; END", "", "trigger quiet on the review log", 1);
+    tampered("DROP TRIGGER events_append_only_replace", "", "events_append_only_replace) are missing", 1);
+    {
+      // An insert over an event the log holds (INSERT OR REPLACE) is refused by the store itself.
+      std::string copy = f.edited_copy("SELECT 1");
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open(copy.c_str(), &raw) == SQLITE_OK);
+      char* msg = nullptr;
+      CHECK(sqlite3_exec(raw, "INSERT OR REPLACE INTO events SELECT * FROM events WHERE seq = 1", nullptr, nullptr, &msg) != SQLITE_OK);
+      CHECK(contains(msg ? msg : "", "an event cannot be replaced"));
+      sqlite3_free(msg);
+      sqlite3_close(raw);
+    }
     // Who cast a vote; the required reviews; announcements.
     tampered("UPDATE responses SET user_id = (SELECT id FROM users WHERE name = 'nv2')", "", ": written by nv2", 1);
     tampered("UPDATE votes SET user_id = (SELECT id FROM users WHERE name = 'chairdell')", "",

@@ -289,7 +289,7 @@ Response read_log(Context& c) {
 }
 
 // A head as `--verify` printed it: SEQ:HASH or HASH, the hash (or its first
-// digits, at least 8) in lower-case hex.
+// digits, at least kMinHeadDigits) in lower-case hex.
 bool valid_head(const std::string& head) {
   std::string hash = head;
   if (size_t colon = head.find(':'); colon != std::string::npos) {
@@ -297,13 +297,14 @@ bool valid_head(const std::string& head) {
     if (seq.empty() || seq.size() > 18 || seq.find_first_not_of("0123456789") != std::string::npos) return false;
     hash = head.substr(colon + 1);
   }
-  return hash.size() >= 8 && hash.size() <= 64 && hash.find_first_not_of("0123456789abcdef") == std::string::npos;
+  return hash.size() >= kMinHeadDigits && hash.size() <= 64 && hash.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
 Response verify_log(Context& c) {
   if (std::string head = c.query("head"); !head.empty() && !valid_head(head))
     return error_response(400, "bad-head", "head '" + head.substr(0, 80) + "' is not SEQ:HASH or HASH",
-                          "give a head as review log --verify printed it: 42:9f86d081... or at least 8 hex digits of its hash");
+                          "give a head as review log --verify printed it: 42:9f86d081... or at least " +
+                              std::to_string(kMinHeadDigits) + " hex digits of its hash");
   std::string error;
   ChainCheck check = verify_events(c.store, &error);
   if (!error.empty()) return error_response(500, "store", error);
@@ -339,14 +340,14 @@ Response verify_log(Context& c) {
       if (!sees_event(c, e, &seen)) continue;
       ++count;
       newest = &e;
-      if (!anchor.empty() && !anchored && hash.size() >= 8 && e.hash.rfind(hash, 0) == 0) anchored = &e;
+      if (!anchor.empty() && !anchored && hash.size() >= kMinHeadDigits && e.hash.rfind(hash, 0) == 0) anchored = &e;
     }
     std::string problem;
     if (!check.ok) problem = "the review log does not verify (a chair or an admin sees where)";
     else if (!anchor.empty() && !anchored)
       problem = "the recorded head " + anchor +
                 " is not among the events of the rounds you can see: it was deleted, or the log was rewritten "
-                "(a head is at least 8 hex digits of an event's hash)";
+                "(a head is at least " + std::to_string(kMinHeadDigits) + " hex digits of an event's hash)";
     JsonWriter w(0, mllog::JsonText::kUtf8);
     w.begin_object().key("ok").value(problem.empty()).key("events").value(count);
     w.key("head_seq").null();

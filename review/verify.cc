@@ -930,13 +930,17 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
       return out;
     };
-    const std::map<std::string, std::string> expected = {
+    std::map<std::string, std::string> expected = {
         {"events_append_only_update",
          "CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events BEGIN SELECT RAISE(ABORT, 'the review log is "
          "append-only: an event cannot be changed'); END"},
         {"events_append_only_delete",
          "CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'the review log is "
          "append-only: an event cannot be deleted'); END"}};
+    if (s.opened_version() >= 9)
+      expected["events_append_only_replace"] =
+          "CREATE TRIGGER events_append_only_replace BEFORE INSERT ON events WHEN EXISTS (SELECT 1 FROM events WHERE seq "
+          "= NEW.seq) BEGIN SELECT RAISE(ABORT, 'the review log is append-only: an event cannot be replaced'); END";
     std::set<std::string> seen;
     Stmt q(s.db(), "SELECT name, COALESCE(sql, '') FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'events'");
     while (q.step()) {
@@ -950,7 +954,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     }
     if (seen.size() != expected.size())
       return fail("events: the triggers that keep the review log append-only (events_append_only_update, "
-                  "events_append_only_delete) are missing");
+                  "events_append_only_delete" + std::string(s.opened_version() >= 9 ? ", events_append_only_replace" : "") +
+                  ") are missing");
   }
   return c;
 }
@@ -978,8 +983,9 @@ std::string check_anchor(submissions::Store& s, const std::string& anchor, std::
     seq = std::atoll(n.c_str());
     hash = anchor.substr(colon + 1);
   }
-  if (hash.size() < 8 || hash.size() > 64 || hash.find_first_not_of("0123456789abcdef") != std::string::npos)
-    return "--head " + anchor + ": the hash must be 8 to 64 lower-case hex digits of an event's hash";
+  if (hash.size() < kMinHeadDigits || hash.size() > 64 || hash.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return "--head " + anchor + ": the hash must be " + std::to_string(kMinHeadDigits) +
+           " to 64 lower-case hex digits of an event's hash";
   Stmt q(s.db(), seq ? "SELECT seq, hash FROM events WHERE seq = ?1"
                      : "SELECT seq, hash FROM events WHERE substr(hash, 1, length(?2)) = ?2 ORDER BY seq LIMIT 1");
   if (seq) q.bind(1, seq);

@@ -49,6 +49,10 @@ struct LogHead {
 };
 LogHead log_head(submissions::Store& s, std::string* error);
 
+// The fewest hex digits of an event's hash a recorded head may give: 64 bits,
+// which no one forges by trying hashes (8 digits, 32 bits, could be).
+inline constexpr size_t kMinHeadDigits = 16;
+
 // `anchor` is "SEQ:HASH" or "HASH" (a head printed by an earlier verify).
 // Post: "" when the log still has that event with that hash; else why not
 // (a malformed anchor included).

@@ -429,6 +429,12 @@ CREATE TABLE extensions (
   UNIQUE (objection_id, organisation_id, deadline)
 );
 )sql",
+    // 8 -> 9: the review log refuses an insert over an event it holds (INSERT OR
+    // REPLACE deletes the old row without firing its delete trigger).
+    R"sql(
+CREATE TRIGGER events_append_only_replace BEFORE INSERT ON events WHEN EXISTS (SELECT 1 FROM events WHERE seq = NEW.seq)
+BEGIN SELECT RAISE(ABORT, 'the review log is append-only: an event cannot be replaced'); END;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

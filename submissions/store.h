@@ -16,7 +16,7 @@
 
 namespace referee::submissions {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // Rows that belong to a round are numbered per round, not by a counter of
 // the whole store: round r's rows (rounds.id r) take the ids

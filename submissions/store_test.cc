@@ -593,7 +593,8 @@ TEST_SUITE("store") {
                       "INSERT INTO round_reviews(round_id, state) SELECT id, 'published' FROM rounds;"
                       "ALTER TABLE results DROP COLUMN rcp_json; ALTER TABLE objections DROP COLUMN impact_computed; "
                       "ALTER TABLE objections DROP COLUMN impact_basis; ALTER TABLE evidence DROP COLUMN impact_minutes; "
-                      "ALTER TABLE results DROP COLUMN failed_checks; DROP TABLE extensions; PRAGMA user_version = 5;",
+                      "ALTER TABLE results DROP COLUMN failed_checks; DROP TABLE extensions; DROP TRIGGER events_append_only_replace; "
+                      "PRAGMA user_version = 5;",
                       &error));
     }
     REQUIRE(fresh.size() == 2);

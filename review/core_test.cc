@@ -19,6 +19,7 @@
 #include "review/api.h"
 #include "review/events.h"
 #include "review/policy.h"
+#include "review/verify.h"
 #include "submissions/store.h"
 #include "tests/run_referee.h"
 #include "tests/review_fixture.h"
@@ -1224,7 +1225,9 @@ TEST_SUITE("review") {
     CHECK(chair.find("events")->i == f.count("events"));
     // Google, in 3.1, sees its objection's events among its count and as its head.
     Json goog = parse(f.call("goog", "GET", "/api/v1/log/verify", "").body);
-    CHECK(goog.find("head_hash")->s == chair.find("head_hash")->s);
+    // A member's head is the member's hash of the event (member_hash), never the chain's own.
+    CHECK(goog.find("head_hash")->s == referee::review::member_hash(chair.find("head_hash")->s));
+    CHECK(goog.find("head_hash")->s != chair.find("head_hash")->s);
     CHECK(goog.find("head_seq")->kind == Json::Kind::Null);  // the global count is not a member's to know
     CHECK(goog.find("events")->i < chair.find("events")->i);  // not the users' events
     // A head of a hidden round's event, a wrong hash and one that does not exist read alike to Intel.
@@ -1236,9 +1239,15 @@ TEST_SUITE("review") {
     std::string said = b.find("problem")->s;
     said.replace(said.find(missing), missing.size(), hidden);
     CHECK(a.find("problem")->s == said);
-    // Google's own head verifies.
-    Json own = parse(f.call("goog", "GET", "/api/v1/log/verify?head=" + hidden, "").body);
+    // Google's own head (its member's hash) verifies; the chain's hash is no head of a member's.
+    Json own = parse(f.call("goog", "GET", "/api/v1/log/verify?head=" + goog.find("head_hash")->s, "").body);
     CHECK(own.find("ok")->b == true);
+    CHECK(parse(f.call("goog", "GET", "/api/v1/log/verify?head=" + hidden, "").body).find("ok")->b == false);
+    // The events a member reads carry member's hashes too: none is a chain hash, so none is another's prev_hash.
+    Json listed = parse(f.call("goog", "GET", "/api/v1/log", "").body);
+    REQUIRE(!listed.find("events")->items.empty());
+    for (const auto& e : listed.find("events")->items) CHECK(e.find("hash")->s != chair.find("head_hash")->s);
+    CHECK(listed.find("events")->items.back().find("hash")->s == goog.find("head_hash")->s);
   }
 
   TEST_CASE("numbers a member sees count their rounds only: activity in a round hidden from them moves none") {

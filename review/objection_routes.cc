@@ -282,7 +282,8 @@ Response read_log(Context& c) {
     std::string perr;
     w.key("payload");
     if (mllog::parse_json_permissive(e.payload_json, &pj, &perr)) w.raw(e.payload_json); else w.value(e.payload_json);
-    w.key("hash").value(e.hash).end_object();
+    // A member gets the member's hash (member_hash): the chain's would let them count hidden events.
+    w.key("hash").value(c.who.role == Role::Member ? member_hash(e.hash) : e.hash).end_object();
   }
   w.end_array().end_object();
   return json_response(w.str());
@@ -340,7 +341,8 @@ Response verify_log(Context& c) {
       if (!sees_event(c, e, &seen)) continue;
       ++count;
       newest = &e;
-      if (!anchor.empty() && !anchored && hash.size() >= kMinHeadDigits && e.hash.rfind(hash, 0) == 0) anchored = &e;
+      if (!anchor.empty() && !anchored && hash.size() >= kMinHeadDigits && member_hash(e.hash).rfind(hash, 0) == 0)
+        anchored = &e;
     }
     std::string problem;
     if (!check.ok) problem = "the review log does not verify (a chair or an admin sees where)";
@@ -352,7 +354,7 @@ Response verify_log(Context& c) {
     w.begin_object().key("ok").value(problem.empty()).key("events").value(count);
     w.key("head_seq").null();
     w.key("head_hash");
-    if (newest) w.value(newest->hash); else w.null();
+    if (newest) w.value(member_hash(newest->hash)); else w.null();
     w.key("first_bad").null().key("problem");
     if (problem.empty()) w.null(); else w.value(problem);
     w.end_object();

@@ -87,6 +87,8 @@ std::string finding_row_digest(submissions::Store& s, long long finding_id) {
   return row_digest(q, 8);
 }
 
+std::string member_hash(const std::string& chain_hash) { return base::sha256_hex("referee member view of " + chain_hash); }
+
 std::string token_digest(const std::string& stored_hash) { return base::sha256_hex("token:" + stored_hash); }
 
 TableCheck verify_tables(submissions::Store& s, std::string* error) {

@@ -49,6 +49,14 @@ struct LogHead {
 };
 LogHead log_head(submissions::Store& s, std::string* error);
 
+// What a member is given for an event's hash: the SHA-256 of it (with a
+// label), never the chain's hash itself. The chain's hash covers the event's
+// global sequence number, which counts every round's events: from two chain
+// hashes in a row (one the next's prev_hash) a member could try numbers until
+// one fits and learn how many events their hidden rounds hold. The member's
+// hash is as good a head to record and check, and gives that away to no one.
+std::string member_hash(const std::string& chain_hash);
+
 // The fewest hex digits of an event's hash a recorded head may give: 64 bits,
 // which no one forges by trying hashes (8 digits, 32 bits, could be).
 inline constexpr size_t kMinHeadDigits = 16;

@@ -396,6 +396,12 @@ TEST_SUITE("serve") {
     auto t2 = std::chrono::steady_clock::now();
     CHECK(t1 - t0 >= std::chrono::milliseconds(4));
     CHECK(t2 - t1 >= std::chrono::milliseconds(4));
+    // The log's answers as well (a hidden objection's events: an empty list, read and left out first).
+    auto t3 = std::chrono::steady_clock::now();
+    auto log = c.Get("/api/v1/log?subject=objection/1", bearer("tok-bob-0123456789"));
+    REQUIRE(log);
+    CHECK(log->status == 200);
+    CHECK(std::chrono::steady_clock::now() - t3 >= std::chrono::milliseconds(4));
     CHECK(hidden.status == 404);
     CHECK(absent.status == 404);
     std::string hidden_body = hidden.body;

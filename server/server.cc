@@ -347,7 +347,10 @@ int serve(const Options& o) {
     // Something the caller may not see is answered as something that does not exist, and no sooner:
     // a hidden round, objection or finding takes a lookup more than a missing one (a tenth of a
     // millisecond), so every 404 is sent no earlier than kNotFoundFloor after its request arrived.
-    if (res.status == 404 && t_started) std::this_thread::sleep_until(t_start + kNotFoundFloor);
+    // The log's answers too: a member's read of a hidden objection's events is an empty list, as for a
+    // missing one, but it reads (and drops) those events first.
+    if ((res.status == 404 || call.path.rfind("/api/v1/log", 0) == 0) && t_started)
+      std::this_thread::sleep_until(t_start + kNotFoundFloor);
     // Keep-alive only while a worker is free for others: a connection that would wait for its next
     // request on a worker another caller needs is closed after this answer (the caller connects again
     // and takes its turn), so callers that keep connections alive cannot hold every worker.

@@ -1572,6 +1572,13 @@ TEST_SUITE("review") {
       CHECK(run_referee("import '" + pkg + "' --round mini-1.0.0 --db '" + db + "'", &out) == 0);
       CHECK(contains(out, "unchanged ExampleOrg"));
     }
+    // In a round whose scores are final, an edit is named but not rewritten (that would renumber what the review names).
+    REQUIRE(run_referee("round schedule mini-1.0.0 --objections-due 2099-01-01 --db '" + db + "'", &out) == 0);
+    REQUIRE_MESSAGE(run_referee("round state mini-1.0.0 final --reason 'scores agreed' --db '" + db + "'", &out) == 0, out);
+    edit("UPDATE results SET score_minutes = score_minutes / 2");
+    CHECK(run_referee("import '" + pkg + "' --round mini-1.0.0 --db '" + db + "'", &out) == 2);
+    CHECK(contains(out, "were edited in the store after they were imported"));
+    CHECK(contains(out, "scores are final: referee does not rewrite them; restore the store from a copy"));
     // A package the log imported, deleted from the store.
     edit("DELETE FROM packages");
     CHECK(run_referee("review log --verify --db '" + db + "'", &out) == 1);

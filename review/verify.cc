@@ -821,7 +821,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (have != it->second.rows_sha256)
         return fail("package " + key.second + " (" + key.first + "): its systems, results, scores or runs are not what event " +
                     std::to_string(it->second.seq) + " recorded when it was imported (edited in the store since; `referee import` of its folder writes "
-                    "the same files over them again)");
+                    "the same files over them again, except in a round whose scores are final or published: restore "
+                    "the store from a copy)");
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading packages"));
     for (const auto& [key, x] : imported)

@@ -482,8 +482,17 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       out->status = "imported";
     }
   }
-  // Rows edited in the store are written again from the same files in any state: that changes nothing
-  // the round recorded.
+  // Rows edited in the store are written again from the same files, except where the review's record of
+  // the round is final: there a rewrite would renumber what its decisions and findings name.
+  if ((review_state == "final" || review_state == "published") && repairing) {
+    store.rollback();
+    out->status.clear();
+    *error = "the rows of " + report.package + " in " + id.id() + " were edited in the store after they were imported "
+             "(they no longer match the digest the review log keeps), and the round's scores are " + review_state +
+             ": referee does not rewrite them; restore the store from a copy (referee review log --verify names what "
+             "differs)";
+    return false;
+  }
   if ((review_state == "final" || review_state == "published") && !repairing) {
     std::string what = out->status == "replaced" ? "replace the package of " + report.package + " in it"
                                                  : "add a package of " + report.package + " to it";

@@ -159,7 +159,8 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
     ++imported;
     std::cout << r.status << " " << r.organisation << " (" << round << "): ";
     if (r.status == "unchanged")
-      std::cout << "already in the store with the same content\n";
+      std::cout << "already in the store with the same content"
+                << (r.links_restored ? "; its resubmission links, edited in the store, made again from its logs" : "") << "\n";
     else if (r.status == "repaired")
       std::cout << "the same files, but its rows in the store had been edited since they were imported; written "
                    "again from the files: "

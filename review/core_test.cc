@@ -1494,6 +1494,12 @@ TEST_SUITE("review") {
              "", "trigger events_append_only_delete is not the one the schema makes", 1);
     tampered("CREATE TRIGGER quiet AFTER INSERT ON events BEGIN SELECT 1; END", "", "trigger quiet on the review log", 1);
     tampered("DROP TRIGGER events_append_only_replace", "", "events_append_only_replace) are missing", 1);
+    // What the packages decide between rounds: resubmission links and marks, and the rounds' order.
+    tampered("UPDATE runs SET resubmission_of = (SELECT MIN(id) FROM runs) WHERE id = (SELECT MAX(id) FROM runs)", "",
+             "is linked as a copy of run", 1);
+    tampered("UPDATE results SET resubmission = 1", "", "is marked a resubmission, its runs are not all copies", 1);
+    tampered("UPDATE rounds SET ordinal = 1 WHERE name = 'training-3.1.0'", "",
+             "rounds: training-3.1.0 has usage training, version 3.1.0 and order 1, which do not agree", 1);
     {
       // An insert over an event the log holds (INSERT OR REPLACE) is refused by the store itself.
       std::string copy = f.edited_copy("SELECT 1");
@@ -1572,6 +1578,13 @@ TEST_SUITE("review") {
       CHECK(run_referee("import '" + pkg + "' --round mini-1.0.0 --db '" + db + "'", &out) == 0);
       CHECK(contains(out, "unchanged ExampleOrg"));
     }
+    // A resubmission link edited: named, and made again from the logs by the same import.
+    edit("UPDATE runs SET resubmission_of = (SELECT MIN(id) FROM runs) WHERE id = (SELECT MAX(id) FROM runs)");
+    CHECK(run_referee("review log --verify --db '" + db + "'", &out) == 1);
+    CHECK(contains(out, "is linked as a copy of run"));
+    CHECK(run_referee("import '" + pkg + "' --round mini-1.0.0 --db '" + db + "'", &out) == 0);
+    CHECK(contains(out, "its resubmission links, edited in the store, made again from its logs"));
+    CHECK(run_referee("review log --verify --db '" + db + "'", &out) == 0);
     // In a round whose scores are final, an edit is named but not rewritten (that would renumber what the review names).
     REQUIRE(run_referee("round schedule mini-1.0.0 --objections-due 2099-01-01 --db '" + db + "'", &out) == 0);
     REQUIRE_MESSAGE(run_referee("round state mini-1.0.0 final --reason 'scores agreed' --db '" + db + "'", &out) == 0, out);

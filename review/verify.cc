@@ -11,6 +11,7 @@
 #include "mllog/json_writer.h"
 #include "review/events.h"
 #include "review/policy.h"
+#include "submissions/import.h"
 
 namespace referee::review {
 
@@ -825,6 +826,12 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
                     "the store from a copy)");
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading packages"));
+    // What the packages' rows decide between rounds (not in any package's digest: a later round's import
+    // sets them): the resubmission links and marks, and each round's order.
+    std::string lerr;
+    std::string links = submissions::check_resubmission_links(s, &lerr);
+    if (!lerr.empty()) return fail(*error = lerr);
+    if (!links.empty()) return fail(links + "; `referee import` of the package's folder makes them again");
     for (const auto& [key, x] : imported)
       if (!x.rows_sha256.empty() && !rows.count(key))
         return fail("packages: " + key.second + " (" + key.first + "), imported by event " + std::to_string(x.seq) + ", is missing");

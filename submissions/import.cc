@@ -294,7 +294,7 @@ std::vector<std::string> results_changed(const std::map<std::string, std::string
 std::string package_rows_sha256(Store& store, long long package_id, std::string* error) {
   // Each row as SQLite quotes its values (a number to 17 significant digits), one line each, in a fixed order.
   static const char* const kParts[] = {
-      R"sql(SELECT d.name, o.name, p.content_sha256, p.verdict, p.ruleset_sha256 FROM packages p
+      R"sql(SELECT d.name, o.name, p.content_sha256, p.verdict, p.ruleset_sha256, p.path FROM packages p
               JOIN rounds d ON d.id = p.round_id JOIN organisations o ON o.id = p.organisation_id WHERE p.id = ?1)sql",
       R"sql(SELECT s.name, s.system_name, s.submitter, s.division, s.availability, s.number_of_nodes,
                    s.accelerators_per_node, s.accelerators_count, s.accelerator_model_name, s.host_processor_model_name,
@@ -337,6 +337,97 @@ std::string package_rows_sha256(Store& store, long long package_id, std::string*
     text += "--\n";
   }
   return base::sha256_hex(text);
+}
+
+// Resubmissions: a run that appeared in an earlier round points at the
+// earliest copy, and a result whose every run does is a resubmission. For the
+// runs that share a fingerprint with one of `package_id`'s (in any round).
+bool link_resubmissions(Store& store, long long package_id, std::string* error) {
+  Stmt link(store.db(), R"sql(
+    UPDATE runs SET resubmission_of = (
+      SELECT r2.id FROM runs r2
+        JOIN results x2 ON r2.result_id = x2.id JOIN systems s2 ON x2.system_id = s2.id
+        JOIN packages p2 ON s2.package_id = p2.id JOIN rounds d2 ON p2.round_id = d2.id
+      WHERE r2.fingerprint = runs.fingerprint
+        AND d2.ordinal < (SELECT d.ordinal FROM results x JOIN systems s ON x.system_id = s.id
+                          JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id
+                          WHERE x.id = runs.result_id)
+      ORDER BY d2.ordinal, r2.id LIMIT 1)
+    WHERE fingerprint IN (SELECT r.fingerprint FROM runs r JOIN results x ON r.result_id = x.id
+                             JOIN systems s ON x.system_id = s.id WHERE s.package_id = ?1))sql");
+  link.bind(1, package_id);
+  if (!link.run()) {
+    *error = link.error();
+    return false;
+  }
+  Stmt mark(store.db(), R"sql(
+    UPDATE results SET resubmission = (
+      SELECT COUNT(*) > 0 AND SUM(r.resubmission_of IS NULL) = 0 FROM runs r WHERE r.result_id = results.id)
+    WHERE id IN (SELECT x.id FROM results x JOIN runs r ON r.result_id = x.id
+                 WHERE r.fingerprint IN (SELECT r3.fingerprint FROM runs r3 JOIN results x3 ON r3.result_id = x3.id
+                                            JOIN systems s3 ON x3.system_id = s3.id WHERE s3.package_id = ?1)))sql");
+  mark.bind(1, package_id);
+  if (!mark.run()) {
+    *error = mark.error();
+    return false;
+  }
+  return true;
+}
+
+std::string check_resubmission_links(Store& store, std::string* error, long long package_id) {
+  // What link_resubmissions makes of the whole store, against what it holds; and each round's order.
+  Stmt q(store.db(), R"sql(
+    SELECT r.id, COALESCE(r.resubmission_of, 0), COALESCE((SELECT r2.id FROM runs r2
+        JOIN results x2 ON r2.result_id = x2.id JOIN systems s2 ON x2.system_id = s2.id
+        JOIN packages p2 ON s2.package_id = p2.id JOIN rounds d2 ON p2.round_id = d2.id
+      WHERE r2.fingerprint = r.fingerprint AND d2.ordinal < d.ordinal ORDER BY d2.ordinal, r2.id LIMIT 1), 0), r.file,
+      o.name || '/' || s.name || '/' || x.benchmark || ' (' || d.name || ')'
+    FROM runs r JOIN results x ON r.result_id = x.id JOIN systems s ON x.system_id = s.id
+      JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id
+      JOIN organisations o ON o.id = p.organisation_id
+    WHERE ?1 = 0 OR r.fingerprint IN (SELECT r3.fingerprint FROM runs r3 JOIN results x3 ON r3.result_id = x3.id
+                                        JOIN systems s3 ON x3.system_id = s3.id WHERE s3.package_id = ?1)
+    ORDER BY r.id)sql");
+  q.bind(1, package_id);
+  while (q.step())
+    if (q.col_int(1) != q.col_int(2))
+      return "runs: " + q.col_text(4) + " " + q.col_text(3) + " is linked as a copy of run " + std::to_string(q.col_int(1)) +
+             ", its logs make it a copy of run " + std::to_string(q.col_int(2)) + " (0: none; edited in the store since)";
+  if (!q.ok()) {
+    *error = q.error();
+    return *error;
+  }
+  Stmt x(store.db(), R"sql(
+    SELECT x.id, x.resubmission, (SELECT COUNT(*) > 0 AND SUM(r.resubmission_of IS NULL) = 0 FROM runs r WHERE r.result_id = x.id),
+      o.name || '/' || s.name || '/' || x.benchmark || ' (' || d.name || ')'
+    FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
+      JOIN rounds d ON p.round_id = d.id JOIN organisations o ON o.id = p.organisation_id
+    WHERE ?1 = 0 OR x.id IN (SELECT r.result_id FROM runs r WHERE r.fingerprint IN (SELECT r3.fingerprint FROM runs r3
+                               JOIN results x3 ON r3.result_id = x3.id JOIN systems s3 ON x3.system_id = s3.id
+                               WHERE s3.package_id = ?1))
+    ORDER BY x.id)sql");
+  x.bind(1, package_id);
+  while (x.step())
+    if ((x.col_int(1) != 0) != (x.col_int(2) != 0))
+      return "results: " + x.col_text(3) + (x.col_int(1) ? " is marked a resubmission, its runs are not all copies"
+                                                          : " is not marked a resubmission, though every run is a copy") +
+             " (edited in the store since)";
+  if (!x.ok()) {
+    *error = x.error();
+    return *error;
+  }
+  if (package_id) return "";
+  Stmt d(store.db(), "SELECT name, usage, version, ordinal FROM rounds ORDER BY id");
+  while (d.step())
+    if (d.col_int(3) != ordinal_of(d.col_text(2)) || d.col_text(0) != d.col_text(1) + "-" + d.col_text(2))
+      return "rounds: " + d.col_text(0) + " has usage " + d.col_text(1) + ", version " + d.col_text(2) + " and order " +
+             std::to_string(d.col_int(3)) + ", which do not agree (edited in the store since: the order decides which "
+             "round is earlier)";
+  if (!d.ok()) {
+    *error = d.error();
+    return *error;
+  }
+  return "";
 }
 
 bool import_package(Store& store, const rules::RuleSet& rules, const rules::RoundFacts& facts,
@@ -454,8 +545,16 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
             edited = have != recorded;
           }
         }
+        // The resubmission links of its runs, as its logs make them (a later round's import sets them too).
+        std::string lerr;
+        const bool relink = !check_resubmission_links(store, &lerr, pkg).empty();
+        if (!lerr.empty()) return fail(lerr);
+        if (!edited && relink) {
+          if (!link_resubmissions(store, pkg, error)) return fail(*error);
+          out->links_restored = true;
+        }
         if (!edited) {
-          if (out->rcp_filled == 0) {
+          if (out->rcp_filled == 0 && !relink) {
             store.rollback();
           } else if (!store.commit(error)) {
             return fail(*error);
@@ -649,32 +748,8 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     }
   }
   if ((out->status == "replaced" || out->status == "repaired") && !relink_review(store, package_id, error)) return fail(*error);
-  // Resubmissions: a run that appeared in an earlier round points at the earliest copy.
-  const char* link_sql = R"sql(
-    UPDATE runs SET resubmission_of = (
-      SELECT r2.id FROM runs r2
-        JOIN results x2 ON r2.result_id = x2.id JOIN systems s2 ON x2.system_id = s2.id
-        JOIN packages p2 ON s2.package_id = p2.id JOIN rounds d2 ON p2.round_id = d2.id
-      WHERE r2.fingerprint = runs.fingerprint
-        AND d2.ordinal < (SELECT d.ordinal FROM results x JOIN systems s ON x.system_id = s.id
-                          JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id
-                          WHERE x.id = runs.result_id)
-      ORDER BY d2.ordinal, r2.id LIMIT 1)
-    WHERE fingerprint IN (SELECT r.fingerprint FROM runs r JOIN results x ON r.result_id = x.id
-                             JOIN systems s ON x.system_id = s.id WHERE s.package_id = ?1);
-  )sql";
+  if (!link_resubmissions(store, package_id, error)) return fail(*error);
   {
-    Stmt link(store.db(), link_sql);
-    link.bind(1, package_id);
-    if (!link.run()) return fail(link.error());
-    Stmt mark(store.db(), R"sql(
-      UPDATE results SET resubmission = (
-        SELECT COUNT(*) > 0 AND SUM(r.resubmission_of IS NULL) = 0 FROM runs r WHERE r.result_id = results.id)
-      WHERE id IN (SELECT x.id FROM results x JOIN runs r ON r.result_id = x.id
-                   WHERE r.fingerprint IN (SELECT r3.fingerprint FROM runs r3 JOIN results x3 ON r3.result_id = x3.id
-                                              JOIN systems s3 ON x3.system_id = s3.id WHERE s3.package_id = ?1)))sql");
-    mark.bind(1, package_id);
-    if (!mark.run()) return fail(mark.error());
     Stmt count(store.db(), R"sql(SELECT COUNT(*) FROM runs r JOIN results x ON r.result_id = x.id
                                   JOIN systems s ON x.system_id = s.id
                                   WHERE s.package_id = ?1 AND r.resubmission_of IS NOT NULL)sql");

@@ -46,11 +46,13 @@ struct ImportResult {
   std::string status;  // "imported", "replaced", "unchanged", "repaired" (the same files, rows edited in the store)
   int results = 0, runs = 0, resubmitted_runs = 0;
   int rcp_filled = 0;  // "unchanged": results imported before schema 6 (8) given their rcp_json (failed_checks)
+  bool links_restored = false;  // "unchanged": its runs' resubmission links, edited in the store, made again
   std::string verdict;
 };
 
 // The SHA-256 (hex) of what the store holds of one package, as an import
-// writes it: its round, organisation, content digest, verdict and rule set;
+// writes it: its round, organisation, content digest, verdict, rule set and
+// folder (where quoted log lines are read from);
 // each system (every field of its description); each result (verdict, counts,
 // seeds, RCP, scores, factors, energy, the checks that failed it); each run
 // (file, digests, times, minutes, convergence, seed, compliance, counting,
@@ -58,6 +60,15 @@ struct ImportResult {
 // links, which a later round's import sets, and where and when it was
 // imported. "" with *error when the store cannot be read.
 std::string package_rows_sha256(Store& store, long long package_id, std::string* error);
+
+// Whether the store's derived rows agree with what they are derived from:
+// each run's resubmission link (the earliest run with its fingerprint in an
+// earlier round), each result's resubmission mark (every run a copy), and,
+// for the whole store (`package_id` 0), each round's order against its
+// version. "" when they agree; else the first disagreement (and *error set
+// when the store cannot be read). With `package_id`, only the runs sharing a
+// fingerprint with that package's.
+std::string check_resubmission_links(Store& store, std::string* error, long long package_id = 0);
 
 // The organisation folders under `dir`: `dir` itself when it has results/,
 // else its sub-folders that have results/ (a round, or a results archive).

@@ -4,8 +4,12 @@
 
 #include "cli/commands.h"
 #include "cli/safe_text.h"
+#include "review/events.h"
+#include "submissions/store.h"
 
 int main(int argc, char** argv) {
+  // A store taken to schema 9 has its packages recorded in the review log (review/events.h).
+  referee::submissions::Store::set_upgrade_hook(referee::review::adopt_packages);
   CLI::App app{"referee: checks MLPerf Training result logs and submission packages against the rules"};
   app.set_version_flag("--version", std::string("referee ") + REFEREE_VERSION);
   app.require_subcommand(1);

@@ -60,7 +60,10 @@ struct Fixture {
   void import(const fs::path& pkg) {
     std::string error;
     submissions::ImportResult r;
-    REQUIRE_MESSAGE(submissions::import_package(*store, *rules, facts, pkg.string(), {}, &r, &error), error);
+    submissions::ImportOptions opt;  // recorded as `referee import` records it
+    Store& st = *store;
+    opt.record_change = [&st](const submissions::PackageChange& c, std::string* e) { return record_package_change(st, c, e); };
+    REQUIRE_MESSAGE(submissions::import_package(*store, *rules, facts, pkg.string(), opt, &r, &error), error);
   }
   std::string round() {
     Stmt q(store->db(), "SELECT name FROM rounds");
@@ -205,11 +208,12 @@ TEST_SUITE("audit") {
     REQUIRE_MESSAGE(submissions::import_package(*fx.store, *fx.rules, fx.facts, pkg.string(), opt, &r, &error), error);
     CHECK(r.status == "replaced");
     auto log = read_events(*fx.store, "round/", &error);
-    REQUIRE(log.size() == 1);
-    CHECK(log[0].action == "package.replace");
-    CHECK(log[0].actor == "local-admin");
-    CHECK(log[0].payload_json.find(before) != std::string::npos);
-    CHECK(log[0].payload_json.find("cpu_2x_example/minilm") != std::string::npos);
+    REQUIRE(log.size() == 2);  // the first import, then the replacement
+    CHECK(log[0].action == "package.import");
+    CHECK(log[1].action == "package.replace");
+    CHECK(log[1].actor == "local-admin");
+    CHECK(log[1].payload_json.find(before) != std::string::npos);
+    CHECK(log[1].payload_json.find("cpu_2x_example/minilm") != std::string::npos);
     CHECK(verify_events(*fx.store, &error).ok);
   }
 

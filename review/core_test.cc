@@ -1494,6 +1494,11 @@ TEST_SUITE("review") {
              "", "trigger events_append_only_delete is not the one the schema makes", 1);
     tampered("CREATE TRIGGER quiet AFTER INSERT ON events BEGIN SELECT 1; END", "", "trigger quiet on the review log", 1);
     tampered("DROP TRIGGER events_append_only_replace", "", "events_append_only_replace) are missing", 1);
+    // A package added in the store, not imported: it would make Intel a submitter of 3.1 (and let it see the round).
+    tampered("INSERT INTO packages(round_id, organisation_id, path, content_sha256, verdict, ruleset_sha256, referee_version, "
+             "imported_at) SELECT r.id, o.id, '/x', 'x', 'pass', 'x', 'v', 't' FROM rounds r, organisations o "
+             "WHERE r.name = 'training-3.1.0' AND o.name = 'Intel'", "",
+             "package Intel (training-3.1.0) has no package.import event in the review log: it was added in the store, not imported", 1);
     // What the packages decide between rounds: resubmission links and marks, and the rounds' order.
     tampered("UPDATE runs SET resubmission_of = (SELECT MIN(id) FROM runs) WHERE id = (SELECT MAX(id) FROM runs)", "",
              "is linked as a copy of run", 1);

@@ -130,6 +130,35 @@ std::string recorded_package_rows(submissions::Store& s, const std::string& roun
   return "";
 }
 
+bool adopt_packages(submissions::Store& s, int from_version, std::string* error) {
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object().key("from_schema").value(static_cast<long long>(from_version)).key("packages").begin_array();
+  size_t n = 0;
+  {
+    submissions::Stmt q(s.db(),
+                        "SELECT p.id, d.name, o.name FROM packages p JOIN rounds d ON d.id = p.round_id JOIN organisations o "
+                        "ON o.id = p.organisation_id ORDER BY p.id");
+    while (q.step()) {
+      std::string digest = submissions::package_rows_sha256(s, q.col_int(0), error);
+      if (digest.empty()) return false;
+      w.begin_object().key("round").value(q.col_text(1)).key("organisation").value(q.col_text(2));
+      w.key("rows_sha256").value(digest).end_object();
+      ++n;
+    }
+    if (!q.ok()) {
+      *error = s.describe_error(q.rc(), "reading packages");
+      return false;
+    }
+  }
+  if (n == 0) return true;
+  w.end_array().end_object();
+  Actor admin;
+  admin.user = "local-admin";
+  admin.role = Role::Admin;
+  admin.local_admin = true;
+  return append_event(s, admin, "package.adopt", "store", w.str(), error);
+}
+
 bool record_package_change(submissions::Store& s, const submissions::PackageChange& c, std::string* error) {
   Actor admin;
   admin.user = "local-admin";

@@ -46,6 +46,13 @@ std::string recorded_package_rows(submissions::Store& s, const std::string& roun
 
 bool record_package_change(submissions::Store& s, const submissions::PackageChange& c, std::string* error);
 
+// The store's upgrade to schema 9 (submissions::Store::set_upgrade_hook):
+// one event `package.adopt` on subject `store` that lists every package the
+// store holds then (round, organisation, the digest of its rows), so that
+// from then on a package with neither that nor an import event was added in
+// the store, not imported (review log --verify names it).
+bool adopt_packages(submissions::Store& s, int from_version, std::string* error);
+
 struct ChainCheck {
   bool ok = true;
   long long events = 0;

@@ -800,6 +800,20 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       std::string rows_sha256;
     };
     std::map<std::pair<std::string, std::string>, PackageLog> imported;  // (round, organisation)
+    // The packages a store held when it was taken to schema 9 (package.adopt), then every import.
+    {
+      std::string aerr;
+      for (const auto& e : read_events(s, "store", &aerr)) {
+        if (e.action != "package.adopt") continue;
+        mllog::Json p;
+        std::string perr;
+        if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
+        if (const auto* ps = p.find("packages"))
+          for (const auto& x : ps->items)
+            imported[{text(x.find("round")), text(x.find("organisation"))}] = {e.seq, text(x.find("rows_sha256"))};
+      }
+      if (!aerr.empty()) return fail(*error = aerr);
+    }
     for (const auto& e : revents) {
       if (e.action != "package.import" && e.action != "package.replace") continue;
       mllog::Json p;
@@ -815,6 +829,12 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       std::pair<std::string, std::string> key{q.col_text(1), q.col_text(2)};
       rows.insert(key);
       auto it = imported.find(key);
+      // From schema 9 every package came in by an import (or was there at the upgrade): one without
+      // either was added in the store, and would make its organisation a submitter of the round.
+      if (it == imported.end() && s.opened_version() >= 9)
+        return fail("package " + key.second + " (" + key.first + ") has no package.import event in the review log: "
+                    "it was added in the store, not imported (it would make " + key.second + " a submitter of " +
+                    key.first + ")");
       if (it == imported.end() || it->second.rows_sha256.empty()) continue;  // imported before digests were kept
       std::string perr;
       std::string have = package_rows_sha256(s, q.col_int(0), &perr);

@@ -674,6 +674,15 @@ void Store::rollback() {
   exec("ROLLBACK", &ignored);
 }
 
+namespace {
+Store::UpgradeHook& upgrade_hook() {
+  static Store::UpgradeHook hook;
+  return hook;
+}
+}  // namespace
+
+void Store::set_upgrade_hook(UpgradeHook hook) { upgrade_hook() = std::move(hook); }
+
 bool Store::migrate(std::string* error) {
   if (!begin(error)) return false;
   int v = schema_version();
@@ -694,6 +703,14 @@ bool Store::migrate(std::string* error) {
     std::string pragma = "PRAGMA user_version = " + std::to_string(kSchemaVersion);
     if (!exec(pragma.c_str(), error)) {
       rollback();
+      return false;
+    }
+  }
+  if (v > 0 && v < 9 && kSchemaVersion >= 9 && upgrade_hook()) {
+    std::string herr;
+    if (!upgrade_hook()(*this, v, &herr)) {
+      rollback();
+      *error = "migrating " + path_ + " to schema version " + std::to_string(kSchemaVersion) + " failed: " + herr;
       return false;
     }
   }

@@ -10,6 +10,7 @@
 
 #include <sqlite3.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -122,6 +123,14 @@ class Store {
   bool commit(std::string* error);
   void rollback();
   bool exec(const char* sql, std::string* error);
+
+  // Called inside the migration's transaction when a store that holds data is
+  // taken from a schema before 9 to 9 or later (after the SQL steps), so that
+  // the review records the packages the store already holds
+  // (review::adopt_packages): from schema 9 every package must have an event.
+  // False (with *error) rolls the migration back. Set once, at start.
+  using UpgradeHook = std::function<bool(Store& store, int from_version, std::string* error)>;
+  static void set_upgrade_hook(UpgradeHook hook);
 
  private:
   bool migrate(std::string* error);

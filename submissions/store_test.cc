@@ -605,7 +605,7 @@ TEST_SUITE("store") {
       auto s = Store::open(db, &error, OpenMode::ReadOnly);
       REQUIRE_MESSAGE(s, error);
       CHECK(s->opened_version() == 5);
-      before = dump(*s);
+      before = dump(*s, {"table events"});
       // A question reads a schema-5 store as it is.
       auto rows = leaderboard(*s, {"mini-1.0.0", "minilm", "", false}, &error);
       CHECK_MESSAGE(rows.size() == 1, error);
@@ -613,8 +613,18 @@ TEST_SUITE("store") {
     auto s = Store::open(db, &error);
     REQUIRE_MESSAGE(s, error);
     CHECK(s->schema_version() == kSchemaVersion);
-    CHECK(dump(*s, {"rcp_json", "impact_computed", "impact_basis", "impact_minutes", "failed_checks", "table extensions"}) ==
-          before);  // every row kept
+    CHECK(dump(*s, {"rcp_json", "impact_computed", "impact_basis", "impact_minutes", "failed_checks", "table extensions",
+                    "table events"}) == before);  // every row kept
+    {
+      // Taken to schema 9, the store's packages are recorded in the review log (one package.adopt event).
+      Stmt ev(s->db(), "SELECT action, subject, payload_json FROM events");
+      REQUIRE(ev.step());
+      CHECK(ev.col_text(0) == "package.adopt");
+      CHECK(ev.col_text(1) == "store");
+      CHECK(ev.col_text(2).find("\"from_schema\":5") != std::string::npos);
+      CHECK(ev.col_text(2).find("\"organisation\":\"ExampleOrg\"") != std::string::npos);
+      CHECK_FALSE(ev.step());
+    }
     for (const auto& row : rcp_jsons(*s)) CHECK_MESSAGE(row.second == "NULL", row.first);
     for (const auto& row : rcp_jsons(*s, "failed_checks")) CHECK_MESSAGE(row.second == "NULL", row.first);
     // The same package again: "unchanged", but the rows imported before schema 6 get their rcp_json.
@@ -624,7 +634,7 @@ TEST_SUITE("store") {
     CHECK(r.rcp_filled == 2);
     CHECK(rcp_jsons(*s) == fresh);
     CHECK(rcp_jsons(*s, "failed_checks") == checks);
-    CHECK(dump(*s, {"rcp_json", "failed_checks", "table extensions"}) == before);  // nothing else changed
+    CHECK(dump(*s, {"rcp_json", "failed_checks", "table extensions", "table events"}) == before);  // nothing else changed
     // And once filled, an unchanged import writes nothing at all.
     std::string all = dump(*s);
     REQUIRE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error));

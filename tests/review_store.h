@@ -17,6 +17,8 @@
 
 #include "mllog/json.h"
 #include "review/api.h"
+#include "review/events.h"
+#include "submissions/import.h"
 #include "submissions/store.h"
 
 namespace referee::testing::review_fixture {
@@ -117,7 +119,9 @@ struct ReviewStore {
                           VALUES (?1, (SELECT id FROM organisations WHERE name = ?2), ?3, 'h', 'pass', 'r', 'v', 't'))sql");
     p.bind(1, round_id).bind(2, org).bind(3, dir_path);
     need(p.run(), "package " + org);
-    return last();
+    const long long id = last();
+    record_package(id);
+    return id;
   }
   void result(long long package_id, const std::string& system, const std::string& bench, double score, double unscaled,
               double norm, int rcp_pass, const std::vector<double>& runs) {
@@ -147,6 +151,26 @@ struct ReviewStore {
           .bind(4, runs[k]);
       need(run.run(), "run of " + bench);
     }
+    record_package(package_id);
+  }
+  // The package as an import records it (review/events.h): an event with the digest of its rows, so that
+  // --verify takes the fixture's packages as imported ones.
+  void record_package(long long package_id) {
+    Stmt q(s->db(), "SELECT d.name, o.name FROM packages p JOIN rounds d ON d.id = p.round_id JOIN organisations o ON "
+                    "o.id = p.organisation_id WHERE p.id = ?1");
+    q.bind(1, package_id);
+    std::string what = "package ";
+    what += std::to_string(package_id);
+    need(q.step(), what);
+    submissions::PackageChange c;
+    c.round = q.col_text(0);
+    c.organisation = q.col_text(1);
+    c.status = "imported";
+    c.new_sha256.assign(1, 'h');
+    std::string error;
+    c.rows_sha256 = submissions::package_rows_sha256(*s, package_id, &error);
+    need(!c.rows_sha256.empty(), error);
+    need(referee::review::record_package_change(*s, c, &error), error);
   }
   // The round's state as the review sets it (POST .../state as the local administrator, with an override
   // for open objections); a move the review does not make (published -> review, for the matrix tests) is

@@ -7,6 +7,8 @@
 #include <cstdio>
 
 #include "tests/reference_data.h"
+#include "review/events.h"
+#include "submissions/store.h"
 
 namespace {
 
@@ -37,6 +39,8 @@ struct SkipCounter : doctest::IReporter {
 DOCTEST_REGISTER_LISTENER("referee_skip_counter", 1, SkipCounter);
 
 int main(int argc, char** argv) {
+  // As the product does (cli/main.cc): a store taken to schema 9 has its packages recorded.
+  referee::submissions::Store::set_upgrade_hook(referee::review::adopt_packages);
   doctest::Context context(argc, argv);
   const int rc = context.run();
   if (context.shouldExit()) return rc;

@@ -141,6 +141,10 @@ std::string host_header_name(std::string_view header) {
   }
   for (char c : port)
     if (c < '0' || c > '9') return "";
+  // A name is letters, digits, '-' and '.'; an address literal hex digits, '.' and ':' (no '%', NUL or space).
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == ':'))
+      return "";
   std::string out;
   out.reserve(name.size());
   for (char c : name) out += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;

@@ -46,7 +46,8 @@ bool is_loopback_host(std::string_view host);
 
 // The host of an HTTP Host header ("example.org:8080" -> "example.org",
 // "[::1]:8080" -> "::1"), lower-case, without a trailing dot; "" when the
-// header is empty or malformed (an unclosed '[', a port that is not digits).
+// header is empty or malformed (an unclosed '[', a port that is not digits, a
+// character a host name or address does not have: '%', NUL, '@', '*', space).
 std::string host_header_name(std::string_view header);
 
 // Whether `host` (without brackets) is an IPv4 or IPv6 address literal,

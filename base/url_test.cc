@@ -70,7 +70,10 @@ TEST_SUITE("base") {
     CHECK(host_header_name("[::1]:8443") == "::1");
     CHECK(host_header_name("[::1]") == "::1");
     CHECK(host_header_name("127.0.0.1") == "127.0.0.1");
-    for (const char* bad : {"", "[::1", "[::1]x", "host:80x", "a:b:c", "host:8080 "}) CHECK_MESSAGE(host_header_name(bad).empty(), bad);
+    for (const char* bad : {"", "[::1", "[::1]x", "host:80x", "a:b:c", "host:8080 ", "localhos%74", "x@y", "*.wild.example",
+                            "evil example"})
+      CHECK_MESSAGE(host_header_name(bad).empty(), bad);
+    CHECK(host_header_name(std::string("localhost\0evil", 14)).empty());
     for (const char* yes : {"127.0.0.1", "10.1.2.3", "0.0.0.0", "::1", "fe80::1", "2001:db8::5"}) CHECK_MESSAGE(is_ip_literal(yes), yes);
     for (const char* no : {"localhost", "example.org", "127.0.0.1.nip.io", "1.2.3", "", "::g", "127.0.0.1 "})
       CHECK_MESSAGE(!is_ip_literal(no), no);

@@ -27,6 +27,7 @@
 #include "submissions/store.h"
 #include "tests/reference_data.h"
 #include "tests/run_referee.h"
+#include "tests/raw_http.h"
 #include "tests/serve_process.h"
 #include "tests/temp_dir.h"
 
@@ -184,6 +185,15 @@ TEST_SUITE("serve") {
       REQUIRE(ok);
       CHECK_MESSAGE(ok->status == 200, host);
     }
+    // Raw requests: Host twice, HTTP/1.1 without Host, an absolute-form target: 400.
+    auto raw = [&](const std::string& head) {
+      bool closed = false;
+      return exchange(s.port, head + "Connection: close\r\n\r\n", 3000, &closed);
+    };
+    CHECK(raw("GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n").rfind("HTTP/1.1 400", 0) == 0);
+    CHECK(raw("GET /api/v1/health HTTP/1.1\r\n").rfind("HTTP/1.1 400", 0) == 0);
+    CHECK(raw("GET http://evil.example/api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n").rfind("HTTP/1.1 400", 0) == 0);
+    CHECK(raw("GET /api/v1/health HTTP/1.0\r\n").rfind("HTTP/1.1 200", 0) == 0);  // HTTP/1.0 may leave Host out
     CHECK(s.stop(SIGTERM) == 0);
     // A value that is no host name is refused at start.
     TempDir dir;

@@ -328,6 +328,15 @@ int serve(const Options& o) {
   const int workers = o.threads;
   auto handler = [&ctx, workers](const httplib::Request& req, httplib::Response& res) {
     guard::answering(req.remote_addr, req.remote_port);  // the body is in
+    // One Host, always in HTTP/1.1, and a target that is a path: a request that names its server twice or
+    // by an absolute URL could reach a route under a name the server does not answer to.
+    if (req.get_header_value_count("Host") > 1 || (req.version == "HTTP/1.1" && !req.has_header("Host")) ||
+        req.target.empty() || req.target[0] != '/') {
+      send(res, json_reply(review::error_response(400, "bad-request",
+                                                  "a request names its server once, in one Host header, and its target "
+                                                  "as a path (/api/v1/...)")));
+      return;
+    }
     Call call;
     call.method = req.method;
     call.raw_path = req.target.substr(0, req.target.find('?'));

@@ -47,7 +47,9 @@ std::string num(const mllog::Json* v, std::string (*fmt)(double) = review::figur
 
 void print_finding(const mllog::Json& f, bool brief) {
   std::string result = str(f.find("result"));
-  std::cout << "#" << num(f.find("id")) << "  " << str(f.find("state")) << "  " << str(f.find("kind")) << "  "
+  // A finding of a round whose findings are not stored (published) has no id to file it by.
+  const std::string id = num(f.find("id"));
+  std::cout << (id.empty() || id == "0" ? std::string("-") : "#" + id) << "  " << str(f.find("state")) << "  " << str(f.find("kind")) << "  "
             << (result.empty() ? str(f.find("organisation")) : result) << "\n";
   std::cout << "    " << str(f.find("summary")) << "\n";
   if (brief) return;
@@ -127,11 +129,15 @@ int run(AuditOpts o) {
     std::cout << "\nno longer found (kept, not deleted):\n";
     for (const auto& f : gone->items) print_finding(f, true);
   }
+  bool stored = true;
   if (const auto* notes = j.find("notes"); notes && !notes->items.empty()) {
-    std::cout << "\nnot checked:\n";
-    for (const auto& note : notes->items) std::cout << "  " << note.s << "\n";
+    std::cout << "\nnotes:\n";
+    for (const auto& note : notes->items) {
+      std::cout << "  " << note.s << "\n";
+      if (note.s.find("findings were computed but not stored") != std::string::npos) stored = false;
+    }
   }
-  if (n) std::cout << "\nto object: referee objection file --from-finding ID\n";
+  if (n && stored) std::cout << "\nto object: referee objection file --from-finding ID\n";
   return kPass;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -92,8 +93,32 @@ void CreatedByOpen::undo() const {
   for (const char* suffix : {"-wal", "-shm", "-journal"}) std::filesystem::remove(remove_all + suffix, ec);
 }
 
+namespace {
+// Ctrl-C or SIGTERM during an import: the package being imported is finished (its transaction), then the
+// import stops and says how far it got; a store it created that holds nothing is removed, as after any
+// failed import.
+volatile std::sig_atomic_t g_import_stop = 0;
+
+struct StopOnSignal {
+  struct sigaction old_int {}, old_term {};
+  StopOnSignal() {
+    g_import_stop = 0;
+    struct sigaction a {};
+    a.sa_handler = [](int) { g_import_stop = 1; };
+    sigemptyset(&a.sa_mask);
+    sigaction(SIGINT, &a, &old_int);
+    sigaction(SIGTERM, &a, &old_term);
+  }
+  ~StopOnSignal() {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+}  // namespace
+
 int import_into_store(const char* cmd, const std::string& db_flag, const LoadedRules& loaded,
                       const std::vector<std::string>& packages, int jobs, const std::string& round) {
+  StopOnSignal stop_on_signal;
   std::string db = db_flag.empty() ? submissions::default_db_path() : db_flag;
   CreatedByOpen created = what_open_creates(db);
   int rc;
@@ -140,7 +165,12 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
     return kCannotCheck;
   }
   auto t0 = std::chrono::steady_clock::now();
+  size_t interrupted_at = packages.size();
   for (size_t i = 0; i < packages.size(); ++i) {
+    if (g_import_stop) {
+      interrupted_at = i;
+      break;
+    }
     if (tty) {
       int width = 30;
       int done = static_cast<int>(width * i / packages.size());
@@ -171,6 +201,13 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
                         ? ", " + std::to_string(r.resubmitted_runs) + " runs resubmitted from an earlier round"
                         : "")
                 << "\n";
+    std::cout.flush();  // each package's line is out as soon as it is in the store
+  }
+  if (interrupted_at < packages.size()) {
+    if (tty) std::cerr << "\r\033[K";
+    std::cerr << "referee " << cmd << ": interrupted: " << imported << " of " << packages.size()
+              << " package(s) imported; the others were not (import the folder again: what is in is 'unchanged')\n";
+    return kCannotCheck;
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (imported == packages.size())

@@ -14,6 +14,43 @@ std::vector<Command> all_commands() {
           user_command(), objection_command(), report_command()};
 }
 
+std::string unknown_flag_message(CLI::App& app, int argc, char** argv) {
+  CLI::App* sub = nullptr;
+  try {
+    sub = app.get_subcommand(argv[1]);
+  } catch (const CLI::Error&) {
+    return "";
+  }
+  // The options of the command and of each sub-command named after it (objection file ...).
+  std::vector<std::string> known;
+  std::string command = argv[1];
+  auto add = [&known](const CLI::App* a) {
+    for (const CLI::Option* o : a->get_options())
+      for (const auto& n : o->get_lnames()) known.push_back("--" + n);
+  };
+  add(sub);
+  for (int i = 2; i < argc && argv[i][0] != '-'; ++i) {
+    CLI::App* next = nullptr;
+    for (CLI::App* c : sub->get_subcommands([](CLI::App*) { return true; }))
+      if (c->get_name() == argv[i]) next = c;
+    if (!next) break;
+    sub = next;
+    command += std::string(" ") + argv[i];
+    add(sub);
+  }
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) != 0 || a.size() < 3) continue;
+    std::string name = a.substr(0, a.find('='));
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    std::string near = base::nearest_name(name, known);
+    return name + " is not an option of " + command + (near.empty() ? "" : "; did you mean " + near + "?") +
+           " (referee " + command + " --help lists them)";
+  }
+  return "";
+}
+
 std::string unknown_command_message(const std::string& word) {
   std::string best, names;
   size_t best_d = ~size_t{0};

@@ -32,6 +32,11 @@ std::vector<Command> all_commands();
 // Empty when `word` names a command.
 std::string unknown_command_message(const std::string& word);
 
+// The first flag of `argv` that the command argv[1] does not have, with the
+// nearest one it has ("--benchmrk is not an option of leaderboard; did you
+// mean --benchmark?"); "" when every flag is known.
+std::string unknown_flag_message(CLI::App& app, int argc, char** argv);
+
 // Commands, one per file.
 Command check_command();
 Command check_package_command();

@@ -35,6 +35,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // "--benchmark is required" for a mistyped --benchmrk: name the flag that was not understood first.
+    if ((dynamic_cast<const CLI::RequiredError*>(&e) || dynamic_cast<const CLI::ExtrasError*>(&e)) && argc > 1) {
+      std::string unknown = referee::cli::unknown_flag_message(app, argc, argv);
+      if (!unknown.empty()) {
+        std::cerr << "referee " << argv[1] << ": " << unknown << "\n";
+        return referee::cli::kCannotCheck;
+      }
+    }
     int rc = app.exit(e);
     return rc == 0 ? 0 : referee::cli::kCannotCheck;
   }

@@ -726,6 +726,12 @@ TEST_SUITE("store") {
     CHECK(run_referee("frobnicate", &out) == 2);
     CHECK(contains(out, "unknown command 'frobnicate'"));
     CHECK_FALSE(contains(out, "did you mean"));
+    // A mistyped flag is named, not reported as a missing required one.
+    CHECK(run_referee("leaderboard --round 3.1.0 --benchmrk gpt3", &out) == 2);
+    CHECK(contains(out, "--benchmrk is not an option of leaderboard; did you mean --benchmark?"));
+    CHECK_FALSE(contains(out, "is required"));
+    CHECK(run_referee("objection file --round 3.1.0 --agianst NVIDIA", &out) == 2);
+    CHECK(contains(out, "--agianst is not an option of objection file; did you mean --against?"));
   }
 
   TEST_CASE("referee list: rounds, benchmarks, systems, submitters") {

@@ -36,21 +36,27 @@ inline bool send_all(int fd, const std::string& s) {
   return ::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
 }
 
+// Waits up to 50 ms for bytes on fd and appends them to *got; false when the
+// server ended the connection (*closed set).
+inline bool read_some(int fd, std::string* got, bool* closed) {
+  pollfd p{fd, POLLIN, 0};
+  if (poll(&p, 1, 50) <= 0) return true;
+  char buf[4096];
+  ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+  if (n <= 0) {
+    *closed = true;
+    return false;
+  }
+  got->append(buf, static_cast<size_t>(n));
+  return true;
+}
+
 // What arrives on fd within `wait_ms`; *closed: the server ended the connection.
 inline std::string receive(int fd, int wait_ms, bool* closed) {
   std::string got;
   *closed = false;
   auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
-  while (std::chrono::steady_clock::now() < until) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0) continue;
-    char buf[4096];
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) {
-      *closed = true;
-      break;
-    }
-    got.append(buf, static_cast<size_t>(n));
+  while (std::chrono::steady_clock::now() < until && read_some(fd, &got, closed)) {
   }
   return got;
 }
@@ -69,15 +75,7 @@ inline std::string receive_response(int fd, int wait_ms, bool* closed) {
       if (at != std::string::npos && at < end) length = std::stoul(got.substr(at + 16));
       if (got.size() >= end + 4 + length) break;
     }
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0) continue;
-    char buf[4096];
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) {
-      *closed = true;
-      break;
-    }
-    got.append(buf, static_cast<size_t>(n));
+    if (!read_some(fd, &got, closed)) break;
   }
   return got;
 }

@@ -77,19 +77,37 @@ Json bars(const Json& values, const std::string& x, const std::string& x_title, 
 
 Json rounds_line(const Json& values) {
   Json s = base(values);
-  Json m = mark("line");
-  set(m, "point", jbool(true));
-  set(s, "mark", m);
-  Json enc = jobj();
   Json fx = field("round", "ordinal", "Round");
   set(fx, "sort", jnull());
-  set(enc, "x", fx);
   Json fy = field("minutes", "quantitative", "Minutes (fastest closed result)");
   set(fy, "scale", log_scale());
+  Json line = jobj();
+  set(line, "mark", mark("line"));
+  Json enc = jobj();
+  set(enc, "x", fx);
   set(enc, "y", fy);
   set(enc, "color", field("group", "nominal", "Submitter"));
-  set(enc, "tooltip", tooltips({"group", "round", "system", "accelerators", "minutes"}));
-  set(s, "encoding", enc);
+  set(line, "encoding", enc);
+  // The points: a record carried into a round (a resubmission of an earlier
+  // result) is hollow, a new result filled.
+  Json points = jobj();
+  Json pm = mark("point");
+  set(pm, "size", jint(60));
+  set(points, "mark", pm);
+  Json penc = jobj();
+  set(penc, "x", fx);
+  set(penc, "y", fy);
+  set(penc, "color", field("group", "nominal", "Submitter"));
+  Json fill = jobj();
+  Json cond = jobj();
+  set(cond, "test", jstr("datum.result === 'new result'"));
+  set(cond, "value", jnum(1));
+  set(fill, "condition", cond);
+  set(fill, "value", jnum(0));
+  set(penc, "fillOpacity", fill);
+  set(penc, "tooltip", tooltips({"group", "round", "system", "accelerator", "accelerators", "minutes", "result"}));
+  set(points, "encoding", penc);
+  set(s, "layer", jarr({line, points}));
   return s;
 }
 

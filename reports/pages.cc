@@ -14,6 +14,8 @@
 #include "base/utc_time.h"
 #include "reports/charts.h"
 #include "rules/scoring.h"
+#include "submissions/accelerator.h"
+#include "submissions/table.h"
 
 namespace referee::reports {
 
@@ -83,33 +85,13 @@ double difference_percent(const std::vector<double>& a, const std::vector<double
 
 Interval bootstrap_difference(const std::vector<double>& a, const std::vector<double>& b, int drop, int resamples,
                               uint64_t seed) {
+  // b's olympic mean over a's, as a percent change.
+  rules::RatioInterval r = rules::bootstrap_ratio(b, drop, a, drop, resamples, seed);
   Interval out;
-  // A resample has as many runs as its side: too few for an olympic mean, none has one.
-  if (rules::olympic_window(a.size(), drop).empty() || rules::olympic_window(b.size(), drop).empty() || resamples < 1)
-    return out;
-  uint64_t state = seed;
-  auto next = [&state]() {  // splitmix64: the same sequence on every platform
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
-  std::vector<double> diffs;
-  diffs.reserve(static_cast<size_t>(resamples));
-  std::vector<double> ra(a.size()), rb(b.size());
-  for (int i = 0; i < resamples; ++i) {
-    for (auto& x : ra) x = a[next() % a.size()];
-    for (auto& x : rb) x = b[next() % b.size()];
-    diffs.push_back(difference_percent(ra, rb, drop));
-  }
-  std::sort(diffs.begin(), diffs.end());
-  auto at = [&](double q) {
-    size_t k = static_cast<size_t>(std::floor(q * static_cast<double>(diffs.size() - 1) + 0.5));
-    return diffs[std::min(k, diffs.size() - 1)];
-  };
+  if (!r.ok) return out;
   out.ok = true;
-  out.low = at(0.025);
-  out.high = at(0.975);
+  out.low = 100.0 * (r.low - 1.0);
+  out.high = 100.0 * (r.high - 1.0);
   return out;
 }
 
@@ -205,14 +187,7 @@ Meta page_meta(Context& ctx, const Page& page) {
 }
 
 std::string resubmission_origins(Context& ctx, long long result_id) {
-  Stmt st(ctx.store.db(), R"sql(SELECT DISTINCT o.name, s.name, d.name FROM runs r JOIN runs r2 ON r.resubmission_of = r2.id
-                                JOIN results x ON r2.result_id = x.id JOIN systems s ON x.system_id = s.id
-                                JOIN packages p ON s.package_id = p.id JOIN organisations o ON p.organisation_id = o.id
-                                JOIN rounds d ON p.round_id = d.id WHERE r.result_id = ?1 ORDER BY d.ordinal, o.name, s.name)sql");
-  st.bind(1, result_id);
-  std::string out;
-  while (st.step()) out += (out.empty() ? "" : ", ") + st.col_text(0) + "/" + st.col_text(1) + " (" + st.col_text(2) + ")";
-  return out;
+  return submissions::resubmission_origin_names(ctx.store, result_id);
 }
 
 std::string result_name(const ResultRow& r) {
@@ -221,7 +196,8 @@ std::string result_name(const ResultRow& r) {
 
 const char* const kResubmittedNote =
     "(resubmitted): a resubmission, every run a log of an earlier round's result (named on its page); it is not a new "
-    "result of this round, and round-over-round speedups leave it out.";
+    "result of this round: it counts in the round it was first submitted in, and round over round it is that record "
+    "carried forward, never a new result or a regression.";
 
 namespace {
 
@@ -518,56 +494,92 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
                  {"accelerator", "Accelerator", "text"}, {"accelerators", "Accelerators", "number", 0},
                  {"score", "Minutes", "minutes", 3}, {"accelerator_hours", "Accelerator-hours", "number", 1}},
                 {}, {"group", "accelerator"}, "score", "system"};
+  fastest.columns.insert(fastest.columns.begin() + 6, Column{"carried", "Carried", "text"});
   Json line = jarr();
-  // Each round's own results: a resubmission (a later round's copy of an
-  // earlier result) is left out of the later round, and named; the result
-  // it copies stays in its own round. (Speedup pairs leave out both sides.)
+  // Each round's fastest as it stands: its new results, or a record carried
+  // into it (a resubmission of an earlier round's result) when that is
+  // faster, marked as carried: the record stood, nothing regressed.
   std::vector<std::string> fastest_notes = {
-      "Closed division; each round's own results: a resubmission (a later round's copy of an earlier round's result) "
-      "counts in the round it was first submitted in, not again in the later one."};
+      "Closed division. A resubmission (a later round's copy of an earlier round's result) counts in the round it was "
+      "first submitted in; where it is still a later round's fastest, that round's row is the record carried forward "
+      "(\"Carried\", a hollow point), not a new result and not a regression."};
+  std::map<std::string, std::vector<std::pair<std::string, const ResultRow*>>> overall_points;  // for the join note
+  std::vector<std::vector<ResultRow>> boards;
+  boards.reserve(rounds.size());
   for (const auto& r : rounds) {
     std::string e;
-    auto board = submissions::leaderboard(ctx.store, {r, benchmark, "closed", ctx.options.pipeline}, &e);
+    boards.push_back(submissions::leaderboard(ctx.store, {r, benchmark, "closed", ctx.options.pipeline}, &e));
+    const auto& board = boards.back();
     if (board.empty() && e.find("damaged") != std::string::npos) {
       *error = e;
       return false;
     }
-    std::map<std::string, const ResultRow*> best;  // "overall", then submitters in lower case
+    std::map<std::string, const ResultRow*> best, best_carried;  // "overall", then submitters in lower case
     std::vector<std::string> resubmitted;
     for (const auto& x : board)
-      if (x.resubmission) resubmitted.push_back(x.organisation + "/" + x.system + " (" + fmt_fixed(x.score, 3) + " min)");
+      if (x.resubmission) resubmitted.push_back(x.organisation + "/" + x.system + " (" + submissions::minutes_text(x.score) + " min)");
     if (!resubmitted.empty()) {
       std::string names;
       for (const auto& n : resubmitted) names += (names.empty() ? "" : ", ") + n;
       fastest_notes.push_back(r + ": " + std::to_string(resubmitted.size()) +
                               (resubmitted.size() == 1 ? " resubmission" : " resubmissions") +
-                              " of an earlier round's results, not counted as this round's: " + names + ".");
+                              " of an earlier round's results, carried, not new: " + names + ".");
     }
-    for (const auto& x : board) {
-      if (x.resubmission) continue;
+    for (const auto& x : board)
       for (const std::string& key : {std::string("overall"), lower(x.submitter)}) {
-        auto& slot = best[key];
+        auto& slot = x.resubmission ? best_carried[key] : best[key];
         if (!slot || x.score < slot->score) slot = &x;
       }
+    for (const auto& [key, c] : best_carried) {
+      auto& slot = best[key];
+      if (!slot || c->score < slot->score) slot = c;
     }
     for (const auto& [key, x] : best) {
       std::string group = key == "overall" ? "overall" : x->submitter;
+      std::string carried;
+      if (x->resubmission) {
+        std::string e2;
+        auto origins = submissions::resubmission_origins(ctx.store, x->result_id, &e2);
+        carried = "carried from " + (origins.empty() ? std::string("an earlier round") : origins.front().round);
+      }
       Json o = jobj();
       set(o, "round", jstr(r));
       set(o, "group", jstr(group));
       set(o, "system", result_link(p, *x));
-      set(o, "accelerator", jstr(x->accelerator_type));
+      set(o, "accelerator", jstr(x->accelerator_model.empty() ? x->accelerator_type : x->accelerator_model));
       set(o, "accelerators", jint(x->accelerators));
       set(o, "score", jnum(x->score));
+      set(o, "carried", jstr(carried));
       set(o, "accelerator_hours", hours_or_null(*x));
       fastest.rows.push_back(o);
       Json v = jobj();
       set(v, "round", jstr(r));
       set(v, "group", jstr(group));
       set(v, "system", jstr(x->organisation + "/" + x->system));
+      set(v, "accelerator", jstr(x->accelerator_model.empty() ? x->accelerator_type : x->accelerator_model));
       set(v, "accelerators", jint(x->accelerators));
       set(v, "minutes", jnum(x->score));
+      set(v, "result", jstr(carried.empty() ? "new result" : carried));
       line.items.push_back(v);
+      if (key == "overall") overall_points["overall"].emplace_back(r, x);
+    }
+  }
+  // The overall line joins each round's fastest, whatever it ran on: say where the accelerators differ.
+  {
+    const auto& pts = overall_points["overall"];
+    std::vector<std::string> joins;
+    for (size_t i = 0; i + 1 < pts.size(); ++i) {
+      const auto& a = submissions::identify_accelerator(pts[i].second->accelerator);
+      const auto& b = submissions::identify_accelerator(pts[i + 1].second->accelerator);
+      if (submissions::same_accelerator(a, b) == submissions::AcceleratorMatch::None)
+        joins.push_back(pts[i].first + " (" + pts[i].second->accelerator_type + ") to " + pts[i + 1].first + " (" +
+                        pts[i + 1].second->accelerator_type + ")");
+    }
+    if (!joins.empty()) {
+      std::string list;
+      for (const auto& j : joins) list += (list.empty() ? "" : ", ") + j;
+      fastest_notes.push_back("The overall line joins results on different accelerators: " + list +
+                              "; its slope there is not one accelerator's progress.");
     }
   }
   Table pairs{"speedups", "Speedups between rounds",

@@ -39,6 +39,36 @@ double olympic_mean(std::vector<double> times, int drop, int already_dropped) {
   return sum * 1.0 / static_cast<double>(w.hi - w.lo);
 }
 
+RatioInterval bootstrap_ratio(const std::vector<double>& a, int drop_a, const std::vector<double>& b, int drop_b,
+                              int resamples, uint64_t seed) {
+  RatioInterval out;
+  if (olympic_window(a.size(), drop_a).empty() || olympic_window(b.size(), drop_b).empty() || resamples < 1) return out;
+  uint64_t state = seed;
+  auto next = [&state]() {  // splitmix64
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  std::vector<double> ratios;
+  ratios.reserve(static_cast<size_t>(resamples));
+  std::vector<double> ra(a.size()), rb(b.size());
+  for (int i = 0; i < resamples; ++i) {
+    for (auto& x : ra) x = a[next() % a.size()];
+    for (auto& x : rb) x = b[next() % b.size()];
+    ratios.push_back(olympic_mean(ra, drop_a) / olympic_mean(rb, drop_b));
+  }
+  std::sort(ratios.begin(), ratios.end());
+  auto at = [&](double q) {
+    size_t k = static_cast<size_t>(std::floor(q * static_cast<double>(ratios.size() - 1) + 0.5));
+    return ratios[std::min(k, ratios.size() - 1)];
+  };
+  out.ok = true;
+  out.low = at(0.025);
+  out.high = at(0.975);
+  return out;
+}
+
 TimeToTrain time_to_train(const mllog::ParsedLog& log) {
   TimeToTrain t;
   int start_key = log.find_key("run_start"), stop_key = log.find_key("run_stop");

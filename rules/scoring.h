@@ -58,6 +58,20 @@ OlympicWindow olympic_window(size_t n, int drop, int already_dropped = 0);
 // is NaN whenever one lies inside the window.
 double olympic_mean(std::vector<double> times, int drop, int already_dropped = 0);
 
+// A percentile bootstrap interval (95%) for the ratio
+// olympic_mean(a, drop_a) / olympic_mean(b, drop_b): each side's times
+// resampled with replacement `resamples` times, in turn, from a fixed seed
+// (splitmix64: the same times give the same interval on every platform), each
+// resample's olympic mean with its side's drop. It says how much the ratio of
+// two results could move with other runs of the same systems: with three runs
+// a side, a lot. Not ok when a side has too few times for an olympic mean.
+struct RatioInterval {
+  bool ok = false;
+  double low = 0, high = 0;
+};
+RatioInterval bootstrap_ratio(const std::vector<double>& a, int drop_a, const std::vector<double>& b, int drop_b,
+                              int resamples = 10000, uint64_t seed = 0x5eed2026ULL);
+
 // ------------------------------------------------------------ time to train
 
 // A run's time to train as the result summarizer takes it: the timestamps of

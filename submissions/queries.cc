@@ -13,6 +13,7 @@
 #include "rules/ruleset.h"
 #include "rules/scoring.h"
 #include "submissions/accelerator.h"
+#include "submissions/table.h"
 
 namespace referee::submissions {
 
@@ -170,7 +171,61 @@ std::string size_of(const ResultRow& r) {
 }
 std::string name_of(const ResultRow& r) { return r.organisation + "/" + r.system + " (" + r.round + ")"; }
 
+std::string fmt_minutes_text(double minutes) { return minutes_text(minutes); }
+
+// The runs a score is the olympic mean of, before the window: the compliant
+// ones.
+std::vector<double> scored_runs(const ResultRow& r) {
+  std::vector<double> out;
+  for (size_t i = 0; i < r.run_minutes.size(); ++i)
+    if ((i >= r.run_dropped.size() || r.run_dropped[i] != "noncompliant") && r.run_minutes[i] >= 0)
+      out.push_back(r.run_minutes[i]);
+  return out;
+}
+
+// The factor between a score and the olympic mean of its runs (RCP
+// normalisation, scaling.json, the committee's factor); 1 when unknown.
+double score_factor(const ResultRow& r) { return r.has_unscaled && r.unscaled > 0 ? r.score / r.unscaled : 1.0; }
+
+const char* const kEfficiencyAcrossRounds =
+    "across rounds the efficiency counts the later round's software and systems as well as its scale";
+
+// The interval and the efficiency's label of a comparable pair.
+void qualify(Store& s, Speedup* p, bool pipeline) {
+  if (p->has_efficiency)
+    p->efficiency_note = p->efficiency > 1 ? std::string("above 100%: ") + kEfficiencyAcrossRounds + ", not scale alone"
+                                           : kEfficiencyAcrossRounds;
+  if (!p->comparable || pipeline) return;  // pipeline minutes are not an olympic mean of the runs' times
+  std::vector<double> a = scored_runs(p->from), b = scored_runs(p->to);
+  rules::RatioInterval iv = rules::bootstrap_ratio(a, olympic_drop(s, p->from.result_id), b, olympic_drop(s, p->to.result_id), 2000);
+  if (!iv.ok) return;
+  double k = score_factor(p->from) / score_factor(p->to);
+  p->has_interval = true;
+  p->speedup_low = iv.low * k;
+  p->speedup_high = iv.high * k;
+  p->runs_from = static_cast<int>(a.size());
+  p->runs_to = static_cast<int>(b.size());
+}
+
 }  // namespace
+
+std::vector<Origin> resubmission_origins(Store& s, long long result_id, std::string* error) {
+  Stmt st(s.db(), R"sql(SELECT DISTINCT x.id, d.name, o.name, y.name, d.ordinal FROM runs r JOIN runs r2 ON r.resubmission_of = r2.id
+                        JOIN results x ON r2.result_id = x.id JOIN systems y ON x.system_id = y.id
+                        JOIN packages p ON y.package_id = p.id JOIN organisations o ON p.organisation_id = o.id
+                        JOIN rounds d ON p.round_id = d.id WHERE r.result_id = ?1 ORDER BY d.ordinal, o.name, y.name)sql");
+  st.bind(1, result_id);
+  std::vector<Origin> out;
+  while (st.step()) out.push_back({st.col_int(0), st.col_text(1), st.col_text(2), st.col_text(3)});
+  if (!finished(s, st, "reading resubmissions", error)) return {};
+  return out;
+}
+
+std::string resubmission_origin_names(Store& s, long long result_id) {
+  std::string e, out;
+  for (const auto& o : resubmission_origins(s, result_id, &e)) out += (out.empty() ? "" : ", ") + o.name();
+  return out;
+}
 
 std::string normalize_availability(const std::string& raw, bool* known) {
   std::string canonical = rules::canonical_availability(raw);
@@ -527,32 +582,19 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
   if (b.empty() && error->find("damaged") != std::string::npos) return false;
   error->clear();
 
-  // Resubmissions, on both sides alike: a result that copies an earlier one is
-  // left out of its round, and the result it copies is left out of its own.
-  std::set<long long> excluded, resubmitted, copied, withdrawn;
+  // Resubmissions: a result that copies an earlier one is carried, not new.
+  std::set<long long> excluded, carried, withdrawn;
   for (const auto* side : {&a, &b})
     for (const auto& r : *side) {
       if (!r.resubmission || !r.has_score || !matches_submitter(r, who)) continue;
-      excluded.insert(r.result_id);
-      resubmitted.insert(r.result_id);
-      Stmt st(s.db(), R"sql(SELECT DISTINCT r2.result_id FROM runs r JOIN runs r2 ON r.resubmission_of = r2.id
-                            WHERE r.result_id = ?1)sql");
-      st.bind(1, r.result_id);
-      std::vector<long long> origins;
-      while (st.step()) origins.push_back(st.col_int(0));
-      if (!finished(s, st, "reading resubmissions", error)) return false;
+      carried.insert(r.result_id);
+      std::vector<Origin> origins = resubmission_origins(s, r.result_id, error);
+      if (origins.empty() && !error->empty()) return false;
       std::string copies;
-      for (long long o : origins) {
-        excluded.insert(o);
-        copied.insert(o);
-        for (const auto* other : {&a, &b})
-          for (const auto& x : *other)
-            if (x.result_id == o) copies += (copies.empty() ? "" : ", ") + name_of(x);
-      }
-      out->left_out.push_back(name_of(r) + " is a resubmission of logs from an earlier round" +
-                              (copies.empty() ? "" : " (" + copies + ")") + "; left out, with what it copies");
+      for (const auto& o : origins) copies += (copies.empty() ? "" : ", ") + o.name();
+      out->left_out.push_back(name_of(r) + " is a resubmission" + (copies.empty() ? "" : " of " + copies) +
+                              ": it counts in the round it was first submitted in, not as a new result of " + r.round);
     }
-
   // Withdrawn results are never ranked, on either side.
   for (const auto* side : {&a, &b})
     for (const auto& r : *side)
@@ -567,32 +609,25 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
   // What was left out of each group, counted by why, so that a group
   // without a pair says why rather than that there was nothing.
   struct LeftOut {
-    int resubmissions = 0, copied = 0, withdrawn = 0;
-    bool any() const { return resubmissions + copied + withdrawn > 0; }
-    std::string text() const {
-      std::vector<std::string> parts;
-      if (resubmissions)
-        parts.push_back(std::to_string(resubmissions) + (resubmissions == 1 ? " resubmission" : " resubmissions") +
-                        " of an earlier round's results");
-      if (copied)
-        parts.push_back(std::to_string(copied) + (copied == 1 ? " result" : " results") + " that a later resubmission copies");
-      if (withdrawn) parts.push_back(std::to_string(withdrawn) + " withdrawn");
-      return join(parts);
-    }
+    int withdrawn = 0;
+    bool any() const { return withdrawn > 0; }
+    std::string text() const { return std::to_string(withdrawn) + " withdrawn"; }
   };
   using Group = std::map<std::string, std::vector<const ResultRow*>>;
   std::map<std::string, std::string> shown;
-  auto group = [&](const std::vector<ResultRow>& rows, std::map<std::string, LeftOut>* dropped) {
+  // New results by group, and the records carried into the round by group.
+  auto group = [&](const std::vector<ResultRow>& rows, std::map<std::string, LeftOut>* dropped, Group* carried_in) {
     Group g;
     for (const auto& r : rows) {
       if (!r.has_score || !matches_submitter(r, who)) continue;
       std::string key = q.per_submitter ? lower(r.submitter) : std::string("overall");
       if (!shown.count(key) || !excluded.count(r.result_id)) shown[key] = q.per_submitter ? r.submitter : key;
       if (excluded.count(r.result_id)) {
-        LeftOut& d = (*dropped)[key];
-        if (resubmitted.count(r.result_id)) ++d.resubmissions;
-        else if (copied.count(r.result_id)) ++d.copied;
-        else if (withdrawn.count(r.result_id)) ++d.withdrawn;
+        ++(*dropped)[key].withdrawn;
+        continue;
+      }
+      if (carried.count(r.result_id)) {
+        (*carried_in)[key].push_back(&r);
         continue;
       }
       g[key].push_back(&r);
@@ -600,25 +635,42 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
     return g;
   };
   std::map<std::string, LeftOut> da, db;
-  Group ga = group(a, &da), gb = group(b, &db);
+  Group ca, cb;
+  Group ga = group(a, &da, &ca), gb = group(b, &db, &cb);
   auto fastest = [](const std::vector<const ResultRow*>& v) {
     return *std::min_element(v.begin(), v.end(), [](const ResultRow* x, const ResultRow* y) { return x->score < y->score; });
   };
   std::set<std::string> keys;
   for (const auto& [k, v] : ga) keys.insert(k);
   for (const auto& [k, v] : gb) keys.insert(k);
+  for (const auto& [k, v] : ca) keys.insert(k);
+  for (const auto& [k, v] : cb) keys.insert(k);
   for (const auto& [k, v] : da) keys.insert(k);
   for (const auto& [k, v] : db) keys.insert(k);
   if (keys.empty())
     out->notes.push_back((who.empty() ? std::string(q.per_submitter ? "every submitter" : "overall") : who) +
                          ": no scored closed-division " + bench + " result in " + from + " or in " + to + "; no pair");
+  auto carried_text = [&](const ResultRow& r) {
+    std::string origins = resubmission_origin_names(s, r.result_id);
+    return name_of(r) + ", " + fmt_minutes_text(r.score) + " min on " + size_of(r) + ", is a resubmission" +
+           (origins.empty() ? std::string() : " of " + origins);
+  };
   for (const auto& key : keys) {
     auto ia = ga.find(key), ib = gb.find(key);
-    if (ia == ga.end() || ib == gb.end()) {
+    auto ica = ca.find(key), icb = cb.find(key);
+    // The earlier round's standing record: its fastest new result, or a record carried into it when faster.
+    const ResultRow* fa = ia != ga.end() ? fastest(ia->second) : nullptr;
+    if (ica != ca.end()) {
+      const ResultRow* c = fastest(ica->second);
+      if (!fa || c->score < fa->score) fa = c;
+    }
+    const ResultRow* fb = ib != gb.end() ? fastest(ib->second) : nullptr;
+    const ResultRow* fbc = icb != cb.end() ? fastest(icb->second) : nullptr;
+    if (!fa || (!fb && !fbc)) {
       // Say of each side without a result whether it had none or all were left out.
       std::vector<std::string> why;
       for (int side = 0; side < 2; ++side) {
-        bool missing = side == 0 ? ia == ga.end() : ib == gb.end();
+        bool missing = side == 0 ? !fa : !fb && !fbc;
         if (!missing) continue;
         const std::string& round = side == 0 ? from : to;
         auto& dropped = side == 0 ? da : db;
@@ -632,12 +684,28 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       out->notes.push_back(shown[key] + ": " + join(why, "; ") + "; no pair");
       continue;
     }
-    const ResultRow* fa = fastest(ia->second);
-    const ResultRow* fb = fastest(ib->second);
+    if (carried.count(fa->result_id))
+      out->notes.push_back(shown[key] + ": " + from + "'s fastest is a record carried into it (" + carried_text(*fa) +
+                           "); the headline starts from it");
     Speedup h;
     h.submitter = shown[key];
-    h.kind = "headline";
     h.from = *fa;
+    h.accelerators = "";
+    if (fbc && (!fb || fbc->score < fb->score)) {
+      // The record was carried forward: no new result of the later round beats it.
+      h.kind = "carried";
+      h.to = *fbc;
+      h.comparable = false;
+      h.accelerator_ratio = static_cast<double>(fbc->accelerators) / static_cast<double>(fa->accelerators);
+      h.accelerators = accelerator_match_text(identify_accelerator(fa->accelerator), identify_accelerator(fbc->accelerator));
+      h.reason = to + "'s fastest " + bench + " result is carried from an earlier round (" + carried_text(*fbc) +
+                 "): the record stands, not a regression; " +
+                 (fb ? "the fastest new result of " + to + ": " + name_of(*fb) + ", " + fmt_minutes_text(fb->score) + " min on " +
+                           size_of(*fb)
+                     : to + " has no new result");
+      out->pairs.push_back(std::move(h));
+    } else {
+    h.kind = "headline";
     h.to = *fb;
     h.accelerator_ratio = static_cast<double>(fb->accelerators) / static_cast<double>(fa->accelerators);
     const Accelerator &acc_a = identify_accelerator(fa->accelerator), &acc_b = identify_accelerator(fb->accelerator);
@@ -658,7 +726,13 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       }
     }
     out->pairs.push_back(std::move(h));
-    // Same scale: the fastest of each round at each accelerator type and count both rounds have.
+    }
+    if (ia == ga.end() || ib == gb.end()) {
+      out->notes.push_back(shown[key] + ": no same-scale pair (" + (ia == ga.end() ? from : to) +
+                           " has no new result, only records carried into it)");
+      continue;
+    }
+    // Same scale: the fastest new result of each round at each accelerator model and count both rounds have.
     std::map<std::pair<std::string, long long>, const ResultRow*> sa, sb;
     for (const auto* r : ia->second) {
       auto& slot = sa[{r->accelerator_model, r->accelerators}];
@@ -690,6 +764,7 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       out->notes.push_back(shown[key] + ": no same-scale pair (" + from + ": " + sizes_a + "; " + to + ": " + sizes_b + ")");
     }
   }
+  for (auto& p : out->pairs) qualify(s, &p, q.pipeline);
   return true;
 }
 

@@ -132,6 +132,17 @@ bool resolve_submitter(Store& s, const std::string& round, const std::string& te
                        std::string* error, const std::string& round2 = "",
                        const std::function<bool(const std::string&)>& visible = nullptr);
 
+// The earlier results a resubmission copies: the results of the runs its runs
+// are copies of, oldest round first. Empty for a result that copies nothing.
+struct Origin {
+  long long result_id = 0;
+  std::string round, organisation, system;
+  std::string name() const { return organisation + "/" + system + " (" + round + ")"; }
+};
+std::vector<Origin> resubmission_origins(Store& s, long long result_id, std::string* error);
+// The same, as "ORG/SYSTEM (ROUND), ..." ("" when none or unreadable).
+std::string resubmission_origin_names(Store& s, long long result_id);
+
 // All results of a benchmark in a round (names resolved).
 std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error);
 
@@ -145,7 +156,11 @@ std::vector<ResultRow> find_results(Store& s, const Query& q, const std::vector<
 
 struct Speedup {
   std::string submitter;   // or "overall"
-  std::string kind;        // "headline": each round's fastest result, whatever its size; "same-scale"
+  // "headline": each round's fastest result, whatever its size; "same-scale";
+  // "carried": the later round's fastest is a resubmission of an earlier
+  // round's result (the record carried forward, not a new result): never
+  // comparable, never a regression.
+  std::string kind;
   ResultRow from, to;
   bool comparable = true;
   std::string reason;      // why not, when not comparable
@@ -154,6 +169,15 @@ struct Speedup {
   double accelerator_ratio = 0;  // to.accelerators / from.accelerators
   bool has_efficiency = false;
   double efficiency = 0;         // speedup / accelerator_ratio: only when the later result has more accelerators
+  // What the efficiency counts: across rounds, the later round's software
+  // and systems as well as scale ("" without an efficiency).
+  std::string efficiency_note;
+  // A 95% bootstrap interval of the speedup from each side's runs
+  // (rules::bootstrap_ratio of their times, times each score's factor);
+  // comparable pairs whose sides have enough runs only.
+  bool has_interval = false;
+  double speedup_low = 0, speedup_high = 0;
+  int runs_from = 0, runs_to = 0;  // the runs each side's interval resampled
 };
 
 struct SpeedupQuery {
@@ -166,7 +190,7 @@ struct SpeedupQuery {
 struct SpeedupReport {
   std::string from_round, to_round, benchmark;  // resolved
   std::vector<Speedup> pairs;                   // headline first in each group, then same-scale by size
-  std::vector<std::string> left_out;            // resubmissions (left out of both sides) and withdrawn results
+  std::vector<std::string> left_out;            // resubmissions (counted in their first round only) and withdrawn results
   std::vector<std::string> notes;               // groups without a pair, and why
 };
 
@@ -174,11 +198,14 @@ struct SpeedupReport {
 extern const char* const kHeadlineScaleRule;
 
 // Closed-division, scored results. A result that is a resubmission (all its
-// runs are logs of an earlier round) is left out of its round, and the result
-// it copies is left out of the earlier round too: both sides are treated
-// alike. Per group (submitter, or overall): a headline pair (each round's
-// fastest) and one same-scale pair per accelerator type and count present in
-// both rounds. A pair is comparable only when its accelerator types are equal;
+// runs are logs of an earlier round) counts in the round it was first
+// submitted in; in a later round it is that record carried forward, never a
+// new result: no pair is made with it, and when it is faster than every new
+// result of its round the headline is a "carried" row (the record stands),
+// not a regression. On the earlier side of a pair a carried record is the
+// round's standing record: it may head the headline. Per group (submitter, or
+// overall): a headline pair (each round's fastest) and one same-scale pair per
+// accelerator model and count present in both rounds (new results only). A pair is comparable only when its accelerator types are equal;
 // a headline pair whose later result is both smaller and slower is not
 // comparable either. False with *error when the names do not resolve, when
 // `from` is not earlier than `to`, or when the store cannot be read.

@@ -175,7 +175,7 @@ void import_example(const std::string& db, const std::string& pkg = "") {
 TEST_SUITE("store") {
   // ------------------------------------------------------------ defect 5: speedup
 
-  TEST_CASE("speedup leaves a resubmission out of both sides and never pairs unlike results as comparable") {
+  TEST_CASE("speedup counts a resubmission in its first round only and never pairs unlike results as comparable") {
     TempDir t;
     Synthetic d(t.path / "s.db");
     long long r30 = d.round("training-3.0.0", 3000000), r31 = d.round("training-3.1.0", 3001000);
@@ -192,16 +192,53 @@ TEST_SUITE("store") {
     CHECK(rep.to_round == "training-3.1.0");
     REQUIRE(rep.left_out.size() == 1);
     CHECK(contains(rep.left_out[0], "NVIDIA/big_n434 (training-3.1.0)"));
-    CHECK(contains(rep.left_out[0], "NVIDIA/big_n434 (training-3.0.0)"));  // and what it copies, on the other side
+    CHECK(contains(rep.left_out[0], "NVIDIA/big_n434 (training-3.0.0)"));  // and what it copies
+    CHECK(contains(rep.left_out[0], "counts in the round it was first submitted in"));
     REQUIRE(rep.pairs.size() == 2);
-    for (const auto& p : rep.pairs) {
-      CHECK(p.comparable);
-      CHECK(p.from.accelerators == 8);  // never 3,472 against 8
-      CHECK(p.to.accelerators == 8);
-      CHECK(p.speedup == doctest::Approx(1.25));
-    }
-    CHECK(rep.pairs[0].kind == "headline");
+    // The record of 3.0 (0.13 min on 3,472) stands in 3.1: carried, never a regression to 16 min.
+    CHECK(rep.pairs[0].kind == "carried");
+    CHECK_FALSE(rep.pairs[0].comparable);
+    CHECK(rep.pairs[0].from.round == "training-3.0.0");
+    CHECK(rep.pairs[0].from.accelerators == 3472);
+    CHECK(rep.pairs[0].to.round == "training-3.1.0");
+    CHECK(rep.pairs[0].to.resubmission);
+    CHECK(contains(rep.pairs[0].reason, "the record stands, not a regression"));
+    CHECK(contains(rep.pairs[0].reason, "the fastest new result of training-3.1.0: NVIDIA/small_n1 (training-3.1.0), 16.00 min"));
+    // Same scale, new results only: 8 against 8.
     CHECK(rep.pairs[1].kind == "same-scale");
+    CHECK(rep.pairs[1].comparable);
+    CHECK(rep.pairs[1].from.accelerators == 8);
+    CHECK(rep.pairs[1].to.accelerators == 8);
+    CHECK(rep.pairs[1].speedup == doctest::Approx(1.25));
+    // The terminal says carried, not a speedup below 1.
+    std::string out;
+    REQUIRE(run_referee("speedup --benchmark bert --from 3.0.0 --to 3.1.0 " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "carried: NVIDIA: training-3.1.0's fastest bert result is carried from an earlier round"));
+    CHECK_FALSE(contains(out, "0.01x"));
+  }
+
+  TEST_CASE("speedup: the earlier round's record may be a carried one; a faster new result beats it") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r30 = d.round("training-3.0.0", 3000000), r31 = d.round("training-3.1.0", 3001000),
+              r40 = d.round("training-4.0.0", 4000000);
+    long long p30 = d.package(r30, "NVIDIA"), p31 = d.package(r31, "NVIDIA"), p40 = d.package(r40, "NVIDIA");
+    d.result(p30, "big", "NVIDIA", "NVIDIA H100-SXM5-80GB", 3072, 0.20, "big");
+    d.result(p31, "big", "NVIDIA", "NVIDIA H100-SXM5-80GB", 3072, 0.20, "big");  // carried into 3.1
+    d.result(p31, "n8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 3.0, "n8");
+    d.result(p40, "bigger", "NVIDIA", "NVIDIA H100-SXM5-80GB", 6144, 0.12, "bigger");
+    d.link_resubmissions();
+    SpeedupReport rep;
+    std::string error;
+    REQUIRE_MESSAGE(speedups(*d.s, {"3.1.0", "4.0.0", "bert", false, "", false}, &rep, &error), error);
+    REQUIRE(!rep.pairs.empty());
+    CHECK(rep.pairs[0].kind == "headline");
+    CHECK(rep.pairs[0].comparable);
+    CHECK(rep.pairs[0].from.accelerators == 3072);  // 3.1's standing record, carried from 3.0
+    CHECK(rep.pairs[0].speedup == doctest::Approx(0.20 / 0.12));
+    bool said = false;
+    for (const auto& n : rep.notes) said = said || contains(n, "training-3.1.0's fastest is a record carried into it");
+    CHECK(said);
   }
 
   TEST_CASE("speedup: efficiency only when the later result has more accelerators, the same in every output") {
@@ -262,7 +299,7 @@ TEST_SUITE("store") {
     CHECK(contains(squash(out), "\"efficiency\": null"));
   }
 
-  TEST_CASE("speedup: a group without a pair says why, also when everything was left out as a resubmission") {
+  TEST_CASE("speedup: a group without a pair says why; a round of carried records only says carried") {
     TempDir t;
     Synthetic d(t.path / "s.db");
     long long r30 = d.round("training-3.0.0", 3000000), r31 = d.round("training-3.1.0", 3001000);
@@ -284,15 +321,16 @@ TEST_SUITE("store") {
     d.link_resubmissions();
     SpeedupReport rep;
     std::string error;
-    REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "3.1.0", "rnnt", false, "", false}, &rep, &error), error);
-    CHECK(rep.pairs.empty());
-    REQUIRE(rep.notes.size() == 1);
-    CHECK(contains(rep.notes[0], "every scored closed-division rnnt result in training-3.1.0 is left out (2 resubmissions"));
-    REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "3.1.0", "maskrcnn", false, "", false}, &rep, &error), error);
-    CHECK(rep.pairs.empty());
-    REQUIRE(rep.notes.size() == 1);
-    CHECK(contains(rep.notes[0], "in training-3.0.0 is left out (1 result that a later resubmission copies"));
-    CHECK(contains(rep.notes[0], "in training-3.1.0 is left out (1 resubmission of an earlier round's results"));
+    // rnnt and maskrcnn: 3.1 holds only 3.0's records carried forward: a carried row, no same-scale pair.
+    for (const char* bench : {"rnnt", "maskrcnn"}) {
+      INFO(bench);
+      REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "3.1.0", bench, false, "", false}, &rep, &error), error);
+      REQUIRE(rep.pairs.size() == 1);
+      CHECK(rep.pairs[0].kind == "carried");
+      CHECK(contains(rep.pairs[0].reason, "training-3.1.0 has no new result"));
+      REQUIRE(rep.notes.size() == 1);
+      CHECK(contains(rep.notes[0], "no same-scale pair (training-3.1.0 has no new result, only records carried into it)"));
+    }
     REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "3.1.0", "dlrm", true, "Other", false}, &rep, &error), error);
     CHECK(rep.pairs.empty());
     REQUIRE(rep.notes.size() == 1);
@@ -300,8 +338,8 @@ TEST_SUITE("store") {
     // The terminal's chains print them: no benchmark block is left without a line.
     std::string out;
     CHECK(run_referee("speedup --all-rounds --overall " + db_arg(d.path), &out) == 0);
-    CHECK(contains(out, "overall: every scored closed-division rnnt result in training-3.1.0 is left out"));
-    CHECK(contains(out, "overall: every scored closed-division maskrcnn result in training-3.0.0 is left out"));
+    CHECK(contains(out, ": overall: training-3.1.0's fastest rnnt result is carried from an earlier round"));
+    CHECK(contains(out, ": overall: training-3.1.0's fastest maskrcnn result is carried from an earlier round"));
     CHECK(run_referee("speedup --all-rounds --submitter Other " + db_arg(d.path), &out) == 2);
     CHECK(contains(out, "Other: no scored closed-division dlrm result in training-3.0.0 or in training-3.1.0"));
   }

@@ -407,8 +407,13 @@ void pair_json(mllog::JsonWriter& w, const Speedup& s, const Price& price) {
   row_json(w, s.to, price);
   if (s.comparable) w.key("speedup").value(s.speedup); else w.key("speedup").null();
   w.key("accelerator_ratio").value(s.accelerator_ratio);
+  if (s.has_interval)
+    w.key("speedup_interval").begin_object().key("level").value(0.95).key("low").value(s.speedup_low)
+        .key("high").value(s.speedup_high).key("runs_from").value(s.runs_from).key("runs_to").value(s.runs_to).end_object();
+  else w.key("speedup_interval").null();
   if (s.comparable && s.has_efficiency) w.key("scaling_efficiency").value(s.efficiency);
   else w.key("scaling_efficiency").null();
+  if (s.comparable && s.has_efficiency) w.key("efficiency_note").value(s.efficiency_note);
   double change = 0;
   if (hours_change(s.from, s.to, &change)) w.key("accelerator_hours_change").value(change);
   else w.key("accelerator_hours_change").null();
@@ -420,7 +425,8 @@ void speedup_csv_header(Csv& csv, const Price& price) {
   csv.text("comparable").text("reason");
   csv_result_header(csv, "from_", price);
   csv_result_header(csv, "to_", price);
-  csv.text("speedup").text("accelerator_ratio").text("scaling_efficiency").text("accelerator_hours_change");
+  csv.text("speedup").text("speedup_low_95").text("speedup_high_95").text("accelerator_ratio").text("scaling_efficiency");
+  csv.text("efficiency_note").text("accelerator_hours_change");
   if (priced(price)) csv.text("price_unit");
   csv.end_row();
 }
@@ -432,8 +438,9 @@ void speedup_csv_rows(Csv& csv, const SpeedupReport& rep, const std::string& ste
     csv_result_cells(csv, s.from, price);
     csv_result_cells(csv, s.to, price);
     if (s.comparable) csv.number(s.speedup); else csv.empty();
+    if (s.has_interval) csv.number(s.speedup_low).number(s.speedup_high); else csv.empty().empty();
     csv.number(s.accelerator_ratio);
-    if (s.comparable && s.has_efficiency) csv.number(s.efficiency); else csv.empty();
+    if (s.comparable && s.has_efficiency) csv.number(s.efficiency).text(s.efficiency_note); else csv.empty().empty();
     double change = 0;
     if (hours_change(s.from, s.to, &change)) csv.number(change); else csv.empty();
     if (priced(price)) csv.text(price_unit(price));
@@ -452,8 +459,10 @@ void speedup_rows(Table& t, const SpeedupReport& rep, const Price& price, bool r
     std::vector<std::string> row;
     if (rounds_column) row.push_back(rep.from_round + " -> " + rep.to_round);
     double change = 0;
-    for (auto x : {s.kind, s.submitter, cell(s.from), fixed(s.from.score, 3), cell(s.to), fixed(s.to.score, 3),
-                   s.comparable ? fixed(s.speedup, 2) + "x" : "not comparable", fixed(s.accelerator_ratio, 2) + "x",
+    std::string speed = s.comparable ? fixed(s.speedup, 2) + "x" : s.kind == "carried" ? "carried" : "not comparable";
+    if (s.has_interval) speed += " (" + fixed(s.speedup_low, 2) + "-" + fixed(s.speedup_high, 2) + ")";
+    for (auto x : {s.kind, s.submitter, cell(s.from), minutes_text(s.from.score), cell(s.to), minutes_text(s.to.score),
+                   speed, fixed(s.accelerator_ratio, 2) + "x",
                    s.comparable && s.has_efficiency ? percent(s.efficiency, 1) : "-",
                    hours_cell(s.from) + " -> " + hours_cell(s.to), hours_change(s.from, s.to, &change) ? signed_percent(change, 1) : "-"})
       row.push_back(x);
@@ -469,8 +478,19 @@ std::vector<std::string> speedup_header(std::vector<std::string> lead, const Pri
 }
 
 void speedup_lines(std::ostream& out, const SpeedupReport& rep, const std::string& prefix) {
+  bool interval = false;
+  for (const auto& s : rep.pairs) interval = interval || s.has_interval;
+  if (interval)
+    out << "interval" << prefix << ": the speedup's 95% bootstrap interval from each side's runs, in parentheses after it; "
+           "three runs a side tell little\n";
   for (const auto& s : rep.pairs)
-    if (!s.comparable) out << "not comparable" << prefix << ": " << s.submitter << " " << s.kind << ": " << s.reason << "\n";
+    if (s.comparable && s.has_efficiency && s.efficiency > 1)
+      out << "efficiency" << prefix << ": " << s.submitter << " " << s.kind << ": " << s.efficiency_note << "\n";
+  for (const auto& s : rep.pairs)
+    if (!s.comparable)
+      out << (s.kind == "carried" ? "carried" + prefix + ": " + s.submitter
+                                  : "not comparable" + prefix + ": " + s.submitter + " " + s.kind)
+          << ": " << s.reason << "\n";
   for (const auto& n : rep.left_out) out << "left out" << prefix << ": " << n << "\n";
   for (const auto& n : rep.notes) out << "note" << prefix << ": " << n << "\n";
 }

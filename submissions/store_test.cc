@@ -938,8 +938,8 @@ TEST_SUITE("store") {
       REQUIRE(testing::run_referee("speedup --benchmark gpt3 --from training-3.0.0 --to training-3.1.0 --overall --db '" +
                                        (t.path / "r.db").string() + "'",
                                    &out) == 0);
-      CHECK(out.find("headline    overall    coreweave_hgxh100_n448_ngc23.04_pytorch (3584 x H100)  10.940  "
-                     "eos-dfw_n1344_ngc23.09_nemo (10752 x H100)   3.917    2.79x         3.00x       93.1%") !=
+      CHECK(out.find("headline    overall    coreweave_hgxh100_n448_ngc23.04_pytorch (3584 x H100)  10.94  "
+                     "eos-dfw_n1344_ngc23.09_nemo (10752 x H100)  3.917  2.79x (2.78-2.81)         3.00x       93.1%") !=
             std::string::npos);
       CHECK(out.find("same-scale  overall    dgxh100_n64_nemo (512 x H100)") != std::string::npos);
       CHECK(out.find("scale rule: ") != std::string::npos);
@@ -953,7 +953,7 @@ TEST_SUITE("store") {
       CHECK(out.find("gpt3: fastest closed-division results overall, round over round (training-3.0.0, training-3.1.0)") !=
             std::string::npos);
       CHECK(out.find("training-3.0.0 -> training-3.1.0  headline    overall    coreweave_hgxh100_n448_ngc23.04_pytorch (3584 x H100)  "
-                     "10.940  eos-dfw_n1344_ngc23.09_nemo (10752 x H100)   3.917    2.79x         3.00x       93.1%  "
+                     "10.94  eos-dfw_n1344_ngc23.09_nemo (10752 x H100)  3.917  2.79x (2.78-2.81)         3.00x       93.1%  "
                      "653.5 -> 702.0     +7.4%") != std::string::npos);
       REQUIRE(testing::run_referee("speedup --all-rounds --benchmark gpt3 --overall --json --price-per-node-month 37000" + db, &out) == 0);
       mllog::Json doc;
@@ -1027,10 +1027,12 @@ TEST_SUITE("store") {
     auto bert = find_results(*s, {"training-3.1.0", "bert", "", false}, {"Azure/ND_H100_v5_pytorch"}, &error);
     REQUIRE(bert.size() == 1);
     CHECK(bert[0].resubmission);
-    // Azure's 3.1 ResNet copies its 3.0 ResNet: both are left out, so no pair remains.
+    // Azure's 3.1 ResNet copies its 3.0 ResNet: the 3.0 record carried forward, no new result to pair.
     SpeedupReport rsp;
     REQUIRE(speedups(*s, {"training-3.0.0", "training-3.1.0", "resnet", true, "Azure", false}, &rsp, &error));
-    CHECK(rsp.pairs.empty());
+    REQUIRE(rsp.pairs.size() == 1);
+    CHECK(rsp.pairs[0].kind == "carried");
+    CHECK_FALSE(rsp.pairs[0].comparable);
     REQUIRE(!rsp.left_out.empty());
     CHECK(rsp.left_out[0].find("Azure/ND_H100_v5_mxnet (training-3.1.0)") != std::string::npos);
     // NVIDIA's ResNet: 3.0's fastest ran on 768 GPUs, 3.1's fastest new result on 64 (its 3,584-GPU result

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 namespace referee::submissions {
 
@@ -36,6 +37,14 @@ std::string fixed(double x, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
   return buf;
+}
+
+std::string minutes_text(double minutes) {
+  double a = minutes < 0 ? -minutes : minutes;
+  int decimals = a < 1 ? 4 : a < 10 ? 3 : a < 100 ? 2 : a < 1000 ? 1 : 0;
+  // 9.99995 would print as "10.000": the rounding decides the width.
+  if (a < 1000 && std::stod(fixed(a, decimals)) >= (a < 1 ? 1 : a < 10 ? 10 : a < 100 ? 100 : 1000) && decimals > 0) --decimals;
+  return fixed(minutes, decimals);
 }
 
 std::string percent(double x, int decimals) { return fixed(x * 100, decimals) + "%"; }

@@ -202,8 +202,8 @@ Json convergence(const Json& values, const std::string& x_title, const std::stri
     Json band = jobj();
     set(band, "data", one());
     Json r = mark("rect");
-    set(r, "color", jstr("steelblue"));
-    set(r, "opacity", jnum(0.15));
+    set(r, "color", jstr("#888888"));
+    set(r, "opacity", jnum(0.18));
     set(band, "mark", r);
     Json e = jobj();
     set(e, "x", datum(rcp.mean - rcp.stdev));
@@ -226,11 +226,14 @@ Json convergence(const Json& values, const std::string& x_title, const std::stri
   set(enc, "tooltip", tooltips({"run", "x", "metric"}));
   set(lines, "encoding", enc);
   layers.items.push_back(lines);
+  // The reference lines are black and grey, labelled where they are drawn:
+  // the runs take the colours, so no run is mistaken for a reference.
   auto rule = [&one](const char* axis, double v, const char* color, bool dash) {
     Json l = jobj();
     set(l, "data", one());
     Json r = mark("rule");
     set(r, "color", jstr(color));
+    set(r, "strokeWidth", jnum(1.5));
     if (dash) set(r, "strokeDash", jarr({jint(6), jint(4)}));
     set(l, "mark", r);
     Json e = jobj();
@@ -238,10 +241,34 @@ Json convergence(const Json& values, const std::string& x_title, const std::stri
     set(l, "encoding", e);
     return l;
   };
-  if (has_target) layers.items.push_back(rule("y", target, "firebrick", false));
+  auto label = [&one](const char* axis, double v, const std::string& text, int offset) {
+    Json l = jobj();
+    set(l, "data", one());
+    Json t = mark("text");
+    set(t, "text", jstr(text));
+    set(t, "color", jstr("#222222"));
+    set(t, "fontSize", jint(11));
+    set(t, "align", jstr("left"));
+    set(t, "dx", jint(4));
+    set(t, "dy", jint(axis[0] == 'y' ? -6 : 0));
+    set(l, "mark", t);
+    Json e = jobj();
+    set(e, axis, datum(v));
+    Json px = jobj();
+    set(px, "value", jint(offset));
+    set(e, axis[0] == 'y' ? "x" : "y", px);
+    set(l, "encoding", e);
+    return l;
+  };
+  if (has_target) {
+    layers.items.push_back(rule("y", target, "#222222", true));
+    layers.items.push_back(label("y", target, "target", 0));
+  }
   if (rcp.has_rcp) {
-    layers.items.push_back(rule("x", rcp.mean, "steelblue", false));
-    layers.items.push_back(rule("x", rcp.min_accepted, "darkorange", true));
+    layers.items.push_back(rule("x", rcp.mean, "#222222", false));
+    layers.items.push_back(label("x", rcp.mean, "RCP mean", 10));
+    layers.items.push_back(rule("x", rcp.min_accepted, "#666666", true));
+    layers.items.push_back(label("x", rcp.min_accepted, "least accepted", 24));
   }
   set(s, "layer", layers);
   return s;

@@ -79,6 +79,15 @@ std::string fmt_ratio(double v) {
   return s;
 }
 
+std::string fmt_amount(double v) {
+  if (!std::isfinite(v)) return "-";
+  if (std::fabs(v) >= 1000) return fmt_count(std::llround(v));
+  std::string s = fmt_fixed(v, 3);
+  while (!s.empty() && s.back() == '0') s.pop_back();
+  if (!s.empty() && s.back() == '.') s.pop_back();
+  return s;
+}
+
 double difference_percent(const std::vector<double>& a, const std::vector<double>& b, int drop) {
   return 100.0 * (rules::olympic_mean(b, drop) / rules::olympic_mean(a, drop) - 1.0);
 }

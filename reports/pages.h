@@ -40,6 +40,10 @@ bool make_context(Context* ctx, std::string* error);
 std::string fmt_fixed(double v, int digits);
 std::string fmt_count(long long n);  // 10752 -> "10,752"
 std::string fmt_ratio(double v);     // 3 -> "3", 2.79 -> "2.79"
+// A count-like figure (epochs, samples, tokens to converge): from 1,000 on a
+// whole number with thousands separators (1,198,522,368), below it up to
+// three decimals without trailing zeros (3.5, 0.125).
+std::string fmt_amount(double v);
 // As `referee speedup` prints them: accelerator-hours to one decimal
 // (653.51 -> "653.5"), a change signed to one decimal (0.0742 -> "+7.4%").
 std::string fmt_hours(double h);

@@ -8,6 +8,7 @@
 
 #include "reports/charts.h"
 #include "reports/pages.h"
+#include "rules/facts.h"
 #include "rules/scoring.h"
 
 namespace referee::reports {
@@ -150,10 +151,22 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
     return true;
   };
 
+  // What the convergence figures count in this round and benchmark (rules::convergence_quantity): epochs,
+  // samples (BERT, the LLMs, flux1), tokens (GPT-3), steps (stable_diffusion in 3.1). The RCP figures
+  // stored with the result say it too; the rules decide when they do not.
+  std::string quantity = rules::convergence_quantity(r.round, r.benchmark);
+  if (const Json* q = rcp.kind == Json::Kind::Object ? rcp.find("quantity") : nullptr;
+      q && q->kind == Json::Kind::String && !q->s.empty())
+    quantity = q->s;
+  std::string quantity_title = quantity;
+  if (!quantity_title.empty())
+    quantity_title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(quantity_title[0])));
+
   // Runs.
   Table runs{"runs", "Runs",
              {{"file", "Log", "text"}, {"minutes", "Minutes", "minutes", 3}, {"counted", "Counted", "text"},
-              {"dropped", "Why not counted", "text"}, {"converged", "Converged", "text"}, {"epochs", "Epochs", "number", 2},
+              {"dropped", "Why not counted", "text"}, {"converged", "Converged", "text"},
+              {"epochs", quantity_title + " to converge", "number", 2},
               {"seed", "Seed", "text"}, {"compliant", "Compliant", "text"}, {"findings", "Findings", "number", 0}},
              {}, {"counted"}, "", ""};
   Table findings{"findings", "Checks and findings",
@@ -224,16 +237,15 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
                     "names the runs)", "a distinct seed in every run", "missing or repeated seeds");
   if (!rcp_status.empty() && !r.rcp_pass) {
     double mean = 0, least = 0, rmean = 0, rsd = 0, batch = 0;
-    std::string unit = "epochs";
-    if (const Json* u = rcp.kind == Json::Kind::Object ? rcp.find("unit") : nullptr; u && u->kind == Json::Kind::String) unit = u->s;
+    const std::string& unit = quantity;
     if (rcp_num("submission_mean", &mean) && rcp_num("min_epochs", &least)) {
       std::string ref;
       if (rcp_num("rcp_mean", &rmean) && rcp_num("rcp_stdev", &rsd))
-        ref = "; reference " + fmt_fixed(rmean, 2) + " ± " + fmt_fixed(rsd, 2) + " " + unit +
+        ref = "; reference " + fmt_amount(rmean) + " ± " + fmt_amount(rsd) + " " + unit +
               (rcp_num("batch_size", &batch) ? " at batch size " + fmt_ratio(batch) : "");
       reason("RCP", "the runs converge in fewer " + unit + " on average than the reference convergence points allow (" +
                         rcp_status + ref + ")",
-             "mean of at least " + fmt_fixed(least, 2) + " " + unit, "mean " + fmt_fixed(mean, 2) + " " + unit);
+             "mean of at least " + fmt_amount(least) + " " + unit, "mean " + fmt_amount(mean) + " " + unit);
     } else {
       const Json* m = rcp.kind == Json::Kind::Object ? rcp.find("message") : nullptr;
       reason("RCP", "the RCP check failed" + (m && m->kind == Json::Kind::String ? ": " + m->s : std::string()) + " (" +
@@ -358,26 +370,23 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
       points = std::move(alt);
       drawn_unit = other;
       lines.has_rcp = false;  // the RCP counts another unit: its lines would not be on this axis
-      rcp_note = "The RCP counts " + unit + " but the logs' evaluation points carry only " + other +
+      rcp_note = "The RCP counts " + quantity + " but the logs' evaluation points carry only " + other +
                  ": the runs are drawn against " + other + ", without the RCP lines.";
     }
   }
-  std::string x_title = drawn_unit == "samples" ? "Samples" : "Epochs";
-  if (drawn_unit == unit) {
-    if (const Json* q = rcp.find("quantity"); q && q->kind == Json::Kind::String && !q->s.empty()) {
-      x_title = q->s;
-      x_title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(x_title[0])));
-    }
-  }
+  // The axis names what the numbers count (tokens for GPT-3, samples for BERT), not the column they sit in.
+  std::string drawn_quantity = drawn_unit == unit ? quantity : drawn_unit;
+  std::string x_title = drawn_quantity;
+  if (!x_title.empty()) x_title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(x_title[0])));
   std::vector<std::string> conv_notes;
   if (!rcp_note.empty()) conv_notes.push_back(rcp_note);
   if (lines.has_rcp)
-    conv_notes.push_back("Blue: the RCP mean (" + fmt_fixed(lines.mean, 2) + " " + unit + ") and mean ± stdev; orange, dashed: "
-                         "the least mean the check accepts (" + fmt_fixed(lines.min_accepted, 2) + ").");
+    conv_notes.push_back("Lines: the RCP mean (" + fmt_amount(lines.mean) + " " + quantity + ") and mean ± stdev (grey); "
+                         "dashed: the least mean the check accepts (" + fmt_amount(lines.min_accepted) + " " + quantity + ").");
   bool drawn = !points.items.empty();
   if (!drawn) conv_notes.push_back("No chart: the logs of this result have no evaluation points with epochs or samples.");
   if (drawn)
-    p.charts = {{"convergence", "Convergence: " + metric + " against " + drawn_unit,
+    p.charts = {{"convergence", "Convergence: " + metric + " against " + drawn_quantity,
                  charts::convergence(points, x_title, metric, has_target, target, lines), points}};
   p.tables = {evidence, runs, findings, system};
   p.sections = {{"Evidence", {}, {}, {"evidence"}},

@@ -634,8 +634,8 @@ TEST_CASE("a failing result's page says which check fails and why; the RCP colum
   for (const auto& row : findings->find("rows")->items)
     if (row.find("rule")->s == "RCP") {
       rcp = true;
-      CHECK(row.find("expected")->s == "mean of at least 7.42 epochs");
-      CHECK(row.find("found")->s == "mean 7.33 epochs");
+      CHECK(row.find("expected")->s == "mean of at least 7.419 epochs");
+      CHECK(row.find("found")->s == "mean 7.333 epochs");
     }
   CHECK(rcp);
   std::string ev = dump(*by_id(rp, "tables", "evidence"));
@@ -876,7 +876,7 @@ TEST_CASE("the convergence chart draws the RCP from results.rcp_json when the st
     if (!has_column) CHECK(contains(notes, "keeps no RCP figures"));
     // The runs only without the column; with it (schema 6, filled by the
     // import) the runs, the target, the RCP band, its mean and the least mean.
-    CHECK(c->find("spec")->find("layer")->items.size() == (has_column ? 5u : 1u));
+    CHECK(c->find("spec")->find("layer")->items.size() == (has_column ? 8u : 1u));
   }
   {
     auto s = submissions::Store::open((t.path / "copy.db").string(), &error);
@@ -893,16 +893,25 @@ TEST_CASE("the convergence chart draws the RCP from results.rcp_json when the st
   auto s = open_ro((t.path / "copy.db").string());
   mllog::Json page = page_model(render_ok(*s, "results/" + std::to_string(id) + ".html"));
   const mllog::Json& layers = *by_id(page, "charts", "convergence")->find("spec")->find("layer");
-  REQUIRE(layers.items.size() == 5);  // band, runs, target, mean, least accepted mean
+  // band, runs, then each reference line with its label: target, mean, least accepted mean.
+  REQUIRE(layers.items.size() == 8);
   CHECK(num(layers.items[0].find("encoding")->find("x")->find("datum")) == 3.25);
   CHECK(num(layers.items[0].find("encoding")->find("x2")->find("datum")) == 3.75);
   CHECK(layers.items[1].find("mark")->find("type")->s == "line");  // the runs, drawn over the band
   CHECK(num(layers.items[2].find("encoding")->find("y")->find("datum")) == 2.69);
-  CHECK(num(layers.items[3].find("encoding")->find("x")->find("datum")) == 3.5);
-  CHECK(num(layers.items[4].find("encoding")->find("x")->find("datum")) == 3.1);
+  CHECK(layers.items[3].find("mark")->find("text")->s == "target");
+  CHECK(num(layers.items[4].find("encoding")->find("x")->find("datum")) == 3.5);
+  CHECK(layers.items[5].find("mark")->find("text")->s == "RCP mean");
+  CHECK(num(layers.items[6].find("encoding")->find("x")->find("datum")) == 3.1);
+  CHECK(layers.items[7].find("mark")->find("text")->s == "least accepted");
+  // The reference lines are black or grey: the runs' colours are never theirs.
+  for (size_t i : {2u, 4u, 6u}) {
+    std::string colour = layers.items[i].find("mark")->find("color")->s;
+    CHECK_MESSAGE((colour == "#222222" || colour == "#666666"), colour);
+  }
   // The band and the rules are drawn once, from one datum of their own: on the
   // chart's data a translucent band was drawn once per point, and so opaque.
-  for (size_t i : {0u, 2u, 3u, 4u}) {
+  for (size_t i : {0u, 2u, 3u, 4u, 5u, 6u, 7u}) {
     CAPTURE(i);
     const mllog::Json* data = layers.items[i].find("data");
     REQUIRE(data);

@@ -467,11 +467,9 @@ void rcp_near_fail(const ResultRow& r, const std::string& round, const RoundRule
   double bound = o.rcp_mean / o.max_speedup;
   double m = o.submission_mean / bound - 1;
   if (!(m >= 0) || m >= margin) return;
-  const rules::BenchmarkFacts* bf = rr.facts.find(bench);
-  std::string unit = !bf || bf->convergence == rules::Convergence::EpochNum ? "epochs"
-                     : bf->convergence == rules::Convergence::SamplesCount ? "samples" : "evaluation steps";
+  const std::string unit = rules::convergence_quantity(round, bench);
   Finding f = base(r, round, "rcp-near-fail", "");
-  f.rule = "rcp_checker: olympic mean of the convergence epochs >= RCP mean / max speedup (" + o.message + ")";
+  f.rule = "rcp_checker: olympic mean of the convergence points (" + unit + ") >= RCP mean / max speedup (" + o.message + ")";
   f.summary = "the RCP check passes by " + fmt(m * 100, 3) + "%: olympic mean " + fmt(o.submission_mean, 6) +
               " " + unit + " against a bound of " + fmt(bound, 6) + " (within " + fmt(margin * 100, 3) + "% of failing)";
   f.evidence.push_back(figure("olympic mean of the runs' convergence", o.submission_mean, unit));
@@ -508,14 +506,15 @@ void check_failure(const ResultRow& r, const std::string& round, const RoundRule
     rules::RcpOutcome o;
     std::string bench;
     if (rcp_outcome(r, rr, tables, &o, &bench) && o.evaluated && o.max_speedup > 0) {
-      f.evidence.push_back(figure("olympic mean of the runs' convergence", o.submission_mean, "epochs"));
-      f.evidence.push_back(figure("bound: RCP mean / max speedup", o.rcp_mean / o.max_speedup, "epochs"));
-      f.evidence.push_back(figure("RCP mean at batch size " + fmt(o.batch_size, 8), o.rcp_mean, "epochs"));
+      const std::string unit = rules::convergence_quantity(round, bench);
+      f.evidence.push_back(figure("olympic mean of the runs' convergence", o.submission_mean, unit));
+      f.evidence.push_back(figure("bound: RCP mean / max speedup", o.rcp_mean / o.max_speedup, unit));
+      f.evidence.push_back(figure("RCP mean at batch size " + fmt(o.batch_size, 8), o.rcp_mean, unit));
       f.evidence.push_back(figure("max speedup", o.max_speedup, ""));
       f.summary = o.pass ? "the RCP check failed on import (" + r.rcp_status + ") but passes with the rule set installed now: olympic mean " +
-                               fmt(o.submission_mean, 6) + " epochs >= bound " + fmt(o.rcp_mean / o.max_speedup, 6)
-                         : "the RCP check fails (" + r.rcp_status + "): olympic mean " + fmt(o.submission_mean, 6) +
-                               " epochs < bound " + fmt(o.rcp_mean / o.max_speedup, 6);
+                               fmt(o.submission_mean, 6) + " " + unit + " >= bound " + fmt(o.rcp_mean / o.max_speedup, 6)
+                         : "the RCP check fails (" + r.rcp_status + "): olympic mean " + fmt(o.submission_mean, 6) + " " +
+                               unit + " < bound " + fmt(o.rcp_mean / o.max_speedup, 6);
     } else {
       f.summary = "the RCP check fails (" + r.rcp_status + ")";
     }

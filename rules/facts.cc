@@ -271,6 +271,13 @@ std::string convergence_unit(Convergence how, const std::string& ruleset_version
   return field == "samples_count" ? "samples" : "epochs";
 }
 
+std::string convergence_quantity(const std::string& ruleset, const std::string& benchmark) {
+  // "training-3.1.0", "training_3.1.0" or "3.1.0": the version is what follows the last '-' or '_'.
+  size_t cut = ruleset.find_last_of("-_");
+  std::string version = cut == std::string::npos ? ruleset : ruleset.substr(cut + 1);
+  return convergence_quantity(benchmark, convergence_of(benchmark), version);
+}
+
 std::string convergence_quantity(const std::string& benchmark, Convergence how, const std::string& ruleset_version) {
   std::string unit = convergence_unit(how, ruleset_version);
   if (unit != "epochs") return unit;

@@ -85,5 +85,11 @@ std::string convergence_unit(Convergence how, const std::string& ruleset_version
 // are in the millions), "tokens" for GPT-3 (epoch_num holds samples x
 // 2048-token sequences, RCPs about 1.2e9); otherwise the unit.
 std::string convergence_quantity(const std::string& benchmark, Convergence how, const std::string& ruleset_version);
+// The same for a round named by its rule set id ("training-3.1.0" or
+// "3.1.0"), for callers that know only names (the store's rounds, pages,
+// findings): the benchmark's convergence as the RCP checker reads it in that
+// round. Every page, table, CSV and JSON names its convergence figures with
+// this word ("epochs", "samples", "tokens", "steps").
+std::string convergence_quantity(const std::string& ruleset, const std::string& benchmark);
 
 }  // namespace referee::rules

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -132,6 +133,40 @@ std::string canonical_availability(const std::string& status) {
   std::string lower = base::lower(status);
   for (const auto& [k, v] : map)
     if (lower == k) return v;
+  return "";
+}
+
+std::string availability_category(const std::string& status) {
+  if (std::string c = canonical_availability(status); !c.empty()) return c;
+  // Words of the text, lower case, hyphens, underscores and punctuation as spaces.
+  std::vector<std::string> words;
+  std::string w;
+  for (char ch : base::lower(status)) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) {
+      w += ch;
+    } else if (!w.empty()) {
+      words.push_back(w);
+      w.clear();
+    }
+  }
+  if (!w.empty()) words.push_back(w);
+  std::vector<std::string> kept;
+  for (const auto& x : words)
+    if (x != "in" && x != "on" && x != "the" && x != "a") kept.push_back(x);
+  auto has = [&](const char* x) { return std::find(kept.begin(), kept.end(), x) != kept.end(); };
+  auto has_prefix = [&](const char* x) {
+    for (const auto& k : kept)
+      if (k.rfind(x, 0) == 0) return true;
+    return false;
+  };
+  if (kept.empty()) return "";
+  if (has("cloud") && (kept.size() == 1 || has("available"))) return "Available cloud";
+  if ((has_prefix("prem") || has("onprem") || has("onpremise") || has("onpremises")) &&
+      (kept.size() == 1 || has("available")))
+    return "Available on-premise";
+  if (kept.size() == 1 && kept[0] == "available") return "Available on-premise";
+  if (has("preview") && kept.size() <= 2) return "Preview";
+  if (has("rdi") || (kept[0] == "research" && kept.size() <= 4)) return "Research, Development, or Internal (RDI)";
   return "";
 }
 

@@ -114,6 +114,14 @@ std::vector<Finding> system_field_type_errors(const Value& desc);
 // "" when it is none of the spellings the summarizer knows.
 std::string canonical_availability(const std::string& status);
 
+// MLCommons' availability category of a system's `status`, whatever its
+// spelling: "Available on-premise", "Available cloud", "Preview" or
+// "Research, Development, or Internal (RDI)". Tolerant where the summarizer's
+// map is exact: case, hyphens, "in"/"on" and "premise(s)" aside ("Available in
+// cloud", "available on premise", "Available on-premises", "onprem"). ""
+// when the text names none of them (then shown as written, and flagged).
+std::string availability_category(const std::string& status);
+
 // Checks `org_dir`. Returns false (with *error) only when the package cannot
 // be checked at all (missing folder); rule breaks are in the report.
 bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::string& org_dir,

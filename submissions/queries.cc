@@ -87,7 +87,9 @@ ResultRow read_row(Stmt& st, bool pipeline) {
   ResultRow r;
   st.row(r.result_id, r.round, r.organisation, r.submitter, r.system, r.benchmark, r.division, r.availability,
          r.accelerator, r.accelerators, r.nodes);
-  r.availability = normalize_availability(r.availability);
+  r.availability_raw = r.availability;
+  if (std::string c = rules::availability_category(r.availability_raw); !c.empty()) r.availability = c;
+  else r.availability_known = false;
   const Accelerator& acc = identify_accelerator(r.accelerator);
   r.accelerator_type = acc.family;
   r.accelerator_model = acc.model();

@@ -18,7 +18,12 @@ namespace referee::submissions {
 struct ResultRow {
   long long result_id = 0;
   std::string round, organisation, submitter, system, benchmark, division;
-  std::string availability;      // normalised as the consortium's summarizer does ("Available cloud")
+  // MLCommons' category (rules::availability_category: "Available cloud" for
+  // "cloud", "Available in cloud" or "Available Cloud"); the text as written
+  // when it names none (availability_known false). availability_raw: the
+  // system description's status as written.
+  std::string availability, availability_raw;
+  bool availability_known = true;
   std::string accelerator;       // the system description's accelerator_model_name
   std::string accelerator_type;  // its family (submissions/accelerator.h): "H100" for "NVIDIA H100-SXM5-80GB"
   std::string accelerator_model;  // the family with its form factor: "H100 SXM"; what results are compared on

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "mllog/json.h"
+#include "rules/package.h"
 #include "submissions/cost.h"
 #include "submissions/fetch_round.h"
 #include "submissions/csv.h"
@@ -793,6 +794,43 @@ TEST_SUITE("store") {
     CHECK(contains(out, "it has: mini-1.0.0"));
   }
 
+  TEST_CASE("availability: every spelling to MLCommons' category, the text kept, an unknown one flagged") {
+    // 3.1's five spellings, and the summarizer's own map.
+    for (const char* raw : {"Available cloud", "Available in cloud", "Available Cloud", "cloud", "available in the cloud",
+                            "Available-Cloud"})
+      CHECK_MESSAGE(rules::availability_category(raw) == "Available cloud", raw);
+    for (const char* raw : {"Available on-premise", "Available on premise", "available on premise", "onprem",
+                            "Available on-premises", "available", "On-prem", "Available on prem"})
+      CHECK_MESSAGE(rules::availability_category(raw) == "Available on-premise", raw);
+    CHECK(rules::availability_category("preview") == "Preview");
+    CHECK(rules::availability_category("Preview") == "Preview");
+    CHECK(rules::availability_category("RDI") == "Research, Development, or Internal (RDI)");
+    CHECK(rules::availability_category("Research, Development, or Internal") == "Research, Development, or Internal (RDI)");
+    for (const char* raw : {"", "somewhere", "not available", "cloudy day at the premises of ACME"})
+      CHECK_MESSAGE(rules::availability_category(raw).empty(), raw);
+    // The store's rows: the category shown, the text kept, an unknown one flagged.
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r31 = d.round("training-3.1.0", 3001000);
+    long long p = d.package(r31, "NVIDIA");
+    d.result(p, "a", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 20.0, "a", "Available in cloud");
+    d.result(p, "b", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 21.0, "b", "available on premise");
+    d.result(p, "c", "NVIDIA", "NVIDIA H100-SXM5-80GB", 8, 22.0, "c", "somewhere");
+    std::string error;
+    auto rows = results_for(*d.s, {"3.1.0", "bert", "", false}, &error);
+    REQUIRE(rows.size() == 3);
+    std::map<std::string, const ResultRow*> by;
+    for (const auto& r : rows) by[r.system] = &r;
+    CHECK(by["a"]->availability == "Available cloud");
+    CHECK(by["a"]->availability_raw == "Available in cloud");
+    CHECK(by["b"]->availability == "Available on-premise");
+    CHECK(by["c"]->availability == "somewhere");
+    CHECK_FALSE(by["c"]->availability_known);
+    std::string out;
+    REQUIRE(run_referee("leaderboard --round 3.1.0 --benchmark bert --json " + db_arg(d.path), &out) == 0);
+    CHECK(contains(squash(out), "\"availability\": \"Available cloud\",\"availability_raw\": \"Available in cloud\""));
+  }
+
   TEST_CASE("availability is shown as the consortium's summarizer normalises it") {
     CHECK(normalize_availability("onprem") == "Available on-premise");
     CHECK(normalize_availability("Available Cloud") == "Available cloud");
@@ -952,7 +990,7 @@ TEST_SUITE("store") {
     CHECK(csv[0][csv[0].size() - 2] == "review_status");
     CHECK(csv[1][csv[1].size() - 2] == "objection open (objection 1)");
     CHECK(csv[2][csv[2].size() - 2] == "normalised x1.0758 (decision 1)");
-    CHECK(std::stod(csv[2][13]) == doctest::Approx(256 * 0.85454 * 1.07575758 / 60));
+    CHECK(std::stod(csv[2][14]) == doctest::Approx(256 * 0.85454 * 1.07575758 / 60));
   }
 
   TEST_CASE("a failed RCP check the committee normalised reads accepted by the decision, the published figure as published") {
@@ -1218,16 +1256,16 @@ TEST_SUITE("store") {
     auto rows = read_csv(out);
     REQUIRE(rows.size() == 3);
     CHECK(rows[0] == std::vector<std::string>{"benchmark", "rank", "round", "organisation", "system", "submitter", "division",
-                                              "availability", "accelerator", "accelerator_type", "accelerators", "nodes",
+                                              "availability", "availability_raw", "accelerator", "accelerator_type", "accelerators", "nodes",
                                               "score_minutes", "accelerator_hours", "checks_pass", "resubmission", "review_status",
                                               "checks"});
     CHECK(rows[1][4] == "'@sys");
     CHECK(rows[1][5] == "'-Org");
-    CHECK(rows[1][12] == "40");
+    CHECK(rows[1][13] == "40");
     CHECK(rows[2][4] == "'=cmd|' /C calc'!A0");
     CHECK(rows[2][5] == "Org, \"Inc\"");
     CHECK(contains(out, "\"Org, \"\"Inc\"\"\""));
-    CHECK(rows[2][13] == "9.733333333333333");  // 8 x 73 min / 60
+    CHECK(rows[2][14] == "9.733333333333333");  // 8 x 73 min / 60
     for (const auto& cmd : {"list rounds", "list systems --round 3.1.0", "scaling --round 3.1.0 --benchmark bert --submitter Org",
                             "compare --round 3.1.0 --benchmark bert @sys Org/=cmd|' /C calc'!A0"}) {
       CAPTURE(cmd);

@@ -25,7 +25,8 @@ void row_json(mllog::JsonWriter& w, const ResultRow& r, const Price& price = {})
   w.begin_object();
   w.key("round").value(r.round).key("organisation").value(r.organisation).key("submitter").value(r.submitter);
   w.key("system").value(r.system).key("benchmark").value(r.benchmark).key("division").value(r.division);
-  w.key("availability").value(r.availability).key("accelerator").value(r.accelerator);
+  w.key("availability").value(r.availability).key("availability_raw").value(r.availability_raw);
+  w.key("accelerator").value(r.accelerator);
   w.key("accelerator_type").value(r.accelerator_type).key("accelerator_model").value(r.accelerator_model);
   w.key("accelerators").value(r.accelerators).key("nodes").value(r.nodes);
   if (r.has_score) w.key("score_minutes").value(r.score); else w.key("score_minutes").null();
@@ -154,8 +155,8 @@ std::string signed_percent(double x, int digits) { return (x >= 0 ? "+" : "") + 
 // ---------------------------------------------------------------- CSV
 // The columns of one result, each name prefixed with `p` ("from_", "to_").
 void csv_result_header(Csv& c, const std::string& p, const Price& price) {
-  for (const char* col : {"round", "organisation", "system", "submitter", "division", "availability", "accelerator",
-                          "accelerator_type", "accelerators", "nodes", "score_minutes", "accelerator_hours"})
+  for (const char* col : {"round", "organisation", "system", "submitter", "division", "availability", "availability_raw",
+                          "accelerator", "accelerator_type", "accelerators", "nodes", "score_minutes", "accelerator_hours"})
     c.text(p + col);
   if (priced(price)) c.text(p + "cost");
   for (const char* col : {"checks_pass", "resubmission", "review_status", "checks"}) c.text(p + col);
@@ -163,7 +164,7 @@ void csv_result_header(Csv& c, const std::string& p, const Price& price) {
 
 void csv_result_cells(Csv& c, const ResultRow& r, const Price& price) {
   c.text(r.round).text(r.organisation).text(r.system).text(r.submitter).text(r.division).text(r.availability);
-  c.text(r.accelerator).text(r.accelerator_type).integer(r.accelerators).integer(r.nodes);
+  c.text(r.availability_raw).text(r.accelerator).text(r.accelerator_type).integer(r.accelerators).integer(r.nodes);
   if (r.has_score) c.number(r.score); else c.empty();
   double h = 0, cost = 0;
   if (accelerator_hours(r, &h)) c.number(h); else c.empty();

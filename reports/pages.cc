@@ -159,7 +159,7 @@ std::vector<long long> result_ids(Context& ctx) {
 std::vector<std::pair<long long, long long>> auto_pairs(const std::vector<ResultRow>& rows) {
   std::vector<const ResultRow*> closed;
   for (const auto& r : rows)
-    if (r.has_score && r.division == "closed" && r.review_status != "withdrawn") closed.push_back(&r);
+    if (r.has_score && r.division == "closed" && r.review_status != "withdrawn" && !r.twin_of) closed.push_back(&r);
   std::stable_sort(closed.begin(), closed.end(), [](const ResultRow* a, const ResultRow* b) { return a->score < b->score; });
   std::vector<std::pair<long long, long long>> out;
   auto add = [&](const ResultRow* a, const ResultRow* b) {
@@ -417,7 +417,8 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
     t.columns.push_back(c);
   std::vector<const ResultRow*> order;
   for (const auto& r : rows) order.push_back(&r);
-  auto ranked = [](const ResultRow* r) { return r->has_score && r->review_status != "withdrawn"; };
+  // A twin (the same logs as another result of the round) is that result: ranked once, as the first of them.
+  auto ranked = [](const ResultRow* r) { return r->has_score && r->review_status != "withdrawn" && !r->twin_of; };
   // Ranked within its division (closed, then open; one moved to open by the review ranks there), unranked last.
   std::stable_sort(order.begin(), order.end(), [&](const ResultRow* a, const ResultRow* b) {
     if (ranked(a) != ranked(b)) return ranked(a);
@@ -442,7 +443,8 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
     set(o, "nodes", jint(r->nodes));
     set(o, "score", minutes_or_null(*r));
     set(o, "verdict", jstr(std::string(submissions::checks_word(*r)) + submissions::accepted_label(*r) +
-                               (r->resubmission ? " (resubmitted)" : "")));
+                               (r->resubmission ? " (resubmitted)" : "") +
+                               (r->twin_of ? " (twin of " + r->twin_of_name + ", not ranked)" : "")));
     set(o, "rcp", jstr(submissions::rcp_text(*r)));
     set(o, "review", jstr(submissions::review_status_text(*r)));
     set(o, "accelerator_hours", hours_or_null(*r));
@@ -460,6 +462,13 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
     }
     if (r->review_status == "withdrawn")
       p.notes.push_back(r->organisation + "/" + r->system + " was withdrawn by the review; not ranked.");
+    if (!r->twins.empty()) {
+      std::string names;
+      for (const auto& n : r->twins) names += ", " + n;
+      p.notes.push_back(r->organisation + "/" + r->system + names +
+                        " are one result: their logs are the same bytes. It is ranked once, as " + r->organisation + "/" +
+                        r->system + ", and never compared with itself.");
+    }
   }
   Table pairs{"pairs", "Head to head", {{"pair", "Results", "link"}}, {}, {}, "", ""};
   for (const auto& [a, b] : site_pairs(ctx, round, benchmark, rows)) {

@@ -235,6 +235,24 @@ TEST_CASE("the HTML shell escapes what it shows and embeds the page model so tha
   CHECK(back.find("root")->s == "../../");
 }
 
+TEST_CASE("head-to-head pages never pair a result with its twin") {
+  std::vector<submissions::ResultRow> rows(4);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    rows[i].result_id = static_cast<long long>(i + 1);
+    rows[i].has_score = true;
+    rows[i].division = "closed";
+    rows[i].accelerators = 8;
+    rows[i].accelerator_model = "H100 SXM";
+    rows[i].score = 25.0;
+  }
+  rows[3].score = 24.0;
+  rows[1].twin_of = 1;  // 1, 2 and 3 are one result under three names
+  rows[2].twin_of = 1;
+  auto pairs = auto_pairs(rows);
+  REQUIRE(pairs.size() == 1);
+  CHECK(pairs[0] == std::make_pair(4LL, 1LL));
+}
+
 TEST_CASE("the bootstrap interval of a difference is deterministic and covers what the runs say") {
   std::vector<double> a = {10.0, 10.2, 9.9, 10.1, 10.05}, b = {11.0, 11.2, 10.9, 11.1, 11.05};
   Interval i1 = bootstrap_difference(a, b, 1), i2 = bootstrap_difference(a, b, 1);

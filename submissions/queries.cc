@@ -148,11 +148,11 @@ ResultRow read_row(Stmt& st, bool pipeline) {
 bool load_runs(Store& s, ResultRow* r, std::string* error) {
   // Stores before schema 3 have no runs.dropped: derive it as migration 3 does.
   Stmt st(s.db(), s.opened_version() >= 3
-                      ? "SELECT file, minutes, counted, dropped FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes"
+                      ? "SELECT file, minutes, counted, dropped, content_sha256 FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes"
                       : R"sql(SELECT file, minutes, counted, CASE WHEN counted THEN NULL
                                 WHEN compliant = 0 OR minutes IS NULL THEN 'noncompliant'
                                 WHEN (SELECT x.score_minutes FROM results x WHERE x.id = runs.result_id) IS NOT NULL
-                                THEN 'olympic' ELSE NULL END
+                                THEN 'olympic' ELSE NULL END, content_sha256
                               FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes)sql");
   st.bind(1, r->result_id);
   while (st.step()) {
@@ -160,8 +160,30 @@ bool load_runs(Store& s, ResultRow* r, std::string* error) {
     r->run_minutes.push_back(st.col_null(1) ? -1 : st.col_double(1));
     r->run_counted.push_back(st.col_int(2) != 0);
     r->run_dropped.push_back(st.col_null(3) ? "" : st.col_text(3));
+    r->run_digests.push_back(st.col_text(4));
   }
+  std::sort(r->run_digests.begin(), r->run_digests.end());
   return finished(s, st, "reading runs", error);
+}
+
+// Results of one round and benchmark whose runs are the same bytes: the first
+// by name is the one ranked; the others point at it.
+void mark_twins(std::vector<ResultRow>* rows) {
+  std::map<std::vector<std::string>, std::vector<ResultRow*>> by_logs;
+  for (auto& r : *rows)
+    if (!r.run_digests.empty()) by_logs[r.run_digests].push_back(&r);
+  for (auto& [logs, group] : by_logs) {
+    if (group.size() < 2) continue;
+    std::sort(group.begin(), group.end(), [](const ResultRow* a, const ResultRow* b) {
+      return std::tie(a->organisation, a->system, a->result_id) < std::tie(b->organisation, b->system, b->result_id);
+    });
+    ResultRow* first = group.front();
+    for (size_t i = 1; i < group.size(); ++i) {
+      group[i]->twin_of = first->result_id;
+      group[i]->twin_of_name = first->organisation + "/" + first->system;
+      first->twins.push_back(group[i]->organisation + "/" + group[i]->system);
+    }
+  }
 }
 
 bool matches_submitter(const ResultRow& r, const std::string& who) {
@@ -359,6 +381,7 @@ std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error)
   if (!finished(s, st, "reading results", error)) return {};
   for (auto& r : out)
     if (!load_runs(s, &r, error)) return {};
+  mark_twins(&out);
   if (out.empty()) *error = "no " + lower(q.division) + (q.division.empty() ? "" : "-division ") + benchmark + " results in " + round;
   return out;
 }
@@ -461,6 +484,12 @@ std::string withdrawn_note(const ResultRow& r) {
          (r.decision_id ? " (decision " + std::to_string(r.decision_id) + ")" : std::string()) + "; not ranked";
 }
 
+// The reason a twin is not ranked.
+std::string twin_note(const ResultRow& r) {
+  return name_of(r) + " is the same logs, byte for byte, as " + r.twin_of_name +
+         ": one result, ranked once as " + r.twin_of_name + " with its twins named";
+}
+
 }  // namespace
 
 namespace {
@@ -492,6 +521,10 @@ std::vector<ResultRow> leaderboard(Store& s, const Query& q, std::string* error,
       if (left_out) left_out->push_back(withdrawn_note(r));
       continue;
     }
+    if (r.twin_of) {
+      if (left_out && r.has_score) left_out->push_back(twin_note(r));
+      continue;
+    }
     if (r.has_score) out.push_back(std::move(r));
   }
   std::stable_sort(out.begin(), out.end(), division_rank_less);
@@ -516,6 +549,10 @@ std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& 
     if (!r.has_score || !matches_submitter(r, who)) continue;
     if (r.review_status == "withdrawn") {
       if (left_out) left_out->push_back(withdrawn_note(r));
+      continue;
+    }
+    if (r.twin_of) {
+      if (left_out) left_out->push_back(twin_note(r));
       continue;
     }
     // A baseline is of the same division: a result moved to open never sets a closed series' baseline.
@@ -621,7 +658,7 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
   auto group = [&](const std::vector<ResultRow>& rows, std::map<std::string, LeftOut>* dropped, Group* carried_in) {
     Group g;
     for (const auto& r : rows) {
-      if (!r.has_score || !matches_submitter(r, who)) continue;
+      if (!r.has_score || !matches_submitter(r, who) || r.twin_of) continue;  // a twin is its first's result
       std::string key = q.per_submitter ? lower(r.submitter) : std::string("overall");
       if (!shown.count(key) || !excluded.count(r.result_id)) shown[key] = q.per_submitter ? r.submitter : key;
       if (excluded.count(r.result_id)) {

@@ -62,6 +62,16 @@ struct ResultRow {
   // count", "seeds", ...); empty when it passes.
   bool failed_checks_known = false;
   std::vector<std::string> failed_checks;
+  // Twins: results of one round and benchmark whose logs are the same bytes
+  // (every run's content digest equal, as one system submitted under several
+  // names: 4.0's smc, smc-ac-power, smc-dc-power). They are one result: the
+  // first by organisation/system name is ranked and compared, naming the
+  // others in `twins`; the others carry its id in `twin_of` and are never
+  // ranked, paired or compared with it.
+  long long twin_of = 0;
+  std::string twin_of_name;        // "ORG/SYSTEM" of that result
+  std::vector<std::string> twins;  // "ORG/SYSTEM" of its twins (on the one ranked)
+  std::vector<std::string> run_digests;  // the runs' content digests, sorted
 };
 
 // The decision by which the committee accepted a result whose checks fail: a

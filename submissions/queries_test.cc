@@ -97,7 +97,7 @@ struct Synthetic {
     long long id = last();
     for (int i = 0; i < 3; ++i) {
       Stmt run(s->db(), R"sql(INSERT INTO runs(result_id, file, content_sha256, fingerprint, minutes, compliant, counted,
-                                messages_json) VALUES (?1, ?2, 'c', ?3, ?4, 1, 1, '[]'))sql");
+                                messages_json) VALUES (?1, ?2, ?3, ?3, ?4, 1, 1, '[]'))sql");
       run.bind(1, id).bind(2, "result_" + std::to_string(i) + ".txt").bind(3, fingerprint + std::to_string(i)).bind(4, minutes);
       REQUIRE(run.run());
     }
@@ -216,6 +216,47 @@ TEST_SUITE("store") {
     REQUIRE(run_referee("speedup --benchmark bert --from 3.0.0 --to 3.1.0 " + db_arg(d.path), &out) == 0);
     CHECK(contains(out, "carried: NVIDIA: training-3.1.0's fastest bert result is carried from an earlier round"));
     CHECK_FALSE(contains(out, "0.01x"));
+  }
+
+  TEST_CASE("twins: results whose logs are the same bytes are one result, ranked once, never compared with each other") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r30 = d.round("training-3.0.0", 3000000), r40 = d.round("training-4.0.0", 4000000);
+    long long p30 = d.package(r30, "SMC"), p40 = d.package(r40, "SMC"), q40 = d.package(r40, "Other");
+    d.result(p30, "smc", "SMC", "NVIDIA H100-SXM5-80GB", 8, 30.0, "old");
+    // One system's logs under three names (4.0: smc, smc-ac-power, smc-dc-power), and another result.
+    d.result(p40, "smc-dc-power", "SMC", "NVIDIA H100-SXM5-80GB", 8, 25.0, "same");
+    d.result(p40, "smc", "SMC", "NVIDIA H100-SXM5-80GB", 8, 25.0, "same");
+    d.result(p40, "smc-ac-power", "SMC", "NVIDIA H100-SXM5-80GB", 8, 25.0, "same");
+    d.result(q40, "other", "Other", "NVIDIA H100-SXM5-80GB", 8, 24.0, "other");
+    std::string error;
+    std::vector<std::string> left_out;
+    auto board = leaderboard(*d.s, {"4.0.0", "bert", "closed", false}, &error, &left_out);
+    REQUIRE(board.size() == 2);  // ranked once
+    CHECK(board[0].system == "other");
+    CHECK(board[1].system == "smc");  // the first of the twins by name
+    CHECK(board[1].twins == std::vector<std::string>{"SMC/smc-ac-power", "SMC/smc-dc-power"});
+    REQUIRE(left_out.size() == 2);
+    for (const auto& n : left_out) CHECK(contains(n, "is the same logs, byte for byte, as SMC/smc"));
+    // Speedup: one same-scale pair for SMC (3.0's smc against 4.0's smc), not three.
+    SpeedupReport rep;
+    REQUIRE_MESSAGE(speedups(*d.s, {"3.0.0", "4.0.0", "bert", true, "SMC", false}, &rep, &error), error);
+    int same = 0;
+    for (const auto& p : rep.pairs) {
+      CHECK(p.to.twin_of == 0);
+      same += p.kind == "same-scale";
+    }
+    CHECK(same == 1);
+    // Scaling: one point.
+    auto series = scaling(*d.s, {"4.0.0", "bert", "", false}, "SMC", &error);
+    REQUIRE(series.size() == 1);
+    CHECK(series[0].points.size() == 1);
+    // The answers name the twins.
+    std::string out;
+    REQUIRE(run_referee("leaderboard --round 4.0.0 --benchmark bert --json " + db_arg(d.path), &out) == 0);
+    CHECK(contains(squash(out), "\"twins\": [\"SMC/smc-ac-power\",\"SMC/smc-dc-power\"]"));
+    REQUIRE(run_referee("leaderboard --round 4.0.0 --benchmark bert " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, "SMC/smc-dc-power (training-4.0.0) is the same logs, byte for byte, as SMC/smc"));
   }
 
   TEST_CASE("speedup: the earlier round's record may be a carried one; a faster new result beats it") {

@@ -29,6 +29,8 @@ void row_json(mllog::JsonWriter& w, const ResultRow& r, const Price& price = {})
   w.key("accelerator").value(r.accelerator);
   w.key("accelerator_type").value(r.accelerator_type).key("accelerator_model").value(r.accelerator_model);
   w.key("accelerators").value(r.accelerators).key("nodes").value(r.nodes);
+  if (!r.twins.empty()) w.key("twins").strings(r.twins);
+  if (r.twin_of) w.key("twin_of").value(r.twin_of_name);
   if (r.has_score) w.key("score_minutes").value(r.score); else w.key("score_minutes").null();
   double hours = 0, cost = 0;
   if (accelerator_hours(r, &hours)) w.key("accelerator_hours").value(hours); else w.key("accelerator_hours").null();

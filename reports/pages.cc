@@ -13,6 +13,7 @@
 #include "base/text.h"
 #include "base/utc_time.h"
 #include "reports/charts.h"
+#include "rules/facts.h"
 #include "rules/scoring.h"
 #include "submissions/accelerator.h"
 #include "submissions/table.h"
@@ -134,6 +135,23 @@ std::vector<std::string> benchmarks_in(Context& ctx, const std::string& round) {
   while (st.step())
     if ((round.empty() && ctx.shown(st.col_text(0))) || st.col_text(0) == round) out.insert(st.col_text(1));
   return ctx.benchmarks_cache[round] = std::vector<std::string>(out.begin(), out.end());
+}
+
+std::vector<std::string> lineages_in(Context& ctx) {
+  std::set<std::string> out;
+  for (const auto& r : ctx.rounds)
+    for (const auto& b : benchmarks_in(ctx, r)) out.insert(rules::benchmark_lineage(r, b));
+  return {out.begin(), out.end()};
+}
+
+std::string name_in_round(Context& ctx, const std::string& round, const std::string& lineage) {
+  for (const auto& b : benchmarks_in(ctx, round))
+    if (rules::benchmark_lineage(round, b) == lineage) return b;
+  return "";
+}
+
+std::string benchmark_page(const std::string& round, const std::string& benchmark) {
+  return "benchmarks/" + safe_name(rules::benchmark_lineage(round, benchmark)) + ".html";
 }
 
 std::vector<std::string> submitters_of(Context& ctx, const std::string& benchmark) {
@@ -272,16 +290,19 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
   Table benches{"benchmarks", "Benchmarks", {{"benchmark", "Benchmark", "link"}, {"rounds", "Rounds", "text"}}, {}, {}, "", ""};
   Table scaling{"scaling", "Scaling", {{"benchmark", "Benchmark", "text"}, {"submitter", "Submitter", "text"}, {"page", "Page", "link"}},
                 {}, {"benchmark", "submitter"}, "", ""};
-  for (const auto& b : benchmarks_in(ctx, "")) {
+  // One row per benchmark, a renamed one once (ssd in 2.0-4.1 is retinanet), its earlier name said.
+  for (const auto& b : lineages_in(ctx)) {
     std::string in;
     for (const auto& r : ctx.rounds) {
-      auto bs = benchmarks_in(ctx, r);
-      if (std::find(bs.begin(), bs.end(), b) != bs.end()) in += (in.empty() ? "" : ", ") + r;
+      std::string name = name_in_round(ctx, r, b);
+      if (!name.empty()) in += (in.empty() ? "" : ", ") + r + (name == b ? "" : " (as " + name + ")");
     }
     Json o = jobj();
     set(o, "benchmark", jlink(b, p.href("benchmarks/" + safe_name(b) + ".html")));
     set(o, "rounds", jstr(in));
     benches.rows.push_back(o);
+  }
+  for (const auto& b : benchmarks_in(ctx, "")) {
     for (const auto& s : submitters_of(ctx, b)) {
       Json r = jobj();
       set(r, "benchmark", jstr(b));
@@ -400,7 +421,7 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
                     benchmark + " in " + round + ": leaderboard");
   p.rounds = {round};
   p.nav.emplace_back(round, p.href("rounds/" + safe_name(round) + "/index.html"));
-  p.nav.emplace_back(benchmark + " round over round", p.href("benchmarks/" + safe_name(benchmark) + ".html"));
+  p.nav.emplace_back(rules::benchmark_lineage(round, benchmark) + " round over round", p.href(benchmark_page(round, benchmark)));
   auto energy = energy_kwh(ctx, round, benchmark);
   bool priced = ctx.options.price.per != submissions::Price::Per::None;
   Table t{"leaderboard", "Results ranked by time to train",
@@ -495,10 +516,17 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
 // ---- round over round ----------------------------------------------------
 
 bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::string* error) {
+  // `benchmark` is a lineage (rules::benchmark_lineage): a benchmark renamed
+  // between rounds is one page, each round read under its own name.
   std::vector<std::string> rounds;  // shown rounds that have the benchmark
+  std::map<std::string, std::string> name_of_round;
+  std::vector<std::string> rename_notes;
   for (const auto& r : ctx.rounds) {
-    auto bs = benchmarks_in(ctx, r);
-    if (std::find(bs.begin(), bs.end(), benchmark) != bs.end()) rounds.push_back(r);
+    std::string name = name_in_round(ctx, r, benchmark);
+    if (name.empty()) continue;
+    rounds.push_back(r);
+    name_of_round[r] = name;
+    if (std::string n = rules::benchmark_rename_note(r, name); !n.empty()) rename_notes.push_back(n + ": one benchmark.");
   }
   if (rounds.empty()) {
     out->missing = true;
@@ -517,16 +545,17 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
   // Each round's fastest as it stands: its new results, or a record carried
   // into it (a resubmission of an earlier round's result) when that is
   // faster, marked as carried: the record stood, nothing regressed.
-  std::vector<std::string> fastest_notes = {
+  std::vector<std::string> fastest_notes = rename_notes;
+  fastest_notes.push_back(
       "Closed division. A resubmission (a later round's copy of an earlier round's result) counts in the round it was "
       "first submitted in; where it is still a later round's fastest, that round's row is the record carried forward "
-      "(\"Carried\", a hollow point), not a new result and not a regression."};
+      "(\"Carried\", a hollow point), not a new result and not a regression.");
   std::map<std::string, std::vector<std::pair<std::string, const ResultRow*>>> overall_points;  // for the join note
   std::vector<std::vector<ResultRow>> boards;
   boards.reserve(rounds.size());
   for (const auto& r : rounds) {
     std::string e;
-    boards.push_back(submissions::leaderboard(ctx.store, {r, benchmark, "closed", ctx.options.pipeline}, &e));
+    boards.push_back(submissions::leaderboard(ctx.store, {r, name_of_round[r], "closed", ctx.options.pipeline}, &e));
     const auto& board = boards.back();
     if (board.empty() && e.find("damaged") != std::string::npos) {
       *error = e;
@@ -703,7 +732,13 @@ bool scaling_page(Context& ctx, const std::string& benchmark, const std::string&
   }
   Page p = new_page("scaling/" + safe_name(benchmark) + "/" + safe_name(submitter) + ".html", "scaling",
                     benchmark + ": scaling of " + submitter);
-  p.nav.emplace_back(benchmark + " round over round", p.href("benchmarks/" + safe_name(benchmark) + ".html"));
+  std::string last_round;  // the latest shown round with the name says which benchmark it is
+  for (const auto& r : ctx.rounds) {
+    auto bs = benchmarks_in(ctx, r);
+    if (std::find(bs.begin(), bs.end(), benchmark) != bs.end()) last_round = r;
+  }
+  p.nav.emplace_back(rules::benchmark_lineage(last_round, benchmark) + " round over round",
+                     p.href(benchmark_page(last_round, benchmark)));
   Table t{"points", "Results by size",
           {{"round", "Round", "text"}, {"accelerator", "Accelerator", "text"}, {"system", "System", "link"},
            {"accelerators", "Accelerators", "number", 0}, {"score", "Minutes", "minutes", 3},

@@ -90,6 +90,10 @@ bool result_page(Context& ctx, long long result_id, Built* out, std::string* err
 // What the site holds (for build_site, and the links between pages).
 std::vector<std::string> benchmarks_in(Context& ctx, const std::string& round);  // "" = every shown round
 // Submitters with scored results of a benchmark in the shown rounds.
+// The benchmarks of the shown rounds by lineage (rules::benchmark_lineage:
+// ssd in 2.0-4.1 is retinanet), and the name a round gives one.
+std::vector<std::string> lineages_in(Context& ctx);
+std::string name_in_round(Context& ctx, const std::string& round, const std::string& lineage);
 std::vector<std::string> submitters_of(Context& ctx, const std::string& benchmark);
 // The automatic head-to-head pairs of a round's benchmark (result ids, faster
 // first): the two fastest closed results, and every pair of closed results

@@ -258,9 +258,12 @@ bool build_site(submissions::Store& store, const Options& options, const Visible
       }
     }
   }
-  for (const auto& bench : benchmarks_in(ctx, "")) {
+  // One round-over-round page per benchmark, a renamed one (ssd -> retinanet) once.
+  for (const auto& lineage : lineages_in(ctx)) {
     Built b;
-    if (!add_page(ctx, unpublished, rounds_page(ctx, bench, &b, error), b, out)) return false;
+    if (!add_page(ctx, unpublished, rounds_page(ctx, lineage, &b, error), b, out)) return false;
+  }
+  for (const auto& bench : benchmarks_in(ctx, "")) {
     for (const auto& s : submitters_of(ctx, bench)) {
       Built sc;
       if (!add_page(ctx, unpublished, scaling_page(ctx, bench, safe_name(s), &sc, error), sc, out)) return false;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -271,11 +272,48 @@ std::string convergence_unit(Convergence how, const std::string& ruleset_version
   return field == "samples_count" ? "samples" : "epochs";
 }
 
+namespace {
+std::string version_of(const std::string& ruleset) {
+  size_t cut = ruleset.find_last_of("-_");
+  return cut == std::string::npos ? ruleset : ruleset.substr(cut + 1);
+}
+struct Rename {
+  const char* old_name;
+  const char* from_version;  // first round with the old name meaning the lineage (inclusive)
+  const char* lineage;
+  const char* renamed_in;    // first round with the new name
+};
+// Policy: MLPerf Training benchmark history (RetinaNet replaced SSD in 2.0
+// keeping the key "ssd"; the keys were renamed in 5.0); the consortium's
+// benchmark_meta lists both names.
+constexpr Rename kRenames[] = {{"ssd", "2.0", "retinanet", "5.0"}, {"gnn", "4.0", "rgat", "5.0"}};
+
+bool version_at_least(const std::string& v, const char* min) {
+  int a = 0, b = 0, x = 0, y = 0;
+  std::sscanf(v.c_str(), "%d.%d", &a, &b);
+  std::sscanf(min, "%d.%d", &x, &y);
+  return a != x ? a > x : b >= y;
+}
+}  // namespace
+
+std::string benchmark_lineage(const std::string& ruleset, const std::string& benchmark) {
+  std::string v = version_of(ruleset);
+  for (const auto& r : kRenames)
+    if (benchmark == r.old_name && version_at_least(v, r.from_version) && !version_at_least(v, r.renamed_in)) return r.lineage;
+  return benchmark;
+}
+
+std::string benchmark_rename_note(const std::string& ruleset, const std::string& benchmark) {
+  std::string v = version_of(ruleset);
+  for (const auto& r : kRenames)
+    if (benchmark == r.old_name && version_at_least(v, r.from_version) && !version_at_least(v, r.renamed_in))
+      return benchmark + " in " + ruleset + " is " + r.lineage + " under its earlier name (renamed in " + r.renamed_in + ")";
+  return "";
+}
+
 std::string convergence_quantity(const std::string& ruleset, const std::string& benchmark) {
   // "training-3.1.0", "training_3.1.0" or "3.1.0": the version is what follows the last '-' or '_'.
-  size_t cut = ruleset.find_last_of("-_");
-  std::string version = cut == std::string::npos ? ruleset : ruleset.substr(cut + 1);
-  return convergence_quantity(benchmark, convergence_of(benchmark), version);
+  return convergence_quantity(benchmark, convergence_of(benchmark), version_of(ruleset));
 }
 
 std::string convergence_quantity(const std::string& benchmark, Convergence how, const std::string& ruleset_version) {

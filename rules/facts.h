@@ -92,4 +92,15 @@ std::string convergence_quantity(const std::string& benchmark, Convergence how, 
 // this word ("epochs", "samples", "tokens", "steps").
 std::string convergence_quantity(const std::string& ruleset, const std::string& benchmark);
 
+// A benchmark renamed between rounds is one benchmark: its lineage is its
+// latest name. RetinaNet replaced SSD in 2.0 under the name "ssd" (target
+// 0.34 mAP where SSD's was 0.23) and is "retinanet" from 5.0; the R-GAT
+// benchmark is "gnn" in 4.0 and 4.1 and "rgat" from 5.0. "ssd" before 2.0 is
+// SSD itself, another benchmark. Any other name is its own lineage.
+// `ruleset`: "training-4.1.0", "training_4.1.0" or "4.1.0".
+std::string benchmark_lineage(const std::string& ruleset, const std::string& benchmark);
+// "ssd in training-4.1.0 is retinanet under its earlier name (renamed in
+// 5.0)"; "" when the name is its lineage.
+std::string benchmark_rename_note(const std::string& ruleset, const std::string& benchmark);
+
 }  // namespace referee::rules

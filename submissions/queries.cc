@@ -596,6 +596,42 @@ const char* const kHeadlineScaleRule =
     "accelerators (at equal counts, same-scale rows included, the speedup says it all); a later result both smaller and "
     "slower is not comparable";
 
+namespace {
+
+// Each round's benchmarks with their lineage (rules::benchmark_lineage): a
+// benchmark renamed between rounds is one benchmark under two names.
+struct NamedBenchmark {
+  std::string round, name, lineage;
+};
+bool named_benchmarks(Store& s, std::vector<NamedBenchmark>* out, std::string* error) {
+  Stmt st(s.db(), R"sql(SELECT DISTINCT d.name, x.benchmark, d.ordinal FROM results x JOIN systems y ON x.system_id = y.id
+                        JOIN packages p ON y.package_id = p.id JOIN rounds d ON p.round_id = d.id
+                        ORDER BY d.ordinal, x.benchmark)sql");
+  while (st.step()) out->push_back({st.col_text(0), st.col_text(1), rules::benchmark_lineage(st.col_text(0), st.col_text(1))});
+  return finished(s, st, "reading benchmarks", error);
+}
+
+// The lineage `text` names (a name or a lineage, any case) among `rounds`
+// ("" = all), and each round's name for it.
+bool resolve_lineage(const std::vector<NamedBenchmark>& all, const std::vector<std::string>& rounds, const std::string& text,
+                     std::string* lineage) {
+  for (const auto& b : all) {
+    if (!rounds.empty() && std::find(rounds.begin(), rounds.end(), b.round) == rounds.end()) continue;
+    if (iequals(text, b.name) || iequals(text, b.lineage)) {
+      *lineage = b.lineage;
+      return true;
+    }
+  }
+  return false;
+}
+std::string name_in(const std::vector<NamedBenchmark>& all, const std::string& round, const std::string& lineage) {
+  for (const auto& b : all)
+    if (b.round == round && b.lineage == lineage) return b.name;
+  return "";
+}
+
+}  // namespace
+
 bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* error) {
   *out = SpeedupReport{};
   std::string from, to, bench, who;
@@ -610,15 +646,31 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
     }
   }
   // Names from the two rounds only: the store may hold rounds the caller may not see.
-  if (!resolve_benchmark(s, from, q.benchmark, &bench, error, to)) return false;
+  // A benchmark renamed between them (ssd -> retinanet) is one benchmark.
+  std::vector<NamedBenchmark> named;
+  if (!named_benchmarks(s, &named, error)) return false;
+  std::string lineage;
+  if (!resolve_lineage(named, {from, to}, q.benchmark, &lineage)) {
+    if (!resolve_benchmark(s, from, q.benchmark, &bench, error, to)) return false;
+    lineage = bench;
+  }
+  std::string bench_from = name_in(named, from, lineage), bench_to = name_in(named, to, lineage);
+  bench = lineage;
   if (!q.submitter.empty() && !resolve_submitter(s, from, q.submitter, &who, error, to)) return false;
   out->from_round = from;
   out->to_round = to;
   out->benchmark = bench;
-  auto a = results_for(s, {from, bench, "closed", q.pipeline}, error);
-  if (a.empty() && error->find("damaged") != std::string::npos) return false;
-  auto b = results_for(s, {to, bench, "closed", q.pipeline}, error);
-  if (b.empty() && error->find("damaged") != std::string::npos) return false;
+  for (const auto& [round, name] : {std::pair{from, bench_from}, std::pair{to, bench_to}})
+    if (std::string n = rules::benchmark_rename_note(round, name); !n.empty()) out->notes.push_back(n + ": one benchmark");
+  std::vector<ResultRow> a, b;
+  if (!bench_from.empty()) {
+    a = results_for(s, {from, bench_from, "closed", q.pipeline}, error);
+    if (a.empty() && error->find("damaged") != std::string::npos) return false;
+  }
+  if (!bench_to.empty()) {
+    b = results_for(s, {to, bench_to, "closed", q.pipeline}, error);
+    if (b.empty() && error->find("damaged") != std::string::npos) return false;
+  }
   error->clear();
 
   // Resubmissions: a result that copies an earlier one is carried, not new.
@@ -811,9 +863,11 @@ bool speedup_chains(Store& s, const SpeedupQuery& q, const std::function<bool(co
                     std::vector<SpeedupChain>* out, std::string* error) {
   out->clear();
   std::vector<std::string> benchmarks;
+  std::vector<NamedBenchmark> named;
+  if (!named_benchmarks(s, &named, error)) return false;
   if (!q.benchmark.empty()) {
     std::string bench;
-    if (!resolve_benchmark(s, "", q.benchmark, &bench, error)) {
+    if (!resolve_lineage(named, {}, q.benchmark, &bench) && !resolve_benchmark(s, "", q.benchmark, &bench, error)) {
       // The valid names would include those of rounds the caller may not
       // see: an unknown name is answered as one that is only there.
       if (visible && error->rfind("no benchmark", 0) == 0) *error = "no benchmark '" + q.benchmark + "' in the rounds of the store";
@@ -821,9 +875,10 @@ bool speedup_chains(Store& s, const SpeedupQuery& q, const std::function<bool(co
     }
     benchmarks.push_back(bench);
   } else {
-    Stmt st(s.db(), "SELECT DISTINCT benchmark FROM results ORDER BY benchmark");
-    while (st.step()) benchmarks.push_back(st.col_text(0));
-    if (!finished(s, st, "reading benchmarks", error)) return false;
+    // One chain per lineage: a renamed benchmark is not split in two.
+    std::set<std::string> lineages;
+    for (const auto& b : named) lineages.insert(b.lineage);
+    benchmarks.assign(lineages.begin(), lineages.end());
   }
   if (!q.submitter.empty()) {
     std::string who;
@@ -835,15 +890,10 @@ bool speedup_chains(Store& s, const SpeedupQuery& q, const std::function<bool(co
   for (const auto& bench : benchmarks) {
     SpeedupChain c;
     c.benchmark = bench;
-    Stmt st(s.db(), R"sql(SELECT d.name FROM rounds d WHERE EXISTS (SELECT 1 FROM results x JOIN systems y ON x.system_id = y.id
-                            JOIN packages p ON y.package_id = p.id WHERE p.round_id = d.id AND x.benchmark = ?1)
-                          ORDER BY d.ordinal)sql");
-    st.bind(1, bench);
-    while (st.step()) {
-      std::string round = st.col_text(0);
-      if (!visible || visible(round)) c.rounds.push_back(round);
-    }
-    if (!finished(s, st, "reading rounds", error)) return false;
+    for (const auto& b : named)  // in round order
+      if (b.lineage == bench && (!visible || visible(b.round)) &&
+          std::find(c.rounds.begin(), c.rounds.end(), b.round) == c.rounds.end())
+        c.rounds.push_back(b.round);
     // A benchmark of rounds the caller may not see is not there at all.
     if (c.rounds.empty()) {
       if (!q.benchmark.empty()) {
@@ -852,7 +902,12 @@ bool speedup_chains(Store& s, const SpeedupQuery& q, const std::function<bool(co
       }
       continue;
     }
-    if (c.rounds.size() < 2) c.notes.push_back(bench + ": only in " + c.rounds.front() + "; no round to compare with");
+    // A benchmark renamed between rounds is named as each round named it.
+    std::string named_as;
+    for (const auto& r : c.rounds)
+      if (std::string n = name_in(named, r, bench); n != bench) named_as += (named_as.empty() ? "" : ", ") + n + " in " + r;
+    std::string title = bench + (named_as.empty() ? "" : " (" + named_as + ")");
+    if (c.rounds.size() < 2) c.notes.push_back(title + ": only in " + c.rounds.front() + "; no round to compare with");
     std::vector<std::pair<std::string, std::pair<std::string, std::string>>> pairs;
     for (size_t i = 0; i + 1 < c.rounds.size(); ++i) pairs.push_back({"consecutive", {c.rounds[i], c.rounds[i + 1]}});
     if (c.rounds.size() > 2) pairs.push_back({"first-to-last", {c.rounds.front(), c.rounds.back()}});

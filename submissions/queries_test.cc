@@ -14,6 +14,7 @@
 #include <set>
 
 #include "mllog/json.h"
+#include "rules/facts.h"
 #include "rules/package.h"
 #include "submissions/cost.h"
 #include "submissions/fetch_round.h"
@@ -257,6 +258,52 @@ TEST_SUITE("store") {
     CHECK(contains(squash(out), "\"twins\": [\"SMC/smc-ac-power\",\"SMC/smc-dc-power\"]"));
     REQUIRE(run_referee("leaderboard --round 4.0.0 --benchmark bert " + db_arg(d.path), &out) == 0);
     CHECK(contains(out, "SMC/smc-dc-power (training-4.0.0) is the same logs, byte for byte, as SMC/smc"));
+  }
+
+  TEST_CASE("a benchmark renamed between rounds is one benchmark: ssd (2.0-4.1) is retinanet, gnn is rgat; SSD before 2.0 is not") {
+    CHECK(rules::benchmark_lineage("training-4.1.0", "ssd") == "retinanet");
+    CHECK(rules::benchmark_lineage("2.0.0", "ssd") == "retinanet");
+    CHECK(rules::benchmark_lineage("training-1.1.0", "ssd") == "ssd");  // SSD-ResNet34, another benchmark
+    CHECK(rules::benchmark_lineage("training_4.0.0", "gnn") == "rgat");
+    CHECK(rules::benchmark_lineage("training-5.0.0", "retinanet") == "retinanet");
+    CHECK(rules::benchmark_lineage("training-5.0.0", "bert") == "bert");
+    CHECK(rules::benchmark_rename_note("training-5.0.0", "retinanet").empty());
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r11 = d.round("training-1.1.0", 1001000), r41 = d.round("training-4.1.0", 4001000),
+              r50 = d.round("training-5.0.0", 5000000);
+    long long p11 = d.package(r11, "NVIDIA"), p41 = d.package(r41, "NVIDIA"), p50 = d.package(r50, "NVIDIA");
+    d.result(p11, "old", "NVIDIA", "NVIDIA A100-SXM4-80GB", 64, 3.0, "a", "onprem", "ssd");
+    d.result(p41, "n8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 2.0, "b", "onprem", "ssd");
+    d.result(p50, "n8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 1.6, "c", "onprem", "retinanet");
+    d.result(p41, "g8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 2.0, "g", "onprem", "gnn");
+    d.result(p50, "g8", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 1.0, "h", "onprem", "rgat");
+    std::string error;
+    for (const char* name : {"retinanet", "ssd", "SSD"}) {
+      INFO(name);
+      SpeedupReport rep;
+      REQUIRE_MESSAGE(speedups(*d.s, {"4.1.0", "5.0.0", name, false, "", false}, &rep, &error), error);
+      CHECK(rep.benchmark == "retinanet");
+      REQUIRE(!rep.pairs.empty());
+      CHECK(rep.pairs[0].comparable);
+      CHECK(rep.pairs[0].speedup == doctest::Approx(1.25));
+      bool said = false;
+      for (const auto& n : rep.notes) said = said || contains(n, "ssd in training-4.1.0 is retinanet under its earlier name");
+      CHECK(said);
+    }
+    SpeedupReport g;
+    REQUIRE_MESSAGE(speedups(*d.s, {"4.1.0", "5.0.0", "gnn", false, "", false}, &g, &error), error);
+    REQUIRE(!g.pairs.empty());
+    CHECK(g.pairs[0].speedup == doctest::Approx(2.0));
+    // The chains: one per benchmark, the renamed one whole; SSD of 1.1 stays its own.
+    std::vector<SpeedupChain> chains;
+    REQUIRE_MESSAGE(speedup_chains(*d.s, {"", "", "", false, "", false}, nullptr, &chains, &error), error);
+    std::map<std::string, std::vector<std::string>> rounds;
+    for (const auto& c : chains) rounds[c.benchmark] = c.rounds;
+    CHECK(rounds["retinanet"] == std::vector<std::string>{"training-4.1.0", "training-5.0.0"});
+    CHECK(rounds["rgat"] == std::vector<std::string>{"training-4.1.0", "training-5.0.0"});
+    CHECK(rounds["ssd"] == std::vector<std::string>{"training-1.1.0"});
+    CHECK(rounds.count("gnn") == 0);
   }
 
   TEST_CASE("speedup: the earlier round's record may be a carried one; a faster new result beats it") {
@@ -1200,7 +1247,7 @@ TEST_SUITE("store") {
     REQUIRE(chains[1].steps.size() == 1);
     CHECK(chains[1].steps[0].report.from_round == "training-3.0.0");
     CHECK(chains[1].steps[0].report.to_round == "training-4.0.0");
-    CHECK(chains[2].benchmark == "ssd");
+    CHECK(chains[2].benchmark == "retinanet");  // ssd in 4.0 is RetinaNet, renamed in 5.0
     CHECK(chains[2].steps.empty());
     REQUIRE(chains[2].notes.size() == 1);
     CHECK(contains(chains[2].notes[0], "only in training-4.0.0"));
@@ -1223,7 +1270,7 @@ TEST_SUITE("store") {
     CHECK(contains(out, "bert: fastest closed-division results overall, round over round (training-3.0.0, training-3.1.0, training-4.0.0)"));
     CHECK(contains(out, "training-3.0.0 -> training-4.0.0  headline"));
     CHECK(contains(out, "gpt3: fastest closed-division results overall, round over round (training-3.0.0, training-4.0.0)"));
-    CHECK(contains(out, "note: ssd: only in training-4.0.0; no round to compare with"));
+    CHECK(contains(out, "note: retinanet (ssd in training-4.0.0): only in training-4.0.0; no round to compare with"));
     REQUIRE(run_referee("speedup --all-rounds --overall --benchmark BERT --json " + db_arg(d.path), &out) == 0);
     auto doc = parse(out);
     CHECK(doc.find("schema")->s == "referee.speedup-chain/1");
@@ -1261,7 +1308,7 @@ TEST_SUITE("store") {
     CHECK(contains(out, "--from excludes --all-rounds"));
     // Nothing comparable anywhere: exit 2, with the notes.
     CHECK(run_referee("speedup --all-rounds --benchmark ssd " + db_arg(d.path), &out) == 2);
-    CHECK(contains(out, "note: ssd: only in training-4.0.0"));
+    CHECK(contains(out, "note: retinanet (ssd in training-4.0.0): only in training-4.0.0"));
     CHECK(contains(out, "no comparable pair of closed-division results in any two rounds of ssd"));
   }
 

@@ -3,6 +3,7 @@
 // the footer as plain HTML, escaped, so that a page without scripts still
 // says what it is and where its data files are.
 #include "reports/model.h"
+#include "reports/site.h"
 
 namespace referee::reports {
 
@@ -48,6 +49,10 @@ std::string html_escape(const std::string& s) {
   return out;
 }
 
+// The pages' icon: none, said inline (an empty data: address), so that no
+// browser asks for /favicon.ico and no page load ends in a 404.
+const char* const kIcon = "data:,";
+
 std::string page_html(const Page& page, const Meta& meta, const std::string& json) {
   const std::string root = esc(page.root());
   std::string h;
@@ -55,7 +60,8 @@ std::string page_html(const Page& page, const Meta& meta, const std::string& jso
   h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
   h += "<title>" + std::string(meta.under_review.empty() ? "" : "[under review] ") + esc(page.title) + " — referee</title>\n";
-  h += "<link rel=\"stylesheet\" href=\"" + root + "assets/referee.css\">\n</head>\n";
+  h += "<link rel=\"icon\" href=\"" + std::string(kIcon) + "\">\n";
+  h += "<link rel=\"stylesheet\" href=\"" + root + asset_url("assets/referee.css") + "\">\n</head>\n";
   h += "<body data-kind=\"" + esc(page.kind) + "\">\n<header><nav>";
   for (size_t i = 0; i < page.nav.size(); ++i)
     h += (i ? " | " : "") + std::string("<a href=\"") + esc(page.nav[i].second) + "\">" + esc(page.nav[i].first) + "</a>";
@@ -82,7 +88,7 @@ std::string page_html(const Page& page, const Meta& meta, const std::string& jso
        "; data as of " + esc(meta.data_time.empty() ? std::string("(no data)") : meta.data_time) + "; generated " +
        esc(meta.generated_at) + "</p></footer>\n";
   for (const char* s : {"vega.min.js", "vega-lite.min.js", "vega-embed.min.js", "referee.js"})
-    h += "<script src=\"" + root + "assets/" + s + "\"></script>\n";
+    h += "<script src=\"" + root + asset_url(std::string("assets/") + s) + "\"></script>\n";
   h += "</body>\n</html>\n";
   return h;
 }

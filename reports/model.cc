@@ -197,6 +197,7 @@ Json page_json(const Page& p, const Meta& meta) {
       set(co, "label", jstr(c.label));
       set(co, "type", jstr(c.type));
       if (c.digits >= 0) set(co, "digits", jint(c.digits));
+      if (c.optional) set(co, "optional", jbool(true));
       cols.items.push_back(co);
     }
     set(o, "columns", cols);

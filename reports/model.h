@@ -38,6 +38,10 @@ struct Column {
       : key(std::move(k)), label(std::move(l)), type(std::move(t)), digits(d) {}
   std::string key, label, type;  // text | number | percent | link | minutes
   int digits = -1;               // -1: not given
+  // Shown on demand: the page hides it until the reader ticks it under
+  // "Columns" (every column can be hidden or shown there), so that a table's
+  // key columns fit a laptop screen.
+  bool optional = false;
 };
 
 struct Table {

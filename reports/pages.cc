@@ -230,6 +230,13 @@ namespace {
 
 Json minutes_or_null(const ResultRow& r) { return r.has_score ? jnum(r.score) : jnull(); }
 
+// Columns shown on demand (Column::optional): the key ones fit a laptop screen.
+void optional_columns(Table* t, std::initializer_list<const char*> keys) {
+  for (auto& c : t->columns)
+    for (const char* k : keys)
+      if (c.key == k) c.optional = true;
+}
+
 std::string result_path(long long id) { return "results/" + std::to_string(id) + ".html"; }
 
 Json result_link(const Page& p, const ResultRow& r) { return jlink(result_name(r), p.href(result_path(r.result_id))); }
@@ -436,6 +443,7 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
                                                fmt_ratio(ctx.options.price.amount), "number", 2});
   for (Column c : {Column{"verdict", "Verdict", "text"}, Column{"rcp", "RCP check", "text"}, Column{"review", "Review status", "text"}})
     t.columns.push_back(c);
+  optional_columns(&t, {"availability", "nodes", "accelerator_hours", "energy_kwh", "cost"});
   std::vector<const ResultRow*> order;
   for (const auto& r : rows) order.push_back(&r);
   // A twin (the same logs as another result of the round) is that result: ranked once, as the first of them.
@@ -635,6 +643,7 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
                {"from_accelerators", "Accelerators", "number", 0}, {"from_minutes", "Minutes", "minutes", 2},
                {"to_system", "Later result", "link"}, {"to_accelerators", "Accelerators", "number", 0},
                {"to_minutes", "Minutes", "minutes", 2}, {"speedup", "Speedup", "number", 2},
+               {"interval", "95% interval", "text"},
                {"accelerator_ratio", "Accelerator ratio", "number", 2}, {"efficiency", "Efficiency", "percent", 1},
                {"from_hours", "Accelerator-hours before", "number", 1}, {"to_hours", "Accelerator-hours after", "number", 1},
                {"hours_change", "Change", "change", 1}, {"note", "Note", "text"}},
@@ -646,6 +655,8 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
     pairs.columns.insert(pairs.columns.end() - 1, Column{"from_cost", "Cost before " + price_label, "number", 0});
     pairs.columns.insert(pairs.columns.end() - 1, Column{"to_cost", "Cost after " + price_label, "number", 0});
   }
+  optional_columns(&pairs, {"from_accelerators", "to_accelerators", "accelerator_ratio", "from_hours",
+                            "to_hours", "hours_change", "from_cost", "to_cost", "interval"});
   std::vector<std::pair<std::string, std::string>> spans;
   for (size_t i = 0; i + 1 < rounds.size(); ++i) spans.emplace_back(rounds[i], rounds[i + 1]);
   if (rounds.size() > 2) spans.emplace_back(rounds.front(), rounds.back());
@@ -671,6 +682,7 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
         set(o, "to_accelerators", jint(s.to.accelerators));
         set(o, "to_minutes", jnum(s.to.score));
         set(o, "speedup", s.comparable ? jnum(s.speedup) : jnull());
+        set(o, "interval", jstr(s.has_interval ? fmt_fixed(s.speedup_low, 2) + "-" + fmt_fixed(s.speedup_high, 2) : ""));
         set(o, "accelerator_ratio", jnum(s.accelerator_ratio));
         set(o, "efficiency", s.has_efficiency ? jnum(s.efficiency) : jnull());
         double ha = 0, hb = 0;
@@ -683,12 +695,12 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
           set(o, "from_cost", submissions::run_cost(s.from, ctx.options.price, &ca) ? jnum(ca) : jnull());
           set(o, "to_cost", submissions::run_cost(s.to, ctx.options.price, &cb) ? jnum(cb) : jnull());
         }
-        set(o, "note", jstr(s.comparable ? "" : s.reason));
+        set(o, "note", jstr(s.comparable ? (s.has_efficiency && s.efficiency > 1 ? s.efficiency_note : "") : s.reason));
         pairs.rows.push_back(o);
         if (s.kind == "headline" && s.submitter == "overall" && s.comparable) {
-          std::string n = benchmark + ", fastest against fastest: " + fmt_fixed(s.from.score, 2) + " min on " +
+          std::string n = benchmark + ", fastest against fastest: " + submissions::minutes_text(s.from.score) + " min on " +
                           fmt_count(s.from.accelerators) + " " + s.from.accelerator_type + " (" + from + ", " +
-                          s.from.organisation + "/" + s.from.system + ") to " + fmt_fixed(s.to.score, 2) + " min on " +
+                          s.from.organisation + "/" + s.from.system + ") to " + submissions::minutes_text(s.to.score) + " min on " +
                           fmt_count(s.to.accelerators) + " (" + to + ", " + s.to.organisation + "/" + s.to.system +
                           "): " + fmt_fixed(s.speedup, 2) + "x faster for " + fmt_ratio(s.accelerator_ratio) +
                           "x the accelerators";

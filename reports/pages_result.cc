@@ -60,6 +60,20 @@ std::string json_text(const Json* v) {
     case Json::Kind::Float: return fmt_ratio(v->f);
     case Json::Kind::Bool: return v->b ? "true" : "false";
     case Json::Kind::Null: return "";
+    case Json::Kind::Array: {
+      // A list as text: "CUDA 12.2, NCCL 2.18".
+      std::string out;
+      for (const auto& x : v->items)
+        if (std::string t = json_text(&x); !t.empty()) out += (out.empty() ? "" : ", ") + t;
+      return out;
+    }
+    case Json::Kind::Object: {
+      // A software stack given as an object ({"cuda": "12.2", "nccl": "2.18"}): "cuda 12.2, nccl 2.18".
+      std::string out;
+      for (const auto& [k, x] : v->fields)
+        if (std::string t = json_text(&x); !t.empty()) out += (out.empty() ? "" : ", ") + k + " " + t;
+      return out;
+    }
     default: return dump(*v);
   }
 }

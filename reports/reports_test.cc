@@ -226,7 +226,12 @@ TEST_CASE("the HTML shell escapes what it shows and embeds the page model so tha
   CHECK_FALSE(contains(html, "<script>alert"));
   CHECK_FALSE(contains(html, "training-<x>"));
   CHECK_FALSE(contains(html, "<!-- comment"));
-  CHECK(contains(html, "<link rel=\"stylesheet\" href=\"../../assets/referee.css\">"));
+  // Assets by their version (a new build's are new URLs); the icon inline, so no request for /favicon.ico.
+  REQUIRE(asset_version("assets/referee.css").size() == 16);
+  CHECK(contains(html, "<link rel=\"stylesheet\" href=\"../../assets/referee.css?v=" + asset_version("assets/referee.css") + "\">"));
+  CHECK(contains(html, "src=\"../../assets/referee.js?v=" + asset_version("assets/referee.js") + "\""));
+  CHECK(contains(html, "<link rel=\"icon\" href=\"data:,\">"));
+  CHECK(asset_version("assets/nosuch.js").empty());
   size_t v = html.find("assets/vega.min.js"), vl = html.find("assets/vega-lite.min.js"),
          ve = html.find("assets/vega-embed.min.js"), r = html.find("assets/referee.js");
   CHECK((v < vl && vl < ve && ve < r && r != std::string::npos));
@@ -234,6 +239,25 @@ TEST_CASE("the HTML shell escapes what it shows and embeds the page model so tha
   CHECK(back.find("notes")->items.at(0).s == "</script><script>alert(1)</script>");
   CHECK(back.find("title")->s == p.title);
   CHECK(back.find("root")->s == "../../");
+}
+
+TEST_CASE("a software stack given as an object reads as text on the result page, not as JSON") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  std::string error;
+  auto rows = submissions::find_results(*s, {"training-3.0.0", "dlrm_dcnv2", "", false},
+                                        {"NVIDIA/dgxh100_n8_ngc23.04_merlin_hugectr"}, &error);
+  REQUIRE_MESSAGE(rows.size() == 1, error);
+  mllog::Json page = page_model(render_ok(*s, "results/" + std::to_string(rows[0].result_id) + ".html"));
+  bool seen = false;
+  for (const auto& row : by_id(page, "tables", "system")->find("rows")->items)
+    if (row.find("field")->s == "other_software_stack") {
+      seen = true;
+      CHECK(contains(row.find("value")->s, "cuda_version 12.1.0.023"));
+      CHECK_FALSE(contains(row.find("value")->s, "{"));
+    }
+  CHECK(seen);
 }
 
 TEST_CASE("head-to-head pages never pair a result with its twin") {
@@ -402,7 +426,7 @@ TEST_CASE("the GPT-3 round-over-round page states the seed's figure") {
     for (const auto& n : sec.find("notes")->items) notes += n.s + "\n";
   INFO(notes);
   CHECK(contains(notes, "10.94 min on 3,584 H100"));
-  CHECK(contains(notes, "3.92 min on 10,752"));
+  CHECK(contains(notes, "3.917 min on 10,752"));
   CHECK(contains(notes, "2.79x faster for 3x the accelerators, 93% efficiency"));
   // Accelerator-hours as the table and `referee speedup` print them (653.51 and 701.96): one decimal, a signed change.
   CHECK(contains(notes, "; 653.5 vs 702.0 accelerator-hours (+7.4%)."));

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "base/file.h"
+#include "base/digest.h"
 #include "base/text.h"
 #include "reports/pages.h"
 
@@ -191,6 +192,25 @@ bool write_file(const fs::path& p, const std::string& body, std::set<std::string
 }
 
 }  // namespace
+
+std::string asset_version(std::string_view path) {
+#ifdef REFEREE_REPORT_ASSETS
+  static const std::map<std::string, std::string, std::less<>> versions = [] {
+    std::map<std::string, std::string, std::less<>> m;
+    for (const auto& a : assets()) m[std::string(a.path)] = base::sha256_hex(a.bytes).substr(0, 16);
+    return m;
+  }();
+  if (auto it = versions.find(path); it != versions.end()) return it->second;
+#else
+  (void)path;
+#endif
+  return "";
+}
+
+std::string asset_url(std::string_view path) {
+  std::string v = asset_version(path);
+  return std::string(path) + (v.empty() ? "" : "?v=" + v);
+}
 
 std::vector<std::pair<long long, long long>> site_pairs(const Context& ctx, const std::string& round,
                                                         const std::string& benchmark,

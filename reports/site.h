@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,15 @@ struct File {
 
 // Whether a round may be shown; null = every round.
 using Visible = std::function<bool(const std::string& round)>;
+
+// The version of a bundled asset ("assets/referee.css"): the first 16 hex
+// digits of the SHA-256 of its bytes, computed once. Pages name assets with
+// it (`assets/referee.css?v=...`), so that a browser may keep an asset for
+// good (the server answers such a request `Cache-Control: immutable`) and a
+// new build's assets are new URLs. "" for a path that is no asset.
+std::string asset_version(std::string_view path);
+// "assets/referee.css?v=..." (the path alone without a version).
+std::string asset_url(std::string_view path);
 
 // Every file of the site: pages, data files and assets. False with *error
 // when the store cannot be read or Options name something it does not hold.

@@ -36,6 +36,15 @@ std::string asset_tag(const std::string& path, const std::string& body) {
 // caller, so a browser keeps them and asks again with the tag (a 304 without the bytes, not 1.5 MB of
 // charting library on every page).
 Reply tagged(const Call& call, const std::string& path, Reply r) {
+  // Asked for by its version (the pages name it so): the bytes at that URL never change, kept for good.
+  const std::string version = reports::asset_version(path);
+  std::string asked;
+  for (const auto& [k, v] : call.query)
+    if (k == "v") asked = v;
+  if (!version.empty() && asked == version) {
+    for (auto& [name, value] : r.headers)
+      if (name == "Cache-Control") value = "public, max-age=31536000, immutable";
+  }
   const std::string tag = asset_tag(path, r.body);
   r.headers.emplace_back("ETag", tag);
   if (call.if_none_match == tag) {
@@ -52,7 +61,8 @@ std::string server_page(const std::string& title, const std::string& body_html) 
   std::string out = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
   out += "<title>" + html_escape(title) + "</title>";
-  out += "<link rel=\"stylesheet\" href=\"/reports/assets/referee.css\"></head>\n<body data-kind=\"server\">";
+  out += "<link rel=\"stylesheet\" href=\"/reports/" + reports::asset_url("assets/referee.css") +
+         "\"></head>\n<body data-kind=\"server\">";
   out += "<header><nav><a href=\"/reports/index.html\">Rounds</a> <a href=\"/reports/login\">Sign in</a> "
          "<a href=\"/reports/logout\">Sign out</a></nav></header>\n";
   out += "<main><h1>" + html_escape(title) + "</h1>\n" + body_html + "</main></body></html>\n";

@@ -632,6 +632,13 @@ TEST_SUITE("serve") {
     CHECK(css.status == 200);
     CHECK(css.get_header_value("Content-Type").rfind("text/css", 0) == 0);
     CHECK(get("/reports/assets/referee.js", {}).status == 401);
+    // Asked for by its version (as every page names it), an asset is kept for good; without one it is revalidated.
+    CHECK(css.get_header_value("Cache-Control") == "no-cache");
+    auto versioned = get("/reports/assets/referee.css?v=" + reports::asset_version("assets/referee.css"), {});
+    CHECK(versioned.status == 200);
+    CHECK(versioned.get_header_value("Cache-Control") == "public, max-age=31536000, immutable");
+    CHECK(get("/reports/assets/referee.css?v=0000000000000000", {}).get_header_value("Cache-Control") == "no-cache");
+    CHECK(contains(get("/reports/login", {}).body, "/reports/assets/referee.css?v=" + reports::asset_version("assets/referee.css")));
     // The sign-in: a form, then a cookie for /reports only.
     auto form = get("/reports/login", {});
     CHECK(form.status == 200);

@@ -144,9 +144,10 @@ struct ReviewStore {
     need(org.step(), "organisation of a package");
     results[org.col_text(0) + "/" + system + "/" + bench] = id;
     for (size_t k = 0; k < runs.size(); ++k) {
-      // Each package's runs its own logs (fingerprints): none is another round's copy unless a test says so.
+      // Each package's runs its own logs (fingerprints, contents): none is another round's copy, nor another
+      // result's twin, unless a test says so.
       Stmt run(s->db(), "INSERT INTO runs(result_id, file, content_sha256, fingerprint, minutes, converged, compliant, "
-                        "counted, messages_json) VALUES (?1, ?2, 'c', ?3, ?4, 1, 1, 1, '[]')");
+                        "counted, messages_json) VALUES (?1, ?2, ?3, ?3, ?4, 1, 1, 1, '[]')");
       run.bind(1, id).bind(2, "result_" + std::to_string(k) + ".txt").bind(3, bench + system + "@" + std::to_string(package_id) + "/" + std::to_string(k))
           .bind(4, runs[k]);
       need(run.run(), "run of " + bench);

@@ -90,6 +90,18 @@
     return numberFormats[key].format(value);
   }
 
+  // A score in minutes, as every sentence and terminal table prints it
+  // (submissions::minutes_text): four significant digits, rounded from the
+  // number's exact value as printf rounds it (toFixed), so that a sentence
+  // and a table never disagree in the last digit.
+  function minutesText(v) {
+    var a = Math.abs(v);
+    var d = a < 1 ? 4 : a < 10 ? 3 : a < 100 ? 2 : a < 1000 ? 1 : 0;
+    var bound = a < 1 ? 1 : a < 10 ? 10 : a < 100 ? 100 : 1000;
+    if (a < 1000 && d > 0 && Number(a.toFixed(d)) >= bound) d -= 1;
+    return v.toFixed(d);
+  }
+
   function isNull(value) {
     return value === null || value === undefined || (typeof value === "number" && !isFinite(value));
   }
@@ -99,8 +111,9 @@
     if (isNull(value)) return NULL_TEXT;
     switch (column.type) {
       case "number":
-      case "minutes":
         return typeof value === "number" ? formatNumber(value, column.digits) : String(value);
+      case "minutes":
+        return typeof value === "number" ? minutesText(value) : String(value);
       case "percent":
         return typeof value === "number"
           ? formatNumber(value * 100, column.digits === undefined ? 1 : column.digits) + "%"
@@ -241,6 +254,9 @@
     var baseline = table.baseline && table.baseline.value ? table.baseline : null;
     var id = slug(table.id);
     var state = { filter: {}, sort: null, dir: 1, base: -1 };
+    // Columns the model marks optional start hidden; the reader shows or hides any column under "Columns".
+    var hidden = {};
+    columns.forEach(function (c) { if (c.optional) hidden[c.key] = true; });
 
     function columnFor(key) {
       for (var i = 0; i < columns.length; i++) if (columns[i].key === key) return columns[i];
@@ -341,7 +357,7 @@
     }
 
     function shownColumns() {
-      var cols = columns.slice();
+      var cols = columns.filter(function (c) { return !hidden[c.key]; });
       if (baseline && state.base >= 0) {
         var rel = relativeColumn();
         var at = -1;
@@ -421,9 +437,30 @@
         : order.length + " of " + rows.length + " rows";
     }
 
+    // The column choice: a checkbox per column, the optional ones unticked.
+    var chooser = null;
+    if (columns.length > 4) {
+      var boxes = columns.map(function (c) {
+        var boxId = "column-" + id + "-" + slug(c.key);
+        var box = el("input", { type: "checkbox", id: boxId, "data-column": c.key });
+        box.checked = !hidden[c.key];
+        box.addEventListener("change", function () {
+          hidden[c.key] = !box.checked;
+          if (hidden[c.key] && state.sort === c.key) state.sort = null;
+          update();
+        });
+        return el("label", { "for": boxId, className: "column-choice" }, [box, " " + (c.label || c.key)]);
+      });
+      var optional = columns.filter(function (c) { return c.optional; }).length;
+      chooser = el("details", { className: "columns" }, [
+        el("summary", { text: "Columns" + (optional ? " (" + optional + " more)" : "") })
+      ].concat(boxes));
+    }
+
     update();
     return el("div", { className: "table-block", "data-table-block": table.id }, [
       controls.childNodes.length ? controls : null,
+      chooser,
       el("div", { className: "table-scroll" }, [tableNode]),
       count,
       downloads(table)

@@ -7,7 +7,8 @@
 //     under the folder goes through, anything else is aborted and fails);
 //   - every chart drew SVG marks, and the marks carry the spec's numbers
 //     (the datums in the vega view's scenegraph, compared exactly);
-//   - every table shows as many rows as its JSON has;
+//   - every table shows as many rows as its JSON has, and at 1,366 x 768 (a
+//     laptop screen) its default columns fit its box: no key column off-screen;
 //   - every relative link, stylesheet and script resolves to a file in the folder;
 //   - the footer names the referee version, the rule sets and the data time;
 //   - assets/LICENSES.txt carries the licence texts of vega, vega-lite and vega-embed;
@@ -151,7 +152,10 @@ function pageFacts() {
   });
   const tables = (page.tables || []).map((t) => {
     const table = document.querySelector(`table[data-table="${CSS.escape(t.id)}"]`);
-    return { id: t.id, found: !!table, rendered: table ? table.tBodies[0].rows.length : 0 };
+    // How far the table runs past its box with the columns shown by default (a key column off-screen).
+    const box = table ? table.closest(".table-scroll") : null;
+    const overflow = box ? box.scrollWidth - box.clientWidth : 0;
+    return { id: t.id, found: !!table, rendered: table ? table.tBodies[0].rows.length : 0, overflow };
   });
   const refs = [];
   for (const a of document.querySelectorAll("a[href]")) refs.push({ kind: "link", ref: a.getAttribute("href"), url: a.href });
@@ -245,7 +249,7 @@ async function exerciseFilter(page, table) {
 // Sorting by a number column: ascending on the first click (empty cells last),
 // descending on the second.
 async function exerciseSort(page, table) {
-  const candidates = (table.columns || []).filter((c) => ["number", "minutes", "percent", "change"].includes(c.type) &&
+  const candidates = (table.columns || []).filter((c) => !c.optional && ["number", "minutes", "percent", "change"].includes(c.type) &&
     new Set(table.rows.map((r) => r[c.key]).filter((v) => typeof v === "number")).size > 1);
   // One with empty cells if there is one.
   const col = candidates.find((c) => table.rows.some((r) => typeof r[c.key] !== "number")) || candidates[0];
@@ -343,7 +347,7 @@ const t0 = Date.now();
 // context per page costs more than the page's own checks); what a page
 // sends, logs or throws is collected into `seen`, which each page starts afresh.
 async function openTab() {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: "block" });
+  const context = await browser.newContext({ viewport: { width: 1366, height: 768 }, serviceWorkers: "block" });
   const page = await context.newPage();
   // Every CSP violation, recorded from before the page's own scripts (an init script is not refused by the policy).
   await page.addInitScript(() => {
@@ -431,6 +435,7 @@ async function checkPage(tab, file) {
       const f = facts.tables.find((x) => x.id === t.id);
       if (!f.found) fail(`table ${t.id}: not rendered`);
       else if (f.rendered !== (t.rows || []).length) fail(`table ${t.id}: ${f.rendered} rows shown, ${(t.rows || []).length} in the JSON`);
+      else if (f.overflow > 1) fail(`table ${t.id}: ${f.overflow} px wider than its box at 1,366 px with the default columns (a key column off-screen)`);
     }
     // A baseline select names each row once: two rows never read alike.
     const baseOptions = await page.locator("select[data-baseline]").evaluateAll((sels) =>

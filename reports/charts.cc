@@ -89,22 +89,22 @@ Json rounds_line(const Json& values) {
   set(enc, "color", field("group", "nominal", "Submitter"));
   set(line, "encoding", enc);
   // The points: a record carried into a round (a resubmission of an earlier
-  // result) is hollow, a new result filled.
+  // result) is a triangle, a new result a circle.
   Json points = jobj();
   Json pm = mark("point");
-  set(pm, "size", jint(60));
+  set(pm, "size", jint(70));
+  set(pm, "filled", jbool(true));
   set(points, "mark", pm);
   Json penc = jobj();
   set(penc, "x", fx);
   set(penc, "y", fy);
   set(penc, "color", field("group", "nominal", "Submitter"));
-  Json fill = jobj();
-  Json cond = jobj();
-  set(cond, "test", jstr("datum.result === 'new result'"));
-  set(cond, "value", jnum(1));
-  set(fill, "condition", cond);
-  set(fill, "value", jnum(0));
-  set(penc, "fillOpacity", fill);
+  Json shape = field("record", "nominal", "Result");
+  Json shape_scale = jobj();
+  set(shape_scale, "domain", jarr({jstr("new result"), jstr("carried record")}));
+  set(shape_scale, "range", jarr({jstr("circle"), jstr("triangle-up")}));
+  set(shape, "scale", shape_scale);
+  set(penc, "shape", shape);
   set(penc, "tooltip", tooltips({"group", "round", "system", "accelerator", "accelerators", "minutes", "result"}));
   set(points, "encoding", penc);
   set(s, "layer", jarr({line, points}));

@@ -344,6 +344,7 @@ bool round_page(Context& ctx, const std::string& round, Built* out, std::string*
            {"open_minutes", "Open minutes", "minutes", 2}, {"submitters", "Submitters", "number", 0},
            {"results", "Results", "number", 0}, {"pass", "Passed checks", "number", 0}, {"fail", "Failed checks", "number", 0}},
           {}, {"benchmark", "availability"}, "", ""};
+  optional_columns(&t, {"open", "open_minutes", "submitters"});
   Json bars = jarr();
   Table pairs{"pairs", "Head to head", {{"benchmark", "Benchmark", "text"}, {"pair", "Results", "link"}}, {}, {"benchmark"}, "", ""};
   bool resubmissions = false;
@@ -557,7 +558,7 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
   fastest_notes.push_back(
       "Closed division. A resubmission (a later round's copy of an earlier round's result) counts in the round it was "
       "first submitted in; where it is still a later round's fastest, that round's row is the record carried forward "
-      "(\"Carried\", a hollow point), not a new result and not a regression.");
+      "(\"Carried\", a triangle on the chart), not a new result and not a regression.");
   std::map<std::string, std::vector<std::pair<std::string, const ResultRow*>>> overall_points;  // for the join note
   std::vector<std::vector<ResultRow>> boards;
   boards.reserve(rounds.size());
@@ -615,6 +616,7 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
       set(v, "accelerators", jint(x->accelerators));
       set(v, "minutes", jnum(x->score));
       set(v, "result", jstr(carried.empty() ? "new result" : carried));
+      set(v, "record", jstr(carried.empty() ? "new result" : "carried record"));
       line.items.push_back(v);
       if (key == "overall") overall_points["overall"].emplace_back(r, x);
     }

@@ -12,7 +12,9 @@
   "use strict";
 
   var NULL_TEXT = "\u2013"; // "–"
-  var SHORT_TEXT = 40;       // cells with at most this many characters do not wrap
+  var SHORT_TEXT = 24;       // cells with at most this many characters do not wrap
+  var LONG_TEXT = 160;       // longer cells show their first LONG_TEXT_SHOWN characters, the rest on a click
+  var LONG_TEXT_SHOWN = 110;
   var body = document.body;
   var failed = false;
 
@@ -402,9 +404,15 @@
       // Short texts (names, rounds) stay on one line; long ones wrap.
       var short = text.length <= SHORT_TEXT ? "short" : null;
       if (col.type === "link" && value && typeof value === "object" && value.href) {
-        return el("td", { className: short }, [link(text, value.href)]);
+        return el("td", { className: short || "name" }, [link(text, value.href)]);
       }
       var numeric = col.type === "number" || col.type === "percent" || col.type === "change" || col.type === "minutes";
+      // A long text (a reason, a note) shows its start; the rest opens in place, so that rows stay short.
+      if (!numeric && text.length > LONG_TEXT) {
+        return el("td", { className: "long" }, [
+          el("details", {}, [el("summary", { text: text.slice(0, LONG_TEXT_SHOWN) + "\u2026" }), el("span", { text: text })])
+        ]);
+      }
       return el("td", { className: numeric ? "num" : short, text: text });
     }
 

@@ -9,6 +9,7 @@
 #include "reports/charts.h"
 #include "reports/pages.h"
 #include "rules/facts.h"
+#include "rules/package.h"
 #include "rules/scoring.h"
 
 namespace referee::reports {
@@ -551,10 +552,14 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
   for (const auto& [label, keys] : system_fields()) {
     Json o = jobj();
     set(o, "field", jstr(label));
-    // Availability as the consortium's summarizer names it ("cloud" and "Available cloud" are one category).
+    // Availability as MLCommons' category ("cloud" and "Available in cloud" are one), the text when it names none.
     bool avail = label == "Availability";
-    set(o, "a", jstr(avail ? submissions::normalize_availability(field_text(da, keys)) : field_text(da, keys)));
-    set(o, "b", jstr(avail ? submissions::normalize_availability(field_text(db, keys)) : field_text(db, keys)));
+    auto category = [](const std::string& t) {
+      std::string c = rules::availability_category(t);
+      return c.empty() ? t : c;
+    };
+    set(o, "a", jstr(avail ? category(field_text(da, keys)) : field_text(da, keys)));
+    set(o, "b", jstr(avail ? category(field_text(db, keys)) : field_text(db, keys)));
     sys.rows.push_back(o);
   }
   p.charts = {{"runs", "Every run (dots) and each score (tick)", charts::runs(values), values}};

@@ -159,13 +159,13 @@ std::string availability_category(const std::string& status) {
       if (k.rfind(x, 0) == 0) return true;
     return false;
   };
-  if (kept.empty()) return "";
+  if (kept.empty() || has("not") || has("no") || has("unavailable")) return "";
+  if (has("preview") && kept.size() <= 4) return "Preview";
   if (has("cloud") && (kept.size() == 1 || has("available"))) return "Available cloud";
   if ((has_prefix("prem") || has("onprem") || has("onpremise") || has("onpremises")) &&
       (kept.size() == 1 || has("available")))
     return "Available on-premise";
   if (kept.size() == 1 && kept[0] == "available") return "Available on-premise";
-  if (has("preview") && kept.size() <= 2) return "Preview";
   if (has("rdi") || (kept[0] == "research" && kept.size() <= 4)) return "Research, Development, or Internal (RDI)";
   return "";
 }

@@ -40,9 +40,11 @@ double olympic_mean(std::vector<double> times, int drop, int already_dropped) {
 }
 
 RatioInterval bootstrap_ratio(const std::vector<double>& a, int drop_a, const std::vector<double>& b, int drop_b,
-                              int resamples, uint64_t seed) {
+                              int resamples, uint64_t seed, int already_a, int already_b) {
   RatioInterval out;
-  if (olympic_window(a.size(), drop_a).empty() || olympic_window(b.size(), drop_b).empty() || resamples < 1) return out;
+  if (olympic_window(a.size(), drop_a, already_a).empty() || olympic_window(b.size(), drop_b, already_b).empty() ||
+      already_a > drop_a || already_b > drop_b || resamples < 1)
+    return out;
   uint64_t state = seed;
   auto next = [&state]() {  // splitmix64
     uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
@@ -56,7 +58,7 @@ RatioInterval bootstrap_ratio(const std::vector<double>& a, int drop_a, const st
   for (int i = 0; i < resamples; ++i) {
     for (auto& x : ra) x = a[next() % a.size()];
     for (auto& x : rb) x = b[next() % b.size()];
-    ratios.push_back(olympic_mean(ra, drop_a) / olympic_mean(rb, drop_b));
+    ratios.push_back(olympic_mean(ra, drop_a, already_a) / olympic_mean(rb, drop_b, already_b));
   }
   std::sort(ratios.begin(), ratios.end());
   auto at = [&](double q) {

@@ -69,8 +69,10 @@ struct RatioInterval {
   bool ok = false;
   double low = 0, high = 0;
 };
+// `already_a`, `already_b`: runs each side's score dropped before the window
+// (non-compliant ones), counted at the slow end as olympic_mean counts them.
 RatioInterval bootstrap_ratio(const std::vector<double>& a, int drop_a, const std::vector<double>& b, int drop_b,
-                              int resamples = 10000, uint64_t seed = 0x5eed2026ULL);
+                              int resamples = 10000, uint64_t seed = 0x5eed2026ULL, int already_a = 0, int already_b = 0);
 
 // ------------------------------------------------------------ time to train
 

@@ -169,12 +169,16 @@ bool load_runs(Store& s, ResultRow* r, std::string* error) {
 // Results of one round and benchmark whose runs are the same bytes: the first
 // by name is the one ranked; the others point at it.
 void mark_twins(std::vector<ResultRow>* rows) {
-  std::map<std::vector<std::string>, std::vector<ResultRow*>> by_logs;
+  // Within a division (the review may move one copy to open), the first that can be ranked (scored, not
+  // withdrawn) by name stands for the others.
+  std::map<std::pair<std::string, std::vector<std::string>>, std::vector<ResultRow*>> by_logs;
   for (auto& r : *rows)
-    if (!r.run_digests.empty()) by_logs[r.run_digests].push_back(&r);
+    if (!r.run_digests.empty()) by_logs[{r.division, r.run_digests}].push_back(&r);
   for (auto& [logs, group] : by_logs) {
     if (group.size() < 2) continue;
     std::sort(group.begin(), group.end(), [](const ResultRow* a, const ResultRow* b) {
+      bool ra = a->has_score && a->review_status != "withdrawn", rb = b->has_score && b->review_status != "withdrawn";
+      if (ra != rb) return ra;
       return std::tie(a->organisation, a->system, a->result_id) < std::tie(b->organisation, b->system, b->result_id);
     });
     ResultRow* first = group.front();
@@ -198,12 +202,17 @@ std::string name_of(const ResultRow& r) { return r.organisation + "/" + r.system
 std::string fmt_minutes_text(double minutes) { return minutes_text(minutes); }
 
 // The runs a score is the olympic mean of, before the window: the compliant
-// ones.
-std::vector<double> scored_runs(const ResultRow& r) {
+// ones; *noncompliant counts the others (dropped at the slow end first, as
+// the score's window takes them).
+std::vector<double> scored_runs(const ResultRow& r, int* noncompliant) {
   std::vector<double> out;
-  for (size_t i = 0; i < r.run_minutes.size(); ++i)
+  *noncompliant = 0;
+  for (size_t i = 0; i < r.run_minutes.size(); ++i) {
     if ((i >= r.run_dropped.size() || r.run_dropped[i] != "noncompliant") && r.run_minutes[i] >= 0)
       out.push_back(r.run_minutes[i]);
+    else
+      ++*noncompliant;
+  }
   return out;
 }
 
@@ -220,8 +229,10 @@ void qualify(Store& s, Speedup* p, bool pipeline) {
     p->efficiency_note = p->efficiency > 1 ? std::string("above 100%: ") + kEfficiencyAcrossRounds + ", not scale alone"
                                            : kEfficiencyAcrossRounds;
   if (!p->comparable || pipeline) return;  // pipeline minutes are not an olympic mean of the runs' times
-  std::vector<double> a = scored_runs(p->from), b = scored_runs(p->to);
-  rules::RatioInterval iv = rules::bootstrap_ratio(a, olympic_drop(s, p->from.result_id), b, olympic_drop(s, p->to.result_id), 2000);
+  int na = 0, nb = 0;
+  std::vector<double> a = scored_runs(p->from, &na), b = scored_runs(p->to, &nb);
+  rules::RatioInterval iv = rules::bootstrap_ratio(a, olympic_drop(s, p->from.result_id), b, olympic_drop(s, p->to.result_id),
+                                                   2000, 0x5eed2026ULL, na, nb);
   if (!iv.ok) return;
   double k = score_factor(p->from) / score_factor(p->to);
   p->has_interval = true;
@@ -364,6 +375,8 @@ bool resolve_submitter(Store& s, const std::string& round, const std::string& te
            "; the submitters and organisations are: " + (known.empty() ? std::string("none") : join(known));
   return false;
 }
+
+void mark_twins_for_test(std::vector<ResultRow>* rows) { mark_twins(rows); }
 
 std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error) {
   std::vector<ResultRow> out;
@@ -686,6 +699,11 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       out->left_out.push_back(name_of(r) + " is a resubmission" + (copies.empty() ? "" : " of " + copies) +
                               ": it counts in the round it was first submitted in, not as a new result of " + r.round);
     }
+  // A twin is its first's result: named, never paired.
+  for (const auto* side : {&a, &b})
+    for (const auto& r : *side)
+      if (r.twin_of && r.has_score && matches_submitter(r, who)) out->left_out.push_back(twin_note(r));
+
   // Withdrawn results are never ranked, on either side.
   for (const auto* side : {&a, &b})
     for (const auto& r : *side)
@@ -782,15 +800,16 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
     h.submitter = shown[key];
     h.from = *fa;
     h.accelerators = "";
-    if (fbc && (!fb || fbc->score < fb->score)) {
-      // The record was carried forward: no new result of the later round beats it.
+    // The record was carried forward: no new result of the later round beats it, and it is still the record
+    // (no slower than the earlier round's); a later round slower than that is compared on its new results.
+    if (fbc && (!fb || (fbc->score < fb->score && fbc->score <= fa->score))) {
       h.kind = "carried";
       h.to = *fbc;
       h.comparable = false;
       h.accelerator_ratio = static_cast<double>(fbc->accelerators) / static_cast<double>(fa->accelerators);
       h.accelerators = accelerator_match_text(identify_accelerator(fa->accelerator), identify_accelerator(fbc->accelerator));
-      h.reason = to + "'s fastest " + bench + " result is carried from an earlier round (" + carried_text(*fbc) +
-                 "): the record stands, not a regression; " +
+      h.reason = to + "'s fastest " + bench + " result is carried from an earlier round (" + carried_text(*fbc) + ")" +
+                 (fbc->score <= fa->score ? ": the record stands, not a regression; " : "; ") +
                  (fb ? "the fastest new result of " + to + ": " + name_of(*fb) + ", " + fmt_minutes_text(fb->score) + " min on " +
                            size_of(*fb)
                      : to + " has no new result");
@@ -986,7 +1005,7 @@ bool list_store(Store& s, const std::string& what, const std::string& round_text
   if (!finished(s, st, ("listing " + what).c_str(), error)) return false;
   if (what == "systems")
     for (auto& row : out->rows) {
-      row[5] = normalize_availability(row[5]);
+      if (std::string c = rules::availability_category(row[5]); !c.empty()) row[5] = c;  // MLCommons' category
       row[8] = accelerator_type(row[7]);
     }
   // group_concat's order is unspecified: sort each list.

@@ -158,6 +158,10 @@ std::vector<Origin> resubmission_origins(Store& s, long long result_id, std::str
 // The same, as "ORG/SYSTEM (ROUND), ..." ("" when none or unreadable).
 std::string resubmission_origin_names(Store& s, long long result_id);
 
+// Marks twins among results of one round and benchmark (ResultRow::twin_of,
+// twins): what results_for does; public for tests.
+void mark_twins_for_test(std::vector<ResultRow>* rows);
+
 // All results of a benchmark in a round (names resolved).
 std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error);
 

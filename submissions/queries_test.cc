@@ -16,6 +16,8 @@
 #include "mllog/json.h"
 #include "rules/facts.h"
 #include "rules/package.h"
+#include "rules/scoring.h"
+#include "submissions/table.h"
 #include "submissions/cost.h"
 #include "submissions/fetch_round.h"
 #include "submissions/csv.h"
@@ -304,6 +306,72 @@ TEST_SUITE("store") {
     CHECK(rounds["rgat"] == std::vector<std::string>{"training-4.1.0", "training-5.0.0"});
     CHECK(rounds["ssd"] == std::vector<std::string>{"training-1.1.0"});
     CHECK(rounds.count("gnn") == 0);
+  }
+
+  TEST_CASE("minutes: four significant digits, exact ties to even as printf rounds them (the page script does the same)") {
+    CHECK(minutes_text(224.25) == "224.2");
+    CHECK(minutes_text(1235.5) == "1236");
+    CHECK(minutes_text(0.03125) == "0.0312");
+    CHECK(minutes_text(4.0085) == "4.008");
+    CHECK(minutes_text(999.95) == "1000");
+    CHECK(minutes_text(9.99995) == "10.00");
+    CHECK(minutes_text(0.119275) == "0.1193");
+  }
+
+  TEST_CASE("speedup: a carried record slower than the earlier round's is no record: the new results are compared") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r31 = d.round("training-3.1.0", 3001000), r40 = d.round("training-4.0.0", 4000000),
+              r41 = d.round("training-4.1.0", 4001000);
+    long long p31 = d.package(r31, "NVIDIA"), p40 = d.package(r40, "NVIDIA"), p41 = d.package(r41, "NVIDIA");
+    d.result(p31, "old", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 12.0, "old");
+    d.result(p40, "new40", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 10.0, "n40");
+    d.result(p41, "old", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 12.0, "old");  // 3.1's, carried into 4.1
+    d.result(p41, "new41", "NVIDIA", "NVIDIA H100-SXM5-80GB", 64, 15.0, "n41");
+    d.link_resubmissions();
+    SpeedupReport rep;
+    std::string error;
+    REQUIRE_MESSAGE(speedups(*d.s, {"4.0.0", "4.1.0", "bert", false, "", false}, &rep, &error), error);
+    REQUIRE(!rep.pairs.empty());
+    CHECK(rep.pairs[0].kind == "headline");  // 10 -> 15 on new results: a real slowdown, said as one
+    CHECK(rep.pairs[0].to.system == "new41");
+    CHECK(rep.pairs[0].speedup == doctest::Approx(10.0 / 15.0));
+  }
+
+  TEST_CASE("the speedup's interval takes the score's window: non-compliant runs count as dropped at the slow end") {
+    // Compliant {10, 11, 12, 20} and one non-compliant run: the score is the mean of 11, 12, 20.
+    std::vector<double> a = {10, 11, 12, 20}, same = {10, 11, 12, 20};
+    rules::RatioInterval with = rules::bootstrap_ratio(a, 1, same, 1, 2000, 7, 1, 1);
+    REQUIRE(with.ok);
+    CHECK(with.low <= 1.0);
+    CHECK(with.high >= 1.0);
+    CHECK(rules::olympic_mean(a, 1, 1) == doctest::Approx((11.0 + 12 + 20) / 3));
+    // More non-compliant runs than the drop: no score, no interval.
+    CHECK_FALSE(rules::bootstrap_ratio(a, 1, same, 1, 200, 7, 2, 0).ok);
+  }
+
+  TEST_CASE("twins: a withdrawn copy never stands for the others") {
+    TempDir t;
+    Synthetic d(t.path / "s.db");
+    long long r40 = d.round("training-4.0.0", 4000000);
+    long long p40 = d.package(r40, "SMC");
+    long long first = d.result(p40, "smc", "SMC", "NVIDIA H100-SXM5-80GB", 8, 25.0, "same");
+    d.result(p40, "smc-ac-power", "SMC", "NVIDIA H100-SXM5-80GB", 8, 25.0, "same");
+    std::vector<ResultRow> rows;
+    std::string error;
+    rows = results_for(*d.s, {"4.0.0", "bert", "", false}, &error);
+    REQUIRE(rows.size() == 2);
+    // Mark the first withdrawn as the review would show it, and mark twins again.
+    for (auto& r : rows) {
+      r.twin_of = 0;
+      r.twins.clear();
+      if (r.result_id == first) r.review_status = "withdrawn";
+    }
+    mark_twins_for_test(&rows);
+    for (const auto& r : rows) {
+      if (r.result_id == first) CHECK(r.twin_of != 0);
+      else CHECK(r.twins == std::vector<std::string>{"SMC/smc"});
+    }
   }
 
   TEST_CASE("speedup: the earlier round's record may be a carried one; a faster new result beats it") {
@@ -894,7 +962,9 @@ TEST_SUITE("store") {
     CHECK(rules::availability_category("Preview") == "Preview");
     CHECK(rules::availability_category("RDI") == "Research, Development, or Internal (RDI)");
     CHECK(rules::availability_category("Research, Development, or Internal") == "Research, Development, or Internal (RDI)");
-    for (const char* raw : {"", "somewhere", "not available", "cloudy day at the premises of ACME"})
+    CHECK(rules::availability_category("Available in cloud (preview)") == "Preview");
+    for (const char* raw : {"", "somewhere", "not available", "cloudy day at the premises of ACME", "not available in cloud",
+                            "no cloud"})
       CHECK_MESSAGE(rules::availability_category(raw).empty(), raw);
     // The store's rows: the category shown, the text kept, an unknown one flagged.
     TempDir t;

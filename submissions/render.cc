@@ -26,6 +26,7 @@ void row_json(mllog::JsonWriter& w, const ResultRow& r, const Price& price = {})
   w.key("round").value(r.round).key("organisation").value(r.organisation).key("submitter").value(r.submitter);
   w.key("system").value(r.system).key("benchmark").value(r.benchmark).key("division").value(r.division);
   w.key("availability").value(r.availability).key("availability_raw").value(r.availability_raw);
+  if (!r.availability_known) w.key("availability_known").value(false);  // the text names no category
   w.key("accelerator").value(r.accelerator);
   w.key("accelerator_type").value(r.accelerator_type).key("accelerator_model").value(r.accelerator_model);
   w.key("accelerators").value(r.accelerators).key("nodes").value(r.nodes);

@@ -23,8 +23,9 @@ std::string fixed(double x, int decimals);
 std::string percent(double x, int decimals);
 // A score in minutes in text, to four significant digits (0.1193, 3.440,
 // 11.77, 224.0; 1234 from a thousand on): enough to tell apart results that
-// differ by a few tenths of a percent, the same rule wherever a sentence or
-// a terminal table names a score.
+// differ by a few tenths of a percent: speedup tables, sentences and the
+// pages' tables (the page script rounds the same way); leaderboard and
+// compare print four decimals.
 std::string minutes_text(double minutes);
 
 }  // namespace referee::submissions

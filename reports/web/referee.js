@@ -101,6 +101,15 @@
     var d = a < 1 ? 4 : a < 10 ? 3 : a < 100 ? 2 : a < 1000 ? 1 : 0;
     var bound = a < 1 ? 1 : a < 10 ? 10 : a < 100 ? 100 : 1000;
     if (a < 1000 && d > 0 && Number(a.toFixed(d)) >= bound) d -= 1;
+    // printf rounds an exact tie (224.25 to one decimal) to even, toFixed up: the exact expansion tells a tie.
+    var exact = a.toFixed(Math.min(100, d + 60));
+    var rest = exact.slice(exact.length - 60);
+    if (/^50*$/.test(rest)) {
+      var kept = exact.slice(0, exact.length - 60);
+      if (d === 0) kept = kept.slice(0, -1);  // "1234." -> "1234"
+      var last = kept.charCodeAt(kept.length - 1) - 48;
+      if (last % 2 === 0) return (v < 0 ? "-" : "") + kept;
+    }
     return v.toFixed(d);
   }
 

@@ -34,9 +34,27 @@ Json mark(const char* type) {
   return m;
 }
 
+// A chart's tooltip: each figure titled with its unit and rounded as the
+// tables round it (minutes to four significant digits, counts with
+// separators, efficiency as a percent); other fields as text.
 Json tooltips(const std::vector<std::string>& names) {
   Json t = jarr();
-  for (const auto& n : names) t.items.push_back(field(n, "nominal"));
+  for (const auto& n : names) {
+    Json f;
+    if (n == "minutes") {
+      f = field(n, "quantitative", "Minutes");
+      set(f, "format", jstr(".4r"));
+    } else if (n == "accelerators") {
+      f = field(n, "quantitative", "Accelerators");
+      set(f, "format", jstr(",d"));
+    } else if (n == "efficiency") {
+      f = field(n, "quantitative", "Efficiency");
+      set(f, "format", jstr(".1%"));
+    } else {
+      f = field(n, "nominal");
+    }
+    t.items.push_back(f);
+  }
   return t;
 }
 

@@ -199,8 +199,6 @@ std::string size_of(const ResultRow& r) {
 }
 std::string name_of(const ResultRow& r) { return r.organisation + "/" + r.system + " (" + r.round + ")"; }
 
-std::string fmt_minutes_text(double minutes) { return minutes_text(minutes); }
-
 // The runs a score is the olympic mean of, before the window: the compliant
 // ones; *noncompliant counts the others (dropped at the slow end first, as
 // the score's window takes them).
@@ -224,15 +222,15 @@ const char* const kEfficiencyAcrossRounds =
     "across rounds the efficiency counts the later round's software and systems as well as its scale";
 
 // The interval and the efficiency's label of a comparable pair.
-void qualify(Store& s, Speedup* p, bool pipeline) {
+// `drop_from`, `drop_to`: each round's olympic drop for the benchmark (read once per report, not per pair).
+void qualify(Speedup* p, bool pipeline, int drop_from, int drop_to) {
   if (p->has_efficiency)
     p->efficiency_note = p->efficiency > 1 ? std::string("above 100%: ") + kEfficiencyAcrossRounds + ", not scale alone"
                                            : kEfficiencyAcrossRounds;
   if (!p->comparable || pipeline) return;  // pipeline minutes are not an olympic mean of the runs' times
   int na = 0, nb = 0;
   std::vector<double> a = scored_runs(p->from, &na), b = scored_runs(p->to, &nb);
-  rules::RatioInterval iv = rules::bootstrap_ratio(a, olympic_drop(s, p->from.result_id), b, olympic_drop(s, p->to.result_id),
-                                                   2000, 0x5eed2026ULL, na, nb);
+  rules::RatioInterval iv = rules::bootstrap_ratio(a, drop_from, b, drop_to, 2000, 0x5eed2026ULL, na, nb);
   if (!iv.ok) return;
   double k = score_factor(p->from) / score_factor(p->to);
   p->has_interval = true;
@@ -761,7 +759,7 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
                          ": no scored closed-division " + bench + " result in " + from + " or in " + to + "; no pair");
   auto carried_text = [&](const ResultRow& r) {
     std::string origins = resubmission_origin_names(s, r.result_id);
-    return name_of(r) + ", " + fmt_minutes_text(r.score) + " min on " + size_of(r) + ", is a resubmission" +
+    return name_of(r) + ", " + minutes_text(r.score) + " min on " + size_of(r) + ", is a resubmission" +
            (origins.empty() ? std::string() : " of " + origins);
   };
   for (const auto& key : keys) {
@@ -799,7 +797,6 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
     Speedup h;
     h.submitter = shown[key];
     h.from = *fa;
-    h.accelerators = "";
     // The record was carried forward: no new result of the later round beats it, and it is still the record
     // (no slower than the earlier round's); a later round slower than that is compared on its new results.
     if (fbc && (!fb || (fbc->score < fb->score && fbc->score <= fa->score))) {
@@ -810,7 +807,7 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       h.accelerators = accelerator_match_text(identify_accelerator(fa->accelerator), identify_accelerator(fbc->accelerator));
       h.reason = to + "'s fastest " + bench + " result is carried from an earlier round (" + carried_text(*fbc) + ")" +
                  (fbc->score <= fa->score ? ": the record stands, not a regression; " : "; ") +
-                 (fb ? "the fastest new result of " + to + ": " + name_of(*fb) + ", " + fmt_minutes_text(fb->score) + " min on " +
+                 (fb ? "the fastest new result of " + to + ": " + name_of(*fb) + ", " + minutes_text(fb->score) + " min on " +
                            size_of(*fb)
                      : to + " has no new result");
       out->pairs.push_back(std::move(h));
@@ -874,7 +871,9 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
       out->notes.push_back(shown[key] + ": no same-scale pair (" + from + ": " + sizes_a + "; " + to + ": " + sizes_b + ")");
     }
   }
-  for (auto& p : out->pairs) qualify(s, &p, q.pipeline);
+  const int drop_from = rules::olympic_drop(from, bench_from.empty() ? bench : bench_from),
+            drop_to = rules::olympic_drop(to, bench_to.empty() ? bench : bench_to);
+  for (auto& p : out->pairs) qualify(&p, q.pipeline, drop_from, drop_to);
   return true;
 }
 

@@ -671,8 +671,10 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
   out->from_round = from;
   out->to_round = to;
   out->benchmark = bench;
-  for (const auto& [round, name] : {std::pair{from, bench_from}, std::pair{to, bench_to}})
-    if (std::string n = rules::benchmark_rename_note(round, name); !n.empty()) out->notes.push_back(n + ": one benchmark");
+  // The rename said once: for the earlier round, and for the later one only when it uses another name.
+  if (std::string n = rules::benchmark_rename_note(from, bench_from); !n.empty()) out->notes.push_back(n + ": one benchmark");
+  if (bench_to != bench_from)
+    if (std::string n = rules::benchmark_rename_note(to, bench_to); !n.empty()) out->notes.push_back(n + ": one benchmark");
   std::vector<ResultRow> a, b;
   if (!bench_from.empty()) {
     a = results_for(s, {from, bench_from, "closed", q.pipeline}, error);

@@ -1,5 +1,8 @@
 #include "reports/charts.h"
 
+#include <algorithm>
+#include <set>
+
 namespace referee::reports::charts {
 
 namespace {
@@ -16,6 +19,12 @@ Json base(const Json& values) {
   set(legend, "symbolLimit", jint(0));
   Json config = jobj();
   set(config, "legend", legend);
+  // Readable ticks: about six on a number axis, labels that would overlap
+  // left out (a log axis otherwise labels every 2, 3, 4... of each decade).
+  Json quantitative = jobj();
+  set(quantitative, "tickCount", jint(6));
+  set(quantitative, "labelOverlap", jstr("greedy"));
+  set(config, "axisQuantitative", quantitative);
   set(s, "config", config);
   return s;
 }
@@ -76,6 +85,79 @@ Json datum(double v) {
   return d;
 }
 
+// The values of `name` (numbers), and how many distinct texts it holds.
+std::vector<double> numbers(const Json& values, const std::string& name) {
+  std::vector<double> out;
+  for (const auto& row : values.items) {
+    const Json* v = row.find(name);
+    if (v && v->kind == Json::Kind::Float) out.push_back(v->f);
+    if (v && v->kind == Json::Kind::Int) out.push_back(static_cast<double>(v->i));
+  }
+  return out;
+}
+
+size_t distinct(const Json& values, const std::string& name) {
+  std::set<std::string> seen;
+  for (const auto& row : values.items) {
+    const Json* v = row.find(name);
+    if (v && v->kind == Json::Kind::String) seen.insert(v->s);
+  }
+  return seen.size();
+}
+
+}  // namespace
+
+bool wide_spread(const std::vector<double>& figures) {
+  double lo = 0, hi = 0;
+  for (double f : figures) {
+    if (!(f > 0)) return false;  // a log scale cannot show 0 or less
+    if (lo == 0 || f < lo) lo = f;
+    if (f > hi) hi = f;
+  }
+  return lo > 0 && hi / lo >= kLogSpread;
+}
+
+namespace {
+
+// The series' colours: Vega's ten while they are enough, twenty (Tableau's
+// palette) beyond; past twenty the convergence chart dashes its lines by run
+// as well, so that no two runs look alike.
+Json series_color(const Json& values, const std::string& name, const std::string& title) {
+  Json c = field(name, "nominal", title);
+  if (distinct(values, name) > 10) {
+    Json sc = jobj();
+    set(sc, "scheme", jstr("tableau20"));
+    set(c, "scale", sc);
+  }
+  return c;
+}
+
+// A legend that shows and hides series: a click on an entry keeps that series
+// (shift-click adds more), the others fade; a click on empty space brings them
+// all back. The selection lives in one layer; every layer fades with it.
+const char* const kPick = "pick";
+
+Json legend_pick(const std::string& name) {
+  Json p = jobj();
+  set(p, "name", jstr(kPick));
+  Json sel = jobj();
+  set(sel, "type", jstr("point"));
+  set(sel, "fields", jarr({jstr(name)}));
+  set(p, "select", sel);
+  set(p, "bind", jstr("legend"));
+  return jarr({p});
+}
+
+Json faded(double shown = 1, double hidden = 0.12) {
+  Json cond = jobj();
+  set(cond, "param", jstr(kPick));
+  set(cond, "value", jnum(shown));
+  Json o = jobj();
+  set(o, "condition", cond);
+  set(o, "value", jnum(hidden));
+  return o;
+}
+
 }  // namespace
 
 Json bars(const Json& values, const std::string& x, const std::string& x_title, const std::string& y,
@@ -86,14 +168,24 @@ Json bars(const Json& values, const std::string& x, const std::string& x_title, 
   Json fx = field(x, "nominal", x_title);
   set(fx, "sort", jnull());
   set(enc, "x", fx);
-  set(enc, "y", field(y, "quantitative", y_title));
-  if (!color.empty()) set(enc, "color", field(color, "nominal"));
+  Json fy = field(y, "quantitative", y_title);
+  if (wide_spread(numbers(values, y))) {
+    set(fy, "scale", log_scale());
+    set(fy, "stack", jnull());  // one bar per x: stacked bars would start at 0, which a log scale cannot show
+    set(fy, "title", jstr(y_title + " (log scale)"));
+  }
+  set(enc, "y", fy);
+  if (!color.empty()) {
+    set(enc, "color", series_color(values, color, ""));
+    set(enc, "opacity", faded());
+    set(s, "params", legend_pick(color));
+  }
   set(enc, "tooltip", tooltips(tooltip));
   set(s, "encoding", enc);
   return s;
 }
 
-Json rounds_line(const Json& values) {
+Json rounds_line(const Json& values, const std::string& group_title) {
   Json s = base(values);
   Json fx = field("round", "ordinal", "Round");
   set(fx, "sort", jnull());
@@ -104,7 +196,10 @@ Json rounds_line(const Json& values) {
   Json enc = jobj();
   set(enc, "x", fx);
   set(enc, "y", fy);
-  set(enc, "color", field("group", "nominal", "Submitter"));
+  Json color = series_color(values, "group", group_title);
+  set(enc, "color", color);
+  set(enc, "opacity", faded());
+  set(line, "params", legend_pick("group"));
   set(line, "encoding", enc);
   // The points: a record carried into a round (a resubmission of an earlier
   // result) is a triangle, a new result a circle.
@@ -116,7 +211,8 @@ Json rounds_line(const Json& values) {
   Json penc = jobj();
   set(penc, "x", fx);
   set(penc, "y", fy);
-  set(penc, "color", field("group", "nominal", "Submitter"));
+  set(penc, "color", color);
+  set(penc, "opacity", faded());
   Json shape = field("record", "nominal", "Result");
   Json shape_scale = jobj();
   set(shape_scale, "domain", jarr({jstr("new result"), jstr("carried record")}));
@@ -143,19 +239,22 @@ Json scaling(const Json& values) {
   Json enc = jobj();
   set(enc, "x", x);
   set(enc, "y", y);
-  set(enc, "color", field("series", "nominal", "Series"));
+  Json color = series_color(values, "series", "Series");
+  set(enc, "color", color);
+  set(enc, "opacity", faded());
   set(enc, "tooltip", tooltips({"series", "system", "accelerators", "minutes", "efficiency"}));
+  set(measured, "params", legend_pick("series"));
   set(measured, "encoding", enc);
   Json ideal = jobj();
   set(ideal, "transform", filter_kind("ideal"));
   Json dashed = mark("line");
   set(dashed, "strokeDash", jarr({jint(4), jint(4)}));
-  set(dashed, "opacity", jnum(0.6));
   set(ideal, "mark", dashed);
   Json enc2 = jobj();
   set(enc2, "x", x);
   set(enc2, "y", y);
-  set(enc2, "color", field("series", "nominal", "Series"));
+  set(enc2, "color", color);
+  set(enc2, "opacity", faded(0.6, 0.05));
   set(enc2, "detail", field("series", "nominal"));
   set(ideal, "encoding", enc2);
   set(s, "layer", jarr({measured, ideal}));
@@ -178,7 +277,24 @@ Json runs(const Json& values) {
   set(xs, "zero", jbool(false));
   set(xs, "nice", jbool(false));
   set(xs, "padding", jint(12));
+  std::vector<double> minutes;
+  for (const auto& row : values.items) {
+    const Json* k = row.find("kind");
+    if (k && k->s == "run") {
+      const Json* m = row.find("minutes");
+      if (m && m->kind == Json::Kind::Float) minutes.push_back(m->f);
+      if (m && m->kind == Json::Kind::Int) minutes.push_back(static_cast<double>(m->i));
+    }
+  }
+  if (wide_spread(minutes)) {
+    set(xs, "type", jstr("log"));
+    set(xs, "padding", jint(0));
+    set(x, "title", jstr("Minutes (log scale)"));
+  }
   set(x, "scale", xs);
+  // A height in pixels, not a step per system: a chart as wide as its
+  // container with a discrete height is one Vega-Lite cannot fit (it warns).
+  set(s, "height", jint(static_cast<long long>(24 * std::max<size_t>(2, distinct(values, "system")))));
   Json y = field("system", "nominal");
   Json ya = jobj();
   set(ya, "labelLimit", jint(0));
@@ -240,8 +356,11 @@ Json convergence(const Json& values, const std::string& x_title, const std::stri
   set(sc, "zero", jbool(false));
   set(y, "scale", sc);
   set(enc, "y", y);
-  set(enc, "color", field("run", "nominal", "Run"));
+  set(enc, "color", series_color(values, "run", "Run"));
+  set(enc, "opacity", faded());
+  if (distinct(values, "run") > 20) set(enc, "strokeDash", field("run", "nominal", "Run"));
   set(enc, "tooltip", tooltips({"run", "x", "metric"}));
+  set(lines, "params", legend_pick("run"));
   set(lines, "encoding", enc);
   layers.items.push_back(lines);
   // The reference lines are black and grey, labelled where they are drawn:

@@ -176,6 +176,23 @@ Json page_json(const Page& p, const Meta& meta) {
     set(o, "notes", jstrs(s.notes));
     set(o, "charts", jstrs(s.charts));
     set(o, "tables", jstrs(s.tables));
+    if (!s.figures.empty()) {
+      Json figures = jarr();
+      for (const auto& f : s.figures) {
+        Json fo = jobj();
+        set(fo, "label", jstr(f.label));
+        set(fo, "value", jstr(f.value));
+        set(fo, "detail", jstr(f.detail));
+        figures.items.push_back(fo);
+      }
+      set(o, "figures", figures);
+    }
+    if (!s.folded.empty()) {
+      Json folded = jobj();
+      set(folded, "title", jstr(s.folded_title));
+      set(folded, "notes", jstrs(s.folded));
+      set(o, "folded", folded);
+    }
     sections.items.push_back(o);
   }
   set(j, "sections", sections);

@@ -58,9 +58,21 @@ struct Chart {
   Json values;  // the chart's data (array of objects): its CSV and JSON files
 };
 
+// A headline number of a dashboard: "Results" "1,214" ("in 6 rounds").
+struct Figure {
+  std::string label, value, detail;
+};
+
 struct Section {
+  Section(std::string t, std::vector<std::string> n = {}, std::vector<std::string> c = {}, std::vector<std::string> tb = {})
+      : title(std::move(t)), notes(std::move(n)), charts(std::move(c)), tables(std::move(tb)) {}
   std::string title;
   std::vector<std::string> notes, charts, tables;
+  std::vector<Figure> figures;  // shown above the notes, as a row of numbers
+  // Notes a reader rarely needs (results left out of the pairs, one line
+  // each): folded under `folded_title`, one click away.
+  std::string folded_title;
+  std::vector<std::string> folded;
 };
 
 struct Page {

@@ -71,7 +71,12 @@ std::string fmt_count(long long n) {
 
 std::string fmt_hours(double h) { return fmt_fixed(h, 1); }
 
-std::string fmt_change(double fraction) { return (fraction >= 0 ? "+" : "") + fmt_fixed(100 * fraction, 1) + "%"; }
+std::string fmt_change(double fraction) {
+  std::string out(fraction >= 0 ? "+" : "");  // built step by step: GCC 12 warns falsely (-Wrestrict) on one expression
+  out += fmt_fixed(100 * fraction, 1);
+  out += '%';
+  return out;
+}
 
 std::string fmt_ratio(double v) {
   std::string s = fmt_fixed(v, 2);
@@ -274,10 +279,60 @@ Json hours_or_null(const ResultRow& r) {
   return submissions::accelerator_hours(r, &h) ? jnum(h) : jnull();
 }
 
+
+
+// Each round's fastest closed results as they stand, per key (`keys` gives a
+// result's keys; it may count under several): the fastest new result, or a
+// record carried into the round (a resubmission of an earlier round's
+// result) where that is faster. The rows point into `board`.
+template <class Keys>
+std::map<std::string, const ResultRow*> fastest_as_it_stands(const std::vector<ResultRow>& board, Keys keys) {
+  std::map<std::string, const ResultRow*> best, best_carried;
+  for (const auto& x : board)
+    for (const std::string& key : keys(x)) {
+      auto& slot = x.resubmission ? best_carried[key] : best[key];
+      if (!slot || x.score < slot->score) slot = &x;
+    }
+  for (const auto& [key, c] : best_carried) {
+    auto& slot = best[key];
+    if (!slot || c->score < slot->score) slot = c;
+  }
+  return best;
+}
+
+// A round's closed leaderboard of one benchmark; false (with *error) only
+// when the store is damaged (an empty board is a round without results).
+bool closed_board(Context& ctx, const std::string& round, const std::string& benchmark, std::vector<ResultRow>* out,
+                  std::string* error) {
+  std::string e;
+  *out = submissions::leaderboard(ctx.store, {round, benchmark, "closed", ctx.options.pipeline}, &e);
+  if (out->empty() && e.find("damaged") != std::string::npos) {
+    *error = e;
+    return false;
+  }
+  return true;
+}
+
+// The accelerator a trend line follows: "NVIDIA H100", "Intel Gaudi2"; the
+// raw name where the table does not know it.
+std::string accelerator_family(const ResultRow& r) {
+  const auto& a = submissions::identify_accelerator(r.accelerator);
+  if (!a.known) return a.family.empty() ? r.accelerator_type : a.family;
+  return a.vendor.empty() ? a.family : a.vendor + " " + a.family;
+}
+
+std::string accelerator_text(const ResultRow& r) {
+  return r.accelerator_model.empty() ? r.accelerator_type : r.accelerator_model;
+}
+
 }  // namespace
 
-// ---- index ---------------------------------------------------------------
+// ---- index -----------------------------------------------------------------
 
+// The site's front page, a dashboard: the store's figures, each benchmark's
+// latest record against the round before, one chart per benchmark (the
+// fastest closed result of each round, one line per accelerator family),
+// then the rounds and the scaling pages.
 bool index_page(Context& ctx, Built* out, std::string* error) {
   Page p = new_page("index.html", "index", "MLPerf Training results");
   p.rounds = ctx.rounds;
@@ -285,32 +340,92 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
   if (!submissions::list_store(ctx.store, "rounds", "", &listing, error)) return false;
   Table rounds{"rounds", "Rounds", {{"round", "Round", "link"}, {"packages", "Packages", "number", 0},
                                     {"results", "Results", "number", 0}, {"runs", "Runs", "number", 0}}, {}, {}, "", ""};
+  long long packages = 0, results = 0, runs = 0;
   for (const auto& row : listing.rows) {
     if (!ctx.shown(row[0])) continue;
     Json o = jobj();
     set(o, "round", jlink(row[0], p.href("rounds/" + safe_name(row[0]) + "/index.html")));
-    set(o, "packages", jint(std::atoll(row[1].c_str())));
-    set(o, "results", jint(std::atoll(row[2].c_str())));
-    set(o, "runs", jint(std::atoll(row[3].c_str())));
+    long long pk = std::atoll(row[1].c_str()), rs = std::atoll(row[2].c_str()), rn = std::atoll(row[3].c_str());
+    packages += pk;
+    results += rs;
+    runs += rn;
+    set(o, "packages", jint(pk));
+    set(o, "results", jint(rs));
+    set(o, "runs", jint(rn));
     rounds.rows.push_back(o);
   }
-  Table benches{"benchmarks", "Benchmarks", {{"benchmark", "Benchmark", "link"}, {"rounds", "Rounds", "text"}}, {}, {}, "", ""};
-  Table scaling{"scaling", "Scaling", {{"benchmark", "Benchmark", "text"}, {"submitter", "Submitter", "text"}, {"page", "Page", "link"}},
-                {}, {"benchmark", "submitter"}, "", ""};
-  // One row per benchmark, a renamed one once (ssd in 2.0-4.1 is retinanet), its earlier name said.
+  // Each benchmark once (a renamed one under its later name, its earlier name
+  // said), with its latest record against the round before.
+  Table latest{"benchmarks", "Latest record of each benchmark",
+               {{"benchmark", "Benchmark", "link"}, {"round", "Round", "text"}, {"system", "Fastest closed", "link"},
+                {"accelerator", "Accelerator", "text"}, {"accelerators", "Accelerators", "number", 0},
+                {"minutes", "Minutes", "minutes", 3}, {"carried", "Carried", "text"},
+                {"previous_round", "Round before", "text"}, {"previous_minutes", "Minutes before", "minutes", 3},
+                {"speedup", "Speedup", "number", 2}, {"rounds", "Rounds", "text"}},
+               {}, {}, "", ""};
+  optional_columns(&latest, {"carried", "previous_round", "previous_minutes", "rounds"});
+  std::vector<std::string> chart_ids;
   for (const auto& b : lineages_in(ctx)) {
     std::string in;
+    Json values = jarr();
+    const ResultRow* last = nullptr;
+    const ResultRow* before = nullptr;
+    std::string last_round, before_round;
+    std::vector<std::vector<ResultRow>> boards;
+    boards.reserve(ctx.rounds.size());
     for (const auto& r : ctx.rounds) {
       std::string name = name_in_round(ctx, r, b);
-      if (!name.empty()) in += (in.empty() ? "" : ", ") + r + (name == b ? "" : " (as " + name + ")");
+      if (name.empty()) continue;
+      in += (in.empty() ? "" : ", ") + r + (name == b ? "" : " (as " + name + ")");
+      boards.emplace_back();
+      if (!closed_board(ctx, r, name, &boards.back(), error)) return false;
+      const auto& board = boards.back();
+      if (board.empty()) continue;
+      auto overall = fastest_as_it_stands(board, [](const ResultRow&) { return std::vector<std::string>{"overall"}; });
+      before = last;
+      before_round = last_round;
+      last = overall["overall"];
+      last_round = r;
+      for (const auto& [family, x] :
+           fastest_as_it_stands(board, [](const ResultRow& x) { return std::vector<std::string>{accelerator_family(x)}; })) {
+        Json v = jobj();
+        set(v, "round", jstr(r));
+        set(v, "group", jstr(family));
+        set(v, "system", jstr(x->organisation + "/" + x->system));
+        set(v, "accelerator", jstr(accelerator_text(*x)));
+        set(v, "accelerators", jint(x->accelerators));
+        set(v, "minutes", jnum(x->score));
+        set(v, "result", jstr(x->resubmission ? "carried record" : "new result"));
+        set(v, "record", jstr(x->resubmission ? "carried record" : "new result"));
+        values.items.push_back(v);
+      }
     }
     Json o = jobj();
     set(o, "benchmark", jlink(b, p.href("benchmarks/" + safe_name(b) + ".html")));
+    set(o, "round", last ? jstr(last_round) : jnull());
+    set(o, "system", last ? result_link(p, *last) : jnull());
+    set(o, "accelerator", last ? jstr(accelerator_text(*last)) : jnull());
+    set(o, "accelerators", last ? jint(last->accelerators) : jnull());
+    set(o, "minutes", last ? minutes_or_null(*last) : jnull());
+    set(o, "carried", jstr(last && last->resubmission ? "carried record" : ""));
+    set(o, "previous_round", before ? jstr(before_round) : jnull());
+    set(o, "previous_minutes", before ? minutes_or_null(*before) : jnull());
+    set(o, "speedup", last && before && last->score > 0 ? jnum(before->score / last->score) : jnull());
     set(o, "rounds", jstr(in));
-    benches.rows.push_back(o);
+    latest.rows.push_back(o);
+    if (!values.items.empty()) {
+      std::string id = "trend-" + safe_name(b);
+      p.charts.push_back({id, b + ": fastest closed result per round, by accelerator", charts::rounds_line(values, "Accelerator"),
+                          values});
+      chart_ids.push_back(id);
+    }
   }
+  Table scaling{"scaling", "Scaling", {{"benchmark", "Benchmark", "text"}, {"submitter", "Submitter", "text"}, {"page", "Page", "link"}},
+                {}, {"benchmark", "submitter"}, "", ""};
+  std::set<std::string> submitters;
   for (const auto& b : benchmarks_in(ctx, "")) {
     for (const auto& s : submitters_of(ctx, b)) {
+      submitters.insert(lower(s));
       Json r = jobj();
       set(r, "benchmark", jstr(b));
       set(r, "submitter", jstr(s));
@@ -319,15 +434,45 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
     }
   }
   if (ctx.rounds.empty()) p.notes.push_back("The store holds no round that this report may show.");
-  p.tables = {rounds, benches, scaling};
-  p.sections = {{"Rounds", {"Each round's overview: the fastest results of every benchmark, and links to its leaderboards."}, {}, {"rounds"}},
-                {"Benchmarks", {"Each benchmark's results round over round: speedups, efficiency and accelerator-hours."}, {}, {"benchmarks"}},
+  std::string span = ctx.rounds.empty() ? "" : ctx.rounds.size() == 1 ? ctx.rounds.front()
+                                                                      : ctx.rounds.front() + " to " + ctx.rounds.back();
+  std::vector<Figure> figures = {
+      {"Rounds", fmt_count(static_cast<long long>(ctx.rounds.size())), span},
+      {"Benchmarks", fmt_count(static_cast<long long>(latest.rows.size())), "a renamed benchmark counted once"},
+      {"Submitters", fmt_count(static_cast<long long>(submitters.size())), "with a closed or open result"},
+      {"Results", fmt_count(results), fmt_count(packages) + " packages"},
+      {"Runs", fmt_count(runs), "each a training to the quality target"}};
+  p.tables = {latest, rounds, scaling};
+  Section glance{"At a glance",
+                 {"Speedup: the round before's fastest closed result against the latest round's, whatever each ran on; "
+                  "each benchmark's page pairs like with like."},
+                 {}, {"benchmarks"}};
+  glance.figures = figures;
+  p.sections = {glance,
+                {"Fastest closed result per round", {"One line per accelerator family; a triangle is a record carried "
+                  "into a round (a resubmission), a circle a new result. Click a legend entry to show that line alone."},
+                 chart_ids, {}},
+                {"Rounds", {"Each round's overview: the fastest results of every benchmark, and links to its leaderboards."}, {}, {"rounds"}},
                 {"Scaling", {"Time to train against the number of accelerators, per submitter."}, {}, {"scaling"}}};
   out->page = std::move(p);
   return true;
 }
 
+
 // ---- round overview ------------------------------------------------------
+
+std::vector<std::pair<long long, long long>> overview_pairs(const std::vector<std::pair<long long, long long>>& all,
+                                                            const std::vector<std::pair<long long, long long>>& automatic) {
+  std::vector<std::pair<long long, long long>> out;
+  size_t shown = 0;
+  for (const auto& p : all) {
+    bool is_auto = std::find(automatic.begin(), automatic.end(), p) != automatic.end();
+    if (is_auto && shown >= kPairsShown) continue;
+    shown += is_auto ? 1 : 0;
+    out.push_back(p);
+  }
+  return out;
+}
 
 bool round_page(Context& ctx, const std::string& round, Built* out, std::string* error) {
   if (!ctx.shown(round)) {
@@ -391,10 +536,21 @@ bool round_page(Context& ctx, const std::string& round, Built* out, std::string*
       set(v, "availability", jstr(best->availability));
       bars.items.push_back(v);
     }
-    for (const auto& [a, c] : site_pairs(ctx, round, b, rows)) {
+    // A chosen few per benchmark (the two fastest, then the fastest pairs of
+    // equal size and accelerator); the rest on the leaderboard, one click away.
+    auto all = site_pairs(ctx, round, b, rows);
+    auto shown = overview_pairs(all, auto_pairs(rows));
+    for (const auto& [a, c] : shown) {
       Json o = jobj();
       set(o, "benchmark", jstr(b));
       set(o, "pair", pair_link(p, rows, round, b, a, c));
+      pairs.rows.push_back(o);
+    }
+    if (all.size() > shown.size()) {
+      Json o = jobj();
+      set(o, "benchmark", jstr(b));
+      set(o, "pair", jlink(fmt_count(static_cast<long long>(all.size() - shown.size())) + " more on the " + b + " leaderboard",
+                          p.href("rounds/" + safe_name(round) + "/" + safe_name(b) + ".html#head-to-head")));
       pairs.rows.push_back(o);
     }
   }
@@ -407,7 +563,9 @@ bool round_page(Context& ctx, const std::string& round, Built* out, std::string*
   std::vector<std::string> overview_notes = {"Per benchmark and availability category; verdicts are the result checks'."};
   if (resubmissions) overview_notes.push_back(kResubmittedNote);
   p.sections = {{"Fastest results", overview_notes, {"fastest"}, {"overview"}},
-                {"Head to head", {"The two fastest closed results of each benchmark, and closed results of equal size."}, {}, {"pairs"}}};
+                {"Head to head", {"Per benchmark: the two fastest closed results, then the fastest pairs of equal size on the same "
+                                  "accelerator, at most " + std::to_string(kPairsShown) + ", and those asked for; every pair is on the benchmark's leaderboard."},
+                 {}, {"pairs"}}};
   out->page = std::move(p);
   return true;
 }
@@ -563,14 +721,9 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
   std::vector<std::vector<ResultRow>> boards;
   boards.reserve(rounds.size());
   for (const auto& r : rounds) {
-    std::string e;
-    boards.push_back(submissions::leaderboard(ctx.store, {r, name_of_round[r], "closed", ctx.options.pipeline}, &e));
+    boards.emplace_back();
+    if (!closed_board(ctx, r, name_of_round[r], &boards.back(), error)) return false;
     const auto& board = boards.back();
-    if (board.empty() && e.find("damaged") != std::string::npos) {
-      *error = e;
-      return false;
-    }
-    std::map<std::string, const ResultRow*> best, best_carried;  // "overall", then submitters in lower case
     std::vector<std::string> resubmitted;
     for (const auto& x : board)
       if (x.resubmission) resubmitted.push_back(x.organisation + "/" + x.system + " (" + submissions::minutes_text(x.score) + " min)");
@@ -581,15 +734,9 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
                               (resubmitted.size() == 1 ? " resubmission" : " resubmissions") +
                               " of an earlier round's results, carried, not new: " + names + ".");
     }
-    for (const auto& x : board)
-      for (const std::string& key : {std::string("overall"), lower(x.submitter)}) {
-        auto& slot = x.resubmission ? best_carried[key] : best[key];
-        if (!slot || x.score < slot->score) slot = &x;
-      }
-    for (const auto& [key, c] : best_carried) {
-      auto& slot = best[key];
-      if (!slot || c->score < slot->score) slot = c;
-    }
+    // "overall", then submitters in lower case
+    auto best = fastest_as_it_stands(
+        board, [](const ResultRow& x) { return std::vector<std::string>{"overall", lower(x.submitter)}; });
     for (const auto& [key, x] : best) {
       std::string group = key == "overall" ? "overall" : x->submitter;
       std::string carried;
@@ -602,7 +749,7 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
       set(o, "round", jstr(r));
       set(o, "group", jstr(group));
       set(o, "system", result_link(p, *x));
-      set(o, "accelerator", jstr(x->accelerator_model.empty() ? x->accelerator_type : x->accelerator_model));
+      set(o, "accelerator", jstr(accelerator_text(*x)));
       set(o, "accelerators", jint(x->accelerators));
       set(o, "score", jnum(x->score));
       set(o, "carried", jstr(carried));
@@ -612,7 +759,7 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
       set(v, "round", jstr(r));
       set(v, "group", jstr(group));
       set(v, "system", jstr(x->organisation + "/" + x->system));
-      set(v, "accelerator", jstr(x->accelerator_model.empty() ? x->accelerator_type : x->accelerator_model));
+      set(v, "accelerator", jstr(accelerator_text(*x)));
       set(v, "accelerators", jint(x->accelerators));
       set(v, "minutes", jnum(x->score));
       set(v, "result", jstr(carried.empty() ? "new result" : carried));
@@ -663,8 +810,11 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
   for (size_t i = 0; i + 1 < rounds.size(); ++i) spans.emplace_back(rounds[i], rounds[i + 1]);
   if (rounds.size() > 2) spans.emplace_back(rounds.front(), rounds.back());
   std::vector<std::string> headline_notes;
-  auto add_note = [&p](const std::string& n) {
-    if (std::find(p.notes.begin(), p.notes.end(), n) == p.notes.end()) p.notes.push_back(n);
+  // Why results have no partner ("no pair", results left out): one line
+  // each, folded under the speedups, each once.
+  std::vector<std::string> left_out;
+  auto add_note = [&left_out](const std::string& n) {
+    if (std::find(left_out.begin(), left_out.end(), n) == left_out.end()) left_out.push_back(n);
   };
   for (const auto& [from, to] : spans)
     for (bool per_submitter : {false, true}) {
@@ -730,6 +880,8 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
   p.sections = {{"Fastest per round", fastest_notes, drawn ? std::vector<std::string>{"trend"} : std::vector<std::string>{},
                  {"fastest"}},
                 {"Speedups", rule_notes, {}, {"speedups"}}};
+  p.sections.back().folded_title = "Results without a partner, and results left out";
+  p.sections.back().folded = std::move(left_out);
   out->page = std::move(p);
   return true;
 }

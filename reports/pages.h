@@ -105,6 +105,13 @@ std::vector<std::pair<long long, long long>> auto_pairs(const std::vector<submis
 std::vector<std::pair<long long, long long>> site_pairs(const Context& ctx, const std::string& round,
                                                         const std::string& benchmark,
                                                         const std::vector<submissions::ResultRow>& rows);
+// The pairs a round's overview lists for one benchmark: the first
+// kPairsShown of `automatic` (auto_pairs' order: the two fastest, then the
+// fastest pairs of equal size on the same accelerator) and every `requested`
+// one (Options::compare); the rest are on the benchmark's leaderboard.
+constexpr size_t kPairsShown = 3;
+std::vector<std::pair<long long, long long>> overview_pairs(const std::vector<std::pair<long long, long long>>& all,
+                                                            const std::vector<std::pair<long long, long long>>& automatic);
 // A page with the site's navigation (a link to the rounds).
 Page new_page(const std::string& path, const std::string& kind, const std::string& title);
 

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "mllog/json.h"
+#include "reports/charts.h"
 #include "reports/model.h"
 #include "reports/pages.h"
 #include "reports/site.h"
@@ -276,6 +277,147 @@ TEST_CASE("head-to-head pages never pair a result with its twin") {
   auto pairs = auto_pairs(rows);
   REQUIRE(pairs.size() == 1);
   CHECK(pairs[0] == std::make_pair(4LL, 1LL));
+}
+
+TEST_CASE("a round's overview lists a chosen few head-to-head pairs per benchmark; the rest are one click away") {
+  using P = std::pair<long long, long long>;
+  std::vector<P> automatic = {{1, 2}, {3, 4}, {5, 6}, {7, 8}, {9, 10}};
+  std::vector<P> all = automatic;
+  all.push_back({2, 9});  // asked for with --compare
+  auto shown = overview_pairs(all, automatic);
+  REQUIRE(shown.size() == kPairsShown + 1);
+  CHECK(shown[0] == P{1, 2});  // the two fastest first
+  CHECK(shown[kPairsShown - 1] == P{5, 6});
+  CHECK(shown.back() == P{2, 9});  // a pair asked for is always listed
+  CHECK(overview_pairs({{1, 2}}, {{1, 2}}).size() == 1);
+  CHECK(overview_pairs({}, {}).empty());
+
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  for (const char* round : {"training-3.0.0", "training-3.1.0"}) {
+    mllog::Json page = page_model(render_ok(*s, std::string("rounds/") + round + "/index.html"));
+    std::map<std::string, int> per_benchmark;
+    for (const auto& row : by_id(page, "tables", "pairs")->find("rows")->items) {
+      const std::string text = row.find("pair")->find("text")->s;
+      if (contains(text, " more on the ")) {
+        CHECK(contains(row.find("pair")->find("href")->s, ".html#head-to-head"));
+        continue;
+      }
+      ++per_benchmark[row.find("benchmark")->s];
+    }
+    CHECK_FALSE(per_benchmark.empty());
+    for (const auto& [b, n] : per_benchmark) {
+      CAPTURE(b);
+      CHECK(n <= static_cast<int>(kPairsShown));
+      // The leaderboard lists them all, under the section the link names.
+      mllog::Json board = page_model(render_ok(*s, std::string("rounds/") + round + "/" + b + ".html"));
+      CHECK(by_id(board, "tables", "pairs")->find("rows")->items.size() >= static_cast<size_t>(n));
+      bool titled = false;
+      for (const auto& sec : board.find("sections")->items) titled = titled || sec.find("title")->s == "Head to head";
+      CHECK(titled);
+    }
+  }
+}
+
+TEST_CASE("the index is a dashboard: the store's figures, each benchmark's latest record, one chart per benchmark") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  std::string error;
+  mllog::Json page = page_model(render_ok(*s, "index.html"));
+  const mllog::Json& glance = page.find("sections")->items.at(0);
+  CHECK(glance.find("title")->s == "At a glance");
+  std::map<std::string, std::string> figures;
+  for (const auto& f : glance.find("figures")->items) figures[f.find("label")->s] = f.find("value")->s;
+  submissions::Listing rounds;
+  REQUIRE(submissions::list_store(*s, "rounds", "", &rounds, &error));
+  long long results = 0, runs = 0;
+  for (const auto& r : rounds.rows) {
+    results += std::atoll(r[2].c_str());
+    runs += std::atoll(r[3].c_str());
+  }
+  CHECK(figures["Rounds"] == std::to_string(rounds.rows.size()));
+  CHECK(figures["Results"] == std::to_string(results));  // under 1,000: no separator
+  CHECK(figures["Runs"] == std::to_string(runs));
+  // Each benchmark's latest record as it stands, against the round before's; the speedup their ratio.
+  size_t checked = 0;
+  for (const auto& row : by_id(page, "tables", "benchmarks")->find("rows")->items) {
+    const std::string b = row.find("benchmark")->find("text")->s;
+    CAPTURE(b);
+    std::vector<double> best;  // per round, in order
+    std::vector<std::string> names;
+    for (const auto& round : submissions::rounds(*s)) {
+      std::string name = b == "retinanet" ? "ssd" : b;  // 3.x: retinanet under its earlier name
+      double m = 1e300;
+      for (const auto& r : submissions::leaderboard(*s, {round, name, "closed", false}, &error)) m = std::min(m, r.score);
+      if (m < 1e300) {
+        best.push_back(m);
+        names.push_back(round);
+      }
+    }
+    if (best.empty()) continue;
+    CHECK(row.find("round")->s == names.back());
+    CHECK(num(row.find("minutes")) == best.back());
+    if (best.size() >= 2) {
+      CHECK(num(row.find("previous_minutes")) == best[best.size() - 2]);
+      CHECK(num(row.find("speedup")) == doctest::Approx(best[best.size() - 2] / best.back()));
+    }
+    // Its chart: each round's fastest per accelerator family; the family's fastest is the round's fastest.
+    const mllog::Json* chart = by_id(page, "charts", "trend-" + b);
+    REQUIRE(chart != nullptr);
+    std::map<std::string, double> per_round;
+    for (const auto& v : chart->find("spec")->find("data")->find("values")->items) {
+      CHECK_FALSE(contains(v.find("group")->s, "("));  // a family, not a piece of the raw name
+      auto [it, added] = per_round.try_emplace(v.find("round")->s, num(v.find("minutes")));
+      if (!added) it->second = std::min(it->second, num(v.find("minutes")));
+    }
+    for (size_t i = 0; i < names.size(); ++i) CHECK(per_round[names[i]] == best[i]);
+    ++checked;
+  }
+  CHECK(checked >= 8);
+}
+
+TEST_CASE("charts: a legend that shows and hides series, a log scale where figures span orders of magnitude") {
+  auto rows = [](const std::vector<std::pair<std::string, double>>& xs) {
+    mllog::Json v = jarr();
+    for (const auto& [name, m] : xs) {
+      mllog::Json o = jobj();
+      set(o, "benchmark", jstr(name));
+      set(o, "minutes", jnum(m));
+      set(o, "availability", jstr(name == "gpt3" ? "cloud" : "on-premise"));
+      v.items.push_back(o);
+    }
+    return v;
+  };
+  CHECK(charts::wide_spread({3.9, 224.0}));
+  CHECK_FALSE(charts::wide_spread({3.9, 20.0}));
+  CHECK_FALSE(charts::wide_spread({0.0, 224.0}));  // a log scale cannot show 0
+  CHECK_FALSE(charts::wide_spread({}));
+  mllog::Json wide = charts::bars(rows({{"gpt3", 3.9}, {"bert", 224.0}}), "benchmark", "Benchmark", "minutes", "Minutes",
+                                  "availability", {"benchmark", "minutes"});
+  const std::string w = dump(wide);
+  CHECK(contains(w, "\"scale\":{\"type\":\"log\"}"));
+  CHECK(contains(w, "Minutes (log scale)"));
+  CHECK(contains(w, "\"stack\":null"));
+  CHECK(contains(w, "\"bind\":\"legend\""));
+  CHECK(contains(w, "\"param\":\"pick\""));
+  const std::string narrow = dump(charts::bars(rows({{"gpt3", 3.9}, {"bert", 5.0}}), "benchmark", "Benchmark", "minutes",
+                                               "Minutes", "availability", {"benchmark", "minutes"}));
+  CHECK_FALSE(contains(narrow, "log"));
+  // 28 runs: twenty colours and a dash pattern per run, so that no two look alike.
+  mllog::Json points = jarr();
+  for (int r = 0; r < 28; ++r) {
+    mllog::Json o = jobj();
+    set(o, "run", jstr("run " + std::to_string(r)));
+    set(o, "x", jnum(1));
+    set(o, "metric", jnum(0.5));
+    points.items.push_back(o);
+  }
+  const std::string many = dump(charts::convergence(points, "Epochs", "accuracy", true, 0.7, {}));
+  CHECK(contains(many, "tableau20"));
+  CHECK(contains(many, "\"strokeDash\":{\"field\":\"run\""));
+  CHECK(contains(many, "\"bind\":\"legend\""));
 }
 
 TEST_CASE("the bootstrap interval of a difference is deterministic and covers what the runs say") {

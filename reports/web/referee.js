@@ -492,6 +492,17 @@
     });
   }
 
+  // A dashboard's headline numbers: label, the number large, a line under it.
+  function figures(list) {
+    return el("dl", { className: "figures" }, list.map(function (f) {
+      return el("div", { className: "figure" }, [
+        el("dt", { text: String(f.label) }),
+        el("dd", { className: "figure-value", text: String(f.value) }),
+        f.detail ? el("dd", { className: "figure-detail", text: String(f.detail) }) : null
+      ]);
+    }));
+  }
+
   function render(page) {
     var main = document.getElementById("referee-main");
     if (!main) throw new Error("the page has no #referee-main");
@@ -523,10 +534,28 @@
 
     (page.sections || []).forEach(function (section, i) {
       var headingId = "section-" + i;
-      var node = el("section", { className: "referee-section", "aria-labelledby": section.title ? headingId : null });
+      // A section is addressable by its title ("#head-to-head"), the first of a name only.
+      var anchor = section.title ? String(section.title).toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "") : "";
+      if (anchor && document.getElementById(anchor)) anchor = "";
+      var node = el("section", { className: "referee-section", id: anchor || null,
+                                 "aria-labelledby": section.title ? headingId : null });
       if (section.title) node.appendChild(el("h2", { id: headingId, text: section.title }));
+      if (Array.isArray(section.figures) && section.figures.length) node.appendChild(figures(section.figures));
       notes(section.notes).forEach(function (p) { node.appendChild(p); });
-      (section.charts || []).forEach(function (id) { addChart(node, id); });
+      if (section.folded && Array.isArray(section.folded.notes) && section.folded.notes.length) {
+        var fold = el("details", { className: "folded-notes" }, [
+          el("summary", { text: String(section.folded.title || "More notes") + " (" + section.folded.notes.length + ")" })
+        ]);
+        notes(section.folded.notes).forEach(function (p) { fold.appendChild(p); });
+        node.appendChild(fold);
+      }
+      // Three charts or more (the index's one per benchmark) side by side where the screen allows.
+      var chartBox = node;
+      if ((section.charts || []).length > 2) {
+        chartBox = el("div", { className: "chart-grid" });
+        node.appendChild(chartBox);
+      }
+      (section.charts || []).forEach(function (id) { addChart(chartBox, id); });
       (section.tables || []).forEach(function (id) { addTable(node, id); });
       main.appendChild(node);
     });
@@ -559,6 +588,12 @@
     } catch (err) {
       fail(err.message, err);
       return;
+    }
+    // The page is drawn after the browser looked for the address's #fragment: go there now.
+    if (location.hash.length > 1) {
+      var target = null;
+      try { target = document.getElementById(decodeURIComponent(location.hash.slice(1))); } catch (e) { target = null; }
+      if (target) target.scrollIntoView();
     }
     done.then(function () {
       if (!failed) body.dataset.rendered = "true";

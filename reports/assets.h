@@ -12,6 +12,9 @@ struct Asset {
   std::string_view path;          // relative to the site root: "assets/vega.min.js"
   std::string_view content_type;  // "text/javascript; charset=utf-8"
   std::string_view bytes;
+  // The bytes compressed at build time, for a server to send as they are
+  // (Content-Encoding gzip / br); "" where compression would not make them smaller.
+  std::string_view gzip, brotli;
 };
 
 // assets/vega.min.js, assets/vega-lite.min.js, assets/vega-embed.min.js,

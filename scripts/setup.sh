@@ -10,6 +10,8 @@ PACKAGES=(
   libsimdjson-dev libyaml-cpp-dev libcli11-dev doctest-dev
   libcurl4-openssl-dev libarchive-dev libcpp-httplib-dev libssl-dev
   libboost-math-dev libbenchmark-dev libsqlite3-dev libsodium-dev
+  # the assets compressed at build time for `referee serve` (reports/web/embed_assets.cc)
+  zlib1g-dev libbrotli-dev
   # libFuzzer: clang is clang-14 on Debian 12; libclang_rt.fuzzer-x86_64.a
   # comes from libclang-rt-14-dev (pulled in by libclang-rt-dev).
   clang libclang-rt-dev

@@ -1,12 +1,15 @@
 #include "server/pages.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <map>
 #include <mutex>
 
 #include "base/digest.h"
+#include "base/text.h"
 #include "base/url.h"
+#include "base/utc_time.h"
 #include "reports/assets.h"
 #include "reports/model.h"
 #include "reports/site.h"
@@ -32,9 +35,31 @@ std::string asset_tag(const std::string& path, const std::string& body) {
   return it->second;
 }
 
+// Whether an Accept-Encoding header takes `coding` (listed, and not with q=0).
+bool accepts(const std::string& header, const std::string& coding) {
+  size_t pos = 0;
+  while (pos <= header.size()) {
+    size_t end = header.find(',', pos);
+    if (end == std::string::npos) end = header.size();
+    std::string item = header.substr(pos, end - pos);
+    pos = end + 1;
+    size_t semi = item.find(';');
+    std::string name = base::lower(base::trim(item.substr(0, semi)));
+    if (name != coding) continue;
+    if (semi == std::string::npos) return true;
+    std::string params = base::lower(item.substr(semi + 1));
+    params.erase(std::remove_if(params.begin(), params.end(), [](unsigned char c) { return std::isspace(c); }), params.end());
+    // q=0, q=0.0, q=0.00, q=0.000: refused; any other weight takes it.
+    if (params.rfind("q=0", 0) == 0 && params.find_first_not_of("0.", 2) == std::string::npos) return false;
+    return true;
+  }
+  return false;
+}
+
 // A report asset's answer with its tag: the scripts and styles are the binary's own, the same for every
 // caller, so a browser keeps them and asks again with the tag (a 304 without the bytes, not 1.5 MB of
-// charting library on every page).
+// charting library on every page). Where the caller takes brotli or gzip, the form compressed at build
+// time is sent (never compressed per request), with a tag of its own.
 Reply tagged(const Call& call, const std::string& path, Reply r) {
   // Asked for by its version (the pages name it so): the bytes at that URL never change, kept for good.
   const std::string version = reports::asset_version(path);
@@ -45,7 +70,29 @@ Reply tagged(const Call& call, const std::string& path, Reply r) {
     for (auto& [name, value] : r.headers)
       if (name == "Cache-Control") value = "public, max-age=31536000, immutable";
   }
-  const std::string tag = asset_tag(path, r.body);
+  std::string tag = asset_tag(path, r.body);
+  for (const auto& a : reports::assets()) {
+    if (a.path != path || a.bytes != r.body) continue;
+    const char* coding = nullptr;
+    std::string_view packed;
+    if (!a.brotli.empty() && accepts(call.accept_encoding, "br")) {
+      coding = "br";
+      packed = a.brotli;
+    } else if (!a.gzip.empty() && accepts(call.accept_encoding, "gzip")) {
+      coding = "gzip";
+      packed = a.gzip;
+    }
+    r.headers.emplace_back("Vary", "Accept-Encoding");
+    // Sent as chosen here, compressed or not: the transport's own compression would read the header
+    // without its weights (gzip;q=0 taken for gzip) and spend seconds on each request.
+    r.precompressed = true;
+    if (coding) {
+      r.body = std::string(packed);
+      r.headers.emplace_back("Content-Encoding", coding);
+      tag.insert(tag.size() - 1, std::string("-") + coding);
+    }
+    break;
+  }
   r.headers.emplace_back("ETag", tag);
   if (call.if_none_match == tag) {
     r.status = 304;
@@ -234,6 +281,8 @@ Reply page_route(Context& ctx, const Call& call, const Caller& caller, const std
     return true;
   };
   reports::Options options;
+  // To the millisecond: the page's tag leaves this text out, and no other figure of a page has this form.
+  options.generated_at = base::utc_now(base::UtcFormat::Millis);
   reports::File file;
   std::string error;
   switch (reports::render(*store, site, call.query, options, visible, &file, &error)) {
@@ -246,6 +295,20 @@ Reply page_route(Context& ctx, const Call& call, const Caller& caller, const std
       if (!caller.token.empty()) r.headers.emplace_back("Vary", "Authorization, Cookie");
       r.body = std::move(file.body);
       if (site.rfind("assets/", 0) == 0) return tagged(call, site, std::move(r));
+      // A page or data file a cache may keep carries a tag of what it shows (its bytes but the time it
+      // was made, which differs on every request): asked again with it while nothing changed, the
+      // answer is a 304 without the page.
+      if (!unpublished) {
+        std::string shown = r.body;
+        for (size_t at = shown.find(options.generated_at); at != std::string::npos; at = shown.find(options.generated_at, at))
+          shown.erase(at, options.generated_at.size());
+        const std::string tag = "\"" + base::sha256_hex(shown).substr(0, 32) + "\"";
+        r.headers.emplace_back("ETag", tag);
+        if (call.if_none_match == tag) {
+          r.status = 304;
+          r.body.clear();
+        }
+      }
       return r;
     }
     case reports::Status::NotFound:

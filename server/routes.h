@@ -32,6 +32,7 @@ struct Call {
   bool if_match_given = false;  // the request has an If-Match header, empty or not
   std::string if_none_match;    // a cache's copy of a report asset: answered 304 when it is current
   std::string host, origin, fetch_site;  // Host, Origin, Sec-Fetch-Site: a form's POST must come from this site
+  std::string accept_encoding;           // a report asset is sent compressed at build time where the caller takes it
 };
 
 // One answer.
@@ -41,6 +42,9 @@ struct Reply {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::string user;  // for the log line: who the handler found the caller to be when resolve_actor did not (the sign-in)
+  // The body is sent as it is: compressed at build time (its Content-Encoding
+  // header says how) or deliberately not; the transport must not compress it.
+  bool precompressed = false;
 };
 
 // Sign-in sessions of the report pages. The cookie holds a random session

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "mllog/json.h"
 #include "review/api.h"
 #include "review/events.h"
+#include "reports/assets.h"
 #include "reports/site.h"
 #include "submissions/store.h"
 #include "tests/reference_data.h"
@@ -100,7 +102,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 // served page that differs from the static site's file).
 std::string without_generated_at(const std::string& body) {
   static const std::regex generated("\"generated_at\" ?: ?\"[^\"]*\"");
-  static const std::regex footer("generated [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z");
+  static const std::regex footer("generated [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}(\\.[0-9]{3})?Z");
   return std::regex_replace(std::regex_replace(body, generated, "\"generated_at\":\"-\""), footer, "generated -");
 }
 
@@ -463,6 +465,70 @@ TEST_SUITE("serve") {
     CHECK(contains(seen_chain->body, "minilm: only in mini-1.0.0"));
   }
 
+  TEST_CASE("report assets go out compressed at build time (brotli, else gzip), each form with its own tag; pages' tags follow the store") {
+    Fixture f;
+    Serve s(f.db, {"--public"}, (f.dir.path / "serve.err").string());
+    httplib::Client c("127.0.0.1", s.port);
+    c.set_decompress(false);  // the bytes as sent
+    const reports::Asset* vega = nullptr;
+    for (const auto& a : reports::assets())
+      if (a.path == "assets/vega.min.js") vega = &a;
+    REQUIRE(vega != nullptr);
+    REQUIRE_FALSE(vega->brotli.empty());
+    REQUIRE_FALSE(vega->gzip.empty());
+    CHECK(vega->brotli.size() < vega->gzip.size());
+    CHECK(vega->gzip.size() < vega->bytes.size() / 2);
+    struct Case {
+      const char* accept;
+      const char* coding;  // "" = as it is
+    };
+    std::set<std::string> tags;
+    for (const Case& k : {Case{"br, gzip", "br"}, Case{"gzip, deflate, br", "br"}, Case{"gzip", "gzip"},
+                          Case{"br;q=0, gzip", "gzip"}, Case{"br; q=0.000, gzip;q=0.5", "gzip"}, Case{"identity", ""},
+                          Case{"gzip;q=0", ""}, Case{"deflate", ""}}) {
+      const std::string accept = k.accept;
+      CAPTURE(accept);
+      httplib::Headers h{{"Accept-Encoding", accept}};
+      auto r = c.Get("/reports/assets/vega.min.js", h);
+      REQUIRE(r);
+      CHECK(r->status == 200);
+      CHECK(r->get_header_value("Content-Encoding") == k.coding);
+      CHECK(r->get_header_value("Vary").find("Accept-Encoding") != std::string::npos);
+      const std::string_view want = std::string(k.coding) == "br" ? vega->brotli : std::string(k.coding) == "gzip" ? vega->gzip : vega->bytes;
+      CHECK(r->body.size() == want.size());
+      CHECK(r->body == want);  // the build's bytes, not compressed again
+      const std::string tag = r->get_header_value("ETag");
+      tags.insert(tag);
+      auto again = c.Get("/reports/assets/vega.min.js", [&] {
+        httplib::Headers h2 = h;
+        h2.emplace("If-None-Match", tag);
+        return h2;
+      }());
+      REQUIRE(again);
+      CHECK(again->status == 304);
+    }
+    CHECK(tags.size() == 3);  // one tag per form: as it is, gzip, brotli
+    // A page's tag is of what it shows: the same on two requests a second apart, another once the store changed.
+    auto first = c.Get("/reports/index.html");
+    REQUIRE(first);
+    const std::string tag = first->get_header_value("ETag");
+    REQUIRE(tag.size() == 34);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+    auto second = c.Get("/reports/index.html", httplib::Headers{{"If-None-Match", tag}});
+    REQUIRE(second);
+    CHECK(second->status == 304);
+    {
+      std::string e;
+      auto store = submissions::Store::open(f.db, &e);
+      REQUIRE_MESSAGE(store, e);
+      REQUIRE_MESSAGE(store->exec("UPDATE results SET score_minutes = score_minutes * 2", &e), e);
+    }
+    auto third = c.Get("/reports/index.html", httplib::Headers{{"If-None-Match", tag}});
+    REQUIRE(third);
+    CHECK(third->status == 200);
+    CHECK(third->get_header_value("ETag") != tag);
+  }
+
   TEST_CASE("report pages of a published round: the static site's files, anonymously with --public") {
     Fixture f;
     auto files = static_site(f.db, nullptr);
@@ -502,7 +568,14 @@ TEST_SUITE("serve") {
         CHECK(other->status == 200);
         CHECK(other->body == r->body);
       } else {
-        CHECK_FALSE(r->has_header("ETag"));
+        // A page or data file of a published round carries a tag of what it shows (not of the time it
+        // was made): asked again with it, a 304 without the bytes.
+        const std::string tag = r->get_header_value("ETag");
+        CHECK(tag.size() == 34);
+        auto again = c.Get("/reports/" + file.path, httplib::Headers{{"If-None-Match", tag}});
+        REQUIRE(again);
+        CHECK(again->status == 304);
+        CHECK(again->body.empty());
       }
     }
     CHECK(pages >= 4);

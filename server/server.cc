@@ -351,8 +351,13 @@ int serve(const Options& o) {
     call.host = req.get_header_value("Host");
     call.origin = req.get_header_value("Origin");
     call.fetch_site = req.get_header_value("Sec-Fetch-Site");
+    call.accept_encoding = req.get_header_value("Accept-Encoding");
     std::string user;
-    send(res, dispatch(ctx, call, &user));
+    Reply reply = dispatch(ctx, call, &user);
+    // cpp-httplib compresses an answer after the handler when the request's Accept-Encoding allows it;
+    // an answer compressed at build time is sent as it is (the request is this connection's own).
+    if (reply.precompressed) const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+    send(res, reply);
     // Something the caller may not see is answered as something that does not exist, and no sooner:
     // a hidden round, objection or finding takes a lookup more than a missing one (a tenth of a
     // millisecond), so every 404 is sent no earlier than kNotFoundFloor after its request arrived.

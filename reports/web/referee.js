@@ -256,6 +256,34 @@
 
   // ------------------------------------------------------------ tables
 
+  // ------------------------------------------------------------ the view in the address
+
+  // A table's filters, search, sort and baseline live in the address's
+  // fragment (#speedups.f.group=NVIDIA&speedups.sort=speedup), so that a view
+  // can be shared and survives a reload. A fragment without "=" is an anchor
+  // (#head-to-head), not state.
+  function hashParams() {
+    var h = location.hash.slice(1);
+    if (h.indexOf("=") < 0) return new URLSearchParams("");
+    return new URLSearchParams(h);
+  }
+
+  function saveHash(prefix, entries) {
+    var p = hashParams();
+    var old = [];
+    p.forEach(function (v, k) { if (k.indexOf(prefix) === 0) old.push(k); });
+    old.forEach(function (k) { p.delete(k); });
+    entries.forEach(function (e) { p.set(prefix + e[0], e[1]); });
+    var text = p.toString();
+    var next = text ? "#" + text : location.pathname + location.search;
+    if (("#" + text) === location.hash || (!text && !location.hash)) return;
+    try {
+      history.replaceState(history.state, "", next);
+    } catch (e) {
+      location.replace(text ? "#" + text : "#");  // file:// pages in browsers that refuse replaceState there
+    }
+  }
+
   function renderTable(table) {
     var columns = Array.isArray(table.columns) ? table.columns : [];
     var rows = Array.isArray(table.rows) ? table.rows : [];
@@ -264,7 +292,10 @@
     });
     var baseline = table.baseline && table.baseline.value ? table.baseline : null;
     var id = slug(table.id);
-    var state = { filter: {}, sort: null, dir: 1, base: -1 };
+    var state = { filter: {}, sort: null, dir: 1, base: -1, q: "" };
+    var prefix = id + ".";
+    var saved = hashParams();
+    var ready = false;  // the first drawing reads the address; later ones write it
     // Columns the model marks optional start hidden; the reader shows or hides any column under "Columns".
     var hidden = {};
     columns.forEach(function (c) { if (c.optional) hidden[c.key] = true; });
@@ -290,6 +321,11 @@
         [el("option", { value: "", text: "All" })].concat(distinct.map(function (v) {
           return el("option", { value: v, text: v });
         })));
+      var want = saved.get(prefix + "f." + key);
+      if (want !== null && distinct.indexOf(want) >= 0) {
+        state.filter[key] = want;
+        select.value = want;
+      }
       select.addEventListener("change", function () {
         state.filter[key] = select.value;
         update();
@@ -338,14 +374,50 @@
         el("label", { "for": baseId, text: "Show" }), baseSelect
       ]));
     }
-    if (selects.length) {
+    // Search: rows whose text holds every word typed (any column, any case), for tables of more than five rows.
+    var search = null;
+    if (rows.length > 5) {
+      var searchId = "search-" + id;
+      search = el("input", { type: "search", id: searchId, "data-search": "", placeholder: "Words in any column",
+                             autocomplete: "off" });
+      var q = saved.get(prefix + "q");
+      if (q) {
+        state.q = q;
+        search.value = q;
+      }
+      search.addEventListener("input", function () {
+        state.q = search.value;
+        update();
+      });
+      controls.appendChild(el("span", { className: "control" }, [el("label", { "for": searchId, text: "Search" }), search]));
+    }
+    if (selects.length || search) {
       var reset = el("button", { type: "button", className: "reset", text: "Reset filters" });
       reset.addEventListener("click", function () {
         selects.forEach(function (s) { s.value = ""; });
         state.filter = {};
+        if (search) search.value = "";
+        state.q = "";
         update();
       });
       controls.appendChild(reset);
+    }
+    // The row texts the search looks in, once.
+    var rowText = rows.map(function (r) {
+      return columns.map(function (c) { return cellText(c, r[c.key]); }).join(" \u0001 ").toLowerCase();
+    });
+    if (baseSelect) {
+      var b = saved.get(prefix + "base");
+      if (b !== null && /^[0-9]+$/.test(b) && Number(b) < rows.length) {
+        state.base = Number(b);
+        baseSelect.value = b;
+      }
+    }
+    var sortKeyWanted = saved.get(prefix + "sort");
+    if (sortKeyWanted && (sortKeyWanted === "__relative" ? state.base >= 0
+                          : columns.some(function (c) { return c.key === sortKeyWanted; }))) {
+      state.sort = sortKeyWanted;
+      state.dir = saved.get(prefix + "dir") === "-1" ? -1 : 1;
     }
 
     var thead = el("thead");
@@ -428,11 +500,12 @@
     function update() {
       var cols = shownColumns();
       header(cols);
+      var words = state.q.toLowerCase().split(/\s+/).filter(function (w) { return w; });
       var order = rows.map(function (r, i) { return i; }).filter(function (i) {
         return filters.every(function (key) {
           var want = state.filter[key];
           return !want || plainText(rows[i][key]) === want;
-        });
+        }) && words.every(function (w) { return rowText[i].indexOf(w) >= 0; });
       });
       if (state.sort) {
         var col = state.sort === "__relative" ? { key: "__relative", type: "ratio" } : columnFor(state.sort);
@@ -452,6 +525,15 @@
       count.textContent = order.length === rows.length
         ? rows.length + (rows.length === 1 ? " row" : " rows")
         : order.length + " of " + rows.length + " rows";
+      if (ready) {
+        var entries = [];
+        filters.forEach(function (key) { if (state.filter[key]) entries.push(["f." + key, state.filter[key]]); });
+        if (state.q) entries.push(["q", state.q]);
+        if (state.sort) entries.push(["sort", state.sort]);
+        if (state.sort && state.dir < 0) entries.push(["dir", "-1"]);
+        if (state.base >= 0) entries.push(["base", String(state.base)]);
+        saveHash(prefix, entries);
+      }
     }
 
     // The column choice: a checkbox per column, the optional ones unticked.
@@ -475,6 +557,7 @@
     }
 
     update();
+    ready = true;
     return el("div", { className: "table-block", "data-table-block": table.id }, [
       controls.childNodes.length ? controls : null,
       chooser,
@@ -590,7 +673,7 @@
       return;
     }
     // The page is drawn after the browser looked for the address's #fragment: go there now.
-    if (location.hash.length > 1) {
+    if (location.hash.length > 1 && location.hash.indexOf("=") < 0) {
       var target = null;
       try { target = document.getElementById(decodeURIComponent(location.hash.slice(1))); } catch (e) { target = null; }
       if (target) target.scrollIntoView();

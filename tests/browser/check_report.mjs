@@ -12,7 +12,8 @@
 //   - every relative link, stylesheet and script resolves to a file in the folder;
 //   - the footer names the referee version, the rule sets and the data time;
 //   - assets/LICENSES.txt carries the licence texts of vega, vega-lite and vega-embed;
-//   - on one page with them: a filter narrows the table to the matching rows,
+//   - on one page with them: a filter narrows the table to the matching rows
+//     and is kept in the address's fragment (a reload shows the same view),
 //     the baseline switch shows baseline / row for every row, and a number
 //     column sorts both ways (empty cells last);
 // and keeps a full-page screenshot of each page.
@@ -238,10 +239,40 @@ async function exerciseFilter(page, table) {
     if (JSON.stringify(shown.slice().sort()) !== JSON.stringify(want.slice().sort())) {
       problems.push(`table ${table.id}: filter ${key}=${value} shows rows [${shown}], expected [${want}]`);
     }
+    // The view is in the address: reloaded from it, the page shows the same rows with the filter chosen.
+    const hash = await page.evaluate(() => location.hash);
+    const param = new URLSearchParams(hash.slice(1)).get(`${table.id}.f.${key}`);
+    if (param !== value) problems.push(`table ${table.id}: after filter ${key}=${value} the address's fragment is ${JSON.stringify(hash)}`);
+    await page.reload();
+    await page.waitForFunction(() => document.body.dataset.rendered === "true" || document.body.dataset.renderError !== undefined,
+                               null, { timeout: 30000 });
+    const again = await page.locator(`table[data-table="${table.id}"] tbody tr`).evaluateAll((trs) => trs.map((tr) => tr.dataset.row));
+    if (JSON.stringify(again.slice().sort()) !== JSON.stringify(want.slice().sort())) {
+      problems.push(`table ${table.id}: reloaded with ${hash}, the table shows rows [${again}], expected [${want}]`);
+    }
+    if (await select.inputValue() !== value) problems.push(`table ${table.id}: reloaded with ${hash}, the ${key} filter does not show ${value}`);
+    // Search: every row shown holds the word typed; the word is in the address too.
+    const box = page.locator(`[data-table-block="${table.id}"] input[data-search]`);
+    let searched = "";
+    if (await box.count()) {
+      const word = value.split(/\s+/)[0].toLowerCase();
+      await box.fill(word);
+      const texts = await page.locator(`table[data-table="${table.id}"] tbody tr`).evaluateAll((trs) => trs.map((tr) => tr.textContent.toLowerCase()));
+      if (!texts.length) problems.push(`table ${table.id}: searching ${JSON.stringify(word)} shows no row`);
+      for (const t of texts) if (!t.includes(word)) problems.push(`table ${table.id}: searching ${JSON.stringify(word)} shows a row without it`);
+      if (new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).get(`${table.id}.q`) !== word) {
+        problems.push(`table ${table.id}: the search ${JSON.stringify(word)} is not in the address`);
+      }
+      searched = `, search ${JSON.stringify(word)} (${texts.length} rows)`;
+      await box.fill("");
+    }
     await select.selectOption("");
+    if (new URLSearchParams((await page.evaluate(() => location.hash)).slice(1)).has(`${table.id}.f.${key}`)) {
+      problems.push(`table ${table.id}: the filter ${key} was reset but the address still holds it`);
+    }
     const all = await page.locator(`table[data-table="${table.id}"] tbody tr`).count();
     if (all !== table.rows.length) problems.push(`table ${table.id}: after resetting filter ${key}, ${all} rows of ${table.rows.length}`);
-    return { done: `filter ${key}=${value} (${want.length} of ${table.rows.length} rows)`, problems };
+    return { done: `filter ${key}=${value} (${want.length} of ${table.rows.length} rows), kept in the address${searched}`, problems };
   }
   return null;
 }

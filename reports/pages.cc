@@ -281,6 +281,43 @@ Json hours_or_null(const ResultRow& r) {
 
 
 
+// What the benchmark is: "gpt3: GPT-3 175B on C4 (large language model
+// pre-training); quality target: eval_accuracy <= 2.69 (log perplexity);
+// convergence counted in tokens." The target is the one the RCP check read
+// for a result of the round (the rule set's), when the store keeps it.
+std::string description_note(Context& ctx, const std::string& round, const std::string& benchmark) {
+  const rules::BenchmarkDescription d = rules::benchmark_description(round, benchmark);
+  std::string n = benchmark + ": ";
+  if (d.known) n += d.model + " on " + d.dataset + " (" + d.task + ")";
+  else n += "a benchmark referee has no description of";
+  if (ctx.has_rcp_json) {
+    Stmt st(ctx.store.db(),
+            "SELECT x.rcp_json FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id "
+            "JOIN rounds r ON p.round_id = r.id WHERE r.name = ?1 AND x.benchmark = ?2 AND x.rcp_json IS NOT NULL "
+            "AND json_extract(x.rcp_json, '$.target') IS NOT NULL LIMIT 1");
+    st.bind(1, round);
+    st.bind(2, benchmark);
+    if (st.step()) {
+      Json rcp;
+      std::string perr;
+      if (mllog::parse_json_permissive(st.col_text(0), &rcp, &perr) && rcp.kind == Json::Kind::Object) {
+        const Json* t = rcp.find("target");
+        const Json* m = rcp.find("metric");
+        const Json* dir = rcp.find("target_direction");
+        if (t && (t->kind == Json::Kind::Float || t->kind == Json::Kind::Int)) {
+          double v = t->kind == Json::Kind::Float ? t->f : static_cast<double>(t->i);
+          char buf[32];
+          std::snprintf(buf, sizeof buf, "%.6g", v);
+          n += "; quality target: " + (m && m->kind == Json::Kind::String ? m->s : std::string("eval_accuracy")) +
+               (dir && dir->kind == Json::Kind::String && dir->s == "min" ? " <= " : " >= ") + buf;
+        }
+      }
+    }
+  }
+  n += "; convergence counted in " + rules::convergence_quantity(round, benchmark) + ".";
+  return n;
+}
+
 // Each round's fastest closed results as they stand, per key (`keys` gives a
 // result's keys; it may count under several): the fastest new result, or a
 // record carried into the round (a resubmission of an earlier round's
@@ -357,13 +394,14 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
   // Each benchmark once (a renamed one under its later name, its earlier name
   // said), with its latest record against the round before.
   Table latest{"benchmarks", "Latest record of each benchmark",
-               {{"benchmark", "Benchmark", "link"}, {"round", "Round", "text"}, {"system", "Fastest closed", "link"},
+               {{"benchmark", "Benchmark", "link"}, {"model", "Model and data", "text"}, {"round", "Round", "text"},
+                {"system", "Fastest closed", "link"},
                 {"accelerator", "Accelerator", "text"}, {"accelerators", "Accelerators", "number", 0},
                 {"minutes", "Minutes", "minutes", 3}, {"carried", "Carried", "text"},
                 {"previous_round", "Round before", "text"}, {"previous_minutes", "Minutes before", "minutes", 3},
                 {"speedup", "Speedup", "number", 2}, {"rounds", "Rounds", "text"}},
                {}, {}, "", ""};
-  optional_columns(&latest, {"carried", "previous_round", "previous_minutes", "rounds"});
+  optional_columns(&latest, {"model", "carried", "previous_round", "previous_minutes", "rounds"});
   std::vector<std::string> chart_ids;
   for (const auto& b : lineages_in(ctx)) {
     std::string in;
@@ -402,6 +440,8 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
     }
     Json o = jobj();
     set(o, "benchmark", jlink(b, p.href("benchmarks/" + safe_name(b) + ".html")));
+    const auto d = rules::benchmark_description(ctx.rounds.empty() ? "" : ctx.rounds.back(), b);
+    set(o, "model", d.known ? jstr(d.model + ", " + d.dataset) : jnull());
     set(o, "round", last ? jstr(last_round) : jnull());
     set(o, "system", last ? result_link(p, *last) : jnull());
     set(o, "accelerator", last ? jstr(accelerator_text(*last)) : jnull());
@@ -669,7 +709,7 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
                             {"system", "minutes", "accelerators", "division"}),
                bars}};
   p.tables = {t, pairs};
-  std::vector<std::string> notes = {"Accelerator-hours = accelerators x minutes / 60."};
+  std::vector<std::string> notes = {description_note(ctx, round, benchmark), "Accelerator-hours = accelerators x minutes / 60."};
   if (energy.empty()) notes.push_back("No result here has an energy figure (no power results).");
   if (priced) notes.push_back("Cost of one training run at " + fmt_ratio(ctx.options.price.amount) + " " +
                               submissions::price_unit(ctx.options.price) + ".");
@@ -712,7 +752,8 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
   // Each round's fastest as it stands: its new results, or a record carried
   // into it (a resubmission of an earlier round's result) when that is
   // faster, marked as carried: the record stood, nothing regressed.
-  std::vector<std::string> fastest_notes = rename_notes;
+  std::vector<std::string> fastest_notes = {description_note(ctx, rounds.back(), name_of_round[rounds.back()])};
+  fastest_notes.insert(fastest_notes.end(), rename_notes.begin(), rename_notes.end());
   fastest_notes.push_back(
       "Closed division. A resubmission (a later round's copy of an earlier round's result) counts in the round it was "
       "first submitted in; where it is still a later round's fastest, that round's row is the record carried forward "

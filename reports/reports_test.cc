@@ -378,6 +378,23 @@ TEST_CASE("the index is a dashboard: the store's figures, each benchmark's lates
   CHECK(checked >= 8);
 }
 
+TEST_CASE("leaderboards and round-over-round pages say what the benchmark is: model, data set, quality target, unit") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  mllog::Json board = page_model(render_ok(*s, "rounds/training-3.1.0/gpt3.html"));
+  const std::string first = board.find("sections")->items.at(0).find("notes")->items.at(0).s;
+  CHECK(first.rfind("gpt3: GPT-3 175B on C4 (large language model pre-training); quality target: ", 0) == 0);
+  CHECK(contains(first, "convergence counted in tokens."));
+  // The target is the rule set's: log perplexity at most 2.69.
+  CHECK(contains(first, " <= 2.69;"));
+  mllog::Json bert = page_model(render_ok(*s, "benchmarks/bert.html"));
+  const std::string note = bert.find("sections")->items.at(0).find("notes")->items.at(0).s;
+  CHECK(contains(note, "BERT-Large on Wikipedia"));
+  CHECK(contains(note, ">= 0.72"));
+  CHECK(contains(note, "counted in samples"));
+}
+
 TEST_CASE("charts: a legend that shows and hides series, a log scale where figures span orders of magnitude") {
   auto rows = [](const std::vector<std::pair<std::string, double>>& xs) {
     mllog::Json v = jarr();

@@ -311,6 +311,45 @@ std::string benchmark_rename_note(const std::string& ruleset, const std::string&
   return "";
 }
 
+BenchmarkDescription benchmark_description(const std::string& ruleset, const std::string& benchmark) {
+  struct Row {
+    const char *lineage, *model, *dataset, *task;
+  };
+  // By lineage; "ssd" reaches here only before 2.0 (SSD itself).
+  static constexpr Row kRows[] = {
+      {"resnet", "ResNet-50 v1.5", "ImageNet (ILSVRC 2012)", "image classification"},
+      {"ssd", "SSD (ResNet-34 backbone)", "COCO 2017", "object detection, light-weight"},
+      {"retinanet", "RetinaNet (ResNeXt-50 backbone)", "OpenImages (MLPerf subset)", "object detection"},
+      {"maskrcnn", "Mask R-CNN (ResNet-50 FPN)", "COCO 2017", "object detection and instance segmentation"},
+      {"bert", "BERT-Large", "Wikipedia (2020-01-01 dump)", "language model pre-training (masked language model)"},
+      {"gpt3", "GPT-3 175B", "C4", "large language model pre-training"},
+      {"dlrm", "DLRM", "Criteo Terabyte click logs", "recommendation"},
+      {"dlrm_dcnv2", "DLRM with DCNv2", "Criteo 4TB, multi-hot", "recommendation"},
+      {"rnnt", "RNN-T", "LibriSpeech", "speech recognition"},
+      {"unet3d", "3D U-Net", "KiTS19", "medical image segmentation"},
+      {"minigo", "MiniGo", "self-play games of Go (9x9)", "reinforcement learning"},
+      {"transformer", "Transformer (big)", "WMT17 English-German", "translation"},
+      {"gnmt", "GNMT", "WMT16 English-German", "translation"},
+      {"ncf", "NCF", "MovieLens 20M", "recommendation"},
+      {"stable_diffusion", "Stable Diffusion v2", "LAION-400M (filtered)", "text to image"},
+      {"llama2_70b_lora", "Llama 2 70B with LoRA", "SCROLLS GovReport", "large language model fine-tuning"},
+      {"rgat", "R-GAT", "IGBH-Full (Illinois Graph Benchmark, heterogeneous)", "graph node classification"},
+      {"llama31_405b", "Llama 3.1 405B", "C4", "large language model pre-training"},
+      {"llama31_8b", "Llama 3.1 8B", "C4", "large language model pre-training"},
+      {"flux1", "FLUX.1", "CC12M", "text to image"},
+  };
+  const std::string lineage = benchmark_lineage(ruleset, benchmark);
+  BenchmarkDescription d;
+  for (const auto& r : kRows)
+    if (lineage == r.lineage) {
+      d.known = true;
+      d.model = r.model;
+      d.dataset = r.dataset;
+      d.task = r.task;
+    }
+  return d;
+}
+
 std::string convergence_quantity(const std::string& ruleset, const std::string& benchmark) {
   // "training-3.1.0", "training_3.1.0" or "3.1.0": the version is what follows the last '-' or '_'.
   return convergence_quantity(benchmark, convergence_of(benchmark), version_of(ruleset));

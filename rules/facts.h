@@ -103,4 +103,14 @@ std::string benchmark_lineage(const std::string& ruleset, const std::string& ben
 // 5.0)"; "" when the name is its lineage.
 std::string benchmark_rename_note(const std::string& ruleset, const std::string& benchmark);
 
+// What a benchmark trains, as the MLPerf Training benchmark table describes
+// it: the model, the data set and the task, by lineage (benchmark_lineage),
+// SSD before 2.0 apart from RetinaNet. known is false for a name the table
+// does not hold (its fields then empty): a page says nothing rather than guess.
+struct BenchmarkDescription {
+  bool known = false;
+  std::string model, dataset, task;
+};
+BenchmarkDescription benchmark_description(const std::string& ruleset, const std::string& benchmark);
+
 }  // namespace referee::rules

@@ -262,6 +262,30 @@ TEST_SUITE("store") {
     CHECK(contains(out, "SMC/smc-dc-power (training-4.0.0) is the same logs, byte for byte, as SMC/smc"));
   }
 
+  TEST_CASE("a benchmark's description follows its lineage: ssd before 2.0 is SSD, from 2.0 RetinaNet; an unknown name is said unknown") {
+    struct Case {
+      const char *round, *benchmark, *model, *dataset;
+    };
+    for (const Case& c : {Case{"training-1.1.0", "ssd", "SSD (ResNet-34 backbone)", "COCO 2017"},
+                          Case{"training-3.1.0", "ssd", "RetinaNet (ResNeXt-50 backbone)", "OpenImages (MLPerf subset)"},
+                          Case{"training-5.0.0", "retinanet", "RetinaNet (ResNeXt-50 backbone)", "OpenImages (MLPerf subset)"},
+                          Case{"4.1.0", "gnn", "R-GAT", "IGBH-Full (Illinois Graph Benchmark, heterogeneous)"},
+                          Case{"training-3.1.0", "gpt3", "GPT-3 175B", "C4"},
+                          Case{"training-3.0.0", "dlrm_dcnv2", "DLRM with DCNv2", "Criteo 4TB, multi-hot"},
+                          Case{"training-5.1.0", "llama31_8b", "Llama 3.1 8B", "C4"}}) {
+      CAPTURE(c.benchmark);
+      CAPTURE(c.round);
+      auto d = rules::benchmark_description(c.round, c.benchmark);
+      CHECK(d.known);
+      CHECK(d.model == c.model);
+      CHECK(d.dataset == c.dataset);
+      CHECK_FALSE(d.task.empty());
+    }
+    auto none = rules::benchmark_description("training-9.9.0", "warp_drive");
+    CHECK_FALSE(none.known);
+    CHECK(none.model.empty());
+  }
+
   TEST_CASE("a benchmark renamed between rounds is one benchmark: ssd (2.0-4.1) is retinanet, gnn is rgat; SSD before 2.0 is not") {
     CHECK(rules::benchmark_lineage("training-4.1.0", "ssd") == "retinanet");
     CHECK(rules::benchmark_lineage("2.0.0", "ssd") == "retinanet");

@@ -321,7 +321,7 @@ BenchmarkDescription benchmark_description(const std::string& ruleset, const std
       {"ssd", "SSD (ResNet-34 backbone)", "COCO 2017", "object detection, light-weight"},
       {"retinanet", "RetinaNet (ResNeXt-50 backbone)", "OpenImages (MLPerf subset)", "object detection"},
       {"maskrcnn", "Mask R-CNN (ResNet-50 FPN)", "COCO 2017", "object detection and instance segmentation"},
-      {"bert", "BERT-Large", "Wikipedia (2020-01-01 dump)", "language model pre-training (masked language model)"},
+      {"bert", "BERT-Large", "Wikipedia (2020-01-01 dump)", "masked language model pre-training"},
       {"gpt3", "GPT-3 175B", "C4", "large language model pre-training"},
       {"dlrm", "DLRM", "Criteo Terabyte click logs", "recommendation"},
       {"dlrm_dcnv2", "DLRM with DCNv2", "Criteo 4TB, multi-hot", "recommendation"},

@@ -14,13 +14,13 @@
 #      consortium's compliance checker for DIFF_FUZZ_SECONDS (default 60);
 #      inputs they disagree on are kept in build/differential-findings/
 #   5. an address + undefined-behaviour sanitizer build with clang in
-#      build-asan/ (-O1 -g1, only the referee binary and the test binary) and
-#      its tests, less the suites whose time goes to another program (see
-#      asan_skip below)
-#   6. the libFuzzer targets built with clang in build-fuzz/ (reader_fuzz: the
-#      MLLOG reader; expr_fuzz: the rule interpreter; request_fuzz: the
-#      server's request path on a review store), each run for FUZZ_SECONDS
-#      (default 30) from a copy of its seed corpus fuzz/corpus/<target>/
+#      build-asan/ (-O1 -g1: the referee binary, the test binary and the
+#      libFuzzer targets) and its tests, less the suites whose time goes to
+#      another program (see asan_skip below)
+#   6. the libFuzzer targets of that build (reader_fuzz: the MLLOG reader;
+#      expr_fuzz: the rule interpreter; request_fuzz: the server's request
+#      path on a review store), each run for FUZZ_SECONDS (default 30) from a
+#      copy of its seed corpus fuzz/corpus/<target>/
 # Exits non-zero when any step fails; prints a summary at the end.
 #
 # Environment:
@@ -28,8 +28,9 @@
 #   DIFF_FUZZ_SECONDS  seconds of differential fuzz (default 60; 0 skips it)
 #   DIFF_FUZZ_SEED     its seed (default: a new one each run, printed)
 #   JOBS          parallel build/test jobs (default: number of cores)
-#   SKIP_ASAN=1   leave out the sanitizer build (quick local runs)
-#   SKIP_FUZZ=1   leave out the fuzz build and runs
+#   SKIP_ASAN=1   leave out the sanitizer build, its tests and the fuzzing
+#                 (quick local runs)
+#   SKIP_FUZZ=1   leave out the fuzz runs
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -108,16 +109,24 @@ fi
 # ----------------------------------------------------------- sanitizers
 
 # -O1 -g1: stack traces keep file and line; the tests run several times faster
-# than at -O0 and the link is far smaller. clang (the fuzz targets' compiler
-# too) builds this tree in less than half the time GCC 12 takes with the
-# sanitizers on; the release build stays with GCC, so both compile the code.
+# than at -O0 and the link is far smaller. clang (libFuzzer's compiler) builds
+# this tree in less than half the time GCC 12 takes with the sanitizers on; the
+# release build stays with GCC, so both compile the code. The fuzz targets are
+# built here too (REFEREE_FUZZ: the libraries they reach carry libFuzzer's
+# coverage hooks, which do nothing outside a fuzz target), so that the code is
+# compiled twice in all, not three times.
+fuzz_targets=()
+for src in fuzz/*_fuzz.cc; do
+  [[ -e "$src" ]] && fuzz_targets+=("$(basename "$src" .cc)")
+done
 asan_build() {
   if [[ -f build-asan/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' build-asan/CMakeCache.txt; then
     rm -rf build-asan  # configured with another compiler
   fi
   CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
-    -DREFEREE_SANITIZE=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DREFEREE_BENCH=OFF >/dev/null &&
-    ninja -C build-asan -j"$JOBS" referee referee_tests
+    -DREFEREE_SANITIZE=ON -DREFEREE_FUZZ=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" \
+    -DREFEREE_BENCH=OFF >/dev/null &&
+    ninja -C build-asan -j"$JOBS" referee referee_tests "${fuzz_targets[@]}"
 }
 asan_test() {
   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1} \
@@ -132,30 +141,19 @@ asan_test() {
 # harness code it drives runs under the sanitizers in the harness, signals
 # and manifest suites with the exec backend.
 asan_skip='^(differential|differential_mutations|differential_selftest|report_browser|report_browser_served|report_browser_fixture|torch|floors|slurm)$'
+asan_built=0
 if [[ "$SKIP_ASAN" != 1 ]]; then
-  step "sanitizer build (build-asan/, address+undefined)" asan_build &&
+  if step "sanitizer build (build-asan/, address+undefined, and the fuzz targets)" asan_build; then
+    asan_built=1
     step "sanitizer tests (ctest build-asan/)" asan_test
+  fi
 fi
 
 # ---------------------------------------------------------------- fuzz
 
-fuzz_targets=()
-for src in fuzz/*_fuzz.cc; do
-  [[ -e "$src" ]] && fuzz_targets+=("$(basename "$src" .cc)")
-done
-
-fuzz_build() {
-  if [[ -f build-fuzz/CMakeCache.txt ]] && ! grep -q '^CMAKE_CXX_COMPILER:.*clang' build-fuzz/CMakeCache.txt; then
-    rm -rf build-fuzz  # configured with another compiler
-  fi
-  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREFEREE_FUZZ=ON -DREFEREE_WERROR=ON -DREFEREE_BENCH=OFF >/dev/null &&
-    ninja -C build-fuzz -j"$JOBS" "${fuzz_targets[@]}"
-}
-
 # Runs every target at once (one core each), from a temporary copy of its
 # seed corpus so that the repository is not modified. Findings are kept in
-# build-fuzz/findings/<target>/.
+# build-asan/findings/<target>/.
 fuzz_run() {
   local tmp
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/referee-fuzz.XXXXXX")
@@ -169,7 +167,7 @@ fuzz_run() {
     local leaks=1
     [[ "$t" == expr_fuzz ]] && leaks=0
     ASAN_OPTIONS="detect_leaks=$leaks:abort_on_error=1" \
-      "build-fuzz/$t" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -detect_leaks="$leaks" \
+      "build-asan/$t" -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 -detect_leaks="$leaks" \
       -print_final_stats=1 -artifact_prefix="$tmp/$t/artifacts/" "$tmp/$t/corpus" \
       >"$tmp/$t/log" 2>&1 &
     pids[$t]=$!
@@ -184,10 +182,10 @@ fuzz_run() {
       bad=1
       echo "---- $t FAILED (exit $rc); last lines of its log:"
       tail -n 60 "$tmp/$t/log"
-      mkdir -p "build-fuzz/findings/$t"
-      cp "$tmp/$t/artifacts/"* "build-fuzz/findings/$t/" 2>/dev/null || true
-      cp "$tmp/$t/log" "build-fuzz/findings/$t/log"
-      echo "---- inputs kept in build-fuzz/findings/$t/ (rerun: build-fuzz/$t <file>)"
+      mkdir -p "build-asan/findings/$t"
+      cp "$tmp/$t/artifacts/"* "build-asan/findings/$t/" 2>/dev/null || true
+      cp "$tmp/$t/log" "build-asan/findings/$t/log"
+      echo "---- inputs kept in build-asan/findings/$t/ (rerun: build-asan/$t <file>)"
       summary+=("FAIL  fuzz $t: ${runs:-?} runs in ${FUZZ_SECONDS} s, finding kept")
     else
       echo "---- $t: ${runs:-?} runs in ${FUZZ_SECONDS} s, no findings"
@@ -198,12 +196,10 @@ fuzz_run() {
   return $bad
 }
 
-if [[ "$SKIP_FUZZ" != 1 && "$FUZZ_SECONDS" != 0 && ${#fuzz_targets[@]} -gt 0 ]]; then
-  if step "fuzz build (build-fuzz/, clang + libFuzzer)" fuzz_build; then
-    echo
-    echo "==== fuzzing ${fuzz_targets[*]} for ${FUZZ_SECONDS} s each"
-    fuzz_run || failed=1
-  fi
+if ((asan_built)) && [[ "$SKIP_FUZZ" != 1 && "$FUZZ_SECONDS" != 0 && ${#fuzz_targets[@]} -gt 0 ]]; then
+  echo
+  echo "==== fuzzing ${fuzz_targets[*]} for ${FUZZ_SECONDS} s each"
+  fuzz_run || failed=1
 fi
 
 print_summary

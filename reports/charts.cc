@@ -320,6 +320,36 @@ Json runs(const Json& values) {
   return s;
 }
 
+Json energy(const Json& values) {
+  Json s = base(values);
+  Json m = mark("point");
+  set(m, "filled", jbool(true));
+  set(m, "size", jint(90));
+  set(s, "mark", m);
+  Json enc = jobj();
+  Json x = field("minutes", "quantitative", "Minutes to train");
+  Json y = field("energy_kwh", "quantitative", "Energy to train (kWh)");
+  for (auto* axis : {&x, &y}) {
+    const std::string name = axis->find("field")->s;
+    Json sc = jobj();
+    set(sc, "zero", jbool(false));
+    if (wide_spread(numbers(values, name))) set(sc, "type", jstr("log"));
+    set(*axis, "scale", sc);
+  }
+  set(enc, "x", x);
+  set(enc, "y", y);
+  set(enc, "color", series_color(values, "submitter", "Submitter"));
+  set(enc, "opacity", faded());
+  Json tips = tooltips({"system", "minutes", "accelerators"});
+  Json kwh = field("energy_kwh", "quantitative", "Energy (kWh)");
+  set(kwh, "format", jstr(",.1f"));
+  tips.items.push_back(kwh);
+  set(enc, "tooltip", tips);
+  set(s, "params", legend_pick("submitter"));
+  set(s, "encoding", enc);
+  return s;
+}
+
 Json convergence(const Json& values, const std::string& x_title, const std::string& metric, bool has_target,
                  double target, const RcpLines& rcp) {
   Json s = base(values);

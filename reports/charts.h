@@ -41,6 +41,11 @@ Json scaling(const Json& values);
 // number of systems, 24 px a row.
 Json runs(const Json& values);
 
+// Power: each result's energy to train (`energy_kwh`) against its time
+// (`minutes`), a point per result coloured by `submitter`; each axis on a
+// log scale when wide_spread.
+Json energy(const Json& values);
+
 // Convergence: each run's metric against `x_title` (epochs or samples), rows
 // {run, x, metric}. `target` (when has_target) is a horizontal rule; the RCP
 // (when has_rcp): its mean as a vertical rule, mean ± stdev as a band, the

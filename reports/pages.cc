@@ -499,6 +499,57 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
 }
 
 
+// ---- every result ----------------------------------------------------------
+
+// Every result of every shown round in one table, as MLCommons' results
+// pages list them: filters on round, benchmark, division, availability,
+// accelerator and submitter, a search, the view kept in the address.
+bool all_results_page(Context& ctx, Built* out, std::string* error) {
+  Page p = new_page("results.html", "results", "Every result");
+  p.rounds = ctx.rounds;
+  Table t{"results", "Results",
+          {{"round", "Round", "text"}, {"benchmark", "Benchmark", "text"}, {"division", "Division", "text"},
+           {"availability", "Availability", "text"}, {"submitter", "Submitter", "text"}, {"system", "System", "link"},
+           {"accelerator", "Accelerator", "text"}, {"accelerators", "Accelerators", "number", 0},
+           {"minutes", "Minutes", "minutes", 3}, {"verdict", "Checks", "text"}, {"review", "Review", "text"},
+           {"name", "Benchmark as named", "text"}},
+          {}, {"round", "benchmark", "division", "availability", "accelerator", "submitter"}, "", ""};
+  optional_columns(&t, {"review", "name"});
+  bool renamed = false;
+  for (const auto& round : ctx.rounds)
+    for (const auto& b : benchmarks_in(ctx, round)) {
+      std::vector<ResultRow> rows;
+      if (!results_of(ctx, round, b, &rows, error)) return false;
+      const std::string lineage = rules::benchmark_lineage(round, b);
+      renamed = renamed || lineage != b;
+      for (const auto& r : rows) {
+        Json o = jobj();
+        set(o, "round", jstr(round));
+        set(o, "benchmark", jstr(lineage));
+        set(o, "division", jstr(r.division));
+        set(o, "availability", jstr(r.availability));
+        set(o, "submitter", jstr(r.submitter));
+        set(o, "system", result_link(p, r));
+        set(o, "accelerator", jstr(accelerator_text(r)));
+        set(o, "accelerators", jint(r.accelerators));
+        set(o, "minutes", minutes_or_null(r));
+        set(o, "verdict", jstr(r.pass ? "pass" : "fail"));
+        set(o, "review", jstr(r.review_status.empty() ? "" : submissions::review_status_text(r)));
+        set(o, "name", jstr(b));
+        t.rows.push_back(o);
+      }
+    }
+  std::vector<std::string> notes = {"Every result of every round shown, closed and open; minutes as published. Choose a "
+                                    "round, benchmark, division, availability, accelerator or submitter, or search; the "
+                                    "address keeps the choice, so that a view can be shared."};
+  if (renamed) notes.push_back("A benchmark renamed between rounds is listed under its latest name (ssd in 2.0-4.1 is "
+                               "retinanet, gnn in 4.0-4.1 is rgat); \"Benchmark as named\" gives the round's own name.");
+  p.tables = {t};
+  p.sections = {{"Results", notes, {}, {"results"}}};
+  out->page = std::move(p);
+  return true;
+}
+
 // ---- round overview ------------------------------------------------------
 
 std::vector<std::pair<long long, long long>> overview_pairs(const std::vector<std::pair<long long, long long>>& all,
@@ -642,7 +693,8 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
                                                fmt_ratio(ctx.options.price.amount), "number", 2});
   for (Column c : {Column{"verdict", "Verdict", "text"}, Column{"rcp", "RCP check", "text"}, Column{"review", "Review status", "text"}})
     t.columns.push_back(c);
-  optional_columns(&t, {"availability", "nodes", "accelerator_hours", "energy_kwh", "cost"});
+  // Energy is shown from the start where any result has it (the power view).
+  optional_columns(&t, {"availability", "nodes", "accelerator_hours", "cost"});
   std::vector<const ResultRow*> order;
   for (const auto& r : rows) order.push_back(&r);
   // A twin (the same logs as another result of the round) is that result: ranked once, as the first of them.
@@ -657,6 +709,7 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
     if (ranked(r)) ranked_rows.push_back(r);
   std::vector<int> ranks = submissions::division_ranks(ranked_rows);
   Json bars = jarr();
+  Json power = jarr();  // results with an energy figure: the power view
   size_t next_rank = 0;
   for (const auto* r : order) {
     Json o = jobj();
@@ -687,6 +740,15 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
       set(v, "division", jstr(r->division));
       set(v, "accelerators", jint(r->accelerators));
       bars.items.push_back(v);
+      if (auto e = energy.find(r->result_id); e != energy.end()) {
+        Json w = jobj();
+        set(w, "system", jstr(r->organisation + "/" + r->system));
+        set(w, "submitter", jstr(r->submitter));
+        set(w, "minutes", jnum(r->score));
+        set(w, "energy_kwh", jnum(e->second));
+        set(w, "accelerators", jint(r->accelerators));
+        power.items.push_back(w);
+      }
     }
     if (r->review_status == "withdrawn")
       p.notes.push_back(r->organisation + "/" + r->system + " was withdrawn by the review; not ranked.");
@@ -708,6 +770,8 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
                charts::bars(bars, "system", "System", "minutes", "Minutes", "division",
                             {"system", "minutes", "accelerators", "division"}),
                bars}};
+  if (!power.items.empty())
+    p.charts.push_back({"energy", "Energy to train against time to train", charts::energy(power), power});
   p.tables = {t, pairs};
   std::vector<std::string> notes = {description_note(ctx, round, benchmark), "Accelerator-hours = accelerators x minutes / 60."};
   if (energy.empty()) notes.push_back("No result here has an energy figure (no power results).");
@@ -715,7 +779,14 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
                               submissions::price_unit(ctx.options.price) + ".");
   if (ctx.options.pipeline) notes.push_back("Scores are the consortium's pipeline's (--rescale), not the published ones.");
   if (std::any_of(rows.begin(), rows.end(), [](const ResultRow& r) { return r.resubmission; })) notes.push_back(kResubmittedNote);
-  p.sections = {{"Leaderboard", notes, {"minutes"}, {"leaderboard"}}, {"Head to head", {}, {}, {"pairs"}}};
+  p.sections = {{"Leaderboard", notes, {"minutes"}, {"leaderboard"}}};
+  if (!power.items.empty())
+    p.sections.push_back({"Power and energy",
+                          {"The results with power measurements: energy to train (kWh, the Energy column of the table) "
+                           "against time to train; lower and to the left is better. Click a submitter in the legend to "
+                           "show its results alone."},
+                          {"energy"}, {}});
+  p.sections.push_back({"Head to head", {}, {}, {"pairs"}});
   out->page = std::move(p);
   return true;
 }
@@ -1018,6 +1089,7 @@ Page new_page(const std::string& path, const std::string& kind, const std::strin
   p.kind = kind;
   p.title = title;
   p.nav.emplace_back("Rounds", p.href("index.html"));
+  p.nav.emplace_back("Every result", p.href("results.html"));
   return p;
 }
 

@@ -76,6 +76,7 @@ struct Built {
 };
 bool index_page(Context& ctx, Built* out, std::string* error);
 bool round_page(Context& ctx, const std::string& round, Built* out, std::string* error);
+bool all_results_page(Context& ctx, Built* out, std::string* error);
 bool leaderboard_page(Context& ctx, const std::string& round, const std::string& benchmark, Built* out, std::string* error);
 bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::string* error);
 bool scaling_page(Context& ctx, const std::string& benchmark, const std::string& submitter_segment, Built* out,

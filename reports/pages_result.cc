@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "base/url.h"
 #include "reports/charts.h"
 #include "reports/pages.h"
 #include "rules/facts.h"
@@ -100,6 +101,38 @@ std::string field_text(const Json& desc, const std::vector<std::string>& keys) {
     std::string t = json_text(desc.find(k));
     if (!t.empty()) out += (out.empty() ? "" : "; ") + t;
   }
+  return out;
+}
+
+// Where a result of a package imported from the consortium's published
+// results repository (a clone or archive of mlcommons/training_results_vX.Y or
+// hpc_results_vX.Y: its folder names it) is published: {what, address}. None
+// for a package from anywhere else (a submitter's own, a round under review).
+std::vector<std::pair<std::string, std::string>> published_links(const std::string& package_path, const std::string& system,
+                                                                 const std::string& benchmark) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::string repo;
+  for (const char* stem : {"training_results_v", "hpc_results_v"}) {
+    size_t at = package_path.rfind(stem);
+    if (at == std::string::npos) continue;
+    size_t end = at + std::string(stem).size();
+    while (end < package_path.size() && (std::isdigit(static_cast<unsigned char>(package_path[end])) || package_path[end] == '.')) ++end;
+    if (end == at + std::string(stem).size()) continue;
+    repo = package_path.substr(at, end - at);
+    while (!repo.empty() && repo.back() == '.') repo.pop_back();
+    break;
+  }
+  std::string org = package_path;
+  while (!org.empty() && org.back() == '/') org.pop_back();
+  org = org.substr(org.rfind('/') + 1);
+  // The package is a folder of the repository's top level: .../training_results_v3.1[-main]/ORG.
+  if (repo.empty() || org.empty() || org.find(repo) != std::string::npos) return out;
+  const std::string repo_url = "https://github.com/mlcommons/" + repo;
+  out.emplace_back("Logs", repo_url + "/tree/HEAD/" + base::percent_encode(org) + "/results/" + base::percent_encode(system) + "/" +
+                               base::percent_encode(benchmark));
+  out.emplace_back("Code", repo_url + "/tree/HEAD/" + base::percent_encode(org) + "/benchmarks/" + base::percent_encode(benchmark));
+  out.emplace_back("System description",
+                   repo_url + "/blob/HEAD/" + base::percent_encode(org) + "/systems/" + base::percent_encode(system) + ".json");
   return out;
 }
 
@@ -403,8 +436,27 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
   if (drawn)
     p.charts = {{"convergence", "Convergence: " + metric + " against " + drawn_quantity,
                  charts::convergence(points, x_title, metric, has_target, target, lines), points}};
+  // Where the result is published, for a package taken from the consortium's results repository.
+  Table published{"published", "Published", {{"what", "What", "text"}, {"where", "Where", "link"}}, {}, {}, "", ""};
+  {
+    Stmt st(ctx.store.db(), "SELECT p.path FROM results x JOIN systems s ON x.system_id = s.id "
+                            "JOIN packages p ON s.package_id = p.id WHERE x.id = ?1");
+    st.bind(1, id);
+    if (st.step())
+      for (const auto& [what, url] : published_links(st.col_text(0), r.system, r.benchmark)) {
+        Json o = jobj();
+        set(o, "what", jstr(what));
+        set(o, "where", jlink(url, url));
+        published.rows.push_back(o);
+      }
+  }
   p.tables = {evidence, runs, findings, system};
-  p.sections = {{"Evidence", {}, {}, {"evidence"}},
+  std::vector<std::string> evidence_tables = {"evidence"};
+  if (!published.rows.empty()) {
+    p.tables.push_back(published);
+    evidence_tables.push_back("published");
+  }
+  p.sections = {{"Evidence", {}, {}, evidence_tables},
                 {"Runs", {"Counted runs make the score (olympic mean); the others are listed with the reason."}, {}, {"runs"}},
                 {"Checks and findings", findings.rows.empty() ? std::vector<std::string>{"No findings."} : std::vector<std::string>{},
                  {}, {"findings"}},

@@ -161,7 +161,12 @@ size_t check_links(const std::vector<File>& files) {
       resolves(t.find("json")->s);
       for (const auto& row : t.find("rows")->items)
         for (const auto& [k, v] : row.fields)
-          if (v.kind == mllog::Json::Kind::Object && v.find("href")) resolves(v.find("href")->s);
+          if (v.kind == mllog::Json::Kind::Object && v.find("href")) {
+            // The one kind of link off the site: where a result is published (the consortium's repository).
+            const std::string& href = v.find("href")->s;
+            if (href.rfind("https://", 0) == 0) CHECK_MESSAGE(href.rfind("https://github.com/mlcommons/", 0) == 0, f.path << " links " << href);
+            else resolves(href);
+          }
     }
     for (const auto& c : page.find("charts")->items) {
       resolves(c.find("csv")->s);
@@ -182,6 +187,7 @@ size_t check_links(const std::vector<File>& files) {
       for (const auto& field : row.fields)
         if (const auto& v = field.second; v.kind == mllog::Json::Kind::Object && v.find("href")) {
           std::string href = v.find("href")->s;
+          if (href.rfind("https://github.com/mlcommons/", 0) == 0) continue;
           std::string target = (dir / href).lexically_normal().generic_string();
           CHECK_MESSAGE(by_path.count(target), f.path << " links " << href);
         }
@@ -307,7 +313,9 @@ TEST_CASE("a round's overview lists a chosen few head-to-head pairs per benchmar
       ++per_benchmark[row.find("benchmark")->s];
     }
     CHECK_FALSE(per_benchmark.empty());
-    for (const auto& [b, n] : per_benchmark) {
+    for (const auto& entry : per_benchmark) {
+      const std::string& b = entry.first;
+      const int n = entry.second;
       CAPTURE(b);
       CHECK(n <= static_cast<int>(kPairsShown));
       // The leaderboard lists them all, under the section the link names.
@@ -393,6 +401,67 @@ TEST_CASE("leaderboards and round-over-round pages say what the benchmark is: mo
   CHECK(contains(note, "BERT-Large on Wikipedia"));
   CHECK(contains(note, ">= 0.72"));
   CHECK(contains(note, "counted in samples"));
+}
+
+TEST_CASE("a result from the consortium's published repository links its logs, code and system there; any other has no such links") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  std::string error;
+  auto rows = submissions::find_results(*s, {"training-3.1.0", "gpt3", "", false}, {"Azure+NVIDIA/ND_H100_v5_n1344_pytorch"}, &error);
+  REQUIRE_MESSAGE(rows.size() == 1, error);
+  mllog::Json page = page_model(render_ok(*s, "results/" + std::to_string(rows[0].result_id) + ".html"));
+  const mllog::Json* published = by_id(page, "tables", "published");
+  REQUIRE(published != nullptr);
+  std::map<std::string, std::string> where;
+  for (const auto& row : published->find("rows")->items) where[row.find("what")->s] = row.find("where")->find("href")->s;
+  const std::string repo = "https://github.com/mlcommons/training_results_v3.1/";
+  CHECK(where["Logs"] == repo + "tree/HEAD/Azure%2BNVIDIA/results/ND_H100_v5_n1344_pytorch/gpt3");
+  CHECK(where["Code"] == repo + "tree/HEAD/Azure%2BNVIDIA/benchmarks/gpt3");
+  CHECK(where["System description"] == repo + "blob/HEAD/Azure%2BNVIDIA/systems/ND_H100_v5_n1344_pytorch.json");
+  // A package from anywhere else: nothing to link.
+  TempDir t;
+  const std::string db = (t.path / "mini.db").string();
+  std::string out;
+  REQUIRE(referee::testing::run_referee("import " + std::string(REFEREE_SOURCE_DIR) +
+                                            "/submissions/examples/ExampleOrg --round mini-1.0.0 --db '" + db + "'",
+                                        &out) == 0);
+  auto mini = open_ro(db);
+  mllog::Json own = page_model(render_ok(*mini, "results/1.html"));
+  CHECK(by_id(own, "tables", "published") == nullptr);
+}
+
+TEST_CASE("every result of every round in one table, with filters on round, benchmark, division, availability, accelerator, submitter") {
+  auto* ref = reference_store();
+  if (!ref) return;
+  auto s = open_ro(ref->db);
+  std::string error;
+  mllog::Json page = page_model(render_ok(*s, "results.html"));
+  const mllog::Json* t = by_id(page, "tables", "results");
+  REQUIRE(t != nullptr);
+  std::vector<std::string> filters;
+  for (const auto& f : t->find("filters")->items) filters.push_back(f.s);
+  CHECK(filters == std::vector<std::string>{"round", "benchmark", "division", "availability", "accelerator", "submitter"});
+  submissions::Listing rounds;
+  REQUIRE(submissions::list_store(*s, "rounds", "", &rounds, &error));
+  size_t results = 0;
+  for (const auto& r : rounds.rows) results += static_cast<size_t>(std::atoll(r[2].c_str()));
+  CHECK(t->find("rows")->items.size() == results);
+  // ssd in 3.x is listed as retinanet, its own name kept beside it; every row links its result page.
+  bool ssd = false;
+  for (const auto& row : t->find("rows")->items) {
+    CHECK(row.find("system")->find("href")->s.rfind("results/", 0) == 0);
+    if (row.find("name")->s == "ssd") {
+      ssd = true;
+      CHECK(row.find("benchmark")->s == "retinanet");
+    }
+  }
+  CHECK(ssd);
+  // Every page links it.
+  mllog::Json index = page_model(render_ok(*s, "index.html"));
+  bool linked = false;
+  for (const auto& n : index.find("nav")->items) linked = linked || n.find("href")->s == "results.html";
+  CHECK(linked);
 }
 
 TEST_CASE("charts: a legend that shows and hides series, a log scale where figures span orders of magnitude") {
@@ -1180,6 +1249,21 @@ TEST_CASE("leaderboards: energy in kWh where a result has it, cost at the price 
     }
   }
   CHECK(checked == board.size());
+  // The power view: the results with an energy figure, energy against minutes, and the Energy column shown.
+  const mllog::Json* power = by_id(page, "charts", "energy");
+  REQUIRE(power != nullptr);
+  const auto& points = power->find("spec")->find("data")->find("values")->items;
+  REQUIRE(points.size() == 1);
+  CHECK(num(points[0].find("energy_kwh")) == doctest::Approx(2.0));
+  bool power_section = false;
+  for (const auto& sec : page.find("sections")->items)
+    if (sec.find("title")->s == "Power and energy") power_section = sec.find("charts")->items.at(0).s == "energy";
+  CHECK(power_section);
+  for (const auto& c : t1->find("columns")->items)
+    if (c.find("key")->s == "energy_kwh") CHECK(c.find("optional") == nullptr);
+  // A leaderboard without energy figures has no power view.
+  mllog::Json no_power = page_model(render_ok(*s, "rounds/training-3.1.0/bert.html", o));
+  CHECK(by_id(no_power, "charts", "energy") == nullptr);
   // The review: a withdrawn result is listed, unranked, with its status; a normalised one shows its factor.
   bool saw_withdrawn = false, saw_normalised = false;
   for (const auto& row : t1->find("rows")->items) {

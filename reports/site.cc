@@ -117,6 +117,7 @@ bool page_at(Context& ctx, const std::string& path, const std::vector<std::pair<
   };
   std::string name;
   if (seg.size() == 1 && seg[0] == "index.html") return index_page(ctx, out, error);
+  if (seg.size() == 1 && seg[0] == "results.html") return all_results_page(ctx, out, error);
   if (seg.size() == 1 && seg[0] == "compare.html") {
     std::string round, bench;
     std::vector<std::string> results;
@@ -263,6 +264,10 @@ bool build_site(submissions::Store& store, const Options& options, const Visible
   {
     Built b;
     if (!add_page(ctx, unpublished, index_page(ctx, &b, error), b, out)) return false;
+  }
+  {
+    Built b;
+    if (!add_page(ctx, unpublished, all_results_page(ctx, &b, error), b, out)) return false;
   }
   for (const auto& round : ctx.rounds) {
     Built b;

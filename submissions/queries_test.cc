@@ -260,6 +260,11 @@ TEST_SUITE("store") {
     CHECK(contains(squash(out), "\"twins\": [\"SMC/smc-ac-power\",\"SMC/smc-dc-power\"]"));
     REQUIRE(run_referee("leaderboard --round 4.0.0 --benchmark bert " + db_arg(d.path), &out) == 0);
     CHECK(contains(out, "SMC/smc-dc-power (training-4.0.0) is the same logs, byte for byte, as SMC/smc"));
+    // In CSV too: the row ranked names its twins (which have no rows of their own).
+    REQUIRE(run_referee("leaderboard --round 4.0.0 --benchmark bert --csv " + db_arg(d.path), &out) == 0);
+    CHECK(contains(out, ",twin_of,twins"));
+    CHECK(contains(out, ",,SMC/smc-ac-power SMC/smc-dc-power"));
+    CHECK_FALSE(contains(out, ",smc-dc-power,"));
   }
 
   TEST_CASE("a benchmark's description follows its lineage: ssd before 2.0 is SSD, from 2.0 RetinaNet; an unknown name is said unknown") {

@@ -162,7 +162,7 @@ void csv_result_header(Csv& c, const std::string& p, const Price& price) {
                           "accelerator", "accelerator_type", "accelerators", "nodes", "score_minutes", "accelerator_hours"})
     c.text(p + col);
   if (priced(price)) c.text(p + "cost");
-  for (const char* col : {"checks_pass", "resubmission", "review_status", "checks"}) c.text(p + col);
+  for (const char* col : {"checks_pass", "resubmission", "review_status", "checks", "twin_of", "twins"}) c.text(p + col);
 }
 
 void csv_result_cells(Csv& c, const ResultRow& r, const Price& price) {
@@ -175,6 +175,10 @@ void csv_result_cells(Csv& c, const ResultRow& r, const Price& price) {
     if (run_cost(r, price, &cost)) c.number(cost); else c.empty();
   }
   c.boolean(r.pass).boolean(r.resubmission).text(review_status_text(r)).text(checks_word(r));
+  // Twins (the same logs under other names): the result they are ranked as; the first's others, space-separated.
+  std::string twins;
+  for (const auto& n : r.twins) twins += (twins.empty() ? "" : " ") + n;
+  c.text(r.twin_of ? r.twin_of_name : "").text(twins);
 }
 
 // Runs as compare's column shows them, each time in full precision.

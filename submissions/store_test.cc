@@ -983,10 +983,10 @@ TEST_SUITE("store") {
       REQUIRE(testing::run_referee("compare --round training-3.1.0 --benchmark gpt3 NVIDIA/eos-dfw_n1344_ngc23.09_nemo "
                                    "Azure+NVIDIA/ND_H100_v5_n1344_pytorch --csv" + db, &out) == 0);
       CHECK(out.rfind("benchmark,round,organisation,system,submitter,division,availability,availability_raw,accelerator,accelerator_type,"
-                      "accelerators,nodes,score_minutes,accelerator_hours,checks_pass,resubmission,review_status,checks,"
+                      "accelerators,nodes,score_minutes,accelerator_hours,checks_pass,resubmission,review_status,checks,twin_of,twins,"
                       "relative_to_first,runs_minutes\r\n", 0) == 0);
       CHECK(out.find("gpt3,training-3.1.0,NVIDIA,eos-dfw_n1344_ngc23.09_nemo,NVIDIA,closed,Available cloud,cloud,"
-                     "NVIDIA H100-SXM5-80GB,H100,10752,1344,3.9171666666666667,701.9562666666667,true,false,,pass,0,3.9171666666666667 ") != std::string::npos);
+                     "NVIDIA H100-SXM5-80GB,H100,10752,1344,3.9171666666666667,701.9562666666667,true,false,,pass,,,0,3.9171666666666667 ") != std::string::npos);
       REQUIRE(testing::run_referee("leaderboard --round training-3.1.0 --benchmark gpt3 --division closed" + db, &out) == 0);
       CHECK(out.find("3.9172              702.0  pass") != std::string::npos);
     }

@@ -287,8 +287,10 @@ Json runs(const Json& values) {
     }
   }
   if (wide_spread(minutes)) {
+    // A log scale has no zero to leave out (Vega-Lite warns of a "zero" it drops).
+    xs = jobj();
     set(xs, "type", jstr("log"));
-    set(xs, "padding", jint(0));
+    set(xs, "nice", jbool(false));
     set(x, "title", jstr("Minutes (log scale)"));
   }
   set(x, "scale", xs);
@@ -332,8 +334,8 @@ Json energy(const Json& values) {
   for (auto* axis : {&x, &y}) {
     const std::string name = axis->find("field")->s;
     Json sc = jobj();
-    set(sc, "zero", jbool(false));
-    if (wide_spread(numbers(values, name))) set(sc, "type", jstr("log"));
+    if (wide_spread(numbers(values, name))) set(sc, "type", jstr("log"));  // a log scale has no zero to leave out
+    else set(sc, "zero", jbool(false));
     set(*axis, "scale", sc);
   }
   set(enc, "x", x);

@@ -411,9 +411,12 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
     std::string last_round, before_round;
     std::vector<std::vector<ResultRow>> boards;
     boards.reserve(ctx.rounds.size());
+    std::string described_round, described_name;  // the latest round that has it, and its name there
     for (const auto& r : ctx.rounds) {
       std::string name = name_in_round(ctx, r, b);
       if (name.empty()) continue;
+      described_round = r;
+      described_name = name;
       in += (in.empty() ? "" : ", ") + r + (name == b ? "" : " (as " + name + ")");
       boards.emplace_back();
       if (!closed_board(ctx, r, name, &boards.back(), error)) return false;
@@ -440,7 +443,8 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
     }
     Json o = jobj();
     set(o, "benchmark", jlink(b, p.href("benchmarks/" + safe_name(b) + ".html")));
-    const auto d = rules::benchmark_description(ctx.rounds.empty() ? "" : ctx.rounds.back(), b);
+    // Described where it ran, under that round's name: "ssd" of 1.1 is SSD, not 3.1's RetinaNet.
+    const auto d = rules::benchmark_description(described_round, described_name);
     set(o, "model", d.known ? jstr(d.model + ", " + d.dataset) : jnull());
     set(o, "round", last ? jstr(last_round) : jnull());
     set(o, "system", last ? result_link(p, *last) : jnull());

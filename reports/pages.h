@@ -113,6 +113,15 @@ std::vector<std::pair<long long, long long>> site_pairs(const Context& ctx, cons
 constexpr size_t kPairsShown = 3;
 std::vector<std::pair<long long, long long>> overview_pairs(const std::vector<std::pair<long long, long long>>& all,
                                                             const std::vector<std::pair<long long, long long>>& automatic);
+// Where a result of a package taken from the consortium's published results
+// repository is published, {what, address}: its logs, code and system
+// description on github.com/mlcommons/<usage>_results_vX.Y. The package's
+// folder must be a folder of the repository's top level: of a clone or
+// archive (".../training_results_v3.1[-main]/NVIDIA") or of `referee
+// fetch`'s round folder (".../results/training-3.1.0/NVIDIA"). None for a
+// package from anywhere else.
+std::vector<std::pair<std::string, std::string>> published_links(const std::string& package_path, const std::string& system,
+                                                                 const std::string& benchmark);
 // A page with the site's navigation (a link to the rounds).
 Page new_page(const std::string& path, const std::string& kind, const std::string& title);
 

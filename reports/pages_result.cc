@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
+#include <regex>
 #include <set>
 
 #include "base/url.h"
@@ -12,6 +14,7 @@
 #include "rules/facts.h"
 #include "rules/package.h"
 #include "rules/scoring.h"
+#include "submissions/fetch_round.h"
 
 namespace referee::reports {
 
@@ -19,6 +22,8 @@ using submissions::ResultRow;
 using submissions::Stmt;
 
 namespace {
+
+namespace fs = std::filesystem;
 
 // Round and benchmark of a result; false when there is no such result.
 bool locate(Context& ctx, long long id, std::string* round, std::string* benchmark) {
@@ -104,41 +109,43 @@ std::string field_text(const Json& desc, const std::vector<std::string>& keys) {
   return out;
 }
 
-// Where a result of a package imported from the consortium's published
-// results repository (a clone or archive of mlcommons/training_results_vX.Y or
-// hpc_results_vX.Y: its folder names it) is published: {what, address}. None
-// for a package from anywhere else (a submitter's own, a round under review).
-std::vector<std::pair<std::string, std::string>> published_links(const std::string& package_path, const std::string& system,
-                                                                 const std::string& benchmark) {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::string repo;
-  for (const char* stem : {"training_results_v", "hpc_results_v"}) {
-    size_t at = package_path.rfind(stem);
-    if (at == std::string::npos) continue;
-    size_t end = at + std::string(stem).size();
-    while (end < package_path.size() && (std::isdigit(static_cast<unsigned char>(package_path[end])) || package_path[end] == '.')) ++end;
-    if (end == at + std::string(stem).size()) continue;
-    repo = package_path.substr(at, end - at);
-    while (!repo.empty() && repo.back() == '.') repo.pop_back();
-    break;
-  }
-  std::string org = package_path;
-  while (!org.empty() && org.back() == '/') org.pop_back();
-  org = org.substr(org.rfind('/') + 1);
-  // The package is a folder of the repository's top level: .../training_results_v3.1[-main]/ORG.
-  if (repo.empty() || org.empty() || org.find(repo) != std::string::npos) return out;
-  const std::string repo_url = "https://github.com/mlcommons/" + repo;
-  out.emplace_back("Logs", repo_url + "/tree/HEAD/" + base::percent_encode(org) + "/results/" + base::percent_encode(system) + "/" +
-                               base::percent_encode(benchmark));
-  out.emplace_back("Code", repo_url + "/tree/HEAD/" + base::percent_encode(org) + "/benchmarks/" + base::percent_encode(benchmark));
-  out.emplace_back("System description",
-                   repo_url + "/blob/HEAD/" + base::percent_encode(org) + "/systems/" + base::percent_encode(system) + ".json");
-  return out;
-}
 
 }  // namespace
 
 // ---- result --------------------------------------------------------------
+
+// Where a result of a package taken from the consortium's published results
+// repository is published: {what, address}. Read from the package's path as
+// the store keeps it (no file is looked at): its folder must be a folder of
+// the repository's top level, of a clone or archive
+// (".../training_results_v3.1[-main]/NVIDIA") or of `referee fetch`'s round
+// folder (".../results/training-3.1.0/NVIDIA"); training or hpc only. None for
+// a package from anywhere else.
+std::vector<std::pair<std::string, std::string>> published_links(const std::string& package_path, const std::string& system,
+                                                                 const std::string& benchmark) {
+  std::vector<std::pair<std::string, std::string>> out;
+  fs::path package = fs::path(package_path).lexically_normal();
+  if (!package.has_filename()) package = package.parent_path();  // a trailing '/'
+  const std::string org = package.filename().string();
+  const std::string parent = package.parent_path().filename().string();
+  const std::string grandparent = package.parent_path().parent_path().filename().string();
+  static const std::regex repo("^(training|hpc)_results_(v[0-9]+(\\.[0-9]+)+)(-main)?$");
+  std::smatch m;
+  std::string repo_name;
+  if (std::regex_match(parent, m, repo)) {
+    repo_name = m[1].str() + "_results_" + m[2].str();
+  } else if (grandparent == "results" && (parent.rfind("training-", 0) == 0 || parent.rfind("hpc-", 0) == 0)) {
+    const std::string v = submissions::round_short_version(parent);  // "training-3.1.0" -> "v3.1"
+    if (!v.empty()) repo_name = parent.substr(0, parent.find('-')) + "_results_" + v;
+  }
+  if (org.empty() || org == "." || org == ".." || repo_name.empty()) return out;
+  const std::string repo_url = "https://github.com/mlcommons/" + repo_name;
+  const std::string o = base::percent_encode(org), sys = base::percent_encode(system), b = base::percent_encode(benchmark);
+  out.emplace_back("Logs", repo_url + "/tree/HEAD/" + o + "/results/" + sys + "/" + b);
+  out.emplace_back("Code", repo_url + "/tree/HEAD/" + o + "/benchmarks/" + b);
+  out.emplace_back("System description", repo_url + "/blob/HEAD/" + o + "/systems/" + sys + ".json");
+  return out;
+}
 
 bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
   ResultRow r;
@@ -442,7 +449,8 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
     Stmt st(ctx.store.db(), "SELECT p.path FROM results x JOIN systems s ON x.system_id = s.id "
                             "JOIN packages p ON s.package_id = p.id WHERE x.id = ?1");
     st.bind(1, id);
-    if (st.step())
+    // Only for a published round: a round under review is not in the repository yet.
+    if (r.round_published && st.step())
       for (const auto& [what, url] : published_links(st.col_text(0), r.system, r.benchmark)) {
         Json o = jobj();
         set(o, "what", jstr(what));

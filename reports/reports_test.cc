@@ -403,6 +403,26 @@ TEST_CASE("leaderboards and round-over-round pages say what the benchmark is: mo
   CHECK(contains(note, "counted in samples"));
 }
 
+TEST_CASE("published links: from a clone, an archive or referee fetch's folder of the consortium's repository, and from nowhere else") {
+  using Links = std::vector<std::pair<std::string, std::string>>;
+  const std::string gh = "https://github.com/mlcommons/";
+  Links clone = published_links("/data/training_results_v3.1/Azure+NVIDIA", "ND_H100_v5_n1344_pytorch", "gpt3");
+  REQUIRE(clone.size() == 3);
+  CHECK(clone[0].second == gh + "training_results_v3.1/tree/HEAD/Azure%2BNVIDIA/results/ND_H100_v5_n1344_pytorch/gpt3");
+  CHECK(published_links("/data/training_results_v3.1-main/NVIDIA/", "s", "bert").at(1).second ==
+        gh + "training_results_v3.1/tree/HEAD/NVIDIA/benchmarks/bert");
+  CHECK(published_links("/home/u/.local/share/referee/results/training-4.0.0/NVIDIA", "s", "bert").at(2).second ==
+        gh + "training_results_v4.0/blob/HEAD/NVIDIA/systems/s.json");
+  CHECK(published_links("/data/hpc_results_v3.0/HPE", "s", "cosmoflow").at(0).second.rfind(gh + "hpc_results_v3.0/", 0) == 0);
+  // Not the repository's top level, or not the repository at all: no links.
+  CHECK(published_links("/data/training_results_v3.1/NVIDIA/extra", "s", "bert").empty());
+  CHECK(published_links("/home/u/my-package/NVIDIA", "s", "bert").empty());
+  CHECK(published_links("/data/training_results_v3.1", "s", "bert").empty());
+  CHECK(published_links("relative/NVIDIA", "s", "bert").empty());
+  CHECK(published_links("/x/mini_results_v2.0/ThirdOrg", "s", "bert").empty());  // not a repository of the consortium's
+  CHECK(published_links("/x/results/mini-2.0.0/ThirdOrg", "s", "bert").empty());
+}
+
 TEST_CASE("a result from the consortium's published repository links its logs, code and system there; any other has no such links") {
   auto* ref = reference_store();
   if (!ref) return;
@@ -1375,6 +1395,20 @@ TEST_CASE("referee report leaves rounds under review out unless asked, and marks
   CHECK(marked > 50);   // the round's pages, and the pages across rounds that show it
   CHECK(unmarked > 10); // 3.0's own pages
   CHECK(contains(read(t.path / "site/rounds/training-3.1.0/gpt3.html"), "<title>[under review] "));
+  // A result of the round under review links nothing in the consortium's repository (it is not there yet);
+  // a result of the published round does.
+  {
+    size_t under = 0, published = 0;
+    for (const auto& e : fs::directory_iterator(t.path / "site/results")) {
+      mllog::Json page = page_model(read(e.path()));
+      const bool review = page.find("meta")->find("under_review") != nullptr;
+      const bool links = by_id(page, "tables", "published") != nullptr;
+      CHECK_MESSAGE(links == !review, e.path().string());
+      (review ? under : published) += 1;
+    }
+    CHECK(under > 10);
+    CHECK(published > 10);
+  }
   // A published round is not marked.
   {
     auto s = submissions::Store::open(db, &error);

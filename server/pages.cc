@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <regex>
 
 #include "base/digest.h"
 #include "base/text.h"
@@ -35,26 +37,73 @@ std::string asset_tag(const std::string& path, const std::string& body) {
   return it->second;
 }
 
-// Whether an Accept-Encoding header takes `coding` (listed, and not with q=0).
-bool accepts(const std::string& header, const std::string& coding) {
+// The weight an Accept-Encoding header gives `coding` (RFC 9110 12.5.3): its
+// q (1 without one), else that of "*", else -1 (not listed). A weight that is
+// not a number from 0 to 1 (q=-1, q=abc, q=) counts as 0: refused.
+double coding_weight(const std::string& header, const std::string& coding) {
+  double named = -1, any = -1;
   size_t pos = 0;
   while (pos <= header.size()) {
     size_t end = header.find(',', pos);
     if (end == std::string::npos) end = header.size();
-    std::string item = header.substr(pos, end - pos);
+    const std::string item = header.substr(pos, end - pos);
     pos = end + 1;
-    size_t semi = item.find(';');
-    std::string name = base::lower(base::trim(item.substr(0, semi)));
-    if (name != coding) continue;
-    if (semi == std::string::npos) return true;
-    std::string params = base::lower(item.substr(semi + 1));
-    params.erase(std::remove_if(params.begin(), params.end(), [](unsigned char c) { return std::isspace(c); }), params.end());
-    // q=0, q=0.0, q=0.00, q=0.000: refused; any other weight takes it.
-    if (params.rfind("q=0", 0) == 0 && params.find_first_not_of("0.", 2) == std::string::npos) return false;
-    return true;
+    const size_t semi = item.find(';');
+    const std::string name = base::lower(base::trim(item.substr(0, semi)));
+    if (name.empty()) continue;
+    double q = 1;
+    if (semi != std::string::npos) {
+      // Parameters: q=... among them (others ignored).
+      size_t p = semi;
+      while (p < item.size()) {
+        size_t next = item.find(';', p + 1);
+        if (next == std::string::npos) next = item.size();
+        std::string param = base::lower(base::trim(item.substr(p + 1, next - p - 1)));
+        param.erase(std::remove_if(param.begin(), param.end(), [](unsigned char c) { return std::isspace(c); }), param.end());
+        if (param.rfind("q=", 0) == 0) {
+          const std::string v = param.substr(2);
+          // 0, 0.5, 1, 1.000: at most three decimals, as the grammar has it.
+          static const std::regex weight("^(0(\\.[0-9]{0,3})?|1(\\.0{0,3})?)$");
+          q = std::regex_match(v, weight) ? std::strtod(v.c_str(), nullptr) : 0;
+        }
+        p = next;
+      }
+    }
+    if (name == coding) named = std::max(named, q);
+    else if (name == "*") any = std::max(any, q);
+  }
+  return named >= 0 ? named : any;
+}
+
+}  // namespace
+
+std::string answer_coding(const std::string& accept_encoding) {
+  // The heavier of the two; brotli (the smaller) on a tie.
+  const double br = coding_weight(accept_encoding, "br"), gz = coding_weight(accept_encoding, "gzip");
+  if (br > 0 && br >= gz) return "br";
+  if (gz > 0) return "gzip";
+  return "";
+}
+
+bool none_match_hits(const std::string& if_none_match, const std::string& tag) {
+  auto opaque = [](std::string t) {
+    t = base::trim(t);
+    if (t.rfind("W/", 0) == 0) t = t.substr(2);
+    return t;
+  };
+  const std::string want = opaque(tag);
+  size_t pos = 0;
+  while (pos <= if_none_match.size()) {
+    size_t end = if_none_match.find(',', pos);
+    if (end == std::string::npos) end = if_none_match.size();
+    const std::string item = opaque(if_none_match.substr(pos, end - pos));
+    if (item == "*" || (!item.empty() && item == want)) return true;
+    pos = end + 1;
   }
   return false;
 }
+
+namespace {
 
 // A report asset's answer with its tag: the scripts and styles are the binary's own, the same for every
 // caller, so a browser keeps them and asks again with the tag (a 304 without the bytes, not 1.5 MB of
@@ -75,11 +124,12 @@ Reply tagged(const Call& call, const std::string& path, Reply r) {
     if (a.path != path || a.bytes != r.body) continue;
     const char* coding = nullptr;
     std::string_view packed;
-    if (!a.brotli.empty() && accepts(call.accept_encoding, "br")) {
+    const std::string chosen = answer_coding(call.accept_encoding);
+    if (chosen == "br" && !a.brotli.empty()) {
       coding = "br";
       packed = a.brotli;
-    } else if (!a.gzip.empty() && accepts(call.accept_encoding, "gzip")) {
-      coding = "gzip";
+    } else if (!chosen.empty() && !a.gzip.empty() && coding_weight(call.accept_encoding, "gzip") > 0) {
+      coding = "gzip";  // chosen, or brotli chosen where the build made no smaller brotli form
       packed = a.gzip;
     }
     r.headers.emplace_back("Vary", "Accept-Encoding");
@@ -94,7 +144,7 @@ Reply tagged(const Call& call, const std::string& path, Reply r) {
     break;
   }
   r.headers.emplace_back("ETag", tag);
-  if (call.if_none_match == tag) {
+  if (none_match_hits(call.if_none_match, tag)) {
     r.status = 304;
     r.body.clear();
   }
@@ -296,15 +346,17 @@ Reply page_route(Context& ctx, const Call& call, const Caller& caller, const std
       r.body = std::move(file.body);
       if (site.rfind("assets/", 0) == 0) return tagged(call, site, std::move(r));
       // A page or data file a cache may keep carries a tag of what it shows (its bytes but the time it
-      // was made, which differs on every request): asked again with it while nothing changed, the
-      // answer is a 304 without the page.
+      // was made, which differs on every request: a weak tag) and of the coding the transport sends it
+      // in (answer_coding): asked again with it while nothing changed, the answer is a 304 without
+      // the page.
       if (!unpublished) {
         std::string shown = r.body;
         for (size_t at = shown.find(options.generated_at); at != std::string::npos; at = shown.find(options.generated_at, at))
           shown.erase(at, options.generated_at.size());
-        const std::string tag = "\"" + base::sha256_hex(shown).substr(0, 32) + "\"";
+        const std::string coding = answer_coding(call.accept_encoding);
+        const std::string tag = "W/\"" + base::sha256_hex(shown).substr(0, 32) + (coding.empty() ? "" : "-" + coding) + "\"";
         r.headers.emplace_back("ETag", tag);
-        if (call.if_none_match == tag) {
+        if (none_match_hits(call.if_none_match, tag)) {
           r.status = 304;
           r.body.clear();
         }

@@ -28,6 +28,14 @@ Reply logout_route(Context& ctx, const Call& call, const Caller& caller, const s
 // security policy that lets a page load only the site's own assets.
 const std::vector<std::pair<std::string, std::string>>& security_headers();
 
+// The coding an answer the transport compresses goes out in, by the request's
+// Accept-Encoding with its weights: "br", "gzip" or "" (as it is). The server
+// hands cpp-httplib only this choice (it reads the header without weights).
+std::string answer_coding(const std::string& accept_encoding);
+// Whether an If-None-Match header (a list of entity tags, or "*") names `tag`,
+// compared weakly (W/ prefixes ignored), as RFC 9110 has it for GET.
+bool none_match_hits(const std::string& if_none_match, const std::string& tag);
+
 // A page of the server's own with `status`, in the site's style, never cached.
 Reply error_page(int status, const std::string& title, const std::string& body_html);
 // resolve_actor's refusal as a page: 401 with the sign-in form, or 500.

@@ -51,7 +51,9 @@ void send(httplib::Response& res, const Reply& r) {
   res.status = r.status;
   for (const auto& [k, v] : security_headers()) res.set_header(k, v);
   for (const auto& [k, v] : r.headers) res.set_header(k, v);
-  res.set_content(r.body, r.content_type.c_str());
+  // A 304 has no body. (cpp-httplib 0.11 still writes "Content-Length: 0" on it, which RFC 9110 8.6
+  // would have be the full answer's length; clients ignore a 304's length.)
+  if (r.status != 304) res.set_content(r.body, r.content_type.c_str());
 }
 
 // Whether `method` is in an Allow list ("GET, HEAD, POST").
@@ -347,16 +349,33 @@ int serve(const Options& o) {
     call.cookie = req.get_header_value("Cookie");
     call.if_match = req.get_header_value("If-Match");
     call.if_match_given = req.has_header("If-Match");
-    call.if_none_match = req.get_header_value("If-None-Match");
+    // Headers that may be sent several times are read as one list, as RFC 9110 reads them.
+    auto all_of = [&req](const char* name) {
+      std::string v;
+      for (size_t i = 0, n = req.get_header_value_count(name); i < n; ++i)
+        v += (v.empty() ? "" : ", ") + req.get_header_value(name, i);
+      return v;
+    };
+    call.if_none_match = all_of("If-None-Match");
     call.host = req.get_header_value("Host");
     call.origin = req.get_header_value("Origin");
     call.fetch_site = req.get_header_value("Sec-Fetch-Site");
-    call.accept_encoding = req.get_header_value("Accept-Encoding");
+    call.accept_encoding = all_of("Accept-Encoding");
     std::string user;
     Reply reply = dispatch(ctx, call, &user);
-    // cpp-httplib compresses an answer after the handler when the request's Accept-Encoding allows it;
-    // an answer compressed at build time is sent as it is (the request is this connection's own).
-    if (reply.precompressed) const_cast<httplib::Request&>(req).headers.erase("Accept-Encoding");
+    // cpp-httplib compresses an answer after the handler by the request's Accept-Encoding, read without
+    // its weights (gzip;q=0 taken for gzip), and answers a Range header of any answer with a slice under
+    // 200. The request is this connection's own: an answer compressed at build time goes as it is;
+    // any other in the coding answer_coding chose (the answer says it varies by that header); and
+    // no answer is sliced (a cache could keep a slice of an immutable asset as the whole).
+    auto& own = const_cast<httplib::Request&>(req);
+    own.ranges.clear();
+    own.headers.erase("Accept-Encoding");
+    if (!reply.precompressed) {
+      if (const std::string coding = answer_coding(call.accept_encoding); !coding.empty())
+        own.headers.emplace("Accept-Encoding", coding);
+      reply.headers.emplace_back("Vary", "Accept-Encoding");
+    }
     send(res, reply);
     // Something the caller may not see is answered as something that does not exist, and no sooner:
     // a hidden round, objection or finding takes a lookup more than a missing one (a tenth of a

@@ -410,7 +410,7 @@
       var b = saved.get(prefix + "base");
       if (b !== null && /^[0-9]+$/.test(b) && Number(b) < rows.length) {
         state.base = Number(b);
-        baseSelect.value = b;
+        baseSelect.value = String(state.base);  // "01" names row 1
       }
     }
     var sortKeyWanted = saved.get(prefix + "sort");

@@ -2,7 +2,8 @@
 // /usr/bin/chromium, driven by playwright-core from reports/web/node_modules)
 // from file:// and checks the rendered page against its own page JSON:
 //   - the page script finished (body[data-rendered]) without renderError, and
-//     no console error or page error happened on the way;
+//     no console error or page error happened on the way, and no warning of
+//     the chart libraries (Vega's "WARN ..."): charts compile clean;
 //   - no request left the report folder (every request is routed: file://
 //     under the folder goes through, anything else is aborted and fails);
 //   - every chart drew SVG marks, and the marks carry the spec's numbers
@@ -400,9 +401,15 @@ async function openTab() {
     if (m.type() === "error") tab.seen.consoleErrors.push(m.text());
     else if (m.type() === "warning") {
       const text = m.text().split("\n")[0];
-      const w = warnings.get(text) || { count: 0, page: tab.seen.rel };
-      w.count++;
-      warnings.set(text, w);
+      // Vega's and Vega-Lite's own warnings ("WARN ...": a dropped setting, a scale that cannot show
+      // the data) are failures: the page's charts must compile clean. Others (the browser's) are listed.
+      if (/^WARN\b/.test(text)) {
+        tab.seen.consoleErrors.push(`chart warning: ${text}`);
+      } else {
+        const w = warnings.get(text) || { count: 0, page: tab.seen.rel };
+        w.count++;
+        warnings.set(text, w);
+      }
     }
   });
   page.on("pageerror", (e) => tab.seen.consoleErrors.push(`page error: ${e.message}`));

@@ -362,6 +362,22 @@ std::string accelerator_text(const ResultRow& r) {
   return r.accelerator_model.empty() ? r.accelerator_type : r.accelerator_model;
 }
 
+// A point of a "fastest closed result per round" line (charts::rounds_line):
+// `result` says what it is ("new result", "carried from training-3.0.0"); a
+// resubmission is drawn as a carried record.
+Json trend_point(const std::string& round, const std::string& group, const ResultRow& x, const std::string& result) {
+  Json v = jobj();
+  set(v, "round", jstr(round));
+  set(v, "group", jstr(group));
+  set(v, "system", jstr(x.organisation + "/" + x.system));
+  set(v, "accelerator", jstr(accelerator_text(x)));
+  set(v, "accelerators", jint(x.accelerators));
+  set(v, "minutes", jnum(x.score));
+  set(v, "result", jstr(result));
+  set(v, "record", jstr(x.resubmission ? "carried record" : "new result"));
+  return v;
+}
+
 }  // namespace
 
 // ---- index -----------------------------------------------------------------
@@ -429,16 +445,7 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
       last_round = r;
       for (const auto& [family, x] :
            fastest_as_it_stands(board, [](const ResultRow& x) { return std::vector<std::string>{accelerator_family(x)}; })) {
-        Json v = jobj();
-        set(v, "round", jstr(r));
-        set(v, "group", jstr(family));
-        set(v, "system", jstr(x->organisation + "/" + x->system));
-        set(v, "accelerator", jstr(accelerator_text(*x)));
-        set(v, "accelerators", jint(x->accelerators));
-        set(v, "minutes", jnum(x->score));
-        set(v, "result", jstr(x->resubmission ? "carried record" : "new result"));
-        set(v, "record", jstr(x->resubmission ? "carried record" : "new result"));
-        values.items.push_back(v);
+        values.items.push_back(trend_point(r, family, *x, x->resubmission ? "carried record" : "new result"));
       }
     }
     Json o = jobj();
@@ -871,16 +878,7 @@ bool rounds_page(Context& ctx, const std::string& benchmark, Built* out, std::st
       set(o, "carried", jstr(carried));
       set(o, "accelerator_hours", hours_or_null(*x));
       fastest.rows.push_back(o);
-      Json v = jobj();
-      set(v, "round", jstr(r));
-      set(v, "group", jstr(group));
-      set(v, "system", jstr(x->organisation + "/" + x->system));
-      set(v, "accelerator", jstr(accelerator_text(*x)));
-      set(v, "accelerators", jint(x->accelerators));
-      set(v, "minutes", jnum(x->score));
-      set(v, "result", jstr(carried.empty() ? "new result" : carried));
-      set(v, "record", jstr(carried.empty() ? "new result" : "carried record"));
-      line.items.push_back(v);
+      line.items.push_back(trend_point(r, group, *x, carried.empty() ? "new result" : carried));
       if (key == "overall") overall_points["overall"].emplace_back(r, x);
     }
   }

@@ -421,7 +421,8 @@ TEST_CASE("a job past its timeout is reported TimedOut, the limit explained") {
   SlurmBackend backend(fast_options());
   Collector c;
   std::string id = unique_id("timeout");
-  auto req = request(id, {"sh", "-c", "echo begin; sleep 60; echo never"}, dir);
+  // "&&": when the time limit signals sleep before the shell, the shell must not go on to print.
+  auto req = request(id, {"sh", "-c", "echo begin; sleep 60 && echo never"}, dir);
   req.timeout = 2s;
   auto t0 = Clock::now();
   std::string err;

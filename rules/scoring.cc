@@ -29,14 +29,59 @@ OlympicWindow olympic_window(size_t n, int drop, int already_dropped) {
   return w;
 }
 
+namespace {
+
+// The mean of the window of times in ascending order, summed left to right
+// (Python's sum()) and divided by the window's size.
+template <typename Sorted>
+double window_mean(const Sorted& at, OlympicWindow w) {
+  double sum = 0;
+  for (long i = w.lo; i < w.hi; ++i) sum += at(i);
+  return sum * 1.0 / static_cast<double>(w.hi - w.lo);
+}
+
+// One side of a bootstrap: its times in order once, and each resample's
+// olympic mean from how often each was drawn, in that order; the same sum,
+// term by term, as sorting the resample would give, without sorting it.
+struct Resampler {
+  std::vector<double> sorted;
+  std::vector<size_t> rank;  // the place in `sorted` of times[i]
+  std::vector<uint32_t> count;
+  std::vector<double> draw;  // the resample in sorted order
+  OlympicWindow window;
+
+  Resampler(const std::vector<double>& times, OlympicWindow w) : window(w) {
+    std::vector<size_t> order(times.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) { return times[x] < times[y]; });
+    sorted.resize(times.size());
+    rank.resize(times.size());
+    for (size_t k = 0; k < order.size(); ++k) {
+      sorted[k] = times[order[k]];
+      rank[order[k]] = k;
+    }
+    count.resize(times.size());
+    draw.resize(times.size());
+  }
+  template <typename Next>
+  double resample(Next& next) {
+    std::fill(count.begin(), count.end(), 0u);
+    for (size_t j = 0; j < rank.size(); ++j) ++count[rank[next() % rank.size()]];
+    size_t at = 0;
+    for (size_t k = 0; k < count.size(); ++k)
+      for (uint32_t c = 0; c < count[k]; ++c) draw[at++] = sorted[k];
+    return window_mean([&](long i) { return draw[static_cast<size_t>(i)]; }, window);
+  }
+};
+
+}  // namespace
+
 double olympic_mean(std::vector<double> times, int drop, int already_dropped) {
   if (already_dropped > drop) return NAN;
   OlympicWindow w = olympic_window(times.size(), drop, already_dropped);
   if (w.empty()) return NAN;
   std::sort(times.begin(), times.end());
-  double sum = 0;  // Python's sum(): left to right
-  for (long i = w.lo; i < w.hi; ++i) sum += times[static_cast<size_t>(i)];
-  return sum * 1.0 / static_cast<double>(w.hi - w.lo);
+  return window_mean([&](long i) { return times[static_cast<size_t>(i)]; }, w);
 }
 
 RatioInterval bootstrap_ratio(const std::vector<double>& a, int drop_a, const std::vector<double>& b, int drop_b,
@@ -54,11 +99,24 @@ RatioInterval bootstrap_ratio(const std::vector<double>& a, int drop_a, const st
   };
   std::vector<double> ratios;
   ratios.reserve(static_cast<size_t>(resamples));
-  std::vector<double> ra(a.size()), rb(b.size());
-  for (int i = 0; i < resamples; ++i) {
-    for (auto& x : ra) x = a[next() % a.size()];
-    for (auto& x : rb) x = b[next() % b.size()];
-    ratios.push_back(olympic_mean(ra, drop_a, already_a) / olympic_mean(rb, drop_b, already_b));
+  auto has_nan = [](const std::vector<double>& v) {
+    return std::any_of(v.begin(), v.end(), [](double x) { return std::isnan(x); });
+  };
+  if (has_nan(a) || has_nan(b)) {
+    // A NaN has no place in an order: each resample sorted as olympic_mean sorts it.
+    std::vector<double> ra(a.size()), rb(b.size());
+    for (int i = 0; i < resamples; ++i) {
+      for (auto& x : ra) x = a[next() % a.size()];
+      for (auto& x : rb) x = b[next() % b.size()];
+      ratios.push_back(olympic_mean(ra, drop_a, already_a) / olympic_mean(rb, drop_b, already_b));
+    }
+  } else {
+    Resampler sa(a, olympic_window(a.size(), drop_a, already_a)), sb(b, olympic_window(b.size(), drop_b, already_b));
+    for (int i = 0; i < resamples; ++i) {
+      double ma = sa.resample(next);
+      double mb = sb.resample(next);
+      ratios.push_back(ma / mb);
+    }
   }
   std::sort(ratios.begin(), ratios.end());
   auto at = [&](double q) {

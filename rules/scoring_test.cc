@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -283,5 +284,58 @@ TEST_SUITE("scoring") {
     // left the objection's impact is not scorable.
     CHECK(std::isnan(objection_impact(f, "training-4.0.0", "unet3d", {1, 2, 3, 4, 5, 6, 7, 8})));
     CHECK(objection_impact(f, "training-4.0.0", "unet3d", {1, 2, 3, 4, 5, 6, 7, 8, 9}) == doctest::Approx(5));
+  }
+
+  TEST_CASE("the bootstrap interval is the one each resample sorted would give, to the last bit") {
+    // The definition: each side resampled with splitmix64 in turn, each
+    // resample sorted and its olympic mean taken; the interval the 2.5th and
+    // 97.5th percentiles of the ratios.
+    auto by_definition = [](const std::vector<double>& a, int da, const std::vector<double>& b, int db, int n,
+                            uint64_t seed, int aa, int ab) {
+      uint64_t state = seed;
+      auto next = [&state]() {
+        uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+      };
+      std::vector<double> ratios, ra(a.size()), rb(b.size());
+      for (int i = 0; i < n; ++i) {
+        for (auto& x : ra) x = a[next() % a.size()];
+        for (auto& x : rb) x = b[next() % b.size()];
+        ratios.push_back(rules::olympic_mean(ra, da, aa) / rules::olympic_mean(rb, db, ab));
+      }
+      std::sort(ratios.begin(), ratios.end());
+      auto at = [&](double q) {
+        size_t k = static_cast<size_t>(std::floor(q * static_cast<double>(ratios.size() - 1) + 0.5));
+        return ratios[std::min(k, ratios.size() - 1)];
+      };
+      return std::make_pair(at(0.025), at(0.975));
+    };
+    uint64_t lcg = 12345;
+    auto uniform = [&lcg]() {
+      lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+      return static_cast<double>(lcg >> 11) / 9007199254740992.0;
+    };
+    for (int trial = 0; trial < 60; ++trial) {
+      int drop = trial % 3 == 0 ? 4 : 1;
+      size_t na = static_cast<size_t>(2 * drop + 1 + trial % 9), nb = static_cast<size_t>(2 * drop + 1 + (trial * 7) % 11);
+      std::vector<double> a, b;
+      for (size_t i = 0; i < na; ++i) a.push_back(trial % 4 == 1 ? std::floor(uniform() * 3) + 10 : 10 + uniform());  // ties too
+      for (size_t i = 0; i < nb; ++i) b.push_back(11 + uniform() * (trial % 5 + 1));
+      int already = trial % 7 == 3 ? 1 : 0;
+      auto want = by_definition(a, drop, b, drop, 400, 0x5eed2026ULL + static_cast<uint64_t>(trial), already, 0);
+      auto got = rules::bootstrap_ratio(a, drop, b, drop, 400, 0x5eed2026ULL + static_cast<uint64_t>(trial), already, 0);
+      CAPTURE(trial);
+      REQUIRE(got.ok);
+      CHECK(got.low == want.first);
+      CHECK(got.high == want.second);
+    }
+    // A NaN time keeps the sorted path: still the definition's interval (NaN or not).
+    std::vector<double> with_nan = {10, NAN, 11, 12, 13};
+    auto want = by_definition(with_nan, 1, ones(5), 1, 200, 7, 0, 0);
+    auto got = rules::bootstrap_ratio(with_nan, 1, ones(5), 1, 200, 7);
+    CHECK(std::isnan(got.low) == std::isnan(want.first));
+    if (!std::isnan(want.first)) CHECK(got.low == want.first);
   }
 }

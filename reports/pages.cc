@@ -1027,16 +1027,11 @@ bool scaling_page(Context& ctx, const std::string& benchmark, const std::string&
           {}, {"round", "accelerator"}, "score", "system"};
   Json values = jarr();
   for (const auto& r : ctx.rounds) {
-    std::string e;
     std::vector<std::string> left;
-    auto series = submissions::scaling(ctx.store, {r, benchmark, "", ctx.options.pipeline}, submitter, &e, &left);
-    if (series.empty()) {
-      if (e.find("damaged") != std::string::npos) {
-        *error = e;
-        return false;
-      }
-      continue;
-    }
+    std::vector<ResultRow> rows;
+    if (!results_of(ctx, r, benchmark, &rows, error)) return false;
+    auto series = submissions::scaling_series(std::move(rows), submitter, &left);
+    if (series.empty()) continue;
     p.rounds.push_back(r);
     for (const auto& n : left) p.notes.push_back(n);
     for (const auto& s : series) {

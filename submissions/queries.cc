@@ -547,16 +547,11 @@ std::string series_label(const ScalingSeries& s) {
   return s.division == "closed" || s.division.empty() ? s.accelerator_type : s.accelerator_type + " (" + s.division + ")";
 }
 
-std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error,
-                                   std::vector<std::string>* left_out) {
+std::vector<ScalingSeries> scaling_series(std::vector<ResultRow> rows, const std::string& who,
+                                          std::vector<std::string>* left_out) {
   std::vector<ScalingSeries> out;
-  std::string round, who;
-  if (!resolve_round(s, q.round, &round, error)) return out;
-  if (!resolve_submitter(s, round, submitter, &who, error)) return out;
   std::map<std::string, ScalingSeries> by_type;
-  std::string bench;
-  for (auto& r : results_for(s, q, error)) {
-    bench = r.benchmark;
+  for (auto& r : rows) {
     if (!r.has_score || !matches_submitter(r, who)) continue;
     if (r.review_status == "withdrawn") {
       if (left_out) left_out->push_back(withdrawn_note(r));
@@ -576,8 +571,6 @@ std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& 
     p.result = std::move(r);
     series.points.push_back(std::move(p));
   }
-  if (!error->empty() && bench.empty()) return out;
-  error->clear();
   for (auto& [type, series] : by_type) {
     std::stable_sort(series.points.begin(), series.points.end(), [](const ScalingPoint& a, const ScalingPoint& b) {
       return a.result.accelerators < b.result.accelerators;
@@ -597,7 +590,21 @@ std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& 
       if (&a != &b && a.division == b.division && a.accelerator_type == b.accelerator_type &&
           a.accelerator_model != b.accelerator_model)
         a.accelerator_type = a.accelerator_model;
-  if (out.empty()) *error = "no scored " + (bench.empty() ? q.benchmark : bench) + " results of " + who + " in " + round;
+  return out;
+}
+
+std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error,
+                                   std::vector<std::string>* left_out) {
+  std::vector<ScalingSeries> out;
+  std::string round, who;
+  if (!resolve_round(s, q.round, &round, error)) return out;
+  if (!resolve_submitter(s, round, submitter, &who, error)) return out;
+  auto rows = results_for(s, q, error);
+  if (!error->empty() && rows.empty()) return out;
+  error->clear();
+  std::string bench = rows.empty() ? q.benchmark : rows.front().benchmark;
+  out = scaling_series(std::move(rows), who, left_out);
+  if (out.empty()) *error = "no scored " + bench + " results of " + who + " in " + round;
   return out;
 }
 

@@ -284,6 +284,11 @@ std::string series_label(const ScalingSeries& s);
 // Withdrawn results are left out, named in *left_out (when not null).
 std::vector<ScalingSeries> scaling(Store& s, const Query& q, const std::string& submitter, std::string* error,
                                    std::vector<std::string>* left_out = nullptr);
+// The same series of results already read (results_for of one round and
+// benchmark) for the submitter named exactly as the store names it (or as
+// its organisation); empty when it has none.
+std::vector<ScalingSeries> scaling_series(std::vector<ResultRow> rows, const std::string& submitter,
+                                          std::vector<std::string>* left_out = nullptr);
 
 // Scored results ranked by score. A withdrawn result is never ranked: it is
 // named in *left_out (when not null) with the reason.

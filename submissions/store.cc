@@ -435,6 +435,13 @@ CREATE TABLE extensions (
 CREATE TRIGGER events_append_only_replace BEFORE INSERT ON events WHEN EXISTS (SELECT 1 FROM events WHERE seq = NEW.seq)
 BEGIN SELECT RAISE(ABORT, 'the review log is append-only: an event cannot be replaced'); END;
 )sql",
+    // 9 -> 10: what a result's questions read of its runs (file, time, whether
+    // counted and why not, the log's digest), from an index alone: a run's row
+    // also holds its findings and fingerprint (a kilobyte or more), which a
+    // leaderboard or report has no use for.
+    R"sql(
+CREATE INDEX runs_summary ON runs(result_id, counted, minutes, file, dropped, content_sha256);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

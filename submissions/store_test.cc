@@ -126,7 +126,7 @@ TEST_SUITE("store") {
                       "CREATE TABLE objections (id INTEGER PRIMARY KEY, result_id INTEGER NOT NULL, text TEXT); "
                       "CREATE TABLE responses (id INTEGER PRIMARY KEY, objection_id INTEGER NOT NULL); "
                       "CREATE TABLE decisions (id INTEGER PRIMARY KEY, objection_id INTEGER NOT NULL); "
-                      "ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
+                      "DROP INDEX runs_summary; ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
                       "ALTER TABLE results DROP COLUMN energy_joules; ALTER TABLE results DROP COLUMN energy_pipeline_joules; "
                       "ALTER TABLE results DROP COLUMN energy_note; ALTER TABLE results DROP COLUMN rcp_json; "
                       "ALTER TABLE results DROP COLUMN failed_checks; PRAGMA user_version = 2;",
@@ -158,7 +158,7 @@ TEST_SUITE("store") {
       std::string error;
       auto s = Store::open(db, &error);
       REQUIRE(s);
-      REQUIRE(s->exec("ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
+      REQUIRE(s->exec("DROP INDEX runs_summary; ALTER TABLE runs DROP COLUMN dropped; ALTER TABLE runs DROP COLUMN energy_joules; "
                       "ALTER TABLE results DROP COLUMN energy_joules; ALTER TABLE results DROP COLUMN energy_pipeline_joules; "
                       "ALTER TABLE results DROP COLUMN energy_note; ALTER TABLE results DROP COLUMN rcp_json; "
                       "ALTER TABLE results DROP COLUMN failed_checks; PRAGMA user_version = 2;",
@@ -593,7 +593,7 @@ TEST_SUITE("store") {
                       "INSERT INTO round_reviews(round_id, state) SELECT id, 'published' FROM rounds;"
                       "ALTER TABLE results DROP COLUMN rcp_json; ALTER TABLE objections DROP COLUMN impact_computed; "
                       "ALTER TABLE objections DROP COLUMN impact_basis; ALTER TABLE evidence DROP COLUMN impact_minutes; "
-                      "ALTER TABLE results DROP COLUMN failed_checks; DROP TABLE extensions; DROP TRIGGER events_append_only_replace; "
+                      "ALTER TABLE results DROP COLUMN failed_checks; DROP TABLE extensions; DROP TRIGGER events_append_only_replace; DROP INDEX runs_summary; "
                       "PRAGMA user_version = 5;",
                       &error));
     }
@@ -615,6 +615,14 @@ TEST_SUITE("store") {
     CHECK(s->schema_version() == kSchemaVersion);
     CHECK(dump(*s, {"rcp_json", "impact_computed", "impact_basis", "impact_minutes", "failed_checks", "table extensions",
                     "table events"}) == before);  // every row kept
+    {
+      // Schema 10: a result's runs read from the runs_summary index alone.
+      Stmt plan(s->db(), "EXPLAIN QUERY PLAN SELECT result_id, file, minutes, counted, dropped, content_sha256 FROM runs "
+                         "WHERE result_id = 1 ORDER BY counted DESC, minutes");
+      std::string steps;
+      while (plan.step()) steps += plan.col_text(3) + "\n";
+      CHECK_MESSAGE(steps.find("COVERING INDEX runs_summary") != std::string::npos, steps);
+    }
     {
       // Taken to schema 9, the store's packages are recorded in the review log (one package.adopt event).
       Stmt ev(s->db(), "SELECT action, subject, payload_json FROM events");

@@ -145,15 +145,20 @@ ResultRow read_row(Stmt& st, bool pipeline) {
   return r;
 }
 
-bool load_runs(Store& s, ResultRow* r, std::string* error) {
+// The statement load_runs reads a result's runs with (prepared once for many results).
+const char* runs_sql(Store& s) {
   // Stores before schema 3 have no runs.dropped: derive it as migration 3 does.
-  Stmt st(s.db(), s.opened_version() >= 3
-                      ? "SELECT file, minutes, counted, dropped, content_sha256 FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes"
-                      : R"sql(SELECT file, minutes, counted, CASE WHEN counted THEN NULL
-                                WHEN compliant = 0 OR minutes IS NULL THEN 'noncompliant'
-                                WHEN (SELECT x.score_minutes FROM results x WHERE x.id = runs.result_id) IS NOT NULL
-                                THEN 'olympic' ELSE NULL END, content_sha256
-                              FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes)sql");
+  return s.opened_version() >= 3
+             ? "SELECT file, minutes, counted, dropped, content_sha256 FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes"
+             : R"sql(SELECT file, minutes, counted, CASE WHEN counted THEN NULL
+                       WHEN compliant = 0 OR minutes IS NULL THEN 'noncompliant'
+                       WHEN (SELECT x.score_minutes FROM results x WHERE x.id = runs.result_id) IS NOT NULL
+                       THEN 'olympic' ELSE NULL END, content_sha256
+                     FROM runs WHERE result_id = ?1 ORDER BY counted DESC, minutes)sql";
+}
+
+bool load_runs(Store& s, Stmt& st, ResultRow* r, std::string* error) {
+  st.reset();
   st.bind(1, r->result_id);
   while (st.step()) {
     r->run_files.push_back(st.col_text(0));
@@ -340,10 +345,12 @@ static bool find_name(const std::vector<std::string>& known, const std::string& 
 
 bool resolve_benchmark(Store& s, const std::string& round, const std::string& text, std::string* benchmark,
                        std::string* error, const std::string& round2) {
-  Stmt st(s.db(), R"sql(SELECT DISTINCT x.benchmark FROM results x JOIN systems s ON x.system_id = s.id
-                        JOIN packages p ON s.package_id = p.id JOIN rounds d ON p.round_id = d.id
-                        WHERE ?1 = '' OR d.name = ?1 OR d.name = ?2 ORDER BY x.benchmark)sql");
-  st.bind(1, round).bind(2, round2);
+  // A round named: its packages only (an OR with "any round" would read every result).
+  Stmt st(s.db(), round.empty() ? R"sql(SELECT DISTINCT benchmark FROM results ORDER BY benchmark)sql"
+                                : R"sql(SELECT DISTINCT x.benchmark FROM rounds d JOIN packages p ON p.round_id = d.id
+                                        JOIN systems s ON s.package_id = p.id JOIN results x ON x.system_id = s.id
+                                        WHERE d.name IN (?1, ?2) ORDER BY x.benchmark)sql");
+  if (!round.empty()) st.bind(1, round).bind(2, round2);
   std::vector<std::string> known;
   if (!read_names(s, st, "reading benchmarks", &known, error)) return false;
   if (find_name(known, text, benchmark)) return true;
@@ -390,8 +397,32 @@ std::vector<ResultRow> results_for(Store& s, const Query& q, std::string* error)
     if (division.empty() || r.division == division) out.push_back(std::move(r));
   }
   if (!finished(s, st, "reading results", error)) return {};
-  for (auto& r : out)
-    if (!load_runs(s, &r, error)) return {};
+  if (s.opened_version() >= 3) {
+    // Every run of the round's benchmark in one statement (from the runs_summary index where the store has it).
+    std::map<long long, ResultRow*> by_id;
+    for (auto& r : out) by_id[r.result_id] = &r;
+    Stmt runs(s.db(), R"sql(SELECT result_id, file, minutes, counted, dropped, content_sha256 FROM runs WHERE result_id IN
+                              (SELECT x.id FROM rounds d JOIN packages p ON p.round_id = d.id JOIN systems s ON s.package_id = p.id
+                               JOIN results x ON x.system_id = s.id WHERE d.name = ?1 AND x.benchmark = ?2)
+                            ORDER BY result_id, counted DESC, minutes)sql");
+    runs.bind(1, round).bind(2, benchmark);
+    while (runs.step()) {
+      auto it = by_id.find(runs.col_int(0));
+      if (it == by_id.end()) continue;  // a result of another division
+      ResultRow* r = it->second;
+      r->run_files.push_back(runs.col_text(1));
+      r->run_minutes.push_back(runs.col_null(2) ? -1 : runs.col_double(2));
+      r->run_counted.push_back(runs.col_int(3) != 0);
+      r->run_dropped.push_back(runs.col_null(4) ? "" : runs.col_text(4));
+      r->run_digests.push_back(runs.col_text(5));
+    }
+    if (!finished(s, runs, "reading runs", error)) return {};
+    for (auto& r : out) std::sort(r.run_digests.begin(), r.run_digests.end());
+  } else {
+    Stmt runs(s.db(), runs_sql(s));
+    for (auto& r : out)
+      if (!load_runs(s, runs, &r, error)) return {};
+  }
   mark_twins(&out);
   if (out.empty()) *error = "no " + lower(q.division) + (q.division.empty() ? "" : "-division ") + benchmark + " results in " + round;
   return out;
@@ -526,6 +557,15 @@ std::vector<int> division_ranks(const std::vector<const ResultRow*>& sorted) {
 
 std::vector<ResultRow> leaderboard(Store& s, const Query& q, std::string* error, std::vector<std::string>* left_out) {
   std::vector<ResultRow> rows = results_for(s, q, error);
+  if (rows.empty()) return rows;
+  return leaderboard_of(std::move(rows), "", error, left_out);
+}
+
+std::vector<ResultRow> leaderboard_of(std::vector<ResultRow> rows, const std::string& division, std::string* error,
+                                      std::vector<std::string>* left_out) {
+  if (!division.empty())
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const ResultRow& r) { return r.division != lower(division); }),
+               rows.end());
   std::vector<ResultRow> out;
   for (auto& r : rows) {
     if (r.review_status == "withdrawn") {

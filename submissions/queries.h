@@ -294,6 +294,10 @@ std::vector<ScalingSeries> scaling_series(std::vector<ResultRow> rows, const std
 // named in *left_out (when not null) with the reason.
 std::vector<ResultRow> leaderboard(Store& s, const Query& q, std::string* error,
                                    std::vector<std::string>* left_out = nullptr);
+// The same ranking of results already read (results_for of one round and
+// benchmark, every division), of one division ("" for both).
+std::vector<ResultRow> leaderboard_of(std::vector<ResultRow> rows, const std::string& division, std::string* error,
+                                      std::vector<std::string>* left_out = nullptr);
 
 // Rounds in the store, oldest first.
 std::vector<std::string> rounds(Store& s);

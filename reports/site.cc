@@ -9,6 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <functional>
+#include <iterator>
+#include <mutex>
+#include <thread>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -58,14 +63,6 @@ bool read_unpublished(submissions::Store& store, Unpublished* out, std::string* 
   std::vector<std::pair<std::string, std::string>> v;
   if (!unpublished_rounds(store, &v, error)) return false;
   out->insert(v.begin(), v.end());
-  return true;
-}
-
-bool add_page(Context& ctx, const Unpublished& unpublished, bool ok, Built& b, std::vector<File>* out) {
-  if (!ok) return false;
-  if (b.missing) return true;
-  auto files = page_files(b.page, meta_of(ctx, b.page, unpublished));
-  out->insert(out->end(), std::make_move_iterator(files.begin()), std::make_move_iterator(files.end()));
   return true;
 }
 
@@ -249,6 +246,62 @@ bool unpublished_rounds(submissions::Store& store, std::vector<std::pair<std::st
   return true;
 }
 
+namespace {
+
+// One page of the site to build, by whichever worker takes it.
+using PageJob = std::function<bool(Context&, Built*, std::string*)>;
+
+// Every page of the site, in the site's order.
+bool site_jobs(Context& ctx, std::vector<PageJob>* jobs, std::string* error) {
+  jobs->push_back([](Context& c, Built* b, std::string* e) { return index_page(c, b, e); });
+  jobs->push_back([](Context& c, Built* b, std::string* e) { return all_results_page(c, b, e); });
+  for (const auto& round : ctx.rounds) {
+    jobs->push_back([round](Context& c, Built* b, std::string* e) { return round_page(c, round, b, e); });
+    for (const auto& bench : benchmarks_in(ctx, round)) {
+      jobs->push_back([round, bench](Context& c, Built* b, std::string* e) { return leaderboard_page(c, round, bench, b, e); });
+      std::vector<submissions::ResultRow> rows;
+      if (!results_of(ctx, round, bench, &rows, error)) return false;
+      for (const auto& [a, other] : site_pairs(ctx, round, bench, rows)) {
+        long long x = a, y = other;
+        jobs->push_back([round, bench, x, y](Context& c, Built* b, std::string* e) {
+          return compare_page(c, round, bench, x, y, b, e);
+        });
+      }
+    }
+  }
+  // One round-over-round page per benchmark, a renamed one (ssd -> retinanet) once.
+  for (const auto& lineage : lineages_in(ctx))
+    jobs->push_back([lineage](Context& c, Built* b, std::string* e) { return rounds_page(c, lineage, b, e); });
+  for (const auto& bench : benchmarks_in(ctx, ""))
+    for (const auto& s : submitters_of(ctx, bench)) {
+      std::string segment = safe_name(s);
+      jobs->push_back([bench, segment](Context& c, Built* b, std::string* e) { return scaling_page(c, bench, segment, b, e); });
+    }
+  for (long long id : result_ids(ctx))
+    jobs->push_back([id](Context& c, Built* b, std::string* e) { return result_page(c, id, b, e); });
+  return true;
+}
+
+// A worker of its own: its own connection to the store (read-only) and its
+// own context. Null when the store cannot be opened a second time (then the
+// first context builds every page).
+struct Worker {
+  std::unique_ptr<submissions::Store> store;
+  std::unique_ptr<Context> ctx;
+};
+std::unique_ptr<Worker> second_worker(const Context& first) {
+  std::string error;
+  auto w = std::make_unique<Worker>();
+  w->store = submissions::Store::open(first.store.path(), &error, submissions::OpenMode::ReadOnly, false);
+  if (!w->store) return nullptr;
+  w->ctx = std::make_unique<Context>(*w->store, first.options, first.visible);
+  if (!make_context(w->ctx.get(), &error)) return nullptr;
+  w->ctx->requested = first.requested;
+  return w;
+}
+
+}  // namespace
+
 bool build_site(submissions::Store& store, const Options& options, const Visible& visible, std::vector<File>* out,
                 std::string* error, std::vector<std::string>* compare_pages) {
   out->clear();
@@ -261,43 +314,47 @@ bool build_site(submissions::Store& store, const Options& options, const Visible
     compare_pages->clear();
     for (const auto& [round, bench, a, c] : ctx.requested) compare_pages->push_back(compare_path(round, bench, a, c));
   }
-  {
-    Built b;
-    if (!add_page(ctx, unpublished, index_page(ctx, &b, error), b, out)) return false;
-  }
-  {
-    Built b;
-    if (!add_page(ctx, unpublished, all_results_page(ctx, &b, error), b, out)) return false;
-  }
-  for (const auto& round : ctx.rounds) {
-    Built b;
-    if (!add_page(ctx, unpublished, round_page(ctx, round, &b, error), b, out)) return false;
-    for (const auto& bench : benchmarks_in(ctx, round)) {
-      Built l;
-      if (!add_page(ctx, unpublished, leaderboard_page(ctx, round, bench, &l, error), l, out)) return false;
-      std::vector<submissions::ResultRow> rows;
-      if (!results_of(ctx, round, bench, &rows, error)) return false;
-      for (const auto& [a, c] : site_pairs(ctx, round, bench, rows)) {
-        Built h;
-        if (!add_page(ctx, unpublished, compare_page(ctx, round, bench, a, c, &h, error), h, out)) return false;
+  std::vector<PageJob> jobs;
+  if (!site_jobs(ctx, &jobs, error)) return false;
+  // The pages are independent: as many workers as the machine has cores (up
+  // to eight), each page taken by the next free one, its files kept in the
+  // site's order.
+  std::vector<std::vector<File>> made(jobs.size());
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mu;
+  std::string first_error;
+  auto work = [&](Context& c) {
+    for (;;) {
+      size_t i = next++;
+      if (i >= jobs.size() || failed) return;
+      Built b;
+      std::string e;
+      if (!jobs[i](c, &b, &e)) {
+        std::lock_guard<std::mutex> lock(error_mu);
+        if (!failed.exchange(true)) first_error = e;
+        return;
       }
+      if (!b.missing) made[i] = page_files(b.page, meta_of(c, b.page, unpublished));
     }
+  };
+  size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  size_t wanted = std::min<size_t>({cores, 8, jobs.size() / 32 + 1});
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (size_t i = 1; i < wanted; ++i)
+    if (auto w = second_worker(ctx)) workers.push_back(std::move(w));
+  std::vector<std::thread> threads;
+  for (auto& w : workers) threads.emplace_back([&work, &w] { work(*w->ctx); });
+  work(ctx);
+  for (auto& t : threads) t.join();
+  if (failed) {
+    *error = first_error;
+    return false;
   }
-  // One round-over-round page per benchmark, a renamed one (ssd -> retinanet) once.
-  for (const auto& lineage : lineages_in(ctx)) {
-    Built b;
-    if (!add_page(ctx, unpublished, rounds_page(ctx, lineage, &b, error), b, out)) return false;
-  }
-  for (const auto& bench : benchmarks_in(ctx, "")) {
-    for (const auto& s : submitters_of(ctx, bench)) {
-      Built sc;
-      if (!add_page(ctx, unpublished, scaling_page(ctx, bench, safe_name(s), &sc, error), sc, out)) return false;
-    }
-  }
-  for (long long id : result_ids(ctx)) {
-    Built b;
-    if (!add_page(ctx, unpublished, result_page(ctx, id, &b, error), b, out)) return false;
-  }
+  size_t count = 0;
+  for (const auto& files : made) count += files.size();
+  out->reserve(count + 8);
+  for (auto& files : made) std::move(files.begin(), files.end(), std::back_inserter(*out));
   add_assets(out);
   return true;
 }

@@ -207,6 +207,7 @@ Meta page_meta(Context& ctx, const Page& page) {
   m.referee_version = REFEREE_VERSION;
   m.rulesets = page.rounds;
   m.generated_at = ctx.options.generated_at;
+  m.data_files = ctx.options.data_files;
   if (m.generated_at.empty()) m.generated_at = base::utc_now();
   if (!ctx.imported_read) {
     Stmt st(ctx.store.db(), "SELECT d.name, MAX(p.imported_at) FROM packages p JOIN rounds d ON p.round_id = d.id GROUP BY d.name");
@@ -341,12 +342,10 @@ std::map<std::string, const ResultRow*> fastest_as_it_stands(const std::vector<R
 // when the store is damaged (an empty board is a round without results).
 bool closed_board(Context& ctx, const std::string& round, const std::string& benchmark, std::vector<ResultRow>* out,
                   std::string* error) {
+  std::vector<ResultRow> rows;
+  if (!results_of(ctx, round, benchmark, &rows, error)) return false;
   std::string e;
-  *out = submissions::leaderboard(ctx.store, {round, benchmark, "closed", ctx.options.pipeline}, &e);
-  if (out->empty() && e.find("damaged") != std::string::npos) {
-    *error = e;
-    return false;
-  }
+  *out = submissions::leaderboard_of(std::move(rows), "closed", &e);
   return true;
 }
 

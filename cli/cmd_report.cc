@@ -16,11 +16,11 @@
 namespace referee::cli {
 
 Command report_command() {
-  return {"report", "Write the dashboards (pages, charts, data files) as a static site", [](CLI::App& sub) -> std::function<int()> {
+  return {"report", "Write the dashboards (pages, charts and their data) as a static site", [](CLI::App& sub) -> std::function<int()> {
             struct Opts {
               std::string db, out, page, per_hour, per_node_month;
               std::vector<std::string> rounds, compare;
-              bool pipeline = false, include_under_review = false;
+              bool pipeline = false, include_under_review = false, data_files = false;
             };
             auto o = std::make_shared<Opts>();
             sub.add_option("--db", o->db, "database file (default $REFEREE_DB or the user's data directory); opened read-only");
@@ -38,12 +38,16 @@ Command report_command() {
             sub.add_flag("--include-under-review", o->include_under_review,
                          "also write rounds not yet published (under review or final); their pages say \"under review, "
                          "not for publication\" (default: left out, with a note)");
+            sub.add_flag("--data-files", o->data_files,
+                         "also write every table and chart as CSV and JSON under data/ (default: each page offers its "
+                         "data for download from what it holds)");
             sub.add_flag("--rescale", o->pipeline, "use the scores the consortium's pipeline computes today instead of the published ones");
             return [o]() -> int {
               auto start = std::chrono::steady_clock::now();
               reports::Options opt;
               opt.rounds = o->rounds;
               opt.pipeline = o->pipeline;
+              opt.data_files = o->data_files;
               std::string error;
               if (!o->per_hour.empty() &&
                   !submissions::parse_price(o->per_hour, submissions::Price::Per::AcceleratorHour, &opt.price, &error)) {
@@ -157,16 +161,18 @@ Command report_command() {
               if (!notes.kept.empty())
                 std::cerr << "note: kept " << notes.kept.size() << " file" << (notes.kept.size() == 1 ? "" : "s")
                           << " referee did not write: " << join(notes.kept) << "\n";
-              size_t pages = 0, data = 0;
+              size_t pages = 0, data = 0, bytes = 0;
               for (const auto& f : files) {
+                bytes += f.body.size();
                 if (f.path.size() > 5 && f.path.compare(f.path.size() - 5, 5, ".html") == 0) ++pages;
                 else if (f.path.rfind("data/", 0) == 0) ++data;
               }
               double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-              char took[32];
+              char took[32], size[32];
               std::snprintf(took, sizeof took, "%.2f", secs);
-              std::cout << "wrote " << pages << " pages and " << data << " data files (" << files.size() << " files) in "
-                        << took << " s\n"
+              std::snprintf(size, sizeof size, "%.1f", static_cast<double>(bytes) / 1e6);
+              std::cout << "wrote " << pages << " pages and " << data << " data files (" << files.size() << " files, "
+                        << size << " MB) in " << took << " s\n"
                         << "open " << (std::filesystem::absolute(o->out) / "index.html").lexically_normal().string() << "\n";
               for (const auto& c : compare_pages)
                 std::cout << "head to head: " << (std::filesystem::absolute(o->out) / c).lexically_normal().string() << "\n";

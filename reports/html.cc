@@ -71,10 +71,14 @@ std::string page_html(const Page& page, const Meta& meta, const std::string& jso
          esc(join(meta.under_review)) + " is not yet published; this page is embargoed.</p>";
   h += "</header>\n<main id=\"referee-main\">\n<h1>" + esc(page.title) + "</h1>\n<noscript><p>";
   std::vector<std::string> files;
-  for (const auto& t : page.tables) files.push_back(page.root() + page.data_path(t.id, "csv"));
-  for (const auto& c : page.charts) files.push_back(page.root() + page.data_path(c.id, "csv"));
+  if (meta.data_files) {
+    for (const auto& t : page.tables) files.push_back(page.root() + page.data_path(t.id, "csv"));
+    for (const auto& c : page.charts) files.push_back(page.root() + page.data_path(c.id, "csv"));
+  }
   if (files.empty()) {
     h += "This page needs JavaScript to show its content.";
+    if (!page.tables.empty() || !page.charts.empty())
+      h += " Its tables and charts are also written as CSV and JSON files by <code>referee report --data-files</code>.";
   } else {
     h += "This page needs JavaScript to draw its tables and charts; their data is in these files (each also as .json): ";
     for (size_t i = 0; i < files.size(); ++i)

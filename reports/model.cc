@@ -1,5 +1,6 @@
 #include "reports/model.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <set>
@@ -145,6 +146,39 @@ void set_data_files(Json& o, const Page& p, const std::string& id) {
   set(o, "json", jstr(p.root() + p.data_path(id, "json")));
 }
 
+// The chart's main data (the spec's top-level data.values, when every
+// value is an object) taken out of the spec and written once per key:
+// consecutive values with the same keys in the same order are one block
+// {"fields": [keys], "values": [[v, ...], ...]}. Null when the spec has no
+// such data (it is left as it is).
+Json chart_rows(Json* spec) {
+  if (spec->kind != Json::Kind::Object) return jnull();
+  const Json* data = spec->find("data");
+  const Json* values = data && data->kind == Json::Kind::Object && data->fields.size() == 1 ? data->find("values") : nullptr;
+  if (!values || values->kind != Json::Kind::Array) return jnull();
+  for (const auto& v : values->items)
+    if (v.kind != Json::Kind::Object) return jnull();
+  Json blocks = jarr();
+  std::vector<std::string> keys;
+  for (const auto& v : values->items) {
+    std::vector<std::string> mine;
+    for (const auto& [k, x] : v.fields) mine.push_back(k);
+    if (blocks.items.empty() || mine != keys) {
+      keys = mine;
+      Json b = jobj();
+      set(b, "fields", jstrs(keys));
+      set(b, "values", jarr());
+      blocks.items.push_back(std::move(b));
+    }
+    Json row = jarr();
+    for (const auto& [k, x] : v.fields) row.items.push_back(x);
+    const_cast<Json*>(blocks.items.back().find("values"))->items.push_back(std::move(row));
+  }
+  auto& f = spec->fields;
+  f.erase(std::remove_if(f.begin(), f.end(), [](const auto& kv) { return kv.first == "data"; }), f.end());
+  return blocks;
+}
+
 }  // namespace
 
 Json page_json(const Page& p, const Meta& meta) {
@@ -199,8 +233,11 @@ Json page_json(const Page& p, const Meta& meta) {
   Json charts = jarr();
   for (const auto& c : p.charts) {
     Json o = data_head(c.id, c.title);
-    set(o, "spec", c.spec);
-    set_data_files(o, p, c.id);
+    Json spec = c.spec;
+    Json rows = chart_rows(&spec);
+    set(o, "spec", spec);
+    if (rows.kind == Json::Kind::Array) set(o, "rows", rows);
+    if (meta.data_files) set_data_files(o, p, c.id);
     charts.items.push_back(o);
   }
   set(j, "charts", charts);
@@ -229,7 +266,7 @@ Json page_json(const Page& p, const Meta& meta) {
       set(b, "label", jstr(t.baseline_label));
       set(o, "baseline", b);
     }
-    set_data_files(o, p, t.id);
+    if (meta.data_files) set_data_files(o, p, t.id);
     tables.items.push_back(o);
   }
   set(j, "tables", tables);
@@ -345,7 +382,7 @@ std::vector<File> page_files(const Page& page, const Meta& meta) {
   std::vector<File> out;
   std::string json = dump(page_json(page, meta));
   out.push_back({page.path, "text/html; charset=utf-8", page_html(page, meta, json)});
-  if (!page.data_of.empty()) return out;  // its data files are those of the page it stands for
+  if (!page.data_of.empty() || !meta.data_files) return out;  // none, or those of the page it stands for
   for (const auto& t : page.tables) {
     out.push_back({page.data_path(t.id, "csv"), "text/csv; charset=utf-8", table_csv(t)});
     Json o = jobj();

@@ -100,6 +100,9 @@ struct Meta {
   // Rounds of the page not yet published ("training-3.1.0 (state review)"):
   // the page is marked "under review, not for publication".
   std::vector<std::string> under_review;
+  // Whether the page's data files exist (Options::data_files): the page
+  // model names them and page_files makes them.
+  bool data_files = false;
 };
 
 // The page's JSON (the page model, "referee.page/1").
@@ -119,8 +122,9 @@ std::string csv_cell(const Json& v);
 // `to_file`: the same target. Absolute ones (a scheme, '/', '#') as they are.
 std::string rebase_href(const std::string& from_file, const std::string& to_file, const std::string& href);
 
-// Every file of one page: the HTML and each table's and chart's CSV and JSON
-// (links in a table's JSON file are relative to that file).
+// Every file of one page: the HTML and, with meta.data_files, each table's
+// and chart's CSV and JSON (links in a table's JSON file are relative to
+// that file).
 std::vector<File> page_files(const Page& page, const Meta& meta);
 
 }  // namespace referee::reports

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -224,11 +225,14 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
               {"epochs", quantity_title + " to converge", "number", 2},
               {"seed", "Seed", "text"}, {"compliant", "Compliant", "text"}, {"findings", "Findings", "number", 0}},
              {}, {"counted"}, "", ""};
+  // A finding that several logs share (the same line, rule, message,
+  // expected and found) is one row naming every such log: written once.
   Table findings{"findings", "Checks and findings",
-                 {{"file", "Log", "text"}, {"line", "Line", "number", 0}, {"rule", "Rule", "text"},
+                 {{"file", "Logs", "text"}, {"line", "Line", "number", 0}, {"rule", "Rule", "text"},
                   {"message", "Message", "text"}, {"expected", "Expected", "text"}, {"found", "Found", "text"}},
                  {}, {"rule"}, "", ""};
   std::vector<std::pair<long long, std::string>> run_ids;
+  std::map<std::string, size_t> finding_rows;  // what a finding says -> its row
   {
     Stmt st(ctx.store.db(), R"sql(SELECT id, file, minutes, counted, dropped, converged, epochs, seed, compliant, messages_json
                                   FROM runs WHERE result_id = ?1 ORDER BY file)sql");
@@ -254,14 +258,24 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
       if (mllog::parse_json_permissive(st.col_text(9), &msgs, &perr) && msgs.kind == Json::Kind::Array)
         for (const auto& m : msgs.items) {
           ++n;
+          const Json* line = m.find("line");
+          Json line_value = line && line->kind == Json::Kind::Int ? jint(line->i) : jnull();
+          std::string rule = json_text(m.find("rule")), message = json_text(m.find("message")),
+                      expected = json_text(m.find("expected")), found = json_text(m.find("found"));
+          std::string key = dump(line_value) + '\x1f' + rule + '\x1f' + message + '\x1f' + expected + '\x1f' + found;
+          auto [at, fresh] = finding_rows.emplace(key, findings.rows.size());
+          if (!fresh) {
+            Json* files = const_cast<Json*>(findings.rows[at->second].find("file"));
+            files->s += ", " + st.col_text(1);
+            continue;
+          }
           Json f = jobj();
           set(f, "file", jstr(st.col_text(1)));
-          const Json* line = m.find("line");
-          set(f, "line", line && line->kind == Json::Kind::Int ? jint(line->i) : jnull());
-          set(f, "rule", jstr(json_text(m.find("rule"))));
-          set(f, "message", jstr(json_text(m.find("message"))));
-          set(f, "expected", jstr(json_text(m.find("expected"))));
-          set(f, "found", jstr(json_text(m.find("found"))));
+          set(f, "line", line_value);
+          set(f, "rule", jstr(rule));
+          set(f, "message", jstr(message));
+          set(f, "expected", jstr(expected));
+          set(f, "found", jstr(found));
           findings.rows.push_back(f);
         }
       set(o, "findings", jint(n));

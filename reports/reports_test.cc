@@ -52,6 +52,29 @@ mllog::Json page_model(const std::string& html) {
   mllog::Json j;
   std::string error;
   REQUIRE_MESSAGE(mllog::parse_json_permissive(html.substr(a, b - a), &j, &error), error);
+  // A chart's main data is written once per key (chart.rows): put it back
+  // into its spec, as the page script does, so that tests see the spec whole.
+  if (mllog::Json* charts = const_cast<mllog::Json*>(j.find("charts")))
+    for (auto& c : charts->items) {
+      const mllog::Json* rows = c.find("rows");
+      if (!rows) continue;
+      mllog::Json values = jarr();
+      for (const auto& block : rows->items) {
+        const auto& fields = block.find("fields")->items;
+        for (const auto& row : block.find("values")->items) {
+          REQUIRE(row.items.size() == fields.size());
+          mllog::Json o = jobj();
+          for (size_t i = 0; i < fields.size(); ++i) set(o, fields[i].s, row.items[i]);
+          values.items.push_back(o);
+        }
+      }
+      mllog::Json data = jobj();
+      set(data, "values", values);
+      mllog::Json* spec = const_cast<mllog::Json*>(c.find("spec"));
+      REQUIRE(spec->find("data") == nullptr);
+      // "data" comes after "$schema", where the charts put it.
+      spec->fields.insert(spec->fields.begin() + (spec->find("$schema") ? 1 : 0), {"data", data});
+    }
   return j;
 }
 
@@ -156,9 +179,14 @@ size_t check_links(const std::vector<File>& files) {
           CHECK_MESSAGE((v && (v->kind == mllog::Json::Kind::String || v->kind == mllog::Json::Kind::Null)),
                         f.path << " filter " << key.s);
         }
+    // Data files (--data-files): named by the page only where they exist.
+    auto data_files = [&](const mllog::Json& item) {
+      CHECK((item.find("csv") != nullptr) == (item.find("json") != nullptr));
+      if (item.find("csv")) resolves(item.find("csv")->s);
+      if (item.find("json")) resolves(item.find("json")->s);
+    };
     for (const auto& t : page.find("tables")->items) {
-      resolves(t.find("csv")->s);
-      resolves(t.find("json")->s);
+      data_files(t);
       for (const auto& row : t.find("rows")->items)
         for (const auto& [k, v] : row.fields)
           if (v.kind == mllog::Json::Kind::Object && v.find("href")) {
@@ -168,10 +196,7 @@ size_t check_links(const std::vector<File>& files) {
             else resolves(href);
           }
     }
-    for (const auto& c : page.find("charts")->items) {
-      resolves(c.find("csv")->s);
-      resolves(c.find("json")->s);
-    }
+    for (const auto& c : page.find("charts")->items) data_files(c);
     CHECK_FALSE(contains(f.body, "http://"));
   }
   // A table's JSON file: its links lead where the page's do, relative to the file.
@@ -1041,6 +1066,7 @@ TEST_CASE("the site: every page and data file, links that resolve, and render() 
   std::vector<File> files;
   std::string error;
   Options o = fixed_options();
+  o.data_files = true;  // --data-files
   REQUIRE_MESSAGE(build_site(*s, o, nullptr, &files, &error), error);
   std::map<std::string, const File*> by_path;
   for (const auto& f : files) by_path[f.path] = &f;
@@ -1093,8 +1119,28 @@ TEST_CASE("the site: every page and data file, links that resolve, and render() 
   for (const char* p : {"index.html", "benchmarks/gpt3.html", "data/benchmarks/gpt3/speedups.csv"}) {
     File one;
     REQUIRE(render(*s, p, {}, o, nullptr, &one, &error) == Status::Ok);
+    REQUIRE_MESSAGE(by_path.count(p), p);
     CHECK(one.body == by_path[p]->body);
   }
+  // Without --data-files: the same pages, no data files, and no page names
+  // one (each offers its data for download from what it holds); a data file
+  // asked for on its own is still made, the same as the one written with them.
+  std::vector<File> lean;
+  REQUIRE_MESSAGE(build_site(*s, fixed_options(), nullptr, &lean, &error), error);
+  size_t lean_pages = 0;
+  for (const auto& f : lean) {
+    CHECK_MESSAGE(f.path.rfind("data/", 0) != 0, f.path);
+    if (f.path.size() > 5 && f.path.compare(f.path.size() - 5, 5, ".html") == 0) {
+      ++lean_pages;
+      CHECK_MESSAGE(!contains(f.body, "\"csv\":"), f.path);
+      CHECK_MESSAGE(!contains(f.body, "/data/"), f.path);
+    }
+  }
+  CHECK(lean_pages == pages);
+  CHECK(check_links(lean) == pages);
+  File one;
+  REQUIRE(render(*s, "data/benchmarks/gpt3/speedups.csv", {}, fixed_options(), nullptr, &one, &error) == Status::Ok);
+  CHECK(one.body == by_path["data/benchmarks/gpt3/speedups.csv"]->body);
 }
 
 TEST_CASE("render: unknown pages, hidden rounds and paths that leave the site") {
@@ -1124,11 +1170,13 @@ TEST_CASE("render: unknown pages, hidden rounds and paths that leave the site") 
   CHECK(render(*s, "rounds/training-3.1.0/gpt3.html", {}, o, only31, &f, &error) == Status::Ok);
   REQUIRE(render(*s, "index.html", {}, o, only31, &f, &error) == Status::Ok);
   CHECK_FALSE(contains(f.body, "training-3.0.0"));
-  // The served head-to-head page by query.
+  // The served head-to-head page by query (served pages name their data files: the server makes them).
   auto now = submissions::leaderboard(*s, {"training-3.1.0", "gpt3", "closed", false}, &e2);
+  Options served = fixed_options();
+  served.data_files = true;
   CHECK(render(*s, "compare.html", {{"round", "3.1.0"}, {"benchmark", "gpt3"}, {"result", std::to_string(now[0].result_id)},
                                     {"result", std::to_string(now[1].result_id)}},
-               o, only31, &f, &error) == Status::Ok);
+               served, only31, &f, &error) == Status::Ok);
   {
     mllog::Json page = page_model(f.body);
     CHECK(page.find("root")->s.empty());  // links are relative to where it is served

@@ -600,7 +600,9 @@ Status render(submissions::Store& store, const std::string& path_in,
   }
   Unpublished unpublished;
   if (!read_unpublished(store, &unpublished, error)) return Status::Error;
-  for (auto& f : page_files(b.page, meta_of(ctx, b.page, unpublished)))
+  Meta meta = meta_of(ctx, b.page, unpublished);
+  if (data) meta.data_files = true;  // asked for one: made whatever the pages say
+  for (auto& f : page_files(b.page, meta))
     if (f.path == path) {
       *out = std::move(f);
       return Status::Ok;

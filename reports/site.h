@@ -26,6 +26,10 @@ struct Options {
   submissions::Price price;                       // none: no cost column
   std::vector<std::vector<std::string>> compare;  // extra head-to-head pages: ROUND, BENCHMARK, ORG/SYSTEM, ORG/SYSTEM
   bool pipeline = false;                          // the pipeline's scores (--rescale)
+  // Write each table's and chart's data as CSV and JSON files under data/
+  // (--data-files; the server serves them on request in any case). Without
+  // them a page offers its data for download from what it holds inline.
+  bool data_files = false;
   std::string generated_at;                       // fixed in golden tests; now otherwise
 };
 

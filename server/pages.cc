@@ -331,6 +331,7 @@ Reply page_route(Context& ctx, const Call& call, const Caller& caller, const std
     return true;
   };
   reports::Options options;
+  options.data_files = true;  // served on request: the pages link them
   // To the millisecond: the page's tag leaves this text out, and no other figure of a page has this form.
   options.generated_at = base::utc_now(base::UtcFormat::Millis);
   reports::File file;

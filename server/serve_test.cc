@@ -106,13 +106,15 @@ std::string without_generated_at(const std::string& body) {
   return std::regex_replace(std::regex_replace(body, generated, "\"generated_at\":\"-\""), footer, "generated -");
 }
 
-// Every file of the static report made from `db` for a caller who sees what `visible` allows.
+// Every file of the static report made from `db` for a caller who sees what
+// `visible` allows, with its data files (`--data-files`: served pages link them).
 std::vector<reports::File> static_site(const std::string& db, const reports::Visible& visible) {
   std::string error;
   auto store = submissions::Store::open(db, &error, submissions::OpenMode::ReadOnly);
   REQUIRE_MESSAGE(store, error);
   reports::Options options;
   options.generated_at = "2026-01-01T00:00:00Z";
+  options.data_files = true;
   std::vector<reports::File> files;
   REQUIRE_MESSAGE(reports::build_site(*store, options, visible, &files, &error), error);
   return files;

@@ -198,13 +198,88 @@
     return el("table", { className: "data-table" }, [el("thead", null, [head]), tbody]);
   }
 
-  function downloads(item) {
-    var links = [];
-    if (item.csv) links.push(link("CSV", item.csv, { download: "" }));
-    if (item.json) links.push(link("JSON", item.json, { download: "" }));
-    if (!links.length) return null;
+  // A CSV cell as referee writes one (RFC 4180): numbers as numbers, a link
+  // as its text, a text that a spreadsheet would run as a formula (= + - @,
+  // tab, carriage return first) after a "'", quoted where it holds a comma,
+  // a quote or a line break.
+  function csvCell(v) {
+    var text;
+    var isText = false;
+    if (v === null || v === undefined) return "";
+    if (typeof v === "boolean") return v ? "true" : "false";
+    if (typeof v === "number") return isFinite(v) ? String(v) : "";
+    if (typeof v === "string") {
+      text = v;
+      isText = true;
+    } else if (typeof v === "object" && !Array.isArray(v) && typeof v.text === "string") {
+      text = v.text;
+      isText = true;
+    } else {
+      text = JSON.stringify(v);
+    }
+    if (isText && /^[=+\-@\t\r]/.test(text)) text = "'" + text;
+    if (/[,"\r\n]/.test(text)) text = '"' + text.replace(/"/g, '""') + '"';
+    return text;
+  }
+
+  function csvText(keys, rows) {
+    var lines = [keys.map(csvCell).join(",")];
+    rows.forEach(function (row) {
+      lines.push(keys.map(function (k) { return csvCell(row ? row[k] : null); }).join(","));
+    });
+    return lines.join("\r\n") + "\r\n";
+  }
+
+  // The keys of a chart's data rows, in the order they first appear.
+  function rowKeys(rows) {
+    var keys = [];
+    rows.forEach(function (row) {
+      if (row && typeof row === "object") {
+        Object.keys(row).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); });
+      }
+    });
+    return keys;
+  }
+
+  // A file made from what the page holds, handed to the browser as a download.
+  function offer(name, type, text) {
+    var url = URL.createObjectURL(new Blob([text], { type: type }));
+    var a = el("a", { href: url, download: name, hidden: "hidden" });
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
+  }
+
+  // The page's name for its downloads: "gpt3" for a page gpt3.html.
+  function pageStem() {
+    var last = decodeURIComponent(location.pathname.split("/").pop() || "index.html");
+    return last.replace(/\.html?$/, "") || "index";
+  }
+
+  // Where the report has data files (`referee report --data-files`, and a
+  // served page), links to them; otherwise buttons that make the same CSV
+  // and JSON from the page's own data. `make` gives {keys, rows, json}.
+  function downloads(item, make) {
     var p = el("p", { className: "downloads" }, ["Download: "]);
-    links.forEach(function (a, i) {
+    var parts = [];
+    if (item.csv || item.json) {
+      if (item.csv) parts.push(link("CSV", item.csv, { download: "" }));
+      if (item.json) parts.push(link("JSON", item.json, { download: "" }));
+    } else {
+      var stem = pageStem() + "-" + item.id;
+      var csv = el("button", { type: "button", className: "download", "data-download": "csv", text: "CSV" });
+      csv.addEventListener("click", function () {
+        var d = make();
+        offer(stem + ".csv", "text/csv;charset=utf-8", csvText(d.keys, d.rows));
+      });
+      var json = el("button", { type: "button", className: "download", "data-download": "json", text: "JSON" });
+      json.addEventListener("click", function () {
+        offer(stem + ".json", "application/json", JSON.stringify(make().json));
+      });
+      parts.push(csv, json);
+    }
+    parts.forEach(function (a, i) {
       if (i) p.appendChild(document.createTextNode(" \u00b7 "));
       p.appendChild(a);
     });
@@ -220,16 +295,38 @@
     return copy;
   }
 
+  // The chart's specification with its main data back in place: the page
+  // writes that data once per key (chart.rows: blocks of {fields, values}).
+  function fullSpec(chart) {
+    if (!Array.isArray(chart.rows)) return chart.spec;
+    var values = [];
+    chart.rows.forEach(function (block) {
+      (block.values || []).forEach(function (row) {
+        var o = {};
+        block.fields.forEach(function (k, i) { o[k] = row[i]; });
+        values.push(o);
+      });
+    });
+    var spec = Object.assign({}, chart.spec);
+    spec.data = { values: values };
+    return spec;
+  }
+
   function renderChart(chart) {
     var view = el("div", { className: "chart-view", id: "chart-" + slug(chart.id), role: "img",
                            "aria-label": chart.title || chart.id });
-    var values = inlineValues(chart.spec);
+    var spec = fullSpec(chart);
+    var values = inlineValues(spec);
     var rows = values.length ? values[0] : [];
     if (values.length > 1) rows = values.reduce(function (all, v) { return all.concat(v); }, []);
     var details = el("details", { className: "chart-data" }, [
       el("summary", { text: "Data" }),
       el("div", { className: "table-scroll" }, [dataTable(rows)]),
-      downloads(chart)
+      downloads(chart, function () {
+        // The chart's main data (what its data file holds), else everything it draws.
+        var main = spec.data && Array.isArray(spec.data.values) ? spec.data.values : rows;
+        return { keys: rowKeys(main), rows: main, json: main };
+      })
     ]);
     var figure = el("figure", { className: "chart", "data-chart": chart.id }, [
       chart.title ? el("figcaption", { text: chart.title }) : null,
@@ -241,7 +338,7 @@
       done = Promise.reject(new Error("vega-embed is not loaded (assets/vega-embed.min.js)"));
     } else {
       done = Promise.resolve().then(function () {
-        return window.vegaEmbed(view, embeddable(chart.spec), { renderer: "svg", actions: false, mode: "vega-lite" });
+        return window.vegaEmbed(view, embeddable(spec), { renderer: "svg", actions: false, mode: "vega-lite" });
       }).then(function (result) {
         window.refereeViews[chart.id] = result.view;
       });
@@ -563,7 +660,10 @@
       chooser,
       el("div", { className: "table-scroll" }, [tableNode]),
       count,
-      downloads(table)
+      downloads(table, function () {
+        var keys = columns.map(function (c) { return c.key; });
+        return { keys: keys, rows: rows, json: { title: table.title, columns: keys, rows: rows } };
+      })
     ]);
   }
 

@@ -27,6 +27,12 @@
 // before the page's first script); on the first page an inline script is
 // injected, which the policy must refuse and the checker must see refused.
 // --one-per-folder checks the first page of each folder only.
+// A report written without data files (the default) offers each table's and
+// chart's data for download from the page itself: every page must have a CSV
+// and a JSON button for each. With --data-files DIR (the same report written
+// with `referee report --data-files`), on the first page of each kind every
+// such download is made and compared with DIR's file: the same CSV cells
+// (numbers as numbers) and the same JSON (links to the same files).
 //
 //   node tests/browser/check_report.mjs REPORT_DIR [--artifacts DIR] [--timeout-ms N] [--jobs N]
 //                                       [--served URL] [--one-per-folder]
@@ -55,12 +61,14 @@ let timeoutMs = 20000;
 let jobs = 2;
 let servedBase = null;
 let onePerFolder = false;
+let dataFilesDir = null;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--artifacts") artifacts = path.resolve(args[++i] ?? usage("--artifacts needs a folder"));
   else if (args[i] === "--timeout-ms") timeoutMs = Number(args[++i]);
   else if (args[i] === "--jobs") jobs = Math.max(1, Number(args[++i]) || 1);
   else if (args[i] === "--served") servedBase = String(args[++i] ?? usage("--served needs a URL")).replace(/\/?$/, "/");
   else if (args[i] === "--one-per-folder") onePerFolder = true;
+  else if (args[i] === "--data-files") dataFilesDir = path.resolve(args[++i] ?? usage("--data-files needs a folder"));
   else if (args[i].startsWith("--")) usage(`unknown option ${args[i]}`);
   else if (reportDir === null) reportDir = path.resolve(args[i]);
   else usage(`unexpected argument ${args[i]}`);
@@ -170,6 +178,21 @@ function pageFacts() {
 
 // --------------------------------------------------------------- the checks
 
+// A chart's spec with its main data in place: the page model writes that
+// data once per key (chart.rows, blocks of {fields, values}); read here on
+// its own, not with the page script's code.
+export function chartSpec(chart) {
+  if (!Array.isArray(chart.rows)) return chart.spec;
+  const values = [];
+  for (const block of chart.rows) {
+    for (const row of block.values) {
+      if (row.length !== block.fields.length) throw new Error(`chart ${chart.id}: a row of ${row.length} values for ${block.fields.length} fields`);
+      values.push(Object.fromEntries(block.fields.map((k, i) => [k, row[i]])));
+    }
+  }
+  return { ...chart.spec, data: { values } };
+}
+
 function specValues(spec, out = { values: [], transformed: false }) {
   if (!spec || typeof spec !== "object") return out;
   if (spec.data && Array.isArray(spec.data.values)) out.values.push(...spec.data.values);
@@ -184,7 +207,7 @@ function specValues(spec, out = { values: [], transformed: false }) {
 // without transforms every spec number must be drawn too (nothing lost).
 export function compareChart(chart, facts) {
   const problems = [];
-  const { values, transformed } = specValues(chart.spec);
+  const { values, transformed } = specValues(chartSpec(chart));
   if (!values.length) return problems;  // nothing inline to compare
   const want = new Map();
   for (const row of values) {
@@ -219,6 +242,99 @@ export function compareChart(chart, facts) {
     problems.push(`chart ${chart.id}: no drawn mark carries any of the spec's numeric fields (${[...want.keys()].join(", ")})`);
   }
   return problems;
+}
+
+// RFC 4180: records of fields, quotes doubled inside quoted fields.
+export function parseCsv(text) {
+  const rows = [];
+  let row = [], field = "", quoted = false, i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i += 2; continue; }
+      if (c === '"') { quoted = false; i++; continue; }
+      field += c; i++; continue;
+    }
+    if (c === '"') { quoted = true; i++; continue; }
+    if (c === ",") { row.push(field); field = ""; i++; continue; }
+    if (c === "\r" && text[i + 1] === "\n") { row.push(field); rows.push(row); row = []; field = ""; i += 2; continue; }
+    field += c; i++;
+  }
+  if (field !== "" || row.length) { row.push(field); rows.push(row); }
+  return rows;
+}
+
+// Two CSV texts hold the same cells: equal text, or equal numbers however written (1e+06, 1000000).
+function sameCsv(got, want) {
+  const a = parseCsv(got), b = parseCsv(want);
+  if (a.length !== b.length) return `${a.length} records, the data file has ${b.length}`;
+  for (let r = 0; r < a.length; r++) {
+    if (a[r].length !== b[r].length) return `record ${r + 1} has ${a[r].length} fields, the data file's ${b[r].length}`;
+    for (let c = 0; c < a[r].length; c++) {
+      const x = a[r][c], y = b[r][c];
+      if (x === y) continue;
+      const nx = Number(x), ny = Number(y);
+      if (x.trim() !== "" && y.trim() !== "" && Number.isFinite(nx) && nx === ny) continue;
+      return `record ${r + 1} field ${c + 1}: ${JSON.stringify(x)}, the data file has ${JSON.stringify(y)}`;
+    }
+  }
+  return null;
+}
+
+// Links in a JSON value as site paths, relative ones resolved against `dir` (a site folder).
+function resolveLinks(v, dir) {
+  if (Array.isArray(v)) return v.map((x) => resolveLinks(x, dir));
+  if (v && typeof v === "object") {
+    const o = {};
+    for (const [k, x] of Object.entries(v)) {
+      o[k] = k === "href" && typeof x === "string" && !/^[a-z]+:/i.test(x) ? path.posix.normalize(path.posix.join(dir, x)) : resolveLinks(x, dir);
+    }
+    return o;
+  }
+  return v;
+}
+
+// Each download of the page made and compared with the data file of the same report written with --data-files.
+async function exerciseDownloads(page, rel, facts) {
+  const problems = [];
+  let made = 0;
+  const pageDir = path.posix.dirname(rel.split(path.sep).join("/"));
+  const stem = rel.split(path.sep).join("/").replace(/\.html$/, "");
+  const items = [...(facts.page.tables || []).map((t) => ["table", t]), ...(facts.page.charts || []).map((c) => ["chart", c])];
+  let sinceLoad = 0;
+  for (const [kind, item] of items) {
+    // The browser holds back a page's downloads after ten or so (as it would ask a reader whether to allow
+    // more): a fresh load of the page every four items.
+    if (sinceLoad === 4) {
+      await page.reload({ waitUntil: "load" });
+      await page.waitForFunction(() => document.body.dataset.rendered === "true", null, { timeout: timeoutMs });
+      sinceLoad = 0;
+    }
+    sinceLoad++;
+    const block = kind === "table" ? page.locator(`[data-table-block="${item.id}"]`) : page.locator(`figure[data-chart="${item.id}"]`);
+    if (kind === "chart") await block.locator("details.chart-data > summary").click();
+    for (const ext of ["csv", "json"]) {
+      const button = block.locator(`button[data-download="${ext}"]`).last();
+      const [download] = await Promise.all([page.waitForEvent("download", { timeout: timeoutMs }), button.click()]);
+      const got = fs.readFileSync(await download.path(), "utf8");
+      const name = download.suggestedFilename();
+      const wantName = `${path.posix.basename(stem)}-${item.id}.${ext}`;
+      if (name !== wantName) problems.push(`${kind} ${item.id}: the ${ext} download is named ${name}, expected ${wantName}`);
+      const file = path.join(dataFilesDir, "data", stem, `${item.id}.${ext}`);
+      if (!fs.existsSync(file)) { problems.push(`${kind} ${item.id}: no data file ${path.relative(dataFilesDir, file)} to compare the download with`); continue; }
+      const want = fs.readFileSync(file, "utf8");
+      made++;
+      if (ext === "csv") {
+        const diff = sameCsv(got, want);
+        if (diff) problems.push(`${kind} ${item.id}: the CSV download differs from ${path.relative(dataFilesDir, file)}: ${diff}`);
+      } else {
+        const a = JSON.stringify(resolveLinks(JSON.parse(got), pageDir));
+        const b = JSON.stringify(resolveLinks(JSON.parse(want), path.posix.dirname(`data/${stem}/x`)));
+        if (a !== b) problems.push(`${kind} ${item.id}: the JSON download differs from ${path.relative(dataFilesDir, file)}`);
+      }
+    }
+  }
+  return { made, problems };
 }
 
 function plainText(v) {
@@ -374,6 +490,8 @@ let cspProbed = false;
 let exercisedFilter = null;
 let exercisedBaseline = null;
 let exercisedSort = null;
+const downloadKinds = new Set();
+let downloadsMade = 0;
 const t0 = Date.now();
 // One browser context and page per job, reused from page to page (a new
 // context per page costs more than the page's own checks); what a page
@@ -460,7 +578,7 @@ async function checkPage(tab, file) {
     for (const chart of facts.page.charts || []) {
       const f = facts.charts.find((c) => c.id === chart.id);
       if (!f.hasView) { fail(`chart ${chart.id}: no vega view in window.refereeViews`); continue; }
-      if (!specValues(chart.spec).values.length && chart.spec && !(chart.spec.data && chart.spec.data.url)) {
+      if (!specValues(chartSpec(chart)).values.length && chart.spec && !(chart.spec.data && chart.spec.data.url)) {
         fail(`chart ${chart.id}: its data is empty, so it draws nothing (leave such a chart out and say why in a note)`);
         continue;
       }
@@ -474,6 +592,18 @@ async function checkPage(tab, file) {
       if (!f.found) fail(`table ${t.id}: not rendered`);
       else if (f.rendered !== (t.rows || []).length) fail(`table ${t.id}: ${f.rendered} rows shown, ${(t.rows || []).length} in the JSON`);
       else if (f.overflow > 1) fail(`table ${t.id}: ${f.overflow} px wider than its box at 1,366 px with the default columns (a key column off-screen)`);
+    }
+    // Downloads: from the page itself where the report has no data files.
+    const inlineItems = [...(facts.page.tables || []), ...(facts.page.charts || [])].filter((x) => !x.csv);
+    for (const ext of ["csv", "json"]) {
+      const n = await page.locator(`button[data-download="${ext}"]`).count();
+      if (n !== inlineItems.length) fail(`${n} ${ext.toUpperCase()} download buttons for ${inlineItems.length} tables and charts without data files`);
+    }
+    if (dataFilesDir && inlineItems.length && !downloadKinds.has(facts.page.kind)) {
+      downloadKinds.add(facts.page.kind);
+      const r = await exerciseDownloads(page, rel, facts);
+      downloadsMade += r.made;
+      r.problems.forEach(fail);
     }
     // A baseline select names each row once: two rows never read alike.
     const baseOptions = await page.locator("select[data-baseline]").evaluateAll((sels) =>
@@ -556,6 +686,10 @@ const seconds = ((Date.now() - t0) / 1000).toFixed(1);
 if (exercisedFilter) console.log(`exercised ${exercisedFilter}`);
 if (exercisedBaseline) console.log(`exercised ${exercisedBaseline}`);
 if (exercisedSort) console.log(`exercised ${exercisedSort}`);
+if (dataFilesDir) {
+  console.log(`compared ${downloadsMade} downloads with the data files, on pages of ${downloadKinds.size} kinds (${[...downloadKinds].sort().join(", ")})`);
+  if (!downloadsMade) failures.push("no download was made to compare with the data files");
+}
 for (const [text, w] of warnings) console.log(`console warning (not a failure) x${w.count}, first on ${w.page}: ${text}`);
 console.log(`screenshots in ${artifacts}`);
 if (failures.length) {

@@ -5,7 +5,8 @@
 #   tests/browser/run_report_browser.sh report REFEREE_BINARY
 #     imports the reference data's rounds 3.0 and 3.1 into a temporary store,
 #     writes the site with `referee report`, and checks every page of it in
-#     headless Chromium (tests/browser/check_report.mjs).
+#     headless Chromium (tests/browser/check_report.mjs), the pages' downloads
+#     against the same report written with --data-files.
 #   tests/browser/run_report_browser.sh served REFEREE_BINARY
 #     the same store served by `referee serve --public` on 127.0.0.1: the first
 #     page of each folder of the site loaded from the server, under the
@@ -162,14 +163,23 @@ for round in 3.0 3.1; do
     exit 1
   fi
 done
-if ! "$referee" report --db "$db" --out "$tmp/site" >"$tmp/report.log" 2>&1; then
+# Served pages link their data files (the server makes them): the folder that lists them has them too.
+data_flag=()
+[[ "$mode" == served ]] && data_flag=(--data-files)
+if ! "$referee" report --db "$db" --out "$tmp/site" "${data_flag[@]}" >"$tmp/report.log" 2>&1; then
   echo "FAIL: referee report failed:"
   cat "$tmp/report.log"
   exit 1
 fi
 cat "$tmp/report.log"
 if [[ "$mode" == report ]]; then
-  check "$tmp/site" --artifacts "$artifacts"
+  # The same report with its data files: what each page's downloads must equal.
+  if ! "$referee" report --db "$db" --out "$tmp/site-data" --data-files >"$tmp/report-data.log" 2>&1; then
+    echo "FAIL: referee report --data-files failed:"
+    cat "$tmp/report-data.log"
+    exit 1
+  fi
+  check "$tmp/site" --artifacts "$artifacts" --data-files "$tmp/site-data"
   exit
 fi
 

@@ -222,7 +222,7 @@ def hyperparameters(benchmark, bs):
 
 
 def write_log(ruleset, benchmark, bs, conv, run, variant='compliant', division='closed', seed=None,
-              duration_ms=None):
+              duration_ms=None, evals=3):
     """One result log. conv: the convergence point in the benchmark's unit."""
     tpl = TEMPLATES[benchmark]
     t0 = 1700000000000 + run * 10_000_000
@@ -261,7 +261,6 @@ def write_log(ruleset, benchmark, bs, conv, run, variant='compliant', division='
     L.start('run_start')
     unit = conv_unit(benchmark, ruleset)
     total = duration_ms if duration_ms is not None else 600_000 + run * 7_000
-    evals = 3
     good, poor = tpl['good'], tpl['poor']
     for i in range(1, evals + (2 if variant == 'eval_after_target' else 1)):
         point = conv * i / evals

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <thread>
 
+#include "harness/environment/environment.h"
 #include "harness/spec_options.h"
 
 namespace referee::harness {
@@ -197,7 +199,7 @@ static std::string at(const Spec* s, const std::string& field) {
   return out;
 }
 
-bool finalize_spec(Spec* s, int required_runs, std::string* error) {
+bool finalize_spec(Spec* s, int required_runs, std::string* error, const std::string& dev_dir) {
   if (s->benchmark.empty()) {
     *error = at(s, "benchmark") + "the spec names no benchmark (benchmark: minilm)";
     return false;
@@ -236,6 +238,21 @@ bool finalize_spec(Spec* s, int required_runs, std::string* error) {
     // The cluster decides where jobs go; a submitter asks for more at once.
     s->parallel = 1;
     note(s, "parallel", "1", "default");
+  } else if (s->parallel <= 0 && s->backend == "exec") {
+    // Runs at once on one node share its accelerators: one at a time where it has any.
+    auto devices = accelerator_devices(dev_dir);
+    if (!devices.empty()) {
+      std::string list;
+      for (size_t i = 0; i < devices.size() && i < 4; ++i) list += (i ? ", " : "") + devices[i];
+      if (devices.size() > 4) list += ", ...";
+      s->parallel = 1;
+      s->effective["parallel"] = {"1", "default: this node has accelerators (" + list +
+                                           "), which runs at once would share; set parallel: N (or --parallel N) "
+                                           "for runs that each use part of them"};
+    } else {
+      s->parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      s->effective["parallel"] = {std::to_string(s->parallel), "default: one run per core, this node has no accelerators"};
+    }
   }
   if (s->runs <= 0) {
     s->runs = required_runs;

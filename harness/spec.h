@@ -54,7 +54,9 @@ void set_from_flag(Spec* s, const std::string& name, const std::string& value);
 // Fills defaults that need the rules (runs) and derived values (seeds); checks
 // the result, backend_options included (a --backend flag may have changed the
 // backend). Errors start with the spec's file and line where it has them. `required_runs` comes from the rule set's facts.
-bool finalize_spec(Spec* s, int required_runs, std::string* error);
+// `dev_dir`: where the node's device files are (accelerator_devices), for
+// the exec backend's default of runs at once.
+bool finalize_spec(Spec* s, int required_runs, std::string* error, const std::string& dev_dir = "/dev");
 
 // {seed}, {run} and {log} replaced in each argument.
 std::vector<std::string> expand_command(const std::vector<std::string>& cmd, long long seed, int run, const std::string& log);

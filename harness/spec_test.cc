@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "harness/spec.h"
 
@@ -168,5 +169,44 @@ TEST_SUITE("harness") {
     CHECK(e.find("spec.yaml:4: 'system_description': expected a file") != std::string::npos);
     CHECK(e.find("nonexist.yaml' (no such file)") != std::string::npos);
     CHECK(refusal("workdir: /tmp\norg: acme\n") == "");
+  }
+
+  TEST_CASE("spec: exec runs one at a time on a node with accelerators, one per core without, and says why") {
+    std::random_device rd;
+    fs::path dev = fs::temp_directory_path() / ("referee-dev-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+    fs::create_directories(dev);
+    auto finalized = [&](const std::string& body) {
+      Spec spec;
+      std::string error;
+      REQUIRE_MESSAGE(load_spec(spec_file(body).string(), &spec, &error), error);
+      REQUIRE_MESSAGE(finalize_spec(&spec, 5, &error, dev.string()), error);
+      return spec;
+    };
+    const std::string exec = "backend: exec\ncommand: [\"/bin/true\"]\n";
+    // No device files: one run per core.
+    Spec plain = finalized(exec);
+    CHECK(plain.parallel >= 1);
+    CHECK(plain.effective["parallel"].second.find("one run per core") != std::string::npos);
+    // NVIDIA GPUs (nvidiactl is no GPU), AMD's kfd, Gaudi's accel class: one at a time, the devices named.
+    for (const char* f : {"nvidiactl", "nvidia-uvm"}) std::ofstream(dev / f) << "";
+    CHECK(finalized(exec).parallel == static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    std::ofstream(dev / "nvidia0") << "";
+    std::ofstream(dev / "nvidia1") << "";
+    Spec gpus = finalized(exec);
+    CHECK(gpus.parallel == 1);
+    CHECK(gpus.effective["parallel"].first == "1");
+    CHECK(gpus.effective["parallel"].second.find((dev / "nvidia0").string() + ", " + (dev / "nvidia1").string()) !=
+          std::string::npos);
+    CHECK(gpus.effective["parallel"].second.find("--parallel N") != std::string::npos);
+    fs::remove(dev / "nvidia0");
+    fs::remove(dev / "nvidia1");
+    fs::create_directories(dev / "accel");
+    std::ofstream(dev / "accel" / "accel0") << "";
+    CHECK(finalized(exec).parallel == 1);
+    // Asked for: as asked, accelerators or not.
+    Spec asked = finalized(exec + "parallel: 3\n");
+    CHECK(asked.parallel == 3);
+    CHECK(asked.effective["parallel"].second == "spec");
+    fs::remove_all(dev);
   }
 }

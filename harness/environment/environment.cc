@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -535,6 +536,25 @@ std::string Environment::to_text() const {
   if (!git_note.empty()) o << "git              " << git_note << "\n";
   for (const auto& [k, v] : submission) o << k << " = " << v << "\n";
   return o.str();
+}
+
+std::vector<std::string> accelerator_devices(const std::string& dev_dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  std::error_code ec;
+  auto numbered = [](const std::string& name, const std::string& prefix) {
+    return name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+           name.find_first_not_of("0123456789", prefix.size()) == std::string::npos;
+  };
+  for (fs::directory_iterator it(dev_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (numbered(name, "nvidia") || name == "kfd") out.push_back(it->path().string());
+  }
+  ec.clear();
+  for (fs::directory_iterator it(fs::path(dev_dir) / "accel", ec), end; !ec && it != end; it.increment(ec))
+    if (numbered(it->path().filename().string(), "accel")) out.push_back(it->path().string());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace referee::harness

@@ -111,6 +111,12 @@ struct CaptureOptions {
 
 Environment capture_environment(const CaptureOptions& opt);
 
+// The accelerator devices of this node, from their device files under
+// `dev_dir` (/dev): NVIDIA GPUs (nvidia0, nvidia1, ...), AMD GPUs under ROCm
+// (kfd), Intel Gaudi and other accelerators of the kernel's accel class
+// (accel/accel0, ...). Paths as found, sorted; none on a node without any.
+std::vector<std::string> accelerator_devices(const std::string& dev_dir = "/dev");
+
 // Parsers (public for tests).
 // `nvidia-smi --query-gpu=... --format=csv` output, header included; columns by name, units stripped.
 bool parse_gpu_query(const std::string& csv, std::vector<GpuInfo>* out, std::string* error);

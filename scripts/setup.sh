@@ -2,8 +2,22 @@
 # Installs the Debian packages referee needs (only those missing) and builds
 # the release binary in build/. Safe to run again: a second run installs
 # nothing, needs no network and only rebuilds what changed.
+#
+#   scripts/setup.sh               referee itself
+#   scripts/setup.sh --with-torch  also Debian's python3-torch (about 1 GB with
+#                                  its dependencies), which the PyTorch example
+#                                  workload needs (harness/workloads/specs/torchclf.yaml)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+with_torch=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-torch) with_torch=1 ;;
+    -h | --help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup: unknown option $arg (known: --with-torch)" >&2; exit 2 ;;
+  esac
+done
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config
@@ -18,6 +32,9 @@ PACKAGES=(
 )
 
 scripts/apt_missing.sh setup "${PACKAGES[@]}"
+if ((with_torch)); then
+  scripts/apt_missing.sh setup-torch python3 python3-torch
+fi
 
 # The pages' chart libraries and the browser tests' driver: npm packages pinned
 # by reports/web/package-lock.json, installed into reports/web/node_modules

@@ -116,7 +116,8 @@ def main(argv=None):
     try:
         import torch
     except ImportError as e:
-        print('train.py: cannot import torch (Debian: python3-torch): %s' % e, file=sys.stderr)
+        print('train.py: cannot import torch (%s); install Debian\'s python3-torch: scripts/setup.sh --with-torch '
+              '(or: sudo apt-get install python3-torch)' % e, file=sys.stderr)
         return 2
     torch.set_num_threads(1)
     if a.bayes:

@@ -71,9 +71,14 @@ void print_package_record(const harness::HarnessReport& report, std::ostream& ou
   if (report.runs.empty() && static_cast<int>(report.kept.size()) > report.required)
     out << "nothing to run: the package already holds " << report.kept.size() << " result(s), more than the "
         << report.required << " asked for; none was removed (--replace to start it again)\n";
+  else if (report.runs.empty() && report.rules_required > report.required)
+    out << "nothing to run: the package holds the " << report.kept.size() << " result(s) the spec asks for (runs: "
+        << report.required << "), but the rules require " << report.rules_required
+        << " of this benchmark: its check fails until it holds them (--runs " << report.rules_required
+        << " to grow it)\n";
   else if (report.runs.empty())
-    out << "nothing to run: the package holds " << report.kept.size() << " result(s) where " << report.required
-        << " are required (--runs N to grow it, --replace to start it again)\n";
+    out << "nothing to run: the package holds " << report.kept.size() << " result(s), the " << report.required
+        << " the spec asks for (--runs N to grow it, --replace to start it again)\n";
   else if (!report.kept.empty())
     out << "ran " << report.runs.size() << " more to reach " << report.required << "\n";
   if (!report.manifest.empty()) out << "run manifest: " << report.manifest << "\n";

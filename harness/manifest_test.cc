@@ -837,13 +837,20 @@ TEST_SUITE("manifest") {
     int rc = referee::testing::run_referee(base + " --runs 2", &out);
     CHECK_MESSAGE(rc == 1, out);  // two results where five are required: the package fails its check
     CHECK(out.find("run manifest: ") != std::string::npos);
+    // Asked again for two: nothing to run, and the rules' five said.
+    rc = referee::testing::run_referee(base + " --runs 2", &out);
+    CHECK_MESSAGE(rc == 1, out);
+    CHECK_MESSAGE(out.find("nothing to run: the package holds the 2 result(s) the spec asks for (runs: 2), but the rules "
+                           "require 5 of this benchmark: its check fails until it holds them (--runs 5 to grow it)") !=
+                      std::string::npos,
+                  out);
     rc = referee::testing::run_referee(base, &out);
     CHECK_MESSAGE(rc == 0, out);
     CHECK(out.find("kept from earlier runs (2):") != std::string::npos);
     CHECK(out.find("ran 3 more to reach 5") != std::string::npos);
     rc = referee::testing::run_referee(base, &out);
     CHECK_MESSAGE(rc == 0, out);
-    CHECK(out.find("nothing to run: the package holds 5 result(s) where 5 are required") != std::string::npos);
+    CHECK(out.find("nothing to run: the package holds 5 result(s), the 5 the spec asks for") != std::string::npos);
     rc = referee::testing::run_referee(base + " --replace --runs 5", &out);
     CHECK_MESSAGE(rc == 0, out);
     CHECK(out.find("removed (--replace): ") != std::string::npos);

@@ -59,6 +59,23 @@ TEST_SUITE("harness") {
     rc = run_referee("run '" + spec.string() + "' --out '" + (d.path / "out").string() + "'", &out);
     CHECK_MESSAGE(rc == 2, out);
     CHECK_MESSAGE(out.find("spec.yaml: the spec names no benchmark") != std::string::npos, out);
+    // No rule set, or one that is no name: the spec and its line, and what to write.
+    std::ofstream(spec) << "benchmark: minilm\nruns: 1\n";
+    rc = run_referee("run '" + spec.string() + "' --out '" + (d.path / "out").string() + "'", &out);
+    CHECK_MESSAGE(rc == 2, out);
+    CHECK_MESSAGE(out.find("spec.yaml: the spec names no rule set: add a line such as 'ruleset: training-5.1.0'") !=
+                      std::string::npos,
+                  out);
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-9\nruns: 1\n";
+    rc = run_referee("run '" + spec.string() + "' --out '" + (d.path / "out").string() + "'", &out);
+    CHECK_MESSAGE(rc == 2, out);
+    CHECK_MESSAGE(out.find("spec.yaml:2: ruleset: 'mini-9' is not a rule set name") != std::string::npos, out);
+    // An unknown top-level field: the nearest known one.
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nparalel: 2\n";
+    rc = run_referee("run '" + spec.string() + "' --out '" + (d.path / "out").string() + "'", &out);
+    CHECK_MESSAGE(rc == 2, out);
+    CHECK_MESSAGE(out.find("spec.yaml:3: unknown field 'paralel' (did you mean 'parallel'?)") != std::string::npos, out);
+    CHECK_FALSE(fs::exists(d.path / "out"));
   }
 
   TEST_CASE("referee system describe refuses what referee run refuses: a field given twice, a count that is not one") {

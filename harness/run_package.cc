@@ -76,9 +76,19 @@ PackageRun run_package(const PackageRequest& request, const RunHooks& hooks) {
   if (request.parallel > 0) set_from_flag(&spec, "parallel", std::to_string(request.parallel));
   if (!request.system.empty()) set_from_flag(&spec, "system", request.system);
   if (!request.system_description.empty()) spec.system_description = request.system_description;
+  if (spec.ruleset.empty()) {
+    out.error = request.spec_path;
+    out.error.append(": the spec names no rule set: add a line such as 'ruleset: training-5.1.0' "
+                     "(`referee rules list` shows the rule sets there are)");
+    return out;
+  }
   auto rs = rules::resolve_ruleset(spec.ruleset, request.rules_root, &out.rules_source, &error);
   if (!rs) {
-    out.error = error;
+    auto line = spec.lines.find("ruleset");
+    std::string e = request.spec_path;
+    if (line != spec.lines.end()) e.append(":").append(std::to_string(line->second));
+    e.append(": ruleset: ").append(error);
+    out.error = e;
     return out;
   }
   out.ruleset_id = rs->id().id();
@@ -181,6 +191,7 @@ PackageRun run_package(const PackageRequest& request, const RunHooks& hooks) {
   ropt.progress = hooks.progress;
   say_interruptible(hooks, true);
   bool ran = run_harness(spec, *backend, *rs, ropt, &out.report, &error);
+  out.report.rules_required = bf->runs;
   // Past this point a signal ends referee at once: everything it wrote is whole (atomic renames).
   say_interruptible(hooks, false);
   if (!ran) {

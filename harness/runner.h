@@ -90,6 +90,7 @@ struct HarnessReport {
   std::vector<std::string> removed;   // result files --replace removed
   std::vector<std::string> resumed;   // what the resume found and set right, one line each
   int required = 0;                   // results the package must hold (spec.runs)
+  int rules_required = 0;             // results the rules require of the benchmark (0: not known here)
 };
 
 struct RunnerOptions {

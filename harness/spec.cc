@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "base/text.h"
 #include "harness/environment/environment.h"
 #include "harness/spec_options.h"
 
@@ -102,7 +103,12 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
       if (!known.count(k)) {
         std::string list;
         for (const auto& x : known) list += (list.empty() ? "" : ", ") + x;
-        *error = path + ":" + std::to_string(it->first.Mark().line + 1) + ": unknown field '" + k + "' (fields: " + list + ")";
+        std::string near = base::nearest_name(k, std::vector<std::string>(known.begin(), known.end()));
+        std::string e = path;
+        e.append(":").append(std::to_string(it->first.Mark().line + 1)).append(": unknown field '").append(k).append("'");
+        if (!near.empty()) e.append(" (did you mean '").append(near).append("'?)");
+        e.append(" (fields: ").append(list).append(")");
+        *error = e;
         return false;
       }
       YAML::Node v = it->second;  // a copy: the iterator's pair is a temporary

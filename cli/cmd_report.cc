@@ -6,6 +6,7 @@
 #include <set>
 
 #include "base/text.h"
+#include "base/url.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "reports/site.h"
@@ -26,8 +27,9 @@ Command report_command() {
             sub.add_option("--db", o->db, "database file (default $REFEREE_DB or the user's data directory); opened read-only");
             auto* out_opt = sub.add_option("--out", o->out, "folder to write the site into (new, empty, or an earlier report)");
             auto* page_opt = sub.add_option("--page", o->page,
-                                            "print one file of the site (e.g. benchmarks/gpt3.html) instead of writing the site; "
-                                            "the time it took goes to stderr");
+                                            "print one file of the site as `referee serve` renders it (e.g. benchmarks/gpt3.html, "
+                                            "data/benchmarks/gpt3/speedups.csv, 'compare.html?round=3.1.0&benchmark=gpt3&result=ID&result=ID') "
+                                            "instead of writing the site; the time it took goes to stderr");
             out_opt->excludes(page_opt);
             sub.add_option("--round", o->rounds, "round to show (repeat; default every round in the store)");
             sub.add_option("--compare", o->compare,
@@ -122,9 +124,24 @@ Command report_command() {
                 return s;
               };
               if (!o->page.empty()) {
+                // As `referee serve` renders it: the page links its data files (served on request), and a
+                // head-to-head by query (compare.html?round=R&benchmark=B&result=ID&result=ID) is one.
+                opt.data_files = true;
+                std::string path = o->page;
+                std::vector<std::pair<std::string, std::string>> query;
+                if (size_t q = path.find('?'); q != std::string::npos) {
+                  for (const auto& part : base::split(path.substr(q + 1), '&')) {
+                    if (part.empty()) continue;
+                    size_t eq = part.find('=');
+                    std::string k = part.substr(0, eq), v = eq == std::string::npos ? "" : part.substr(eq + 1);
+                    query.emplace_back(base::percent_decode_lenient(k, base::Plus::Space),
+                                       base::percent_decode_lenient(v, base::Plus::Space));
+                  }
+                  path.resize(q);
+                }
                 reports::File file;
                 auto t0 = std::chrono::steady_clock::now();
-                reports::Status st = reports::render(*store, o->page, {}, opt, visible, &file, &error);
+                reports::Status st = reports::render(*store, path, query, opt, visible, &file, &error);
                 double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
                 if (st != reports::Status::Ok) {
                   std::cerr << "referee report: " << error;

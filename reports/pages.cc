@@ -416,7 +416,8 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
                 {"previous_round", "Round before", "text"}, {"previous_minutes", "Minutes before", "minutes", 3},
                 {"speedup", "Speedup", "number", 2}, {"rounds", "Rounds", "text"}},
                {}, {}, "", ""};
-  optional_columns(&latest, {"model", "carried", "previous_round", "previous_minutes", "rounds"});
+  // "Carried" stays in sight: a carried record has no speedup, and the row says why.
+  optional_columns(&latest, {"model", "previous_round", "previous_minutes", "rounds"});
   std::vector<std::string> chart_ids;
   for (const auto& b : lineages_in(ctx)) {
     std::string in;
@@ -460,7 +461,8 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
     set(o, "carried", jstr(last && last->resubmission ? "carried record" : ""));
     set(o, "previous_round", before ? jstr(before_round) : jnull());
     set(o, "previous_minutes", before ? minutes_or_null(*before) : jnull());
-    set(o, "speedup", last && before && last->score > 0 ? jnum(before->score / last->score) : jnull());
+    // A carried record (the latest round's fastest resubmits an earlier result) is no new result: no speedup.
+    set(o, "speedup", last && before && last->score > 0 && !last->resubmission ? jnum(before->score / last->score) : jnull());
     set(o, "rounds", jstr(in));
     latest.rows.push_back(o);
     if (!values.items.empty()) {
@@ -495,7 +497,8 @@ bool index_page(Context& ctx, Built* out, std::string* error) {
   p.tables = {latest, rounds, scaling};
   Section glance{"At a glance",
                  {"Speedup: the round before's fastest closed result against the latest round's, whatever each ran on; "
-                  "each benchmark's page pairs like with like."},
+                  "none where the latest round's fastest is a carried record (a resubmission of an earlier result: "
+                  "not a new result, and no regression). Each benchmark's page pairs like with like."},
                  {}, {"benchmarks"}};
   glance.figures = figures;
   p.sections = {glance,

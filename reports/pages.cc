@@ -702,12 +702,13 @@ bool leaderboard_page(Context& ctx, const std::string& round, const std::string&
           {}, {"division", "availability", "submitter", "accelerator"}, "score", "system"};
   // The figures next to the time (on a 1280-pixel screen they were off to the right), then the checks.
   if (!energy.empty()) t.columns.push_back({"energy_kwh", "Energy (kWh)", "number", 1});
-  if (priced) t.columns.push_back({"cost", "Cost " + submissions::price_unit(ctx.options.price) + " " +
-                                               fmt_ratio(ctx.options.price.amount), "number", 2});
+  // The cost of one training run at the price asked for ("Cost of a run at 2.5 per accelerator-hour"): asked for, shown.
+  if (priced) t.columns.push_back({"cost", "Cost of a run at " + fmt_ratio(ctx.options.price.amount) + " " +
+                                               submissions::price_unit(ctx.options.price), "number", 2});
   for (Column c : {Column{"verdict", "Verdict", "text"}, Column{"rcp", "RCP check", "text"}, Column{"review", "Review status", "text"}})
     t.columns.push_back(c);
   // Energy is shown from the start where any result has it (the power view).
-  optional_columns(&t, {"availability", "nodes", "accelerator_hours", "cost"});
+  optional_columns(&t, {"availability", "nodes", "accelerator_hours"});
   std::vector<const ResultRow*> order;
   for (const auto& r : rows) order.push_back(&r);
   // A twin (the same logs as another result of the round) is that result: ranked once, as the first of them.

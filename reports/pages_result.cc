@@ -550,7 +550,7 @@ bool compare_page(Context& ctx, const std::string& round, const std::string& ben
   // With a price, the cost of one training run, as the leaderboard and `referee speedup` give it.
   bool priced = ctx.options.price.per != submissions::Price::Per::None;
   if (priced)
-    t.columns.push_back({"cost", "Cost " + submissions::price_unit(ctx.options.price) + " " + fmt_ratio(ctx.options.price.amount),
+    t.columns.push_back({"cost", "Cost of a run at " + fmt_ratio(ctx.options.price.amount) + " " + submissions::price_unit(ctx.options.price),
                          "number", 2});
   for (const auto* r : {a, b}) {
     const auto& m = r == a ? ma : mb;

@@ -65,12 +65,13 @@ report() {
     t=$(echo "$(now) - $t0" | bc)
     if [[ -z "$best" ]] || (( $(echo "$t < $best" | bc) )); then best=$t; fi
   done
-  head -1 "$work/out.txt"
+  echo "last run: $(head -1 "$work/out.txt")"
   /usr/bin/time -f '%U %S %M' -o "$work/cpu.txt" "${PIN[@]}" "$BIN" report --db "$db" --out "$work/site-$name" "$@" >/dev/null
   read -r user sys rss < "$work/cpu.txt"
   local bytes files gz
-  bytes=$(find "$work/site-$name" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
-  files=$(find "$work/site-$name" -type f | wc -l)
+  # The site's files (the marker .referee-report, referee's list of them, left out).
+  bytes=$(find "$work/site-$name" -type f ! -name .referee-report -printf '%s\n' | awk '{s += $1} END {print s}')
+  files=$(find "$work/site-$name" -type f ! -name .referee-report | wc -l)
   # What a web server that compresses would send: every page gzipped.
   gz=$(find "$work/site-$name" -type f -name '*.html' -print0 | xargs -0 -n 200 gzip -6 -c | wc -c)
   printf 'report %-11s CPU %.2f s user + %.2f s system, peak memory %d MB\n' "$name" "$user" "$sys" $((rss / 1024))

@@ -133,9 +133,11 @@ def round_of(rules_root, out, ruleset, rng, scale):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--rules', required=True, help="the consortium's mlperf_logging folder")
-    p.add_argument('--out', required=True)
-    p.add_argument('--rounds', default=','.join(ROUNDS))
-    p.add_argument('--scale', type=float, default=1.0)
+    p.add_argument('--out', required=True, help='folder to write the rounds into (training_X/ per round, rounds.txt)')
+    p.add_argument('--rounds', default=','.join(ROUNDS),
+                   help='comma-separated rule set versions (default: %(default)s)')
+    p.add_argument('--scale', type=float, default=1.0,
+                   help='submitters per round times this (default 1; 0.1 for a quick try)')
     a = p.parse_args()
     lines = []
     for ruleset in a.rounds.split(','):

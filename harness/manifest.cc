@@ -14,6 +14,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "base/digest.h"
 #include "base/file.h"
@@ -22,6 +23,8 @@
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "mllog/reader.h"
+#include "rules/compliance.h"
+#include "rules/facts.h"
 #include "rules/ruleset.h"
 #include "rules/scoring.h"
 
@@ -513,6 +516,7 @@ Liveness probe_run(const ManifestRun& r) {
       l.how = "wait for it, or scancel " + r.job_id + ", then run again";
     } else if (sq.started && sq.exit_code == 0) {
       l.words += state.empty() ? " is no longer known to Slurm" : " ended " + state;
+      l.final_state = state;
     } else if ((sq.err + sq.out).find("Invalid job id") != std::string::npos) {
       l.words += " is no longer known to Slurm";
     } else {
@@ -537,6 +541,98 @@ Liveness probe_run(const ManifestRun& r) {
   }
   return l;
 }
+
+namespace {
+
+// A run that ended while no harness watched it, taken into the package as
+// the harness would have taken it: its log complete, checked, admitted (the
+// same admit), its result file written (or one already holding the same
+// bytes claimed: a resume cut short before it saved the record left it).
+// 1: adopted (r says how); 0: not (*why_not says why); -1: a file could not
+// be written (*error).
+int adopt_run(ManifestRun* r, const Liveness& l, const std::string& out_dir, const std::string& results_dir,
+              const rules::RuleSet& rules, const std::string& benchmark, std::string* why_not, std::string* error) {
+  std::string text, from;
+  if (!r->log.empty() && read_all(resolve_in(out_dir, r->log), &text) && read_log_facts(text).mllog_lines > 0) {
+    from = "its log (" + r->log + ")";
+  } else if (!r->output.empty() && read_all(resolve_in(out_dir, r->output), &text)) {
+    from = "its output (" + r->output + ")";
+  } else {
+    return 0;  // nothing to check: the record says what is left
+  }
+  LogFacts facts = read_log_facts(text);
+  if (facts.mllog_lines == 0) return 0;
+  if (!facts.has_run_start || !facts.has_run_stop) {
+    *why_not = from + " is cut short: it has no " + (facts.has_run_start ? "run_stop" : "run_start");
+    return 0;
+  }
+  RunStatus status(RunState::Succeeded, -1, "it ended while no harness watched it; its exit status is not known");
+  const std::string& s = l.final_state;
+  if (s == "COMPLETED") status = RunStatus(RunState::Succeeded, 0, "Slurm state COMPLETED");
+  else if (s == "CANCELLED" || s.rfind("CANCELLED", 0) == 0) status = RunStatus(RunState::Cancelled, -1, "Slurm state " + s);
+  else if (s == "TIMEOUT" || s == "DEADLINE") status = RunStatus(RunState::TimedOut, -1, "Slurm state " + s);
+  else if (!s.empty()) status = RunStatus(RunState::Failed, -1, "Slurm state " + s);
+  mllog::LogReader reader;
+  mllog::ParsedLog parsed;
+  reader.parse(text, &parsed);
+  rules::FileVerdict verdict = rules::check_log(rules, parsed);
+  AdmissionInput in;
+  in.status = status;
+  in.verdict = &verdict;
+  in.log = facts;
+  in.target_metric = rules::quality_target(rules, benchmark).metric;
+  rules::RoundFacts round;
+  std::string ferr;
+  if (rules::facts_for(rules, &round, &ferr))
+    if (const auto* bf = round.find(benchmark)) in.allowed_failures = bf->allowed_failures;
+  Admission a = admit(in);
+  if (!a.enters) {
+    *why_not = from + " does not enter the package: " + a.reason;
+    return 0;
+  }
+  // The file: one of the folder that already holds these bytes, else the first free number.
+  const std::string digest = base::sha256_hex(text);
+  std::set<int> used;
+  fs::path file;
+  for (const auto& [n, name] : result_files_in(results_dir)) {
+    used.insert(n);
+    std::string have;
+    if (file.empty() && read_all((fs::path(results_dir) / name).string(), &have) && base::sha256_hex(have) == digest)
+      file = fs::path(results_dir) / name;
+  }
+  if (file.empty()) {
+    int n = 0;
+    while (used.count(n)) ++n;
+    file = fs::path(results_dir) / ("result_" + std::to_string(n) + ".txt");
+    std::error_code ec;
+    fs::create_directories(results_dir, ec);
+    if (!base::write_file_atomic(file.string(), text, error)) return -1;
+  }
+  r->state = to_string(status.state);
+  r->detail = status.detail;
+  r->exit_code = status.exit_code;
+  r->has_time_to_train = facts.has_times;
+  r->time_to_train_ms = facts.time_to_train_ms;
+  r->run_stop_status = facts.run_stop_status;
+  r->has_logged_seed = facts.has_seed;
+  r->logged_seed = facts.seed;
+  r->verdict = verdict.compliant ? "compliant" : "not compliant";
+  if (!verdict.errors.empty()) {
+    const auto& f = verdict.errors[0];
+    r->first_error = (f.line ? "line " + std::to_string(f.line) + ": " : std::string()) + f.rule + ": " + f.message;
+  }
+  r->converged = a.converged;
+  r->package = "in";
+  r->result_file = relative_to(out_dir, file.string());
+  r->result_sha256 = digest;
+  std::string seed_note = r->has_seed ? seed_mismatch(r->seed, facts) : std::string();
+  r->reason = "adopted: it ended while no harness watched it (" + (l.words.empty() ? r->backend : l.words) +
+              "), " + from + " complete; " + a.reason + (seed_note.empty() ? "" : "; " + seed_note);
+  r->note = "adopted on resume into " + file.filename().string();
+  return 1;
+}
+
+}  // namespace
 
 bool reconcile_package(Manifest* m, const std::string& manifest_path, const std::string& out_dir,
                        const std::string& results_dir, const std::string& org, const std::string& system,
@@ -620,14 +716,27 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
   }
 
   // Runs a harness that ended early left "running", and that have ended
-  // since: lost to the package; the record points at what they left.
+  // since: adopted when their log is complete and they ended by themselves
+  // (adopt_run); otherwise lost to the package, the record pointing at what
+  // they left.
   for (auto& [i, l] : ended) {
     ManifestRun& r = m->runs[i];
     if (!r.log.empty() && !fs::exists(resolve_in(out_dir, r.log), ec)) r.log.clear();
     if (!r.output.empty() && !fs::exists(resolve_in(out_dir, r.output), ec)) r.output.clear();
+    std::string why_not;
+    if (mine(r)) {
+      int adopted = adopt_run(&r, l, out_dir, results_dir, rules, m->benchmark, &why_not, error);
+      if (adopted < 0) return false;
+      if (adopted > 0) {
+        rec->messages.push_back(r.run + " (" + r.invocation + "): " + r.reason);
+        rec->changed = true;
+        continue;
+      }
+    }
     r.state = "lost";
     r.package = "out";
-    r.reason = "lost: the harness ended before the run did" + (l.words.empty() ? "" : " (" + l.words + ")") + "; " +
+    r.reason = "lost: the harness ended before the run did" + (l.words.empty() ? "" : " (" + l.words + ")") +
+               (why_not.empty() ? "" : ", and " + why_not) + "; " +
                (!r.log.empty()      ? "its log is kept in " + r.log + " (not checked, not in the package)"
                 : !r.output.empty() ? "its output is in " + r.output + " (not checked, not in the package)"
                                     : std::string("no log or output of it was kept"));

@@ -163,6 +163,9 @@ struct Reconciled {
 struct Liveness {
   enum Kind { Ended, Alive, Unknown } kind = Ended;
   std::string words, how;
+  // How an ended run ended, where the backend still says (Slurm's state:
+  // COMPLETED, FAILED, CANCELLED, TIMEOUT, ...); "" when it cannot tell.
+  std::string final_state;
 };
 using LivenessProbe = std::function<Liveness(const ManifestRun&)>;
 Liveness probe_run(const ManifestRun& r);
@@ -177,7 +180,12 @@ Liveness probe_run(const ManifestRun& r);
 // looked up with `probe` (probe_run when empty) first: when its run is still
 // alive, or cannot be told, nothing is changed and it returns false with
 // *error naming the run and saying how to proceed; when it has ended it is
-// recorded "lost", pointing at its log or output where they exist. Returns
+// adopted when its log is complete (run_start and run_stop: from the log the
+// workload wrote, else from its output the backend kept) and it ended by
+// itself: checked with `rules` and admitted as any run the harness saw end
+// (admit), its result file written and its seed kept; otherwise (a log cut
+// short, cancelled, timed out, no log or output left) recorded "lost",
+// pointing at its log or output where they exist. Returns
 // false with *error when a file cannot be read, written or removed.
 bool reconcile_package(Manifest* m, const std::string& manifest_path, const std::string& out_dir,
                        const std::string& results_dir, const std::string& org, const std::string& system,

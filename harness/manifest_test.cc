@@ -618,7 +618,7 @@ TEST_SUITE("manifest") {
     fs::remove(s.dir / "out" / m.runs[0].result_file);
     m.runs[0].package = "entering";
     m.runs[1].package = "entering";
-    // Crash while run 2 was running: its record says so.
+    // Crash after run 2 ended, before its end was recorded: its record says running, its kept log is whole.
     std::string name2 = fs::path(m.runs[2].result_file).filename().string();
     m.runs[2].package = "out";
     m.runs[2].state = "running";
@@ -641,8 +641,10 @@ TEST_SUITE("manifest") {
     CHECK(slurp(s.dir / "out" / r0.result_file) == text0);
     CHECK(after.runs[1].package == "in");
     CHECK(after.runs[1].note.find("recorded on resume") != std::string::npos);
-    CHECK(after.runs[2].state == "lost");
-    CHECK(after.runs[2].package == "out");
+    // Adopted from its kept log (its result file had been moved aside): checked and admitted as at its end.
+    CHECK(after.runs[2].state == "succeeded");
+    CHECK(after.runs[2].package == "in");
+    CHECK(after.runs[2].reason.rfind("adopted: it ended while no harness watched it", 0) == 0);
     CHECK(after.runs[3].package == "removed");
     CHECK(after.runs[3].reason.find("removed outside referee") != std::string::npos);
     bool found = false;
@@ -655,8 +657,8 @@ TEST_SUITE("manifest") {
         CHECK(r.verdict == "compliant");
       }
     CHECK(found);
-    // In the package: runs 0, 1, the found file, and new runs in the two free numbers.
-    CHECK(resumed.runs.size() == 2);
+    // In the package: runs 0, 1, 2 (adopted), the found file, and a new run in the free number.
+    CHECK(resumed.runs.size() == 1);
     std::set<std::string> in_record, on_disk;
     for (const auto& r : after.runs)
       if (r.package == "in") in_record.insert(fs::path(r.result_file).filename().string());
@@ -754,6 +756,91 @@ TEST_SUITE("manifest") {
     CHECK(said);
     CHECK(again.runs.size() == 1);
     CHECK(again.runs[0].seed != 424242);
+  }
+
+  TEST_CASE("resume: a run that ended while no harness watched it is adopted when its log is complete, lost when cut short") {
+    Setup s;
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(s.spec(2), s.options(), &report, &error), error);
+    // The log a run writes (the workload's own {log} file), from a package of its own: another seed.
+    Setup other;
+    HarnessReport o;
+    REQUIRE_MESSAGE(other.run(other.spec(3), other.options(), &o, &error), error);
+    const std::string log = slurp(other.results() / "result_2.txt");
+    REQUIRE(log.find("run_stop") != std::string::npos);
+    const long long seed = read_log_facts(log).seed;
+    // A process group that has ended.
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) ::_exit(0);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    auto crashed = [&](const std::string& name, int slot, long long seed, const std::string& text) {
+      Manifest m = s.load();
+      ManifestRun r = m.runs[1];
+      r.run = name;
+      r.slot = slot;
+      r.seed = seed;
+      r.invocation = "crashed";
+      r.backend = "exec";
+      r.job_id = std::to_string(pid);
+      r.state = "running";
+      r.package = "out";
+      r.result_file.clear();
+      r.result_sha256.clear();
+      r.log = ".referee-runs/minilm/crashed/" + name + ".log";
+      r.output.clear();
+      fs::create_directories(s.dir / "out" / ".referee-runs" / "minilm" / "crashed");
+      spit(s.dir / "out" / r.log, text);
+      m.runs.push_back(r);
+      REQUIRE(save_manifest(s.manifest().string(), m, &error));
+      return r;
+    };
+    ManifestRun done = crashed("minilm-7", 7, seed, log);
+    std::string cut = log.substr(0, log.find("run_stop"));
+    cut = cut.substr(0, cut.rfind('\n') + 1);
+    ManifestRun short_run = crashed("minilm-8", 8, 525252, cut);
+
+    HarnessReport again;
+    REQUIRE_MESSAGE(s.run(s.spec(3), s.options(), &again, &error), error);
+    Manifest after = s.load();
+    const ManifestRun *adopted = nullptr, *lost = nullptr;
+    for (const auto& x : after.runs) {
+      if (x.run == "minilm-7") adopted = &x;
+      if (x.run == "minilm-8") lost = &x;
+    }
+    REQUIRE(adopted);
+    REQUIRE(lost);
+    // Adopted: checked and admitted as any run, its file written, its seed kept; nothing new had to run.
+    CHECK(adopted->state == "succeeded");
+    CHECK(adopted->package == "in");
+    CHECK(adopted->verdict == "compliant");
+    CHECK(adopted->seed == seed);
+    CHECK(adopted->logged_seed == seed);
+    CHECK_MESSAGE(adopted->reason.rfind("adopted: it ended while no harness watched it (process group " +
+                                            std::to_string(pid) + " has ended), its log (" + done.log + ") complete; compliant",
+                                        0) == 0,
+                  adopted->reason);
+    REQUIRE(!adopted->result_file.empty());
+    CHECK(slurp(s.dir / "out" / adopted->result_file) == log);
+    CHECK(adopted->result_sha256 == base::sha256_hex(log));
+    CHECK(result_files_in(s.results().string()).size() == 3);
+    CHECK(again.runs.empty());
+    std::set<long long> seeds;
+    for (const auto& x : after.runs)
+      if (x.package == "in") CHECK_MESSAGE(seeds.insert(x.seed).second, x.seed);  // a seed never repeated
+    // Cut short: lost, and why.
+    CHECK(lost->state == "lost");
+    CHECK(lost->package == "out");
+    CHECK_MESSAGE(lost->reason.find("and its log (" + short_run.log + ") is cut short: it has no run_stop") != std::string::npos,
+                  lost->reason);
+    // Resumed again: nothing changes, nothing is adopted twice.
+    std::string before = slurp(s.manifest());
+    HarnessReport third;
+    REQUIRE_MESSAGE(s.run(s.spec(3), s.options(), &third, &error), error);
+    CHECK(third.runs.empty());
+    CHECK(result_files_in(s.results().string()).size() == 3);
   }
 
   TEST_CASE("two packages in one --out share a benchmark's manifest without touching each other's results") {

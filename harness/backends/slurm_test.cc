@@ -920,7 +920,9 @@ TEST_CASE("runs at once on slurm: one by default, the spec's parallel otherwise"
   exec.parallel = 0;
   exec.effective.clear();
   REQUIRE(finalize_spec(&exec, 3, &err));
-  CHECK(exec.parallel == 0);  // exec: as many as there are cores
+  // exec: one per core on a node without accelerators, one at a time on one with them (harness spec tests).
+  CHECK(exec.parallel >= 1);
+  CHECK(exec.effective["parallel"].second.rfind("default: ", 0) == 0);
 }
 
 // ------------------------------------------------------------ launcher, node capture, describe (the cluster)

@@ -572,6 +572,10 @@ int adopt_run(ManifestRun* r, const Liveness& l, const std::string& out_dir, con
   else if (s == "CANCELLED" || s.rfind("CANCELLED", 0) == 0) status = RunStatus(RunState::Cancelled, -1, "Slurm state " + s);
   else if (s == "TIMEOUT" || s == "DEADLINE") status = RunStatus(RunState::TimedOut, -1, "Slurm state " + s);
   else if (!s.empty()) status = RunStatus(RunState::Failed, -1, "Slurm state " + s);
+  if (status.state == RunState::Cancelled || status.state == RunState::TimedOut) {
+    *why_not = "it did not end by itself (" + status.detail + "), so it is not a result";
+    return 0;
+  }
   mllog::LogReader reader;
   mllog::ParsedLog parsed;
   reader.parse(text, &parsed);

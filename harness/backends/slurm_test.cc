@@ -542,6 +542,41 @@ TEST_CASE("resume on slurm: the manifest records the job's output.txt from launc
   CHECK_MESSAGE(m.runs.back().reason.find("lost: the harness ended before the run did (Slurm job " + job) == 0,
                 m.runs.back().reason);
   CHECK(m.runs.back().reason.find("its output is in " + output_at_launch) != std::string::npos);
+  CHECK_MESSAGE(m.runs.back().reason.find("it did not end by itself (Slurm state CANCELLED") != std::string::npos,
+                m.runs.back().reason);
+
+  // A job that ran to its end while no harness watched (the harness killed with -9): its output
+  // holds a whole log, Slurm says COMPLETED; the resume adopts it, seed and all.
+  fs::path adopted_out = dir.path / "out" / ".referee-runs" / "minilm" / "killed" / "output-4.txt";
+  fs::create_directories(adopted_out.parent_path());
+  auto done = slurm::run_command({"sbatch", "--parsable", "--job-name=" + unique_id("adopt"), "--output=" + adopted_out.string(),
+                                  "--wrap=sleep 1; cat " + example + "/results/cpu_2x_example/minilm/result_1.txt"},
+                                 cluster_conf(), 20s);
+  REQUIRE_MESSAGE(done.exit_code == 0, done.err);
+  std::string job2 = slurm::parse_job_id(done.out);
+  ManifestRun a = r;
+  a.run = "minilm-4";
+  a.slot = 4;
+  a.job_id = job2;
+  a.log = ".referee-runs/minilm/killed/minilm-4.log";  // never written: the harness was gone
+  a.output = relative_to(opt.out_dir, adopted_out.string());
+  for (auto until = Clock::now() + 60s; Clock::now() < until; std::this_thread::sleep_for(200ms))
+    if ((l = probe_run(a)).kind == Liveness::Ended) break;
+  REQUIRE_MESSAGE(l.final_state == "COMPLETED", l.words);
+  m.runs.push_back(a);
+  REQUIRE_MESSAGE(reconcile_package(&m, manifest_path.string(), opt.out_dir, results.string(), "SlurmOrg",
+                                    "cpu_2x_example", *rs, false, &rec, &error),
+                  error);
+  const ManifestRun& got = m.runs.back();
+  CHECK(got.state == "succeeded");
+  CHECK(got.package == "in");
+  CHECK(got.verdict == "compliant");
+  CHECK_MESSAGE(got.reason.rfind("adopted: it ended while no harness watched it (Slurm job " + job2 + " ended COMPLETED), its output (" +
+                                     a.output + ") complete; compliant",
+                                 0) == 0,
+                got.reason);
+  CHECK(slurp(dir.path / "out" / got.result_file) ==
+        slurp(example + "/results/cpu_2x_example/minilm/result_1.txt"));
 }
 
 TEST_CASE("the harness on slurm: N runs as jobs, their logs collected into a package that passes check-package") {

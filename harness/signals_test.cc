@@ -3,6 +3,8 @@
 // without one the Slurm case fails under CI and skips elsewhere). And the
 // progress a batch job or CI sees (--progress=plain|json).
 #include <doctest/doctest.h>
+
+#include "tests/run_referee.h"
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -220,6 +222,44 @@ TEST_SUITE("signals") {
     CHECK_MESSAGE(out.find("interrupted by SIGTERM: cancelling every run") != std::string::npos, out);
     CHECK_MESSAGE(out.find("interrupted by SIGTERM: the runs still going were cancelled") != std::string::npos, out);
     check_interrupted_summary(s.path, out, "SIGTERM");
+  }
+
+  TEST_CASE("kill -9 of referee run on exec: the runs go on, printing, and the next referee run adopts them") {
+    Scratch s;
+    // Each run prints a line a second for three seconds, then a whole log (one of the example package's).
+    fs::path spec = s.path / "adopt.yaml";
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: AdoptOrg\nparallel: 5\n"
+                        << "system_description: " << REFEREE_SOURCE_DIR << "/harness/workloads/specs/cpu_system.yaml\n"
+                        << "command: [\"/bin/sh\", \"-c\", \"for i in 1 2 3; do echo step $i; sleep 1; done; cat " << example()
+                        << "/results/cpu_2x_example/minilm/result_{run}.txt\"]\n";
+    pid_t pid = spawn_referee({"run", spec.string(), "--out", (s.path / "out").string(), "--progress=plain"}, s.path / "stdout");
+    fs::path manifest = s.path / "out" / ".referee-runs" / "minilm" / "manifest.json";
+    REQUIRE_MESSAGE(wait_until([&] { return slurp(s.path / "stdout").find("step 1") != std::string::npos ||
+                                            slurp(manifest).find("\"running\"") != std::string::npos; }, 30s),
+                    slurp(s.path / "stdout"));
+    std::this_thread::sleep_for(500ms);
+    ::kill(pid, SIGKILL);
+    REQUIRE(wait_exit(pid, 10s));
+    // The runs outlive it (their output is a file, no pipe to break) and end by themselves.
+    std::string record = slurp(manifest);
+    REQUIRE_MESSAGE(record.find("\"running\"") != std::string::npos, record);
+    std::this_thread::sleep_for(4500ms);
+    std::string out;
+    int rc = referee::testing::run_referee("run '" + spec.string() + "' --out '" + (s.path / "out").string() + "'", &out);
+    CHECK_MESSAGE(rc == 0, out);
+    for (int k = 0; k < 5; ++k) {
+      std::string line = "\nresume: minilm-" + std::to_string(k) + " (";
+      size_t at = out.find(line);
+      REQUIRE_MESSAGE(at != std::string::npos, out);
+      const std::string adopted = "adopted: it ended while no harness watched it";
+      CHECK_MESSAGE(out.compare(out.find("): ", at) + 3, adopted.size(), adopted) == 0, out);
+    }
+    CHECK_MESSAGE(out.find("nothing to run") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("lost:") == std::string::npos, out);
+    int files = 0;
+    for (const auto& e : fs::directory_iterator(s.path / "out" / "AdoptOrg" / "results" / "cpu_node" / "minilm"))
+      files += e.path().filename().string().rfind("result_", 0) == 0 ? 1 : 0;
+    CHECK(files == 5);
   }
 
   TEST_CASE("SIGTERM just after the runs ended (a child still holds their output): they are kept, none cancelled") {

@@ -59,11 +59,14 @@ std::string name_list(std::vector<std::string> names) {
 
 class ExecHandle : public RunHandle {
  public:
+  // `output`: the file the run writes its output to and `fd` reads (followed,
+  // as Slurm's output file is); "" when `fd` is a pipe.
   ExecHandle(std::string id, pid_t pid, int fd, LineSink sink, std::chrono::seconds timeout,
-             std::chrono::milliseconds grace, std::chrono::milliseconds drain)
+             std::chrono::milliseconds grace, std::chrono::milliseconds drain, std::string output = "")
       : id_(std::move(id)),
         pid_(pid),
         fd_(fd),
+        output_(std::move(output)),
         sink_(std::move(sink)),
         timeout_(timeout),
         grace_(grace),
@@ -77,6 +80,7 @@ class ExecHandle : public RunHandle {
   }
   const std::string& id() const override { return id_; }
   std::string job_id() const override { return std::to_string(pid_); }
+  std::string output_path() const override { return output_; }
   RunStatus poll() override {
     std::lock_guard<std::mutex> lock(mu_);
     return status_;
@@ -179,7 +183,24 @@ class ExecHandle : public RunHandle {
     bool unknown_status = false;
     Clock::time_point exited_at;
     while (true) {
-      if (!eof) {
+      if (!eof && !output_.empty()) {
+        // A file the run writes: read what is there; at its end, wait a little. It ends once the
+        // main process has and nothing of its group is left to write.
+        ssize_t n = ::read(fd_, buf, sizeof buf);
+        if (n > 0) {
+          emit(pending, buf, static_cast<size_t>(n));
+        } else if (n < 0 && errno != EINTR) {
+          eof = true;
+        } else {
+          bool ended;
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            ended = main_exited_;
+          }
+          if (ended && group_members(pid_).empty()) eof = true;
+          else std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+      } else if (!eof) {
         struct pollfd p {fd_, POLLIN, 0};
         int r = ::poll(&p, 1, 50);
         if (r > 0) {
@@ -259,6 +280,7 @@ class ExecHandle : public RunHandle {
   std::string id_;
   pid_t pid_;
   int fd_;
+  std::string output_;
   LineSink sink_;
   std::chrono::seconds timeout_;
   std::chrono::milliseconds grace_;
@@ -296,8 +318,25 @@ std::unique_ptr<RunHandle> ExecBackend::launch(const RunRequest& req, LineSink s
     }
     grace = std::chrono::milliseconds(static_cast<long long>(v * 1000));
   }
+  // The run's output goes to a file beside its log (<id>.output.txt), which
+  // the harness follows: a run outlives a harness that ends first (no pipe to
+  // break), and what it printed is left for the resume (manifest `output`).
+  // Without a log path (a caller with no run folder), a pipe.
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
+  std::string output;
+  if (!req.log_path.empty()) {
+    std::string base = req.log_path;
+    if (base.size() > 4 && base.compare(base.size() - 4, 4, ".log") == 0) base.resize(base.size() - 4);
+    output = base + ".output.txt";
+    fds[1] = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    fds[0] = fds[1] < 0 ? -1 : ::open(output.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fds[1] < 0 || fds[0] < 0) {
+      int e = errno;
+      if (fds[1] >= 0) ::close(fds[1]);
+      *error = "run " + req.id + ": cannot write its output to " + output + ": " + std::strerror(e);
+      return nullptr;
+    }
+  } else if (::pipe2(fds, O_CLOEXEC) != 0) {
     *error = std::string("pipe: ") + std::strerror(errno);
     return nullptr;
   }
@@ -365,7 +404,7 @@ std::unique_ptr<RunHandle> ExecBackend::launch(const RunRequest& req, LineSink s
              (req.workdir.empty() ? "" : " in " + req.workdir) + ": " + std::strerror(child_errno);
     return nullptr;
   }
-  return std::make_unique<ExecHandle>(req.id, pid, fds[0], std::move(sink), req.timeout, grace, drain_);
+  return std::make_unique<ExecHandle>(req.id, pid, fds[0], std::move(sink), req.timeout, grace, drain_, output);
 }
 
 }  // namespace referee::harness

@@ -224,7 +224,9 @@ void print_package(const harness::PackageRun& run, const std::string& signal, st
     if (!r.launched) never += (never.empty() ? "" : ", ") + r.id;
     if (!r.kept_log.empty() && std::filesystem::exists(r.kept_log)) logs += "\n  " + r.kept_log;
   }
-  say << "\ninterrupted by " << signal << (report.stopped_at_once ? ", then again: " : ": ") << report.interrupt_did
+  if (!report.record_error.empty()) say << "\nstopped: " << report.record_error << ": " << report.interrupt_did;
+  else say << "\ninterrupted by " << signal << (report.stopped_at_once ? ", then again: " : ": ") << report.interrupt_did;
+  say
       << "\non disk: " << run.results_dir << " holds "
       << (run.on_disk.empty() ? std::string("no result files")
                               : std::to_string(run.on_disk.size()) + " result file(s):");
@@ -240,7 +242,8 @@ std::string json_summary(const harness::PackageRun& run, const std::string& sign
   mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("type").value("summary");
   w.key("interrupted").value(report.interrupted);
-  w.key("signal").value(report.interrupted ? signal : std::string());
+  w.key("signal").value(report.interrupted && report.record_error.empty() ? signal : std::string());
+  if (!report.record_error.empty()) w.key("record_error").value(report.record_error);
   w.key("stopped_at_once").value(report.stopped_at_once);
   w.key("package").value(std::filesystem::absolute(report.package_dir).lexically_normal().string());
   w.key("manifest").value(report.manifest);

@@ -526,9 +526,17 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     return (opt.interrupt && opt.interrupt->load()) || (opt.stop_now && opt.stop_now->load());
   };
   while (true) {
-    if (interrupt_set() && !out->interrupted) {
+    // The record cannot be written (a full disk): as an interrupt, nothing more starts, what runs is
+    // stopped cleanly, and the summary says what is on disk.
+    bool cannot_record = !plan.error.empty() && out->record_error.empty();
+    if ((interrupt_set() || cannot_record) && !out->interrupted) {
       out->interrupted = true;
-      event("interrupted by " + signal_name() + ": cancelling every run (a second one ends at once)");
+      std::string why = "interrupted by " + signal_name();
+      if (cannot_record) {
+        out->record_error = "the run record cannot be written (" + plan.error + ")";
+        why = "stopped: " + out->record_error;
+      }
+      event(why + ": cancelling every run" + (cannot_record ? ", starting no other" : " (a second one ends at once)"));
       for (auto& l : runs) {
         std::lock_guard<std::mutex> lock(l->mu);
         if (!l->handle || l->finished) continue;
@@ -536,11 +544,19 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         // cancelled; the backend's cancel() also leaves alone a run that ends
         // while the interrupt is on its way.
         RunState st = l->handle->poll().state;
-        if (st == RunState::Running || st == RunState::Pending) l->handle->cancel("interrupted by " + signal_name());
+        if (st == RunState::Running || st == RunState::Pending) l->handle->cancel(why);
       }
     }
-    while (!out->interrupted && !interrupt_set() && active < parallel && next < runs.size()) {
+    while (!out->interrupted && !interrupt_set() && plan.error.empty() && active < parallel && next < runs.size()) {
       Live& l = *runs[next++];
+      // The run and its seed are recorded before any process has the seed: one the record
+      // cannot hold (a full disk) never starts, and the seed is never handed out twice.
+      record_launch(spec, backend, plan, l.report, &l.entry, event);
+      if (!plan.error.empty()) {
+        plan.manifest.runs.pop_back();
+        --next;
+        break;
+      }
       l.started = Clock::now();
       std::string err;
       Live* lp = &l;
@@ -562,7 +578,6 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         l.report.status.state = RunState::Failed;
         l.report.status.detail = err;
         event(l.report.id + ": could not start: " + err);
-        record_launch(spec, backend, plan, l.report, &l.entry, event);
         enter_package(l, plan, results, event);
         continue;
       }
@@ -570,7 +585,14 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       l.launched = true;
       l.report.launched = true;
       l.report.job_id = l.handle->job_id();
-      record_launch(spec, backend, plan, l.report, &l.entry, event, l.handle->output_path());
+      {
+        // Now that it runs: which job or process group, and where its output lands.
+        ManifestRun& m = plan.manifest.runs[l.entry];
+        m.job_id = l.report.job_id;
+        std::string output = l.report.output_file.empty() ? l.handle->output_path() : l.report.output_file;
+        m.output = output.empty() ? "" : relative_to(plan.out_dir, output);
+        save_record(plan, event);
+      }
       ++active;
       event(l.report.id + ": started (seed " + std::to_string(l.report.seed) + ")");
     }
@@ -701,7 +723,8 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     // Only what exists is named; a run never launched says so.
     RunReport& r = lp->report;
     if (!lp->launched && !lp->finished) {
-      r.left_out = "never started (the harness was interrupted first)";
+      r.left_out = out->record_error.empty() ? "never started (the harness was interrupted first)"
+                                             : "never started (" + out->record_error + ")";
       r.kept_log.clear();
       r.output_file.clear();
     }
@@ -711,10 +734,10 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
   for (auto& lp : runs) reports.push_back(&lp->report);
   settle_nonconverged(spec, plan, reports, event);
   for (auto& lp : runs) out->runs.push_back(lp->report);
-  if (!plan.error.empty()) {
-    *error = plan.error;
-    return false;
-  }
+  // A record that could not be written stopped the runs as an interrupt would: the summary says what
+  // is on disk (the caller checks the package and exits 2).
+  if (!plan.error.empty() && out->record_error.empty()) out->record_error = "the run record cannot be written (" + plan.error + ")";
+  if (!out->record_error.empty()) out->interrupted = true;
   return true;
 }
 

@@ -79,7 +79,8 @@ struct HarnessReport {
   std::vector<RunReport> runs;
   std::string package_dir;  // <out>/<org>
   std::string system;
-  bool interrupted = false;
+  bool interrupted = false;      // by a signal, or by record_error
+  std::string record_error;      // "the run record cannot be written (...: No space left on device)": stopped as by an interrupt
   bool stopped_at_once = false;  // a second interrupt ended the runs without waiting
   std::string interrupt_did;     // what the interrupt(s) did to the runs still going, as far as referee knows:
                                  // "the runs still going were cancelled", "no run was still going: none was

@@ -262,6 +262,42 @@ TEST_SUITE("signals") {
     CHECK(files == 5);
   }
 
+  TEST_CASE("the run record cannot be written (a full disk): nothing more starts, the summary says so, the resume adopts") {
+    Scratch s;
+    fs::path spec = s.path / "full.yaml";
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: FullOrg\nparallel: 1\n"
+                        << "system_description: " << REFEREE_SOURCE_DIR << "/harness/workloads/specs/cpu_system.yaml\n"
+                        << "command: [\"/bin/sh\", \"-c\", \"sleep 2; cat " << example()
+                        << "/results/cpu_2x_example/minilm/result_{run}.txt\"]\n";
+    pid_t pid = spawn_referee({"run", spec.string(), "--out", (s.path / "out").string(), "--progress=plain"}, s.path / "stdout");
+    fs::path manifest = s.path / "out" / ".referee-runs" / "minilm" / "manifest.json";
+    REQUIRE_MESSAGE(wait_until([&] { return slurp(manifest).find("\"minilm-0\"") != std::string::npos; }, 30s),
+                    slurp(s.path / "stdout"));
+    // From now on the record cannot be replaced: its temporary file's name is taken by a folder
+    // (what a full disk does to every write, even root's).
+    fs::path blocker = manifest.string() + ".tmp-" + std::to_string(pid);
+    fs::create_directories(blocker);
+    auto rc = wait_exit(pid, 60s);
+    std::string out = slurp(s.path / "stdout");
+    REQUIRE_MESSAGE(rc, out);
+    CHECK_MESSAGE(*rc == 2, out);
+    CHECK_MESSAGE(out.find("cannot record the run: ") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("stopped: the run record cannot be written (") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("minilm-1: started") == std::string::npos, out);  // nothing started after
+    CHECK_MESSAGE(out.find("never started") != std::string::npos, out);
+    // The record as last written: run 0 with its seed, running; no other run.
+    std::string record = slurp(manifest);
+    CHECK(record.find("\"minilm-1\"") == std::string::npos);
+    // Room again: the resume adopts run 0 from the output it left, and runs the rest with new seeds.
+    fs::remove_all(blocker);
+    std::string again;
+    int rc2 = referee::testing::run_referee("run '" + spec.string() + "' --out '" + (s.path / "out").string() + "'", &again);
+    CHECK_MESSAGE(rc2 == 0, again);
+    CHECK_MESSAGE(again.find("\nresume: minilm-0 (") != std::string::npos, again);
+    CHECK_MESSAGE(again.find("adopted: it ended while no harness watched it") != std::string::npos, again);
+    CHECK_MESSAGE(again.find("lost:") == std::string::npos, again);
+  }
+
   TEST_CASE("SIGTERM just after the runs ended (a child still holds their output): they are kept, none cancelled") {
     Scratch s;
     fs::create_directories(s.path / "pids");

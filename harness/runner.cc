@@ -62,6 +62,10 @@ struct Live {
   std::string output;
   size_t output_mllog_lines = 0;
   size_t entry = 0;  // its record in the manifest, once launched
+  // Launched but waiting in the backend's queue (a Slurm job PENDING): why, as
+  // the backend says ("slurm state PENDING (Resources)"); "" once it runs.
+  bool queued = false;
+  std::string queued_why;
 };
 
 // Feeds what the workload added to its {log} file to the live checker, whole
@@ -368,6 +372,7 @@ void settle_nonconverged(const Spec& spec, PackagePlan& p, std::vector<RunReport
 // What the display calls the run's state. REQUIRES: l.mu held.
 std::string state_of(const Live& l) {
   if (!l.launched) return l.finished ? "failed" : "waiting";
+  if (!l.finished && l.queued) return "queued";
   if (!l.finished) return "running";
   if (l.report.aborted) return "stopped";
   return to_string(l.report.status.state);
@@ -594,7 +599,14 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         save_record(plan, event);
       }
       ++active;
-      event(l.report.id + ": started (seed " + std::to_string(l.report.seed) + ")");
+      // A job handed to a queue has not started: it is queued until the backend says it runs.
+      if (l.handle->poll().state == RunState::Pending) {
+        l.queued = true;
+        event(l.report.id + ": submitted as job " + l.report.job_id + " (seed " + std::to_string(l.report.seed) +
+              "), queued");
+      } else {
+        event(l.report.id + ": started (seed " + std::to_string(l.report.seed) + ")");
+      }
     }
     bool all_done = true;
     for (auto& lp : runs) {
@@ -610,7 +622,18 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       // A run that went quiet is still checked on time.
       if (auto f = l.checker->check_now()) stop_run(l, *f);
       RunStatus s = l.handle->poll();
-      if (s.state == RunState::Running || s.state == RunState::Pending) {
+      if (s.state == RunState::Pending) {
+        // Waiting in the queue: said once per reason (Priority, then Resources, ...).
+        if (!l.queued || s.detail != l.queued_why) event(l.report.id + ": queued: " + s.detail);
+        l.queued = true;
+        l.queued_why = s.detail;
+        all_done = false;
+        continue;
+      }
+      if (s.state == RunState::Running) {
+        if (l.queued) event(l.report.id + ": started (job " + l.report.job_id + ")");
+        l.queued = false;
+        l.queued_why.clear();
         all_done = false;
         continue;
       }

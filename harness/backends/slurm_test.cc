@@ -482,7 +482,7 @@ TEST_CASE("resume on slurm: the manifest records the job's output.txt from launc
   fs::path manifest_path = dir.path / "out" / ".referee-runs" / "minilm" / "manifest.json";
   std::string output_at_launch;
   opt.event = [&](const std::string& e) {
-    if (e.find(": started") == std::string::npos) return;
+    if (e.find(": started") == std::string::npos && e.find(": submitted") == std::string::npos) return;
     Manifest m;
     bool existed = false;
     std::string err;
@@ -577,6 +577,51 @@ TEST_CASE("resume on slurm: the manifest records the job's output.txt from launc
                 got.reason);
   CHECK(slurp(dir.path / "out" / got.result_file) ==
         slurp(example + "/results/cpu_2x_example/minilm/result_1.txt"));
+}
+
+TEST_CASE("a job waiting in the queue is queued, with Slurm's reason, until it runs: never called started before") {
+  if (!have_cluster()) return;
+  if (!std::getenv("SLURM_CONF")) ::setenv("SLURM_CONF", cluster_conf().c_str(), 1);
+  std::string error;
+  referee::rules::RuleSource src;
+  auto rs = referee::rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+  REQUIRE_MESSAGE(rs, error);
+  ScratchDir dir("referee-slurm-queued-");
+  std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
+  Spec spec;
+  spec.benchmark = "minilm";
+  spec.ruleset = "mini-1.0.0";
+  spec.backend = "slurm";
+  spec.org = "QueueOrg";
+  spec.system = "cpu_2x_example";
+  spec.command = {"/bin/sh", "-c", "cat " + example + "/results/cpu_2x_example/minilm/result_{run}.txt"};
+  spec.backend_options = {{"extra_args", "--begin=now+4"}};  // held in the queue (BeginTime) for a few seconds
+  REQUIRE_MESSAGE(finalize_spec(&spec, 1, &error), error);
+  SystemDescription sys;
+  REQUIRE(describe_system(example + "/systems/cpu_2x_example.json", "", &sys, &error));
+  SlurmBackend backend(fast_options());
+  RunnerOptions opt;
+  opt.out_dir = (dir.path / "out").string();
+  opt.system_json = sys.to_json();
+  std::vector<std::string> events;
+  std::mutex mu;
+  opt.event = [&](const std::string& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    events.push_back(e);
+  };
+  HarnessReport report;
+  REQUIRE_MESSAGE(run_harness(spec, backend, *rs, opt, &report, &error), error);
+  std::string all;
+  for (const auto& e : events) all += e + "\n";
+  size_t submitted = all.find("minilm-0: submitted as job "), queued = all.find("minilm-0: queued: slurm state PENDING (BeginTime)"),
+         started = all.find("minilm-0: started (job ");
+  CHECK_MESSAGE(submitted != std::string::npos, all);
+  CHECK_MESSAGE(queued != std::string::npos, all);
+  CHECK_MESSAGE(started != std::string::npos, all);
+  CHECK_MESSAGE((submitted < queued && queued < started), all);
+  CHECK_MESSAGE(all.find("minilm-0: started (seed") == std::string::npos, all);
+  REQUIRE(report.runs.size() == 1);
+  CHECK(report.runs[0].status.state == RunState::Succeeded);
 }
 
 TEST_CASE("the harness on slurm: N runs as jobs, their logs collected into a package that passes check-package") {

@@ -393,6 +393,18 @@ std::string nonconverged_reason(const std::string& run_stop_status, const std::s
          "is fixed";
 }
 
+void record_log_facts(ManifestRun* m, const LogFacts& facts, const rules::FileVerdict* verdict) {
+  m->has_time_to_train = facts.has_times;
+  m->time_to_train_ms = facts.time_to_train_ms;
+  m->run_stop_status = facts.run_stop_status;
+  m->has_logged_seed = facts.has_seed;
+  m->logged_seed = facts.seed;
+  if (verdict && !verdict->errors.empty()) {
+    const auto& f = verdict->errors[0];
+    m->first_error = (f.line ? "line " + std::to_string(f.line) + ": " : std::string()) + f.rule + ": " + f.message;
+  }
+}
+
 Admission admit(const AdmissionInput& in) {
   Admission a;
   const RunStatus& s = in.status;
@@ -615,16 +627,8 @@ int adopt_run(ManifestRun* r, const Liveness& l, const std::string& out_dir, con
   r->state = to_string(status.state);
   r->detail = status.detail;
   r->exit_code = status.exit_code;
-  r->has_time_to_train = facts.has_times;
-  r->time_to_train_ms = facts.time_to_train_ms;
-  r->run_stop_status = facts.run_stop_status;
-  r->has_logged_seed = facts.has_seed;
-  r->logged_seed = facts.seed;
+  record_log_facts(r, facts, &verdict);
   r->verdict = verdict.compliant ? "compliant" : "not compliant";
-  if (!verdict.errors.empty()) {
-    const auto& f = verdict.errors[0];
-    r->first_error = (f.line ? "line " + std::to_string(f.line) + ": " : std::string()) + f.rule + ": " + f.message;
-  }
   r->converged = a.converged;
   r->package = "in";
   r->result_file = relative_to(out_dir, file.string());

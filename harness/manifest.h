@@ -105,6 +105,12 @@ LogFacts read_log_facts(std::string_view text);
 // The same from a log already parsed (time to train: rules::time_to_train).
 LogFacts read_log_facts(const mllog::ParsedLog& log);
 
+// What a run's record says of its log (manifest): time to train, the
+// run_stop status, the logged seed, and the first finding ("line 12: RULE:
+// message") of a verdict that is not compliant. For a run the harness saw
+// end and for one adopted on resume alike.
+void record_log_facts(ManifestRun* m, const LogFacts& facts, const rules::FileVerdict* verdict);
+
 // "" when the log logs no seed or the seed the run was given; else what is
 // wrong: the consortium's seed check reads the logged seed, not the one given.
 std::string seed_mismatch(long long given, const LogFacts& log);

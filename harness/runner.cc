@@ -296,16 +296,8 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
   m.detail = r.aborted ? "stopped by the live checker: " + r.abort_reason : r.status.detail;
   m.exit_code = r.status.exit_code;
   m.wall_seconds = r.seconds;
-  m.has_time_to_train = facts.has_times;
-  m.time_to_train_ms = facts.time_to_train_ms;
-  m.run_stop_status = facts.run_stop_status;
-  m.has_logged_seed = facts.has_seed;
-  m.logged_seed = facts.seed;
+  record_log_facts(&m, facts, &r.verdict);
   m.verdict = verdict_word(r);
-  if (!r.verdict.errors.empty()) {
-    const auto& f = r.verdict.errors[0];
-    m.first_error = (f.line ? "line " + std::to_string(f.line) + ": " : std::string()) + f.rule + ": " + f.message;
-  }
   m.converged = a.enters && a.converged;
   m.reason = a.reason;
   m.log = fs::exists(r.kept_log, ec) ? relative_to(p.out_dir, r.kept_log) : "";

@@ -198,6 +198,8 @@
     return el("table", { className: "data-table" }, [el("thead", null, [head]), tbody]);
   }
 
+  var currentPage = {};  // the page model being drawn (render)
+
   // A CSV cell as referee writes one (RFC 4180): numbers as numbers, a link
   // as its text, a text that a spreadsheet would run as a formula (= + - @,
   // tab, carriage return first) after a "'", quoted where it holds a comma,
@@ -251,10 +253,15 @@
     setTimeout(function () { URL.revokeObjectURL(url); }, 60000);
   }
 
-  // The page's name for its downloads: "gpt3" for a page gpt3.html.
-  function pageStem() {
-    var last = decodeURIComponent(location.pathname.split("/").pop() || "index.html");
-    return last.replace(/\.html?$/, "") || "index";
+  // The page's name for its downloads: its path in the site, folders joined
+  // with "-" ("rounds-R-gpt3" for rounds/R/gpt3.html), so that the same
+  // table of two rounds never gets one file name. The page model's root
+  // ("../../") says how many folders deep the page is.
+  function pageStem(page) {
+    var depth = (String(page.root || "").match(/\.\.\//g) || []).length;
+    var parts = location.pathname.split("/").filter(function (p) { return p; });
+    var mine = parts.slice(Math.max(0, parts.length - depth - 1)).map(function (p) { return decodeURIComponent(p); });
+    return mine.join("-").replace(/\.html?$/, "") || "index";
   }
 
   // Where the report has data files (`referee report --data-files`, and a
@@ -267,7 +274,7 @@
       if (item.csv) parts.push(link("CSV", item.csv, { download: "" }));
       if (item.json) parts.push(link("JSON", item.json, { download: "" }));
     } else {
-      var stem = pageStem() + "-" + item.id;
+      var stem = pageStem(currentPage) + "-" + item.id;
       var csv = el("button", { type: "button", className: "download", "data-download": "csv", text: "CSV" });
       csv.addEventListener("click", function () {
         var d = make();
@@ -687,6 +694,7 @@
   }
 
   function render(page) {
+    currentPage = page;
     var main = document.getElementById("referee-main");
     if (!main) throw new Error("the page has no #referee-main");
     if (!main.querySelector("h1") && page.title) main.appendChild(el("h1", { text: page.title }));

@@ -318,7 +318,7 @@ async function exerciseDownloads(page, rel, facts) {
       const [download] = await Promise.all([page.waitForEvent("download", { timeout: timeoutMs }), button.click()]);
       const got = fs.readFileSync(await download.path(), "utf8");
       const name = download.suggestedFilename();
-      const wantName = `${path.posix.basename(stem)}-${item.id}.${ext}`;
+      const wantName = `${stem.split("/").join("-")}-${item.id}.${ext}`;
       if (name !== wantName) problems.push(`${kind} ${item.id}: the ${ext} download is named ${name}, expected ${wantName}`);
       const file = path.join(dataFilesDir, "data", stem, `${item.id}.${ext}`);
       if (!fs.existsSync(file)) { problems.push(`${kind} ${item.id}: no data file ${path.relative(dataFilesDir, file)} to compare the download with`); continue; }

@@ -1178,6 +1178,15 @@ TEST_CASE("report --page prints a file as the server renders it: data files link
   mllog::Json one = page_model(by_ids), two = page_model(by_names);
   CHECK(dump(*one.find("tables")) == dump(*two.find("tables")));
   CHECK(contains(dump(*one.find("tables")), board[1].system));
+  // A benchmark by the name the site gives it: 3.1's ssd is retinanet.
+  auto ssd = submissions::leaderboard(*s, {"training-3.1.0", "ssd", "closed", false}, &error);
+  REQUIRE(ssd.size() >= 2);
+  std::string as_ssd, as_retinanet;
+  const std::string q = "&result=" + std::to_string(ssd[0].result_id) + "&result=" + std::to_string(ssd[1].result_id) + "' 2>/dev/null";
+  CHECK(referee::testing::run_referee("report --db '" + ref->db + "' --page 'compare.html?round=3.1.0&benchmark=ssd" + q, &as_ssd) == 0);
+  CHECK(referee::testing::run_referee("report --db '" + ref->db + "' --page 'compare.html?round=3.1.0&benchmark=retinanet" + q,
+                                      &as_retinanet) == 0);
+  CHECK(dump(*page_model(as_ssd).find("tables")) == dump(*page_model(as_retinanet).find("tables")));
 }
 
 TEST_CASE("render: unknown pages, hidden rounds and paths that leave the site") {

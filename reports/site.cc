@@ -25,6 +25,7 @@
 #include "base/digest.h"
 #include "base/text.h"
 #include "reports/pages.h"
+#include "rules/facts.h"
 
 // The bundled page script, styles and chart libraries (reports/assets.h)
 // come with the build that embeds them; without it the site has no assets/.
@@ -80,6 +81,20 @@ bool clean_path(const std::string& p) {
   return true;
 }
 
+// A benchmark of a round named as the round names it (any case) or by its
+// latest name ("retinanet" for 3.1's "ssd", as the site's pages call it).
+bool round_benchmark(Context& ctx, const std::string& round, const std::string& text, std::string* bench,
+                     std::string* error) {
+  if (submissions::resolve_benchmark(ctx.store, round, text, bench, error)) return true;
+  for (const auto& b : benchmarks_in(ctx, round))
+    if (base::iequals(rules::benchmark_lineage(round, b), text)) {
+      *bench = b;
+      error->clear();
+      return true;
+    }
+  return false;
+}
+
 // The ids of the head-to-head pages Options::compare asks for, into ctx.requested.
 bool requested_pairs(Context& ctx, std::string* error) {
   for (const auto& c : ctx.options.compare) {
@@ -93,7 +108,7 @@ bool requested_pairs(Context& ctx, std::string* error) {
       *error = "--compare names round " + round + ", which this report does not show; add --round " + round;
       return false;
     }
-    if (!submissions::resolve_benchmark(ctx.store, round, c[1], &bench, error)) return false;
+    if (!round_benchmark(ctx, round, c[1], &bench, error)) return false;
     auto found = submissions::find_results(ctx.store, {round, bench, "", ctx.options.pipeline}, {c[2], c[3]}, error);
     if (found.size() != 2) return false;
     ctx.requested.emplace_back(round, bench, found[0].result_id, found[1].result_id);
@@ -129,7 +144,7 @@ bool page_at(Context& ctx, const std::string& path, const std::vector<std::pair<
     }
     std::string r, b, e;
     if (!submissions::resolve_round(ctx.store, round, &r, &e) || !ctx.shown(r) ||
-        !submissions::resolve_benchmark(ctx.store, r, bench, &b, &e)) {
+        !round_benchmark(ctx, r, bench, &b, &e)) {
       out->missing = true;  // a round the caller may not see is as one the store does not hold: nothing named
       return true;
     }

@@ -192,6 +192,16 @@ void print_runs(const harness::HarnessReport& report, std::ostream& say) {
   }
 }
 
+// Why a benchmark directory of the package fails its check, one line each
+// ("result count: found 2, expected 5", "seeds: ..."), for the summary and its JSON.
+template <typename Dir>
+std::vector<std::string> failure_lines(const Dir& d) {
+  std::vector<std::string> out;
+  for (const auto& e : d.errors) out.push_back(e.rule + ": " + e.message);
+  for (const auto& e : d.seed_errors) out.push_back("seeds: " + e.message + (e.hint.empty() ? "" : " (" + e.hint + ")"));
+  return out;
+}
+
 // The package: check-package's verdict and the score of each benchmark, the
 // warnings about the system description, and after an interruption exactly
 // what is on disk.
@@ -210,9 +220,7 @@ void print_package(const harness::PackageRun& run, const std::string& signal, st
         if (s.benchmark == d.benchmark && s.system == d.system && s.has_score)
           say << ", score " << fixed(s.score, 4) << " min";
     say << "\n";
-    for (const auto& e : d.errors) say << "    " << e.rule << ": " << e.message << "\n";
-    for (const auto& e : d.seed_errors)
-      say << "    seeds: " << e.message << (e.hint.empty() ? "" : " (" + e.hint + ")") << "\n";
+    for (const auto& line : failure_lines(d)) say << "    " << line << "\n";
   }
   if (!run.warnings.empty()) {
     say << "\nwarnings (" << run.warnings.size() << "):\n";
@@ -248,6 +256,11 @@ std::string json_summary(const harness::PackageRun& run, const std::string& sign
   w.key("package").value(std::filesystem::absolute(report.package_dir).lexically_normal().string());
   w.key("manifest").value(report.manifest);
   w.key("package_pass").value(run.package.pass);
+  // Why it fails, as the text summary says it: "cpu_node/minilm: result count: ...".
+  w.key("package_problems").begin_array();
+  for (const auto& d : run.package.benchmarks)
+    for (const auto& line : failure_lines(d)) w.value(d.system + "/" + d.benchmark + ": " + line);
+  w.end_array();
   w.key("warnings").begin_array();
   for (const auto& x : run.warnings) w.value(x);
   w.end_array();

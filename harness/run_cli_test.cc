@@ -76,6 +76,14 @@ TEST_SUITE("harness") {
     CHECK_MESSAGE(rc == 2, out);
     CHECK_MESSAGE(out.find("spec.yaml:3: unknown field 'paralel' (did you mean 'parallel'?)") != std::string::npos, out);
     CHECK_FALSE(fs::exists(d.path / "out"));
+    // A package that fails says why in the JSON summary too.
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: builtin\nruns: 2\n"
+                        << "system_description: " << REFEREE_SOURCE_DIR << "/harness/workloads/specs/cpu_system.yaml\n";
+    rc = run_referee("run '" + spec.string() + "' --out '" + (d.path / "out").string() + "' --progress=json 2>/dev/null", &out);
+    CHECK_MESSAGE(rc == 1, out);
+    std::string last = out.substr(out.rfind("{\"type\":\"summary\""));
+    CHECK_MESSAGE(last.find("\"package_pass\":false") != std::string::npos, last);
+    CHECK_MESSAGE(last.find("\"package_problems\":[\"cpu_node/minilm: result count: ") != std::string::npos, last);
   }
 
   TEST_CASE("referee system describe refuses what referee run refuses: a field given twice, a count that is not one") {

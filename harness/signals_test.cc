@@ -439,6 +439,7 @@ TEST_SUITE("signals") {
           CHECK(r.d().find_str("progress")->d().find_str("run_stop")->b);
         }
         CHECK(v.d().find_str("package_pass")->b);
+        CHECK(v.d().find_str("package_problems")->items().empty());
         CHECK(fs::exists(v.d().find_str("manifest")->s()));
       }
     }

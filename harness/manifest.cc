@@ -34,10 +34,18 @@ namespace referee::harness {
 
 namespace {
 
+// A regular file's bytes (a link followed); false for anything else (a
+// folder, a FIFO that would block, a device) and for a file it cannot read.
 bool read_all(const fs::path& p, std::string* out) {
+  std::error_code ec;
+  if (fs::status(p, ec).type() != fs::file_type::regular) return false;
   std::ifstream in(p, std::ios::binary);
   if (!in) return false;
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  try {
+    out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return false;
+  }
   return !in.bad();
 }
 
@@ -563,7 +571,8 @@ namespace {
 // 1: adopted (r says how); 0: not (*why_not says why); -1: a file could not
 // be written (*error).
 int adopt_run(ManifestRun* r, const Liveness& l, const std::string& out_dir, const std::string& results_dir,
-              const rules::RuleSet& rules, const std::string& benchmark, std::string* why_not, std::string* error) {
+              const rules::RuleSet& rules, const std::string& benchmark, std::set<std::string>* claimed,
+              std::string* why_not, std::string* error) {
   std::string text, from;
   if (!r->log.empty() && read_all(resolve_in(out_dir, r->log), &text) && read_log_facts(text).mllog_lines > 0) {
     from = "its log (" + r->log + ")";
@@ -613,7 +622,9 @@ int adopt_run(ManifestRun* r, const Liveness& l, const std::string& out_dir, con
   for (const auto& [n, name] : result_files_in(results_dir)) {
     used.insert(n);
     std::string have;
-    if (file.empty() && read_all((fs::path(results_dir) / name).string(), &have) && base::sha256_hex(have) == digest)
+    // A file another entry holds is never claimed twice (two runs may print the same bytes).
+    if (file.empty() && !claimed->count(name) && read_all((fs::path(results_dir) / name).string(), &have) &&
+        base::sha256_hex(have) == digest)
       file = fs::path(results_dir) / name;
   }
   if (file.empty()) {
@@ -624,6 +635,7 @@ int adopt_run(ManifestRun* r, const Liveness& l, const std::string& out_dir, con
     fs::create_directories(results_dir, ec);
     if (!base::write_file_atomic(file.string(), text, error)) return -1;
   }
+  claimed->insert(file.filename().string());
   r->state = to_string(status.state);
   r->detail = status.detail;
   r->exit_code = status.exit_code;
@@ -727,13 +739,17 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
   // since: adopted when their log is complete and they ended by themselves
   // (adopt_run); otherwise lost to the package, the record pointing at what
   // they left.
+  std::set<std::string> held;  // result files an entry of this package already holds
+  for (const auto& r : m->runs)
+    if (mine(r) && (r.package == "in" || r.package == "entering") && !r.result_file.empty())
+      held.insert(fs::path(r.result_file).filename().string());
   for (auto& [i, l] : ended) {
     ManifestRun& r = m->runs[i];
     if (!r.log.empty() && !fs::exists(resolve_in(out_dir, r.log), ec)) r.log.clear();
     if (!r.output.empty() && !fs::exists(resolve_in(out_dir, r.output), ec)) r.output.clear();
     std::string why_not;
     if (mine(r)) {
-      int adopted = adopt_run(&r, l, out_dir, results_dir, rules, m->benchmark, &why_not, error);
+      int adopted = adopt_run(&r, l, out_dir, results_dir, rules, m->benchmark, &held, &why_not, error);
       if (adopted < 0) return false;
       if (adopted > 0) {
         rec->messages.push_back(r.run + " (" + r.invocation + "): " + r.reason);

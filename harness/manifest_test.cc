@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -801,6 +802,15 @@ TEST_SUITE("manifest") {
     std::string cut = log.substr(0, log.find("run_stop"));
     cut = cut.substr(0, cut.rfind('\n') + 1);
     ManifestRun short_run = crashed("minilm-8", 8, 525252, cut);
+    // Two runs that printed the same bytes each get a file of their own; an output that is a FIFO
+    // (it would block) or a folder is no log: lost, never a hang or a crash.
+    ManifestRun twin = crashed("minilm-9", 9, seed + 1, log);
+    ManifestRun fifo = crashed("minilm-10", 10, 626262, "");
+    fs::remove(s.dir / "out" / fifo.log);
+    REQUIRE(::mkfifo((s.dir / "out" / fifo.log).c_str(), 0644) == 0);
+    ManifestRun folder = crashed("minilm-11", 11, 727272, "");
+    fs::remove(s.dir / "out" / folder.log);
+    fs::create_directories(s.dir / "out" / folder.log);
 
     HarnessReport again;
     REQUIRE_MESSAGE(s.run(s.spec(3), s.options(), &again, &error), error);
@@ -812,6 +822,17 @@ TEST_SUITE("manifest") {
     }
     REQUIRE(adopted);
     REQUIRE(lost);
+    for (const auto& x : after.runs) {
+      if (x.run == "minilm-9") {
+        CHECK(x.package == "in");
+        CHECK(x.result_file != adopted->result_file);
+        CHECK(slurp(s.dir / "out" / x.result_file) == log);
+      }
+      if (x.run == "minilm-10" || x.run == "minilm-11") {
+        CHECK(x.state == "lost");
+        CHECK(x.package == "out");
+      }
+    }
     // Adopted: checked and admitted as any run, its file written, its seed kept; nothing new had to run.
     CHECK(adopted->state == "succeeded");
     CHECK(adopted->package == "in");
@@ -825,7 +846,7 @@ TEST_SUITE("manifest") {
     REQUIRE(!adopted->result_file.empty());
     CHECK(slurp(s.dir / "out" / adopted->result_file) == log);
     CHECK(adopted->result_sha256 == base::sha256_hex(log));
-    CHECK(result_files_in(s.results().string()).size() == 3);
+    CHECK(result_files_in(s.results().string()).size() == 4);
     CHECK(again.runs.empty());
     std::set<long long> seeds;
     for (const auto& x : after.runs)
@@ -840,7 +861,7 @@ TEST_SUITE("manifest") {
     HarnessReport third;
     REQUIRE_MESSAGE(s.run(s.spec(3), s.options(), &third, &error), error);
     CHECK(third.runs.empty());
-    CHECK(result_files_in(s.results().string()).size() == 3);
+    CHECK(result_files_in(s.results().string()).size() == 4);
   }
 
   TEST_CASE("two packages in one --out share a benchmark's manifest without touching each other's results") {

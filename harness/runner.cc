@@ -322,7 +322,8 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
       event(r.id + ": " + err);
       if (p.error.empty()) p.error = err;
     }
-    r.left_out = "its result file could not be written" + (err.empty() ? std::string() : ": " + err);
+    r.left_out = err.empty() ? "not entered: the run record cannot be written (" + p.error + ")"
+                             : "its result file could not be written: " + err;
     r.package_reason.clear();
     m.package = "out";
     m.reason = r.left_out;

@@ -216,9 +216,13 @@ void save_record(PackagePlan& p, const std::function<void(const std::string&)>& 
   if (p.error.empty()) p.error = err;
 }
 
-// Records a run as it starts (or fails to), before anything else happens to it.
+// What a run record that cannot be written stops the harness with (HarnessReport::record_error).
+std::string record_error_text(const std::string& why) { return "the run record cannot be written (" + why + ")"; }
+
+// Records a run before its process starts (its seed with it); once it runs,
+// the launch loop adds its job and where its output lands.
 void record_launch(const Spec& spec, const Backend& backend, PackagePlan& p, const RunReport& r, size_t* entry,
-                   const std::function<void(const std::string&)>& event, const std::string& backend_output = "") {
+                   const std::function<void(const std::string&)>& event) {
   ManifestRun m;
   m.run = r.id;
   m.invocation = p.invocation;
@@ -232,7 +236,7 @@ void record_launch(const Spec& spec, const Backend& backend, PackagePlan& p, con
   m.verdict = "not checked";
   m.reason = "running";
   m.log = relative_to(p.out_dir, r.kept_log);
-  m.output = relative_to(p.out_dir, r.output_file.empty() ? backend_output : r.output_file);
+  m.output = relative_to(p.out_dir, r.output_file);
   *entry = p.manifest.runs.size();
   p.manifest.runs.push_back(std::move(m));
   save_record(p, event);
@@ -322,7 +326,7 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
       event(r.id + ": " + err);
       if (p.error.empty()) p.error = err;
     }
-    r.left_out = err.empty() ? "not entered: the run record cannot be written (" + p.error + ")"
+    r.left_out = err.empty() ? "not entered: " + record_error_text(p.error)
                              : "its result file could not be written: " + err;
     r.package_reason.clear();
     m.package = "out";
@@ -531,7 +535,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       out->interrupted = true;
       std::string why = "interrupted by " + signal_name();
       if (cannot_record) {
-        out->record_error = "the run record cannot be written (" + plan.error + ")";
+        out->record_error = record_error_text(plan.error);
         why = "stopped: " + out->record_error;
       }
       event(why + ": cancelling every run" + (cannot_record ? ", starting no other" : " (a second one ends at once)"));
@@ -752,7 +756,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
   for (auto& lp : runs) out->runs.push_back(lp->report);
   // A record that could not be written stopped the runs as an interrupt would: the summary says what
   // is on disk (the caller checks the package and exits 2).
-  if (!plan.error.empty() && out->record_error.empty()) out->record_error = "the run record cannot be written (" + plan.error + ")";
+  if (!plan.error.empty() && out->record_error.empty()) out->record_error = record_error_text(plan.error);
   if (!out->record_error.empty()) out->interrupted = true;
   return true;
 }

@@ -27,21 +27,35 @@ std::string sha256_hex(std::string_view bytes) {
   return hex(md, len);
 }
 
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  ok_ = ctx_ && EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) == 1;
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Sha256::update(std::string_view bytes) {
+  if (ok_ && !bytes.empty()) ok_ = EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size()) == 1;
+}
+
+std::string Sha256::hex_digest() {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned len = 0;
+  if (!ok_ || EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), md, &len) != 1) return "";
+  ok_ = false;
+  return hex(md, len);
+}
+
 std::string sha256_file_hex(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return "";
+  Sha256 sha;
   std::vector<char> buf(1 << 16);
   while (in) {
     in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    if (in.gcount() > 0) EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<size_t>(in.gcount()));
+    if (in.gcount() > 0) sha.update(std::string_view(buf.data(), static_cast<size_t>(in.gcount())));
   }
   if (in.bad()) return "";
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned len = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), md, &len) != 1) return "";
-  return hex(md, len);
+  return sha.hex_digest();
 }
 
 std::string blake2b_hex(std::string_view bytes, size_t out_bytes) {

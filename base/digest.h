@@ -31,6 +31,22 @@ std::string sha256_hex(std::string_view bytes);
 // The SHA-256 of the file at `path`, read in pieces; "" when it cannot be read.
 std::string sha256_file_hex(const std::string& path);
 
+// SHA-256 of bytes that arrive in pieces: update() with each, then
+// hex_digest() once (64 lower-case hex digits; "" if OpenSSL failed).
+class Sha256 {
+ public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+  void update(std::string_view bytes);
+  std::string hex_digest();
+
+ private:
+  void* ctx_;  // EVP_MD_CTX
+  bool ok_;
+};
+
 // The unkeyed BLAKE2b of `bytes` with a digest of `out_bytes` bytes (16 to
 // 64; libsodium's crypto_generichash), as lower-case hex. API tokens are
 // stored as blake2b_hex(token) (32 bytes: 64 digits).

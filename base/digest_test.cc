@@ -36,6 +36,9 @@ TEST_SUITE("base") {
     std::ofstream(p, std::ios::binary) << big;
     CHECK(sha256_file_hex(p.string()) == sha256_hex(big));
     CHECK(sha256_file_hex((t.path / "missing").string()) == "");
+    Sha256 pieces;
+    for (size_t i = 0; i < big.size(); i += 4093) pieces.update(std::string_view(big).substr(i, 4093));
+    CHECK(pieces.hex_digest() == sha256_hex(big));
   }
 
   TEST_CASE("BLAKE2b: the reference vectors, 32 and 64 bytes") {

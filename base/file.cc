@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/digest.h"
+
 namespace fs = std::filesystem;
 
 namespace referee::base {
@@ -59,6 +61,56 @@ Status write_file_atomic(const std::string& path_text, std::string_view bytes) {
     ::fsync(dfd);
     ::close(dfd);
   }
+  return Status::Ok();
+}
+
+Status copy_file_atomic(const std::string& from, const std::string& to_text, std::string* sha256) {
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return Status::Error("cannot read " + from + ": " + reason());
+  fs::path to(to_text);
+  fs::path tmp = to;
+  tmp += ".tmp-" + std::to_string(getpid());
+  int out = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) {
+    Status s = Status::Error("cannot write " + to.string() + ": " + reason());
+    ::close(in);
+    return s;
+  }
+  auto fail = [&](const std::string& what) {
+    Status s = Status::Error(what + ": " + reason());
+    ::close(in);
+    ::close(out);
+    ::unlink(tmp.c_str());
+    return s;
+  };
+  Sha256 sha;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(in, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("cannot read " + from);
+    if (n == 0) break;
+    sha.update(std::string_view(buf, static_cast<size_t>(n)));
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(out, buf + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return fail("cannot write " + to.string());
+      done += w;
+    }
+  }
+  if (::fsync(out) != 0) return fail("cannot write " + to.string());
+  ::close(in);
+  if (::close(out) != 0 || ::rename(tmp.c_str(), to.c_str()) != 0) {
+    Status s = Status::Error("cannot write " + to.string() + ": " + reason());
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  int dfd = ::open(to.parent_path().empty() ? "." : to.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  if (sha256) *sha256 = sha.hex_digest();
   return Status::Ok();
 }
 

@@ -24,6 +24,13 @@ Status write_file_atomic(const std::string& path, std::string_view bytes);
 // The same for callers that report errors as text: false with *error = the message.
 bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* error);
 
+// Copies the file `from` to `to` as write_file_atomic writes (temporary file,
+// fsync, rename, fsync of the folder), in pieces of 64 KiB: memory does not
+// grow with the file. *sha256 (when not null) = the SHA-256 (hex) of the bytes
+// copied. Post: ok() and `to` holds what `from` held; else Error ("cannot read
+// <from>: <reason>", "cannot write <to>: <reason>") with `to` as it was.
+Status copy_file_atomic(const std::string& from, const std::string& to, std::string* sha256 = nullptr);
+
 // Puts the folder `staging` in the place of `target` (a folder, a file or
 // nothing) in one step where the file system allows it:
 // - no `target`: a rename;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/digest.h"
 #include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -43,6 +44,27 @@ TEST_SUITE("base") {
     CHECK_FALSE(write_file_atomic(p, "x", &error));
     CHECK(error == s.message);
     CHECK(names_in(t.path).empty());
+  }
+
+  TEST_CASE("copy_file_atomic copies in pieces, gives the digest of what it copied, leaves no temporary file") {
+    testing::TempDir t;
+    std::string big(300000, 'q');
+    for (size_t i = 0; i < big.size(); i += 11) big[i] = static_cast<char>(i & 0xff);
+    std::string from = (t.path / "from.txt").string(), to = (t.path / "to.txt").string();
+    REQUIRE(write_file_atomic(from, big).ok());
+    REQUIRE(write_file_atomic(to, "earlier").ok());
+    std::string sha;
+    REQUIRE(copy_file_atomic(from, to, &sha).ok());
+    CHECK(testing::read_file(to) == big);
+    CHECK(sha == sha256_hex(big));
+    CHECK(names_in(t.path) == std::vector<std::string>{"from.txt", "to.txt"});
+    // A source that cannot be read, a folder that does not exist: errors naming the file; `to` as it was.
+    Status s = copy_file_atomic((t.path / "missing").string(), to);
+    CHECK(s.message.find("cannot read " + (t.path / "missing").string() + ": ") == 0);
+    s = copy_file_atomic(from, (t.path / "no" / "x.txt").string());
+    CHECK(s.message.find("cannot write " + (t.path / "no" / "x.txt").string()) == 0);
+    CHECK(testing::read_file(to) == big);
+    CHECK(names_in(t.path) == std::vector<std::string>{"from.txt", "to.txt"});
   }
 
   TEST_CASE("swap_install_dir: into an empty place, a plain rename") {

@@ -21,4 +21,24 @@ std::string signal_name(int signal) {
   return "signal " + std::to_string(signal);
 }
 
+void OutputLines::send(std::string_view line, size_t cut) {
+  if (!sink_) return;
+  std::string text(line);
+  if (cut > 0)
+    text.append(" [referee: this line is longer than ")
+        .append(std::to_string(base::kMaxLineBytes))
+        .append(" bytes; ")
+        .append(std::to_string(cut))
+        .append(" more bytes of it were not kept]");
+  sink_(id_, text);
+}
+
+void OutputLines::feed(std::string_view bytes) {
+  split_.feed(bytes, [this](std::string_view line, size_t cut) { send(line, cut); });
+}
+
+void OutputLines::finish() {
+  split_.finish([this](std::string_view line, size_t cut) { send(line, cut); });
+}
+
 }  // namespace referee::harness

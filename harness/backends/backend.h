@@ -9,7 +9,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "base/lines.h"
 
 namespace referee::harness {
 
@@ -48,7 +51,28 @@ struct RunStatus {
 
 // Receives the run's output, line by line, without the trailing newline, in
 // order, as it is written (from a backend thread: keep it quick and thread-safe).
+// A line longer than base::kMaxLineBytes arrives cut there, ended with a
+// note of how many bytes were dropped (OutputLines).
 using LineSink = std::function<void(const std::string& run_id, const std::string& line)>;
+
+// What a backend reads of a run's output (a pipe, a file it follows), split
+// into lines for its sink with bounded memory: an endless line holds at most
+// base::kMaxLineBytes, and each piece is scanned once.
+class OutputLines {
+ public:
+  OutputLines(std::string run_id, LineSink sink) : id_(std::move(run_id)), sink_(std::move(sink)) {}
+  void feed(std::string_view bytes);
+  // The last line, when the output does not end with a line end.
+  void finish();
+  // The output starts again (a file truncated, a job requeued).
+  void reset() { split_.reset(); }
+
+ private:
+  void send(std::string_view line, size_t cut);
+  std::string id_;
+  LineSink sink_;
+  base::LineSplitter split_;
+};
 
 class RunHandle {
  public:

@@ -133,20 +133,6 @@ class ExecHandle : public RunHandle {
     return info.si_pid == pid_;
   }
 
-  void emit(std::string& pending, const char* data, size_t n) {
-    pending.append(data, n);
-    size_t start = 0;
-    while (true) {
-      size_t nl = pending.find('\n', start);
-      if (nl == std::string::npos) break;
-      std::string line = pending.substr(start, nl - start);
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      sink_(id_, line);
-      start = nl + 1;
-    }
-    pending.erase(0, start);
-  }
-
   // Ends what is left of the run's process group once its main process has
   // exited: SIGTERM, then SIGKILL after the grace. Says what it found.
   std::string end_leftovers(bool at_once) {
@@ -172,7 +158,7 @@ class ExecHandle : public RunHandle {
   }
 
   void pump() {
-    std::string pending;
+    OutputLines lines(id_, sink_);
     char buf[65536];
     auto started = Clock::now();
     bool eof = false;
@@ -188,7 +174,7 @@ class ExecHandle : public RunHandle {
         // main process has and nothing of its group is left to write.
         ssize_t n = ::read(fd_, buf, sizeof buf);
         if (n > 0) {
-          emit(pending, buf, static_cast<size_t>(n));
+          lines.feed(std::string_view(buf, static_cast<size_t>(n)));
         } else if (n < 0 && errno != EINTR) {
           eof = true;
         } else {
@@ -205,7 +191,7 @@ class ExecHandle : public RunHandle {
         int r = ::poll(&p, 1, 50);
         if (r > 0) {
           ssize_t n = ::read(fd_, buf, sizeof buf);
-          if (n > 0) emit(pending, buf, static_cast<size_t>(n));
+          if (n > 0) lines.feed(std::string_view(buf, static_cast<size_t>(n)));
           else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) eof = true;
         }
       } else {
@@ -241,9 +227,9 @@ class ExecHandle : public RunHandle {
     // Whatever is in the pipe now, without waiting for more.
     if (!eof) {
       ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
-      for (ssize_t n; (n = ::read(fd_, buf, sizeof buf)) > 0;) emit(pending, buf, static_cast<size_t>(n));
+      for (ssize_t n; (n = ::read(fd_, buf, sizeof buf)) > 0;) lines.feed(std::string_view(buf, static_cast<size_t>(n)));
     }
-    if (!pending.empty()) sink_(id_, pending);
+    lines.finish();
     ::close(fd_);
     bool at_once;
     {

@@ -41,6 +41,17 @@ const std::vector<std::string> kOptionKeys = {
     "container_mounts", "container_workdir", "container_name",      "container_env",       "container_writable",
     "container_remap_root", "container_mount_home", "container_entrypoint", "describe",   "describe_timeout"};
 
+std::string shell_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) {
+    bool plain = !w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                                                   "_./:=@%+-,{}") == std::string::npos;
+    if (!out.empty()) out += ' ';
+    out += plain ? w : shell_quote(w);
+  }
+  return out;
+}
+
 std::string shell_quote(const std::string& text) {
   std::string out = "'";
   for (char c : text) {
@@ -494,6 +505,7 @@ class SlurmHandle : public RunHandle {
         job_id_(std::move(job_id)),
         files_(std::move(files)),
         sink_(std::move(sink)),
+        lines_(id_, sink_),
         opts_(std::move(opts)),
         timeout_(timeout) {
     status_.state = RunState::Pending;
@@ -646,7 +658,7 @@ class SlurmHandle : public RunHandle {
     struct stat st {};
     if (::fstat(fd, &st) == 0 && static_cast<unsigned long long>(st.st_size) < offset_) {
       offset_ = 0;  // truncated: the job was requeued and started again
-      partial_.clear();
+      lines_.reset();
     }
     bool got_any = false;
     char buf[65536];
@@ -656,21 +668,10 @@ class SlurmHandle : public RunHandle {
       if (n <= 0) break;
       got_any = true;
       offset_ += static_cast<unsigned long long>(n);
-      partial_.append(buf, static_cast<size_t>(n));
-      size_t start = 0;
-      for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos; start = nl + 1) {
-        std::string line = partial_.substr(start, nl - start);
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        emit(line);
-      }
-      partial_.erase(0, start);
+      lines_.feed(std::string_view(buf, static_cast<size_t>(n)));
     }
     ::close(fd);
     return got_any;
-  }
-
-  void emit(const std::string& line) {
-    if (sink_) sink_(id_, line);
   }
 
   // Reads until the file stops growing (a shared file system may show the
@@ -683,10 +684,7 @@ class SlurmHandle : public RunHandle {
       std::this_thread::sleep_for(opts_.read_interval / 2);
       if (read_output()) quiet_since = Clock::now();
     }
-    if (!partial_.empty()) {
-      emit(partial_);
-      partial_.clear();
-    }
+    lines_.finish();
   }
 
   void set_status(RunStatus s) {
@@ -801,12 +799,12 @@ class SlurmHandle : public RunHandle {
   const std::string job_id_;
   const slurm::JobFiles files_;
   const LineSink sink_;
+  OutputLines lines_;  // monitor thread only
   const SlurmOptions opts_;
   const std::chrono::seconds timeout_;
 
   // Monitor thread only.
   unsigned long long offset_ = 0;
-  std::string partial_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -104,6 +104,9 @@ std::optional<bool> yes_no(const std::string& v);
 
 // 'text' for a POSIX shell: single quotes, each ' as '\''.
 std::string shell_quote(const std::string& text);
+// `words` as a shell command line for people to read: each quoted with
+// shell_quote only when it holds a character the shell treats specially.
+std::string shell_words(const std::vector<std::string>& words);
 
 // Splits "extra_args" into words the way a shell would (spaces, '...',
 // "...", backslash), without running one. nullopt on an unclosed quote.

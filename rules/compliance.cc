@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -163,6 +164,20 @@ Finding parse_finding(const mllog::ParseError& e) {
   return f;
 }
 
+// Lines that do not parse are listed up to kMaxParseFindings; the rest are counted in one more finding.
+constexpr size_t kMaxParseFindings = 100;
+
+Finding more_parse_errors(size_t total) {
+  Finding f;
+  f.rule = "parse";
+  f.message = std::to_string(total - kMaxParseFindings) + " more MLLOG line(s) do not parse (the first " +
+              std::to_string(kMaxParseFindings) + " are listed)";
+  f.expected = "one JSON object with key, value, metadata and time_ms after \":::MLLOG \"";
+  f.found = std::to_string(total) + " lines that do not parse";
+  f.hint = "a damaged log: look at how it was written (interleaved ranks, a full disk, a binary dump)";
+  return f;
+}
+
 Finding no_lines_finding(size_t parse_errors) {
   Finding f;
   f.rule = "parse";
@@ -210,7 +225,8 @@ class Run : public Host {
   FileVerdict run(const std::string& entry) {
     FileVerdict out;
     out.mllog_lines = log_->mllog_lines;
-    for (const auto& e : log_->errors) msgs_.put("", parse_finding(e));
+    for (size_t i = 0; i < log_->errors.size() && i < kMaxParseErrors; ++i) msgs_.put("", parse_finding(log_->errors[i]));
+    if (log_->errors.size() > kMaxParseErrors) msgs_.put("", more_parse_errors(log_->errors.size()));
     if (slots_.empty()) {
       msgs_.put("", no_lines_finding(log_->errors.size()));
       // Not a log: that is the reason, alone. The consortium's checker also
@@ -317,11 +333,13 @@ class Run : public Host {
   }
 
   // The findings the batch checker would give over the lines fed so far,
-  // but for END blocks (they run once, at the end).
-  FileVerdict live_verdict() {
+  // but for END blocks (they run once, at the end: `with_end`, after which
+  // no more lines may be fed).
+  FileVerdict live_verdict(bool with_end = false) {
     FileVerdict out;
     Messages m;
     for (const auto& f : parse_errors_) m.put("", f);
+    if (parse_error_count_ > kMaxParseErrors) m.put("", more_parse_errors(parse_error_count_));
     if (!started_) {
       m.put("", no_lines_finding(parse_error_count_));
       m.finish(&out);
@@ -339,6 +357,11 @@ class Run : public Host {
       for (const auto& k : fs.rf->keys) m.drop(k.name);
       m.absorb(fs.own);
       finish_file(fs, m);
+      if (with_end) {
+        cur_file_ = fs.rf;
+        cur_index_ = static_cast<int>(i);
+        run_end(*files_[i], m);
+      }
     }
     m.finish(&out);
     return out;
@@ -356,7 +379,7 @@ class Run : public Host {
     int64_t at_line;
     uint64_t seq;
   };
-  static constexpr size_t kMaxParseErrors = 16;
+  static constexpr size_t kMaxParseErrors = kMaxParseFindings;
   static constexpr size_t kMaxLiveFiles = 256;
 
   void set_chunk(const mllog::ParsedLog& chunk) {
@@ -981,6 +1004,39 @@ void LiveLog::feed(const mllog::ParsedLog& chunk, const std::function<std::strin
 
 FileVerdict LiveLog::verdict() { return impl_->run.live_verdict(); }
 
+FileVerdict LiveLog::final_verdict() { return impl_->run.live_verdict(true); }
+
 bool LiveLog::whole_log() const { return impl_->run.whole_log(); }
+
+uint64_t count_line_breaks(std::string_view text) {
+  if (std::memchr(text.data(), '\r', text.size()) == nullptr)
+    return static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
+  uint64_t n = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') ++n;
+    else if (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')) ++n;
+  }
+  return n;
+}
+
+LogStream::LogStream(const RuleSet& rules) : live_(rules) {}
+LogStream::~LogStream() = default;
+
+const mllog::ParsedLog& LogStream::add(std::string_view text, const std::function<std::string()>& prefix) {
+  reader_.parse(text, &chunk_);
+  const uint32_t lines = static_cast<uint32_t>(breaks_), mllog = static_cast<uint32_t>(mllog_);
+  for (auto& e : chunk_.events) e.file_line += lines, e.lineno += mllog;
+  for (auto& e : chunk_.errors) e.file_line += lines, e.lineno += mllog;
+  live_.feed(chunk_, prefix);
+  breaks_ += count_line_breaks(text);
+  mllog_ += chunk_.mllog_lines;
+  return chunk_;
+}
+
+FileVerdict LogStream::final_verdict() {
+  FileVerdict v = live_.final_verdict();
+  v.mllog_lines = static_cast<uint32_t>(mllog_);
+  return v;
+}
 
 }  // namespace referee::rules

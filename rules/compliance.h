@@ -40,8 +40,7 @@ FileVerdict check_log(const RuleSet& rules, const mllog::ParsedLog& log, const s
 // `s` and, per KEY record, counts, the first value and the few lines the
 // requirements name), so cost per line and memory do not grow with the log.
 // verdict() is what check_log would give over the lines fed so far, except
-// for END blocks, which run only at the end (use check_log on the whole file
-// for the final verdict). A rule file that reads the whole log (`loglines`),
+// for END blocks, which run only at the end (final_verdict()). A rule file that reads the whole log (`loglines`),
 // END code that enqueues files, or more than 256 enqueued files make
 // whole_log() true: the caller must then use check_log over the whole log.
 class LiveLog {
@@ -57,11 +56,51 @@ class LiveLog {
   // line enqueues reads it once.
   void feed(const mllog::ParsedLog& chunk, const std::function<std::string()>& prefix);
   FileVerdict verdict();
+  // What check_log gives over every line fed, END blocks included (unless
+  // whole_log()); no line may be fed after it.
+  FileVerdict final_verdict();
   bool whole_log() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// A log read in pieces of whole lines (a file read block by block, a run's
+// output as it comes): each piece is parsed once, its lines numbered from the
+// start of the log, and fed to a LiveLog. Memory: one piece and what the
+// rules keep, whatever the length of the log.
+class LogStream {
+ public:
+  explicit LogStream(const RuleSet& rules);
+  ~LogStream();
+  LogStream(const LogStream&) = delete;
+  LogStream& operator=(const LogStream&) = delete;
+
+  // Adds `text`, which follows what was added before and ends at a line end
+  // (or at the log's end). `prefix` returns the whole text before it (called
+  // only when a line enqueues a rule file late). Returns the piece parsed,
+  // its lines numbered from the start of the log (valid until the next add).
+  const mllog::ParsedLog& add(std::string_view text, const std::function<std::string()>& prefix);
+  // As LiveLog's: when true, only check_log over the whole text gives the verdict.
+  bool whole_log() const { return live_.whole_log(); }
+  FileVerdict verdict() { return live_.verdict(); }
+  // check_log's verdict over everything added (END blocks run once); nothing
+  // may be added after it.
+  FileVerdict final_verdict();
+  uint64_t mllog_lines() const { return mllog_; }
+  uint64_t line_breaks() const { return breaks_; }
+
+ private:
+  LiveLog live_;
+  mllog::LogReader reader_;
+  mllog::ParsedLog chunk_;
+  uint64_t breaks_ = 0;  // line breaks before the next piece, as the reader counts them
+  uint64_t mllog_ = 0;   // MLLOG lines before it
+};
+
+// Line breaks in `text` as the log reader counts them: universal newlines
+// ("\r" alone ends a line too) when the text has a carriage return.
+uint64_t count_line_breaks(std::string_view text);
 
 }  // namespace referee::rules

@@ -1,10 +1,17 @@
 #include "rules/package.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -270,12 +277,154 @@ std::string seed_key_part(const Value& v) {
 
 std::string seed_key_type(const Value& v) { return v.is_num() ? "n:" : v.kind == VKind::Str ? "s:" : "o:"; }
 
+// An evaluation line as the report draws it.
+ResultFile::EvalPoint eval_point(const mllog::Event& ev) {
+  Value lv = line_value_from_json(ev.json);
+  ResultFile::EvalPoint p;
+  p.time_ms = ev.time_ms;
+  Value* val = lv.d().find_str("value");
+  Value* meta = lv.d().find_str("metadata");
+  if (val && val->is_num()) {
+    p.metric = val->as_double();
+    p.has_metric = true;
+  }
+  if (val) p.value_json = py_repr(*val);
+  if (meta && meta->kind == VKind::Dict) {
+    if (Value* e = meta->d().find_str("epoch_num"); e && e->is_num()) {
+      p.epoch = e->as_double();
+      p.has_epoch = true;
+    }
+    if (Value* sc = meta->d().find_str("samples_count"); sc && sc->is_num()) {
+      p.samples = sc->as_double();
+      p.has_samples = true;
+    }
+  }
+  return p;
+}
+
+// Reads a result file in pieces of whole lines: the verdict from the rules'
+// streaming check, the convergence (*conv) and, when `details`, the
+// evaluations (*evals), *sha256 and *fingerprint as check_file computes them
+// from the whole file; in *facts its seed, run_start and run_stop lines (their
+// JSON in *arena), numbered as in the whole file, and its first line that does
+// not parse. Memory: a piece of a few MiB and what the rules keep (the
+// evaluations too with `details`). False with *whole when the rule set reads
+// the whole log (check it whole then), or with *error when it cannot be read.
+bool stream_file(const RuleSet& rules, const std::string& path, bool details, FileVerdict* verdict,
+                 mllog::ParsedLog* facts, std::deque<std::string>* arena, ConvergenceReader* conv,
+                 std::vector<ResultFile::EvalPoint>* evals, uint64_t* bytes, std::string* sha256,
+                 std::string* fingerprint, bool* whole, std::string* error) {
+  *whole = false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = "cannot open " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    *error = "cannot stat " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    *error = path + " is a directory, not a result file";
+    return false;
+  }
+  constexpr size_t kPiece = 4 << 20;
+  LogStream stream(rules);
+  base::Sha256 sha, fp;
+  // Not a std::string: growing one fills the new room with zeros, a cost per piece.
+  std::unique_ptr<char[]> mem;
+  size_t cap = 0, have = 0;
+  uint64_t consumed = 0;
+  auto prefix = [&] {
+    std::string text(static_cast<size_t>(consumed), '\0');
+    ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+    text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    return text;
+  };
+  std::vector<int> key_of;  // the piece's key ids in *facts
+  char num[40];
+  bool eof = false;
+  while (!eof) {
+    if (cap - have < kPiece) {
+      // Room for one more piece after what is left of the last line.
+      size_t want = have + kPiece;
+      std::unique_ptr<char[]> bigger(new char[want]);
+      if (have) std::memcpy(bigger.get(), mem.get(), have);
+      mem = std::move(bigger);
+      cap = want;
+    }
+    ssize_t n = ::pread(fd, mem.get() + have, kPiece, static_cast<off_t>(consumed + have));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *error = "cannot read " + path + ": " + std::strerror(errno);
+      return false;
+    }
+    have += static_cast<size_t>(n);
+    eof = n == 0;
+    std::string_view buf(mem.get(), have);
+    size_t end = eof ? buf.size() : buf.rfind('\n');
+    if (end == std::string_view::npos) continue;  // a line longer than a piece: read on
+    if (!eof) ++end;
+    std::string_view piece(buf.data(), end);
+    if (piece.empty()) break;
+    const mllog::ParsedLog& c = stream.add(piece, prefix);
+    if (details) sha.update(piece);
+    if (facts->errors.empty() && !c.errors.empty()) facts->errors.push_back(c.errors[0]);
+    key_of.assign(c.keys.size(), -1);
+    for (const auto& ev : c.events) {
+      const std::string& k = c.keys[ev.key_id];
+      if (details && k.rfind("submission_", 0) != 0) {
+        std::snprintf(num, sizeof num, "\t%.17g\n", ev.time_ms);
+        fp.update(k);
+        fp.update(num);
+      }
+      conv->add(ev.json);
+      if (details && k == "eval_accuracy") evals->push_back(eval_point(ev));
+      if (k != "seed" && k != "run_start" && k != "run_stop") continue;
+      int& id = key_of[ev.key_id];
+      if (id < 0) {
+        id = facts->find_key(k);
+        if (id < 0) {
+          id = static_cast<int>(facts->keys.size());
+          facts->keys.push_back(k);
+        }
+      }
+      arena->emplace_back(ev.json);
+      mllog::Event e = ev;
+      e.key_id = static_cast<uint32_t>(id);
+      e.json = arena->back();
+      facts->events.push_back(e);
+    }
+    consumed += end;
+    std::memmove(mem.get(), mem.get() + end, have - end);
+    have -= end;
+  }
+  *bytes += consumed;
+  if (stream.whole_log()) {
+    *whole = true;
+    return false;
+  }
+  *verdict = stream.final_verdict();
+  facts->mllog_lines = static_cast<uint32_t>(stream.mllog_lines());
+  facts->bytes = consumed;
+  if (details) {
+    *sha256 = sha.hex_digest();
+    *fingerprint = fp.hex_digest();
+  }
+  return true;
+}
+
 // Reads, parses and checks one result file; extracts seeds and convergence.
+// The file is read in pieces and checked as it is read (stream_file), unless
+// the rule set reads the whole log: then it is mapped and checked whole.
 void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader& reader, ResultFile* rf,
                 uint64_t* bytes, bool details) {
-  mllog::FileBuffer buf;
-  std::string err;
-  if (!buf.open(rf->path, &err)) {
+  auto unreadable = [&](const std::string& err) {
     rf->readable = false;
     rf->verdict.compliant = false;
     Finding f;
@@ -283,12 +432,24 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
     f.message = err;
     rf->verdict.errors.push_back(f);
     rf->seed_error = err;
-    return;
-  }
-  *bytes += buf.view().size();
+  };
+  std::string err, streamed_sha, streamed_fp;
+  bool whole = false;
+  std::deque<std::string> arena;
   mllog::ParsedLog log;
-  reader.parse(buf.view(), &log);
-  rf->verdict = check_log(rules, log);
+  mllog::FileBuffer buf;
+  ConvergenceReader conv(rules.id().version, bf.convergence);
+  bool streamed = stream_file(rules, rf->path, details, &rf->verdict, &log, &arena, &conv, &rf->evals, bytes,
+                              &streamed_sha, &streamed_fp, &whole, &err);
+  if (!streamed && !whole) return unreadable(err);
+  if (!streamed) {
+    if (!buf.open(rf->path, &err)) return unreadable(err);
+    log = mllog::ParsedLog{};
+    arena.clear();
+    rf->evals.clear();
+    reader.parse(buf.view(), &log);
+    rf->verdict = check_log(rules, log);
+  }
   if (!log.errors.empty()) {
     rf->seed_error = "Log lines had parsing errors (first at line " + std::to_string(log.errors[0].file_line) + ")";
   } else {
@@ -331,7 +492,7 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
       }
     }
   }
-  rf->convergence = read_convergence(log, rules.id().version, bf.convergence);
+  rf->convergence = streamed ? conv.result() : read_convergence(log, rules.id().version, bf.convergence);
   rf->parse_errors = !log.errors.empty();
   // The summarizer's time to train (rules/scoring.h).
   TimeToTrain t = time_to_train(log);
@@ -343,8 +504,11 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
   rf->first_run_start_line = t.first_run_start_line;
   rf->first_run_start_ms = t.first_run_start_ms;
   if (!details) return;
-  rf->sha256 = base::sha256_hex(buf.view());
-  {
+  if (streamed) {
+    rf->sha256 = streamed_sha;
+    rf->fingerprint = streamed_fp;
+  } else {
+    rf->sha256 = base::sha256_hex(buf.view());
     std::string fp;
     fp.reserve(log.events.size() * 24);
     char num[40];
@@ -356,33 +520,9 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
       fp += num;
     }
     rf->fingerprint = base::sha256_hex(fp);
-  }
-  int eval_key = log.find_key("eval_accuracy");
-  if (eval_key >= 0) {
-    for (const auto& ev : log.events) {
-      if (static_cast<int>(ev.key_id) != eval_key) continue;
-      Value lv = line_value_from_json(ev.json);
-      ResultFile::EvalPoint p;
-      p.time_ms = ev.time_ms;
-      Value* val = lv.d().find_str("value");
-      Value* meta = lv.d().find_str("metadata");
-      if (val && val->is_num()) {
-        p.metric = val->as_double();
-        p.has_metric = true;
-      }
-      if (val) p.value_json = py_repr(*val);
-      if (meta && meta->kind == VKind::Dict) {
-        if (Value* e = meta->d().find_str("epoch_num"); e && e->is_num()) {
-          p.epoch = e->as_double();
-          p.has_epoch = true;
-        }
-        if (Value* sc = meta->d().find_str("samples_count"); sc && sc->is_num()) {
-          p.samples = sc->as_double();
-          p.has_samples = true;
-        }
-      }
-      rf->evals.push_back(std::move(p));
-    }
+    int eval_key = log.find_key("eval_accuracy");
+    for (const auto& ev : log.events)
+      if (eval_key >= 0 && static_cast<int>(ev.key_id) == eval_key) rf->evals.push_back(eval_point(ev));
   }
 }
 

@@ -423,14 +423,19 @@ RcpOutcome RcpTable::evaluate(const std::vector<RunConvergence>& runs, bool bypa
 
 // --------------------------------------------------- reading convergence
 
-RunConvergence read_convergence(const mllog::ParsedLog& log, const std::string& ruleset_version, Convergence how) {
-  RunConvergence out;
-  bool have_conv = false;
-  double conv = 0;
-  std::map<double, std::pair<Value, Value>> sd;  // step -> (FID, CLIP), in first-seen order below
-  std::vector<double> sd_order;
-  std::string benchmark;
-  bool have_benchmark = false;
+ConvergenceReader::ConvergenceReader(std::string ruleset_version, Convergence how)
+    : ruleset_version_(std::move(ruleset_version)), how_(how) {}
+
+void ConvergenceReader::add(std::string_view j) {
+  RunConvergence& out = out_;
+  bool& have_conv = have_conv_;
+  double& conv = conv_;
+  auto& sd = sd_;
+  auto& sd_order = sd_order_;
+  std::string& benchmark = benchmark_;
+  bool& have_benchmark = have_benchmark_;
+  const std::string& ruleset_version = ruleset_version_;
+  const Convergence how = how_;
   auto parse = [&](std::string_view json, Value* v) {
     bool ok = false;
     std::string err;
@@ -438,8 +443,7 @@ RunConvergence read_convergence(const mllog::ParsedLog& log, const std::string& 
     return ok && v->kind == VKind::Dict;
   };
   auto field = [](const Value& d, const char* k) -> const Value* { return d.d().find_str(k); };
-  for (const auto& ev : log.events) {
-    std::string_view j = ev.json;
+  {
     // The consortium tests substrings of the JSON text; every one of them has
     // an underscore followed by b, a, e or s, so one pass over '_' finds them all.
     bool bs_line = false, bench_line = false, eval_line = false, stop_line = false;
@@ -456,9 +460,9 @@ RunConvergence read_convergence(const mllog::ParsedLog& log, const std::string& 
       else if (ends("run") && starts("stop")) stop_line = true;
       p = u + 1;
     }
-    if (!bs_line && !bench_line && !eval_line && !stop_line) continue;
+    if (!bs_line && !bench_line && !eval_line && !stop_line) return;
     Value d;
-    if (!parse(j, &d)) continue;
+    if (!parse(j, &d)) return;
     if (bs_line) {
       const Value* v = field(d, "value");
       out.bs = v ? *v : Value();
@@ -502,7 +506,7 @@ RunConvergence read_convergence(const mllog::ParsedLog& log, const std::string& 
     }
     if (stop_line) {
       const Value* key = field(d, "key");
-      if (!key || key->kind != VKind::Str || key->s() != "run_stop") continue;
+      if (!key || key->kind != VKind::Str || key->s() != "run_stop") return;
       const Value* status = meta && meta->kind == VKind::Dict ? field(*meta, "status") : nullptr;
       if (status && status->kind == VKind::Str && status->s() == "success") {
         out.converged = true;
@@ -536,8 +540,18 @@ RunConvergence read_convergence(const mllog::ParsedLog& log, const std::string& 
       }
     }
   }
-  out.benchmark = benchmark;
+}
+
+RunConvergence ConvergenceReader::result() const {
+  RunConvergence out = out_;
+  out.benchmark = benchmark_;
   return out;
+}
+
+RunConvergence read_convergence(const mllog::ParsedLog& log, const std::string& ruleset_version, Convergence how) {
+  ConvergenceReader r(ruleset_version, how);
+  for (const auto& ev : log.events) r.add(ev.json);
+  return r.result();
 }
 
 }  // namespace referee::rules

@@ -1,6 +1,7 @@
 // Reference convergence points: the consortium's RCP checker, reproduced.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,27 @@ struct RunConvergence {
 
 RunConvergence read_convergence(const mllog::ParsedLog& log, const std::string& ruleset_version,
                                 Convergence how);
+
+// The same reading, line by line: add() the JSON of each MLLOG line in order
+// (a log read in pieces), then result(). Keeps only the reading's state (for
+// stable diffusion, its evaluation steps).
+class ConvergenceReader {
+ public:
+  ConvergenceReader(std::string ruleset_version, Convergence how);
+  void add(std::string_view json);
+  RunConvergence result() const;
+
+ private:
+  std::string ruleset_version_;
+  Convergence how_;
+  RunConvergence out_;
+  bool have_conv_ = false;
+  double conv_ = 0;
+  std::map<double, std::pair<Value, Value>> sd_;  // step -> (FID, CLIP)
+  std::vector<double> sd_order_;                  // steps in first-seen order
+  std::string benchmark_;
+  bool have_benchmark_ = false;
+};
 
 struct RcpOutcome {
   bool evaluated = false;       // reference statistics available

@@ -343,7 +343,7 @@ TEST_SUITE("harness") {
     }
     CHECK(n > 10);
     CHECK_FALSE(live.check_now().has_value());
-    CHECK_FALSE(live.final_verdict().compliant);  // run_stop is missing, but that is not irreparable
+    CHECK_FALSE(live.verdict_so_far().compliant);  // run_stop is missing, but that is not irreparable
     // A second run_start is.
     auto second = live.add_line(":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"INTERVAL_START\", \"key\": \"run_start\", \"value\": 7, \"metadata\": {\"file\": \"x\", \"lineno\": 1}}");
     REQUIRE(second.has_value());
@@ -411,7 +411,7 @@ TEST_SUITE("harness") {
     fs::path spec_file = dir / "replay.yaml";
     {
       std::ofstream o(spec_file);
-      o << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ReplayOrg\nsystem: cpu_2x_example\n"
+      o << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ExampleOrg\nsystem: cpu_2x_example\n"
         << "system_description: " << example << "/systems/cpu_2x_example.json\n"
         << "command: [\"/bin/sh\", \"-c\", \"cat " << example << "/results/cpu_2x_example/minilm/result_{run}.txt\"]\n";
     }
@@ -497,7 +497,7 @@ TEST_SUITE("harness") {
     spec.benchmark = "minilm";
     spec.ruleset = "mini-1.0.0";
     spec.backend = "exec";
-    spec.org = "CtrlC";
+    spec.org = "ExampleOrg";
     spec.system = "cpu_2x_example";
     spec.parallel = 5;
     // Runs 0 and 1 finish at once; the others would take a minute.
@@ -845,7 +845,7 @@ TEST_SUITE("harness") {
          "echo \"training run $1\"\n"
          "while IFS= read -r l; do printf '%s\\n' \"$l\" >> \"$3\"; done < \"$2\"\n"
          "echo 'done'\n");
-    auto spec = exec_spec(s, "LogFileOrg", {"/bin/sh", (dir / "train.sh").string(), "{run}", s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
+    auto spec = exec_spec(s, "ExampleOrg", {"/bin/sh", (dir / "train.sh").string(), "{run}", s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
     ExecBackend backend;
     RunnerOptions opt;
     opt.out_dir = (dir / "out").string();
@@ -909,7 +909,7 @@ TEST_SUITE("harness") {
          "    md = {k: v for k, v in (e.get('metadata') or {}).items() if k not in ('file', 'lineno')}\n"
          "    f = {'INTERVAL_START': m.start, 'INTERVAL_END': m.end}.get(e['event_type'], m.event)\n"
          "    f(key=e['key'], value=e['value'], metadata=md or None, time_ms=e['time_ms'])\n");
-    auto spec = exec_spec(s, "MllogOrg", {"/usr/bin/python3", (dir / "train.py").string(), s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
+    auto spec = exec_spec(s, "ExampleOrg", {"/usr/bin/python3", (dir / "train.py").string(), s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
     spec.env["PYTHONPATH"] = referee::testing::reference_dir() + "/mlperf/logging";
     ExecBackend backend;
     RunnerOptions opt;
@@ -944,7 +944,7 @@ TEST_SUITE("harness") {
     // Run 3 stops writing half-way (no run_stop) and exits 0.
     spit(dir / "train.sh",
          "if [ \"$1\" = 3 ]; then head -n 40 \"$2\" > \"$3\"; else cat \"$2\" > \"$3\"; fi\n");
-    auto spec = exec_spec(s, "HalfOrg", {"/bin/sh", (dir / "train.sh").string(), "{run}", s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
+    auto spec = exec_spec(s, "ExampleOrg", {"/bin/sh", (dir / "train.sh").string(), "{run}", s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
     ExecBackend backend;
     RunnerOptions opt;
     opt.out_dir = (dir / "out").string();
@@ -965,7 +965,9 @@ TEST_SUITE("harness") {
     CHECK_FALSE(fs::exists(results / "result_4.txt"));
 
     // A command that names {log} but prints its log: nothing in the file, so nothing in the package, and it says why.
-    spec = exec_spec(s, "StdoutOrg", {"/bin/sh", "-c", "cat " + s.example + "/results/cpu_2x_example/minilm/result_{run}.txt; : {log}"});
+    // (Another command: a package of its own, as a resume with another setup is refused.)
+    spec = exec_spec(s, "ExampleOrg", {"/bin/sh", "-c", "cat " + s.example + "/results/cpu_2x_example/minilm/result_{run}.txt; : {log}"});
+    opt.out_dir += "-prints";
     REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, opt, &report, &error), error);
     for (const auto& r : report.runs) {
       CHECK(r.status.state == RunState::Succeeded);
@@ -988,7 +990,7 @@ TEST_SUITE("harness") {
     spit(dir / "train.sh",
          "cat \"$2\" > \"$3\"\n"
          "if [ \"$1\" = 1 ]; then cat '" + (dir / "again.txt").string() + "' >> \"$3\"; sleep 60; fi\n");
-    auto spec = exec_spec(s, "RelaunchOrg", {"/bin/sh", (dir / "train.sh").string(), "{run}", s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
+    auto spec = exec_spec(s, "ExampleOrg", {"/bin/sh", (dir / "train.sh").string(), "{run}", s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
     ExecBackend backend(300ms);
     RunnerOptions opt;
     opt.out_dir = (dir / "out").string();
@@ -1009,7 +1011,7 @@ TEST_SUITE("harness") {
 
     // Through the command line: the reason and the package's state are printed.
     fs::path spec_file = dir / "relaunch.yaml";
-    spit(spec_file, "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: RelaunchCli\nsystem: cpu_2x_example\n"
+    spit(spec_file, "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ExampleOrg\nsystem: cpu_2x_example\n"
                     "system_description: " + s.example + "/systems/cpu_2x_example.json\n"
                     "command: [\"/bin/sh\", \"" + (dir / "train.sh").string() + "\", \"{run}\", \"" + s.example +
                     "/results/cpu_2x_example/minilm/result_{run}.txt\", \"{log}\"]\n");

@@ -1,5 +1,7 @@
 #include "harness/live_check.h"
 
+#include "base/file.h"
+
 namespace referee::harness {
 
 bool is_irreparable(const rules::Finding& f) {
@@ -43,22 +45,10 @@ namespace {
 
 constexpr size_t kChunkBytes = 64 * 1024;
 
-// Line breaks in `text` as the reader counts them: universal newlines when
-// there is a carriage return.
-uint64_t count_breaks(std::string_view text) {
-  uint64_t n = 0;
-  bool cr = text.find('\r') != std::string_view::npos;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\n') ++n;
-    else if (cr && text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')) ++n;
-  }
-  return n;
-}
-
 }  // namespace
 
 LiveChecker::LiveChecker(const rules::RuleSet& rules, std::chrono::milliseconds min_interval)
-    : rules_(rules), min_interval_(min_interval), live_(std::make_unique<rules::LiveLog>(rules)) {
+    : rules_(rules), min_interval_(min_interval), stream_(std::make_unique<rules::LogStream>(rules)) {
   spool_ = std::tmpfile();
   spool_failed_ = spool_ == nullptr;
 }
@@ -100,32 +90,30 @@ std::optional<rules::Finding> LiveChecker::add_line(std::string_view line) {
 // moves the text to the spool.
 void LiveChecker::flush() {
   if (pending_.empty()) return;
-  reader_.parse(pending_, &chunk_);
-  const uint32_t lines = static_cast<uint32_t>(breaks_before_), mllog = static_cast<uint32_t>(mllog_before_);
-  for (auto& e : chunk_.events) e.file_line += lines, e.lineno += mllog;
-  for (auto& e : chunk_.errors) e.file_line += lines, e.lineno += mllog;
-  if (!second_) {
-    int key = chunk_.find_key("run_start");
-    if (key >= 0)
-      for (const auto& e : chunk_.events) {
-        if (e.key_id != static_cast<uint32_t>(key)) continue;
-        if (!has_run_start_) {
-          has_run_start_ = true;
-          run_start_line_ = e.file_line;
-          continue;
+  if (!finished_) {
+    const mllog::ParsedLog& chunk = stream_->add(pending_, [this] { return spooled(); });
+    if (!second_) {
+      int key = chunk.find_key("run_start");
+      if (key >= 0)
+        for (const auto& e : chunk.events) {
+          if (e.key_id != static_cast<uint32_t>(key)) continue;
+          if (!has_run_start_) {
+            has_run_start_ = true;
+            run_start_line_ = e.file_line;
+            continue;
+          }
+          // The same finding as second_run_start over the whole log.
+          mllog::ParsedLog two;
+          two.keys = {"run_start"};
+          mllog::Event first, second = e;
+          first.file_line = run_start_line_;
+          first.key_id = second.key_id = 0;
+          two.events = {first, second};
+          second_ = second_run_start(two);
+          break;
         }
-        // The same finding as second_run_start over the whole log.
-        mllog::ParsedLog two;
-        two.keys = {"run_start"};
-        mllog::Event first, second = e;
-        first.file_line = run_start_line_;
-        first.key_id = second.key_id = 0;
-        two.events = {first, second};
-        second_ = second_run_start(two);
-        break;
-      }
+    }
   }
-  if (!reported_) live_->feed(chunk_, [this] { return spooled(); });
   if (!spool_failed_) {
     size_t wrote = std::fwrite(pending_.data(), 1, pending_.size(), spool_);
     if (wrote != pending_.size()) {
@@ -137,8 +125,6 @@ void LiveChecker::flush() {
   } else {
     memory_ += pending_;
   }
-  breaks_before_ += count_breaks(pending_);
-  mllog_before_ += chunk_.mllog_lines;
   pending_.clear();
   if (pending_.capacity() > 4 * kChunkBytes) pending_.shrink_to_fit();
 }
@@ -177,7 +163,7 @@ std::optional<rules::Finding> LiveChecker::first_irreparable(const rules::FileVe
 
 std::optional<rules::Finding> LiveChecker::check_now() {
   last_check_ = std::chrono::steady_clock::now();
-  if (reported_ || mllog_lines_ == checked_lines_) return std::nullopt;
+  if (reported_ || finished_ || mllog_lines_ == checked_lines_) return std::nullopt;
   flush();
   if (second_) {
     checked_lines_ = mllog_lines_;
@@ -185,7 +171,7 @@ std::optional<rules::Finding> LiveChecker::check_now() {
     reported_ = true;
     return second_;
   }
-  if (live_->whole_log()) {
+  if (stream_->whole_log()) {
     // The rules need the whole log: the batch checker, when the log doubled.
     if (mllog_lines_ < next_full_) return std::nullopt;
     checked_lines_ = mllog_lines_;
@@ -204,23 +190,30 @@ std::optional<rules::Finding> LiveChecker::check_now() {
   }
   checked_lines_ = mllog_lines_;
   ++checks_;
-  return first_irreparable(live_->verdict());
+  return first_irreparable(stream_->verdict());
 }
 
 rules::FileVerdict LiveChecker::verdict_so_far() {
   flush();
-  if (live_->whole_log() || reported_) return final_verdict();
-  return live_->verdict();
+  if (stream_->whole_log() || finished_) return final_verdict();
+  return stream_->verdict();
 }
 
 rules::FileVerdict LiveChecker::final_verdict() {
   flush();
+  if (final_) return *final_;
+  if (!stream_->whole_log()) {
+    // What every line left in the rules' state, END blocks run once: no pass over the text.
+    finished_ = true;
+    final_ = stream_->final_verdict();
+    return *final_;
+  }
   mllog::ParsedLog log;
   if (spool_ && !spool_failed_ && std::fflush(spool_) == 0) {
     // The spool mapped, not copied: the log is read once more, from the page cache.
     mllog::FileBuffer buf;
     std::string err;
-    if (buf.open("/proc/self/fd/" + std::to_string(fileno(spool_)), &err)) {
+    if (buf.open(spool_path(), &err)) {
       reader_.parse(buf.view(), &log);
       return rules::check_log(rules_, log);
     }
@@ -228,6 +221,22 @@ rules::FileVerdict LiveChecker::final_verdict() {
   std::string all = text();
   reader_.parse(all, &log);
   return rules::check_log(rules_, log);
+}
+
+std::string LiveChecker::spool_path() const { return spool_ ? "/proc/self/fd/" + std::to_string(fileno(spool_)) : ""; }
+
+bool LiveChecker::save_text(const std::string& path, std::string* error) {
+  flush();
+  if (!spool_failed_ && spool_ && std::fflush(spool_) == 0) {
+    base::Status s = base::copy_file_atomic(spool_path(), path);
+    if (s.ok()) return true;
+    // A temporary file that cannot be read back: the error names the file the run's log was to be.
+    if (s.message.rfind("cannot read ", 0) != 0) {
+      *error = s.message;
+      return false;
+    }
+  }
+  return base::write_file_atomic(path, spooled(), error);
 }
 
 }  // namespace referee::harness

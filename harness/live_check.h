@@ -18,8 +18,9 @@
 // are not; nor is, with a rule set that reads the whole log, a finding about
 // a key no log line has (a line the rule code made from other lines, which
 // later lines change). A second run_start stops a run whatever the rules say of it
-// (second_run_start). final_verdict runs the batch checker once over the
-// whole log.
+// (second_run_start). final_verdict ends the streaming check (END blocks run
+// once): memory stays flat from the first line to the verdict; only a rule
+// set that reads the whole log has the batch checker run over it all.
 #pragma once
 
 #include <chrono>
@@ -60,8 +61,13 @@ class LiveChecker {
   // aside (they run at the end); the batch checker itself for rule sets that
   // read the whole log.
   rules::FileVerdict verdict_so_far();
-  // The batch verdict over everything added.
+  // The batch verdict over everything added: from the rules' state the lines
+  // left (END blocks run once), without reading the text again, unless the
+  // rule set reads the whole log. No line may be added after it.
   rules::FileVerdict final_verdict();
+  // Writes everything added to `path` (atomically, in pieces: the text is
+  // never whole in memory). False with *error when it cannot.
+  bool save_text(const std::string& path, std::string* error);
 
   // Everything added, one line per add_line, each ending in a newline (read
   // back from the temporary file: as long as the log).
@@ -73,7 +79,7 @@ class LiveChecker {
   // Checks that ran the batch checker over the whole log (whole-log rule sets only).
   size_t full_checks_run() const { return full_checks_; }
   // Whether the rule set reads the whole log (checked in full, when the log doubled).
-  bool whole_log() const { return live_->whole_log(); }
+  bool whole_log() const { return stream_->whole_log(); }
   // Bytes held in memory for lines not yet parsed (at most about 64 KiB).
   size_t pending_bytes() const { return pending_.size(); }
 
@@ -81,19 +87,17 @@ class LiveChecker {
   void flush();
   std::string spooled();
   std::string spooled_file();
+  std::string spool_path() const;
   std::optional<rules::Finding> first_irreparable(const rules::FileVerdict& v);
 
   const rules::RuleSet& rules_;
   std::chrono::milliseconds min_interval_;
   std::chrono::steady_clock::time_point last_check_{};
-  std::unique_ptr<rules::LiveLog> live_;
+  std::unique_ptr<rules::LogStream> stream_;  // parses each chunk once and feeds the rules
   std::FILE* spool_ = nullptr;   // the text so far, but for pending_
   bool spool_failed_ = false;   // then the text is kept in memory_
   std::string memory_;
   std::string pending_;          // lines not parsed yet
-  mllog::ParsedLog chunk_;
-  uint64_t breaks_before_ = 0;   // line breaks in the spooled text
-  uint64_t mllog_before_ = 0;    // MLLOG lines in the spooled text
   bool has_run_start_ = false;
   uint32_t run_start_line_ = 0;
   std::optional<rules::Finding> second_;
@@ -103,6 +107,8 @@ class LiveChecker {
   size_t checked_lines_ = 0;
   size_t checks_ = 0;
   bool reported_ = false;
+  bool finished_ = false;        // final_verdict() ran the END blocks: nothing more is fed to the rules
+  std::optional<rules::FileVerdict> final_;
   std::string last_eval_;
   mllog::LogReader reader_;
 };

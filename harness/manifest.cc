@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -18,6 +20,7 @@
 
 #include "base/digest.h"
 #include "base/file.h"
+#include "base/lines.h"
 #include "base/utc_time.h"
 #include "harness/backends/slurm.h"
 #include "mllog/json.h"
@@ -216,7 +219,10 @@ bool load_manifest(const std::string& path, const std::string& benchmark, Manife
               r.boolean(o, "converged", &m.converged, where) && r.str(o, "result_file", &m.result_file, where) &&
               r.str(o, "result_sha256", &m.result_sha256, where) && r.str(o, "reason", &m.reason, where) &&
               r.str(o, "note", &m.note, where) && r.str(o, "log", &m.log, where) &&
-              r.str(o, "output", &m.output, where) && r.str(o, "environment", &m.environment, where);
+              r.str(o, "output", &m.output, where) && r.str(o, "environment", &m.environment, where) &&
+              r.str(o, "command", &m.command, where) && r.str(o, "ruleset", &m.ruleset, where) &&
+              r.str(o, "system_sha256", &m.system_sha256, where) &&
+              r.str(o, "global_batch_size", &m.global_batch_size, where);
     if (!ok) {
       *error = r.error + hint;
       return false;
@@ -291,6 +297,10 @@ std::string manifest_json(const Manifest& m) {
     opt_str("log", r.log);
     opt_str("output", r.output);
     opt_str("environment", r.environment);
+    opt_str("command", r.command);
+    opt_str("ruleset", r.ruleset);
+    opt_str("system_sha256", r.system_sha256);
+    opt_str("global_batch_size", r.global_batch_size);
     w.end_object();
   }
   w.end_array();
@@ -314,9 +324,86 @@ LogFacts read_log_facts(std::string_view text) {
   return read_log_facts(log);
 }
 
+bool filter_mllog_lines(const std::string& path, const std::vector<std::string_view>& needles, std::string* kept,
+                        size_t* mllog_lines) {
+  *mllog_lines = 0;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return false;
+  }
+  // The reader's lines: "\r" ends a line too (universal newlines) when the file has one.
+  auto line = [&](std::string_view l, size_t) {
+    while (true) {
+      size_t cr = l.find('\r');
+      std::string_view one = l.substr(0, cr);
+      if (one.find(mllog::kToken) != std::string_view::npos) {
+        ++*mllog_lines;
+        for (std::string_view n : needles)
+          if (one.find(n) != std::string_view::npos) {
+            kept->append(one).push_back('\n');
+            break;
+          }
+      }
+      if (cr == std::string_view::npos) break;
+      l.remove_prefix(cr + 1);
+    }
+  };
+  base::LineSplitter split;
+  char buf[1 << 16];
+  bool ok = true;
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ok = false;
+    if (n <= 0) break;
+    split.feed(std::string_view(buf, static_cast<size_t>(n)), line);
+  }
+  split.finish(line);
+  ::close(fd);
+  return ok;
+}
+
+LogFacts read_log_facts_file(const std::string& path, bool* readable) {
+  std::string kept;
+  size_t lines = 0;
+  *readable = filter_mllog_lines(path, {"\"run_start\"", "\"run_stop\"", "\"seed\"", "\"submission_", "\"global_batch_size\""},
+                                 &kept, &lines);
+  LogFacts f = read_log_facts(kept);
+  f.mllog_lines = lines;
+  return f;
+}
+
 LogFacts read_log_facts(const mllog::ParsedLog& log) {
   LogFacts f;
   f.mllog_lines = log.mllog_lines;
+  // The first line of each key that says what the run was.
+  const std::pair<const char*, std::string*> stated[] = {{"submission_org", &f.submission_org},
+                                                          {"submission_division", &f.submission_division},
+                                                          {"submission_benchmark", &f.submission_benchmark},
+                                                          {"global_batch_size", &f.global_batch_size}};
+  for (const auto& [key, into] : stated) {
+    int id = log.find_key(key);
+    if (id < 0) continue;
+    for (const auto& ev : log.events) {
+      if (static_cast<int>(ev.key_id) != id) continue;
+      mllog::Json j;
+      std::string err;
+      if (mllog::parse_json_permissive(ev.json, &j, &err))
+        if (const mllog::Json* v = j.find("value")) {
+          if (v->kind == mllog::Json::Kind::String) *into = v->s;
+          else if (v->kind == mllog::Json::Kind::Int) *into = std::to_string(v->i);
+          else if (v->kind == mllog::Json::Kind::Float) {
+            char buf[40];
+            std::snprintf(buf, sizeof buf, "%.17g", v->f);
+            *into = buf;
+          }
+        }
+      break;
+    }
+  }
   int seed_key = log.find_key("seed");
   for (const auto& ev : log.events) {
     if (static_cast<int>(ev.key_id) != seed_key || f.has_seed) continue;
@@ -407,6 +494,7 @@ void record_log_facts(ManifestRun* m, const LogFacts& facts, const rules::FileVe
   m->run_stop_status = facts.run_stop_status;
   m->has_logged_seed = facts.has_seed;
   m->logged_seed = facts.seed;
+  m->global_batch_size = facts.global_batch_size;
   if (verdict && !verdict->errors.empty()) {
     const auto& f = verdict->errors[0];
     m->first_error = (f.line ? "line " + std::to_string(f.line) + ": " : std::string()) + f.rule + ": " + f.message;
@@ -435,9 +523,33 @@ Admission admit(const AdmissionInput& in) {
     if (s.state == RunState::Failed && !s.detail.empty() && s.exit_code < 0) a.reason += ": " + s.detail;
     return a;
   }
+  // 3. A log of another package: what it states of itself is not this package.
+  const std::pair<const char*, std::pair<const std::string*, const std::string*>> identity[] = {
+      {"submission_org", {&in.log.submission_org, &in.org}},
+      {"submission_division", {&in.log.submission_division, &in.division}},
+      {"submission_benchmark", {&in.log.submission_benchmark, &in.benchmark}}};
+  for (const auto& [key, pair] : identity) {
+    const std::string& logged = *pair.first;
+    const std::string& wanted = *pair.second;
+    if (logged.empty() || wanted.empty() || logged == wanted) continue;
+    a.reason = std::string("its log states ") + key + " \"" + logged + "\", not \"" + wanted +
+               "\": the package holds " + (std::string(key) == "submission_org" ? "the results of " + wanted
+                                            : std::string(key) == "submission_division" ? "results of the " + wanted + " division"
+                                                                                        : wanted + " results") +
+               "; the workload logs what it is told (check its submission_* settings)";
+    return a;
+  }
+  if (!in.package_batch_size.empty() && !in.log.global_batch_size.empty() &&
+      in.log.global_batch_size != in.package_batch_size) {
+    a.reason = "its global_batch_size is " + in.log.global_batch_size + ", and the package's other results (" +
+               in.package_batch_from + ") ran with " + in.package_batch_size +
+               ": the runs of a package share their hyperparameters (the consortium's checkers compare them); run "
+               "again with the package's batch size, or with --replace to start the package over";
+    return a;
+  }
   const rules::FileVerdict& v = *in.verdict;
   const std::string exit_note = ended_after_log(s);
-  // 3. A compliant log is a result, converged or not (the open division has no quality target).
+  // 4. A compliant log is a result, converged or not (the open division has no quality target).
   if (v.compliant) {
     a.enters = true;
     a.converged = in.log.run_stop_status == "success";
@@ -448,7 +560,7 @@ Admission admit(const AdmissionInput& in) {
     a.reason += exit_note;
     return a;
   }
-  // 4. A run that did not converge: ended with run_stop status other than
+  // 5. A run that did not converge: ended with run_stop status other than
   //    success, and the only finding is the quality target not reached. The
   //    consortium's tools take it as a result: the package checker accepts
   //    it under olympic scoring, the RCP checker counts it as not converged,
@@ -459,7 +571,7 @@ Admission admit(const AdmissionInput& in) {
     a.reason = nonconverged_reason(in.log.run_stop_status, in.target_metric, in.allowed_failures, 0) + exit_note;
     return a;
   }
-  // 5. Any other finding: the log breaks a rule.
+  // 6. Any other finding: the log breaks a rule.
   if (only_target_not_reached(v, in.target_metric))
     a.reason = "its run_stop says \"success\" but " + in.target_metric + " never reached the target: " +
                finding_text(v.errors[0]);

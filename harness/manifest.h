@@ -71,6 +71,12 @@ struct ManifestRun {
   // run's output lands outside referee when the backend has such a place (the
   // Slurm work dir's output.txt), so that a run the harness outlived can be found.
   std::string log, output, environment;
+  // The setup it ran with (recorded at launch; "" in records of earlier
+  // versions): the spec's command as written (placeholders unexpanded), the
+  // rule set, the SHA-256 of the system description written with it; and the
+  // global_batch_size its log states. A resume refuses another setup.
+  std::string command, ruleset, system_sha256;
+  std::string global_batch_size;
 };
 
 struct Manifest {
@@ -100,8 +106,22 @@ struct LogFacts {
   std::string run_stop_status;   // metadata.status of that run_stop
   bool has_seed = false;
   long long seed = 0;            // the first seed line's value
+  // What the log states of its submission and setup (the first line of each
+  // key; "" when it has none): a package holds one organisation's results of
+  // one benchmark and division, made with the same hyperparameters.
+  std::string submission_org, submission_division, submission_benchmark;
+  std::string global_batch_size;  // the value as the log wrote it ("2048")
 };
 LogFacts read_log_facts(std::string_view text);
+// The same from the log file at `path`, read in pieces (memory: a line at
+// most, not the log). *readable = whether it could be read.
+LogFacts read_log_facts_file(const std::string& path, bool* readable);
+// Reads the log at `path` line by line: its MLLOG lines counted as the
+// reader counts them (*mllog_lines), and those holding any of `needles`
+// appended to *kept, each with a "\n". Memory: one line (lines longer than
+// base::kMaxLineBytes are cut). False when the file cannot be read.
+bool filter_mllog_lines(const std::string& path, const std::vector<std::string_view>& needles, std::string* kept,
+                        size_t* mllog_lines);
 // The same from a log already parsed (time to train: rules::time_to_train).
 LogFacts read_log_facts(const mllog::ParsedLog& log);
 
@@ -124,6 +144,12 @@ struct AdmissionInput {
   LogFacts log;
   std::string target_metric = "eval_accuracy";  // the key of the quality target (rules::quality_target)
   int allowed_failures = 1;                     // failing files the consortium accepts under olympic scoring
+  // The package the run would enter ("" where not known): a log that states
+  // another organisation, division or benchmark, or another global batch
+  // size than the package's other results, is not one of its results.
+  std::string org, division, benchmark;
+  std::string package_batch_size;  // global_batch_size of the results the package holds
+  std::string package_batch_from;  // which of them: "result_0.txt"
 };
 struct Admission {
   bool enters = false;

@@ -28,6 +28,7 @@
 #include "rules/source.h"
 #include "tests/reference_data.h"
 #include "tests/run_referee.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace referee;
@@ -251,6 +252,50 @@ TEST_SUITE("manifest") {
       CHECK_MESSAGE(error.find(path) != std::string::npos, error);
       CHECK_MESSAGE(error.find("hint:") != std::string::npos, error);
     }
+  }
+
+  TEST_CASE("log facts read from a file in pieces are those of the whole text: every log of rounds 3.0 and 3.1, and odd ones") {
+    if (!testing::have_reference_data()) return;
+    auto same = [](const std::string& text, const std::string& label) {
+      testing::TempDir t;
+      std::string p = (t.path / "log.txt").string();
+      std::ofstream(p, std::ios::binary) << text;
+      bool readable = false;
+      LogFacts a = read_log_facts_file(p, &readable), b = read_log_facts(text);
+      INFO(label);
+      CHECK(readable);
+      CHECK(a.mllog_lines == b.mllog_lines);
+      CHECK(a.has_run_start == b.has_run_start);
+      CHECK(a.has_run_stop == b.has_run_stop);
+      CHECK(a.has_times == b.has_times);
+      CHECK(a.time_to_train_ms == b.time_to_train_ms);
+      CHECK(a.run_stop_status == b.run_stop_status);
+      CHECK(a.has_seed == b.has_seed);
+      CHECK(a.seed == b.seed);
+    };
+    size_t n = 0;
+    for (const char* round : {"training_results_v3.0", "training_results_v3.1"})
+      for (const auto& e : fs::recursive_directory_iterator(testing::reference_dir() + "/mlperf/" + round)) {
+        std::string name = e.path().filename().string();
+        if (!e.is_regular_file() || name.rfind("result_", 0) != 0 || (++n % (testing::kSanitized ? 16 : 2)) != 0) continue;
+        std::ifstream in(e.path(), std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        same(text, e.path().string());
+        // Old-Mac line ends, CRLF, and chatter glued before the token.
+        std::string cr = text, crlf;
+        for (char& c : cr)
+          if (c == '\n') c = '\r';
+        if (n % 20 == 0) same(cr, e.path().string() + " with CR line ends");
+        for (char c : text) {
+          if (c == '\n') crlf += "\r\n";
+          else crlf += c;
+        }
+        if (n % 20 == 0) same(crlf, e.path().string() + " with CRLF line ends");
+      }
+    CHECK(n > 600);
+    bool readable = true;
+    read_log_facts_file("/nonexistent/log.txt", &readable);
+    CHECK_FALSE(readable);
   }
 
   TEST_CASE("time to train and run_stop status are read as the result summarizer pairs run_start and run_stop") {
@@ -880,7 +925,7 @@ TEST_SUITE("manifest") {
 
   TEST_CASE("exec: the manifest records each run's process id as its job id, and a run that could not start") {
     Setup s;
-    Spec spec = s.spec(2);
+    Spec spec = s.spec(2, "ExampleOrg");
     spec.backend = "exec";
     spec.command = {"/bin/sh", "-c",
                     "cat " + std::string(REFEREE_SOURCE_DIR) +
@@ -903,16 +948,105 @@ TEST_SUITE("manifest") {
       CHECK(std::atol(m.runs[i].job_id.c_str()) > 0);
       CHECK(m.runs[i].package == "in");
     }
+    // Another command on the same package: refused, nothing run (its results share one setup).
     spec.runs = 3;
     spec.command = {"/nonexistent/train"};
+    CHECK_FALSE(run_harness(spec, backend, *s.rs, s.options(), &report, &error));
+    CHECK_MESSAGE(error.find("the package already holds 2 result(s) of minilm made with another setup (nothing was run):\n"
+                             "  command: was /bin/sh -c 'cat ") == 0, error);
+    CHECK_MESSAGE(error.find(", now /nonexistent/train\n") != std::string::npos, error);
+    CHECK(error.find("--replace") != std::string::npos);
+    CHECK(s.load().runs.size() == 2);
+    // In a package of its own, the run that could not start is recorded.
+    Setup other;
+    spec.runs = 1;
+    REQUIRE_MESSAGE(run_harness(spec, backend, *other.rs, other.options(), &report, &error), error);
+    m = other.load();
+    REQUIRE(m.runs.size() == 1);
+    CHECK(m.runs[0].package == "out");
+    CHECK(m.runs[0].reason.find("could not start: ") == 0);
+    CHECK(m.runs[0].job_id.empty());
+    CHECK(m.runs[0].state == "failed");
+    CHECK(m.runs[0].verdict == "not started");
+  }
+
+  TEST_CASE("a package holds one setup: another command, batch size or system description is refused before any run") {
+    Setup s;
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(s.spec(2), s.options(), &report, &error), error);
+    REQUIRE(result_files_in(s.results().string()).size() == 2);
+    const std::string manifest_before = slurp(s.manifest());
+    // Another batch size for the builtin workload.
+    Spec bigger = s.spec(3);
+    bigger.batch_size = 128;
+    CHECK_FALSE(s.run(bigger, s.options(), &report, &error));
+    CHECK_MESSAGE(error.find("the package already holds 2 result(s) of minilm made with another setup (nothing was run):\n"
+                             "  command: was builtin minilm, now builtin minilm batch_size=128\n") == 0, error);
+    // Another system description: the fields that changed are named.
+    RunnerOptions o = s.options();
+    size_t at = o.system_json.find("\"referee builtin\"");
+    REQUIRE(at != std::string::npos);
+    o.system_json.replace(at, 17, "\"PyTorch 2.1\"");
+    CHECK_FALSE(s.run(s.spec(3), o, &report, &error));
+    CHECK_MESSAGE(error.find("  system description cpu_2x_example.json: framework was \"referee builtin\", now \"PyTorch 2.1\"") !=
+                      std::string::npos, error);
+    CHECK(slurp(s.manifest()) == manifest_before);  // nothing recorded, nothing run
+    CHECK(result_files_in(s.results().string()).size() == 2);
+    // --replace makes it explicit: the earlier results go, the package starts over with the new setup.
+    o.replace = true;
+    REQUIRE_MESSAGE(s.run(s.spec(3), o, &report, &error), error);
+    CHECK(report.removed.size() == 2);
+    CHECK(result_files_in(s.results().string()).size() == 3);
+    // The same setup again resumes as before.
+    REQUIRE_MESSAGE(s.run(s.spec(4), s.options(), &report, &error) == false, "the system description is the new one");
+    o.replace = false;
+    REQUIRE_MESSAGE(s.run(s.spec(4), o, &report, &error), error);
+    CHECK(result_files_in(s.results().string()).size() == 4);
+  }
+
+  TEST_CASE("a log that states another organisation, benchmark or batch size is not admitted into the package") {
+    Setup s;
+    const std::string ex = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg/results/cpu_2x_example";
+    ExecBackend backend;
+    HarnessReport report;
+    std::string error;
+    // Another organisation's logs.
+    Spec spec = s.spec(2, "OtherOrg");
+    spec.backend = "exec";
+    spec.command = {"/bin/sh", "-c", "cat " + ex + "/minilm/result_{run}.txt"};
     REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, s.options(), &report, &error), error);
-    m = s.load();
-    REQUIRE(m.runs.size() == 3);
-    CHECK(m.runs[2].package == "out");
-    CHECK(m.runs[2].reason.find("could not start: ") == 0);
-    CHECK(m.runs[2].job_id.empty());
-    CHECK(m.runs[2].state == "failed");
-    CHECK(m.runs[2].verdict == "not started");
+    for (const auto& r : report.runs) {
+      CHECK(r.result_file.empty());
+      CHECK_MESSAGE(r.left_out.find("its log states submission_org \"ExampleOrg\", not \"OtherOrg\": the package holds the "
+                                    "results of OtherOrg") == 0, r.left_out);
+    }
+    // The mini classifier's logs for the mini language model's package.
+    Setup t;
+    spec = t.spec(1, "ExampleOrg");
+    spec.backend = "exec";
+    spec.command = {"/bin/sh", "-c", "cat " + ex + "/miniclf/result_0.txt"};
+    REQUIRE_MESSAGE(run_harness(spec, backend, *t.rs, t.options(), &report, &error), error);
+    REQUIRE(report.runs.size() == 1);
+    CHECK_MESSAGE(report.runs[0].left_out.find("its log states submission_benchmark \"miniclf\", not \"minilm\"") == 0,
+                  report.runs[0].left_out);
+    // Run 1 logs another global batch size than run 0, which entered first.
+    Setup u;
+    spec = u.spec(2, "ExampleOrg");
+    spec.backend = "exec";
+    spec.parallel = 1;
+    spec.command = {"/bin/sh", "-c", "if [ {run} = 1 ]; then sed 's/\"global_batch_size\", \"value\": 64/\"global_batch_size\", \"value\": 96/' " +
+                                         ex + "/minilm/result_1.txt; else cat " + ex + "/minilm/result_{run}.txt; fi"};
+    REQUIRE_MESSAGE(run_harness(spec, backend, *u.rs, u.options(), &report, &error), error);
+    REQUIRE(report.runs.size() == 2);
+    CHECK_FALSE(report.runs[0].result_file.empty());
+    CHECK(report.runs[1].result_file.empty());
+    CHECK_MESSAGE(report.runs[1].left_out.find("its global_batch_size is 96, and the package's other results (result_0.txt) ran "
+                                               "with 64: the runs of a package share their hyperparameters") == 0,
+                  report.runs[1].left_out);
+    Manifest m = u.load();
+    CHECK(m.runs[0].global_batch_size == "64");
+    CHECK(m.runs[1].global_batch_size == "96");
   }
 
   TEST_CASE("seeds: a log that logs the seed it was given has no seed note") {

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -13,6 +14,7 @@
 #include "harness/run_output.h"
 #include "rules/interp.h"
 #include "rules/value.h"
+#include "tests/reference_data.h"
 #include "tests/run_referee.h"
 
 namespace fs = std::filesystem;
@@ -117,7 +119,7 @@ TEST_SUITE("harness") {
     sys.insert(sys.find('{') + 1, "\n    \"bogus_field\": \"x\",");
     std::ofstream(d.path / "sys.json") << sys;
     fs::path spec = d.path / "spec.yaml";
-    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: CrashOrg\n"
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ExampleOrg\n"
                         << "system_description: sys.json\n"
                         << "command: [/bin/sh, -c, \"if [ {run} -eq 0 ]; then echo starting; "
                            "printf 'RuntimeError: bad\\\\007 value\\\\n\\\\n'; exit 1; fi; cat '"
@@ -149,5 +151,55 @@ TEST_SUITE("harness") {
       if (r.d().find_str("run")->s() == "minilm-0")
         quoted = r.d().find_str("left_out")->s().find("its last output line: \"RuntimeError: bad\a value\"") != std::string::npos;
     CHECK_MESSAGE(quoted, last);
+  }
+
+  TEST_CASE("referee run: memory stays bounded by a line, not the log: 120 MB of output, a 150 MB line without end") {
+    Dir d;
+    std::string ex = example();
+    // Under the sanitizers freed memory is held in quarantine: the figure is only asserted in the plain build.
+    const long limit_kb = referee::testing::kSanitized ? 0 : 100 * 1024;
+    auto spec_with = [&](const std::string& name, const std::string& command, int timeout) {
+      fs::path spec = d.path / (name + ".yaml");
+      std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\nruns: 1\norg: ExampleOrg\n"
+                          << "system_description: " << ex << "/systems/cpu_2x_example.json\n"
+                          << (timeout ? "timeout: " + std::to_string(timeout) + "\n" : std::string())
+                          << "command: [/bin/sh, -c, \"" << command << "\"]\n";
+      return spec;
+    };
+    const std::string chatter = "yes 'step 12 loss 3.1 lr 0.001 and more words of progress chatter' | head -c 120000000";
+    const std::string log = "cat '" + ex + "/results/cpu_2x_example/minilm/result_0.txt'";
+    for (bool file : {false, true}) {
+      INFO((file ? "the command names {log}" : "the log is what it prints"));
+      fs::path spec = file ? spec_with("tofile", chatter + " >> {log}; " + log + " >> {log}", 0)
+                           : spec_with("printed", chatter + "; " + log, 0);
+      std::string out;
+      long rss = 0;
+      fs::path o = d.path / (file ? "f" : "p");
+      int rc = referee::testing::run_referee_measured("run '" + spec.string() + "' --out '" + o.string() + "'", &out, &rss);
+      REQUIRE_MESSAGE((rc == 0 || rc == 1), out);  // 1: one result of the five the package needs
+      fs::path result = o / "ExampleOrg/results/cpu_2x_example/minilm/result_0.txt";
+      REQUIRE(fs::exists(result));
+      CHECK(fs::file_size(result) > 120000000);
+      MESSAGE("peak memory " << rss / 1024 << " MB for a log of " << fs::file_size(result) / 1000000 << " MB");
+      if (limit_kb) CHECK(rss < limit_kb);
+    }
+    // A line that never ends: cut at 1 MiB in the kept log, and the timeout still ends the run.
+    fs::path spec = spec_with("endless", "head -c 150000000 /dev/zero | tr '\\\\000' x; sleep 600", 4);
+    std::string out;
+    long rss = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    int rc = referee::testing::run_referee_measured("run '" + spec.string() + "' --out '" + (d.path / "e").string() + "'", &out, &rss);
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK_MESSAGE(rc == 1, out);
+    CHECK_MESSAGE(out.find("timed out") != std::string::npos, out);
+    CHECK(took < 120);
+    MESSAGE("peak memory " << rss / 1024 << " MB for a line of 150 MB");
+    if (limit_kb) CHECK(rss < limit_kb);
+    std::string kept;
+    for (const auto& e : fs::recursive_directory_iterator(d.path / "e"))
+      if (e.path().filename() == "minilm-0.log") kept = slurp(e.path());
+    CHECK(kept.size() < 2 * 1024 * 1024);
+    CHECK(kept.find("[referee: this line is longer than 1048576 bytes; 148951424 more bytes of it were not kept]") !=
+          std::string::npos);
   }
 }

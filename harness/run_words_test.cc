@@ -41,7 +41,7 @@ const std::string kCpuSystem = std::string(REFEREE_SOURCE_DIR) + "/harness/workl
 
 // An exec spec replaying the example package's minilm logs (which log their own seeds).
 std::string replay_spec(const std::string& extra_command = "") {
-  return "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: WordsOrg\nsystem_description: " + kCpuSystem +
+  return "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ExampleOrg\nsystem_description: " + kCpuSystem +
          "\ncommand: [\"/bin/sh\", \"-c\", \"cat " + kExample + "/results/cpu_2x_example/minilm/result_{run}.txt" +
          extra_command + "\"]\n";
 }
@@ -156,7 +156,7 @@ TEST_SUITE("harness") {
 
   TEST_CASE("a timed-out run is incomplete, in the summary and in the manifest alike") {
     fs::path dir = temp_dir();
-    spit(dir / "slow.yaml", "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: WordsOrg\ntimeout: 1\n"
+    spit(dir / "slow.yaml", "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ExampleOrg\ntimeout: 1\n"
                             "system_description: " + kCpuSystem + "\ncommand: [\"/bin/sh\", \"-c\", \"sleep 30\"]\n");
     std::string out;
     int rc = referee::testing::run_referee("run '" + (dir / "slow.yaml").string() + "' --runs 1 --progress json --out '" +
@@ -176,7 +176,7 @@ TEST_SUITE("harness") {
     fs::path spec = dir / "replay.yaml";
     // Run 1 logs run 0's seed too: the package's seed check fails, and says why.
     spit(dir / "dup.sh", "cat " + kExample + "/results/cpu_2x_example/minilm/result_0.txt\n");
-    spit(spec, "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: WordsOrg\nsystem_description: " +
+    spit(spec, "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ExampleOrg\nsystem_description: " +
                    kCpuSystem + "\nseeds: [1645906691, 2]\ncommand: [\"/bin/sh\", \"" + (dir / "dup.sh").string() +
                    "\"]\n");
     std::string out;
@@ -229,7 +229,7 @@ TEST_SUITE("harness") {
 
   TEST_CASE("referee run: an incomplete description named by the spec: the hint names that file") {
     fs::path dir = temp_dir();
-    spit(dir / "part.yaml", "submitter: WordsOrg\nsystem_name: part\n");
+    spit(dir / "part.yaml", "submitter: ExampleOrg\nsystem_name: part\n");
     spit(dir / "spec.yaml", "benchmark: minilm\nruleset: mini-1.0.0\nsystem_description: part.yaml\n");
     std::string out;
     int rc = referee::testing::run_referee("run '" + (dir / "spec.yaml").string() + "' --out '" +

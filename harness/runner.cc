@@ -1,11 +1,15 @@
 #include "harness/runner.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
@@ -19,13 +23,16 @@
 
 #include "base/digest.h"
 #include "base/file.h"
+#include "base/lines.h"
 #include "base/utc_time.h"
+#include "harness/backends/slurm.h"
 #include "harness/live_check.h"
 #include "harness/manifest.h"
 #include "harness/environment/node_environment.h"
 #include "harness/run_output.h"
 #include "harness/run_words.h"
 #include "harness/environment/system_describe.h"
+#include "mllog/json.h"
 #include "rules/facts.h"
 
 namespace fs = std::filesystem;
@@ -35,13 +42,6 @@ namespace referee::harness {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool read_file(const fs::path& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return true;
-}
 
 struct Live {
   RunReport report;
@@ -58,14 +58,23 @@ struct Live {
   // followed as it grows; its output (stdout and stderr) is kept apart.
   bool follows_file = false;
   unsigned long long offset = 0;
-  std::string partial;
-  std::string output;
+  base::LineSplitter split;
+  // Its output, when the backend keeps no file of it: lines that came before
+  // launch() returned, then <run>.out written as they come.
+  bool output_decided = false;
+  std::string output_early;
+  std::FILE* output_out = nullptr;
+  std::string output_error;
   size_t output_mllog_lines = 0;
+  std::string last_output;   // the last line it printed with something in it (cut to a few hundred bytes)
   size_t entry = 0;  // its record in the manifest, once launched
   // Launched but waiting in the backend's queue (a Slurm job PENDING): why, as
   // the backend says ("slurm state PENDING (Resources)"); "" once it runs.
   bool queued = false;
   std::string queued_why;
+  ~Live() {
+    if (output_out) std::fclose(output_out);
+  }
 };
 
 // Feeds what the workload added to its {log} file to the live checker, whole
@@ -73,43 +82,82 @@ struct Live {
 // irreparable finding once there is one. REQUIRES: l.mu held.
 std::optional<rules::Finding> follow_log_file(Live& l, const rules::RuleSet& rules, bool final) {
   std::optional<rules::Finding> found;
-  std::ifstream in(l.request.log_path, std::ios::binary);
-  if (in) {
-    in.seekg(0, std::ios::end);
-    auto size = static_cast<unsigned long long>(std::max<std::streamoff>(0, in.tellg()));
-    if (size < l.offset) {
-      // The workload truncated its log and started it again: check it afresh.
-      l.checker = std::make_unique<LiveChecker>(rules);
-      l.tracker->reset();
-      l.offset = 0;
-      l.partial.clear();
-      l.report.lines = 0;
-    }
-    if (size > l.offset) {
-      in.seekg(static_cast<std::streamoff>(l.offset));
-      std::string chunk(static_cast<size_t>(size - l.offset), '\0');
-      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-      chunk.resize(static_cast<size_t>(in.gcount()));
-      l.offset += chunk.size();
-      l.partial += chunk;
-      size_t start = 0;
-      for (size_t nl; (nl = l.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
-        std::string line = l.partial.substr(start, nl - start);
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        ++l.report.lines;
-        l.tracker->add_line(line);
-        if (auto f = l.checker->add_line(line); f && !found) found = f;
-      }
-      l.partial.erase(0, start);
-    }
-  }
-  if (final && !l.partial.empty()) {
+  auto line = [&](std::string_view text, size_t) {
     ++l.report.lines;
-    l.tracker->add_line(l.partial);
-    if (auto f = l.checker->add_line(l.partial); f && !found) found = f;
-    l.partial.clear();
+    l.tracker->add_line(text);
+    if (auto f = l.checker->add_line(text); f && !found) found = f;
+  };
+  int fd = ::open(l.request.log_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      auto size = static_cast<unsigned long long>(st.st_size);
+      if (size < l.offset) {
+        // The workload truncated its log and started it again: check it afresh.
+        l.checker = std::make_unique<LiveChecker>(rules);
+        l.tracker->reset();
+        l.offset = 0;
+        l.split.reset();
+        l.report.lines = 0;
+      }
+      // In pieces, as far as the file goes now: memory holds a piece and a line, not what was added.
+      char buf[1 << 16];
+      while (l.offset < size) {
+        ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(l.offset));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        l.offset += static_cast<unsigned long long>(n);
+        l.split.feed(std::string_view(buf, static_cast<size_t>(n)), line);
+      }
+    }
+    ::close(fd);
   }
+  if (final) l.split.finish(line);
   return found;
+}
+
+// What a run printed: counted, its last line with something in it kept, and,
+// when the backend keeps no file of it, written to <run>.out as it comes.
+// REQUIRES: l.mu held.
+void take_output(Live& l, const std::string& line) {
+  if (line.find_first_not_of(" \t\r") != std::string::npos)
+    l.last_output = line.size() > 4 * kLastLineMax ? line.substr(0, 4 * kLastLineMax) : line;
+  if (!l.follows_file) return;
+  if (line.find(mllog::kToken) != std::string::npos) ++l.output_mllog_lines;
+  if (!l.output_decided) {
+    l.output_early.append(line).push_back('\n');
+  } else if (l.output_out) {
+    if (std::fwrite(line.data(), 1, line.size(), l.output_out) != line.size() || std::fputc('\n', l.output_out) == EOF)
+      if (l.output_error.empty()) l.output_error = "cannot write " + l.report.output_file + ": " + std::strerror(errno);
+  }
+}
+
+// Once launch() returned: where the output of a run that names {log} is kept.
+// The backend's own file (exec, slurm) when it keeps one, else <run>.out.
+// REQUIRES: l.mu held.
+void decide_output(Live& l, const std::string& backend_file) {
+  if (!l.follows_file || l.output_decided) return;
+  l.output_decided = true;
+  if (!backend_file.empty()) {
+    l.report.output_file = backend_file;
+  } else {
+    l.output_out = std::fopen(l.report.output_file.c_str(), "we");
+    if (!l.output_out) l.output_error = "cannot write " + l.report.output_file + ": " + std::strerror(errno);
+    else if (std::fwrite(l.output_early.data(), 1, l.output_early.size(), l.output_out) != l.output_early.size())
+      l.output_error = "cannot write " + l.report.output_file + ": " + std::strerror(errno);
+  }
+  std::string().swap(l.output_early);
+}
+
+// Closes <run>.out; its error, if writing it failed. REQUIRES: l.mu held.
+std::string close_output(Live& l) {
+  decide_output(l, "");
+  if (l.output_out) {
+    if (std::fclose(l.output_out) != 0 && l.output_error.empty())
+      l.output_error = "cannot write " + l.report.output_file + ": " + std::strerror(errno);
+    l.output_out = nullptr;
+  }
+  return l.output_error;
 }
 
 // The time, the process id and a count: each invocation keeps its runs' logs
@@ -122,6 +170,56 @@ std::string invocation_stamp() {
 
 // ---------------------------------------------------------------- the package and its manifest
 
+// What the runs of a package share, as recorded with each run (ManifestRun).
+struct Setup {
+  std::string command, ruleset, system_sha256;
+};
+
+// The command as the spec gives it (placeholders unexpanded), with the
+// environment it sets before it; for the builtin backend, the workload and
+// its batch size.
+std::string setup_command(const Spec& spec, const Backend& backend) {
+  std::string out;
+  for (const auto& [k, v] : spec.env) out.append(slurm::shell_words({k + "=" + v})).append(" ");
+  if (spec.command.empty()) {
+    out.append(backend.name()).append(" ").append(spec.benchmark);
+    if (spec.batch_size > 0) out.append(" batch_size=").append(std::to_string(spec.batch_size));
+    return out;
+  }
+  return out + slurm::shell_words(spec.command);
+}
+
+// The top-level fields of two system descriptions that differ: "framework
+// was \"PyTorch 2.1\", now \"JAX 0.4\"" (at most a few, then how many more).
+std::vector<std::string> system_changes(const std::string& before, const std::string& now) {
+  mllog::Json a, b;
+  std::string err;
+  std::vector<std::string> out;
+  if (!mllog::parse_json_permissive(before, &a, &err) || !mllog::parse_json_permissive(now, &b, &err) ||
+      a.kind != mllog::Json::Kind::Object || b.kind != mllog::Json::Kind::Object)
+    return out;
+  auto text = [](const mllog::Json* v) -> std::string {
+    if (!v) return "(none)";
+    if (v->kind == mllog::Json::Kind::String) return "\"" + v->s + "\"";
+    if (v->kind == mllog::Json::Kind::Int) return std::to_string(v->i);
+    return "(a value)";
+  };
+  std::set<std::string> names;
+  for (const auto& [k, v] : a.fields) names.insert(k);
+  for (const auto& [k, v] : b.fields) names.insert(k);
+  size_t changed = 0;
+  for (const auto& k : names) {
+    const mllog::Json *x = a.find(k), *y = b.find(k);
+    std::string tx = text(x), ty = text(y);
+    bool same = x && y && x->kind == y->kind && tx == ty && (tx != "(a value)");
+    if (same) continue;
+    if (x && y && tx == "(a value)" && ty == "(a value)") continue;  // lists and numbers aside
+    if (++changed <= 4) out.push_back(k + " was " + tx + ", now " + ty);
+  }
+  if (changed > 4) out.push_back("and " + std::to_string(changed - 4) + " more field(s)");
+  return out;
+}
+
 // The package's record for this invocation: the manifest, resumed, and the
 // runs the package still lacks (result number to fill, seed).
 struct PackagePlan {
@@ -133,6 +231,8 @@ struct PackagePlan {
   std::string target_metric = "eval_accuracy";
   int allowed_failures = 1;
   std::string error;      // the first failure to write the package or its record
+  std::string org, system, division, benchmark;
+  Setup setup;            // recorded with each run this invocation starts
 };
 
 int result_number(const std::string& file) {
@@ -161,6 +261,39 @@ bool plan_package(const Spec& spec, const rules::RuleSet& rules, const RunnerOpt
   if (!reconcile_package(&p->manifest, p->manifest_path, p->out_dir, results.string(), spec.org, spec.system, rules,
                          opt.replace, &rec, error))
     return false;
+  // The results the package holds were made with one setup: another one is refused, not mixed in.
+  {
+    std::vector<std::string> changes;
+    std::set<std::string> seen;
+    size_t held = 0;
+    for (const auto& r : p->manifest.runs) {
+      if (r.org != spec.org || r.system != spec.system || r.package != "in") continue;
+      ++held;
+      auto differs = [&](const std::string& what, const std::string& was, const std::string& now) {
+        if (was.empty() || was == now || !seen.insert(what + "\n" + was).second) return;
+        changes.push_back(what + ": was " + was + ", now " + now);
+      };
+      differs("command", r.command, p->setup.command);
+      differs("rule set", r.ruleset, p->setup.ruleset);
+      if (!r.system_sha256.empty() && r.system_sha256 != p->setup.system_sha256 && seen.insert("system").second) {
+        std::string before;
+        std::ifstream in(fs::path(opt.out_dir) / spec.org / "systems" / (spec.system + ".json"), std::ios::binary);
+        before.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        auto fields = system_changes(before, opt.system_json);
+        std::string what = "system description " + spec.system + ".json";
+        if (fields.empty()) changes.push_back(what + ": changed since those results were made");
+        for (const auto& f : fields) changes.push_back(what + ": " + f);
+      }
+    }
+    if (!changes.empty() && !opt.replace) {
+      *error = "the package already holds " + std::to_string(held) + " result(s) of " + spec.benchmark +
+               " made with another setup (nothing was run):";
+      for (const auto& c : changes) *error += "\n  " + c;
+      *error += "\nhint: the results of a package share one setup (the consortium's checkers compare them): run with "
+                "the earlier setup to add to them, or with --replace to take them out and start the package over";
+      return false;
+    }
+  }
   out->removed = rec.removed;
   out->resumed = rec.messages;
   for (const auto& f : rec.removed)
@@ -235,6 +368,9 @@ void record_launch(const Spec& spec, const Backend& backend, PackagePlan& p, con
   m.state = "running";
   m.verdict = "not checked";
   m.reason = "running";
+  m.command = p.setup.command;
+  m.ruleset = p.setup.ruleset;
+  m.system_sha256 = p.setup.system_sha256;
   m.log = relative_to(p.out_dir, r.kept_log);
   m.output = relative_to(p.out_dir, r.output_file);
   *entry = p.manifest.runs.size();
@@ -250,11 +386,10 @@ void record_launch(const Spec& spec, const Backend& backend, PackagePlan& p, con
 void enter_package(Live& l, PackagePlan& p, const fs::path& results,
                    const std::function<void(const std::string&)>& event) {
   RunReport& r = l.report;
-  std::string text;
-  bool have_text = true;
-  if (l.follows_file) have_text = read_file(r.kept_log, &text);
-  else if (l.launched) text = l.checker->text();
-  LogFacts facts = have_text ? read_log_facts(text) : LogFacts{};
+  // The log is read from its file, in pieces: memory does not grow with it.
+  bool have_text = false;
+  LogFacts facts = l.launched ? read_log_facts_file(r.kept_log, &have_text) : LogFacts{};
+  if (!have_text) facts = LogFacts{};
   r.has_time_to_train = facts.has_times;
   r.time_to_train_ms = facts.time_to_train_ms;
   AdmissionInput in;
@@ -265,6 +400,15 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
   in.log = facts;
   in.target_metric = p.target_metric;
   in.allowed_failures = p.allowed_failures;
+  in.org = p.org;
+  in.division = p.division;
+  in.benchmark = p.benchmark;
+  for (const auto& m : p.manifest.runs)
+    if (m.package == "in" && m.org == p.org && m.system == p.system && !m.global_batch_size.empty()) {
+      in.package_batch_size = m.global_batch_size;
+      in.package_batch_from = fs::path(m.result_file).filename().string();
+      break;
+    }
   Admission a = admit(in);
   r.log_complete = facts.has_run_start && facts.has_run_stop;
   r.has_logged_seed = facts.has_seed;
@@ -286,7 +430,7 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
   }
   if (!a.enters && l.launched && r.status.state == RunState::Failed) {
     // What the workload said last: a crash's reason is in its output, not in its exit status.
-    std::string last = last_output_line(l.follows_file ? l.output : text);
+    std::string last = last_output_line(l.last_output);
     if (!last.empty()) a.reason += "; its last output line: \"" + last + "\"";
   }
   if (a.enters) {
@@ -317,10 +461,15 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
   fs::path f = results / ("result_" + std::to_string(n) + ".txt");
   m.package = "entering";
   m.result_file = relative_to(p.out_dir, f.string());
-  m.result_sha256 = base::sha256_hex(text);
+  m.result_sha256 = base::sha256_file_hex(r.kept_log);
   save_record(p, event);
-  std::string err;
-  if (!p.error.empty() || !base::write_file_atomic(f.string(), text, &err)) {
+  std::string err, copied_sha;
+  auto copy = [&] {
+    base::Status s = base::copy_file_atomic(r.kept_log, f.string(), &copied_sha);
+    if (!s.ok()) err = s.message;
+    return s.ok();
+  };
+  if (!p.error.empty() || !copy()) {
     // Not recorded as entering, or not written: the run stays out, and says why.
     if (!err.empty()) {
       event(r.id + ": " + err);
@@ -337,6 +486,7 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
   }
   p.numbers.insert(n);
   m.package = "in";
+  m.result_sha256 = copied_sha;  // what the file holds (a log still written to may have grown in between)
   save_record(p, event);
   r.result_file = f.string();
 }
@@ -419,6 +569,11 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
   // The package's record: resume it, and plan the runs it still lacks (a
   // record referee cannot read stops everything here, nothing written).
   PackagePlan plan;
+  plan.org = spec.org;
+  plan.system = spec.system;
+  plan.division = spec.division;
+  plan.benchmark = spec.benchmark;
+  plan.setup = {setup_command(spec, backend), rules.id().id(), base::sha256_hex(opt.system_json)};
   if (!plan_package(spec, rules, opt, results, logs, out, &plan, error)) {
     fs::remove(logs, ec);
     return false;
@@ -482,6 +637,35 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
                             f.message + (f.found.empty() ? "" : " (found " + f.found + ")");
     if (l.handle) l.handle->cancel("stopped by the live checker: " + l.report.abort_reason);
   };
+  // Keeps what a run that ended logged: the workload's own file stays as it
+  // wrote it (what is left of it is read, and checked when `check`) and its
+  // output is closed; otherwise its lines go from the checker's spool to its
+  // log file, in pieces. REQUIRES: l.mu held.
+  auto keep_log = [&](Live& l, bool check) {
+    std::string err;
+    if (l.follows_file) {
+      if (auto f = follow_log_file(l, rules, true); f && check) stop_run(l, *f);
+      err = close_output(l);
+    } else if (!fs::exists(l.report.kept_log, ec)) {
+      l.checker->save_text(l.report.kept_log, &err);
+    }
+    if (!err.empty()) event(l.report.id + ": " + err);
+  };
+  // <run>.env.json: the environment the run ran in (captured on the run's
+  // node when the backend did so, slurm; else before the runs), with what its
+  // log says of the submission. REQUIRES: l.mu held.
+  auto write_environment = [&](Live& l, bool say) {
+    if (!opt.environment) return;
+    std::string note, err, lines;
+    Environment env = run_environment(l.request.log_path, *opt.environment, &note);
+    if (!note.empty() && say) event(l.report.id + ": " + note);
+    size_t mllog_lines = 0;
+    if (filter_mllog_lines(l.report.kept_log, {"submission_"}, &lines, &mllog_lines))
+      env.submission = submission_fields(lines);
+    fs::path env_file = logs / (l.report.id + ".env.json");
+    if (base::write_file_atomic(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
+    else if (say) event(l.report.id + ": " + err);
+  };
   // Collects a run that ended (by itself, cancelled, timed out): its log and
   // output kept, its environment, its verdict, the package. REQUIRES: l.mu held.
   auto collect = [&](Live& l, const RunStatus& s) {
@@ -489,27 +673,8 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     --active;
     l.report.status = s;
     l.report.seconds = std::chrono::duration<double>(Clock::now() - l.started).count();
-    std::string err;
-    if (l.follows_file) {
-      // The workload's own file stays as it wrote it; its output goes beside it.
-      if (auto f = follow_log_file(l, rules, true)) stop_run(l, *f);
-      base::write_file_atomic(l.report.output_file, l.output, &err);
-    } else if (!fs::exists(l.report.kept_log, ec)) {
-      base::write_file_atomic(l.report.kept_log, l.checker->text(), &err);
-    }
-    if (opt.environment) {
-      // The environment the run ran in, with what its log says of the submission.
-      // Captured on the run's node when the backend did so (slurm), else before the runs.
-      std::string note;
-      Environment env = run_environment(l.request.log_path, *opt.environment, &note);
-      if (!note.empty()) event(l.report.id + ": " + note);
-      std::string log_text;
-      env.submission = submission_fields(l.follows_file && read_file(l.report.kept_log, &log_text) ? log_text
-                                                                                                 : l.checker->text());
-      fs::path env_file = logs / (l.report.id + ".env.json");
-      if (base::write_file_atomic(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
-      else event(l.report.id + ": " + err);
-    }
+    keep_log(l, true);
+    write_environment(l, true);
     if (!l.report.aborted)
       if (auto f = l.checker->check_now()) stop_run(l, *f);
     l.report.verdict = l.checker->final_verdict();
@@ -564,12 +729,8 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       Live* lp = &l;
       auto h = backend.launch(l.request, [lp, &stop_run](const std::string&, const std::string& line) {
         std::lock_guard<std::mutex> lock(lp->mu);
-        if (lp->follows_file) {
-          lp->output += line;
-          lp->output += '\n';
-          if (line.find(mllog::kToken) != std::string::npos) ++lp->output_mllog_lines;
-          return;
-        }
+        take_output(*lp, line);
+        if (lp->follows_file) return;
         ++lp->report.lines;
         lp->tracker->add_line(line);
         if (auto f = lp->checker->add_line(line)) stop_run(*lp, *f);
@@ -584,6 +745,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         continue;
       }
       l.handle = std::move(h);
+      decide_output(l, l.handle->output_path());
       l.launched = true;
       l.report.launched = true;
       l.report.job_id = l.handle->job_id();
@@ -703,22 +865,8 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         --active;
         l.report.status = {RunState::Cancelled, -1, why + " (its log is kept as far as it got; not checked)"};
         l.report.seconds = std::chrono::duration<double>(Clock::now() - l.started).count();
-        std::string err;
-        if (l.follows_file) {
-          follow_log_file(l, rules, true);
-          if (!base::write_file_atomic(l.report.output_file, l.output, &err)) event(l.report.id + ": " + err);
-        } else if (!fs::exists(l.report.kept_log, ec)) {
-          if (!base::write_file_atomic(l.report.kept_log, l.checker->text(), &err)) event(l.report.id + ": " + err);
-        }
-        if (opt.environment) {
-          std::string note;
-          Environment env = run_environment(l.request.log_path, *opt.environment, &note);
-          std::string log_text;
-          env.submission = submission_fields(l.follows_file && read_file(l.report.kept_log, &log_text) ? log_text
-                                                                                                     : l.checker->text());
-          fs::path env_file = logs / (l.report.id + ".env.json");
-          if (base::write_file_atomic(env_file, env.to_json(), &err)) l.report.environment_file = env_file.string();
-        }
+        keep_log(l, false);
+        write_environment(l, false);
         l.report.last_eval = l.checker->last_eval();
         l.tracker->end();
         l.report.progress = l.tracker->snapshot();

@@ -141,7 +141,7 @@ fs::path write_spec(const fs::path& dir, const std::string& backend, bool ignore
   for (char c : script) quoted += c == '"' ? std::string("\\\"") : std::string(1, c);
   fs::path spec = dir / "spec.yaml";
   std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: " << backend
-                      << "\nparallel: 2\norg: SigOrg\nsystem_description: " << ex
+                      << "\nparallel: 2\norg: ExampleOrg\nsystem_description: " << ex
                       << "/systems/cpu_2x_example.json\ncommand: [/bin/sh, -c, \"" << quoted << "\"]\n"
                       // A long grace on exec: only a second interrupt can end them quickly.
                       << (ignore_term && backend == "exec" ? "backend_options: {kill_grace: \"60\"}\n" : "");
@@ -184,7 +184,7 @@ void check_interrupted_summary(const fs::path& dir, const std::string& out, cons
     CHECK(n.find("minilm-3") == std::string::npos);
     CHECK(n.find("minilm-4") == std::string::npos);
   }
-  fs::path results = dir / "out" / "SigOrg" / "results" / "cpu_2x_example" / "minilm";
+  fs::path results = dir / "out" / "ExampleOrg" / "results" / "cpu_2x_example" / "minilm";
   CHECK(fs::exists(results / "result_0.txt"));
   CHECK_FALSE(fs::exists(results / "result_1.txt"));
   // Nothing referee wrote is half-written. (A Slurm job's own work directory,
@@ -228,7 +228,7 @@ TEST_SUITE("signals") {
     Scratch s;
     // Each run prints a line a second for three seconds, then a whole log (one of the example package's).
     fs::path spec = s.path / "adopt.yaml";
-    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: AdoptOrg\nparallel: 5\n"
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ExampleOrg\nparallel: 5\n"
                         << "system_description: " << REFEREE_SOURCE_DIR << "/harness/workloads/specs/cpu_system.yaml\n"
                         << "command: [\"/bin/sh\", \"-c\", \"for i in 1 2 3; do echo step $i; sleep 1; done; cat " << example()
                         << "/results/cpu_2x_example/minilm/result_{run}.txt\"]\n";
@@ -257,7 +257,7 @@ TEST_SUITE("signals") {
     CHECK_MESSAGE(out.find("nothing to run") != std::string::npos, out);
     CHECK_MESSAGE(out.find("lost:") == std::string::npos, out);
     int files = 0;
-    for (const auto& e : fs::directory_iterator(s.path / "out" / "AdoptOrg" / "results" / "cpu_node" / "minilm"))
+    for (const auto& e : fs::directory_iterator(s.path / "out" / "ExampleOrg" / "results" / "cpu_node" / "minilm"))
       files += e.path().filename().string().rfind("result_", 0) == 0 ? 1 : 0;
     CHECK(files == 5);
   }
@@ -265,7 +265,7 @@ TEST_SUITE("signals") {
   TEST_CASE("the run record cannot be written (a full disk): nothing more starts, the summary says so, the resume adopts") {
     Scratch s;
     fs::path spec = s.path / "full.yaml";
-    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: FullOrg\nparallel: 1\n"
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ExampleOrg\nparallel: 1\n"
                         << "system_description: " << REFEREE_SOURCE_DIR << "/harness/workloads/specs/cpu_system.yaml\n"
                         << "command: [\"/bin/sh\", \"-c\", \"sleep 2; cat " << example()
                         << "/results/cpu_2x_example/minilm/result_{run}.txt\"]\n";
@@ -306,7 +306,7 @@ TEST_SUITE("signals") {
     std::string script = "cat '" + ex + "/results/cpu_2x_example/minilm/result_{run}.txt'; sleep 30 & echo $! > '" +
                          (s.path / "pids").string() + "/{run}.child'; exit 0";
     fs::path spec = s.path / "spec.yaml";
-    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\nparallel: 2\norg: SigOrg\n"
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\nparallel: 2\norg: ExampleOrg\n"
                         << "system_description: " << ex << "/systems/cpu_2x_example.json\n"
                         << "command: [/bin/sh, -c, \"" << script << "\"]\n";
     pid_t pid = spawn_referee({"run", spec.string(), "--out", (s.path / "out").string(), "--runs", "2",
@@ -395,7 +395,7 @@ TEST_SUITE("signals") {
     Scratch s;
     std::string ex = example();
     fs::path spec = s.path / "spec.yaml";
-    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\nparallel: 5\norg: JsonOrg\n"
+    std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\nparallel: 5\norg: ExampleOrg\n"
                         << "system_description: " << ex << "/systems/cpu_2x_example.json\n"
                         << "command: [/bin/sh, -c, \"while IFS= read -r l; do printf '%s\\\\n' \\\"$l\\\"; case \\\"$l\\\" in "
                            "*eval_accuracy*) sleep 0.05;; esac; done < "

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "harness/preflight.h"
 #include "harness/run_output.h"
 #include "rules/interp.h"
 #include "rules/value.h"
@@ -201,5 +202,62 @@ TEST_SUITE("harness") {
     CHECK(kept.size() < 2 * 1024 * 1024);
     CHECK(kept.find("[referee: this line is longer than 1048576 bytes; 148951424 more bytes of it were not kept]") !=
           std::string::npos);
+  }
+
+  TEST_CASE("referee run: what would fail every run ends with exit 2 and one message before any run, seed or file") {
+    Dir d;
+    std::string ex = example();
+    auto attempt = [&](const std::string& name, const std::string& fields) {
+      fs::path spec = d.path / (name + ".yaml");
+      std::ofstream(spec) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ExampleOrg\n"
+                          << "system_description: " << ex << "/systems/cpu_2x_example.json\n" << fields;
+      std::string out;
+      fs::path o = d.path / ("out-" + name);
+      int rc = run_referee("run '" + spec.string() + "' --out '" + o.string() + "'", &out);
+      CHECK_MESSAGE(rc == 2, out);
+      CHECK_MESSAGE(!fs::exists(o), out);  // nothing written
+      CHECK_MESSAGE(out.find("could not start") == std::string::npos, out);
+      CHECK_MESSAGE(out.find("RCP") == std::string::npos, out);
+      return out;
+    };
+    std::string out = attempt("typo", "command: [pyhton3, train.py]\n");
+    CHECK_MESSAGE(out.find("referee run: the command's program pyhton3 is not found on PATH (") != std::string::npos, out);
+    CHECK(out.find("(nothing was run, no seed given out)\nhint: fix 'command' in the spec") != std::string::npos);
+    out = attempt("script", "command: [python3, train.py, --seed, \"{seed}\"]\n");
+    CHECK_MESSAGE(out.find("the script train.py that python3 is to run does not exist (in ") != std::string::npos, out);
+    out = attempt("relative", "command: [./nope.sh]\n");
+    CHECK_MESSAGE(out.find("the command's program ./nope.sh does not exist (in ") != std::string::npos, out);
+    out = attempt("placeholder", "command: [/bin/sh, -c, \"train --seed {sed}\"]\n");
+    CHECK_MESSAGE(out.find("placeholder.yaml:6: 'command': unknown placeholder {sed} in 'train --seed {sed}' (did you mean "
+                           "{seed}?); the placeholders are {seed}, {run} and {log}") != std::string::npos, out);
+    out = attempt("dry", "command: [cat, x]\ndry_start: [/bin/sh, -c, \"echo importing; echo 'ModuleNotFoundError: no "
+                         "torchx' >&2; exit 3\"]\n");
+    CHECK_MESSAGE(out.find("the dry start (/bin/sh -c 'echo importing; echo '\\''ModuleNotFoundError: no torchx'\\'' >&2; "
+                           "exit 3') exited 3; its last output line: \"ModuleNotFoundError: no torchx\"") != std::string::npos,
+                  out);
+    // Braces that are not placeholders ({print} for awk) are left alone; a dry start that passes lets the runs go.
+    fs::path ok = d.path / "ok.yaml";
+    std::ofstream(ok) << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: exec\norg: ExampleOrg\nruns: 1\n"
+                      << "system_description: " << ex << "/systems/cpu_2x_example.json\n"
+                      << "dry_start: [/bin/sh, -c, \"exit 0\"]\n"
+                      << "command: [/bin/sh, -c, \"awk '{print}' " << ex << "/results/cpu_2x_example/minilm/result_0.txt\"]\n";
+    int rc = run_referee("run '" + ok.string() + "' --out '" + (d.path / "ok").string() + "'", &out);
+    CHECK_MESSAGE((rc == 0 || rc == 1), out);
+    CHECK_MESSAGE(fs::exists(d.path / "ok/ExampleOrg/results/cpu_2x_example/minilm/result_0.txt"), out);
+  }
+
+  TEST_CASE("preflight: the output folder's room is what the runs need, from the package's own results") {
+    Dir d;
+    CHECK(referee::harness::output_problem((d.path / "new" / "out").string(), (d.path / "none").string(), 5).empty());
+    std::string p = referee::harness::output_problem(d.path.string(), (d.path / "none").string(), 100000000);
+    CHECK_MESSAGE(p.find("the output folder " + d.path.string() + " has ") == 0, p);
+    CHECK_MESSAGE(p.find(" free, and 100000000 run(s) need about ") != std::string::npos, p);
+    fs::create_directories(d.path / "res");
+    std::ofstream(d.path / "res" / "result_0.txt") << std::string(3 << 20, 'x');
+    p = referee::harness::output_problem(d.path.string(), (d.path / "res").string(), 100000000);
+    CHECK_MESSAGE(p.find("(logs of about 3 MB each") != std::string::npos, p);
+    std::ofstream(d.path / "file") << "x";
+    p = referee::harness::output_problem((d.path / "file" / "out").string(), "", 1);
+    CHECK_MESSAGE(p.find("is not a folder") != std::string::npos, p);
   }
 }

@@ -6,6 +6,7 @@
 #include "harness/backends/registry.h"
 #include "harness/backends/slurm.h"
 #include "harness/environment/system_describe.h"
+#include "harness/preflight.h"
 #include "harness/spec_options.h"
 #include "rules/facts.h"
 
@@ -112,6 +113,31 @@ PackageRun run_package(const PackageRequest& request, const RunHooks& hooks) {
     out.error = error;
     return out;
   }
+  auto backend = make_backend(spec.backend, &error);
+  if (!backend) {
+    out.error = error;
+    return out;
+  }
+  // What would refuse or fail every run, before anything is written, any seed given out or any job submitted.
+  if (std::string refusal = setup_refusal(spec, *backend, *rs, request.out_dir, request.replace); !refusal.empty()) {
+    out.error = refusal;
+    return out;
+  }
+  {
+    fs::path results = fs::path(request.out_dir) / spec.org / "results" / spec.system / spec.benchmark;
+    int held = 0;
+    std::error_code ec;
+    if (!request.replace && !spec.system.empty())
+      for (const auto& e : fs::directory_iterator(results, ec))
+        held += e.path().filename().string().rfind("result_", 0) == 0 ? 1 : 0;
+    int to_run = std::max(0, spec.runs - held);
+    fs::path log = fs::absolute(request.out_dir, ec) / ".referee-runs" / spec.benchmark / "preflight.log";
+    RunRequest sample = request_for(spec, *backend, spec.benchmark + "-0", 0, spec.seed_base, log.string());
+    if (to_run > 0 && !preflight(spec, *backend, sample, request.out_dir, results.string(), to_run, &error)) {
+      out.error = error;
+      return out;
+    }
+  }
   // The system description, complete, before any run starts.
   Environment environment = capture_environment(capture_options(&spec));
   // On Slurm: from a compute node of the allocation (docs/slurm.md).
@@ -170,11 +196,6 @@ PackageRun run_package(const PackageRequest& request, const RunHooks& hooks) {
     return out;
   }
   if (spec.system.empty()) spec.system = sys.fields["system_name"];
-  auto backend = make_backend(spec.backend, &error);
-  if (!backend) {
-    out.error = error;
-    return out;
-  }
   if (auto* slurm = dynamic_cast<SlurmBackend*>(backend.get()); slurm && captures_on_node(spec))
     slurm->capture_on_node(self_binary(), fs::absolute(request.spec_path).string());
   if (hooks.starting) hooks.starting(out);

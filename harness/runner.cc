@@ -220,6 +220,69 @@ std::vector<std::string> system_changes(const std::string& before, const std::st
   return out;
 }
 
+}  // namespace
+
+RunRequest request_for(const Spec& spec, const Backend& backend, const std::string& id, int index, long long seed,
+                       const std::string& log_path) {
+  RunRequest r;
+  r.id = id;
+  r.benchmark = spec.benchmark;
+  r.run_index = index;
+  r.seed = seed;
+  r.log_path = log_path;
+  r.command = expand_command(spec.command, seed, index, log_path);
+  r.env = spec.env;
+  r.workdir = spec.workdir;
+  r.timeout = std::chrono::seconds(spec.timeout_s);
+  r.options = spec.backend_options;
+  if (std::string(backend.name()) == "builtin") {  // what the mini workloads take; other backends run commands
+    if (spec.batch_size > 0) r.options["batch_size"] = std::to_string(spec.batch_size);
+    r.options["division"] = spec.division;
+    r.options["org"] = spec.org;
+  }
+  return r;
+}
+
+namespace {
+
+// The refusal of a resume whose setup is not that of the results the package
+// holds ("" when it is, or when the package holds none): the command, the rule
+// set and, unless `system_json` is "", the system description (the fields
+// that changed, against the one written with them).
+std::string setup_changes(const Manifest& manifest, const Spec& spec, const Setup& now, const std::string& out_dir,
+                          const std::string& system_json) {
+  std::vector<std::string> changes;
+  std::set<std::string> seen;
+  size_t held = 0;
+  for (const auto& r : manifest.runs) {
+    if (r.org != spec.org || (!spec.system.empty() && r.system != spec.system) || r.package != "in") continue;
+    ++held;
+    auto differs = [&](const std::string& what, const std::string& was, const std::string& is) {
+      if (was.empty() || was == is || !seen.insert(what + "\n" + was).second) return;
+      changes.push_back(what + ": was " + was + ", now " + is);
+    };
+    differs("command", r.command, now.command);
+    differs("rule set", r.ruleset, now.ruleset);
+    if (!system_json.empty() && !r.system_sha256.empty() && r.system_sha256 != now.system_sha256 &&
+        seen.insert("system").second) {
+      std::string before;
+      std::ifstream in(fs::path(out_dir) / spec.org / "systems" / (spec.system + ".json"), std::ios::binary);
+      before.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      auto fields = system_changes(before, system_json);
+      std::string what = "system description " + spec.system + ".json";
+      if (fields.empty()) changes.push_back(what + ": changed since those results were made");
+      for (const auto& f : fields) changes.push_back(what + ": " + f);
+    }
+  }
+  if (changes.empty()) return "";
+  std::string error = "the package already holds " + std::to_string(held) + " result(s) of " + spec.benchmark +
+                      " made with another setup (nothing was run):";
+  for (const auto& c : changes) error.append("\n  ").append(c);
+  error += "\nhint: the results of a package share one setup (the consortium's checkers compare them): run with "
+           "the earlier setup to add to them, or with --replace to take them out and start the package over";
+  return error;
+}
+
 // The package's record for this invocation: the manifest, resumed, and the
 // runs the package still lacks (result number to fill, seed).
 struct PackagePlan {
@@ -262,37 +325,9 @@ bool plan_package(const Spec& spec, const rules::RuleSet& rules, const RunnerOpt
                          opt.replace, &rec, error))
     return false;
   // The results the package holds were made with one setup: another one is refused, not mixed in.
-  {
-    std::vector<std::string> changes;
-    std::set<std::string> seen;
-    size_t held = 0;
-    for (const auto& r : p->manifest.runs) {
-      if (r.org != spec.org || r.system != spec.system || r.package != "in") continue;
-      ++held;
-      auto differs = [&](const std::string& what, const std::string& was, const std::string& now) {
-        if (was.empty() || was == now || !seen.insert(what + "\n" + was).second) return;
-        changes.push_back(what + ": was " + was + ", now " + now);
-      };
-      differs("command", r.command, p->setup.command);
-      differs("rule set", r.ruleset, p->setup.ruleset);
-      if (!r.system_sha256.empty() && r.system_sha256 != p->setup.system_sha256 && seen.insert("system").second) {
-        std::string before;
-        std::ifstream in(fs::path(opt.out_dir) / spec.org / "systems" / (spec.system + ".json"), std::ios::binary);
-        before.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        auto fields = system_changes(before, opt.system_json);
-        std::string what = "system description " + spec.system + ".json";
-        if (fields.empty()) changes.push_back(what + ": changed since those results were made");
-        for (const auto& f : fields) changes.push_back(what + ": " + f);
-      }
-    }
-    if (!changes.empty() && !opt.replace) {
-      *error = "the package already holds " + std::to_string(held) + " result(s) of " + spec.benchmark +
-               " made with another setup (nothing was run):";
-      for (const auto& c : changes) *error += "\n  " + c;
-      *error += "\nhint: the results of a package share one setup (the consortium's checkers compare them): run with "
-                "the earlier setup to add to them, or with --replace to take them out and start the package over";
-      return false;
-    }
+  if (!opt.replace) {
+    *error = setup_changes(p->manifest, spec, p->setup, opt.out_dir, opt.system_json);
+    if (!error->empty()) return false;
   }
   out->removed = rec.removed;
   out->resumed = rec.messages;
@@ -537,6 +572,17 @@ std::string interrupt_name(int signal) {
   return "signal " + std::to_string(signal);
 }
 
+std::string setup_refusal(const Spec& spec, const Backend& backend, const rules::RuleSet& rules,
+                          const std::string& out_dir, bool replace) {
+  if (replace) return "";
+  Manifest manifest;
+  bool existed = false;
+  std::string error;
+  fs::path path = fs::path(out_dir) / ".referee-runs" / spec.benchmark / "manifest.json";
+  if (!load_manifest(path.string(), spec.benchmark, &manifest, &existed, &error) || !existed) return "";
+  return setup_changes(manifest, spec, Setup{setup_command(spec, backend), rules.id().id(), ""}, out_dir, "");
+}
+
 bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules, const RunnerOptions& opt,
                  HarnessReport* out, std::string* error) {
   *out = HarnessReport{};
@@ -593,22 +639,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     l->report.kept_log = (logs / (l->report.id + ".log")).string();
     l->follows_file = uses_log_file;
     if (uses_log_file) l->report.output_file = (logs / (l->report.id + ".out")).string();
-    RunRequest& r = l->request;
-    r.id = l->report.id;
-    r.benchmark = spec.benchmark;
-    r.run_index = i;
-    r.seed = l->report.seed;
-    r.log_path = l->report.kept_log;
-    r.command = expand_command(spec.command, r.seed, i, r.log_path);
-    r.env = spec.env;
-    r.workdir = spec.workdir;
-    r.timeout = std::chrono::seconds(spec.timeout_s);
-    r.options = spec.backend_options;
-    if (std::string(backend.name()) == "builtin") {  // what the mini workloads take; other backends run commands
-      if (spec.batch_size > 0) r.options["batch_size"] = std::to_string(spec.batch_size);
-      r.options["division"] = spec.division;
-      r.options["org"] = spec.org;
-    }
+    l->request = request_for(spec, backend, l->report.id, i, seed, l->report.kept_log);
     l->checker = std::make_unique<LiveChecker>(rules);
     l->tracker = std::make_unique<ProgressTracker>(out->progress_model);
     runs.push_back(std::move(l));

@@ -115,4 +115,18 @@ std::string interrupt_name(int signal);
 bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules, const RunnerOptions& opt,
                  HarnessReport* out, std::string* error);
 
+// What the backend gets to start run `index` of the spec, seed `seed`, its
+// log at `log_path`: the command with its placeholders expanded, the spec's
+// environment, workdir, timeout and backend options.
+RunRequest request_for(const Spec& spec, const Backend& backend, const std::string& id, int index, long long seed,
+                       const std::string& log_path);
+
+// Before anything runs (a Slurm describe job included): the refusal of a
+// resume whose command or rule set is not that of the results the package
+// under `out_dir` holds, naming each difference; "" when there is none (or
+// with `replace`). run_harness refuses the same, and a changed system
+// description, once the description is known.
+std::string setup_refusal(const Spec& spec, const Backend& backend, const rules::RuleSet& rules,
+                          const std::string& out_dir, bool replace);
+
 }  // namespace referee::harness

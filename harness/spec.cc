@@ -69,6 +69,7 @@ std::string join(const std::vector<std::string>& v) {
 std::string shown(const Spec* s, const std::string& k, const YAML::Node& v) {
   if (v.IsScalar()) return v.Scalar();
   if (k == "command") return join(s->command);
+  if (k == "dry_start") return join(s->dry_start);
   std::string out;
   if (k == "seeds")
     for (long long x : s->seeds) out += (out.empty() ? "" : ", ") + std::to_string(x);
@@ -92,7 +93,7 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
     return false;
   }
   static const std::set<std::string> known = {"benchmark", "ruleset", "division", "runs", "seeds", "seed_base",
-                                              "command", "env", "workdir", "timeout", "backend", "backend_options",
+                                              "command", "dry_start", "env", "workdir", "timeout", "backend", "backend_options",
                                               "parallel", "batch_size", "org", "system", "system_description"};
   try {
     out->path = path;
@@ -134,6 +135,12 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
           for (size_t i = 0; i < v.size(); ++i) out->command.push_back(text(v[i], k));
         else
           out->command = {"/bin/sh", "-c", text(v, k)};
+      } else if (k == "dry_start") {
+        out->dry_start.clear();
+        if (v.IsSequence())
+          for (size_t i = 0; i < v.size(); ++i) out->dry_start.push_back(text(v[i], k));
+        else
+          out->dry_start = {"/bin/sh", "-c", text(v, k)};
       } else if (k == "env") {
         if (!v.IsMap()) throw YAML::Exception(v.Mark(), "'env': expected a mapping ({NAME: value})");
         no_duplicate_keys(v, k);
@@ -240,6 +247,23 @@ bool finalize_spec(Spec* s, int required_runs, std::string* error, const std::st
     *error = at(s, "backend") + "the " + s->backend + " backend needs a command (command: [\"./train.sh\", \"--seed\", \"{seed}\"])";
     return false;
   }
+  // A placeholder misspelt ({sed}) would reach every run as it is: said before any run.
+  for (const auto* cmd : {&s->command, &s->dry_start})
+    for (const auto& arg : *cmd)
+      for (size_t open = arg.find('{'); open != std::string::npos; open = arg.find('{', open + 1)) {
+        size_t close = arg.find('}', open);
+        if (close == std::string::npos) break;
+        std::string name = arg.substr(open + 1, close - open - 1);
+        if (name.empty() || name == "seed" || name == "run" || name == "log" ||
+            name.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos)
+          continue;
+        std::string near = base::nearest_name(name, {"seed", "run", "log"});
+        if (near.empty()) continue;  // shell or awk braces ({print}), not a placeholder
+        const char* field = cmd == &s->command ? "command" : "dry_start";
+        *error = at(s, field) + "'" + field + "': unknown placeholder {" + name + "} in '" + arg + "' (did you mean {" +
+                 near + "}?); the placeholders are {seed}, {run} and {log}";
+        return false;
+      }
   if (s->parallel <= 0 && s->backend == "slurm") {
     // The cluster decides where jobs go; a submitter asks for more at once.
     s->parallel = 1;

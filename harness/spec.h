@@ -18,6 +18,11 @@ struct Spec {
   long long seed_base = 0;               // unless has_seed_base: derived from the benchmark name
   bool has_seed_base = false;
   std::vector<std::string> command;      // exec/slurm: argv with {seed} {run} {log} placeholders
+  // A quick start of the workload that must succeed before any run is
+  // started or any seed given out (argument parsing, imports, data paths):
+  // argv with the same placeholders, run here (not on the backend) with
+  // {seed} 0 and {run} 0, its environment and workdir those of the runs.
+  std::vector<std::string> dry_start;
   std::map<std::string, std::string> env;
   std::string workdir;
   int timeout_s = 0;                     // per run; 0 = none

@@ -111,6 +111,14 @@ class Backend {
   // What RunHandle::kill_now does to a run, as far as referee knows once it
   // returns, to follow "the run was": "killed", "sent scancel".
   virtual std::string kill_now_says() const { return "asked to end"; }
+  // What the backend can check before any run with the request a run would
+  // get (harness/preflight.h): true when it sees nothing wrong, else false
+  // with *error saying what would make every run fail.
+  virtual bool preflight(const RunRequest& sample, std::string* error) {
+    (void)sample;
+    (void)error;
+    return true;
+  }
 };
 
 }  // namespace referee::harness

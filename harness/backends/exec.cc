@@ -17,6 +17,8 @@
 #include <sstream>
 #include <thread>
 
+#include "harness/preflight.h"
+
 extern char** environ;
 
 namespace referee::harness {
@@ -286,6 +288,11 @@ class ExecHandle : public RunHandle {
 };
 
 }  // namespace
+
+bool ExecBackend::preflight(const RunRequest& sample, std::string* error) {
+  *error = program_problem(sample);
+  return error->empty();
+}
 
 std::unique_ptr<RunHandle> ExecBackend::launch(const RunRequest& req, LineSink sink, std::string* error) {
   if (req.command.empty()) {

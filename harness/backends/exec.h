@@ -22,6 +22,8 @@ class ExecBackend : public Backend {
   const char* name() const override { return "exec"; }
   std::unique_ptr<RunHandle> launch(const RunRequest& req, LineSink sink, std::string* error) override;
   std::string kill_now_says() const override { return "killed"; }
+  // The program and an interpreter's script are there (program_problem).
+  bool preflight(const RunRequest& sample, std::string* error) override;
 
  private:
   std::chrono::milliseconds grace_;

@@ -858,6 +858,66 @@ std::string make_work_dir(const RunRequest& req, const SlurmOptions& opts, std::
 
 SlurmBackend::SlurmBackend(SlurmOptions options) : options_(std::move(options)) {}
 
+bool SlurmBackend::preflight(const RunRequest& sample, std::string* error) {
+  bool container = false;
+  for (const auto& [k, v] : sample.options) container = container || k.rfind("container_", 0) == 0;
+  if (container) {
+    auto r = slurm::run_command({"srun", "--help"}, options_.slurm_conf, options_.command_timeout);
+    if (!r.started) {
+      *error = "cannot run srun --help to look for Pyxis: " + r.error;
+      return false;
+    }
+    if ((r.out + r.err).find("--container-image") == std::string::npos) {
+      *error = "the spec asks for a container (backend_options.container_*), and this cluster's srun has no "
+               "--container-image: Pyxis (the Slurm plugin that runs containers) is not installed";
+      return false;
+    }
+  }
+  // The job as a run would submit it, to a folder of its own that goes away after.
+  std::error_code ec;
+  fs::path root = fs::temp_directory_path(ec) / ("referee-slurm-preflight-" + std::to_string(::getpid()));
+  fs::create_directories(root, ec);
+  struct Remove {
+    fs::path p;
+    ~Remove() {
+      std::error_code e;
+      fs::remove_all(p, e);
+    }
+  } remove{root};
+  slurm::JobFiles files = slurm::job_files(root.string());
+  std::string script = slurm::batch_script(sample, files, error, nullptr);
+  if (script.empty()) return false;
+  std::string workdir = sample.workdir.empty() ? fs::current_path(ec).string() : fs::absolute(sample.workdir, ec).string();
+  std::vector<std::string> args = slurm::sbatch_args(sample, files, workdir, error);
+  if (args.empty()) return false;
+  {
+    std::ofstream out(files.script, std::ios::binary | std::ios::trunc);
+    out << script;
+    if (!out.flush()) {
+      *error = "cannot write a batch script to " + files.script + " for sbatch --test-only";
+      return false;
+    }
+  }
+  args.insert(args.begin(), {"sbatch", "--test-only"});
+  auto r = slurm::run_command(args, options_.slurm_conf, options_.command_timeout);
+  if (!r.started) {
+    *error = "cannot run sbatch: " + r.error;
+    return false;
+  }
+  if (r.timed_out) {
+    *error = "sbatch --test-only did not answer in " + std::to_string(options_.command_timeout.count()) + " s";
+    return false;
+  }
+  if (r.exit_code != 0) {
+    std::string why = trim(r.err);
+    if (why.empty()) why = trim(r.out);
+    *error = "Slurm refuses the job a run would submit (sbatch --test-only, exit " + std::to_string(r.exit_code) + ")" +
+             (why.empty() ? std::string() : ": " + why);
+    return false;
+  }
+  return true;
+}
+
 std::unique_ptr<RunHandle> SlurmBackend::launch(const RunRequest& req, LineSink sink, std::string* error) {
   std::string err;
   if (!error) error = &err;

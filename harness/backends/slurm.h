@@ -58,6 +58,10 @@ class SlurmBackend : public Backend {
   // refuses the job (its stderr is in *error). Destroying the handle of a
   // job that is still queued or running cancels the job.
   std::unique_ptr<RunHandle> launch(const RunRequest& req, LineSink sink, std::string* error) override;
+  // sbatch --test-only with the batch script and options a run gets (the
+  // partition, nodes, time, account: what Slurm would refuse), and, when the
+  // spec asks for a container, that srun has Pyxis's --container-image.
+  bool preflight(const RunRequest& sample, std::string* error) override;
 
  private:
   SlurmOptions options_;

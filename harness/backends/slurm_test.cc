@@ -454,6 +454,40 @@ TEST_CASE("sbatch refusing a job is an error with sbatch's message") {
   CHECK_MESSAGE(err.find("nvalid partition") != std::string::npos, err);
 }
 
+TEST_CASE("referee run on slurm: a partition the cluster lacks is refused by sbatch --test-only, before any job") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-preflight-");
+  std::string name = unique_id("preflight");
+  std::ofstream(dir.path / "spec.yaml")
+      << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: slurm\ncommand: [\"true\"]\n"
+      << "system_description: " << REFEREE_SOURCE_DIR << "/harness/workloads/specs/torch_cpu_system.yaml\n"
+      << "backend_options: {partition: referee-no-such-partition, extra_args: \"--job-name=" << name << "\"}\n";
+  std::string out;
+  int rc = referee::testing::run_shell_capture("SLURM_CONF='" + cluster_conf() + "' " + REFEREE_BINARY + " run '" +
+                                                   (dir.path / "spec.yaml").string() + "' --out '" +
+                                                   (dir.path / "out").string() + "'",
+                                               &out);
+  CHECK_MESSAGE(rc == 2, out);
+  CHECK_MESSAGE(out.find("Slurm refuses the job a run would submit (sbatch --test-only, exit ") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("nvalid partition") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("(nothing was run, no seed given out)") != std::string::npos, out);
+  CHECK_FALSE(fs::exists(dir.path / "out"));  // no describe job, no package, no seed
+  auto q = slurm::run_command({"sacct", "--noheader", "--name=" + name, "--format=JobID"}, cluster_conf(), 20s);
+  CHECK_MESSAGE(q.out.find_first_not_of(" \n") == std::string::npos, q.out);
+  // A container asked of a cluster without Pyxis.
+  std::ofstream(dir.path / "spec.yaml")
+      << "benchmark: minilm\nruleset: mini-1.0.0\nbackend: slurm\ncommand: [\"true\"]\n"
+      << "system_description: " << REFEREE_SOURCE_DIR << "/harness/workloads/specs/torch_cpu_system.yaml\n"
+      << "backend_options: {container_image: \"nvcr.io/nvidia/pytorch:24.01-py3\"}\n";
+  rc = referee::testing::run_shell_capture("SLURM_CONF='" + cluster_conf() + "' " + REFEREE_BINARY + " run '" +
+                                               (dir.path / "spec.yaml").string() + "' --out '" +
+                                               (dir.path / "out").string() + "'",
+                                           &out);
+  CHECK_MESSAGE(rc == 2, out);
+  CHECK_MESSAGE(out.find("this cluster's srun has no --container-image: Pyxis") != std::string::npos, out);
+  CHECK_FALSE(fs::exists(dir.path / "out"));
+}
+
 TEST_CASE("resume on slurm: the manifest records the job's output.txt from launch on; a live job is named and never started twice") {
   if (!have_cluster()) return;
   if (!std::getenv("SLURM_CONF")) ::setenv("SLURM_CONF", cluster_conf().c_str(), 1);

@@ -82,6 +82,21 @@ const Archive* archive(std::string* error) {
     lib.get("archive_entry_pathname_utf8", &api.entry_pathname_utf8);
     lib.get("archive_entry_filetype", &api.entry_filetype);
     lib.get("archive_entry_hardlink", &api.entry_hardlink);
+    lib.get("archive_write_new", &api.write_new);
+    lib.get("archive_write_set_format_pax_restricted", &api.write_set_format_pax_restricted);
+    lib.get("archive_write_add_filter_gzip", &api.write_add_filter_gzip);
+    lib.get("archive_write_open_filename", &api.write_open_filename);
+    lib.get("archive_write_header", &api.write_header);
+    lib.get("archive_write_data", &api.write_data);
+    lib.get("archive_write_close", &api.write_close);
+    lib.get("archive_write_free", &api.write_free);
+    lib.get("archive_entry_new", &api.entry_new);
+    lib.get("archive_entry_free", &api.entry_free);
+    lib.get("archive_entry_set_pathname", &api.entry_set_pathname);
+    lib.get("archive_entry_set_size", &api.entry_set_size);
+    lib.get("archive_entry_set_filetype", &api.entry_set_filetype);
+    lib.get("archive_entry_set_perm", &api.entry_set_perm);
+    lib.get("archive_entry_set_mtime", &api.entry_set_mtime);
     return lib.error.empty();
   }();
   if (!ok) {

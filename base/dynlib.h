@@ -40,6 +40,22 @@ struct Archive {
   const char* (*entry_pathname_utf8)(struct archive_entry*);
   __LA_MODE_T (*entry_filetype)(struct archive_entry*);
   const char* (*entry_hardlink)(struct archive_entry*);
+  // Writing (referee package --tarball).
+  struct archive* (*write_new)();
+  int (*write_set_format_pax_restricted)(struct archive*);
+  int (*write_add_filter_gzip)(struct archive*);
+  int (*write_open_filename)(struct archive*, const char*);
+  int (*write_header)(struct archive*, struct archive_entry*);
+  la_ssize_t (*write_data)(struct archive*, const void*, size_t);
+  int (*write_close)(struct archive*);
+  int (*write_free)(struct archive*);
+  struct archive_entry* (*entry_new)();
+  void (*entry_free)(struct archive_entry*);
+  void (*entry_set_pathname)(struct archive_entry*, const char*);
+  void (*entry_set_size)(struct archive_entry*, la_int64_t);
+  void (*entry_set_filetype)(struct archive_entry*, unsigned int);
+  void (*entry_set_perm)(struct archive_entry*, __LA_MODE_T);
+  void (*entry_set_mtime)(struct archive_entry*, time_t, long);
 };
 
 // Loaded once (thread-safe); curl_global_init has run. nullptr with *error

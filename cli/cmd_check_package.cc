@@ -110,8 +110,10 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
   os << w.str() << "\n";
 }
 
-void print_human(const rules::PackageReport& r, const rules::RuleSet& rs, const rules::RuleSource& src,
-                 bool verbose, std::ostream& os) {
+}  // namespace
+
+void print_package_report(const rules::PackageReport& r, const rules::RuleSet& rs, const rules::RuleSource& src,
+                          bool verbose, std::ostream& os) {
   bool color = use_color(os);
   os << "referee check-package " << r.path << " (" << rs.id().id() << ", rules from " << src.origin << ")\n";
   int bad_sys = 0;
@@ -181,8 +183,6 @@ void print_human(const rules::PackageReport& r, const rules::RuleSet& rs, const 
      << " result files, " << fmt("%.1f", r.bytes / 1e6) << " MB)\n";
 }
 
-}  // namespace
-
 Command check_package_command() {
   return {"check-package", "Check a whole submission package <org>/{systems,results}",
           [](CLI::App& sub) -> std::function<int()> {
@@ -243,7 +243,7 @@ Command check_package_command() {
                   write_json(report, *loaded.ruleset, loaded.source, std::cout);
                 } else {
                   if (i) std::cout << "\n";
-                  print_human(report, *loaded.ruleset, loaded.source, o->verbose, std::cout);
+                  print_package_report(report, *loaded.ruleset, loaded.source, o->verbose, std::cout);
                 }
                 if (o->write_scaling) {
                   auto written = rules::write_scaling_files(report, &error);

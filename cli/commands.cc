@@ -11,7 +11,7 @@ std::vector<Command> all_commands() {
           import_command(),  compare_command(),       speedup_command(),     scaling_command(),
           leaderboard_command(), list_command(), run_command(), demo_command(), system_command(), workload_command(),
           fetch_command(), round_command(), review_command(), resubmission_command(), audit_command(), serve_command(),
-          user_command(), objection_command(), report_command()};
+          user_command(), objection_command(), report_command(), package_command()};
 }
 
 std::string unknown_flag_message(CLI::App& app, int argc, char** argv) {

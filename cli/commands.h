@@ -40,6 +40,7 @@ std::string unknown_flag_message(CLI::App& app, int argc, char** argv);
 // Commands, one per file.
 Command check_command();
 Command check_package_command();
+Command package_command();       // cmd_package.cc
 Command rules_command();
 Command score_command();
 Command run_command();

@@ -7,6 +7,8 @@
 
 #include "mllog/json_writer.h"
 #include "rules/compliance.h"
+#include "rules/package.h"
+#include "rules/source.h"
 
 namespace referee::cli {
 
@@ -19,5 +21,10 @@ void write_findings_json(mllog::JsonWriter& w, const char* key, const std::vecto
 // Colour only on a terminal (and never when NO_COLOR is set).
 bool use_color(std::ostream& os);
 std::string paint(bool on, const char* code, const std::string& text);
+
+// check-package's human report of one package (cmd_check_package.cc), also
+// printed by `referee package` once it has assembled one.
+void print_package_report(const rules::PackageReport& r, const rules::RuleSet& rs, const rules::RuleSource& src,
+                          bool verbose, std::ostream& os);
 
 }  // namespace referee::cli

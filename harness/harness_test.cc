@@ -196,6 +196,38 @@ TEST_SUITE("harness") {
     fs::remove_all(dir);
   }
 
+  TEST_CASE("exec: processes that left the run's process group are found by the run's token and ended, and said so") {
+    fs::path dir = temp_dir();
+    ExecBackend b(500ms, 500ms);
+    std::string error;
+    // One leaves with setsid and ignores SIGTERM; the main process exits at once.
+    RunRequest req = sh("escape", "setsid sh -c 'trap \"\" TERM; echo $$ > " + (dir / "escaped").string() +
+                                      "; sleep 613' < /dev/null > /dev/null 2>&1 & sleep 0.5; echo done");
+    req.env[kRunTokenVar] = make_run_token(req.id);
+    auto h = b.launch(req, [](const std::string&, const std::string&) {}, &error);
+    REQUIRE_MESSAGE(h, error);
+    RunStatus s = h->wait(20s);
+    CHECK_MESSAGE(s.state == RunState::Succeeded, s.detail);
+    // The setsid shell and its sleep.
+    CHECK_MESSAGE(s.leftovers.find("2 processes that left its process group still ran after it ended (pid ") == 0,
+                  s.leftovers);
+    CHECK_MESSAGE(s.leftovers.find("SIGKILL") != std::string::npos, s.leftovers);  // it ignored SIGTERM
+    CHECK(s.detail.find(s.leftovers) != std::string::npos);
+    std::ifstream in(dir / "escaped");
+    pid_t escaped = 0;
+    REQUIRE(static_cast<bool>(in >> escaped));
+    std::this_thread::sleep_for(100ms);
+    std::string stat;
+    std::getline(std::ifstream("/proc/" + std::to_string(escaped) + "/stat"), stat);
+    CHECK_MESSAGE((stat.empty() || stat.substr(stat.rfind(')') + 2, 1) == "Z"), stat);
+    // Without the token (a caller that sets none), nothing is looked for.
+    RunRequest plain = sh("plain", "echo only");
+    auto q = b.launch(plain, [](const std::string&, const std::string&) {}, &error);
+    REQUIRE(q);
+    CHECK(q->wait(10s).leftovers.empty());
+    fs::remove_all(dir);
+  }
+
   TEST_CASE("exec: a cancel that comes after the main process exited does not make the run cancelled") {
     // The drain is long, so the run is still being collected when the cancel comes.
     ExecBackend b(500ms, 5000ms);
@@ -1038,5 +1070,87 @@ TEST_SUITE("harness") {
     REQUIRE(f.has_value());
     CHECK(f->line == lines + 1);
     CHECK(f->rule == "harness: second run_start");
+  }
+
+  TEST_CASE("referee package: implementation, README, checker params and power assembled; checked; one tarball the consortium passes") {
+    fs::path dir = temp_dir();
+    std::string out;
+    REQUIRE_MESSAGE(shell(std::string(REFEREE_BINARY) + " demo --out '" + (dir / "demo").string() + "'", &out) == 0, out);
+    fs::path org = dir / "demo" / "referee";
+    // A folder without git: every file, hidden folders aside.
+    auto put = [](const fs::path& p, const std::string& text) {
+      fs::create_directories(p.parent_path());
+      spit(p, text);
+    };
+    fs::path code = dir / "code";
+    put(code / "train.py", "print('train')\n");
+    put(code / "configs" / "dgx.sh", "export BATCHSIZE=64\n");
+    put(code / ".git-like" / "x", "hidden\n");
+    fs::path power = dir / "power";
+    put(power / "result_0" / "node_0.txt", "power log\n");
+    std::string base = std::string(REFEREE_BINARY) + " package '" + org.string() + "' --ruleset mini-1.0.0 ";
+    int rc = shell(base + "--code minilm=" + code.string() + " --rcp-bypass miniclf --tarball '" +
+                       (dir / "referee.tar.gz").string() + "'",
+                   &out);
+    CHECK_MESSAGE(rc == 0, out);
+    CHECK_MESSAGE(out.find("wrote benchmarks/minilm/implementations/referee/ (2 source files, README.md)") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("wrote results/cpu_node/miniclf/package_checker_params (rcp-bypass)") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("warning: benchmarks/miniclf has no source") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("verdict: PASS") != std::string::npos, out);
+    fs::path impl = org / "benchmarks" / "minilm" / "implementations" / "referee";
+    CHECK(slurp(impl / "train.py") == "print('train')\n");
+    CHECK(slurp(impl / "configs" / "dgx.sh") == "export BATCHSIZE=64\n");
+    CHECK_FALSE(fs::exists(impl / ".git-like"));
+    std::string readme = slurp(impl / "README.md");
+    CHECK_MESSAGE(readme.find("| result_0.txt | minilm-") != std::string::npos, readme);  // runs enter as they end
+    CHECK_MESSAGE(readme.find("builtin minilm batch_size=64") != std::string::npos, readme);
+    CHECK_MESSAGE(readme.find("Checked live with rule set `mini-1.0.0`.") != std::string::npos, readme);
+    CHECK(slurp(org / "results" / "cpu_node" / "miniclf" / "package_checker_params") == "rcp-bypass");
+    // The tarball holds the organisation's folder, and nothing half-written.
+    std::string listing;
+    REQUIRE(shell("tar tzf '" + (dir / "referee.tar.gz").string() + "' | sort", &listing) == 0);
+    CHECK_MESSAGE(listing.find("referee/benchmarks/minilm/implementations/referee/train.py\n") != std::string::npos, listing);
+    CHECK(listing.find("referee/results/cpu_node/minilm/result_4.txt\n") != std::string::npos);
+    CHECK(listing.find("referee/systems/cpu_node.json\n") != std::string::npos);
+    CHECK(listing.find("staging") == std::string::npos);
+    CHECK(listing.find(".referee-runs") == std::string::npos);
+    if (have_oracle()) {
+      std::string pc;
+      int prc = shell("/usr/bin/python3 '" + std::string(REFEREE_SOURCE_DIR) + "/tests/oracle/ruleset_package_checker.py' '" +
+                          org.string() + "'",
+                      &pc);
+      CHECK_MESSAGE(prc == 0, pc);
+      CHECK_MESSAGE(pc.find("PASS: the consortium's package checker") != std::string::npos, pc);
+    }
+    // Again, with the power logs: the implementation is replaced whole, the power folder lands beside the results.
+    rc = shell(base + "--code minilm=" + code.string() + " --power minilm=" + power.string(), &out);
+    CHECK_MESSAGE(out.find("wrote results/cpu_node/minilm/power/ (1 power logs)") != std::string::npos, out);
+    CHECK(slurp(org / "results" / "cpu_node" / "minilm" / "power" / "result_0" / "node_0.txt") == "power log\n");
+    // Requests that cannot be met change nothing (exit 2).
+    const std::string before = slurp(impl / "README.md");
+    struct Bad {
+      std::string flags, says;
+    };
+    put(dir / "badpower" / "result_0" / "meter.csv", "x\n");
+    put(dir / "nopower" / "result_9" / "node_0.txt", "x\n");
+    for (const Bad& b : {Bad{"--code bort=" + code.string(), "--code 'bort' is not a benchmark of the package's results (cpu_node/miniclf, cpu_node/minilm)"},
+                         Bad{"--code minilm=" + (dir / "none").string(), "not a folder"},
+                         Bad{"--code minilm", "--code: expected BENCHMARK=FOLDER, found 'minilm'"},
+                         Bad{"--rcp-bypass minilm --seed-checker-bypass minilm", "one file holds one bypass"},
+                         Bad{"--power minilm=" + (dir / "badpower").string(), "result_0/meter.csv is not a power log name"},
+                         Bad{"--power minilm=" + (dir / "nopower").string(), "result_9/ has no result file result_9.txt"},
+                         Bad{"--implementation '../x'", "--implementation: expected a folder name"}}) {
+      rc = shell(base + b.flags, &out);
+      INFO(b.flags);
+      CHECK_MESSAGE(rc == 2, out);
+      CHECK_MESSAGE(out.find(b.says) != std::string::npos, out);
+      bool said_unchanged = out.find("(nothing was changed)") != std::string::npos;
+      if (b.flags != "--code minilm") CHECK_MESSAGE(said_unchanged, out);
+    }
+    CHECK(slurp(impl / "README.md") == before);
+    rc = shell(std::string(REFEREE_BINARY) + " package '" + dir.string() + "' --ruleset mini-1.0.0", &out);
+    CHECK(rc == 2);
+    CHECK_MESSAGE(out.find("is not an organisation's package: it has no results/ folder") != std::string::npos, out);
+    fs::remove_all(dir);
   }
 }

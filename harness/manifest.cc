@@ -718,6 +718,8 @@ int adopt_run(ManifestRun* r, const Liveness& l, const std::string& out_dir, con
   in.verdict = &verdict;
   in.log = facts;
   in.target_metric = rules::quality_target(rules, benchmark).metric;
+  in.org = r->org;  // a log of another package is not adopted into this one
+  in.benchmark = benchmark;
   rules::RoundFacts round;
   std::string ferr;
   if (rules::facts_for(rules, &round, &ferr))

@@ -232,6 +232,7 @@ RunRequest request_for(const Spec& spec, const Backend& backend, const std::stri
   r.log_path = log_path;
   r.command = expand_command(spec.command, seed, index, log_path);
   r.env = spec.env;
+  r.env[kRunTokenVar] = make_run_token(id);  // finds its processes that leave its group (RunStatus::leftovers)
   r.workdir = spec.workdir;
   r.timeout = std::chrono::seconds(spec.timeout_s);
   r.options = spec.backend_options;

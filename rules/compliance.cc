@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -655,11 +656,36 @@ class Run : public Host {
     f.expected = code.source();
     std::string ctx = context_for(code.source(), globals);
     f.found = "value = " + value_text(slot) + (ctx.empty() ? "" : "; " + ctx);
+    // A time window (ll.timestamp - s['first_init_start'] < ...): the gap itself, in minutes too.
+    std::string gap_words;
+    {
+      static const std::regex gap_re(R"(ll\.timestamp\s*-\s*s\[\s*'([^']+)'\s*\])");
+      std::smatch m;
+      const std::string& src = code.source();
+      Value* st = globals.find(kNameS);
+      if (std::regex_search(src, m, gap_re) && st && st->kind == VKind::Dict)
+        if (Value* from = st->d().find_str(m[1].str()); from && from->is_num()) {
+          double gap = log_->events[slots_[slot].event].time_ms - from->as_double();
+          char buf[160];
+          std::snprintf(buf, sizeof buf, "; ll.timestamp - s['%s'] = %.0f ms (%.1f min)", m[1].str().c_str(), gap,
+                        gap / 60000.0);
+          f.found += buf;
+          // The limit, in minutes: s['compile_time_mins'] * 60 * 1e3 in the training rules.
+          static const std::regex window_re(R"(s\[\s*'([^']+)'\s*\]\s*\*\s*60)");
+          std::smatch w;
+          Value* window = std::regex_search(src, w, window_re) ? st->d().find_str(w[1].str()) : nullptr;
+          if (m[1].str() == "first_init_start" && window && window->is_num()) {
+            std::snprintf(buf, sizeof buf, "initialization took %.1f minutes (from the first init_start to %s); the rules "
+                          "allow less than %s", gap / 60000.0, rec.name.c_str(), py_str(*window).c_str());
+            gap_words = std::string(buf) + " minutes";
+          }
+        }
+    }
     if (err) {
       f.message = "evaluating " + what + " for '" + rec.name + "' raised " + err->what();
       f.hint = "the line lacks a field the rule reads, or has a value of the wrong type";
     } else {
-      f.message = what + " for '" + rec.name + "' failed";
+      f.message = what + " for '" + rec.name + "' failed" + (gap_words.empty() ? "" : ": " + gap_words);
       f.hint = hint_for(rec.name, code.source());
     }
     sink_->put(slots_key(slot), std::move(f));

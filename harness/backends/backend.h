@@ -74,6 +74,23 @@ class OutputLines {
   base::LineSplitter split_;
 };
 
+// The environment variable every process of a run carries (the harness sets
+// it in RunRequest::env): its value names the run and this invocation, so a
+// process that left the run's process group (setsid, a double fork) or that
+// Slurm's process tracking lost is still found on this machine. A process
+// started with an emptied environment (env -i) is not.
+inline constexpr const char* kRunTokenVar = "REFEREE_RUN_TOKEN";
+std::string make_run_token(const std::string& run_id);
+
+// The processes of this machine whose environment holds kRunTokenVar=`token`,
+// but for those of process group `skip_group` (0: none) and referee itself,
+// ended: SIGTERM, then SIGKILL to any still there after `grace` (at once when
+// `at_once`). What was found and done, in words, "" when nothing was found:
+// "2 processes that left its process group still ran (pid 41 sleep, pid 42
+// python3): ended with SIGTERM".
+std::string end_processes_with_token(const std::string& token, int skip_group, std::chrono::milliseconds grace,
+                                     bool at_once, const std::string& what);
+
 class RunHandle {
  public:
   virtual ~RunHandle() = default;

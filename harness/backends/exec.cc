@@ -64,8 +64,10 @@ class ExecHandle : public RunHandle {
   // `output`: the file the run writes its output to and `fd` reads (followed,
   // as Slurm's output file is); "" when `fd` is a pipe.
   ExecHandle(std::string id, pid_t pid, int fd, LineSink sink, std::chrono::seconds timeout,
-             std::chrono::milliseconds grace, std::chrono::milliseconds drain, std::string output = "")
+             std::chrono::milliseconds grace, std::chrono::milliseconds drain, std::string output = "",
+             std::string token = "")
       : id_(std::move(id)),
+        token_(std::move(token)),
         pid_(pid),
         fd_(fd),
         output_(std::move(output)),
@@ -240,6 +242,10 @@ class ExecHandle : public RunHandle {
     }
     // Children of the run that outlived it (leaked workers, a daemon): the group goes with it.
     std::string leftovers = end_leftovers(at_once);
+    // Processes of the run that left its group (setsid, a double fork): found by the token in their environment.
+    std::string escaped = end_processes_with_token(token_, pid_, grace_, at_once,
+                                                   "that left its process group still ran after it ended");
+    if (!escaped.empty()) leftovers += (leftovers.empty() ? "" : "; ") + escaped;
     std::lock_guard<std::mutex> lock(mu_);
     if (unknown_status) {
       status_.detail = "exit status unknown (the process was reaped elsewhere)";
@@ -266,6 +272,7 @@ class ExecHandle : public RunHandle {
   }
 
   std::string id_;
+  std::string token_;  // kRunTokenVar's value in its environment ("" when the request set none)
   pid_t pid_;
   int fd_;
   std::string output_;
@@ -397,7 +404,9 @@ std::unique_ptr<RunHandle> ExecBackend::launch(const RunRequest& req, LineSink s
              (req.workdir.empty() ? "" : " in " + req.workdir) + ": " + std::strerror(child_errno);
     return nullptr;
   }
-  return std::make_unique<ExecHandle>(req.id, pid, fds[0], std::move(sink), req.timeout, grace, drain_, output);
+  auto token = req.env.find(kRunTokenVar);
+  return std::make_unique<ExecHandle>(req.id, pid, fds[0], std::move(sink), req.timeout, grace, drain_, output,
+                                      token == req.env.end() ? std::string() : token->second);
 }
 
 }  // namespace referee::harness

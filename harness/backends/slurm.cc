@@ -500,8 +500,9 @@ bool says_invalid_job(const slurm::CommandResult& r) {
 class SlurmHandle : public RunHandle {
  public:
   SlurmHandle(std::string id, std::string job_id, slurm::JobFiles files, LineSink sink, SlurmOptions opts,
-              std::chrono::seconds timeout)
+              std::chrono::seconds timeout, std::string token = "")
       : id_(std::move(id)),
+        token_(std::move(token)),
         job_id_(std::move(job_id)),
         files_(std::move(files)),
         sink_(std::move(sink)),
@@ -710,6 +711,17 @@ class SlurmHandle : public RunHandle {
     } else {
       s = slurm::map_state(info.state, exit_code, signal, info.reason);
     }
+    bool stopped;
+    {
+      std::lock_guard lock(mu_);
+      stopped = cancel_requested_;
+    }
+    // Slurm ends a job's processes as far as its process tracking follows them (proctrack/linuxproc
+    // does not follow one that ignores SIGTERM): those left on this machine are found by their token.
+    std::string left;
+    if (stopped || timed_out_by_us || s.state == RunState::Cancelled || s.state == RunState::TimedOut)
+      left = end_processes_with_token(token_, 0, std::chrono::milliseconds(2000), false,
+                                      "of the job still ran on this machine after Slurm ended the job");
     std::lock_guard lock(mu_);
     if (timed_out_by_us && s.state != RunState::Succeeded) {
       s.state = RunState::TimedOut;
@@ -723,6 +735,10 @@ class SlurmHandle : public RunHandle {
     } else if (s.state == RunState::TimedOut) {
       s.detail += "; limit " + (timeout_.count() > 0 ? slurm::time_limit(timeout_) + " min" : "from the cluster") +
                   ", job " + job_id_;
+    }
+    if (!left.empty()) {
+      s.leftovers = left;
+      s.detail += "; " + left;
     }
     status_ = std::move(s);
     done_ = true;
@@ -796,6 +812,7 @@ class SlurmHandle : public RunHandle {
   }
 
   const std::string id_;
+  const std::string token_;  // kRunTokenVar's value in the job's environment ("" when none)
   const std::string job_id_;
   const slurm::JobFiles files_;
   const LineSink sink_;
@@ -959,7 +976,9 @@ std::unique_ptr<RunHandle> SlurmBackend::launch(const RunRequest& req, LineSink 
              (why.empty() ? std::string() : ": " + why);
     return nullptr;
   }
-  return std::make_unique<SlurmHandle>(req.id, job_id, files, std::move(sink), options_, req.timeout);
+  auto token = req.env.find(kRunTokenVar);
+  return std::make_unique<SlurmHandle>(req.id, job_id, files, std::move(sink), options_, req.timeout,
+                                       token == req.env.end() ? std::string() : token->second);
 }
 
 }  // namespace referee::harness

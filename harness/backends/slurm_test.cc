@@ -441,6 +441,38 @@ TEST_CASE("a job past its timeout is reported TimedOut, the limit explained") {
   CHECK(q.out.empty());
 }
 
+TEST_CASE("a process of a job that ignores SIGTERM and left the job's tracking is found after the cancel and ended") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-leftover-");
+  SlurmBackend backend(fast_options());
+  Collector c;
+  std::string err;
+  fs::path pidfile = dir.path / "escaped";
+  auto req = request(unique_id("leftover"),
+                     {"sh", "-c", "setsid sh -c 'trap \"\" TERM; echo $$ > " + pidfile.string() +
+                                      "; sleep 617' < /dev/null > /dev/null 2>&1 & echo up; sleep 600"},
+                     dir);
+  req.env[kRunTokenVar] = make_run_token(req.id);
+  auto h = backend.launch(req, c.sink(), &err);
+  REQUIRE_MESSAGE(h, err);
+  for (int i = 0; i < 600 && !fs::exists(pidfile); ++i) std::this_thread::sleep_for(100ms);
+  REQUIRE(fs::exists(pidfile));
+  h->cancel("test");
+  RunStatus st = h->wait(120s);
+  CHECK_MESSAGE(st.state == RunState::Cancelled, st.detail);
+  CHECK_MESSAGE(st.leftovers.find("of the job still ran on this machine after Slurm ended the job (pid ") !=
+                    std::string::npos,
+                st.detail);
+  CHECK(st.detail.find(st.leftovers) != std::string::npos);
+  pid_t escaped = 0;
+  std::ifstream(pidfile) >> escaped;
+  REQUIRE(escaped > 0);
+  std::this_thread::sleep_for(200ms);
+  std::string stat;
+  std::getline(std::ifstream("/proc/" + std::to_string(escaped) + "/stat"), stat);
+  CHECK_MESSAGE((stat.empty() || stat.substr(stat.rfind(')') + 2, 1) == "Z"), stat);
+}
+
 TEST_CASE("sbatch refusing a job is an error with sbatch's message") {
   if (!have_cluster()) return;
   ScratchDir dir("referee-slurm-refused-");
@@ -503,7 +535,7 @@ TEST_CASE("resume on slurm: the manifest records the job's output.txt from launc
   spec.benchmark = "minilm";
   spec.ruleset = "mini-1.0.0";
   spec.backend = "slurm";
-  spec.org = "SlurmOrg";
+  spec.org = "ExampleOrg";
   spec.system = "cpu_2x_example";
   spec.command = {"/bin/sh", "-c", "sleep 2; cat " + example + "/results/cpu_2x_example/minilm/result_{run}.txt"};
   REQUIRE_MESSAGE(finalize_spec(&spec, 1, &error), error);
@@ -553,8 +585,8 @@ TEST_CASE("resume on slurm: the manifest records the job's output.txt from launc
   std::string before = slurp(manifest_path);
   // Pending or running, it is alive either way.
   Reconciled rec;
-  fs::path results = dir.path / "out" / "SlurmOrg" / "results" / "cpu_2x_example" / "minilm";
-  CHECK_FALSE(reconcile_package(&m, manifest_path.string(), opt.out_dir, results.string(), "SlurmOrg",
+  fs::path results = dir.path / "out" / "ExampleOrg" / "results" / "cpu_2x_example" / "minilm";
+  CHECK_FALSE(reconcile_package(&m, manifest_path.string(), opt.out_dir, results.string(), "ExampleOrg",
                                 "cpu_2x_example", *rs, false, &rec, &error));
   CHECK_MESSAGE(error.find("minilm-3 (Slurm job " + job + ", ") == 0, error);
   CHECK_MESSAGE(error.find("invocation killed) is still running: wait for it, or scancel " + job + ", then run again") !=
@@ -568,7 +600,7 @@ TEST_CASE("resume on slurm: the manifest records the job's output.txt from launc
   for (auto until = Clock::now() + 30s; Clock::now() < until; std::this_thread::sleep_for(200ms))
     if ((l = probe_run(r)).kind == Liveness::Ended) break;
   REQUIRE_MESSAGE(l.kind == Liveness::Ended, l.words << ": " << l.how);
-  REQUIRE_MESSAGE(reconcile_package(&m, manifest_path.string(), opt.out_dir, results.string(), "SlurmOrg",
+  REQUIRE_MESSAGE(reconcile_package(&m, manifest_path.string(), opt.out_dir, results.string(), "ExampleOrg",
                                     "cpu_2x_example", *rs, false, &rec, &error),
                   error);
   CHECK(m.runs.back().state == "lost");
@@ -598,7 +630,7 @@ TEST_CASE("resume on slurm: the manifest records the job's output.txt from launc
     if ((l = probe_run(a)).kind == Liveness::Ended) break;
   REQUIRE_MESSAGE(l.final_state == "COMPLETED", l.words);
   m.runs.push_back(a);
-  REQUIRE_MESSAGE(reconcile_package(&m, manifest_path.string(), opt.out_dir, results.string(), "SlurmOrg",
+  REQUIRE_MESSAGE(reconcile_package(&m, manifest_path.string(), opt.out_dir, results.string(), "ExampleOrg",
                                     "cpu_2x_example", *rs, false, &rec, &error),
                   error);
   const ManifestRun& got = m.runs.back();
@@ -626,7 +658,7 @@ TEST_CASE("a job waiting in the queue is queued, with Slurm's reason, until it r
   spec.benchmark = "minilm";
   spec.ruleset = "mini-1.0.0";
   spec.backend = "slurm";
-  spec.org = "QueueOrg";
+  spec.org = "ExampleOrg";
   spec.system = "cpu_2x_example";
   spec.command = {"/bin/sh", "-c", "cat " + example + "/results/cpu_2x_example/minilm/result_{run}.txt"};
   spec.backend_options = {{"extra_args", "--begin=now+4"}};  // held in the queue (BeginTime) for a few seconds
@@ -673,7 +705,7 @@ TEST_CASE("the harness on slurm: N runs as jobs, their logs collected into a pac
   spec.benchmark = "minilm";
   spec.ruleset = "mini-1.0.0";
   spec.backend = "slurm";
-  spec.org = "SlurmOrg";
+  spec.org = "ExampleOrg";
   spec.system = "cpu_2x_example";
   spec.command = {"/bin/cat", example + "/results/cpu_2x_example/minilm/result_{run}.txt"};
   REQUIRE_MESSAGE(finalize_spec(&spec, facts.find("minilm")->runs, &error), error);

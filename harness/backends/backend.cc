@@ -31,6 +31,27 @@ std::string signal_name(int signal) {
   return "signal " + std::to_string(signal);
 }
 
+std::vector<ProcessInfo> running_processes() {
+  std::vector<ProcessInfo> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = e.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
+    size_t open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0, pgrp = 0;
+    if (!(rest >> state >> ppid >> pgrp) || state == "Z" || state == "X") continue;
+    out.push_back({std::stoi(pid), stat.substr(open + 1, close - open - 1), pgrp});
+  }
+  return out;
+}
+
 std::string make_run_token(const std::string& run_id) {
   static std::atomic<unsigned> count{0};
   std::random_device rd;
@@ -39,46 +60,27 @@ std::string make_run_token(const std::string& run_id) {
 
 namespace {
 
-struct Found {
-  pid_t pid;
-  std::string name;
-};
-
-std::vector<Found> with_token(const std::string& token, int skip_group) {
-  std::vector<Found> out;
+std::vector<ProcessInfo> with_token(const std::string& token, int skip_group) {
+  std::vector<ProcessInfo> out;
   const std::string needle = std::string(kRunTokenVar) + "=" + token;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string pid = e.path().filename().string();
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    pid_t p = static_cast<pid_t>(std::stol(pid));
-    if (p == ::getpid()) continue;
-    std::ifstream env(e.path() / "environ", std::ios::binary);
+  for (const auto& p : running_processes()) {
+    if (p.pid == ::getpid() || (skip_group > 0 && p.pgrp == skip_group)) continue;
+    std::ifstream env("/proc/" + std::to_string(p.pid) + "/environ", std::ios::binary);
     std::string text((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
-    bool has = false;
     for (size_t at = 0; at < text.size();) {
       size_t end = text.find('\0', at);
       if (end == std::string::npos) end = text.size();
-      if (text.compare(at, end - at, needle) == 0) has = true;
+      if (text.compare(at, end - at, needle) == 0) {
+        out.push_back(p);
+        break;
+      }
       at = end + 1;
     }
-    if (!has) continue;
-    std::ifstream st(e.path() / "stat");
-    std::string stat;
-    std::getline(st, stat);
-    size_t open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close < open) continue;
-    std::istringstream rest(stat.substr(close + 1));
-    std::string state;
-    long ppid = 0, pgrp = 0;
-    if (!(rest >> state >> ppid >> pgrp)) continue;
-    if (state == "Z" || state == "X" || (skip_group > 0 && pgrp == skip_group)) continue;
-    out.push_back({p, stat.substr(open + 1, close - open - 1)});
   }
   return out;
 }
 
-std::string listed(const std::vector<Found>& found) {
+std::string listed(const std::vector<ProcessInfo>& found) {
   std::string out;
   for (size_t i = 0; i < found.size() && i < 8; ++i)
     out += (i ? ", " : "") + std::string("pid ") + std::to_string(found[i].pid) + " " + found[i].name;

@@ -74,6 +74,16 @@ class OutputLines {
   base::LineSplitter split_;
 };
 
+// A process of this machine as /proc/<pid>/stat tells it.
+struct ProcessInfo {
+  int pid = 0;
+  std::string name;  // comm
+  long pgrp = 0;     // its process group
+};
+// The processes of this machine that still run (zombies and dead ones left
+// out: an orphan that ended may wait for a reaper that never comes).
+std::vector<ProcessInfo> running_processes();
+
 // The environment variable every process of a run carries (the harness sets
 // it in RunRequest::env): its value names the run and this invocation, so a
 // process that left the run's process group (setsid, a double fork) or that

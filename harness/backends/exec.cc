@@ -27,27 +27,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The processes of process group `pgid` that still run (zombies left out:
-// an orphan that ended may wait for a reaper that never comes), by name.
+// The processes of process group `pgid` that still run, by name.
 std::vector<std::string> group_members(pid_t pgid) {
   std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string pid = e.path().filename().string();
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "stat");
-    std::string stat;
-    if (!std::getline(in, stat)) continue;
-    // pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses.
-    size_t open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close < open) continue;
-    std::istringstream rest(stat.substr(close + 1));
-    std::string state;
-    long ppid = 0, pgrp = 0;
-    if (!(rest >> state >> ppid >> pgrp)) continue;
-    if (pgrp != pgid || state == "Z" || state == "X") continue;
-    names.push_back(stat.substr(open + 1, close - open - 1));
-  }
+  for (const auto& p : running_processes())
+    if (p.pgrp == pgid) names.push_back(p.name);
   return names;
 }
 

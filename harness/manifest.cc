@@ -750,7 +750,8 @@ int adopt_run(ManifestRun* r, const Liveness& l, const std::string& out_dir, con
     if (!base::write_file_atomic(file.string(), text, error)) return -1;
   }
   claimed->insert(file.filename().string());
-  r->state = to_string(status.state);
+  // Its exit status is known only from Slurm's final state; an exec run's is not.
+  r->state = l.final_state.empty() ? "ended" : to_string(status.state);
   r->detail = status.detail;
   r->exit_code = status.exit_code;
   record_log_facts(r, facts, &verdict);
@@ -873,6 +874,7 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
     }
     r.state = "lost";
     r.package = "out";
+    if (why_not.find(" is cut short") != std::string::npos) r.verdict = "incomplete";  // no rule's verdict applies
     r.reason = "lost: the harness ended before the run did" + (l.words.empty() ? "" : " (" + l.words + ")") +
                (why_not.empty() ? "" : ", and " + why_not) + "; " +
                (!r.log.empty()      ? "its log is kept in " + r.log + " (not checked, not in the package)"

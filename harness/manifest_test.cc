@@ -688,7 +688,7 @@ TEST_SUITE("manifest") {
     CHECK(after.runs[1].package == "in");
     CHECK(after.runs[1].note.find("recorded on resume") != std::string::npos);
     // Adopted from its kept log (its result file had been moved aside): checked and admitted as at its end.
-    CHECK(after.runs[2].state == "succeeded");
+    CHECK(after.runs[2].state == "ended");
     CHECK(after.runs[2].package == "in");
     CHECK(after.runs[2].reason.rfind("adopted: it ended while no harness watched it", 0) == 0);
     CHECK(after.runs[3].package == "removed");
@@ -879,7 +879,7 @@ TEST_SUITE("manifest") {
       }
     }
     // Adopted: checked and admitted as any run, its file written, its seed kept; nothing new had to run.
-    CHECK(adopted->state == "succeeded");
+    CHECK(adopted->state == "ended");  // its exit status was seen by nobody
     CHECK(adopted->package == "in");
     CHECK(adopted->verdict == "compliant");
     CHECK(adopted->seed == seed);
@@ -899,6 +899,7 @@ TEST_SUITE("manifest") {
     // Cut short: lost, and why.
     CHECK(lost->state == "lost");
     CHECK(lost->package == "out");
+    CHECK(lost->verdict == "incomplete");
     CHECK_MESSAGE(lost->reason.find("and its log (" + short_run.log + ") is cut short: it has no run_stop") != std::string::npos,
                   lost->reason);
     // Resumed again: nothing changes, nothing is adopted twice.

@@ -133,4 +133,28 @@ std::string one_line(std::string_view text) {
   return out;
 }
 
+std::string shell_quote(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+std::string shell_words(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) {
+    bool plain = !w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                                                   "_./:=@%+-,{}") == std::string::npos;
+    if (!out.empty()) out += ' ';
+    out += plain ? w : shell_quote(w);
+  }
+  return out;
+}
+
 }  // namespace referee::base

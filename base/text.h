@@ -55,6 +55,12 @@ std::string nearest_name(std::string_view name, const std::vector<std::string>& 
 // the offset of the first bad byte.
 bool valid_utf8(std::string_view text, size_t* bad_at = nullptr);
 
+// 'text' for a POSIX shell: single quotes, each ' as '\''.
+std::string shell_quote(std::string_view text);
+// `words` as a shell command line for people to read: each quoted with
+// shell_quote only when it holds a character the shell treats specially.
+std::string shell_words(const std::vector<std::string>& words);
+
 // A hash map keyed by std::string that finds a std::string_view without
 // building a string for it (heterogeneous lookup).
 struct StringViewHash {

@@ -87,6 +87,68 @@ TEST_SUITE("harness") {
     CHECK_FALSE(b.launch(empty, [](const std::string&, const std::string&) {}, &error));
   }
 
+  TEST_CASE("exec: the cache_clear hook runs first and the log gets the cache_clear event; a failing hook starts nothing") {
+    ExecBackend b;
+    fs::path dir = temp_dir();
+    Collected c;
+    std::string error;
+    RunRequest r = sh("hooked", "echo training; echo ran > ran.marker");
+    r.workdir = dir.string();
+    r.log_path = (dir / "hooked.log").string();
+    r.cache_clear = {"/bin/sh", "-c", "echo \"dropping caches for $REFEREE_HOOK_TEST\""};
+    r.env = {{"REFEREE_HOOK_TEST", "run 0"}};
+    auto h = b.launch(r, [&](const std::string&, const std::string& l) { c.add(l); }, &error);
+    REQUIRE_MESSAGE(h, error);
+    RunStatus s = h->wait(10s);
+    CHECK(s.state == RunState::Succeeded);
+    auto lines = c.get();
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[0] == "dropping caches for run 0");
+    CHECK(lines[1].rfind(":::MLLOG {\"namespace\": \"\", \"time_ms\": ", 0) == 0);
+    CHECK(lines[1].find("\"event_type\": \"POINT_IN_TIME\", \"key\": \"cache_clear\", \"value\": true") != std::string::npos);
+    CHECK(lines[2] == "training");
+    // The event's time is now, in milliseconds.
+    long long ms = std::stoll(lines[1].substr(lines[1].find("\"time_ms\": ") + 11));
+    long long now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch()).count();
+    CHECK(std::llabs(now - ms) < 60000);
+
+    // The workload writes its own log ({log}): the event is appended to that file, not printed.
+    Collected c2;
+    RunRequest own = r;
+    own.id = "own";
+    own.log_is_file = true;
+    own.log_path = (dir / "own.log").string();
+    own.command = {"/bin/sh", "-c", "echo ':::MLLOG {\"key\": \"init_start\"}' >> \"$0\"", own.log_path};
+    h = b.launch(own, [&](const std::string&, const std::string& l) { c2.add(l); }, &error);
+    REQUIRE_MESSAGE(h, error);
+    CHECK(h->wait(10s).state == RunState::Succeeded);
+    std::ifstream in(own.log_path);
+    std::string first, second;
+    std::getline(in, first);
+    std::getline(in, second);
+    CHECK(first.find("\"key\": \"cache_clear\"") != std::string::npos);
+    CHECK(second == ":::MLLOG {\"key\": \"init_start\"}");
+    CHECK(c2.get() == std::vector<std::string>{"dropping caches for run 0"});
+
+    // A hook that fails: exit 125, the reason in the output, the command never ran, no event.
+    fs::remove(dir / "ran.marker");
+    Collected c3;
+    RunRequest failing = r;
+    failing.id = "failing";
+    failing.log_path = (dir / "failing.log").string();
+    failing.cache_clear = {"/bin/sh", "-c", "echo 'sysctl: permission denied' >&2; exit 1"};
+    h = b.launch(failing, [&](const std::string&, const std::string& l) { c3.add(l); }, &error);
+    REQUIRE_MESSAGE(h, error);
+    s = h->wait(10s);
+    CHECK(s.state == RunState::Failed);
+    CHECK(s.exit_code == kCacheClearFailed);
+    CHECK(c3.get() == std::vector<std::string>{"sysctl: permission denied",
+                                               "referee: the cache_clear hook ended with exit 1; the run's command was not started"});
+    CHECK_FALSE(fs::exists(dir / "ran.marker"));
+    fs::remove_all(dir);
+  }
+
   TEST_CASE("exec: cancel stops the whole process group; a timeout is reported") {
     fs::path dir = temp_dir();
     fs::path marker = dir / "survived";

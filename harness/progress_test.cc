@@ -58,7 +58,7 @@ std::string line(double time_ms, const std::string& key, const std::string& valu
          key + "\", \"value\": " + value + ", \"metadata\": " + metadata + "}";
 }
 
-rules::Value parse(const std::string& json) {
+rules::Value parse_dict(const std::string& json) {
   bool ok = false;
   std::string err;
   rules::Value v = rules::value_from_json(json, &ok, &err);
@@ -187,7 +187,7 @@ TEST_SUITE("progress") {
     CHECK_MESSAGE(text.find("time to train 1 min 00 s to the last evaluation; ended without run_stop") !=
                       std::string::npos,
                   text);
-    rules::Value v = parse(progress_json(RunProgress{"demo-0", "cancelled", 61, 3, p}, *m));
+    rules::Value v = parse_dict(progress_json(RunProgress{"demo-0", "cancelled", 61, 3, p}, *m));
     CHECK(v.d().find_str("ended")->kind == rules::VKind::Bool);
     CHECK(v.d().find_str("ended")->b);
     CHECK(v.d().find_str("eta_s")->kind == rules::VKind::None);
@@ -259,7 +259,7 @@ TEST_SUITE("progress") {
     RunProgress r{"demo-0", "running", 12.5, 42, t.snapshot()};
     std::string j = progress_json(r, *m);
     CHECK(j.find('\n') == std::string::npos);
-    rules::Value v = parse(j);
+    rules::Value v = parse_dict(j);
     auto num = [&](const char* k) {
       rules::Value* x = v.d().find_str(k);
       REQUIRE_MESSAGE(x, k);
@@ -300,12 +300,12 @@ TEST_SUITE("progress") {
     CHECK(is_null("stop_status"));
 
     ProgressTracker empty(m);
-    rules::Value e = parse(progress_json(RunProgress{"demo-1", "waiting", 0, 0, empty.snapshot()}, *m));
+    rules::Value e = parse_dict(progress_json(RunProgress{"demo-1", "waiting", 0, 0, empty.snapshot()}, *m));
     for (const char* k : {"batch_size", "eval", "position", "expected", "fraction", "eta_s", "time_to_train_s"})
       CHECK_MESSAGE(e.d().find_str(k)->kind == rules::VKind::None, k);
     CHECK(e.d().find_str("no_expected")->s() == "no global_batch_size logged yet");
 
-    rules::Value ev = parse(event_json("demo-0: started (seed 7) \"quoted\""));
+    rules::Value ev = parse_dict(event_json("demo-0: started (seed 7) \"quoted\""));
     CHECK(ev.d().find_str("type")->s() == "event");
     CHECK(ev.d().find_str("message")->s() == "demo-0: started (seed 7) \"quoted\"");
     fs::remove_all(dir);

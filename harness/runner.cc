@@ -72,6 +72,9 @@ struct Live {
   // the backend says ("slurm state PENDING (Resources)"); "" once it runs.
   bool queued = false;
   std::string queued_why;
+  // Runs of the same launch (a Slurm job of several runs) share this count of
+  // those not yet ended: the launch takes one of `parallel` until the last ends.
+  std::shared_ptr<int> unit_left;
   ~Live() {
     if (output_out) std::fclose(output_out);
   }
@@ -236,6 +239,8 @@ RunRequest request_for(const Spec& spec, const Backend& backend, const std::stri
   r.workdir = spec.workdir;
   r.timeout = std::chrono::seconds(spec.timeout_s);
   r.options = spec.backend_options;
+  r.cache_clear = expand_command(spec.cache_clear, seed, index, log_path);
+  for (const auto& a : spec.command) r.log_is_file = r.log_is_file || a.find("{log}") != std::string::npos;
   if (std::string(backend.name()) == "builtin") {  // what the mini workloads take; other backends run commands
     if (spec.batch_size > 0) r.options["batch_size"] = std::to_string(spec.batch_size);
     r.options["division"] = spec.division;
@@ -702,7 +707,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
   // output kept, its environment, its verdict, the package. REQUIRES: l.mu held.
   auto collect = [&](Live& l, const RunStatus& s) {
     l.finished = true;
-    --active;
+    if (--*l.unit_left == 0) --active;
     l.report.status = s;
     l.report.seconds = std::chrono::duration<double>(Clock::now() - l.started).count();
     keep_log(l, true);
@@ -747,56 +752,83 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       }
     }
     while (!out->interrupted && !interrupt_set() && plan.error.empty() && active < parallel && next < runs.size()) {
-      Live& l = *runs[next++];
-      // The run and its seed are recorded before any process has the seed: one the record
-      // cannot hold (a full disk) never starts, and the seed is never handed out twice.
-      record_launch(spec, backend, plan, l.report, &l.entry, event);
+      // The runs of this launch: one, or as many as the backend starts together (a Slurm job of several).
+      size_t count = std::min<size_t>(std::max(1, backend.runs_per_launch(runs[next]->request)), runs.size() - next);
+      std::vector<Live*> unit;
+      for (size_t k = 0; k < count; ++k) unit.push_back(runs[next + k].get());
+      // The runs and their seeds are recorded before any process has a seed: one the record
+      // cannot hold (a full disk) never starts, and a seed is never handed out twice.
+      size_t recorded = 0;
+      for (Live* l : unit) {
+        record_launch(spec, backend, plan, l->report, &l->entry, event);
+        if (!plan.error.empty()) break;
+        ++recorded;
+      }
       if (!plan.error.empty()) {
-        plan.manifest.runs.pop_back();
-        --next;
+        plan.manifest.runs.resize(plan.manifest.runs.size() - recorded - 1);
         break;
       }
-      l.started = Clock::now();
+      next += count;
+      auto left = std::make_shared<int>(static_cast<int>(count));
+      std::vector<RunRequest> requests;
+      std::vector<LineSink> sinks;
+      for (Live* lp : unit) {
+        lp->started = Clock::now();
+        lp->unit_left = left;
+        requests.push_back(lp->request);
+        sinks.push_back([lp, &stop_run](const std::string&, const std::string& line) {
+          std::lock_guard<std::mutex> lock(lp->mu);
+          take_output(*lp, line);
+          if (lp->follows_file) return;
+          ++lp->report.lines;
+          lp->tracker->add_line(line);
+          if (auto f = lp->checker->add_line(line)) stop_run(*lp, *f);
+        });
+      }
       std::string err;
-      Live* lp = &l;
-      auto h = backend.launch(l.request, [lp, &stop_run](const std::string&, const std::string& line) {
-        std::lock_guard<std::mutex> lock(lp->mu);
-        take_output(*lp, line);
-        if (lp->follows_file) return;
-        ++lp->report.lines;
-        lp->tracker->add_line(line);
-        if (auto f = lp->checker->add_line(line)) stop_run(*lp, *f);
-      }, &err);
-      std::lock_guard<std::mutex> lock(l.mu);
-      if (!h) {
-        l.finished = true;
-        l.report.status.state = RunState::Failed;
-        l.report.status.detail = err;
-        event(l.report.id + ": could not start: " + err);
-        enter_package(l, plan, results, event);
+      std::vector<std::unique_ptr<RunHandle>> handles;
+      if (count == 1) {
+        if (auto h = backend.launch(requests[0], sinks[0], &err)) handles.push_back(std::move(h));
+      } else {
+        handles = backend.launch_group(requests, sinks, &err);
+      }
+      if (handles.size() != count) {
+        for (Live* lp : unit) {
+          std::lock_guard<std::mutex> lock(lp->mu);
+          lp->finished = true;
+          lp->report.status.state = RunState::Failed;
+          lp->report.status.detail = err;
+          event(lp->report.id + ": could not start: " + err);
+          enter_package(*lp, plan, results, event);
+        }
         continue;
       }
-      l.handle = std::move(h);
-      decide_output(l, l.handle->output_path());
-      l.launched = true;
-      l.report.launched = true;
-      l.report.job_id = l.handle->job_id();
-      {
-        // Now that it runs: which job or process group, and where its output lands.
-        ManifestRun& m = plan.manifest.runs[l.entry];
-        m.job_id = l.report.job_id;
-        std::string output = l.report.output_file.empty() ? l.handle->output_path() : l.report.output_file;
-        m.output = output.empty() ? "" : relative_to(plan.out_dir, output);
-        save_record(plan, event);
-      }
       ++active;
-      // A job handed to a queue has not started: it is queued until the backend says it runs.
-      if (l.handle->poll().state == RunState::Pending) {
-        l.queued = true;
-        event(l.report.id + ": submitted as job " + l.report.job_id + " (seed " + std::to_string(l.report.seed) +
-              "), queued");
-      } else {
-        event(l.report.id + ": started (seed " + std::to_string(l.report.seed) + ")");
+      for (size_t k = 0; k < count; ++k) {
+        Live& l = *unit[k];
+        std::lock_guard<std::mutex> lock(l.mu);
+        l.handle = std::move(handles[k]);
+        decide_output(l, l.handle->output_path());
+        l.launched = true;
+        l.report.launched = true;
+        l.report.job_id = l.handle->job_id();
+        {
+          // Now that it runs: which job or process group, and where its output lands.
+          ManifestRun& m = plan.manifest.runs[l.entry];
+          m.job_id = l.report.job_id;
+          std::string output = l.report.output_file.empty() ? l.handle->output_path() : l.report.output_file;
+          m.output = output.empty() ? "" : relative_to(plan.out_dir, output);
+          save_record(plan, event);
+        }
+        // A job handed to a queue has not started: it is queued until the backend says it runs.
+        if (l.handle->poll().state == RunState::Pending) {
+          l.queued = true;
+          event(l.report.id + ": submitted as job " + l.report.job_id + " (seed " + std::to_string(l.report.seed) +
+                (count > 1 ? ", run " + std::to_string(k + 1) + " of " + std::to_string(count) + " in the job" : "") +
+                "), queued");
+        } else {
+          event(l.report.id + ": started (seed " + std::to_string(l.report.seed) + ")");
+        }
       }
     }
     bool all_done = true;
@@ -894,7 +926,7 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
         Live& l = *lp;
         std::lock_guard<std::mutex> lock(l.mu);
         l.finished = true;
-        --active;
+        if (--*l.unit_left == 0) --active;
         l.report.status = {RunState::Cancelled, -1, why + " (its log is kept as far as it got; not checked)"};
         l.report.seconds = std::chrono::duration<double>(Clock::now() - l.started).count();
         keep_log(l, false);

@@ -70,6 +70,7 @@ std::string shown(const Spec* s, const std::string& k, const YAML::Node& v) {
   if (v.IsScalar()) return v.Scalar();
   if (k == "command") return join(s->command);
   if (k == "dry_start") return join(s->dry_start);
+  if (k == "cache_clear") return join(s->cache_clear);
   std::string out;
   if (k == "seeds")
     for (long long x : s->seeds) out += (out.empty() ? "" : ", ") + std::to_string(x);
@@ -93,7 +94,7 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
     return false;
   }
   static const std::set<std::string> known = {"benchmark", "ruleset", "division", "runs", "seeds", "seed_base",
-                                              "command", "dry_start", "env", "workdir", "timeout", "backend", "backend_options",
+                                              "command", "dry_start", "cache_clear", "env", "workdir", "timeout", "backend", "backend_options",
                                               "parallel", "batch_size", "org", "system", "system_description"};
   try {
     out->path = path;
@@ -135,12 +136,13 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
           for (size_t i = 0; i < v.size(); ++i) out->command.push_back(text(v[i], k));
         else
           out->command = {"/bin/sh", "-c", text(v, k)};
-      } else if (k == "dry_start") {
-        out->dry_start.clear();
+      } else if (k == "dry_start" || k == "cache_clear") {
+        std::vector<std::string>& argv = k == "dry_start" ? out->dry_start : out->cache_clear;
+        argv.clear();
         if (v.IsSequence())
-          for (size_t i = 0; i < v.size(); ++i) out->dry_start.push_back(text(v[i], k));
+          for (size_t i = 0; i < v.size(); ++i) argv.push_back(text(v[i], k));
         else
-          out->dry_start = {"/bin/sh", "-c", text(v, k)};
+          argv = {"/bin/sh", "-c", text(v, k)};
       } else if (k == "env") {
         if (!v.IsMap()) throw YAML::Exception(v.Mark(), "'env': expected a mapping ({NAME: value})");
         no_duplicate_keys(v, k);
@@ -248,7 +250,12 @@ bool finalize_spec(Spec* s, int required_runs, std::string* error, const std::st
     return false;
   }
   // A placeholder misspelt ({sed}) would reach every run as it is: said before any run.
-  for (const auto* cmd : {&s->command, &s->dry_start})
+  if (!s->cache_clear.empty() && s->backend == "builtin") {
+    *error = at(s, "cache_clear") + "'cache_clear': the builtin workloads log cache_clear themselves and clear no "
+             "cache; the hook runs before the command of an exec or slurm run";
+    return false;
+  }
+  for (const auto* cmd : {&s->command, &s->dry_start, &s->cache_clear})
     for (const auto& arg : *cmd)
       for (size_t open = arg.find('{'); open != std::string::npos; open = arg.find('{', open + 1)) {
         size_t close = arg.find('}', open);
@@ -259,7 +266,7 @@ bool finalize_spec(Spec* s, int required_runs, std::string* error, const std::st
           continue;
         std::string near = base::nearest_name(name, {"seed", "run", "log"});
         if (near.empty()) continue;  // shell or awk braces ({print}), not a placeholder
-        const char* field = cmd == &s->command ? "command" : "dry_start";
+        const char* field = cmd == &s->command ? "command" : cmd == &s->dry_start ? "dry_start" : "cache_clear";
         *error = at(s, field) + "'" + field + "': unknown placeholder {" + name + "} in '" + arg + "' (did you mean {" +
                  near + "}?); the placeholders are {seed}, {run} and {log}";
         return false;

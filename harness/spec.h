@@ -23,6 +23,12 @@ struct Spec {
   // argv with the same placeholders, run here (not on the backend) with
   // {seed} 0 and {run} 0, its environment and workdir those of the runs.
   std::vector<std::string> dry_start;
+  // Run before each run's command where the run runs (exec: here; slurm: on
+  // each node of the job, outside the container), e.g. dropping the page
+  // cache; argv with the same placeholders. When it succeeds the run's log
+  // gets the cache_clear event the rules require; when it fails the run does
+  // not start (RunRequest::cache_clear).
+  std::vector<std::string> cache_clear;
   std::map<std::string, std::string> env;
   std::string workdir;
   int timeout_s = 0;                     // per run; 0 = none

@@ -62,6 +62,7 @@ std::string value_problem(const std::string& backend, const std::string& key, co
     return "a number of nodes from 1, or a range MIN-MAX (2-4)";
   }
   if (key == "tasks_per_node" && !whole_in(value, 1, 1000000)) return "a number of tasks per node from 1";
+  if (key == "runs_per_job" && !whole_in(value, 1, kMaxRuns)) return "a number of runs from 1 to " + std::to_string(kMaxRuns);
   if (key == "gpus_per_node") {
     std::string count = value.substr(value.rfind(':') == std::string::npos ? 0 : value.rfind(':') + 1);
     if (!whole_in(count, 0, 1000000) || count.size() == value.size() - 1) return "a number of GPUs per node, or TYPE:NUMBER (a100:8)";
@@ -138,6 +139,13 @@ bool check_backend_options(const Spec& s, std::string* error) {
       return false;
     }
     auto l = o.find("launcher");
+    auto per_job = o.find("runs_per_job");
+    if (l != o.end() && l->second == "none" && per_job != o.end() && per_job->second != "1") {
+      *error = where("launcher") + "backend_options.launcher: none runs the command without srun, and runs_per_job: " +
+               per_job->second + " runs each run as a job step of its own (srun), so that it can be stopped alone; "
+               "expected launcher: srun or auto";
+      return false;
+    }
     if (l != o.end() && l->second == "none" && (container || o.count("srun_args"))) {
       *error = where("launcher") + "backend_options.launcher: none runs the command without srun, so " +
                (container ? "the container options (Pyxis adds them to srun)" : "srun_args") +

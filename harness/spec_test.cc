@@ -33,6 +33,16 @@ std::string refusal(const std::string& body, Spec* spec = nullptr) {
   return ok ? "" : error;
 }
 
+// What load_spec and then finalize_spec say of a spec (5 runs required).
+std::string finalize_refusal(const std::string& body) {
+  Spec spec;
+  std::string error;
+  fs::path p = spec_file(body);
+  bool ok = load_spec(p.string(), &spec, &error) && finalize_spec(&spec, 5, &error);
+  fs::remove_all(p.parent_path());
+  return ok ? "" : error;
+}
+
 }  // namespace
 
 TEST_SUITE("harness") {
@@ -111,6 +121,12 @@ TEST_SUITE("harness") {
              Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  container_mounts: /a:/b\n", ":6: ", "need container_image"},
              Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  launcher: none\n  srun_args: -l\n", ":6: ",
                   "launcher: none runs the command without srun"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  runs_per_job: \"0\"\n", ":6: ",
+                  "backend_options.runs_per_job: expected a number of runs from 1 to 1000, found '0'"},
+             Case{"backend: slurm\ncommand: [\"true\"]\nbackend_options:\n  launcher: none\n  runs_per_job: \"5\"\n", ":6: ",
+                  "runs_per_job: 5 runs each run as a job step of its own (srun)"},
+             Case{"backend: exec\ncommand: [\"true\"]\nbackend_options: {runs_per_job: \"5\"}\n", ":5: ",
+                  "it is an option of the slurm backend"},
          }) {
       CAPTURE(c.body);
       std::string e = refusal(c.body);
@@ -123,6 +139,17 @@ TEST_SUITE("harness") {
                   "  extra_args: \"\"\n",
                   &ok) == "");
     CHECK(refusal("backend_options: {max_epochs: \"3\", batch_size: \"64\"}\n") == "");
+    CHECK(refusal("backend: slurm\ncommand: [\"true\"]\nbackend_options: {runs_per_job: \"5\", launcher: srun}\n") == "");
+    // cache_clear: a list or a shell line, its placeholders checked; not for the builtin workloads.
+    Spec hooked;
+    CHECK(refusal("backend: exec\ncommand: [\"true\"]\ncache_clear: \"sync; echo 3 > /proc/sys/vm/drop_caches\"\n", &hooked) == "");
+    CHECK(hooked.cache_clear == std::vector<std::string>{"/bin/sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"});
+    std::string hook_error = finalize_refusal("backend: exec\ncommand: [\"true\"]\ncache_clear: [\"drop\", \"{rn}\"]\n");
+    CHECK_MESSAGE(hook_error.find("spec.yaml:5: 'cache_clear': unknown placeholder {rn}") != std::string::npos, hook_error);
+    hook_error = finalize_refusal("cache_clear: [\"drop\"]\n");
+    CHECK_MESSAGE(hook_error.find("spec.yaml:3: 'cache_clear': the builtin workloads log cache_clear themselves") !=
+                      std::string::npos,
+                  hook_error);
     CHECK(refusal("backend: exec\ncommand: [\"true\"]\nbackend_options: {kill_grace: \"2.5\"}\n") == "");
     // A --backend flag changes what the options must be: checked again before any seed is made.
     Spec flagged;

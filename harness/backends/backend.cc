@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "base/text.h"
+
 namespace referee::harness {
 
 const char* to_string(RunState s) {
@@ -129,6 +131,44 @@ void OutputLines::feed(std::string_view bytes) {
 
 void OutputLines::finish() {
   split_.finish([this](std::string_view line, size_t cut) { send(line, cut); });
+}
+
+std::string cache_clear_lines(const RunRequest& req, const std::vector<std::string>& launcher,
+                              const std::string& on_failure) {
+  if (req.cache_clear.empty()) return "";
+  std::vector<std::string> words = launcher;
+  words.insert(words.end(), req.cache_clear.begin(), req.cache_clear.end());
+  std::string quoted;
+  for (const auto& w : words) quoted.append(quoted.empty() ? "" : " ").append(base::shell_quote(w));
+  // The event as the consortium's mllog writes it; the time in ms where date
+  // has %N (GNU), else whole seconds.
+  std::string s;
+  s.append("# cache_clear: ").append(base::shell_words(req.cache_clear)).append("\n");
+  s.append(quoted).append(" </dev/null\n");
+  s.append("cache_clear_status=$?\n");
+  s.append("if [ \"$cache_clear_status\" -ne 0 ]; then\n");
+  s.append("  echo \"referee: the cache_clear hook ended with exit $cache_clear_status; the run's command was not started\" >&2\n");
+  s.append("  ").append(on_failure).append("\n");
+  s.append("fi\n");
+  s.append("cache_clear_ms=$(date +%s%3N 2>/dev/null)\n");
+  s.append("case \"$cache_clear_ms\" in ''|*[!0-9]*) cache_clear_ms=$(($(date +%s) * 1000)) ;; esac\n");
+  s.append("printf ':::MLLOG {\"namespace\": \"\", \"time_ms\": %s, \"event_type\": \"POINT_IN_TIME\", "
+           "\"key\": \"cache_clear\", \"value\": true, \"metadata\": {\"file\": \"referee\", \"lineno\": 0}}\\n' "
+           "\"$cache_clear_ms\"");
+  if (req.log_is_file && !req.log_path.empty()) s.append(" >>").append(base::shell_quote(req.log_path));
+  s.append("\n");
+  return s;
+}
+
+std::vector<std::unique_ptr<RunHandle>> Backend::launch_group(const std::vector<RunRequest>& reqs,
+                                                              const std::vector<LineSink>& sinks, std::string* error) {
+  std::vector<std::unique_ptr<RunHandle>> out;
+  if (reqs.size() != 1 || sinks.size() != 1) {
+    *error = std::string("the ") + name() + " backend starts one run at a time";
+    return out;
+  }
+  if (auto h = launch(reqs[0], sinks[0], error)) out.push_back(std::move(h));
+  return out;
 }
 
 }  // namespace referee::harness

@@ -28,7 +28,28 @@ struct RunRequest {
   std::string workdir;                       // "" = current directory
   std::chrono::seconds timeout{0};           // 0 = none
   std::map<std::string, std::string> options;  // backend options from the spec (slurm: partition, nodes, ...)
+  // The spec's cache_clear: a command run just before the run's command,
+  // where the run runs (on Slurm once on each of the job's nodes, outside any
+  // container), placeholders expanded. When it succeeds the run's log gets
+  // the `cache_clear` event (true) the rules require; when it fails the run's
+  // command is not started and the run fails with exit 125.
+  std::vector<std::string> cache_clear;
+  // The workload writes its log to log_path itself (its command names
+  // {log}): the cache_clear event is appended to that file; else it is
+  // printed with the run's output.
+  bool log_is_file = false;
 };
+
+// Exit status of a run whose cache_clear hook failed (its command never started).
+inline constexpr int kCacheClearFailed = 125;
+
+// The POSIX shell lines that run req.cache_clear (after the words of
+// `launcher`, e.g. srun's) and then log `cache_clear` as the consortium's
+// mllog does, with the time of the moment the hook ended; a failed hook
+// prints why and runs `on_failure` (a shell command that must end the run:
+// "exit 125"). "" when the request has no hook.
+std::string cache_clear_lines(const RunRequest& req, const std::vector<std::string>& launcher,
+                              const std::string& on_failure);
 
 enum class RunState { Pending, Running, Succeeded, Failed, Cancelled, TimedOut };
 
@@ -135,6 +156,19 @@ class Backend {
   // Starts the run; every output line goes to `sink`. Returns null with
   // *error when the run cannot be started at all.
   virtual std::unique_ptr<RunHandle> launch(const RunRequest& req, LineSink sink, std::string* error) = 0;
+  // How many runs one launch_group() may start together (Slurm:
+  // backend_options.runs_per_job, runs in sequence in one job); 1 where
+  // each run is a launch of its own.
+  virtual int runs_per_launch(const RunRequest& sample) const {
+    (void)sample;
+    return 1;
+  }
+  // Starts reqs (at most runs_per_launch()) as one unit; one handle per
+  // request, in order, each run still followed, ended and stopped on its own,
+  // sinks[i] receiving the output of reqs[i]. Empty with *error when none
+  // could be started. The default launches a single request.
+  virtual std::vector<std::unique_ptr<RunHandle>> launch_group(const std::vector<RunRequest>& reqs,
+                                                               const std::vector<LineSink>& sinks, std::string* error);
   // What RunHandle::kill_now does to a run, as far as referee knows once it
   // returns, to follow "the run was": "killed", "sent scancel".
   virtual std::string kill_now_says() const { return "asked to end"; }

@@ -105,6 +105,10 @@ class BuiltinHandle : public RunHandle {
 }  // namespace
 
 std::unique_ptr<RunHandle> BuiltinBackend::launch(const RunRequest& req, LineSink sink, std::string* error) {
+  if (!req.cache_clear.empty()) {
+    *error = "run " + req.id + ": the builtin workloads log cache_clear themselves; a cache_clear hook is for exec and slurm";
+    return nullptr;
+  }
   WorkloadConfig cfg;
   cfg.benchmark = req.benchmark;
   cfg.seed = req.seed;

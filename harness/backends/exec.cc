@@ -337,6 +337,13 @@ std::unique_ptr<RunHandle> ExecBackend::launch(const RunRequest& req, LineSink s
   for (auto& s : env_store) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::vector<std::string> argv_store = req.command;
+  if (!req.cache_clear.empty()) {
+    // The hook first, in the run's process group, then the command in its place (exec).
+    argv_store = {"/bin/sh", "-c",
+                  cache_clear_lines(req, {}, "exit " + std::to_string(kCacheClearFailed)) + "exec \"$@\"\n",
+                  "referee-run"};
+    argv_store.insert(argv_store.end(), req.command.begin(), req.command.end());
+  }
   std::vector<char*> argv;
   for (auto& s : argv_store) argv.push_back(s.data());
   argv.push_back(nullptr);

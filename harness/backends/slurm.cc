@@ -39,31 +39,8 @@ const std::vector<std::string> kOptionKeys = {
     "nodes",          "tasks_per_node",     "gpus_per_node",        "partition",           "account",
     "extra_args",     "work_dir",           "launcher",             "srun_args",           "container_image",
     "container_mounts", "container_workdir", "container_name",      "container_env",       "container_writable",
-    "container_remap_root", "container_mount_home", "container_entrypoint", "describe",   "describe_timeout"};
-
-std::string shell_words(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) {
-    bool plain = !w.empty() && w.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-                                                   "_./:=@%+-,{}") == std::string::npos;
-    if (!out.empty()) out += ' ';
-    out += plain ? w : shell_quote(w);
-  }
-  return out;
-}
-
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
-  return out;
-}
+    "container_remap_root", "container_mount_home", "container_entrypoint", "describe",   "describe_timeout",
+    "runs_per_job"};
 
 std::optional<std::vector<std::string>> split_words(const std::string& text) {
   std::vector<std::string> words;
@@ -112,6 +89,8 @@ JobFiles job_files(const std::string& dir) {
   f.script = dir + "/job.sh";
   f.output = dir + "/output.txt";
   f.exit_code = dir + "/exit_code";
+  f.started = dir + "/started";
+  f.cancel = dir + "/cancel";
   return f;
 }
 
@@ -315,10 +294,125 @@ std::string batch_script(const RunRequest& req, const JobFiles& files, std::stri
       << "  rm -f \"$env_file.tmp\"\n"
       << "fi\n";
   }
+  s << cache_clear_lines(req, hook_launcher(*launcher), "finish " + std::to_string(kCacheClearFailed));
   for (const auto& w : *launcher) s << shell_quote(w) << " ";
   for (size_t i = 0; i < req.command.size(); ++i) s << (i ? " " : "") << shell_quote(req.command[i]);
   s << " </dev/null\n"
     << "finish $?\n";
+  return s.str();
+}
+
+std::vector<std::string> hook_launcher(const std::vector<std::string>& launcher) {
+  if (launcher.empty()) return {};
+  return {"srun", "--ntasks-per-node=1", "--kill-on-bad-exit=1"};
+}
+
+std::string group_script(const std::vector<RunRequest>& reqs, const std::vector<JobFiles>& files, std::string* error,
+                         const NodeCapture* capture) {
+  if (reqs.empty() || reqs.size() != files.size()) {
+    *error = "a job of several runs needs one set of files per run";
+    return "";
+  }
+  const RunRequest& first = reqs[0];
+  std::error_code ec;
+  std::string workdir =
+      first.workdir.empty() ? fs::current_path(ec).string() : fs::absolute(first.workdir, ec).string();
+  if (ec || workdir.empty()) {
+    *error = "run " + first.id + ": cannot resolve its working directory: " + ec.message();
+    return "";
+  }
+  std::vector<std::string> flags = container_flags(first, error);
+  if (!error->empty()) {
+    *error = "run " + first.id + ": " + *error;
+    return "";
+  }
+  std::ostringstream s;
+  s << "#!/bin/sh\n"
+    << "# Written by referee's slurm backend: " << reqs.size() << " runs of benchmark " << printable(first.benchmark)
+    << " in this job, one after another, each a job step of its own.\n";
+  for (const auto& r : reqs) s << "#   " << printable(r.id) << " (run " << r.run_index << ", seed " << r.seed << ")\n";
+  s << "# Each run's output goes to its output file, its exit status to its exit code file; a run whose\n"
+    << "# cancel file exists when its turn comes is not started.\n"
+    << "finish() {\n"
+    << "  printf '%s\\n' \"$2\" >\"$1.tmp\" && mv -f \"$1.tmp\" \"$1\"\n"
+    << "}\n"
+    << "all_end() {\n"
+    << "  echo \"referee: $2\" >&2\n";
+  for (const auto& f : files)
+    s << "  echo \"referee: $2\" >>" << shell_quote(f.output) << "; finish " << shell_quote(f.exit_code) << " \"$1\"\n";
+  s << "  exit \"$1\"\n"
+    << "}\n"
+    << "cd " << shell_quote(workdir) << " || all_end 126 " << shell_quote("cannot enter the working directory " + workdir)
+    << "\n";
+  if (!flags.empty()) {
+    // One container start for the whole job: its image imported once on each node under
+    // its name; every run's step uses it (Pyxis skips the import of a container that exists).
+    s << "# The container, started once on each node.\n"
+      << "srun --ntasks-per-node=1 --kill-on-bad-exit=1";
+    for (const auto& f : flags) s << " " << shell_quote(f);
+    s << " true </dev/null || all_end 125 \"the container did not start (srun exit $?): no run of this job started\"\n";
+  }
+  if (capture && !capture->referee_binary.empty()) {
+    s << "# The environment, captured once where the runs run, for each of them.\n"
+      << "env_file=" << shell_quote(capture->env_file) << "\n"
+      << "if srun --nodes=1 --ntasks=1";
+    for (const auto& f : flags) s << " " << shell_quote(f);
+    s << " " << shell_quote(capture->referee_binary) << " system env --json";
+    if (!capture->spec.empty()) s << " --spec " << shell_quote(capture->spec);
+    s << " >\"$env_file.tmp\" 2>\"$env_file.err\" </dev/null; then\n"
+      << "  mv -f \"$env_file.tmp\" \"$env_file\" && rm -f \"$env_file.err\"\n";
+    for (size_t i = 1; i < reqs.size(); ++i) {
+      std::string to = node_env_file(reqs[i], files[i].dir);
+      s << "  cp \"$env_file\" " << shell_quote(to + ".tmp") << " && mv -f " << shell_quote(to + ".tmp") << " "
+        << shell_quote(to) << "\n";
+    }
+    s << "else\n"
+      << "  echo \"referee: the environment capture ended with exit $? on $(hostname)\" >>\"$env_file.err\"\n"
+      << "  rm -f \"$env_file.tmp\"\n"
+      << "fi\n";
+  }
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    const RunRequest& r = reqs[i];
+    const JobFiles& f = files[i];
+    if (r.command.empty() || r.command[0].empty()) {
+      *error = "run " + r.id + " has no command (the slurm backend runs the spec's command in a batch job)";
+      return "";
+    }
+    auto launcher = launcher_words(r, error);
+    if (!launcher) {
+      *error = "run " + r.id + ": " + *error;
+      return "";
+    }
+    // Always a step of its own (srun), named after the run, so that it is stopped alone.
+    std::vector<std::string> step = {"srun", "--kill-on-bad-exit=1", "--job-name=" + printable(r.id)};
+    if (std::string t = time_limit(r.timeout); !t.empty()) step.push_back("--time=" + t);
+    if (!launcher->empty()) step.insert(step.end(), launcher->begin() + 2, launcher->end());
+    s << "\n# " << printable(r.id) << " (run " << r.run_index << ", seed " << r.seed << ")\n"
+      << "if [ -e " << shell_quote(f.cancel) << " ]; then\n"
+      << "  echo \"referee: cancelled before it started\" >>" << shell_quote(f.output) << "\n"
+      << "  finish " << shell_quote(f.exit_code) << " 143\n"
+      << "else\n"
+      << "(\n"
+      << ": >" << shell_quote(f.started) << "\n";
+    for (const auto& [name, value] : r.env) {
+      if (!is_shell_name(name)) {
+        *error = "run " + r.id + ": environment name '" + printable(name) +
+                 "' is not a shell variable name (letters, digits, _)";
+        return "";
+      }
+      s << "export " << name << "=" << shell_quote(value) << "\n";
+    }
+    s << cache_clear_lines(r, hook_launcher(step), "exit " + std::to_string(kCacheClearFailed))
+      << "[ -e " << shell_quote(f.cancel) << " ] && exit 143\n"
+      << "exec";
+    for (const auto& w : step) s << " " << shell_quote(w);
+    for (const auto& w : r.command) s << " " << shell_quote(w);
+    s << " </dev/null\n"
+      << ") >" << shell_quote(f.output) << " 2>&1 </dev/null\n"
+      << "finish " << shell_quote(f.exit_code) << " $?\n"
+      << "fi\n";
+  }
+  s << "exit 0\n";
   return s.str();
 }
 
@@ -497,10 +591,26 @@ bool says_invalid_job(const slurm::CommandResult& r) {
   return r.started && r.err.find("Invalid job id") != std::string::npos;
 }
 
+// What the runs of one job (runs_per_job) share: one look at Slurm serves
+// them all for a moment, so that five runs do not ask five times a second.
+struct SharedJobLook {
+  std::mutex mu;
+  bool have = false;
+  Clock::time_point at;
+  JobInfo info;
+};
+
+// A run that is one of several in its job (group_script).
+struct InGroup {
+  std::string step_name;  // its job step's name: the run's id
+  std::string before;     // the runs before it in the job, for "waiting for ..."
+  std::shared_ptr<SharedJobLook> look;
+};
+
 class SlurmHandle : public RunHandle {
  public:
   SlurmHandle(std::string id, std::string job_id, slurm::JobFiles files, LineSink sink, SlurmOptions opts,
-              std::chrono::seconds timeout, std::string token = "")
+              std::chrono::seconds timeout, std::string token = "", std::optional<InGroup> group = std::nullopt)
       : id_(std::move(id)),
         token_(std::move(token)),
         job_id_(std::move(job_id)),
@@ -508,7 +618,8 @@ class SlurmHandle : public RunHandle {
         sink_(std::move(sink)),
         lines_(id_, sink_),
         opts_(std::move(opts)),
-        timeout_(timeout) {
+        timeout_(timeout),
+        group_(std::move(group)) {
     status_.state = RunState::Pending;
     status_.detail = "submitted as slurm job " + job_id_;
     thread_ = std::thread([this] { monitor(); });
@@ -549,6 +660,10 @@ class SlurmHandle : public RunHandle {
   }
 
   void cancel(const std::string& reason) override {
+    if (group_) {
+      cancel_in_group(reason);
+      return;
+    }
     {
       std::lock_guard lock(mu_);
       if (done_ || cancel_requested_) return;
@@ -577,7 +692,86 @@ class SlurmHandle : public RunHandle {
     cv_.notify_all();
   }
 
+  // A run of a job of several: the whole job goes at once (every run of it).
+  void kill_now(const std::string& reason) override {
+    if (!group_) {
+      cancel(reason);
+      return;
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (done_) return;
+      if (!cancel_requested_) {
+        cancel_requested_ = true;
+        cancel_reason_ = reason.empty() ? "cancelled" : reason;
+      }
+      killed_job_ = true;
+      poke_ = true;
+    }
+    touch(files_.cancel);
+    slurm::run_command({"scancel", job_id_}, opts_.slurm_conf, opts_.command_timeout);
+    cv_.notify_all();
+  }
+
  private:
+  static void touch(const std::string& path) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0) ::close(fd);
+  }
+  bool exists(const std::string& path) const {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+  }
+
+  // Stops one run of a job of several: its cancel file keeps it from
+  // starting when its turn comes; once it has started, its step is sent
+  // scancel (the monitor tries again until Slurm lists the step).
+  void cancel_in_group(const std::string& reason) {
+    {
+      std::lock_guard lock(mu_);
+      if (done_ || cancel_requested_) return;
+    }
+    if (read_exit_file() >= 0) {
+      std::lock_guard lock(mu_);
+      poke_ = true;
+      cv_.notify_all();
+      return;
+    }
+    touch(files_.cancel);
+    {
+      std::lock_guard lock(mu_);
+      cancel_requested_ = true;
+      cancel_reason_ = reason.empty() ? "cancelled" : reason;
+    }
+    scancel_step();
+    {
+      std::lock_guard lock(mu_);
+      poke_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  // The run's step, when it has started and Slurm lists it: sent scancel.
+  // True when it was found (or is no longer needed).
+  bool scancel_step() {
+    if (!exists(files_.started) || read_exit_file() >= 0) return false;
+    auto r = slurm::run_command({"squeue", "--noheader", "--steps", "--jobs=" + job_id_, "--format=%i|%j"},
+                                opts_.slurm_conf, opts_.command_timeout);
+    std::istringstream in(r.out);
+    std::string line;
+    while (std::getline(in, line)) {
+      size_t bar = line.find('|');
+      if (bar == std::string::npos) continue;
+      std::string step = trim(line.substr(0, bar)), name = trim(line.substr(bar + 1));
+      if (name != group_->step_name) continue;
+      slurm::run_command({"scancel", step}, opts_.slurm_conf, opts_.command_timeout);
+      std::lock_guard lock(mu_);
+      step_cancelled_ = step;
+      return true;
+    }
+    return false;
+  }
+
   // Whether the job has ended though the monitor may not have seen it yet:
   // the batch script wrote its exit code, or Slurm gives a final state.
   bool ended() {
@@ -592,6 +786,17 @@ class SlurmHandle : public RunHandle {
   }
 
   JobInfo query() {
+    if (!group_ || !group_->look) return query_slurm();
+    SharedJobLook& look = *group_->look;
+    std::lock_guard lock(look.mu);
+    if (look.have && Clock::now() - look.at < opts_.state_interval / 2) return look.info;
+    look.info = query_slurm();
+    look.at = Clock::now();
+    look.have = true;
+    return look.info;
+  }
+
+  JobInfo query_slurm() {
     JobInfo info;
     auto sq = slurm::run_command({"squeue", "--noheader", "--states=all", "--jobs=" + job_id_, "--format=%T|%r"},
                                  opts_.slurm_conf, opts_.command_timeout);
@@ -693,13 +898,39 @@ class SlurmHandle : public RunHandle {
     if (!done_) status_ = std::move(s);
   }
 
+  // How a run of a job of several ended: its exit code file, else what
+  // became of the job while it ran or before its turn came.
+  RunStatus status_in_group(const JobInfo& info) {
+    int code = read_exit_file();
+    if (code == 0) return {RunState::Succeeded, 0, "exit 0"};
+    if (code > 0) {
+      RunStatus s{RunState::Failed, code, "exit " + std::to_string(code)};
+      if (code == kCacheClearFailed) s.detail += " (its cache_clear hook failed: its command did not start)";
+      return s;
+    }
+    std::string state = info.kind == JobInfo::Known ? info.state : "gone from Slurm";
+    if (!exists(files_.started))
+      return {RunState::Failed, -1,
+              "slurm job " + job_id_ + " ended (" + state + ") before this run's turn came" +
+                  (group_->before.empty() ? "" : " (after " + group_->before + ")")};
+    RunStatus s = info.kind == JobInfo::Known ? slurm::map_state(info.state, info.exit_code, info.signal, info.reason)
+                                              : RunStatus{RunState::Failed, -1, ""};
+    if (s.state == RunState::Succeeded || s.state == RunState::Pending || s.state == RunState::Running)
+      s = {RunState::Failed, -1, ""};
+    s.detail = "slurm job " + job_id_ + " ended (" + state + ") while this run ran, before its exit status was written" +
+               (s.detail.empty() ? "" : ": " + s.detail);
+    return s;
+  }
+
   void finish(const JobInfo& info, bool timed_out_by_us) {
     final_drain();
     int file_code = read_exit_file();
     int exit_code = file_code >= 0 ? file_code : info.exit_code;
     int signal = file_code >= 0 ? 0 : info.signal;
     RunStatus s;
-    if (info.kind == JobInfo::Gone) {
+    if (group_) {
+      s = status_in_group(info);
+    } else if (info.kind == JobInfo::Gone) {
       if (file_code == 0) {
         s = {RunState::Succeeded, 0, "exit 0"};
       } else if (file_code > 0) {
@@ -725,9 +956,17 @@ class SlurmHandle : public RunHandle {
     std::lock_guard lock(mu_);
     if (timed_out_by_us && s.state != RunState::Succeeded) {
       s.state = RunState::TimedOut;
-      s.detail = "time limit of " + std::to_string(timeout_.count()) + " s exceeded: referee cancelled slurm job " +
-                 job_id_ + " (slurm state " + (info.state.empty() ? "unknown" : info.state) + ")";
-    } else if (cancel_requested_) {
+      s.detail = "time limit of " + std::to_string(timeout_.count()) + " s exceeded: referee cancelled " +
+                 (group_ ? (step_cancelled_.empty() ? "its step of slurm job " + job_id_ : "step " + step_cancelled_)
+                         : "slurm job " + job_id_ + " (slurm state " + (info.state.empty() ? "unknown" : info.state) + ")");
+    } else if (cancel_requested_ && group_ && !(file_code == 0 && !killed_job_)) {
+      bool began = exists(files_.started);
+      s.state = RunState::Cancelled;
+      s.detail = cancel_reason_ + (killed_job_                ? " (scancel " + job_id_ + ": the whole job)"
+                                   : !step_cancelled_.empty() ? " (scancel " + step_cancelled_ + ", its step of job " + job_id_ + ")"
+                                   : began                    ? " (its step of job " + job_id_ + " ended first)"
+                                                              : " (before its turn came in job " + job_id_ + ")");
+    } else if (cancel_requested_ && !group_) {
       s.state = RunState::Cancelled;
       s.detail = cancel_reason_ + " (scancel " + job_id_ + ")";
     } else if (s.state == RunState::Cancelled) {
@@ -765,7 +1004,52 @@ class SlurmHandle : public RunHandle {
       if (poked || Clock::now() >= next_query) {
         next_query = Clock::now() + opts_.state_interval;
         JobInfo info = query();
-        if (info.kind == JobInfo::Known) {
+        if (group_ && info.kind != JobInfo::Unreachable) {
+          // One run of several: its own files say where it is; the job, when it has ended.
+          gone_count = info.kind == JobInfo::Gone ? gone_count + 1 : 0;
+          bool began = exists(files_.started);
+          if (began && !started) started = Clock::now();
+          bool cancelling;
+          {
+            std::lock_guard lock(mu_);
+            cancelling = cancel_requested_ && step_cancelled_.empty() && !killed_job_;
+          }
+          if (read_exit_file() >= 0 || (info.kind == JobInfo::Known && slurm::is_terminal(info.state)) ||
+              gone_count >= 3) {
+            finish(info, timed_out_by_us);
+            return;
+          }
+          if (cancelling && began) scancel_step();
+          if (began) {
+            set_status({RunState::Running, -1, "slurm state RUNNING, a step of job " + job_id_});
+          } else if (info.kind == JobInfo::Known && info.state == "RUNNING") {
+            set_status({RunState::Pending, -1,
+                        "waiting in job " + job_id_ + " for the runs before it" +
+                            (group_->before.empty() ? "" : " (" + group_->before + ")")});
+          } else if (info.kind == JobInfo::Known) {
+            RunStatus st = slurm::map_state(info.state, -1, 0, info.reason);
+            if (st.state == RunState::Running) st.state = RunState::Pending;  // the job, not yet this run
+            st.detail += ", job " + job_id_;
+            set_status(std::move(st));
+          }
+          if (timeout_.count() > 0 && started && !timed_out_by_us && Clock::now() - *started > timeout_) {
+            bool stopping;
+            {
+              std::lock_guard lock(mu_);
+              stopping = cancel_requested_;
+            }
+            if (!stopping) {
+              timed_out_by_us = true;
+              touch(files_.cancel);
+              if (!scancel_step()) {
+                std::lock_guard lock(mu_);
+                cancel_requested_ = true;  // the step is sent scancel once Slurm lists it
+                cancel_reason_ = "time limit of " + std::to_string(timeout_.count()) + " s exceeded";
+              }
+              next_query = Clock::now();
+            }
+          }
+        } else if (info.kind == JobInfo::Known) {
           gone_count = 0;
           bool script_done = info.state == "COMPLETING" && read_exit_file() >= 0;
           if (slurm::is_terminal(info.state) || script_done) {
@@ -831,6 +1115,10 @@ class SlurmHandle : public RunHandle {
   bool poke_ = false;
   bool cancel_requested_ = false;
   std::string cancel_reason_;
+  // A run of a job of several only:
+  const std::optional<InGroup> group_;
+  std::string step_cancelled_;  // the step sent scancel ("123.2"), "" until then
+  bool killed_job_ = false;     // kill_now: the whole job was sent scancel
   std::thread thread_;
 };
 
@@ -935,6 +1223,49 @@ bool SlurmBackend::preflight(const RunRequest& sample, std::string* error) {
   return true;
 }
 
+namespace {
+
+// Writes the batch script and submits it: the job id, or "" with *error.
+std::string submit(const std::string& script_path, const std::string& script, std::vector<std::string> args,
+                   const std::string& what, const SlurmOptions& options, std::string* error) {
+  {
+    std::ofstream out(script_path, std::ios::binary | std::ios::trunc);
+    out << script;
+    if (!out.flush()) {
+      *error = "cannot write the batch script " + script_path;
+      return "";
+    }
+  }
+  ::chmod(script_path.c_str(), 0755);
+  args.insert(args.begin(), "sbatch");
+  auto r = slurm::run_command(args, options.slurm_conf, options.command_timeout);
+  if (!r.started) {
+    *error = "cannot submit " + what + ": " + r.error;
+    return "";
+  }
+  if (r.timed_out) {
+    *error = "cannot submit " + what + ": sbatch did not answer in " + std::to_string(options.command_timeout.count()) +
+             " s";
+    return "";
+  }
+  std::string job_id = slurm::parse_job_id(r.out);
+  if (r.exit_code != 0 || job_id.empty()) {
+    std::string why = trim(r.err);
+    if (why.empty()) why = trim(r.out);
+    *error = "sbatch refused " + what + " (exit " + std::to_string(r.exit_code) + ")" +
+             (why.empty() ? std::string() : ": " + why);
+    return "";
+  }
+  return job_id;
+}
+
+std::string token_of(const RunRequest& req) {
+  auto token = req.env.find(kRunTokenVar);
+  return token == req.env.end() ? std::string() : token->second;
+}
+
+}  // namespace
+
 std::unique_ptr<RunHandle> SlurmBackend::launch(const RunRequest& req, LineSink sink, std::string* error) {
   std::string err;
   if (!error) error = &err;
@@ -948,37 +1279,74 @@ std::unique_ptr<RunHandle> SlurmBackend::launch(const RunRequest& req, LineSink 
   std::string workdir = req.workdir.empty() ? fs::current_path(ec).string() : fs::absolute(req.workdir, ec).string();
   std::vector<std::string> args = slurm::sbatch_args(req, files, workdir, error);
   if (args.empty()) return nullptr;
-  {
-    std::ofstream out(files.script, std::ios::binary | std::ios::trunc);
-    out << script;
-    if (!out.flush()) {
-      *error = "cannot write the batch script " + files.script;
-      return nullptr;
-    }
+  std::string job_id = submit(files.script, script, args, "run " + req.id, options_, error);
+  if (job_id.empty()) return nullptr;
+  return std::make_unique<SlurmHandle>(req.id, job_id, files, std::move(sink), options_, req.timeout, token_of(req));
+}
+
+int SlurmBackend::runs_per_launch(const RunRequest& sample) const {
+  auto it = sample.options.find("runs_per_job");
+  if (it == sample.options.end()) return 1;
+  char* end = nullptr;
+  long n = std::strtol(it->second.c_str(), &end, 10);
+  if (end == it->second.c_str() || *end != '\0' || n < 1) return 1;
+  return static_cast<int>(std::min<long>(n, 1000));
+}
+
+std::vector<std::unique_ptr<RunHandle>> SlurmBackend::launch_group(const std::vector<RunRequest>& reqs,
+                                                                   const std::vector<LineSink>& sinks,
+                                                                   std::string* error) {
+  std::vector<std::unique_ptr<RunHandle>> handles;
+  if (reqs.size() != sinks.size() || reqs.empty()) {
+    *error = "launch_group: one sink per request";
+    return handles;
   }
-  ::chmod(files.script.c_str(), 0755);
-  args.insert(args.begin(), "sbatch");
-  auto r = slurm::run_command(args, options_.slurm_conf, options_.command_timeout);
-  if (!r.started) {
-    *error = "cannot submit run " + req.id + ": " + r.error;
-    return nullptr;
+  if (reqs.size() == 1) return Backend::launch_group(reqs, sinks, error);
+  std::vector<RunRequest> rs = reqs;
+  // The job's own folder (its script, Slurm's notes), then one per run.
+  RunRequest job = rs.front();
+  job.id = rs.front().id + ".." + rs.back().id;
+  std::string job_dir = make_work_dir(job, options_, error);
+  if (job_dir.empty()) return handles;
+  slurm::JobFiles job_files = slurm::job_files(job_dir);
+  bool container = false;
+  for (const auto& [k, v] : rs.front().options) container = container || k.rfind("container_", 0) == 0;
+  if (container && !rs.front().options.count("container_name")) {
+    // Named, so that the image is imported once and every run's step finds it.
+    std::string name = "referee_" + safe_name(fs::path(job_dir).filename().string());
+    for (auto& r : rs) r.options["container_name"] = name;
   }
-  if (r.timed_out) {
-    *error = "cannot submit run " + req.id + ": sbatch did not answer in " +
-             std::to_string(options_.command_timeout.count()) + " s";
-    return nullptr;
+  std::vector<slurm::JobFiles> files;
+  for (const auto& r : rs) {
+    std::string dir = make_work_dir(r, options_, error);
+    if (dir.empty()) return handles;
+    files.push_back(slurm::job_files(dir));
   }
-  std::string job_id = slurm::parse_job_id(r.out);
-  if (r.exit_code != 0 || job_id.empty()) {
-    std::string why = trim(r.err);
-    if (why.empty()) why = trim(r.out);
-    *error = "sbatch refused run " + req.id + " (exit " + std::to_string(r.exit_code) + ")" +
-             (why.empty() ? std::string() : ": " + why);
-    return nullptr;
+  slurm::NodeCapture capture{options_.referee_binary, options_.capture_spec, slurm::node_env_file(rs[0], files[0].dir)};
+  std::string script = slurm::group_script(rs, files, error, options_.referee_binary.empty() ? nullptr : &capture);
+  if (script.empty()) return handles;
+  // The job's time limit: every run's, and a minute each for its hook and start, when every run has one.
+  long long total = 0;
+  for (const auto& r : rs) total = (total < 0 || r.timeout.count() <= 0) ? -1 : total + r.timeout.count() + 60;
+  job.timeout = std::chrono::seconds(total > 0 ? total : 0);
+  std::error_code ec;
+  std::string workdir = job.workdir.empty() ? fs::current_path(ec).string() : fs::absolute(job.workdir, ec).string();
+  std::vector<std::string> args = slurm::sbatch_args(job, job_files, workdir, error);
+  if (args.empty()) return handles;
+  std::string job_id = submit(job_files.script, script, args, "runs " + job.id, options_, error);
+  if (job_id.empty()) return handles;
+  auto look = std::make_shared<SharedJobLook>();
+  for (size_t i = 0; i < rs.size(); ++i) {
+    std::string before;
+    if (i > 0 && i <= 3)
+      for (size_t k = 0; k < i; ++k) before.append(k ? ", " : "").append(rs[k].id);
+    else if (i > 3)
+      before.append(rs[0].id).append(" to ").append(rs[i - 1].id).append(", ").append(std::to_string(i)).append(" runs");
+    InGroup g{slurm::printable(rs[i].id), before, look};
+    handles.push_back(std::make_unique<SlurmHandle>(rs[i].id, job_id, files[i], sinks[i], options_, rs[i].timeout,
+                                                    token_of(rs[i]), std::move(g)));
   }
-  auto token = req.env.find(kRunTokenVar);
-  return std::make_unique<SlurmHandle>(req.id, job_id, files, std::move(sink), options_, req.timeout,
-                                       token == req.env.end() ? std::string() : token->second);
+  return handles;
 }
 
 }  // namespace referee::harness

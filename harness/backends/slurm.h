@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/subprocess.h"
+#include "base/text.h"
 #include "harness/backends/backend.h"
 
 namespace referee::harness {
@@ -58,6 +59,16 @@ class SlurmBackend : public Backend {
   // refuses the job (its stderr is in *error). Destroying the handle of a
   // job that is still queued or running cancels the job.
   std::unique_ptr<RunHandle> launch(const RunRequest& req, LineSink sink, std::string* error) override;
+  // backend_options.runs_per_job (1 when not given).
+  int runs_per_launch(const RunRequest& sample) const override;
+  // Several runs in one job (slurm::group_script), one after another; each
+  // handle follows its run's own output and exit code file, is waiting
+  // until the run's turn comes, and cancel() stops that run alone (before
+  // its turn, or its job step with scancel JOB.STEP); kill_now() ends the
+  // whole job.
+  std::vector<std::unique_ptr<RunHandle>> launch_group(const std::vector<RunRequest>& reqs,
+                                                       const std::vector<LineSink>& sinks,
+                                                       std::string* error) override;
   // sbatch --test-only with the batch script and options a run gets (the
   // partition, nodes, time, account: what Slurm would refuse), and, when the
   // spec asks for a container, that srun has Pyxis's --container-image.
@@ -76,7 +87,8 @@ namespace slurm {
 // container_mounts, container_workdir, container_name, container_env,
 // container_writable, container_remap_root, container_mount_home,
 // container_entrypoint; describe and describe_timeout (read by
-// harness/backends/slurm_describe.h, not by sbatch).
+// harness/backends/slurm_describe.h, not by sbatch); runs_per_job (several
+// runs in one job, one after another: group_script).
 extern const std::vector<std::string> kOptionKeys;
 
 // How the batch script starts the command: {} when it runs it itself (on the
@@ -106,11 +118,9 @@ struct NodeCapture {
 // yes/no spellings a YAML file may carry as text (true/yes/on/1, false/no/off/0, any case); nullopt otherwise.
 std::optional<bool> yes_no(const std::string& v);
 
-// 'text' for a POSIX shell: single quotes, each ' as '\''.
-std::string shell_quote(const std::string& text);
-// `words` as a shell command line for people to read: each quoted with
-// shell_quote only when it holds a character the shell treats specially.
-std::string shell_words(const std::vector<std::string>& words);
+// base/text.h: 'text' for a POSIX shell; words for people to read.
+using base::shell_quote;
+using base::shell_words;
 
 // Splits "extra_args" into words the way a shell would (spaces, '...',
 // "...", backslash), without running one. nullopt on an unclosed quote.
@@ -122,6 +132,9 @@ struct JobFiles {
   std::string script;    // dir/job.sh
   std::string output;    // dir/output.txt: the command's stdout and stderr (and Slurm's notes)
   std::string exit_code; // dir/exit_code: the command's exit status, written when it ends
+  // A run of a job of several runs (group_script) only:
+  std::string started;   // dir/started: made when the run's turn comes
+  std::string cancel;    // dir/cancel: made by referee to stop the run (before its turn, or with its step)
 };
 JobFiles job_files(const std::string& dir);
 
@@ -132,6 +145,24 @@ JobFiles job_files(const std::string& dir);
 // cannot be expressed (no command, an environment name that is not a shell
 // name, a malformed launcher or container option).
 std::string batch_script(const RunRequest& req, const JobFiles& files, std::string* error,
+                         const NodeCapture* capture = nullptr);
+
+// Where a run's cache_clear hook runs: {} (in the batch script itself) when
+// the command is not launched with srun, else one task on each of the job's
+// nodes (srun --ntasks-per-node=1), outside any container.
+std::vector<std::string> hook_launcher(const std::vector<std::string>& launcher);
+
+// The batch script of one job that runs `reqs` one after another
+// (backend_options.runs_per_job, as NEXP does in NVIDIA's run.sub): enters
+// the first request's workdir; starts the container once on each node when
+// the runs ask for one (Pyxis imports the image once under its name, every
+// run's step reuses it); captures the environment once (into each run's
+// node environment file); then for each run, unless its cancel file exists,
+// makes its started file, exports its environment, runs its cache_clear
+// hook, and runs its command as a job step named after the run (srun
+// --job-name=<id>, --time from its timeout), its output into its own file and
+// its exit status into its exit code file. `files` are the runs' own.
+std::string group_script(const std::vector<RunRequest>& reqs, const std::vector<JobFiles>& files, std::string* error,
                          const NodeCapture* capture = nullptr);
 
 // sbatch's arguments (after "sbatch"), the script last. Empty with *error

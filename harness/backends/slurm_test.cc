@@ -13,6 +13,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -738,6 +739,88 @@ TEST_CASE("the harness on slurm: N runs as jobs, their logs collected into a pac
   fs::remove_all(dir);
 }
 
+TEST_CASE("the harness on slurm with runs_per_job: five runs in two jobs, a run the live checker stops is stopped alone") {
+  if (!have_cluster()) return;
+  std::string error;
+  referee::rules::RuleSource src;
+  auto rs = referee::rules::resolve_ruleset("mini-1.0.0", "", &src, &error);
+  REQUIRE_MESSAGE(rs, error);
+  referee::rules::RoundFacts facts;
+  REQUIRE(referee::rules::facts_for(*rs, &facts, &error));
+  ScratchDir dir("referee-slurm-harness-group-");
+  std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
+  std::string results = example + "/results/cpu_2x_example/minilm/";
+  Spec spec;
+  spec.benchmark = "minilm";
+  spec.ruleset = "mini-1.0.0";
+  spec.backend = "slurm";
+  spec.org = "ExampleOrg";
+  spec.system = "cpu_2x_example";
+  // Run 1 logs a second run_start (a rule no later line repairs) and would go on for a minute.
+  spec.command = {"/bin/sh", "-c",
+                  "if [ {run} = 1 ]; then cat " + results + "result_0.txt " + results +
+                      "result_0.txt; sleep 60; touch " + (dir.path / "run1.marker").string() + "; else grep -v cache_clear " +
+                      results + "result_{run}.txt; fi"};
+  spec.cache_clear = {"/bin/sh", "-c", "echo clearing"};
+  spec.backend_options = {{"runs_per_job", "3"}};
+  REQUIRE_MESSAGE(finalize_spec(&spec, facts.find("minilm")->runs, &error), error);
+  SystemDescription sys;
+  REQUIRE(describe_system(example + "/systems/cpu_2x_example.json", "", &sys, &error));
+  SlurmBackend backend(fast_options());
+  RunnerOptions opt;
+  opt.out_dir = (dir.path / "out").string();
+  opt.system_json = sys.to_json();
+  std::vector<std::string> events;
+  std::mutex mu;
+  opt.event = [&](const std::string& e) {
+    std::lock_guard lock(mu);
+    events.push_back(e);
+  };
+  auto t0 = Clock::now();
+  HarnessReport report;
+  REQUIRE_MESSAGE(run_harness(spec, backend, *rs, opt, &report, &error), error);
+  CHECK(Clock::now() - t0 < 50s);  // run 1 was stopped, not waited for
+  REQUIRE(report.runs.size() == 5);
+  // Two jobs: runs 0-2, then 3-4.
+  CHECK(report.runs[0].job_id == report.runs[1].job_id);
+  CHECK(report.runs[1].job_id == report.runs[2].job_id);
+  CHECK(report.runs[3].job_id == report.runs[4].job_id);
+  CHECK(report.runs[0].job_id != report.runs[3].job_id);
+  for (size_t i : {0, 2, 3, 4}) {
+    CHECK_MESSAGE(report.runs[i].status.state == RunState::Succeeded, report.runs[i].id << ": " << report.runs[i].status.detail);
+    CHECK_MESSAGE(!report.runs[i].result_file.empty(), report.runs[i].id << ": " << report.runs[i].left_out);
+    // The hook's event is in the log that entered the package (the workload's own was left out).
+    CHECK(slurp(report.runs[i].result_file).find("\"key\": \"cache_clear\"") != std::string::npos);
+  }
+  CHECK(report.runs[1].aborted);
+  CHECK(report.runs[1].status.state == RunState::Cancelled);
+  CHECK_MESSAGE(report.runs[1].status.detail.find("(scancel " + report.runs[1].job_id + ".") != std::string::npos,
+                report.runs[1].status.detail);
+  CHECK(report.runs[1].result_file.empty());
+  CHECK_FALSE(fs::exists(dir.path / "run1.marker"));
+  {
+    std::lock_guard lock(mu);
+    std::string all;
+    for (const auto& e : events) all += e + "\n";
+    CHECK_MESSAGE(all.find("minilm-1: submitted as job " + report.runs[1].job_id + " (seed " +
+                           std::to_string(report.runs[1].seed) + ", run 2 of 3 in the job), queued") != std::string::npos,
+                  all);
+  }
+  // Every run and its job in the manifest, each with its own log.
+  Manifest m;
+  bool existed = false;
+  REQUIRE_MESSAGE(load_manifest(report.manifest, "minilm", &m, &existed, &error), error);
+  REQUIRE(m.runs.size() == 5);
+  std::set<std::string> logs;
+  for (size_t i = 0; i < 5; ++i) {
+    CHECK(m.runs[i].job_id == report.runs[i].job_id);
+    CHECK(m.runs[i].seed == report.runs[i].seed);
+    logs.insert(m.runs[i].log);
+  }
+  CHECK(logs.size() == 5);
+  CHECK(m.runs[1].state == "stopped");
+}
+
 TEST_CASE("referee run harness/workloads/specs/torchclf_slurm.yaml: the PyTorch example as Slurm jobs, a package both package checkers pass") {
   if (!have_cluster()) return;
   if (!referee::testing::have_torch_example()) return;
@@ -940,6 +1023,164 @@ TEST_CASE("the batch script: srun with the container flags runs the command; the
   err.clear();
   CHECK(slurm::batch_script(r, files, &err).empty());
   CHECK(err.find("run cont: launcher: none") != std::string::npos);
+}
+
+TEST_CASE("a job of several runs: the container starts once, each run is a step of its own with its hook, its output and exit status") {
+  ScratchDir dir("referee-slurm-group-");
+  fs::path bin = dir.path / "bin";
+  fs::create_directories(bin);
+  {
+    // A stand-in for srun: records its arguments, then runs what follows its options.
+    std::ofstream f(bin / "srun");
+    f << "#!/bin/sh\nprintf '%s\\n' \"srun $*\" >>" << slurm::shell_quote((dir.path / "srun.calls").string()) << "\n"
+      << "while [ $# -gt 0 ]; do case \"$1\" in --*) shift ;; *) break ;; esac; done\nexec \"$@\"\n";
+  }
+  fs::permissions(bin / "srun", fs::perms::owner_all);
+  std::vector<RunRequest> reqs;
+  std::vector<slurm::JobFiles> files;
+  for (int i = 0; i < 3; ++i) {
+    RunRequest r;
+    r.id = "g-" + std::to_string(i);
+    r.benchmark = "test";
+    r.run_index = i;
+    r.seed = 40 + i;
+    r.command = {"sh", "-c", "echo run $RUN; exit $CODE"};
+    r.env = {{"RUN", std::to_string(i)}, {"CODE", i == 1 ? "3" : "0"}};
+    r.workdir = dir.path.string();
+    r.log_path = (dir.path / (r.id + ".log")).string();
+    r.timeout = 90s;
+    r.cache_clear = {"sh", "-c", "echo clearing"};
+    r.options = {{"container_image", "nvcr.io#nvidia/pytorch:24.09-py3"}, {"container_name", "referee_g"}};
+    fs::create_directories(dir.path / r.id);
+    files.push_back(slurm::job_files((dir.path / r.id).string()));
+    reqs.push_back(r);
+  }
+  // The last run is stopped before its turn: its cancel file exists.
+  std::ofstream(files[2].cancel).close();
+  std::string err;
+  std::string script = slurm::group_script(reqs, files, &err);
+  REQUIRE_MESSAGE(err.empty(), err);
+  fs::path job = dir.path / "job.sh";
+  std::ofstream(job) << script;
+  std::string path = bin.string() + ":" + (std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin");
+  auto res = slurm::run_command({"env", "PATH=" + path, "sh", job.string()}, "", 20s);
+  REQUIRE(res.started);
+  CHECK_MESSAGE(res.exit_code == 0, res.err);
+  // The container once on each node, then per run: the hook on each node (outside the container), the run's step.
+  const std::string c = "--container-image=nvcr.io#nvidia/pytorch:24.09-py3 --container-name=referee_g";
+  CHECK(slurp(dir.path / "srun.calls") ==
+        "srun --ntasks-per-node=1 --kill-on-bad-exit=1 " + c + " true\n"
+        "srun --ntasks-per-node=1 --kill-on-bad-exit=1 sh -c echo clearing\n"
+        "srun --kill-on-bad-exit=1 --job-name=g-0 --time=2 " + c + " sh -c echo run $RUN; exit $CODE\n"
+        "srun --ntasks-per-node=1 --kill-on-bad-exit=1 sh -c echo clearing\n"
+        "srun --kill-on-bad-exit=1 --job-name=g-1 --time=2 " + c + " sh -c echo run $RUN; exit $CODE\n");
+  // Each run's output and exit status in its own files; the cache_clear event after the hook's output.
+  for (int i = 0; i < 2; ++i) {
+    std::string out = slurp(files[i].output);
+    CHECK_MESSAGE(out.rfind("clearing\n:::MLLOG {\"namespace\": \"\", \"time_ms\": ", 0) == 0, out);
+    CHECK(out.find("\"key\": \"cache_clear\", \"value\": true") != std::string::npos);
+    CHECK(out.find("run " + std::to_string(i) + "\n") != std::string::npos);
+    CHECK(fs::exists(files[i].started));
+  }
+  CHECK(slurp(files[0].exit_code) == "0\n");
+  CHECK(slurp(files[1].exit_code) == "3\n");  // a failing run does not stop the next
+  CHECK(slurp(files[2].exit_code) == "143\n");
+  CHECK_FALSE(fs::exists(files[2].started));
+  CHECK(slurp(files[2].output) == "referee: cancelled before it started\n");
+
+  // A hook that fails: the run's command never starts, exit 125, and the next run still goes.
+  fs::remove(dir.path / "srun.calls");
+  fs::remove(files[2].cancel);
+  reqs[0].cache_clear = {"sh", "-c", "echo no permission >&2; exit 1"};
+  reqs[0].options.clear();
+  reqs[1].options.clear();
+  reqs[2].options.clear();
+  reqs[2].log_is_file = true;  // its workload writes its own log: the event goes there
+  script = slurm::group_script(reqs, files, &err);
+  REQUIRE_MESSAGE(err.empty(), err);
+  std::ofstream(job, std::ios::trunc) << script;
+  res = slurm::run_command({"env", "PATH=" + path, "sh", job.string()}, "", 20s);
+  CHECK(slurp(files[0].exit_code) == "125\n");
+  std::string out0 = slurp(files[0].output);
+  CHECK(out0.find("referee: the cache_clear hook ended with exit 1; the run's command was not started") != std::string::npos);
+  CHECK(out0.find("run 0") == std::string::npos);
+  CHECK(out0.find("cache_clear\"") == std::string::npos);
+  CHECK(slurp(files[2].exit_code) == "0\n");
+  CHECK(slurp(reqs[2].log_path).find("\"key\": \"cache_clear\"") != std::string::npos);
+  CHECK(slurp(files[2].output).find("cache_clear\"") == std::string::npos);
+  CHECK(slurp(dir.path / "srun.calls").find("--container") == std::string::npos);
+
+  // A run without a command, or files that do not match, are errors.
+  reqs[1].command.clear();
+  err.clear();
+  CHECK(slurm::group_script(reqs, files, &err).empty());
+  CHECK(err.find("run g-1 has no command") != std::string::npos);
+  files.pop_back();
+  err.clear();
+  CHECK(slurm::group_script(reqs, files, &err).empty());
+  CHECK_FALSE(err.empty());
+}
+
+TEST_CASE("runs_per_job on the cluster: one job, the runs in turn, one stopped alone (its step), one before its turn") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-group-run-");
+  SlurmBackend backend(fast_options());
+  Collector c;
+  std::vector<RunRequest> reqs;
+  std::vector<LineSink> sinks;
+  const std::vector<std::string> cmds = {"echo first; sleep 2; echo first done",
+                                         "echo second; sleep 60; touch second.marker",
+                                         "echo third; sleep 1; echo third done",
+                                         "touch fourth.marker; echo fourth"};
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    auto r = request(unique_id("grp-" + std::to_string(i)), {"sh", "-c", cmds[i]}, dir);
+    r.run_index = static_cast<int>(i);
+    r.options = {{"runs_per_job", "4"}};
+    r.cache_clear = {"sh", "-c", "echo clearing"};
+    reqs.push_back(r);
+    sinks.push_back(c.sink());
+  }
+  CHECK(backend.runs_per_launch(reqs[0]) == 4);
+  std::string err;
+  auto hs = backend.launch_group(reqs, sinks, &err);
+  REQUIRE_MESSAGE(hs.size() == 4, err);
+  for (auto& h : hs) CHECK(h->job_id() == hs[0]->job_id());  // one job
+  // The last run is stopped before its turn comes.
+  hs[3]->cancel("not wanted");
+  // While the first runs, the second waits for its turn.
+  auto t0 = Clock::now();
+  while (!c.has(reqs[0].id, "first") && Clock::now() - t0 < 60s) std::this_thread::sleep_for(50ms);
+  REQUIRE(c.has(reqs[0].id, "first"));
+  RunStatus waiting = hs[1]->poll();
+  CHECK(waiting.state == RunState::Pending);
+  CHECK_MESSAGE(waiting.detail.find("waiting in job " + hs[0]->job_id() + " for the runs before it (" + reqs[0].id + ")") !=
+                    std::string::npos,
+                waiting.detail);
+  auto s0 = hs[0]->wait(60s);
+  CHECK_MESSAGE(s0.state == RunState::Succeeded, s0.detail);
+  // The second runs: stopped alone, its step sent scancel; the third still runs after it.
+  while (!c.has(reqs[1].id, "second") && Clock::now() - t0 < 60s) std::this_thread::sleep_for(50ms);
+  REQUIRE(c.has(reqs[1].id, "second"));
+  CHECK(hs[1]->poll().state == RunState::Running);
+  hs[1]->cancel("stopped by the test");
+  auto s1 = hs[1]->wait(60s);
+  CHECK(s1.state == RunState::Cancelled);
+  CHECK_MESSAGE(s1.detail.find("stopped by the test (scancel " + hs[0]->job_id() + ".") != std::string::npos, s1.detail);
+  auto s2 = hs[2]->wait(60s);
+  CHECK_MESSAGE(s2.state == RunState::Succeeded, s2.detail);
+  CHECK(c.has(reqs[2].id, "third done"));
+  auto s3 = hs[3]->wait(60s);
+  CHECK(s3.state == RunState::Cancelled);
+  CHECK_MESSAGE(s3.detail.find("before its turn came in job " + hs[0]->job_id()) != std::string::npos, s3.detail);
+  CHECK_FALSE(fs::exists(dir.path / "fourth.marker"));
+  CHECK_FALSE(fs::exists(dir.path / "second.marker"));
+  // Each run that ran cleared the cache first, and its output says so as the rules want it.
+  for (int i = 0; i < 3; ++i) {
+    auto lines = c.of(reqs[i].id);
+    REQUIRE(lines.size() >= 2);
+    CHECK(lines[0] == "clearing");
+    CHECK(lines[1].find("\"key\": \"cache_clear\", \"value\": true") != std::string::npos);
+  }
 }
 
 TEST_CASE("the environment captured on a node: read back whole, used for the run, or the host's with the reason") {

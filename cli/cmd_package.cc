@@ -70,6 +70,11 @@ Command package_command() {
                 std::cerr << "referee package: " << error << "\n";
                 return kCannotCheck;
               }
+              if (!o->tarball.empty())
+                if (std::string t = harness::tarball_problem(o->org_dir, o->tarball); !t.empty()) {
+                  std::cerr << "referee package: " << t << " (nothing was changed)\n";
+                  return kCannotCheck;
+                }
               LoadedRules loaded;
               if (!load_rules("package", o->ruleset, o->rules, &loaded)) return kCannotCheck;
               harness::Assembled done;

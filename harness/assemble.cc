@@ -15,6 +15,7 @@
 #include "base/dynlib.h"
 #include "base/file.h"
 #include "base/subprocess.h"
+#include "base/text.h"
 #include "harness/environment/node_environment.h"
 #include "harness/manifest.h"
 
@@ -89,15 +90,34 @@ bool code_files(const fs::path& dir, std::vector<fs::path>* files, std::vector<s
         it.disable_recursion_pending();
         continue;
       }
-      if (it->is_symlink(ec) || !it->is_regular_file(ec)) continue;
+      if (it->is_symlink(ec)) {
+        skipped->push_back(it->path().lexically_relative(dir).string() + " (a symbolic link: not followed)");
+        continue;
+      }
+      if (it->is_directory(ec)) continue;
       files->push_back(fs::relative(it->path(), dir, ec));
     }
   }
   std::vector<fs::path> kept;
   for (const auto& f : *files) {
     fs::path full = dir / f;
-    if (fs::is_symlink(full, ec) || !fs::is_regular_file(full, ec)) {
+    if (fs::is_symlink(full, ec)) {
+      skipped->push_back(f.string() + " (a symbolic link: not followed)");
+      continue;
+    }
+    if (!fs::is_regular_file(full, ec)) {
       skipped->push_back(f.string() + " (not a regular file)");
+      continue;
+    }
+    if (!base::valid_utf8(f.string())) {
+      std::string shown;
+      for (unsigned char ch : f.string()) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", ch);
+        if (ch >= 0x80 || ch < 0x20) shown += hex;
+        else shown += static_cast<char>(ch);
+      }
+      skipped->push_back(shown + " (its name is not UTF-8: a submission tarball cannot hold it)");
       continue;
     }
     if (fs::file_size(full, ec) > kMaxCodeFile) {
@@ -324,6 +344,20 @@ bool assemble_package(const AssembleOptions& o, Assembled* out, std::string* err
       }
     }
   return true;
+}
+
+std::string tarball_problem(const std::string& org_dir, const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  fs::path org = fs::weakly_canonical(fs::absolute(org_dir, ec), ec);
+  if (fs::is_directory(p, ec)) return "--tarball " + path + " is a folder: name the .tar.gz file to write";
+  fs::path rel = p.lexically_relative(org);
+  if (!rel.empty() && *rel.begin() != "..")
+    return "--tarball " + path + " is inside " + org_dir + ": the next tarball would hold this one; write it beside the folder";
+  fs::path dir = p.parent_path();
+  if (!fs::is_directory(dir, ec)) return "--tarball " + path + ": its folder " + dir.string() + " does not exist";
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) return "--tarball " + path + ": its folder " + dir.string() + " is not writable";
+  return "";
 }
 
 bool write_tarball(const std::string& org_dir, const std::string& path, size_t* files, std::string* error) {

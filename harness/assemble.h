@@ -49,4 +49,10 @@ bool assemble_package(const AssembleOptions& options, Assembled* out, std::strin
 // it holds.
 bool write_tarball(const std::string& org_dir, const std::string& path, size_t* files, std::string* error);
 
+// What would keep write_tarball from writing `path` for `org_dir`, said
+// before anything is assembled: its folder missing or not writable, the path
+// a folder, or inside the organisation's folder (the next tarball would hold
+// this one). "" when none.
+std::string tarball_problem(const std::string& org_dir, const std::string& path);
+
 }  // namespace referee::harness

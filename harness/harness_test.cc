@@ -1072,6 +1072,55 @@ TEST_SUITE("harness") {
     fs::remove_all(dir);
   }
 
+  TEST_CASE("{log} written again from the start (open with \"w\") after it was read is checked afresh, not from the old offset") {
+    ExecSetup s;
+    setup(&s);
+    fs::path dir = temp_dir();
+    // The workload (or the cache_clear hook before it) has put a line in the file; then it writes its log with '>'.
+    spit(dir / "train.sh",
+         "printf ':::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"POINT_IN_TIME\", \"key\": "
+         "\"cache_clear\", \"value\": true, \"metadata\": {\"file\": \"x\", \"lineno\": 1}}\\n' >> \"$3\"\n"
+         "sleep 0.6\n"
+         "cat \"$2\" > \"$3\"\n");
+    auto spec = exec_spec(s, "ExampleOrg", {"/bin/sh", (dir / "train.sh").string(), "{run}",
+                                            s.example + "/results/cpu_2x_example/minilm/result_{run}.txt", "{log}"});
+    spec.runs = 2;
+    ExecBackend backend;
+    RunnerOptions opt;
+    opt.out_dir = (dir / "out").string();
+    opt.system_json = s.sys.to_json();
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(run_harness(spec, backend, *s.rs, opt, &report, &error), error);
+    REQUIRE(report.runs.size() == 2);
+    for (const auto& r : report.runs) {
+      CHECK_MESSAGE(r.verdict.compliant, r.id << ": " << (r.verdict.errors.empty() ? "" : r.verdict.errors[0].message));
+      CHECK_MESSAGE(!r.aborted, r.abort_reason);
+      CHECK(slurp(r.kept_log) == slurp(example_log(s, r.index)));
+      CHECK_FALSE(r.result_file.empty());
+    }
+    fs::remove_all(dir);
+  }
+
+  TEST_CASE("preflight: a cache_clear hook whose program is missing is said before any run or seed") {
+    ExecSetup s;
+    setup(&s);
+    fs::path dir = temp_dir();
+    auto spec = exec_spec(s, "ExampleOrg", {"/bin/cat", s.example + "/results/cpu_2x_example/minilm/result_{run}.txt"});
+    spec.cache_clear = {"/usr/local/bin/drop-caches-that-is-not-there"};
+    ExecBackend backend;
+    RunRequest sample = request_for(spec, backend, "minilm-0", 0, 1, (dir / "minilm-0.log").string());
+    std::string problem;
+    CHECK_FALSE(backend.preflight(sample, &problem));
+    CHECK_MESSAGE(problem == "the cache_clear hook's program /usr/local/bin/drop-caches-that-is-not-there does not exist (in " +
+                                 fs::current_path().string() + ")",
+                  problem);
+    spec.cache_clear = {"/bin/true"};
+    sample = request_for(spec, backend, "minilm-0", 0, 1, (dir / "minilm-0.log").string());
+    CHECK(backend.preflight(sample, &problem));
+    fs::remove_all(dir);
+  }
+
   TEST_CASE("run_start twice: the live checker stops the run with the reason, and it is kept aside as aborted") {
     ExecSetup s;
     setup(&s);
@@ -1132,6 +1181,38 @@ TEST_SUITE("harness") {
     REQUIRE(f.has_value());
     CHECK(f->line == lines + 1);
     CHECK(f->rule == "harness: second run_start");
+  }
+
+  TEST_CASE("referee package: a tarball it cannot write is refused before anything is written; links and odd names are named") {
+    fs::path dir = temp_dir();
+    std::string out;
+    REQUIRE_MESSAGE(shell(std::string(REFEREE_BINARY) + " demo --out '" + (dir / "demo").string() + "'", &out) == 0, out);
+    fs::path org = dir / "demo" / "referee";
+    fs::path code = dir / "code";
+    fs::create_directories(code);
+    spit(code / "train.py", "print('train')\n");
+    fs::create_symlink("/etc/passwd", code / "passwd-link");
+    spit(code / std::string("\xff\xfe bad.py"), "x = 1\n");
+    std::string base = std::string(REFEREE_BINARY) + " package '" + org.string() + "' --ruleset mini-1.0.0 --code minilm=" +
+                       code.string() + " ";
+    // A folder that does not exist, and a place inside the package: nothing is written.
+    CHECK(shell(base + "--tarball /nonexistent-referee-dir/x.tar.gz", &out) == 2);
+    CHECK_MESSAGE(out.find("--tarball /nonexistent-referee-dir/x.tar.gz: its folder /nonexistent-referee-dir does not exist "
+                           "(nothing was changed)") != std::string::npos,
+                  out);
+    CHECK(shell(base + "--tarball '" + (org / "inside.tar.gz").string() + "'", &out) == 2);
+    CHECK_MESSAGE(out.find("the next tarball would hold this one") != std::string::npos, out);
+    CHECK_FALSE(fs::exists(org / "benchmarks"));
+    // Written: the link and the name a tarball cannot hold are left out, and said so.
+    CHECK(shell(base + "--tarball '" + (dir / "t.tar.gz").string() + "'", &out) == 0);
+    CHECK_MESSAGE(out.find("left out passwd-link (a symbolic link: not followed)") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("left out \\xff\\xfe bad.py (its name is not UTF-8: a submission tarball cannot hold it)") !=
+                      std::string::npos,
+                  out);
+    CHECK(fs::exists(dir / "t.tar.gz"));
+    CHECK(fs::exists(org / "benchmarks" / "minilm" / "implementations" / "referee" / "train.py"));
+    CHECK_FALSE(fs::exists(org / "benchmarks" / "minilm" / "implementations" / "referee" / "passwd-link"));
+    fs::remove_all(dir);
   }
 
   TEST_CASE("referee package: implementation, README, checker params and power assembled; checked; one tarball the consortium passes") {

@@ -210,6 +210,7 @@ bool load_manifest(const std::string& path, const std::string& benchmark, Manife
               r.integer(o, "slot", &slot, nullptr, where) && r.integer(o, "seed", &m.seed, &m.has_seed, where) &&
               r.integer(o, "logged_seed", &m.logged_seed, &m.has_logged_seed, where) &&
               r.str(o, "backend", &m.backend, where) && r.str(o, "job_id", &m.job_id, where) &&
+              r.str(o, "token", &m.token, where) && r.str(o, "job_token", &m.job_token, where) &&
               r.str(o, "state", &m.state, where, true) && r.str(o, "detail", &m.detail, where) &&
               r.integer(o, "exit_code", &exit_code, &has_exit, where) &&
               r.num(o, "wall_seconds", &m.wall_seconds, nullptr, where) &&
@@ -273,6 +274,8 @@ std::string manifest_json(const Manifest& m) {
     else w.null();
     w.key("backend").value(r.backend);
     opt_str("job_id", r.job_id);
+    opt_str("token", r.token);
+    opt_str("job_token", r.job_token);
     w.key("state").value(r.state);
     w.key("detail").value(r.detail);
     w.key("exit_code");
@@ -634,8 +637,64 @@ std::string resolve_in(const std::string& out_dir, const std::string& rel) {
   return p.is_absolute() ? p.string() : (fs::path(out_dir) / p).string();
 }
 
+namespace {
+
+// A Slurm job of this user whose comment is `token` (sbatch --comment): its
+// id and state, or "" when there is none (or squeue cannot tell).
+std::pair<std::string, std::string> job_with_comment(const std::string& token) {
+  if (token.empty()) return {};
+  auto sq = slurm::run_command({"squeue", "--noheader", "--states=all", "--format=%i|%T|%k"}, "", std::chrono::seconds(30));
+  if (!sq.started || sq.exit_code != 0) return {};
+  std::istringstream in(sq.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t a = line.find('|'), b = line.find('|', a == std::string::npos ? a : a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    std::string comment = line.substr(b + 1);
+    while (!comment.empty() && (comment.back() == ' ' || comment.back() == '\r')) comment.pop_back();
+    if (comment == token) return {line.substr(0, a), line.substr(a + 1, b - a - 1)};
+  }
+  return {};
+}
+
+// The exit status the batch script wrote beside a Slurm run's output.txt, or -1.
+int exit_code_beside(const std::string& output) {
+  if (output.empty()) return -1;
+  std::ifstream in(fs::path(output).parent_path() / "exit_code");
+  int code = -1;
+  if (in >> code) return code;
+  return -1;
+}
+
+}  // namespace
+
 Liveness probe_run(const ManifestRun& r) {
   Liveness l;
+  if (r.job_id.empty() && (r.backend == "slurm" || r.backend == "exec")) {
+    // Recorded, then the harness ended before it heard the job id: found by its token, if it started.
+    if (r.backend == "exec") {
+      auto procs = processes_with_token(r.token);
+      if (!procs.empty()) {
+        l.kind = Liveness::Alive;
+        l.words = "its processes pid " + std::to_string(procs[0].pid) + " " + procs[0].name +
+                  (procs.size() > 1 ? " and " + std::to_string(procs.size() - 1) + " more" : "") + ", found by its token";
+        l.how = "wait for them, or kill them (kill " + std::to_string(procs[0].pid) + "), then run again";
+      }
+      return l;
+    }
+    auto [job, state] = job_with_comment(r.job_token);
+    if (job.empty()) return l;
+    l.words = "Slurm job " + job + " (found by its comment)";
+    if (!slurm::is_terminal(state)) {
+      l.kind = Liveness::Alive;
+      l.words += ", " + state;
+      l.how = "wait for it, or scancel " + job + ", then run again";
+    } else {
+      l.words += " ended " + state;
+      l.final_state = state;
+    }
+    return l;
+  }
   if (r.backend == "slurm" && !r.job_id.empty()) {
     l.words = "Slurm job " + r.job_id;
     auto sq = slurm::run_command({"squeue", "--noheader", "--states=all", "--jobs=" + r.job_id, "--format=%T"}, "",
@@ -701,7 +760,9 @@ int adopt_run(ManifestRun* r, const Liveness& l, const std::string& out_dir, con
   }
   RunStatus status(RunState::Succeeded, -1, "it ended while no harness watched it; its exit status is not known");
   const std::string& s = l.final_state;
-  if (s == "COMPLETED") status = RunStatus(RunState::Succeeded, 0, "Slurm state COMPLETED");
+  if (l.exit_code == 0) status = RunStatus(RunState::Succeeded, 0, "exit 0");
+  else if (l.exit_code > 0) status = RunStatus(RunState::Failed, l.exit_code, "exit " + std::to_string(l.exit_code));
+  else if (s == "COMPLETED") status = RunStatus(RunState::Succeeded, 0, "Slurm state COMPLETED");
   else if (s == "CANCELLED" || s.rfind("CANCELLED", 0) == 0) status = RunStatus(RunState::Cancelled, -1, "Slurm state " + s);
   else if (s == "TIMEOUT" || s == "DEADLINE") status = RunStatus(RunState::TimedOut, -1, "Slurm state " + s);
   else if (!s.empty()) status = RunStatus(RunState::Failed, -1, "Slurm state " + s);
@@ -751,7 +812,7 @@ int adopt_run(ManifestRun* r, const Liveness& l, const std::string& out_dir, con
   }
   claimed->insert(file.filename().string());
   // Its exit status is known only from Slurm's final state; an exec run's is not.
-  r->state = l.final_state.empty() ? "ended" : to_string(status.state);
+  r->state = l.final_state.empty() && l.exit_code < 0 ? "ended" : to_string(status.state);
   r->detail = status.detail;
   r->exit_code = status.exit_code;
   record_log_facts(r, facts, &verdict);
@@ -778,6 +839,24 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
   auto file_of = [&](const ManifestRun& r) { return resolve_in(out_dir, r.result_file); };
   std::error_code ec;
 
+  // A result file is one of this package's folder, by name: a record that points elsewhere (edited by
+  // hand) is never written to nor counted.
+  const fs::path folder = fs::weakly_canonical(fs::absolute(results_dir, ec), ec);
+  for (size_t i = 0; i < m->runs.size(); ++i) {
+    const ManifestRun& r = m->runs[i];
+    if (!mine(r) || r.result_file.empty()) continue;
+    fs::path p = fs::path(file_of(r)).lexically_normal();
+    std::string name = p.filename().string();
+    bool in_folder = fs::weakly_canonical(fs::absolute(p.parent_path(), ec), ec) == folder &&
+                     name.rfind("result_", 0) == 0 && !fs::is_symlink(p, ec);
+    if (!in_folder) {
+      *error = manifest_path + ": runs[" + std::to_string(i) + "] (" + r.run + ") names the result file " + r.result_file +
+               ", which is not a result_<n>.txt of the package folder " + results_dir +
+               " (the manifest was changed outside referee): correct or remove that entry, then run again (nothing was changed)";
+      return false;
+    }
+  }
+
   // Runs an earlier harness left "running": first, before anything changes,
   // whether they still run. A live one is never duplicated: nothing starts.
   std::map<size_t, Liveness> ended;
@@ -786,6 +865,8 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
     const ManifestRun& r = m->runs[i];
     if (r.state != "running") continue;
     Liveness l = probe ? probe(r) : probe_run(r);
+    if (l.kind == Liveness::Ended && l.exit_code < 0 && r.backend == "slurm")
+      l.exit_code = exit_code_beside(resolve_in(out_dir, r.output));
     if (l.kind == Liveness::Ended) {
       ended[i] = l;
       continue;

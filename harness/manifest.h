@@ -46,6 +46,10 @@ struct ManifestRun {
   long long logged_seed = 0;     // its value: the seed the package's seed check sees
   std::string backend;        // builtin | exec | slurm | "" (found in the package)
   std::string job_id;         // slurm job id, exec process id, "" when none
+  // The run's REFEREE_RUN_TOKEN (its processes carry it), and the token its
+  // Slurm job carries as its comment (the first run's of the job): what finds
+  // a run whose job id was never recorded (the harness ended while it started).
+  std::string token, job_token;
   // "running" (launched; a manifest that still says so after the harness
   // ended means the harness ended first), "succeeded", "failed",
   // "cancelled", "timed out", "not started", "lost", "found".
@@ -198,6 +202,10 @@ struct Liveness {
   // How an ended run ended, where the backend still says (Slurm's state:
   // COMPLETED, FAILED, CANCELLED, TIMEOUT, ...); "" when it cannot tell.
   std::string final_state;
+  // The run's own exit status where a file beside its output holds it (the
+  // Slurm batch script's exit_code: a run of a job of several ended with its
+  // own status, whatever the job's state); -1 when not known.
+  int exit_code = -1;
 };
 using LivenessProbe = std::function<Liveness(const ManifestRun&)>;
 Liveness probe_run(const ManifestRun& r);

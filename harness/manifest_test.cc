@@ -12,6 +12,7 @@
 #include <iterator>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "base/digest.h"
 #include "harness/backends/builtin.h"
@@ -804,6 +805,140 @@ TEST_SUITE("manifest") {
     CHECK(again.runs[0].seed != 424242);
   }
 
+  TEST_CASE("resume: a record whose result file lies outside the package folder (edited by hand) is refused, nothing written") {
+    Setup s;
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(s.spec(2), s.options(), &report, &error), error);
+    Manifest m = s.load();
+    m.runs[1].package = "entering";
+    m.runs[1].result_file = (s.dir / "elsewhere" / ".." / "outside_result.txt").string();
+    REQUIRE(save_manifest(s.manifest().string(), m, &error));
+    std::string before = slurp(s.manifest());
+    HarnessReport again;
+    CHECK_FALSE(s.run(s.spec(3), s.options(), &again, &error));
+    CHECK_MESSAGE(error.find("runs[1] (" + m.runs[1].run + ") names the result file") != std::string::npos, error);
+    CHECK(error.find("which is not a result_<n>.txt of the package folder") != std::string::npos);
+    CHECK_FALSE(fs::exists(s.dir / "outside_result.txt"));
+    CHECK(slurp(s.manifest()) == before);
+  }
+
+  TEST_CASE("resume: a run of a Slurm job of several is adopted with its own exit status, not the job's state") {
+    Setup s;
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(s.spec(1), s.options(), &report, &error), error);
+    Setup other;
+    HarnessReport o;
+    REQUIRE_MESSAGE(other.run(other.spec(3), other.options(), &o, &error), error);
+    Manifest m = s.load();
+    auto crashed = [&](const std::string& name, int slot, const std::string& log, const std::string& exit_code) {
+      ManifestRun r = m.runs[0];
+      r.run = name;
+      r.slot = slot;
+      r.seed = read_log_facts(log).seed;
+      r.invocation = "crashed";
+      r.backend = "slurm";
+      r.job_id = "4242";
+      r.state = "running";
+      r.package = "out";
+      r.result_file.clear();
+      r.result_sha256.clear();
+      r.log.clear();
+      r.output = ".referee-runs/minilm/crashed/.slurm/" + name + ".abc/output.txt";
+      fs::create_directories((s.dir / "out" / r.output).parent_path());
+      spit(s.dir / "out" / r.output, log);
+      if (!exit_code.empty()) spit((s.dir / "out" / r.output).parent_path() / "exit_code", exit_code);
+      m.runs.push_back(r);
+    };
+    crashed("minilm-5", 5, slurp(other.results() / "result_1.txt"), "3\n");  // its log complete, then exit 3
+    crashed("minilm-6", 6, slurp(other.results() / "result_2.txt"), "0\n");
+    REQUIRE(save_manifest(s.manifest().string(), m, &error));
+    // The job (both runs') ended COMPLETED: its batch script ends with exit 0 whatever its runs did.
+    LivenessProbe probe = [](const ManifestRun&) {
+      Liveness l;
+      l.words = "Slurm job 4242 ended COMPLETED";
+      l.final_state = "COMPLETED";
+      return l;
+    };
+    Reconciled rec;
+    REQUIRE_MESSAGE(reconcile_package(&m, s.manifest().string(), (s.dir / "out").string(), s.results().string(),
+                                      "ResumeOrg", "cpu_2x_example", *s.rs, false, &rec, &error, probe),
+                    error);
+    const ManifestRun *failed = nullptr, *ok = nullptr;
+    for (const auto& x : m.runs) {
+      if (x.run == "minilm-5") failed = &x;
+      if (x.run == "minilm-6") ok = &x;
+    }
+    REQUIRE(failed);
+    REQUIRE(ok);
+    CHECK(failed->state == "failed");
+    CHECK(failed->exit_code == 3);
+    CHECK(failed->detail == "exit 3");
+    CHECK(failed->package == "in");  // a complete, compliant log enters whatever its exit status (admit)
+    CHECK(ok->state == "succeeded");
+    CHECK(ok->exit_code == 0);
+  }
+
+  TEST_CASE("resume: a run recorded without its job id (the harness ended as it started) is found by its token, never run twice") {
+    Setup s;
+    HarnessReport report;
+    std::string error;
+    REQUIRE_MESSAGE(s.run(s.spec(1), s.options(), &report, &error), error);
+    Manifest m = s.load();
+    ManifestRun r = m.runs[0];
+    r.run = "minilm-3";
+    r.slot = 3;
+    r.seed = 313131;
+    r.invocation = "crashed";
+    r.backend = "exec";
+    r.job_id.clear();
+    r.state = "running";
+    r.package = "out";
+    r.result_file.clear();
+    r.result_sha256.clear();
+    r.token = make_run_token("minilm-3");
+    r.log.clear();
+    r.output.clear();
+    m.runs.push_back(r);
+    REQUIRE(save_manifest(s.manifest().string(), m, &error));
+    // Its process still runs, carrying the token: the resume is refused, nothing changes.
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      std::string var = std::string(kRunTokenVar) + "=" + r.token;
+      char* envp[] = {var.data(), nullptr};
+      char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("30"), nullptr};
+      ::execve("/bin/sleep", argv, envp);
+      ::_exit(127);
+    }
+    for (int i = 0; i < 100 && processes_with_token(r.token).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::string before = slurp(s.manifest());
+    HarnessReport again;
+    CHECK_FALSE(s.run(s.spec(2), s.options(), &again, &error));
+    CHECK_MESSAGE(error.find("minilm-3 (its processes pid " + std::to_string(pid) + " sleep, found by its token") !=
+                      std::string::npos,
+                  error);
+    CHECK(error.find("is still running") != std::string::npos);
+    CHECK(slurp(s.manifest()) == before);
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    // Gone: recorded lost (no log or output of it), and the package grows with a new seed.
+    HarnessReport third;
+    REQUIRE_MESSAGE(s.run(s.spec(2), s.options(), &third, &error), error);
+    Manifest after = s.load();
+    bool found = false;
+    for (const auto& x : after.runs)
+      if (x.run == "minilm-3" && x.invocation == "crashed") {
+        found = true;
+        CHECK(x.state == "lost");
+      }
+    CHECK(found);
+    REQUIRE(third.runs.size() == 1);
+    CHECK(third.runs[0].seed != 313131);
+  }
+
   TEST_CASE("resume: a run that ended while no harness watched it is adopted when its log is complete, lost when cut short") {
     Setup s;
     HarnessReport report;
@@ -984,6 +1119,23 @@ TEST_SUITE("manifest") {
     CHECK_FALSE(s.run(bigger, s.options(), &report, &error));
     CHECK_MESSAGE(error.find("the package already holds 2 result(s) of minilm made with another setup (nothing was run):\n"
                              "  command: was builtin minilm, now builtin minilm batch_size=128\n") == 0, error);
+    // Another cache clearing (here: one where there was none) is another setup too.
+    {
+      Setup e;
+      ExecBackend backend;
+      const std::string ex = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg/results/cpu_2x_example";
+      Spec plain = e.spec(2, "ExampleOrg");
+      plain.backend = "exec";
+      plain.command = {"/bin/cat", ex + "/minilm/result_{run}.txt"};
+      REQUIRE_MESSAGE(run_harness(plain, backend, *e.rs, e.options(), &report, &error), error);
+      Spec hooked = plain;
+      hooked.runs = 3;
+      hooked.cache_clear = {"/bin/true"};
+      CHECK_FALSE(run_harness(hooked, backend, *e.rs, e.options(), &report, &error));
+      CHECK_MESSAGE(error.find("  command: was /bin/cat " + ex + "/minilm/result_{run}.txt, now /bin/cat " + ex +
+                               "/minilm/result_{run}.txt (cache_clear: /bin/true)") != std::string::npos,
+                    error);
+    }
     // Another system description: the fields that changed are named.
     RunnerOptions o = s.options();
     size_t at = o.system_json.find("\"referee builtin\"");

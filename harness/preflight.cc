@@ -27,16 +27,30 @@ std::string mib(unsigned long long bytes) { return std::to_string((bytes + (1 <<
 
 }  // namespace
 
+namespace {
+
+std::string argv_problem(const RunRequest& req, const std::vector<std::string>& argv, const std::string& whose);
+
+}  // namespace
+
 std::string program_problem(const RunRequest& req) {
-  if (req.command.empty()) return "";
+  std::string p = argv_problem(req, req.command, "the command's");
+  if (p.empty() && !req.cache_clear.empty()) p = argv_problem(req, req.cache_clear, "the cache_clear hook's");
+  return p;
+}
+
+namespace {
+
+std::string argv_problem(const RunRequest& req, const std::vector<std::string>& argv, const std::string& whose) {
+  if (argv.empty()) return "";
   std::error_code ec;
   fs::path workdir = req.workdir.empty() ? fs::current_path(ec) : fs::absolute(req.workdir, ec);
-  const std::string& prog = req.command[0];
+  const std::string& prog = argv[0];
   fs::path found;
   if (prog.find('/') != std::string::npos) {
     found = fs::path(prog).is_absolute() ? fs::path(prog) : workdir / prog;
-    if (!fs::exists(found, ec)) return "the command's program " + prog + " does not exist (in " + workdir.string() + ")";
-    if (!executable_file(found)) return "the command's program " + found.string() + " is not an executable file";
+    if (!fs::exists(found, ec)) return whose + " program " + prog + " does not exist (in " + workdir.string() + ")";
+    if (!executable_file(found)) return whose + " program " + found.string() + " is not an executable file";
   } else {
     auto env = req.env.find("PATH");
     const char* own = std::getenv("PATH");
@@ -50,7 +64,7 @@ std::string program_problem(const RunRequest& req) {
       if (colon == std::string::npos) break;
       start = colon + 1;
     }
-    if (found.empty()) return "the command's program " + prog + " is not found on PATH (" + path + ")";
+    if (found.empty()) return whose + " program " + prog + " is not found on PATH (" + path + ")";
   }
   // An interpreter's script: the first argument that is not an option, when it names a file.
   std::string name = found.filename().string();
@@ -60,8 +74,8 @@ std::string program_problem(const RunRequest& req) {
     return name == s || (name.rfind(s, 0) == 0 && name.find_first_not_of("0123456789.", s.size()) == std::string::npos);
   });
   if (!interpreter) return "";
-  for (size_t i = 1; i < req.command.size(); ++i) {
-    const std::string& a = req.command[i];
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
     if (a == "-c" || a == "-m" || a == "-e" || a == "--") return "";  // code or a module, not a file
     if (!a.empty() && a[0] == '-') continue;
     fs::path script = fs::path(a).is_absolute() ? fs::path(a) : workdir / a;
@@ -71,6 +85,8 @@ std::string program_problem(const RunRequest& req) {
   }
   return "";
 }
+
+}  // namespace
 
 std::string output_problem(const std::string& out_dir, const std::string& results_dir, int runs) {
   std::error_code ec;

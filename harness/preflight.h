@@ -18,6 +18,8 @@ namespace referee::harness {
 // relative to its workdir) and executable; for an interpreter (python, sh,
 // bash, perl, ...) its script, when the first argument names a file. "" when
 // all is there, else what is missing.
+// The spec's cache_clear hook is checked the same way (its argv in place of
+// the command: "the cache_clear hook's program ...").
 std::string program_problem(const RunRequest& req);
 
 // The space a package of `runs` more runs needs, as far as can be told: its

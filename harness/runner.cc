@@ -59,6 +59,11 @@ struct Live {
   bool follows_file = false;
   unsigned long long offset = 0;
   base::LineSplitter split;
+  // The file's first bytes as read and its inode: a workload that truncates
+  // or replaces its log and writes it again (open with "w") is seen even when
+  // the new file is already longer than what was read.
+  std::string log_head;
+  unsigned long long log_inode = 0;
   // Its output, when the backend keeps no file of it: lines that came before
   // launch() returned, then <run>.out written as they come.
   bool output_decided = false;
@@ -95,13 +100,21 @@ std::optional<rules::Finding> follow_log_file(Live& l, const rules::RuleSet& rul
     struct stat st {};
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
       auto size = static_cast<unsigned long long>(st.st_size);
-      if (size < l.offset) {
-        // The workload truncated its log and started it again: check it afresh.
+      bool restarted = l.offset > 0 && (size < l.offset || static_cast<unsigned long long>(st.st_ino) != l.log_inode);
+      if (!restarted && !l.log_head.empty()) {
+        char head[256];
+        ssize_t n = ::pread(fd, head, l.log_head.size(), 0);
+        restarted = n != static_cast<ssize_t>(l.log_head.size()) || l.log_head.compare(0, l.log_head.size(), head, n) != 0;
+      }
+      l.log_inode = static_cast<unsigned long long>(st.st_ino);
+      if (restarted) {
+        // The workload truncated (or replaced) its log and wrote it again: check it afresh.
         l.checker = std::make_unique<LiveChecker>(rules);
         l.tracker->reset();
         l.offset = 0;
         l.split.reset();
         l.report.lines = 0;
+        l.log_head.clear();
       }
       // In pieces, as far as the file goes now: memory holds a piece and a line, not what was added.
       char buf[1 << 16];
@@ -109,6 +122,8 @@ std::optional<rules::Finding> follow_log_file(Live& l, const rules::RuleSet& rul
         ssize_t n = ::pread(fd, buf, sizeof buf, static_cast<off_t>(l.offset));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
+        if (l.offset < 256 && l.log_head.size() == l.offset)
+          l.log_head.append(buf, std::min<size_t>(static_cast<size_t>(n), 256 - l.log_head.size()));
         l.offset += static_cast<unsigned long long>(n);
         l.split.feed(std::string_view(buf, static_cast<size_t>(n)), line);
       }
@@ -189,7 +204,10 @@ std::string setup_command(const Spec& spec, const Backend& backend) {
     if (spec.batch_size > 0) out.append(" batch_size=").append(std::to_string(spec.batch_size));
     return out;
   }
-  return out + slurm::shell_words(spec.command);
+  out += slurm::shell_words(spec.command);
+  // Runs made with another cache clearing (or none) are another setup.
+  if (!spec.cache_clear.empty()) out.append(" (cache_clear: ").append(slurm::shell_words(spec.cache_clear)).append(")");
+  return out;
 }
 
 // The top-level fields of two system descriptions that differ: "framework
@@ -395,9 +413,12 @@ std::string record_error_text(const std::string& why) { return "the run record c
 
 // Records a run before its process starts (its seed with it); once it runs,
 // the launch loop adds its job and where its output lands.
-void record_launch(const Spec& spec, const Backend& backend, PackagePlan& p, const RunReport& r, size_t* entry,
+void record_launch(const Spec& spec, const Backend& backend, PackagePlan& p, const RunReport& r,
+                   const std::string& token, const std::string& job_token, size_t* entry,
                    const std::function<void(const std::string&)>& event) {
   ManifestRun m;
+  m.token = token;
+  m.job_token = job_token;
   m.run = r.id;
   m.invocation = p.invocation;
   m.org = spec.org;
@@ -759,8 +780,14 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       // The runs and their seeds are recorded before any process has a seed: one the record
       // cannot hold (a full disk) never starts, and a seed is never handed out twice.
       size_t recorded = 0;
+      auto token_of = [](const RunRequest& r) {
+        auto t = r.env.find(kRunTokenVar);
+        return t == r.env.end() ? std::string() : t->second;
+      };
+      // The token the launch carries as a whole (a Slurm job's comment): its first run's.
+      const std::string job_token = token_of(unit[0]->request);
       for (Live* l : unit) {
-        record_launch(spec, backend, plan, l->report, &l->entry, event);
+        record_launch(spec, backend, plan, l->report, token_of(l->request), job_token, &l->entry, event);
         if (!plan.error.empty()) break;
         ++recorded;
       }

@@ -139,6 +139,8 @@ bool load_spec(const std::string& path, Spec* out, std::string* error) {
       } else if (k == "dry_start" || k == "cache_clear") {
         std::vector<std::string>& argv = k == "dry_start" ? out->dry_start : out->cache_clear;
         argv.clear();
+        if ((v.IsSequence() && v.size() == 0) || (v.IsScalar() && v.Scalar().empty()))
+          throw YAML::Exception(v.Mark(), "'" + k + "': expected a command (a list of words, or one shell line), found an empty one");
         if (v.IsSequence())
           for (size_t i = 0; i < v.size(); ++i) argv.push_back(text(v[i], k));
         else

@@ -146,6 +146,9 @@ TEST_SUITE("harness") {
     CHECK(hooked.cache_clear == std::vector<std::string>{"/bin/sh", "-c", "sync; echo 3 > /proc/sys/vm/drop_caches"});
     std::string hook_error = finalize_refusal("backend: exec\ncommand: [\"true\"]\ncache_clear: [\"drop\", \"{rn}\"]\n");
     CHECK_MESSAGE(hook_error.find("spec.yaml:5: 'cache_clear': unknown placeholder {rn}") != std::string::npos, hook_error);
+    CHECK(refusal("backend: exec\ncommand: [\"true\"]\ncache_clear: []\n").find(
+              "spec.yaml:5: 'cache_clear': expected a command (a list of words, or one shell line), found an empty one") !=
+          std::string::npos);
     hook_error = finalize_refusal("cache_clear: [\"drop\"]\n");
     CHECK_MESSAGE(hook_error.find("spec.yaml:3: 'cache_clear': the builtin workloads log cache_clear themselves") !=
                       std::string::npos,

@@ -92,6 +92,11 @@ std::string listed(const std::vector<ProcessInfo>& found) {
 
 }  // namespace
 
+std::vector<ProcessInfo> processes_with_token(const std::string& token) {
+  if (token.empty()) return {};
+  return with_token(token, 0);
+}
+
 std::string end_processes_with_token(const std::string& token, int skip_group, std::chrono::milliseconds grace,
                                      bool at_once, const std::string& what) {
   if (token.empty()) return "";

@@ -119,6 +119,10 @@ std::string make_run_token(const std::string& run_id);
 // `at_once`). What was found and done, in words, "" when nothing was found:
 // "2 processes that left its process group still ran (pid 41 sleep, pid 42
 // python3): ended with SIGTERM".
+// The processes of this machine (referee itself left out) whose environment
+// holds kRunTokenVar=`token`; none for an empty token.
+std::vector<ProcessInfo> processes_with_token(const std::string& token);
+
 std::string end_processes_with_token(const std::string& token, int skip_group, std::chrono::milliseconds grace,
                                      bool at_once, const std::string& what);
 

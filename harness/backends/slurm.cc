@@ -402,7 +402,10 @@ std::string group_script(const std::vector<RunRequest>& reqs, const std::vector<
       }
       s << "export " << name << "=" << shell_quote(value) << "\n";
     }
-    s << cache_clear_lines(r, hook_launcher(step), "exit " + std::to_string(kCacheClearFailed))
+    // The hook's step carries the run's name too: a cancel or a timeout during the hook stops it.
+    std::vector<std::string> hook = hook_launcher(step);
+    hook.push_back("--job-name=" + printable(r.id));
+    s << cache_clear_lines(r, hook, "exit " + std::to_string(kCacheClearFailed))
       << "[ -e " << shell_quote(f.cancel) << " ] && exit 143\n"
       << "exec";
     for (const auto& w : step) s << " " << shell_quote(w);
@@ -990,7 +993,8 @@ class SlurmHandle : public RunHandle {
     bool timed_out_by_us = false;
     int gone_count = 0;
     for (;;) {
-      if (read_output() && !started) {
+      // Output means the job runs; in a job of several runs, only the run's started file does.
+      if (read_output() && !started && !group_) {
         // Output means the job runs, even before squeue has been asked.
         started = Clock::now();
         set_status({RunState::Running, -1, "slurm state RUNNING, job " + job_id_});
@@ -1279,6 +1283,8 @@ std::unique_ptr<RunHandle> SlurmBackend::launch(const RunRequest& req, LineSink 
   std::string workdir = req.workdir.empty() ? fs::current_path(ec).string() : fs::absolute(req.workdir, ec).string();
   std::vector<std::string> args = slurm::sbatch_args(req, files, workdir, error);
   if (args.empty()) return nullptr;
+  // The run's token as the job's comment: a job whose id the harness never heard is still found.
+  if (std::string t = token_of(req); !t.empty()) args.insert(args.end() - 1, "--comment=" + slurm::printable(t));
   std::string job_id = submit(files.script, script, args, "run " + req.id, options_, error);
   if (job_id.empty()) return nullptr;
   return std::make_unique<SlurmHandle>(req.id, job_id, files, std::move(sink), options_, req.timeout, token_of(req));
@@ -1333,6 +1339,7 @@ std::vector<std::unique_ptr<RunHandle>> SlurmBackend::launch_group(const std::ve
   std::string workdir = job.workdir.empty() ? fs::current_path(ec).string() : fs::absolute(job.workdir, ec).string();
   std::vector<std::string> args = slurm::sbatch_args(job, job_files, workdir, error);
   if (args.empty()) return handles;
+  if (std::string t = token_of(rs.front()); !t.empty()) args.insert(args.end() - 1, "--comment=" + slurm::printable(t));
   std::string job_id = submit(job_files.script, script, args, "runs " + job.id, options_, error);
   if (job_id.empty()) return handles;
   auto look = std::make_shared<SharedJobLook>();

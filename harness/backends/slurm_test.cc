@@ -739,6 +739,38 @@ TEST_CASE("the harness on slurm: N runs as jobs, their logs collected into a pac
   fs::remove_all(dir);
 }
 
+TEST_CASE("runs_per_job: a cache_clear hook that hangs is stopped by the run's timeout (its step), and the next run still runs") {
+  if (!have_cluster()) return;
+  ScratchDir dir("referee-slurm-group-hook-");
+  SlurmBackend backend(fast_options());
+  Collector c;
+  std::vector<RunRequest> reqs;
+  std::vector<LineSink> sinks;
+  for (int i = 0; i < 2; ++i) {
+    auto r = request(unique_id("hook-" + std::to_string(i)), {"sh", "-c", "echo ran; touch ran." + std::to_string(i)}, dir);
+    r.run_index = i;
+    r.timeout = 3s;
+    r.options = {{"runs_per_job", "2"}};
+    r.cache_clear = {"sh", "-c", i == 0 ? "sleep 1000" : "true"};
+    reqs.push_back(r);
+    sinks.push_back(c.sink());
+  }
+  std::string err;
+  auto t0 = Clock::now();
+  auto hs = backend.launch_group(reqs, sinks, &err);
+  REQUIRE_MESSAGE(hs.size() == 2, err);
+  auto s0 = hs[0]->wait(90s);
+  CHECK(s0.state == RunState::TimedOut);
+  CHECK_MESSAGE(s0.detail.find("time limit of 3 s exceeded: referee cancelled step " + hs[0]->job_id() + ".") !=
+                    std::string::npos,
+                s0.detail);
+  CHECK(Clock::now() - t0 < 45s);  // not Slurm's minute-rounded job limit
+  auto s1 = hs[1]->wait(90s);
+  CHECK_MESSAGE(s1.state == RunState::Succeeded, s1.detail);
+  CHECK_FALSE(fs::exists(dir.path / "ran.0"));
+  CHECK(fs::exists(dir.path / "ran.1"));
+}
+
 TEST_CASE("the harness on slurm with runs_per_job: five runs in two jobs, a run the live checker stops is stopped alone") {
   if (!have_cluster()) return;
   std::string error;
@@ -1070,9 +1102,9 @@ TEST_CASE("a job of several runs: the container starts once, each run is a step 
   const std::string c = "--container-image=nvcr.io#nvidia/pytorch:24.09-py3 --container-name=referee_g";
   CHECK(slurp(dir.path / "srun.calls") ==
         "srun --ntasks-per-node=1 --kill-on-bad-exit=1 " + c + " true\n"
-        "srun --ntasks-per-node=1 --kill-on-bad-exit=1 sh -c echo clearing\n"
+        "srun --ntasks-per-node=1 --kill-on-bad-exit=1 --job-name=g-0 sh -c echo clearing\n"
         "srun --kill-on-bad-exit=1 --job-name=g-0 --time=2 " + c + " sh -c echo run $RUN; exit $CODE\n"
-        "srun --ntasks-per-node=1 --kill-on-bad-exit=1 sh -c echo clearing\n"
+        "srun --ntasks-per-node=1 --kill-on-bad-exit=1 --job-name=g-1 sh -c echo clearing\n"
         "srun --kill-on-bad-exit=1 --job-name=g-1 --time=2 " + c + " sh -c echo run $RUN; exit $CODE\n");
   // Each run's output and exit status in its own files; the cache_clear event after the hook's output.
   for (int i = 0; i < 2; ++i) {

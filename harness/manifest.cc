@@ -830,6 +830,28 @@ int adopt_run(ManifestRun* r, const Liveness& l, const std::string& out_dir, con
 
 }  // namespace
 
+std::string runs_still_going(const Manifest& m, const std::string& manifest_path, const std::string& out_dir,
+                             const LivenessProbe& probe, std::map<size_t, Liveness>* ended) {
+  std::string alive;
+  for (size_t i = 0; i < m.runs.size(); ++i) {
+    const ManifestRun& r = m.runs[i];
+    if (r.state != "running") continue;
+    Liveness l = probe ? probe(r) : probe_run(r);
+    if (l.kind == Liveness::Ended && l.exit_code < 0 && r.backend == "slurm")
+      l.exit_code = exit_code_beside(resolve_in(out_dir, r.output));
+    if (l.kind == Liveness::Ended) {
+      if (ended) (*ended)[i] = l;
+      continue;
+    }
+    alive += std::string(alive.empty() ? "" : "\n") + r.run + " (" + (l.words.empty() ? r.backend : l.words) +
+             ", invocation " + r.invocation + ") " +
+             (l.kind == Liveness::Alive ? "is still running: " : "was running when its harness ended: ") + l.how;
+  }
+  if (alive.empty()) return "";
+  return alive + "\n(nothing was started or changed: " + manifest_path +
+         " still records it as running; a run that still goes on is not started twice)";
+}
+
 bool reconcile_package(Manifest* m, const std::string& manifest_path, const std::string& out_dir,
                        const std::string& results_dir, const std::string& org, const std::string& system,
                        const rules::RuleSet& rules, bool replace, Reconciled* rec, std::string* error,
@@ -860,24 +882,8 @@ bool reconcile_package(Manifest* m, const std::string& manifest_path, const std:
   // Runs an earlier harness left "running": first, before anything changes,
   // whether they still run. A live one is never duplicated: nothing starts.
   std::map<size_t, Liveness> ended;
-  std::string alive;
-  for (size_t i = 0; i < m->runs.size(); ++i) {
-    const ManifestRun& r = m->runs[i];
-    if (r.state != "running") continue;
-    Liveness l = probe ? probe(r) : probe_run(r);
-    if (l.kind == Liveness::Ended && l.exit_code < 0 && r.backend == "slurm")
-      l.exit_code = exit_code_beside(resolve_in(out_dir, r.output));
-    if (l.kind == Liveness::Ended) {
-      ended[i] = l;
-      continue;
-    }
-    alive += std::string(alive.empty() ? "" : "\n") + r.run + " (" + (l.words.empty() ? r.backend : l.words) +
-             ", invocation " + r.invocation + ") " +
-             (l.kind == Liveness::Alive ? "is still running: " : "was running when its harness ended: ") + l.how;
-  }
-  if (!alive.empty()) {
-    *error = alive + "\n(nothing was started or changed: " + manifest_path +
-             " still records it as running; a run that still goes on is not started twice)";
+  if (std::string alive = runs_still_going(*m, manifest_path, out_dir, probe, &ended); !alive.empty()) {
+    *error = alive;
     return false;
   }
 

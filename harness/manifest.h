@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <set>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -209,6 +210,12 @@ struct Liveness {
 };
 using LivenessProbe = std::function<Liveness(const ManifestRun&)>;
 Liveness probe_run(const ManifestRun& r);
+
+// The runs `m` records as "running" that still go on (or whose backend
+// cannot tell), each named with what to do, in one refusal; "" when none.
+// Those that have ended go to *ended (when given) with how they ended.
+std::string runs_still_going(const Manifest& m, const std::string& manifest_path, const std::string& out_dir,
+                             const LivenessProbe& probe, std::map<size_t, Liveness>* ended);
 
 // Brings the manifest and the package folder `results_dir` (of `org` and
 // `system`) into agreement, before new runs start; `out_dir` is --out.

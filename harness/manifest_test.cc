@@ -914,6 +914,13 @@ TEST_SUITE("manifest") {
     }
     for (int i = 0; i < 100 && processes_with_token(r.token).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     std::string before = slurp(s.manifest());
+    // Said before anything else (a Slurm describe job, the preflight): setup_refusal names it too.
+    {
+      BuiltinBackend backend;
+      std::string refusal = setup_refusal(s.spec(2), backend, *s.rs, (s.dir / "out").string(), false);
+      CHECK_MESSAGE(refusal.find("minilm-3 (its processes pid " + std::to_string(pid) + " sleep, found by its token") == 0,
+                    refusal);
+    }
     HarnessReport again;
     CHECK_FALSE(s.run(s.spec(2), s.options(), &again, &error));
     CHECK_MESSAGE(error.find("minilm-3 (its processes pid " + std::to_string(pid) + " sleep, found by its token") !=

@@ -138,7 +138,9 @@ std::optional<rules::Finding> follow_log_file(Live& l, const rules::RuleSet& rul
 // when the backend keeps no file of it, written to <run>.out as it comes.
 // REQUIRES: l.mu held.
 void take_output(Live& l, const std::string& line) {
-  if (line.find_first_not_of(" \t\r") != std::string::npos)
+  // Slurm's own notes (srun: ..., slurmstepd: ...) do not hide what the workload said last.
+  bool slurm_note = line.rfind("srun: ", 0) == 0 || line.rfind("slurmstepd: ", 0) == 0;
+  if (line.find_first_not_of(" \t\r") != std::string::npos && (!slurm_note || l.last_output.empty()))
     l.last_output = line.size() > 4 * kLastLineMax ? line.substr(0, 4 * kLastLineMax) : line;
   if (!l.follows_file) return;
   if (line.find(mllog::kToken) != std::string::npos) ++l.output_mllog_lines;
@@ -607,6 +609,8 @@ std::string setup_refusal(const Spec& spec, const Backend& backend, const rules:
   std::string error;
   fs::path path = fs::path(out_dir) / ".referee-runs" / spec.benchmark / "manifest.json";
   if (!load_manifest(path.string(), spec.benchmark, &manifest, &existed, &error) || !existed) return "";
+  // A run that still goes on: named before a describe job or anything else (reconcile_package says the same).
+  if (std::string alive = runs_still_going(manifest, path.string(), out_dir, {}, nullptr); !alive.empty()) return alive;
   return setup_changes(manifest, spec, Setup{setup_command(spec, backend), rules.id().id(), ""}, out_dir, "");
 }
 

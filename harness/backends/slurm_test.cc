@@ -595,7 +595,10 @@ TEST_CASE("resume on slurm: the manifest records the job's output.txt from launc
                 error);
   CHECK(slurp(manifest_path) == before);
 
-  // Cancelled: it has ended, and the resume records it lost, pointing at its output.
+  // Cancelled: it has ended, and the resume records it lost, pointing at its output. (The output file
+  // recorded is the earlier job's: the exit status that job's script wrote beside it goes, as a cancelled
+  // job's script writes none.)
+  fs::remove(fs::path(resolve_in(opt.out_dir, output_at_launch)).parent_path() / "exit_code");
   slurm::run_command({"scancel", job}, cluster_conf(), 20s);
   Liveness l;
   for (auto until = Clock::now() + 30s; Clock::now() < until; std::this_thread::sleep_for(200ms))
@@ -1160,7 +1163,7 @@ TEST_CASE("runs_per_job on the cluster: one job, the runs in turn, one stopped a
   Collector c;
   std::vector<RunRequest> reqs;
   std::vector<LineSink> sinks;
-  const std::vector<std::string> cmds = {"echo first; sleep 2; echo first done",
+  const std::vector<std::string> cmds = {"echo first; sleep 4; echo first done",
                                          "echo second; sleep 60; touch second.marker",
                                          "echo third; sleep 1; echo third done",
                                          "touch fourth.marker; echo fourth"};
@@ -1183,7 +1186,11 @@ TEST_CASE("runs_per_job on the cluster: one job, the runs in turn, one stopped a
   auto t0 = Clock::now();
   while (!c.has(reqs[0].id, "first") && Clock::now() - t0 < 60s) std::this_thread::sleep_for(50ms);
   REQUIRE(c.has(reqs[0].id, "first"));
+  // (The handle hears of the job's state at its next look: a moment.)
   RunStatus waiting = hs[1]->poll();
+  for (auto until = Clock::now() + 10s; Clock::now() < until && waiting.detail.find("waiting in job") == std::string::npos;
+       std::this_thread::sleep_for(50ms))
+    waiting = hs[1]->poll();
   CHECK(waiting.state == RunState::Pending);
   CHECK_MESSAGE(waiting.detail.find("waiting in job " + hs[0]->job_id() + " for the runs before it (" + reqs[0].id + ")") !=
                     std::string::npos,

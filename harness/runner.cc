@@ -80,6 +80,7 @@ struct Live {
   // Runs of the same launch (a Slurm job of several runs) share this count of
   // those not yet ended: the launch takes one of `parallel` until the last ends.
   std::shared_ptr<int> unit_left;
+  std::string keep_error;  // why its log could not be written whole when it ended ("" when it was)
   ~Live() {
     if (output_out) std::fclose(output_out);
   }
@@ -497,6 +498,8 @@ void enter_package(Live& l, PackagePlan& p, const fs::path& results,
     std::string last = last_output_line(l.last_output);
     if (!last.empty()) a.reason += "; its last output line: \"" + last + "\"";
   }
+  if (!a.enters && !l.keep_error.empty())  // what was read is what could be written: the cause comes first
+    a.reason = "its log could not be kept whole (" + l.keep_error + "), so " + a.reason;
   if (a.enters) {
     r.package_reason = a.reason;
     r.converged = a.converged;
@@ -711,7 +714,10 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
     } else if (!fs::exists(l.report.kept_log, ec)) {
       l.checker->save_text(l.report.kept_log, &err);
     }
-    if (!err.empty()) event(l.report.id + ": " + err);
+    if (!err.empty()) {
+      event(l.report.id + ": " + err);
+      l.keep_error = err;
+    }
   };
   // <run>.env.json: the environment the run ran in (captured on the run's
   // node when the backend did so, slurm; else before the runs), with what its

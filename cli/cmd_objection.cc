@@ -1,4 +1,4 @@
-// referee objection file|list|show|evidence|respond|vote|decide|withdraw|extend and
+// referee objection file|list|show|evidence|respond|comment|vote|decide|withdraw|extend and
 // referee review log: the core of the peer review, as a client of the API.
 #include <cerrno>
 #include <cmath>
@@ -188,6 +188,14 @@ void print_objection(const mllog::Json& b) {
       std::cout << ": " << opt_text(r, "text") << "\n";
     }
   }
+  if (const auto* cs = j.find("comments"); cs && !cs->items.empty()) {
+    std::cout << "\ndiscussion:\n";
+    for (const auto& c : cs->items) {
+      std::string org = opt_text(c, "organisation");
+      std::cout << "  [" << opt_text(c, "id") << "] " << opt_text(c, "created_at") << " " << opt_text(c, "user")
+                << (org.empty() ? "" : " (" + org + ")") << ": " << opt_text(c, "text") << "\n";
+    }
+  }
   if (const auto* vs = j.find("votes"); vs && !vs->items.empty()) {
     std::cout << "\nvotes:\n";
     for (const auto& v : vs->items) {
@@ -246,7 +254,7 @@ const CLI::Validator kFactor(
     "FACTOR in (0, 100]", "factor");
 
 Command objection_command() {
-  return {"objection", "Objections of the peer review: file, list, show, evidence, respond, vote, decide, withdraw, extend",
+  return {"objection", "Objections of the peer review: file, list, show, evidence, respond, comment, vote, decide, withdraw, extend",
           [](CLI::App& sub) -> std::function<int()> {
             struct Opts {
               ClientOptions client;
@@ -286,6 +294,9 @@ Command objection_command() {
             respond->add_option("--text", o->text, "the response")->required();
             respond->add_option("--remedy", o->remedy, "proposed remedy: none | fix | open | withdraw | normalise");
             respond->add_option("--factor", o->factor, "normalise: the proposed factor")->check(kFactor);
+            auto* comment = sub.add_subcommand(
+                "comment", "add to the objection's discussion (the objecting and accused organisations, the chairs)");
+            comment->add_option("--text", o->text, "the comment")->required();
             auto* vote = sub.add_subcommand("vote", "vote for your organisation (a later vote replaces it)");
             vote->add_option("--vote", o->vote, "uphold | reject | abstain")->required();
             vote->add_option("--remedy", o->remedy, "remedy voted for: none | fix | open | withdraw | normalise");
@@ -309,18 +320,18 @@ Command objection_command() {
             extend->add_option("--until", o->until, "the new time: 2026-05-20 (end of that day, UTC) or 2026-05-20T17:00Z")
                 ->required();
             extend->add_option("--reason", o->reason, "why (recorded, shown with the objection)")->required();
-            for (auto* s : {show, evidence, respond, vote, decide, withdraw, extend})
+            for (auto* s : {show, evidence, respond, comment, vote, decide, withdraw, extend})
               s->add_option("ID", o->id, "objection number")->required()->check(count_at_least(1));
-            for (auto* s : {evidence, respond, vote, decide, withdraw, extend})
+            for (auto* s : {evidence, respond, comment, vote, decide, withdraw, extend})
               s->add_option("--version", o->version, "the version you read: refused (409) if it changed since")
                   ->check(count_at_least(1));
             for (auto* s : {file, evidence, respond, vote, decide, withdraw, extend})
               s->add_option("--override", o->override_reason, "review chair: act after the deadline, for this reason");
-            for (auto* s : {file, list, show, evidence, respond, vote, decide, withdraw, extend}) {
+            for (auto* s : {file, list, show, evidence, respond, comment, vote, decide, withdraw, extend}) {
               add_client_options(*s, &o->client);
               s->add_flag("--json", o->json, "print the answer as JSON");
             }
-            return [o, file, list, show, evidence, respond, vote, decide, withdraw, extend]() -> int {
+            return [o, file, list, show, evidence, respond, comment, vote, decide, withdraw, extend]() -> int {
               // The flags as the typed operation (review/objections.h): run on the local store, or
               // sent to --server as the request body made from the same value.
               namespace rv = review;
@@ -407,6 +418,12 @@ Command objection_command() {
                 auto in = remedied(rv::Respond{});
                 in.text = o->text;
                 return send("objection respond", path + "/responses", in, rv::respond, 201);
+              }
+              if (comment->parsed()) {
+                rv::Comment in;
+                change(&in);
+                in.text = o->text;
+                return send("objection comment", path + "/comments", in, rv::comment, 201);
               }
               if (vote->parsed()) {
                 auto in = remedied(rv::CastVote{});

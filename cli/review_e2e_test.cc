@@ -182,6 +182,7 @@ TEST_SUITE("review_e2e") {
     const char* file = R"({"round":"3.1.0","against":"NVIDIA","results":["NVIDIA/eos/bert"],"title":"t{n}","rule":"r"})";
     const char* ev = R"({"evidence":[{"check":"seed not logged {n}"}]})";
     const char* respond = R"({"text":"we logged it {n}"})";
+    const char* comment = R"({"text":"see run 3 {n}"})";
     const char* vote = R"({"vote":"uphold"})";
     const char* decide = R"({"tie_break":"reject","text":"rejected {n}"})";
     const char* user = R"({"name":"u{n}","organisation":"NVIDIA","role":"member"})";
@@ -245,6 +246,10 @@ TEST_SUITE("review_e2e") {
         {"review", "POST", "/api/v1/objections/{id}/responses", respond, {201, 403, 403, 404, 403, 403, 401, 401, 401}},
         {"final", "POST", "/api/v1/objections/{id}/responses", respond, {422, 403, 403, 404, 403, 403, 401, 401, 401}},
         {"published", "POST", "/api/v1/objections/{id}/responses", respond, {422, 403, 403, 403, 403, 403, 401, 401, 401}},
+        // the discussion: either party and the chairs, under no deadline, until published
+        {"review", "POST", "/api/v1/objections/{id}/comments", comment, {201, 201, 403, 404, 201, 403, 401, 401, 401}},
+        {"final", "POST", "/api/v1/objections/{id}/comments", comment, {201, 201, 403, 404, 201, 403, 401, 401, 401}},
+        {"published", "POST", "/api/v1/objections/{id}/comments", comment, {422, 422, 403, 403, 422, 403, 401, 401, 401}},
         // votes: one per submitting organisation, the parties included
         {"review", "POST", "/api/v1/objections/{id}/votes", vote, {201, 201, 201, 404, 403, 403, 401, 401, 401}},
         {"published", "POST", "/api/v1/objections/{id}/votes", vote, {422, 422, 422, 403, 403, 403, 401, 401, 401}},

@@ -1398,6 +1398,8 @@ TEST_SUITE("review") {
     REQUIRE(f.call("dell", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
     REQUIRE(f.call("goog", "POST", path + "/evidence", R"({"evidence":[{"check":"RCP: mean 7.1 epochs < 7.6"}]})").status == 201);
     REQUIRE(f.call("chair1", "POST", path + "/decision", R"({"remedy":"normalise","factor":1.0758,"text":"normalised"})").status == 201);
+    // The discussion goes on after the decision.
+    REQUIRE(f.call("nv", "POST", path + "/comments", R"({"text":"we accept the factor"})").status == 201);
     // The required reviews (one moved on by its reviewer) and an announced resubmission.
     Response assigned = f.call("chair1", "POST", "/api/v1/rounds/3.1.0/pairings", "");
     REQUIRE_MESSAGE(assigned.status / 100 == 2, assigned.body);
@@ -1465,6 +1467,13 @@ TEST_SUITE("review") {
     tampered("UPDATE evidence SET quoted = 'edited'", "", "evidence of objection " + std::to_string(id) + ": 1 row(s), the review log recorded 1; 1 of them not as recorded", 1);
     tampered("DELETE FROM evidence", "", "evidence of objection " + std::to_string(id) + ": 0 row(s), the review log recorded 1", 1);
     tampered("UPDATE responses SET text = 'we agree'", "", "the text is not the one event", 1);
+    tampered("UPDATE comments SET text = 'we reject the factor'", "", "comments row 1 (objection " + std::to_string(id) +
+             "): the text is not the one event", 1);
+    tampered("UPDATE comments SET organisation_id = (SELECT id FROM organisations WHERE name = 'Google')", "",
+             "comments row 1 (objection " + std::to_string(id) + "): by Google, event", 1);
+    tampered("DELETE FROM comments", "", "comments: row 1 added by event", 1);
+    tampered("INSERT INTO comments (id, objection_id, text, created_at) VALUES (999, " + std::to_string(id) +
+                 ", 'forged', 'x')", "", "comments row 999 (objection " + std::to_string(id) + ") has no comment.add event", 1);
     tampered("UPDATE users SET role = 'chair' WHERE name = 'goog'", "", "users row goog: role 'chair', event", 1);
     tampered("UPDATE users SET organisation_id = (SELECT id FROM organisations WHERE name = 'NVIDIA') WHERE name = 'goog'", "",
              "users row goog: organisation 'NVIDIA', event", 1);

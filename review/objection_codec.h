@@ -15,6 +15,7 @@ namespace referee::review {
 std::string request_body(const FileObjection& in);
 std::string request_body(const AddEvidence& in);
 std::string request_body(const Respond& in);
+std::string request_body(const Comment& in);
 std::string request_body(const CastVote& in);
 std::string request_body(const Decide& in);
 std::string request_body(const Withdraw& in);

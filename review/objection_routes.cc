@@ -200,6 +200,16 @@ Response post_withdraw(Context& c) {
   return reply(c, withdraw(c.store, c.who, in), 200);
 }
 
+Response post_comment(Context& c) {
+  Json body;
+  Response err;
+  Comment in;
+  if (!parse_body(c.req, {"text", "version"}, &body, &err) || !decode_change(c, body, &in, &err) ||
+      !body_string(body, "text", true, &in.text, &err))
+    return err;
+  return reply(c, comment(c.store, c.who, in), 201);
+}
+
 Response post_extension(Context& c) {
   Json body;
   Response err;
@@ -497,6 +507,15 @@ std::string request_body(const Withdraw& in) {
   return w.str();
 }
 
+std::string request_body(const Comment& in) {
+  JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object();
+  w.key("text").value(in.text);
+  change_fields(w, in);
+  w.end_object();
+  return w.str();
+}
+
 std::string request_body(const Extend& in) {
   JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object();
@@ -516,6 +535,7 @@ std::vector<Route> objection_routes() {
       {"GET", "/api/v1/objections/{id}", false, show_objection},
       {"POST", "/api/v1/objections/{id}/evidence", true, post_evidence},
       {"POST", "/api/v1/objections/{id}/responses", true, post_response},
+      {"POST", "/api/v1/objections/{id}/comments", true, post_comment},
       {"POST", "/api/v1/objections/{id}/votes", true, post_vote},
       {"POST", "/api/v1/objections/{id}/decision", true, post_decision},
       {"POST", "/api/v1/objections/{id}/withdraw", true, post_withdraw},

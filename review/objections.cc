@@ -692,6 +692,15 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   w.end_array();
   write_opinions(w, "responses", "text", read_opinions(s, o.id, false, nullptr));
   write_opinions(w, "votes", "vote", read_opinions(s, o.id, true, nullptr));
+  // The discussion, oldest first.
+  w.key("comments").begin_array();
+  for (const auto& c : read_comments(s, o.id)) {
+    w.begin_object().key("id").value(c.id).key("organisation");
+    if (c.organisation.empty()) w.null(); else w.value(c.organisation);
+    w.key("user").value(c.has_user ? c.user : "local-admin").key("text").value(c.text).key("created_at").value(c.at);
+    w.end_object();
+  }
+  w.end_array();
   w.key("decision");
   if (DecisionRecord d; read_decision(s, o.id, &d, nullptr)) {
     w.begin_object().key("id").value(d.id).key("outcome").value(d.outcome).key("remedy").value(d.remedy).key("factor");
@@ -835,6 +844,11 @@ struct Spec {
   const char* final_what = nullptr;  // a final round takes none of it ("responses"); nullptr = not limited
   bool amend = false;                // changes a decided objection (the decision)
   bool after_decision = false;       // also taken by a decided objection (a vote: on an amendment of the decision)
+  // The discussion (a comment): taken in any state of the objection, under no
+  // deadline until the round is published, and it leaves the objection's
+  // state and version as they are (a comment cannot overwrite anything, so it
+  // makes no one's pending change stale).
+  bool discussion = false;
   // The 403 when authorize() refuses.
   std::function<Error(const Row&, const RoundInfo&, const Party&)> refused;
   // The schedule field the change must meet ("" = only scores_final).
@@ -869,8 +883,10 @@ Result<Objection> change_objection(Store& s, const Actor& who, const ObjectionCh
     if (!load(s, who, in.objection, &o, &round, &err)) return err;
     Party party = party_of(s, who, o);
     if (authorize(who, spec.action, party.standing, round.state) == Access::Forbidden) return spec.refused(o, round, party);
-    bool takes = spec.amend ? o.state == "decided"
-                            : o.state == "open" || o.state == "responded" || (spec.after_decision && o.state == "decided");
+    bool takes = spec.discussion ? true
+                 : spec.amend        ? o.state == "decided"
+                                     : o.state == "open" || o.state == "responded" ||
+                                    (spec.after_decision && o.state == "decided");
     if (!takes) {
       if (!spec.amend) return still_open_error(o);
       return make_error(422, "not-decided",
@@ -879,9 +895,11 @@ Result<Objection> change_objection(Store& s, const Actor& who, const ObjectionCh
     const std::string id = std::to_string(o.id);
     if (!check_version(in.version, o.version, "objection " + id, "referee objection show " + id, &err)) return err;
     std::string overridden;
-    const std::string deadline = spec.deadline(party);
+    const std::string deadline = spec.discussion ? "" : spec.deadline(party);
     const std::string extended = party.org_id && !deadline.empty() ? extended_until(s, o.id, party.org_id, deadline) : "";
-    if (!check_deadline(who, round, deadline, in.override_reason, &overridden, &err, party.standing, extended))
+    if (spec.discussion && !check_not_published(round, &err)) return err;
+    if (!spec.discussion &&
+        !check_deadline(who, round, deadline, in.override_reason, &overridden, &err, party.standing, extended))
       return err;
     if (spec.final_what && !check_not_final(round, spec.final_what, in.override_reason, &overridden, &err)) return err;
     JsonWriter p(0, mllog::JsonText::kUtf8);
@@ -890,6 +908,11 @@ Result<Objection> change_objection(Store& s, const Actor& who, const ObjectionCh
     Result<std::string> state = spec.apply(o, round, party, overridden, p);
     if (!state.ok()) return state.error();
     p.end_object();
+    if (spec.discussion) {
+      *event = Change{spec.event, "objection/" + id, p.str()};
+      done = Objection{o.id, o.version, o.state, ""};
+      return o.id;
+    }
     Stmt up(s.db(), "UPDATE objections SET version = version + 1, state = ?3 WHERE id = ?1 AND version = ?2");
     up.bind(1, o.id).bind(2, o.version).bind(3, state.value());
     if (!up.run()) return store_error(s, up.rc(), "updating the objection");
@@ -1242,6 +1265,56 @@ Result<Objection> respond(Store& s, const Actor& who, const Respond& in) {
     return std::string("responded");
   };
   return change_objection(s, who, in, spec);
+}
+
+Result<Objection> comment(Store& s, const Actor& who, const Comment& in) {
+  if (in.text.empty() || in.text.size() > 100000) return make_error(400, "bad-field", "text: 1 to 100000 bytes");
+  Spec spec;
+  spec.action = Action::Comment;
+  spec.event = "comment.add";
+  spec.discussion = true;
+  spec.refused = [](const Row& o, const RoundInfo&, const Party&) {
+    return forbidden("the discussion of objection " + std::to_string(o.id) + " is for " + o.by + " (objecting), " +
+                     o.against + " (accused) and the review chairs; others read it");
+  };
+  spec.deadline = [](const Party&) { return ""; };
+  spec.apply = [&](const Row& o, const RoundInfo&, const Party& party, std::string&, JsonWriter& p) -> Result<std::string> {
+    Error e;
+    const long long id = next_id(s, "comments", o.round_id, &e);
+    if (!id) return e;
+    Stmt ins(s.db(),
+             "INSERT INTO comments (id, objection_id, organisation_id, user_id, text, created_at) "
+             "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    ins.bind(1, id).bind(2, o.id);
+    if (party.org_id) ins.bind(3, party.org_id); else ins.bind_null(3);
+    if (who.user_id) ins.bind(4, who.user_id); else ins.bind_null(4);
+    ins.bind(5, in.text).bind(6, now_utc());
+    if (!ins.run()) return store_error(s, ins.rc(), "storing the comment");
+    p.key("comment").value(id);
+    p.key("text_sha256").value(text_digest(in.text));
+    return o.state;
+  };
+  return change_objection(s, who, in, spec);
+}
+
+std::vector<CommentRecord> read_comments(Store& s, long long objection, std::string* error) {
+  std::vector<CommentRecord> out;
+  Stmt q(s.db(),
+         "SELECT c.id, o.name, u.name, c.text, c.created_at FROM comments c LEFT JOIN organisations o ON o.id = "
+         "c.organisation_id LEFT JOIN users u ON u.id = c.user_id WHERE c.objection_id = ?1 ORDER BY c.id");
+  q.bind(1, objection);
+  while (q.step()) {
+    CommentRecord c;
+    c.id = q.col_int(0);
+    c.organisation = q.col_text(1);
+    c.has_user = !q.col_null(2);
+    c.user = q.col_text(2);
+    c.text = q.col_text(3);
+    c.at = q.col_text(4);
+    out.push_back(std::move(c));
+  }
+  if (!q.ok() && error) *error = s.describe_error(q.rc(), "reading the comments");
+  return out;
 }
 
 Result<Objection> vote(Store& s, const Actor& who, const CastVote& in) {

@@ -58,6 +58,13 @@ struct Respond : ObjectionChange {
   double factor = 0;
 };
 
+// A comment in the objection's discussion (objector, accused, chairs), in
+// any state of the objection until the round is published. `version`, when
+// sent, is checked; a comment leaves the version as it is.
+struct Comment : ObjectionChange {
+  std::string text;
+};
+
 struct CastVote : ObjectionChange {
   std::string vote;  // uphold | reject | abstain
   std::string remedy;
@@ -97,6 +104,7 @@ struct Objection {
 Result<Objection> file_objection(submissions::Store& s, const Actor& who, const FileObjection& in);
 Result<Objection> add_evidence(submissions::Store& s, const Actor& who, const AddEvidence& in);
 Result<Objection> respond(submissions::Store& s, const Actor& who, const Respond& in);
+Result<Objection> comment(submissions::Store& s, const Actor& who, const Comment& in);
 Result<Objection> vote(submissions::Store& s, const Actor& who, const CastVote& in);
 Result<Objection> decide(submissions::Store& s, const Actor& who, const Decide& in);
 Result<Objection> withdraw(submissions::Store& s, const Actor& who, const Withdraw& in);
@@ -136,6 +144,16 @@ struct Opinion {
 // The responses to objection `objection` (oldest first), or its votes (by
 // organisation); *error set on a store error, with the rows read until then.
 std::vector<Opinion> read_opinions(submissions::Store& s, long long objection, bool votes, std::string* error);
+
+// The discussion of objection `objection`, oldest first. `organisation` is
+// "" for a comment made for none (a chair of no organisation, the local
+// administrator); `user` "" (has_user false) for the local administrator.
+struct CommentRecord {
+  long long id = 0;
+  std::string organisation, user, text, at;
+  bool has_user = false;
+};
+std::vector<CommentRecord> read_comments(submissions::Store& s, long long objection, std::string* error = nullptr);
 
 // The decision on an objection, as stored. `decided_by` is "" (has_decider
 // false) where the local administrator decided; `remedy` "" when none.

@@ -23,6 +23,8 @@ Access authorize(const Actor& who, Action action, const Standing& st, const std:
     case Action::FileObjection: ok = has_org && !st.accused; break;
     case Action::AddEvidence: ok = st.objecting || st.accused || chair; break;
     case Action::Respond: ok = st.accused; break;
+    // The discussion: the two sides and the chairs (others read it where they may see the objection).
+    case Action::Comment: ok = st.objecting || st.accused || chair; break;
     case Action::Vote: ok = st.submitted; break;
     // A chair does not judge their own organisation's case, either side of it.
     case Action::Decide: ok = chair && !st.objecting && !st.accused && !st.partner; break;
@@ -164,17 +166,20 @@ std::string flag_name(std::string field) {
 }
 }  // namespace
 
+bool check_not_published(const RoundInfo& round, Error* err) {
+  if (round.state != "published") return true;
+  *err = make_error(422, "published", "round " + round.name + " is published: the review is closed",
+                    "nothing in a published round changes");
+  return false;
+}
+
 bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
                     const std::string& override_reason, std::string* overridden, Error* err, const Standing& standing,
                     const std::string& extended_until) {
   overridden->clear();
   if (!check_override_reason(override_reason, err)) return false;
   // A published round first: whoever asks, and with whatever override, the answer is that it is published.
-  if (round.state == "published") {
-    *err = make_error(422, "published", "round " + round.name + " is published: the review is closed",
-                      "nothing in a published round changes");
-    return false;
-  }
+  if (!check_not_published(round, err)) return false;
   if (!override_reason.empty() && authorize(who, Action::OverrideDeadline, standing, round.state) == Access::Forbidden) {
     *err = who.role == Role::Chair
                ? forbidden("a chair whose organisation (" + who.organisation +

@@ -22,6 +22,7 @@ enum class Action {
   FileObjection,     // POST /objections
   AddEvidence,       // POST /objections/{id}/evidence
   Respond,           // POST /objections/{id}/responses
+  Comment,           // POST /objections/{id}/comments
   Vote,              // POST /objections/{id}/votes
   Decide,            // POST /objections/{id}/decision
   Withdraw,          // POST /objections/{id}/withdraw
@@ -123,6 +124,11 @@ bool check_override_reason(const std::string& reason, Error* err);
 // `extended_until` (not empty): the actor's organisation was given until then
 // for `deadline_name` on this objection (an extension by a neutral chair):
 // that deadline is the later of the two; scores_final still holds.
+// A published round takes no change (422 `published`): true when `round`
+// is not published. The first check of check_deadline, and all a change
+// under no deadline (a comment) meets.
+bool check_not_published(const RoundInfo& round, Error* err);
+
 bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
                     const std::string& override_reason, std::string* overridden, Error* err,
                     const Standing& standing = {}, const std::string& extended_until = "");

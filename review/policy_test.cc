@@ -65,6 +65,13 @@ TEST_SUITE("review") {
         {&member, Action::Respond, "objecting", "review", F},
         {&chair, Action::Respond, "", "review", F},
         {&local, Action::Respond, "", "review", F},
+        // The discussion: either party and the chairs, in any state but published.
+        {&member, Action::Comment, "objecting", "review", A},
+        {&member, Action::Comment, "accused", "final", A},
+        {&member, Action::Comment, "submitted", "review", F},
+        {&chair, Action::Comment, "", "review", A},
+        {&admin, Action::Comment, "", "review", F},
+        {&member, Action::Comment, "objecting", "published", C},
         // Votes: every organisation that submitted, parties included.
         {&member, Action::Vote, "submitted", "review", A},
         {&member, Action::Vote, "submitted accused", "review", A},

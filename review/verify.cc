@@ -142,7 +142,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     bool has_impact = false, has_computed = false;
     double impact = 0, computed = 0;
     bool responded = false;
-    long long events = 0;                               // events about it (each change bumps its version)
+    long long events = 0;                               // events about it that bump its version (all but comments)
     bool basis_known = false;                           // the events give how referee's impact was found
     std::string computed_basis;
     std::multiset<std::string> evidence;                // the evidence rows' digests, from every event that adds some
@@ -158,6 +158,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     std::string at;     // the event's time
   };
   std::map<long long, Responded> responded;  // response id -> what its response.add event recorded
+  std::map<long long, Responded> commented;  // comment id -> what its comment.add event recorded
   std::map<long long, Filed> filed;  // objection -> what objection.file named
   struct Extended {
     long long seq = 0;
@@ -168,7 +169,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   for (const auto& e : events) {
     long long oid = std::atoll(e.subject.c_str() + 10);
     if (e.subject.find('/', 10) != std::string::npos) continue;  // something under an objection
-    ++filed[oid].events;
+    if (e.action != "comment.add") ++filed[oid].events;  // a comment leaves the version as it is
     mllog::Json p;
     std::string perr;
     if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
@@ -252,6 +253,16 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         r.has_factor = number(p.find("factor"), &r.factor);
         r.actor = e.actor;
         responded[id->i] = r;
+      }
+    } else if (e.action == "comment.add") {
+      if (const auto* id = p.find("comment"); id && id->kind == mllog::Json::Kind::Int) {
+        Responded c;
+        c.seq = e.seq;
+        c.objection = oid;
+        c.text_sha256 = text(p.find("text_sha256"));
+        c.organisation = e.organisation;
+        c.actor = e.actor;
+        commented[id->i] = c;
       }
     } else if (e.action == "objection.withdraw") {
       objection_state[oid] = "withdrawn";
@@ -554,6 +565,32 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     for (const auto& [id, r] : responded)
       if (!rows.count(id))
         return fail("responses: row " + std::to_string(id) + " added by event " + std::to_string(r.seq) + " is missing");
+  }
+  // Comments: each row was added by a comment.add event, its text as that event recorded it.
+  if (s.opened_version() >= 11) {
+    Stmt q(s.db(),
+           "SELECT x.id, x.objection_id, x.text, COALESCE(o.name, ''), COALESCE(u.name, 'local-admin'), x.created_at "
+           "FROM comments x LEFT JOIN organisations o ON o.id = x.organisation_id LEFT JOIN users u ON u.id = x.user_id "
+           "ORDER BY x.id");
+    std::set<long long> rows;
+    while (q.step()) {
+      rows.insert(q.col_int(0));
+      std::string row = "comments row " + std::to_string(q.col_int(0)) + " (objection " + std::to_string(q.col_int(1)) + ")";
+      auto it = commented.find(q.col_int(0));
+      if (it == commented.end()) return fail(row + " has no comment.add event in the review log");
+      const Responded& c = it->second;
+      const std::string ev = "event " + std::to_string(c.seq);
+      if (q.col_int(1) != c.objection) return fail(row + ": " + ev + " added it to objection " + std::to_string(c.objection));
+      if (!c.text_sha256.empty() && text_digest(q.col_text(2)) != c.text_sha256)
+        return fail(row + ": the text is not the one " + ev + " recorded (its SHA-256 differs)");
+      if (q.col_text(3) != c.organisation) return fail(row + ": by " + q.col_text(3) + ", " + ev + " says " + c.organisation);
+      if (q.col_text(4) != c.actor) return fail(row + ": written by " + q.col_text(4) + ", " + ev + " says " + c.actor);
+      if (std::string when = stamp("created_at", q.col_text(5), c.seq); !when.empty()) return fail(row + ": " + when);
+    }
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading comments"));
+    for (const auto& [id, c] : commented)
+      if (!rows.count(id))
+        return fail("comments: row " + std::to_string(id) + " added by event " + std::to_string(c.seq) + " is missing");
   }
   // Extensions: each row as the latest objection.extend for its objection, organisation and deadline left it.
   if (s.opened_version() >= 8) {

@@ -442,6 +442,20 @@ BEGIN SELECT RAISE(ABORT, 'the review log is append-only: an event cannot be rep
     R"sql(
 CREATE INDEX runs_summary ON runs(result_id, counted, minutes, file, dropped, content_sha256);
 )sql",
+    // 10 -> 11: the discussion of an objection: the objector, the accused and
+    // the chairs comment, in any state of the objection, until the round is
+    // published; each comment is an event of the review log too.
+    R"sql(
+CREATE TABLE comments (
+  id INTEGER PRIMARY KEY,             -- numbered per round, as responses are
+  objection_id INTEGER NOT NULL REFERENCES objections(id) ON DELETE CASCADE,
+  organisation_id INTEGER REFERENCES organisations(id),   -- NULL: a chair or the local administrator, for none
+  user_id INTEGER REFERENCES users(id),                   -- NULL: the local administrator
+  text TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX comments_by_objection ON comments(objection_id, id);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

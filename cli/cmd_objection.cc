@@ -188,6 +188,17 @@ void print_objection(const mllog::Json& b) {
       std::cout << ": " << opt_text(r, "text") << "\n";
     }
   }
+  if (const auto* b = j.find("ballot"); b && b->kind == mllog::Json::Kind::Object) {
+    const auto* el = b->find("eligible");
+    const auto* nv = b->find("not_voted");
+    std::string missing;
+    if (nv)
+      for (const auto& x : nv->items) missing += (missing.empty() ? "" : ", ") + x.s;
+    std::cout << "\nballot: " << opt_text(*b, "voted") << " of " << (el ? el->items.size() : 0)
+              << " organisations voted (" << opt_text(*b, "uphold") << " uphold, " << opt_text(*b, "reject") << " reject, "
+              << opt_text(*b, "abstain") << " abstain)" << (missing.empty() ? "" : "; not yet: " + missing) << "\n"
+              << "  standing: " << opt_text(*b, "standing") << "\n";
+  }
   if (const auto* cs = j.find("comments"); cs && !cs->items.empty()) {
     std::cout << "\ndiscussion:\n";
     for (const auto& c : cs->items) {

@@ -572,6 +572,76 @@ void write_opt_number(JsonWriter& w, const char* key, Stmt& q, int col) {
 
 // The responses ({id, organisation, by, text, ...}) or votes ({organisation,
 // by, vote, ...}) of an objection, as the array `key`.
+// The ballot of objection `o`: the organisations that may vote (those with a
+// package in its round), those that have and have not, the count, and what
+// the votes cast would decide now (decide_outcome, carried_remedy: the rules a
+// chair's decision is held to), before any tie-break or chair's remedy.
+void write_ballot(Store& s, JsonWriter& w, const Row& o) {
+  std::vector<std::string> eligible;
+  {
+    Stmt q(s.db(),
+           "SELECT DISTINCT g.name FROM packages p JOIN organisations g ON g.id = p.organisation_id WHERE p.round_id = ?1 "
+           "ORDER BY g.name");
+    q.bind(1, o.round_id);
+    while (q.step()) eligible.push_back(q.col_text(0));
+  }
+  std::set<std::string> voted;
+  int up = 0, rej = 0, abst = 0;
+  std::vector<Proposal> proposals;
+  {
+    Stmt q(s.db(),
+           "SELECT g.name, v.vote, COALESCE(v.remedy, ''), v.factor FROM votes v JOIN organisations g ON g.id = "
+           "v.organisation_id WHERE v.objection_id = ?1");
+    q.bind(1, o.id);
+    while (q.step()) {
+      voted.insert(q.col_text(0));
+      std::string v = q.col_text(1);
+      if (v == "uphold") {
+        ++up;
+        proposals.push_back({q.col_text(2), !q.col_null(3), q.col_double(3)});
+      } else if (v == "reject") {
+        ++rej;
+      } else {
+        ++abst;
+      }
+    }
+  }
+  w.key("ballot").begin_object();
+  w.key("eligible").begin_array();
+  for (const auto& e : eligible) w.value(e);
+  w.end_array();
+  w.key("not_voted").begin_array();
+  for (const auto& e : eligible)
+    if (!voted.count(e)) w.value(e);
+  w.end_array();
+  w.key("voted").value(static_cast<long long>(voted.size()));
+  w.key("uphold").value(up).key("reject").value(rej).key("abstain").value(abst);
+  // Where the votes stand: what a decision on them now would be.
+  std::string standing;
+  if (up + rej == 0) {
+    standing = "no uphold or reject vote yet";
+  } else {
+    Outcome out = decide_outcome(up, rej, "none", "");
+    if (!out.ok) {
+      standing = out.error;
+    } else if (out.outcome == "rejected") {
+      standing = "rejected (" + out.majority + " majority)";
+    } else {
+      Carried c = carried_remedy(proposals, rej, "", false, 0, "");
+      standing = "upheld (" + out.majority + " majority); ";
+      if (!c.ok) {
+        standing += "no remedy carried yet: " + c.error;
+      } else {
+        standing += "remedy " + c.remedy;
+        if (c.has_factor) standing += " " + mllog::json_number(c.factor);
+        standing += " carried by " + std::to_string(c.support) + " vote(s), " + c.majority + " majority";
+      }
+    }
+  }
+  w.key("standing").value(standing);
+  w.end_object();
+}
+
 void write_opinions(JsonWriter& w, const char* key, const char* said_key, const std::vector<Opinion>& list) {
   w.key(key).begin_array();
   for (const auto& r : list) {
@@ -692,6 +762,8 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   w.end_array();
   write_opinions(w, "responses", "text", read_opinions(s, o.id, false, nullptr));
   write_opinions(w, "votes", "vote", read_opinions(s, o.id, true, nullptr));
+  // The ballot: who may vote, who has, and where the votes stand now.
+  write_ballot(s, w, o);
   // The discussion, oldest first.
   w.key("comments").begin_array();
   for (const auto& c : read_comments(s, o.id)) {

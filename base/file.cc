@@ -20,8 +20,9 @@ std::string reason() { return std::strerror(errno); }
 
 // Creates or truncates `path` and writes `bytes` to it, then fsync when
 // `sync`. On failure the file is removed when `remove_on_error`.
-Status write_whole(const std::string& path, std::string_view bytes, bool sync, bool remove_on_error) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+Status write_whole(const std::string& path, std::string_view bytes, bool sync, bool remove_on_error,
+                   mode_t mode = 0644) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0) return Status::Error("cannot write " + path + ": " + reason());
   auto fail = [&](bool close_fd) {
     Status s = Status::Error("cannot write " + path + ": " + reason());
@@ -46,10 +47,15 @@ Status write_whole(const std::string& path, std::string_view bytes, bool sync, b
 Status write_file(const std::string& path, std::string_view bytes) { return write_whole(path, bytes, false, false); }
 
 Status write_file_atomic(const std::string& path_text, std::string_view bytes) {
+  return write_file_atomic(path_text, bytes, 0644);
+}
+
+Status write_file_atomic(const std::string& path_text, std::string_view bytes, mode_t mode) {
   fs::path path(path_text);
   fs::path tmp = path;
   tmp += ".tmp-" + std::to_string(getpid());
-  if (Status s = write_whole(tmp.string(), bytes, true, true); !s.ok()) return s;
+  ::unlink(tmp.c_str());  // a leftover of a run killed half way would keep its own mode
+  if (Status s = write_whole(tmp.string(), bytes, true, true, mode); !s.ok()) return s;
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     Status s = Status::Error("cannot write " + path.string() + ": " + reason());
     ::unlink(tmp.c_str());

@@ -2,6 +2,8 @@
 // sees the old content or the new one, never a mix.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -21,6 +23,9 @@ Status write_file(const std::string& path, std::string_view bytes);
 // message "cannot write <file>: <reason>", `path` as it was and no temporary
 // file left.
 Status write_file_atomic(const std::string& path, std::string_view bytes);
+// The same with the file's mode (0600: a secret only its owner reads; the
+// file has that mode from its first byte, never a wider one).
+Status write_file_atomic(const std::string& path, std::string_view bytes, mode_t mode);
 // The same for callers that report errors as text: false with *error = the message.
 bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* error);
 

@@ -1,22 +1,150 @@
-// referee user add|list|revoke|token: users of the review and their tokens.
+// referee user add|import|list|revoke|token: users of the review and their tokens.
 // The flags fill the typed operations of review/identity.h: run on the local
 // store, or sent to --server as the request made from the same value.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/review_cli.h"
+#include "cli/review_output.h"
+#include "base/file.h"
+#include "base/text.h"
 #include "review/identity.h"
 #include "review/identity_codec.h"
 
 namespace referee::cli {
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// referee user import: every row checked, the tokens' folder and the names
+// checked against the users there are, before any user is added; then each
+// added (as `user add`: the local store, or the server) and its token
+// written at once to <tokens>/<name>.token (mode 0600), so that a failure
+// half way leaves every user added so far with their token on disk.
+int import_users(ClientOptions client, const std::string& file, const std::string& tokens_dir, bool create_org,
+                 bool skip_existing) {
+  namespace rv = review;
+  const char* cmd = "referee user import";
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    std::cerr << cmd << ": cannot read " << file << "\n";
+    return kCannotCheck;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::vector<rv::ImportRow> rows;
+  std::vector<std::string> problems;
+  if (!rv::parse_user_import(text.str(), file, create_org, &rows, &problems)) {
+    for (const auto& p : problems) std::cerr << cmd << ": " << p << "\n";
+    std::cerr << cmd << ": nothing was added\n";
+    return kCannotCheck;
+  }
+  std::error_code ec;
+  fs::create_directories(tokens_dir, ec);
+  if (ec || !fs::is_directory(tokens_dir, ec)) {
+    std::cerr << cmd << ": cannot make the tokens' folder " << tokens_dir << (ec ? ": " + ec.message() : "")
+              << " (nothing was added)\n";
+    return kCannotCheck;
+  }
+  ::chmod(tokens_dir.c_str(), 0700);
+  std::vector<std::string> taken;
+  for (const auto& r : rows)
+    if (fs::exists(fs::path(tokens_dir) / (r.user.name + ".token"), ec)) taken.push_back(r.user.name + ".token");
+  if (!taken.empty()) {
+    std::string names;
+    for (const auto& t : taken) names.append(names.empty() ? "" : ", ").append(t);
+    std::cerr << cmd << ": " << tokens_dir << " already holds " << names
+              << ": a token file is never overwritten; give another --tokens folder (nothing was added)\n";
+    return kCannotCheck;
+  }
+  resolve_client_options(&client);
+  // The users there are: none of the file's may be one of them (the file would be half applied).
+  {
+    rv::Request r;
+    r.method = "GET";
+    r.path = "/api/v1/users";
+    rv::Response got = call_review(client, r, [](submissions::Store& s, const rv::Actor& who) {
+      return rv::users_answer(rv::list_users(s, who));
+    });
+    if (got.status != 200) return review_cli::review_print("user import", got, false, [](const mllog::Json&) {});
+    mllog::Json body;
+    std::string perr;
+    std::set<std::string> existing;
+    if (mllog::parse_json_permissive(got.body, &body, &perr))
+      if (const auto* users = body.find("users"))
+        for (const auto& u : users->items) existing.insert(base::lower(text_of(u.find("name"))));
+    std::vector<std::string> already;
+    std::vector<rv::ImportRow> left;
+    for (auto& row : rows) {
+      if (!existing.count(base::lower(row.user.name))) {
+        left.push_back(std::move(row));
+      } else if (skip_existing) {
+        std::cout << "skipped " << row.user.name << ": already a user (" << file << ":" << row.line << ")\n";
+      } else {
+        already.push_back(file + ":" + std::to_string(row.line) + ": user " + row.user.name +
+                          " already exists (--skip-existing leaves such users as they are)");
+      }
+    }
+    rows = std::move(left);
+    if (!already.empty()) {
+      for (const auto& a : already) std::cerr << cmd << ": " << a << "\n";
+      std::cerr << cmd << ": nothing was added (make a new token with referee user token NAME)\n";
+      return kCannotCheck;
+    }
+  }
+  size_t added = 0;
+  for (const auto& row : rows) {
+    rv::Request r;
+    r.method = "POST";
+    r.path = "/api/v1/users";
+    r.body = rv::request_body(row.user);
+    rv::Response got = call_review(client, r, [&](submissions::Store& s, const rv::Actor& who) {
+      return rv::added_user_answer(rv::add_user(s, who, row.user));
+    });
+    mllog::Json body;
+    std::string perr;
+    std::string token;
+    if (got.status == 201 && mllog::parse_json_permissive(got.body, &body, &perr)) token = text_of(body.find("token"));
+    if (token.empty()) {
+      std::cerr << cmd << ": " << file << ":" << row.line << ": user " << row.user.name << " was not added; "
+                << added << " of " << rows.size() << " were, their tokens in " << tokens_dir
+                << " (after a fix, run it again with --skip-existing and another --tokens folder)\n";
+      return review_cli::review_print("user import", got, false, [](const mllog::Json&) {});
+    }
+    std::string content = token + "\n";
+    fs::path to = fs::path(tokens_dir) / (row.user.name + ".token");
+    if (base::Status st = base::write_file_atomic(to.string(), content, 0600); !st.ok()) {
+      std::cerr << cmd << ": user " << row.user.name << " was added, and " << st.message
+                << ": make a new token with referee user token " << row.user.name << " (" << added << " of "
+                << rows.size() << " added before it)\n";
+      return kCannotCheck;
+    }
+    ++added;
+    std::cout << "added " << row.user.name << " (" << base::lower(row.user.role)
+              << (row.user.organisation.empty() ? "" : " of " + row.user.organisation) << "): token in " << to.string()
+              << (row.email.empty() ? "" : ", to send to " + row.email) << "\n";
+  }
+  std::cout << added << " user(s) added; each token is shown nowhere else (the store keeps only its hash): give each "
+               "user their file, as REFEREE_TOKEN\n";
+  return 0;
+}
+
+}  // namespace
+
 Command user_command() {
-  return {"user", "Review users and their tokens: add, list, revoke, token", [](CLI::App& sub) -> std::function<int()> {
+  return {"user", "Review users and their tokens: add, import, list, revoke, token", [](CLI::App& sub) -> std::function<int()> {
             struct Opts {
               ClientOptions client;
-              std::string name, org, role;
-              bool create_org = false, json = false;
+              std::string name, org, role, file, tokens_dir;
+              bool create_org = false, json = false, skip_existing = false;
             };
             auto o = std::make_shared<Opts>();
             sub.require_subcommand(1);
@@ -25,16 +153,24 @@ Command user_command() {
             add->add_option("--org", o->org, "the organisation they act for (its folder name, e.g. NVIDIA)");
             add->add_option("--role", o->role, "member | chair | admin")->required();
             add->add_flag("--create-org", o->create_org, "create the organisation when the store has no package of it");
+            auto* imp = sub.add_subcommand(
+                "import", "add the users a CSV file names (name,organisation,role,email), each token to a file of its own");
+            imp->add_option("FILE", o->file, "CSV with a header line: name,organisation,role[,email]")->required();
+            imp->add_option("--tokens", o->tokens_dir,
+                               "folder for the tokens: <name>.token each, readable by you alone (made if missing)")
+                ->required();
+            imp->add_flag("--create-org", o->create_org, "create organisations the store has no package of");
+            imp->add_flag("--skip-existing", o->skip_existing, "leave users that exist as they are (else: refused)");
             auto* list = sub.add_subcommand("list", "list users and their tokens (prefixes only)");
             auto* revoke = sub.add_subcommand("revoke", "revoke every token of a user");
             revoke->add_option("NAME", o->name, "user name")->required();
             auto* token = sub.add_subcommand("token", "make a new token for a user (shown once)");
             token->add_option("NAME", o->name, "user name")->required();
-            for (auto* s : {add, list, revoke, token}) {
+            for (auto* s : {add, imp, list, revoke, token}) {
               add_client_options(*s, &o->client);
               s->add_flag("--json", o->json, "print the answer as JSON");
             }
-            return [o, add, list, revoke, token]() -> int {
+            return [o, add, imp, list, revoke, token]() -> int {
               namespace rv = review;
               review::Request r;
               if (add->parsed()) {
@@ -55,6 +191,7 @@ Command user_command() {
                                "Give it to the user as REFEREE_TOKEN.\n";
                 });
               }
+              if (imp->parsed()) return import_users(o->client, o->file, o->tokens_dir, o->create_org, o->skip_existing);
               if (list->parsed()) {
                 r.method = "GET";
                 r.path = "/api/v1/users";

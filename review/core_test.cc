@@ -25,6 +25,8 @@
 #include "tests/review_fixture.h"
 #include "tests/temp_dir.h"
 
+namespace fs = std::filesystem;
+
 using referee::testing::run_referee;
 
 namespace {
@@ -1904,6 +1906,69 @@ TEST_SUITE("review") {
     CHECK(contains(out, "no store at " + named));
     CHECK_FALSE(fs::exists(named));
     CHECK(fs::is_empty(home));
+  }
+
+  TEST_CASE("CLI: user import adds a CSV of users, each token to a file of its own (0600); a bad file adds nothing") {
+    Review f;
+    std::string db = "--db '" + f.path + "'";
+    f.s.reset();
+    f.api.reset();
+    TempDir t;
+    auto put = [&](const std::string& name, const std::string& text) {
+      std::ofstream(t.path / name, std::ios::binary) << text;
+      return (t.path / name).string();
+    };
+    std::string out;
+    // Every problem of a bad file, with its line; nothing added, no token folder filled.
+    std::string bad = put("bad.csv", "Name,Role,Organisation,Email\r\nok1,member,Google,ok1@g.com\r\nbad name,member,Google,\r\n"
+                                     "zed,owner,Google,\r\nyan,member,,\r\nok1,chair,,\r\nxi,chair,,not-an-address\r\n");
+    CHECK(run_referee("user import '" + bad + "' --tokens '" + (t.path / "tok0").string() + "' " + db, &out) == 2);
+    CHECK_MESSAGE(contains(out, "bad.csv:3: user name 'bad name' is not 1 to 64"), out);
+    CHECK(contains(out, "bad.csv:4: role 'owner' is not member, chair or admin"));
+    CHECK(contains(out, "bad.csv:5: a member belongs to an organisation"));
+    CHECK(contains(out, "bad.csv:6: user ok1 is named twice in the file"));
+    CHECK(contains(out, "bad.csv:7: email 'not-an-address' is not an address"));
+    CHECK(contains(out, "nothing was added"));
+    CHECK(run_referee("user list " + db, &out) == 0);
+    CHECK_FALSE(contains(out, "ok1"));
+    CHECK(run_referee("user import '" + put("nohead.csv", "name,organisation\nx,Google\n") + "' --tokens '" +
+                          (t.path / "tok0").string() + "' " + db,
+                      &out) == 2);
+    CHECK(contains(out, "nohead.csv:1: the header has no 'role' column"));
+    // A good file: every user added, each token in its own file that only its owner reads, and it works.
+    std::string good = put("users.csv", "name,organisation,role,email\nann,Google,member,ann@google.com\n"
+                                        "\"ben\",\"Dell\",chair,\nnora,NewLab,member,\n");
+    fs::path tok = t.path / "tokens";
+    CHECK(run_referee("user import '" + good + "' --tokens '" + tok.string() + "' --create-org " + db, &out) == 0);
+    CHECK_MESSAGE(contains(out, "added ann (member of Google): token in " + (tok / "ann.token").string() + ", to send to ann@google.com"), out);
+    CHECK(contains(out, "3 user(s) added"));
+    CHECK_FALSE(contains(out, "rft_"));  // tokens go to the files only
+    for (const char* who : {"ann", "ben", "nora"}) {
+      CAPTURE(who);
+      fs::path file = tok / (std::string(who) + ".token");
+      REQUIRE(fs::exists(file));
+      CHECK((fs::status(file).permissions() & (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
+    }
+    CHECK((fs::status(tok).permissions() & (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
+    std::string ann;
+    std::getline(std::ifstream(tok / "ann.token"), ann);
+    CHECK(ann.rfind("rft_", 0) == 0);
+    CHECK(run_referee("objection list --round 3.1.0 --token " + ann + " " + db, &out) == 0);
+    // Again: the users exist (refused, nothing added), a token file is never overwritten; --skip-existing goes on.
+    CHECK(run_referee("user import '" + good + "' --tokens '" + (t.path / "again").string() + "' " + db, &out) == 2);
+    CHECK(contains(out, "users.csv:2: user ann already exists"));
+    CHECK(run_referee("user import '" + good + "' --tokens '" + tok.string() + "' " + db, &out) == 2);
+    CHECK(contains(out, "a token file is never overwritten"));
+    std::string more = put("more.csv", "name,organisation,role\nann,Google,member\nolga,Google,member\n");
+    CHECK(run_referee("user import '" + more + "' --tokens '" + (t.path / "more").string() + "' --skip-existing " + db, &out) == 0);
+    CHECK(contains(out, "skipped ann: already a user"));
+    CHECK(contains(out, "added olga"));
+    // A member may not add users: refused by policy before anything is added.
+    CHECK(run_referee("user import '" + put("m.csv", "name,organisation,role\npia,Google,member\n") + "' --tokens '" +
+                          (t.path / "m").string() + "' --token " + ann + " " + db,
+                      &out) == 1);
+    CHECK(run_referee("user list " + db, &out) == 0);
+    CHECK_FALSE(contains(out, "pia"));
   }
 
   TEST_CASE("CLI: user add prints the token once; objection file, respond, vote, decide on a local store") {

@@ -4,7 +4,9 @@
 #include <sodium.h>
 
 #include <functional>
+#include <set>
 
+#include "base/csv.h"
 #include "base/digest.h"
 #include "base/text.h"
 #include "mllog/json_writer.h"
@@ -88,23 +90,109 @@ bool may_manage_users(const Actor& who, Error* err) {
   return false;
 }
 
+bool check_add_user(const AddUser& in, Error* err) {
+  const std::string& name = in.name;
+  const std::string& org = in.organisation;
+  if (!valid_name(name)) {
+    *err = make_error(400, "bad-field", "user name '" + name + "' is not 1 to 64 of A-Z a-z 0-9 . _ - @");
+    return false;
+  }
+  // The name the log gives the store file's administrator: nobody else may read as it.
+  if (base::iequals(name, "local-admin")) {
+    *err = make_error(400, "bad-field", "user name 'local-admin' is reserved: the review log names the store file's "
+                                        "administrator so", "choose another name");
+    return false;
+  }
+  Role role;
+  if (!parse_role(in.role, &role)) {
+    *err = make_error(400, "bad-field", "role '" + in.role + "' is not member, chair or admin");
+    return false;
+  }
+  if (org.empty() && role == Role::Member) {
+    *err = make_error(400, "missing-field", "a member belongs to an organisation: --org ORG (API field `organisation`) is required");
+    return false;
+  }
+  if (!org.empty() && (org.size() > 128 || org.find('/') != std::string::npos || !valid_utf8(org))) {
+    *err = make_error(400, "bad-field", "organisation '" + org + "' is not a folder name");
+    return false;
+  }
+  return true;
+}
+
+bool parse_user_import(std::string_view csv, const std::string& file, bool create_org, std::vector<ImportRow>* out,
+                       std::vector<std::string>* errors) {
+  out->clear();
+  errors->clear();
+  std::vector<base::CsvRecord> records;
+  std::string error;
+  if (!base::parse_csv(csv, &records, &error)) {
+    errors->push_back(file + ": " + error);
+    return false;
+  }
+  if (records.empty()) {
+    errors->push_back(file + ": no header line (name,organisation,role,email) and no users");
+    return false;
+  }
+  // The header: which column is which.
+  int col_name = -1, col_org = -1, col_role = -1, col_email = -1;
+  const auto& header = records[0].fields;
+  for (size_t i = 0; i < header.size(); ++i) {
+    std::string h = base::lower(base::trim(header[i]));
+    int* slot = h == "name" ? &col_name : h == "organisation" || h == "organization" || h == "org" ? &col_org
+                : h == "role" ? &col_role : h == "email" ? &col_email : nullptr;
+    if (!slot) {
+      errors->push_back(file + ":" + std::to_string(records[0].line) + ": unknown column '" + header[i] +
+                        "' (the columns are name, organisation, role, email)");
+      continue;
+    }
+    if (*slot >= 0) errors->push_back(file + ":" + std::to_string(records[0].line) + ": column '" + h + "' given twice");
+    *slot = static_cast<int>(i);
+  }
+  for (auto [col, what] : {std::pair<int, const char*>{col_name, "name"}, {col_role, "role"}})
+    if (col < 0) errors->push_back(file + ":" + std::to_string(records[0].line) + ": the header has no '" + what + "' column");
+  if (!errors->empty()) return false;
+  std::set<std::string> seen;
+  for (size_t r = 1; r < records.size(); ++r) {
+    const auto& f = records[r].fields;
+    const std::string at = file + ":" + std::to_string(records[r].line) + ": ";
+    if (f.size() != header.size()) {
+      errors->push_back(at + std::to_string(f.size()) + " field(s), the header names " + std::to_string(header.size()));
+      continue;
+    }
+    auto field = [&](int c) { return c < 0 ? std::string() : base::trim(f[static_cast<size_t>(c)]); };
+    ImportRow row;
+    row.line = records[r].line;
+    row.user = AddUser{field(col_name), field(col_org), field(col_role), create_org};
+    row.email = field(col_email);
+    Error e;
+    if (!check_add_user(row.user, &e)) {
+      errors->push_back(at + e.message);
+      continue;
+    }
+    if (!row.email.empty() &&
+        (row.email.find('@') == std::string::npos || row.email.find_first_of(" \t,;<>") != std::string::npos ||
+         row.email.front() == '@' || row.email.back() == '@')) {
+      errors->push_back(at + "email '" + row.email + "' is not an address");
+      continue;
+    }
+    if (!seen.insert(base::lower(row.user.name)).second) {
+      errors->push_back(at + "user " + row.user.name + " is named twice in the file");
+      continue;
+    }
+    out->push_back(std::move(row));
+  }
+  if (errors->empty() && out->empty()) errors->push_back(file + ": no users after the header");
+  return errors->empty();
+}
+
 Result<NewToken> add_user(submissions::Store& s, const Actor& who, const AddUser& in) {
   Error e;
   if (!may_manage_users(who, &e)) return e;
   const std::string& name = in.name;
   const std::string& org = in.organisation;
-  if (!valid_name(name))
-    return make_error(400, "bad-field", "user name '" + name + "' is not 1 to 64 of A-Z a-z 0-9 . _ - @");
-  // The name the log gives the store file's administrator: nobody else may read as it.
-  if (base::iequals(name, "local-admin"))
-    return make_error(400, "bad-field", "user name 'local-admin' is reserved: the review log names the store file's "
-                                        "administrator so", "choose another name");
+  if (!check_add_user(in, &e)) return e;
   Role role;
-  if (!parse_role(in.role, &role)) return make_error(400, "bad-field", "role '" + in.role + "' is not member, chair or admin");
-  if (org.empty() && role == Role::Member)
-    return make_error(400, "missing-field", "a member belongs to an organisation: --org ORG (API field `organisation`) is required");
-  if (!org.empty() && (org.size() > 128 || org.find('/') != std::string::npos || !valid_utf8(org)))
-    return make_error(400, "bad-field", "organisation '" + org + "' is not a folder name");
+  parse_role(in.role, &role);
   std::string token, prefix, org_name = org;
   auto w = write(s, who, [&](Change* event) -> Result<long long> {
     User existing;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "review/actor.h"
@@ -67,6 +68,24 @@ struct Revoked {
 bool may_manage_users(const Actor& who, Error* err);
 
 Result<NewToken> add_user(submissions::Store& s, const Actor& who, const AddUser& in);
+
+// What add_user checks of its input before it looks at the store (the name,
+// the role, a member's organisation): false with the 400.
+bool check_add_user(const AddUser& in, Error* err);
+
+// A file of users to add at once (referee user import): CSV with a header
+// naming the columns name, organisation, role and, optionally, email (in any
+// order and case). Every row is checked as add_user checks one, and for an
+// email that is no address and a name given twice; every problem is listed
+// with its line ("users.csv:4: role 'owner' is not member, chair or admin"),
+// and none is added unless the whole file is right.
+struct ImportRow {
+  size_t line = 0;
+  AddUser user;
+  std::string email;  // "" when none: where the token is to be sent
+};
+bool parse_user_import(std::string_view csv, const std::string& file, bool create_org, std::vector<ImportRow>* out,
+                       std::vector<std::string>* errors);
 // Every user, by name, with their tokens (prefixes only).
 Result<std::vector<User>> list_users(submissions::Store& s, const Actor& who);
 // `user` of the answer carries only the name.

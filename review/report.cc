@@ -151,6 +151,9 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
       for (auto& r : read_opinions(s, o.id, true, &err))
         o.votes.push_back({r.organisation, r.user, r.said, r.remedy, r.at, r.has_factor, r.factor});
       if (!err.empty()) return *error = err, false;
+      for (auto& c : read_comments(s, o.id, &err))
+        o.comments.push_back({c.organisation, c.has_user ? c.user : "local-admin", c.text, "", c.at, false, 0});
+      if (!err.empty()) return *error = err, false;
     }
     {
       std::string err;
@@ -285,6 +288,12 @@ std::string report_json(const ReportRound& r) {
       w.begin_object().key("kind").value(e.kind).key("summary").value(e.summary).key("quoted").value(e.quoted).end_object();
     w.end_array().key("responses").begin_array();
     for (const auto& x : o.responses) opinion_json(w, x, "text", x.text);
+    w.end_array().key("comments").begin_array();
+    for (const auto& x : o.comments) {
+      w.begin_object().key("organisation");
+      if (x.organisation.empty()) w.null(); else w.value(x.organisation);
+      w.key("user").value(x.user).key("text").value(x.text).key("at").value(x.at).end_object();
+    }
     w.end_array().key("votes").begin_array();
     for (const auto& x : o.votes) opinion_json(w, x, "vote", x.vote);
     w.end_array().key("decision");
@@ -416,6 +425,12 @@ void objection_body(std::string& out, const ReportObjection& o) {
     out += "- " + md_inline(x.organisation) + (x.user.empty() ? "" : " (" + md_inline(x.user) + ")") + " at " + x.at;
     if (!x.remedy.empty()) out += ", proposes " + x.remedy + (x.has_factor ? " with factor " + factor_text(x.factor) : "");
     out += ": " + shorten(x.text, 2000) + "\n";
+  }
+  if (!o.comments.empty()) {
+    out += "\nDiscussion:\n";
+    for (const auto& x : o.comments)
+      out += "- " + md_inline(x.user) + (x.organisation.empty() ? "" : " (" + md_inline(x.organisation) + ")") + " at " +
+             x.at + ": " + shorten(x.text, 2000) + "\n";
   }
   out += "\nVotes:\n";
   if (o.votes.empty()) out += "- none\n";

@@ -36,6 +36,7 @@ struct ReportObjection {
     double factor = 0;
   };
   std::vector<Reply> responses;
+  std::vector<Reply> comments;  // the discussion, oldest first (organisation "" for a chair of none)
   struct Vote {
     std::string organisation, user, vote, remedy, at;
     bool has_factor = false;

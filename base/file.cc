@@ -21,8 +21,10 @@ std::string reason() { return std::strerror(errno); }
 // Creates or truncates `path` and writes `bytes` to it, then fsync when
 // `sync`. On failure the file is removed when `remove_on_error`.
 Status write_whole(const std::string& path, std::string_view bytes, bool sync, bool remove_on_error,
-                   mode_t mode = 0644) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+                   mode_t mode = 0644, bool fresh = false) {
+  // `fresh`: a file made by this call alone (never one that exists, never through a link): for secrets.
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (fresh ? O_EXCL | O_NOFOLLOW : O_TRUNC);
+  int fd = ::open(path.c_str(), flags, mode);
   if (fd < 0) return Status::Error("cannot write " + path + ": " + reason());
   auto fail = [&](bool close_fd) {
     Status s = Status::Error("cannot write " + path + ": " + reason());
@@ -54,8 +56,11 @@ Status write_file_atomic(const std::string& path_text, std::string_view bytes, m
   fs::path path(path_text);
   fs::path tmp = path;
   tmp += ".tmp-" + std::to_string(getpid());
-  ::unlink(tmp.c_str());  // a leftover of a run killed half way would keep its own mode
-  if (Status s = write_whole(tmp.string(), bytes, true, true, mode); !s.ok()) return s;
+  // A mode other than the default: a secret. Its temporary file is made afresh (a leftover of a run
+  // killed half way is removed first; one that appears again is refused, never written through).
+  const bool secret = mode != 0644;
+  if (secret) ::unlink(tmp.c_str());
+  if (Status s = write_whole(tmp.string(), bytes, true, true, mode, secret); !s.ok()) return s;
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     Status s = Status::Error("cannot write " + path.string() + ": " + reason());
     ::unlink(tmp.c_str());

@@ -24,7 +24,9 @@ Status write_file(const std::string& path, std::string_view bytes);
 // file left.
 Status write_file_atomic(const std::string& path, std::string_view bytes);
 // The same with the file's mode (0600: a secret only its owner reads; the
-// file has that mode from its first byte, never a wider one).
+// file has that mode from its first byte, never a wider one). With a mode
+// other than 0644 the temporary file is made afresh (O_EXCL, O_NOFOLLOW):
+// never one that exists, never through a link.
 Status write_file_atomic(const std::string& path, std::string_view bytes, mode_t mode);
 // The same for callers that report errors as text: false with *error = the message.
 bool write_file_atomic(const std::string& path, std::string_view bytes, std::string* error);

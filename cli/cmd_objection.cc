@@ -98,6 +98,17 @@ std::string opt_num(const mllog::Json& j, const char* k, std::string (*fmt)(doub
   return v && v->kind == mllog::Json::Kind::Float ? fmt(v->f) : text_of(v);
 }
 
+// A text of several lines as one item of a list: every line after the first
+// indented, so that nothing a party writes reads as another item or section.
+std::string continued(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += "      ";
+  }
+  return out;
+}
+
 void print_objection(const mllog::Json& b) {
   const mllog::Json* o = b.find("objection");
   if (!o) return;
@@ -185,7 +196,7 @@ void print_objection(const mllog::Json& b) {
       std::cout << "  [" << opt_text(r, "id") << "] " << opt_text(r, "organisation") << " (" << opt_text(r, "by") << ")";
       if (!opt_text(r, "remedy").empty()) std::cout << " proposes " << opt_text(r, "remedy");
       if (!opt_text(r, "factor").empty()) std::cout << " factor " << opt_num(r, "factor", review::factor_text);
-      std::cout << ": " << opt_text(r, "text") << "\n";
+      std::cout << ": " << continued(opt_text(r, "text")) << "\n";
     }
   }
   if (const auto* b = j.find("ballot"); b && b->kind == mllog::Json::Kind::Object) {
@@ -204,7 +215,7 @@ void print_objection(const mllog::Json& b) {
     for (const auto& c : cs->items) {
       std::string org = opt_text(c, "organisation");
       std::cout << "  [" << opt_text(c, "id") << "] " << opt_text(c, "created_at") << " " << opt_text(c, "user")
-                << (org.empty() ? "" : " (" + org + ")") << ": " << opt_text(c, "text") << "\n";
+                << (org.empty() ? "" : " (" + org + ")") << ": " << continued(opt_text(c, "text")) << "\n";
     }
   }
   if (const auto* vs = j.find("votes"); vs && !vs->items.empty()) {

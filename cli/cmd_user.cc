@@ -2,6 +2,10 @@
 // The flags fill the typed operations of review/identity.h: run on the local
 // store, or sent to --server as the request made from the same value.
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -48,16 +52,34 @@ int import_users(ClientOptions client, const std::string& file, const std::strin
     return kCannotCheck;
   }
   std::error_code ec;
-  fs::create_directories(tokens_dir, ec);
-  if (ec || !fs::is_directory(tokens_dir, ec)) {
-    std::cerr << cmd << ": cannot make the tokens' folder " << tokens_dir << (ec ? ": " + ec.message() : "")
-              << " (nothing was added)\n";
-    return kCannotCheck;
+  // The tokens' folder: a new one (made 0700 below, once the import may go on), or one of the
+  // caller's own that nobody else may enter; never a shared folder, never through a link.
+  struct stat dst {};
+  bool exists = ::lstat(tokens_dir.c_str(), &dst) == 0;
+  if (exists) {
+    std::string why;
+    if (S_ISLNK(dst.st_mode)) why = "is a symbolic link";
+    else if (!S_ISDIR(dst.st_mode)) why = "is not a folder";
+    else if (dst.st_uid != ::geteuid()) why = "belongs to another user";
+    else if (dst.st_mode & 077) why = "may be entered by others (chmod 700 it, or name a new folder)";
+    else if (::access(tokens_dir.c_str(), W_OK | X_OK) != 0) why = "is not writable";
+    if (!why.empty()) {
+      std::cerr << cmd << ": the tokens' folder " << tokens_dir << " " << why
+                << ": tokens go to a new folder or one only you may enter (nothing was added)\n";
+      return kCannotCheck;
+    }
+  } else {
+    fs::path parent = fs::absolute(tokens_dir, ec).parent_path();
+    if (!fs::is_directory(parent, ec) || ::access(parent.c_str(), W_OK | X_OK) != 0) {
+      std::cerr << cmd << ": cannot make the tokens' folder " << tokens_dir << ": " << parent.string()
+                << " is not a folder you may write (nothing was added)\n";
+      return kCannotCheck;
+    }
   }
-  ::chmod(tokens_dir.c_str(), 0700);
   std::vector<std::string> taken;
   for (const auto& r : rows)
-    if (fs::exists(fs::path(tokens_dir) / (r.user.name + ".token"), ec)) taken.push_back(r.user.name + ".token");
+    if (exists && fs::symlink_status(fs::path(tokens_dir) / (r.user.name + ".token"), ec).type() != fs::file_type::not_found)
+      taken.push_back(r.user.name + ".token");
   if (!taken.empty()) {
     std::string names;
     for (const auto& t : taken) names.append(names.empty() ? "" : ", ").append(t);
@@ -100,6 +122,11 @@ int import_users(ClientOptions client, const std::string& file, const std::strin
       return kCannotCheck;
     }
   }
+  if (!exists && ::mkdir(tokens_dir.c_str(), 0700) != 0) {
+    std::cerr << cmd << ": cannot make the tokens' folder " << tokens_dir << ": " << std::strerror(errno)
+              << " (nothing was added)\n";
+    return kCannotCheck;
+  }
   size_t added = 0;
   for (const auto& row : rows) {
     rv::Request r;
@@ -123,13 +150,15 @@ int import_users(ClientOptions client, const std::string& file, const std::strin
     fs::path to = fs::path(tokens_dir) / (row.user.name + ".token");
     if (base::Status st = base::write_file_atomic(to.string(), content, 0600); !st.ok()) {
       std::cerr << cmd << ": user " << row.user.name << " was added, and " << st.message
-                << ": make a new token with referee user token " << row.user.name << " (" << added << " of "
-                << rows.size() << " added before it)\n";
+                << ": revoke its token (referee user revoke " << row.user.name << ") and make a new one (referee user token "
+                << row.user.name << "); " << added << " of " << rows.size() << " added before it\n";
       return kCannotCheck;
     }
     ++added;
+    const mllog::Json* u = body.find("user");
+    std::string org = u ? text_of(u->find("organisation")) : row.user.organisation;
     std::cout << "added " << row.user.name << " (" << base::lower(row.user.role)
-              << (row.user.organisation.empty() ? "" : " of " + row.user.organisation) << "): token in " << to.string()
+              << (org.empty() ? "" : " of " + org) << "): token in " << to.string()
               << (row.email.empty() ? "" : ", to send to " + row.email) << "\n";
   }
   std::cout << added << " user(s) added; each token is shown nowhere else (the store keeps only its hash): give each "

@@ -1954,6 +1954,15 @@ TEST_SUITE("review") {
     std::getline(std::ifstream(tok / "ann.token"), ann);
     CHECK(ann.rfind("rft_", 0) == 0);
     CHECK(run_referee("objection list --round 3.1.0 --token " + ann + " " + db, &out) == 0);
+    // A folder others may enter is never used (nor made private behind their backs).
+    fs::create_directories(t.path / "shared");
+    fs::permissions(t.path / "shared", fs::perms::all);
+    CHECK(run_referee("user import '" + good + "' --tokens '" + (t.path / "shared").string() + "' --create-org " + db, &out) == 2);
+    CHECK(contains(out, "may be entered by others"));
+    CHECK(fs::status(t.path / "shared").permissions() == fs::perms::all);
+    fs::create_directory_symlink(tok, t.path / "link");
+    CHECK(run_referee("user import '" + good + "' --tokens '" + (t.path / "link").string() + "' " + db, &out) == 2);
+    CHECK(contains(out, "is a symbolic link"));
     // Again: the users exist (refused, nothing added), a token file is never overwritten; --skip-existing goes on.
     CHECK(run_referee("user import '" + good + "' --tokens '" + (t.path / "again").string() + "' " + db, &out) == 2);
     CHECK(contains(out, "users.csv:2: user ann already exists"));

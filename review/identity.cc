@@ -3,6 +3,7 @@
 
 #include <sodium.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -171,6 +172,7 @@ bool parse_user_import(std::string_view csv, const std::string& file, bool creat
     }
     if (!row.email.empty() &&
         (row.email.find('@') == std::string::npos || row.email.find_first_of(" \t,;<>") != std::string::npos ||
+         std::any_of(row.email.begin(), row.email.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }) ||
          row.email.front() == '@' || row.email.back() == '@')) {
       errors->push_back(at + "email '" + row.email + "' is not an address");
       continue;

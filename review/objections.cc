@@ -1340,7 +1340,11 @@ Result<Objection> respond(Store& s, const Actor& who, const Respond& in) {
 }
 
 Result<Objection> comment(Store& s, const Actor& who, const Comment& in) {
-  if (in.text.empty() || in.text.size() > 100000) return make_error(400, "bad-field", "text: 1 to 100000 bytes");
+  // A comment is a message, not a document (evidence and responses carry those): at most 10,000 bytes,
+  // and at most kMaxComments of them on one objection, so that reading it stays bounded.
+  if (in.text.empty() || in.text.size() > 10000)
+    return make_error(400, "bad-field", "text: 1 to 10000 bytes",
+                      "longer material goes in as evidence (referee objection evidence) or a response");
   Spec spec;
   spec.action = Action::Comment;
   spec.event = "comment.add";
@@ -1352,6 +1356,12 @@ Result<Objection> comment(Store& s, const Actor& who, const Comment& in) {
   spec.deadline = [](const Party&) { return ""; };
   spec.apply = [&](const Row& o, const RoundInfo&, const Party& party, std::string&, JsonWriter& p) -> Result<std::string> {
     Error e;
+    Stmt n(s.db(), "SELECT COUNT(*) FROM comments WHERE objection_id = ?1");
+    n.bind(1, o.id);
+    if (n.step() && n.col_int(0) >= kMaxComments)
+      return make_error(422, "full", "the discussion of objection " + std::to_string(o.id) + " holds " +
+                                         std::to_string(kMaxComments) + " comments, as many as one objection takes",
+                        "take it to a meeting of the committee");
     const long long id = next_id(s, "comments", o.round_id, &e);
     if (!id) return e;
     Stmt ins(s.db(),

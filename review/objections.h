@@ -62,8 +62,9 @@ struct Respond : ObjectionChange {
 // any state of the objection until the round is published. `version`, when
 // sent, is checked; a comment leaves the version as it is.
 struct Comment : ObjectionChange {
-  std::string text;
+  std::string text;  // 1 to 10,000 bytes
 };
+inline constexpr long long kMaxComments = 1000;  // comments one objection takes (then 422)
 
 struct CastVote : ObjectionChange {
   std::string vote;  // uphold | reject | abstain

@@ -577,14 +577,7 @@ void write_opt_number(JsonWriter& w, const char* key, Stmt& q, int col) {
 // the votes cast would decide now (decide_outcome, carried_remedy: the rules a
 // chair's decision is held to), before any tie-break or chair's remedy.
 void write_ballot(Store& s, JsonWriter& w, const Row& o) {
-  std::vector<std::string> eligible;
-  {
-    Stmt q(s.db(),
-           "SELECT DISTINCT g.name FROM packages p JOIN organisations g ON g.id = p.organisation_id WHERE p.round_id = ?1 "
-           "ORDER BY g.name");
-    q.bind(1, o.round_id);
-    while (q.step()) eligible.push_back(q.col_text(0));
-  }
+  const std::vector<std::string> eligible = round_submitters(s, o.round_id);
   std::set<std::string> voted;
   int up = 0, rej = 0, abst = 0;
   std::vector<Proposal> proposals;
@@ -1113,15 +1106,8 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
       return make_error(422, "unknown-organisation", "organisation " + who.organisation + " is not in the store");
     if (!find_organisation(s, f.against, &against_id, &against_name) || !submitted(s, round.id, against_id)) {
       // The round's submitters, which the caller (who may see the round) may know; the nearest first.
-      std::vector<std::string> names, lowered;
-      Stmt q(s.db(),
-             "SELECT o.name FROM packages p JOIN organisations o ON o.id = p.organisation_id WHERE p.round_id = ?1 "
-             "ORDER BY o.name");
-      q.bind(1, round.id);
-      while (q.step()) {
-        names.push_back(q.col_text(0));
-        lowered.push_back(base::lower(names.back()));
-      }
+      std::vector<std::string> names = round_submitters(s, round.id), lowered;
+      for (const auto& n : names) lowered.push_back(base::lower(n));
       std::string near = base::nearest_name(base::lower(f.against), lowered), list;
       for (size_t i = 0; i < names.size(); ++i)
         if (!near.empty() && lowered[i] == near) near = names[i];

@@ -337,6 +337,16 @@ long long round_of_objection(submissions::Store& s, long long objection) {
   return q.step() ? q.col_int(0) : 0;
 }
 
+std::vector<std::string> round_submitters(submissions::Store& s, long long round_id) {
+  std::vector<std::string> names;
+  submissions::Stmt q(s.db(),
+                      "SELECT DISTINCT o.name FROM packages p JOIN organisations o ON o.id = p.organisation_id "
+                      "WHERE p.round_id = ?1 ORDER BY o.name");
+  q.bind(1, round_id);
+  while (q.step()) names.push_back(q.col_text(0));
+  return names;
+}
+
 bool submitted(submissions::Store& s, long long round_id, long long org_id) {
   submissions::Stmt q(s.db(), "SELECT 1 FROM packages WHERE round_id = ?1 AND organisation_id = ?2");
   q.bind(1, round_id).bind(2, org_id);

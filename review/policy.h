@@ -224,6 +224,10 @@ bool find_visible_organisation(submissions::Store& s, const Actor& who, const st
 // The 404 for an organisation that does not exist or that the actor may not know.
 Error unknown_organisation_error(const std::string& name);
 
+// The organisations with a package in round `round_id`, by name: those that
+// vote on its objections and that an objection may be filed against.
+std::vector<std::string> round_submitters(submissions::Store& s, long long round_id);
+
 // Whether `org_id` has a package in round `round_id` (it submitted: it votes).
 bool submitted(submissions::Store& s, long long round_id, long long org_id);
 

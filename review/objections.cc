@@ -584,7 +584,7 @@ void write_ballot(Store& s, JsonWriter& w, const Row& o) {
   {
     Stmt q(s.db(),
            "SELECT g.name, v.vote, COALESCE(v.remedy, ''), v.factor FROM votes v JOIN organisations g ON g.id = "
-           "v.organisation_id WHERE v.objection_id = ?1");
+           "v.organisation_id WHERE v.objection_id = ?1 ORDER BY g.name");
     q.bind(1, o.id);
     while (q.step()) {
       voted.insert(q.col_text(0));
@@ -623,7 +623,20 @@ void write_ballot(Store& s, JsonWriter& w, const Row& o) {
       Carried c = carried_remedy(proposals, rej, "", false, 0, "");
       standing = "upheld (" + out.majority + " majority); ";
       if (!c.ok) {
-        standing += "no remedy carried yet: " + c.error;
+        // Which remedies, if the chair named one, the votes would carry; none: the votes decide nothing yet.
+        std::vector<Proposal> candidates = {{"none", false, 0}};
+        for (const auto& p : proposals)
+          if (!p.remedy.empty()) candidates.push_back(p);
+        std::string could;
+        std::set<std::string> seen;
+        for (const auto& p : candidates) {
+          std::string name = p.remedy + (p.has_factor ? " " + mllog::json_number(p.factor) : "");
+          if (!seen.insert(name).second) continue;
+          if (carried_remedy(proposals, rej, p.remedy, p.has_factor, p.factor, "").ok)
+            could += (could.empty() ? "" : " or ") + name;
+        }
+        standing += could.empty() ? "no remedy is carried: none has the votes it needs yet (" + c.error + ")"
+                                  : "the chair names the remedy: the votes carry " + could;
       } else {
         standing += "remedy " + c.remedy;
         if (c.has_factor) standing += " " + mllog::json_number(c.factor);

@@ -660,10 +660,7 @@ std::pair<std::string, std::string> job_with_comment(const std::string& token) {
 // The exit status the batch script wrote beside a Slurm run's output.txt, or -1.
 int exit_code_beside(const std::string& output) {
   if (output.empty()) return -1;
-  std::ifstream in(fs::path(output).parent_path() / "exit_code");
-  int code = -1;
-  if (in >> code) return code;
-  return -1;
+  return slurm::read_exit_code(slurm::job_files(fs::path(output).parent_path().string()).exit_code);
 }
 
 }  // namespace

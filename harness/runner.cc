@@ -790,14 +790,10 @@ bool run_harness(const Spec& spec, Backend& backend, const rules::RuleSet& rules
       // The runs and their seeds are recorded before any process has a seed: one the record
       // cannot hold (a full disk) never starts, and a seed is never handed out twice.
       size_t recorded = 0;
-      auto token_of = [](const RunRequest& r) {
-        auto t = r.env.find(kRunTokenVar);
-        return t == r.env.end() ? std::string() : t->second;
-      };
       // The token the launch carries as a whole (a Slurm job's comment): its first run's.
-      const std::string job_token = token_of(unit[0]->request);
+      const std::string job_token = run_token_of(unit[0]->request);
       for (Live* l : unit) {
-        record_launch(spec, backend, plan, l->report, token_of(l->request), job_token, &l->entry, event);
+        record_launch(spec, backend, plan, l->report, run_token_of(l->request), job_token, &l->entry, event);
         if (!plan.error.empty()) break;
         ++recorded;
       }

@@ -60,6 +60,11 @@ std::string make_run_token(const std::string& run_id) {
   return run_id + "-" + std::to_string(::getpid()) + "-" + std::to_string(count++) + "-" + std::to_string(rd());
 }
 
+std::string run_token_of(const RunRequest& req) {
+  auto token = req.env.find(kRunTokenVar);
+  return token == req.env.end() ? std::string() : token->second;
+}
+
 namespace {
 
 std::vector<ProcessInfo> with_token(const std::string& token, int skip_group) {

@@ -112,6 +112,8 @@ std::vector<ProcessInfo> running_processes();
 // started with an emptied environment (env -i) is not.
 inline constexpr const char* kRunTokenVar = "REFEREE_RUN_TOKEN";
 std::string make_run_token(const std::string& run_id);
+// The token a request carries in its environment ("" when none).
+std::string run_token_of(const RunRequest& req);
 
 // The processes of this machine whose environment holds kRunTokenVar=`token`,
 // but for those of process group `skip_group` (0: none) and referee itself,

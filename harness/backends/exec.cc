@@ -395,9 +395,8 @@ std::unique_ptr<RunHandle> ExecBackend::launch(const RunRequest& req, LineSink s
              (req.workdir.empty() ? "" : " in " + req.workdir) + ": " + std::strerror(child_errno);
     return nullptr;
   }
-  auto token = req.env.find(kRunTokenVar);
   return std::make_unique<ExecHandle>(req.id, pid, fds[0], std::move(sink), req.timeout, grace, drain_, output,
-                                      token == req.env.end() ? std::string() : token->second);
+                                      run_token_of(req));
 }
 
 }  // namespace referee::harness

@@ -83,6 +83,13 @@ std::optional<std::vector<std::string>> split_words(const std::string& text) {
   return words;
 }
 
+int read_exit_code(const std::string& exit_code_file) {
+  std::ifstream in(exit_code_file);
+  int code = -1;
+  if (in >> code) return code;
+  return -1;
+}
+
 JobFiles job_files(const std::string& dir) {
   JobFiles f;
   f.dir = dir;
@@ -852,12 +859,7 @@ class SlurmHandle : public RunHandle {
   }
 
   // The exit status the batch script wrote, or -1.
-  int read_exit_file() const {
-    std::ifstream in(files_.exit_code);
-    int code = -1;
-    if (in >> code) return code;
-    return -1;
-  }
+  int read_exit_file() const { return slurm::read_exit_code(files_.exit_code); }
 
   // Reads what the job has added to its output file; sends whole lines.
   // True when something was read.
@@ -1036,23 +1038,6 @@ class SlurmHandle : public RunHandle {
             st.detail += ", job " + job_id_;
             set_status(std::move(st));
           }
-          if (timeout_.count() > 0 && started && !timed_out_by_us && Clock::now() - *started > timeout_) {
-            bool stopping;
-            {
-              std::lock_guard lock(mu_);
-              stopping = cancel_requested_;
-            }
-            if (!stopping) {
-              timed_out_by_us = true;
-              touch(files_.cancel);
-              if (!scancel_step()) {
-                std::lock_guard lock(mu_);
-                cancel_requested_ = true;  // the step is sent scancel once Slurm lists it
-                cancel_reason_ = "time limit of " + std::to_string(timeout_.count()) + " s exceeded";
-              }
-              next_query = Clock::now();
-            }
-          }
         } else if (info.kind == JobInfo::Known) {
           gone_count = 0;
           bool script_done = info.state == "COMPLETING" && read_exit_file() >= 0;
@@ -1088,7 +1073,17 @@ class SlurmHandle : public RunHandle {
           }
           if (!cancelling) {
             timed_out_by_us = true;
-            scancel();
+            if (!group_) {
+              scancel();
+            } else {
+              // One run of several: its step only (the job goes on with the next run).
+              touch(files_.cancel);
+              if (!scancel_step()) {
+                std::lock_guard lock(mu_);
+                cancel_requested_ = true;  // the step is sent scancel once Slurm lists it
+                cancel_reason_ = "time limit of " + std::to_string(timeout_.count()) + " s exceeded";
+              }
+            }
             next_query = Clock::now();
           }
         }
@@ -1263,10 +1258,6 @@ std::string submit(const std::string& script_path, const std::string& script, st
   return job_id;
 }
 
-std::string token_of(const RunRequest& req) {
-  auto token = req.env.find(kRunTokenVar);
-  return token == req.env.end() ? std::string() : token->second;
-}
 
 }  // namespace
 
@@ -1284,10 +1275,10 @@ std::unique_ptr<RunHandle> SlurmBackend::launch(const RunRequest& req, LineSink 
   std::vector<std::string> args = slurm::sbatch_args(req, files, workdir, error);
   if (args.empty()) return nullptr;
   // The run's token as the job's comment: a job whose id the harness never heard is still found.
-  if (std::string t = token_of(req); !t.empty()) args.insert(args.end() - 1, "--comment=" + slurm::printable(t));
+  if (std::string t = run_token_of(req); !t.empty()) args.insert(args.end() - 1, "--comment=" + slurm::printable(t));
   std::string job_id = submit(files.script, script, args, "run " + req.id, options_, error);
   if (job_id.empty()) return nullptr;
-  return std::make_unique<SlurmHandle>(req.id, job_id, files, std::move(sink), options_, req.timeout, token_of(req));
+  return std::make_unique<SlurmHandle>(req.id, job_id, files, std::move(sink), options_, req.timeout, run_token_of(req));
 }
 
 int SlurmBackend::runs_per_launch(const RunRequest& sample) const {
@@ -1339,7 +1330,7 @@ std::vector<std::unique_ptr<RunHandle>> SlurmBackend::launch_group(const std::ve
   std::string workdir = job.workdir.empty() ? fs::current_path(ec).string() : fs::absolute(job.workdir, ec).string();
   std::vector<std::string> args = slurm::sbatch_args(job, job_files, workdir, error);
   if (args.empty()) return handles;
-  if (std::string t = token_of(rs.front()); !t.empty()) args.insert(args.end() - 1, "--comment=" + slurm::printable(t));
+  if (std::string t = run_token_of(rs.front()); !t.empty()) args.insert(args.end() - 1, "--comment=" + slurm::printable(t));
   std::string job_id = submit(job_files.script, script, args, "runs " + job.id, options_, error);
   if (job_id.empty()) return handles;
   auto look = std::make_shared<SharedJobLook>();
@@ -1351,7 +1342,7 @@ std::vector<std::unique_ptr<RunHandle>> SlurmBackend::launch_group(const std::ve
       before.append(rs[0].id).append(" to ").append(rs[i - 1].id).append(", ").append(std::to_string(i)).append(" runs");
     InGroup g{slurm::printable(rs[i].id), before, look};
     handles.push_back(std::make_unique<SlurmHandle>(rs[i].id, job_id, files[i], sinks[i], options_, rs[i].timeout,
-                                                    token_of(rs[i]), std::move(g)));
+                                                    run_token_of(rs[i]), std::move(g)));
   }
   return handles;
 }

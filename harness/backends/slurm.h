@@ -137,6 +137,9 @@ struct JobFiles {
   std::string cancel;    // dir/cancel: made by referee to stop the run (before its turn, or with its step)
 };
 JobFiles job_files(const std::string& dir);
+// The exit status the batch script wrote to a run's exit code file, or -1
+// while there is none (the run goes on, or the job was killed first).
+int read_exit_code(const std::string& exit_code_file);
 
 // The batch script: enters the workdir, exports the env, captures the
 // environment on the node (when `capture` is given), runs the command (through

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -39,5 +40,13 @@ class LineSplitter {
   size_t cut_ = 0;       // bytes of the current line dropped so far
   bool cut_cr_ = false;  // the last of them is a "\r"
 };
+
+// Reads bytes [0, end) of the file `fd` (with pread: its offset is not
+// moved) and sends them in pieces of about `piece` bytes, each ending just
+// after a "\n" (the last at `end`), so that no line is split between two
+// pieces: memory holds a piece and the longest line, not the file. Returns
+// false, with errno set, when a read fails (what was sent stays sent).
+bool read_in_line_pieces(int fd, uint64_t end, const std::function<void(std::string_view)>& sink,
+                         size_t piece = size_t{1} << 20);
 
 }  // namespace referee::base

@@ -1,7 +1,9 @@
 #include "base/lines.h"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,5 +66,40 @@ TEST_SUITE("base") {
     CHECK(cut == 4096 * 1000 - 64);
   }
 }
+
+  TEST_CASE("read_in_line_pieces: pieces end at line ends, a long line makes its piece longer, all bytes once") {
+    char path[] = "/tmp/referee-lines-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    unlink(path);
+    std::string text;
+    for (int i = 0; i < 300; ++i) text += std::string(static_cast<size_t>(i % 37), 'a' + static_cast<char>(i % 26)) + "\n";
+    text += std::string(1000, 'L') + "\n" + "no end";
+    REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    for (size_t piece : {size_t{1}, size_t{7}, size_t{64}, size_t{4096}}) {
+      INFO("piece " << piece);
+      std::string got;
+      int pieces = 0;
+      bool ends = true;
+      REQUIRE(read_in_line_pieces(fd, text.size(), [&](std::string_view p) {
+        got += p;
+        ++pieces;
+        if (got.size() < text.size()) ends = ends && !p.empty() && p.back() == '\n';
+      }, piece));
+      CHECK(got == text);
+      CHECK(ends);
+      CHECK(pieces > (piece >= 4096 ? 0 : 1));
+      // Up to a point: what comes before it, the same way.
+      std::string upto;
+      REQUIRE(read_in_line_pieces(fd, 100, [&](std::string_view p) { upto += p; }, piece));
+      CHECK(upto == text.substr(0, 100));
+    }
+    // Past the end of the file: what there is. A bad descriptor: false.
+    std::string all;
+    CHECK(read_in_line_pieces(fd, text.size() + 50, [&](std::string_view p) { all += p; }));
+    CHECK(all == text);
+    ::close(fd);
+    CHECK_FALSE(read_in_line_pieces(fd, 10, [](std::string_view) {}));
+  }
 
 }  // namespace referee::base

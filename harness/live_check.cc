@@ -1,6 +1,7 @@
 #include "harness/live_check.h"
 
 #include "base/file.h"
+#include "base/lines.h"
 
 namespace referee::harness {
 
@@ -91,7 +92,9 @@ std::optional<rules::Finding> LiveChecker::add_line(std::string_view line) {
 void LiveChecker::flush() {
   if (pending_.empty()) return;
   if (!finished_) {
-    const mllog::ParsedLog& chunk = stream_->add(pending_, [this] { return spooled(); });
+    const mllog::ParsedLog& chunk = stream_->add(pending_, [this](const std::function<void(std::string_view)>& sink) {
+      spooled_pieces(sink);
+    });
     if (!second_) {
       int key = chunk.find_key("run_start");
       if (key >= 0)
@@ -130,6 +133,16 @@ void LiveChecker::flush() {
 }
 
 std::string LiveChecker::spooled() { return spool_failed_ ? memory_ : spooled_file(); }
+
+void LiveChecker::spooled_pieces(const std::function<void(std::string_view)>& sink) {
+  if (spool_failed_) {
+    if (!memory_.empty()) sink(memory_);
+    return;
+  }
+  if (!spool_ || std::fflush(spool_) != 0) return;
+  long end = std::ftell(spool_);
+  if (end > 0) base::read_in_line_pieces(fileno(spool_), static_cast<uint64_t>(end), sink);
+}
 
 std::string LiveChecker::spooled_file() {
   std::string out;

@@ -86,6 +86,8 @@ class LiveChecker {
  private:
   void flush();
   std::string spooled();
+  // The spooled text, in pieces that end at line ends (rules::TextPieces).
+  void spooled_pieces(const std::function<void(std::string_view)>& sink);
   std::string spooled_file();
   std::string spool_path() const;
   std::optional<rules::Finding> first_irreparable(const rules::FileVerdict& v);

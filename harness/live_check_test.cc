@@ -313,6 +313,30 @@ TEST_SUITE("harness") {
     CHECK(o.finding.find("d.yaml KEY k CHECK") != std::string::npos);
   }
 
+  TEST_CASE("live: a file enqueued late after megabytes of output reads them again in pieces, numbered as one text") {
+    TempDir tmp;
+    // b, enqueued by the last line, re-reads some 5 MB before it: more than
+    // one piece. Its finding is about a line deep in the middle.
+    auto rs = own_rules(tmp.path, {
+        {"common.yaml", "- KEY:\n    NAME: k\n    CHECK: \" v['value'] >= 0 \"\n"
+                        "- KEY:\n    NAME: go_b\n    POST: \" enqueue_config('training_9.9.9/b.yaml') \"\n"},
+        {"b.yaml", "- KEY:\n    NAME: k\n    CHECK: \" v['value'] != 7 \"\n    REQ: AT_LEAST(3)\n"},
+    });
+    std::vector<std::string> lines;
+    const std::string chatter(120, 'x');
+    size_t seven = 0;
+    for (int i = 0; i < 45000; ++i) {
+      lines.push_back(chatter);
+      if (i % 9000 == 0) lines.push_back(line("k", i == 27000 ? "7" : "1"));
+      if (i == 27000) seven = lines.size();  // its line number
+    }
+    lines.push_back(line("go_b", "0"));
+    Outcome o = compare(*rs, lines, 20000, "late file, long prefix", 1);
+    CHECK(o.at == lines.size() - 1);
+    CHECK(o.finding.find("b.yaml KEY k CHECK") != std::string::npos);
+    CHECK(o.finding.find("line " + std::to_string(seven) + " ") == 0);
+  }
+
   TEST_CASE("live: a rule set that reads the whole log is checked in full, on a doubling schedule") {
     TempDir tmp;
     auto rs = own_rules(tmp.path, {

@@ -295,7 +295,7 @@ class Run : public Host {
 
   // Feeds the lines of `chunk`: its events' file_line and lineno are already
   // those of the whole log. `prefix` returns the text of the log before the chunk.
-  void live_feed(const mllog::ParsedLog& chunk, const std::function<std::string()>& prefix) {
+  void live_feed(const mllog::ParsedLog& chunk, const TextPieces& prefix) {
     for (const auto& e : chunk.errors) {
       ++parse_error_count_;
       if (parse_errors_.size() < kMaxParseErrors) parse_errors_.push_back(parse_finding(e));
@@ -313,15 +313,22 @@ class Run : public Host {
       if (fs.catch_up) {
         fs.catch_up = false;
         if (events_before_ > 0) {
-          // Enqueued while this chunk was read: the lines before it, again.
-          std::string text = prefix();
-          mllog::ParsedLog before;
-          mllog::LogReader reader;
-          reader.parse(text, &before);
+          // Enqueued while this chunk was read: the lines before it, again,
+          // piece by piece (numbered as LogStream::add numbers them).
           const mllog::ParsedLog* saved = log_;
           std::vector<Slot> saved_slots = std::move(slots_);
-          set_chunk(before);
-          feed_file(f);
+          mllog::ParsedLog before;
+          mllog::LogReader reader;
+          uint64_t breaks = 0, mllog = 0;
+          prefix([&](std::string_view piece) {
+            reader.parse(piece, &before);
+            for (auto& e : before.events) e.file_line += static_cast<uint32_t>(breaks), e.lineno += static_cast<uint32_t>(mllog);
+            breaks += count_line_breaks(piece);
+            mllog += before.mllog_lines;
+            if (before.events.empty()) return;
+            set_chunk(before);
+            feed_file(f);
+          });
           log_ = saved;
           slots_ = std::move(saved_slots);
         }
@@ -1024,7 +1031,7 @@ struct LiveLog::Impl {
 LiveLog::LiveLog(const RuleSet& rules) : impl_(std::make_unique<Impl>(rules)) {}
 LiveLog::~LiveLog() = default;
 
-void LiveLog::feed(const mllog::ParsedLog& chunk, const std::function<std::string()>& prefix) {
+void LiveLog::feed(const mllog::ParsedLog& chunk, const TextPieces& prefix) {
   impl_->run.live_feed(chunk, prefix);
 }
 
@@ -1048,7 +1055,7 @@ uint64_t count_line_breaks(std::string_view text) {
 LogStream::LogStream(const RuleSet& rules) : live_(rules) {}
 LogStream::~LogStream() = default;
 
-const mllog::ParsedLog& LogStream::add(std::string_view text, const std::function<std::string()>& prefix) {
+const mllog::ParsedLog& LogStream::add(std::string_view text, const TextPieces& prefix) {
   reader_.parse(text, &chunk_);
   const uint32_t lines = static_cast<uint32_t>(breaks_), mllog = static_cast<uint32_t>(mllog_);
   for (auto& e : chunk_.events) e.file_line += lines, e.lineno += mllog;

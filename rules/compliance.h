@@ -43,6 +43,10 @@ FileVerdict check_log(const RuleSet& rules, const mllog::ParsedLog& log, const s
 // for END blocks, which run only at the end (final_verdict()). A rule file that reads the whole log (`loglines`),
 // END code that enqueues files, or more than 256 enqueued files make
 // whole_log() true: the caller must then use check_log over the whole log.
+// A source of text sent in pieces, each ending at a line end (the last may
+// end at the end of the text): memory holds a piece, not the text.
+using TextPieces = std::function<void(const std::function<void(std::string_view piece)>& sink)>;
+
 class LiveLog {
  public:
   explicit LiveLog(const RuleSet& rules);
@@ -52,9 +56,9 @@ class LiveLog {
 
   // Feeds the MLLOG lines of `chunk`, text that follows what was fed before;
   // its events' file_line and lineno must already count from the start of the
-  // log. `prefix` returns the log's text before the chunk: a rule file that a
-  // line enqueues reads it once.
-  void feed(const mllog::ParsedLog& chunk, const std::function<std::string()>& prefix);
+  // log. `prefix` sends the log's text before the chunk, in pieces that end at
+  // line ends: a rule file that a line enqueues reads it once, piece by piece.
+  void feed(const mllog::ParsedLog& chunk, const TextPieces& prefix);
   FileVerdict verdict();
   // What check_log gives over every line fed, END blocks included (unless
   // whole_log()); no line may be fed after it.
@@ -78,10 +82,10 @@ class LogStream {
   LogStream& operator=(const LogStream&) = delete;
 
   // Adds `text`, which follows what was added before and ends at a line end
-  // (or at the log's end). `prefix` returns the whole text before it (called
+  // (or at the log's end). `prefix` sends the text before it in pieces (called
   // only when a line enqueues a rule file late). Returns the piece parsed,
   // its lines numbered from the start of the log (valid until the next add).
-  const mllog::ParsedLog& add(std::string_view text, const std::function<std::string()>& prefix);
+  const mllog::ParsedLog& add(std::string_view text, const TextPieces& prefix);
   // As LiveLog's: when true, only check_log over the whole text gives the verdict.
   bool whole_log() const { return live_.whole_log(); }
   FileVerdict verdict() { return live_.verdict(); }

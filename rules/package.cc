@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "base/digest.h"
+#include "base/lines.h"
 #include "base/text.h"
 #include "mllog/json_writer.h"
 #include "rules/scoring.h"
@@ -340,11 +341,9 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
   std::unique_ptr<char[]> mem;
   size_t cap = 0, have = 0;
   uint64_t consumed = 0;
-  auto prefix = [&] {
-    std::string text(static_cast<size_t>(consumed), '\0');
-    ssize_t n = ::pread(fd, text.data(), text.size(), 0);
-    text.resize(n > 0 ? static_cast<size_t>(n) : 0);
-    return text;
+  // What a late rule file reads again: the file up to the piece, in pieces.
+  TextPieces prefix = [&](const std::function<void(std::string_view)>& sink) {
+    base::read_in_line_pieces(fd, consumed, sink, kPiece);
   };
   std::vector<int> key_of;  // the piece's key ids in *facts
   char num[40];

@@ -39,4 +39,31 @@ std::string utc_string(std::time_t t, UtcFormat f) {
 
 std::string utc_now(UtcFormat f) { return utc_string(std::chrono::system_clock::now(), f); }
 
+bool parse_utc(const std::string& text, std::time_t* out) {
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0, used = 0;
+  std::tm tm{};
+  if (text.size() == 10 && std::sscanf(text.c_str(), "%4d-%2d-%2d%n", &y, &mo, &d, &used) == 3 && used == 10) {
+  } else if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &used) == 6 && used == 19) {
+    size_t at = 19;
+    if (at < text.size() && text[at] == '.') {
+      ++at;
+      size_t digits = 0;
+      while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at, ++digits;
+      if (digits == 0) return false;
+    }
+    if (at + 1 != text.size() || text[at] != 'Z') return false;
+  } else {
+    return false;
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return false;
+  tm.tm_year = y - 1900;
+  tm.tm_mon = mo - 1;
+  tm.tm_mday = d;
+  tm.tm_hour = h;
+  tm.tm_min = mi;
+  tm.tm_sec = sec;
+  *out = timegm(&tm);
+  return true;
+}
+
 }  // namespace referee::base

@@ -23,4 +23,8 @@ std::string utc_string(std::time_t t, UtcFormat f = UtcFormat::Seconds);
 // The current time: utc_string(system_clock::now(), f).
 std::string utc_now(UtcFormat f = UtcFormat::Seconds);
 
+// Reads a time written in the form Seconds or Millis (milliseconds
+// dropped), or Date (its first second). False for any other text.
+bool parse_utc(const std::string& text, std::time_t* out);
+
 }  // namespace referee::base

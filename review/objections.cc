@@ -1014,6 +1014,34 @@ Error no_objection(const std::string& id_text) {
 
 // ------------------------------------------------------------------ reading
 
+namespace {
+
+// What `who` may do to objection `o` now, by authorize() and the objection's
+// state (deadlines aside: a late change is refused when it is made). What a
+// page offers as forms; the write checks everything again.
+std::vector<std::string> actions_open_to(Store& s, const Actor& who, const Row& o, const RoundInfo& round) {
+  struct Offer {
+    const char* name;
+    Action action;
+    bool decided, withdrawn;  // offered in these states too (open and responded: always)
+  };
+  static const Offer offers[] = {
+      {"evidence", Action::AddEvidence, false, false}, {"respond", Action::Respond, false, false},
+      {"comment", Action::Comment, true, true},        {"vote", Action::Vote, true, false},
+      {"decide", Action::Decide, true, false},         {"withdraw", Action::Withdraw, false, false},
+      {"extend", Action::OverrideDeadline, false, false},
+  };
+  Party p = party_of(s, who, o);
+  std::vector<std::string> out;
+  for (const auto& f : offers) {
+    if ((o.state == "decided" && !f.decided) || (o.state == "withdrawn" && !f.withdrawn)) continue;
+    if (authorize(who, f.action, p.standing, round.state) == Access::Allowed) out.push_back(f.name);
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<std::string> objection_json(Store& s, const Actor& who, long long id, const std::string& impact_basis) {
   Row o;
   RoundInfo round;
@@ -1023,6 +1051,9 @@ Result<std::string> objection_json(Store& s, const Actor& who, long long id, con
   w.begin_object().key("objection");
   write_objection(s, w, o, round, true);
   if (!impact_basis.empty()) w.key("impact_basis").value(impact_basis);
+  w.key("you_may").begin_array();
+  for (const auto& a : actions_open_to(s, who, o, round)) w.value(a);
+  w.end_array();
   w.end_object();
   return w.str();
 }

@@ -79,7 +79,8 @@ fi
 # The PyTorch example (examples/pytorch/train.py) trains with Debian's python3-torch.
 step "oracle packages (Debian python3, numpy, scipy, pandas, yaml, torch)" \
   scripts/apt_missing.sh oracle python3 python3-numpy python3-scipy python3-pandas python3-yaml python3-torch
-# The browser tests of the pages (report_browser, report_browser_served, report_browser_fixture) drive
+# The browser tests of the pages (report_browser, report_browser_served, report_browser_review,
+# report_browser_fixture) drive
 # Debian's Chromium through playwright-core (reports/web/node_modules, from
 # scripts/setup.sh).
 step "browser for the page tests (Debian chromium)" scripts/apt_missing.sh browser chromium

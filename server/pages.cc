@@ -103,6 +103,15 @@ bool none_match_hits(const std::string& if_none_match, const std::string& tag) {
   return false;
 }
 
+std::string login_form(const std::string& next) {
+  return "<form method=\"post\" action=\"/reports/login\">"
+         "<label>Token <input type=\"password\" name=\"token\" autocomplete=\"current-password\" required></label> " +
+         (next.empty() ? std::string() : "<input type=\"hidden\" name=\"next\" value=\"" + reports::html_escape(next) + "\">") +
+         "<button type=\"submit\">Sign in</button></form>\n"
+         "<p>A token shows the rounds under review that its organisation may see; an administrator creates one with "
+         "<code>referee user add</code>.</p>\n";
+}
+
 namespace {
 
 // A report asset's answer with its tag: the scripts and styles are the binary's own, the same for every
@@ -166,12 +175,7 @@ std::string server_page(const std::string& title, const std::string& body_html) 
   return out;
 }
 
-const char* kLoginForm =
-    "<form method=\"post\" action=\"/reports/login\">"
-    "<label>Token <input type=\"password\" name=\"token\" autocomplete=\"current-password\" required></label> "
-    "<button type=\"submit\">Sign in</button></form>\n"
-    "<p>A token shows the rounds under review that its organisation may see; an administrator creates one with "
-    "<code>referee user add</code>.</p>\n";
+
 
 Reply redirect(int status, const std::string& location) {
   Reply r;
@@ -184,21 +188,36 @@ Reply redirect(int status, const std::string& location) {
 const char* kLogoutForm =
     "<form method=\"post\" action=\"/reports/logout\"><button type=\"submit\">Sign out</button></form>\n";
 
+// The session cookie counts for the report pages and the review pages, never for the API (/api/v1 takes
+// bearer tokens only): one cookie for each of the two paths.
+void set_session_cookies(const Context& ctx, Reply* r, const std::string& value, long long max_age) {
+  for (const char* path : {"/reports", "/review"})
+    r->headers.emplace_back("Set-Cookie", "referee_session=" + value + "; HttpOnly; SameSite=Strict; Path=" + path +
+                                              "; Max-Age=" + std::to_string(max_age) + (ctx.tls ? "; Secure" : ""));
+}
+
+// Where a sign-in sends the browser: `next` when it is a page of this site
+// (/reports/... or /review/...), else the report's home.
+std::string after_sign_in(const std::string& next) {
+  bool ours = (next == "/review" || next.rfind("/review/", 0) == 0 || next.rfind("/reports/", 0) == 0) &&
+              next.find("//") == std::string::npos && next.find('\\') == std::string::npos &&
+              next.find_first_of("\r\n") == std::string::npos;
+  return ours ? next : "/reports/index.html";
+}
+
+}  // namespace
+
 // Whether a form was posted from this site: its Origin (when sent) is this
 // server's, and the browser does not call it cross-site. A page of another
 // site cannot sign a member in with the attacker's token or sign them out.
 bool same_site(const Context& ctx, const Call& call) {
   if (!call.fetch_site.empty() && call.fetch_site != "same-origin" && call.fetch_site != "none") return false;
   if (call.origin.empty()) return true;
+  // Under this site's Referrer-Policy (no-referrer) a browser sends "Origin: null" with a form: then its
+  // Sec-Fetch-Site, checked above, says where the form came from; without one, it cannot be told.
+  if (call.origin == "null") return !call.fetch_site.empty();
   return call.origin == std::string(ctx.tls ? "https://" : "http://") + call.host;
 }
-
-std::string session_cookie(const Context& ctx, const std::string& value, long long max_age) {
-  return "referee_session=" + value + "; HttpOnly; SameSite=Strict; Path=/reports; Max-Age=" + std::to_string(max_age) +
-         (ctx.tls ? "; Secure" : "");
-}
-
-}  // namespace
 
 const std::vector<std::pair<std::string, std::string>>& security_headers() {
   static const std::vector<std::pair<std::string, std::string>> h = {
@@ -245,7 +264,7 @@ Reply refusal_page(const Call& call, const std::string& token, const review::Res
   return error_page(401, "Sign in",
                     std::string(token.empty() ? "<p>These pages need a token.</p>\n"
                                               : "<p>The token is not valid here (unknown or revoked).</p>\n") +
-                        kLoginForm);
+                        login_form(call.path));
 }
 
 Reply home_route(Context&, const Call&, const Caller&, const std::vector<std::string>&) {
@@ -253,12 +272,12 @@ Reply home_route(Context&, const Call&, const Caller&, const std::vector<std::st
 }
 
 Reply login_form_route(Context&, const Call&, const Caller&, const std::vector<std::string>&) {
-  return error_page(200, "Sign in", kLoginForm);
+  return error_page(200, "Sign in", login_form(""));
 }
 
 Reply login_route(Context& ctx, const Call& call, const Caller&, const std::vector<std::string>&) {
   if (!same_site(ctx, call))
-    return error_page(403, "Sign-in refused", "<p>A sign-in is taken only from this site's own form.</p>\n" + std::string(kLoginForm));
+    return error_page(403, "Sign-in refused", "<p>A sign-in is taken only from this site's own form.</p>\n" + login_form(""));
   std::string token = base::form_field(call.body, "token");
   // A token goes into a cookie only as the characters tokens are made of.
   bool plain = !token.empty() && token.size() <= 512;
@@ -273,14 +292,15 @@ Reply login_route(Context& ctx, const Call& call, const Caller&, const std::vect
       std::fprintf(stderr, "referee serve: /reports/login: %s\n", refusal.body.c_str());
       return error_page(500, "Sign-in failed", "<p>The server could not read its store; its log says why.</p>\n");
     }
-    return error_page(401, "Sign-in failed", std::string("<p>That token is not valid here (unknown or revoked).</p>\n") + kLoginForm);
+    return error_page(401, "Sign-in failed", std::string("<p>That token is not valid here (unknown or revoked).</p>\n") +
+                                                 login_form(base::form_field(call.body, "next")));
   }
-  Reply r = redirect(303, "/reports/index.html");
+  Reply r = redirect(303, after_sign_in(base::form_field(call.body, "next")));
   r.user = who.user;
   r.headers.emplace_back("Cache-Control", "no-store");
   std::string id = ctx.sessions.open(token);
   if (id.empty()) return error_page(500, "Sign-in failed", "<p>The server could not make a session; its log says why.</p>\n");
-  r.headers.emplace_back("Set-Cookie", session_cookie(ctx, id, Sessions::kLifetimeS));
+  set_session_cookies(ctx, &r, id, Sessions::kLifetimeS);
   return r;
 }
 
@@ -294,7 +314,7 @@ Reply logout_route(Context& ctx, const Call& call, const Caller&, const std::vec
   if (std::string id = cookie_session(call.cookie); !id.empty()) ctx.sessions.close(id);
   Reply r = redirect(303, "/reports/login");
   r.headers.emplace_back("Cache-Control", "no-store");
-  r.headers.emplace_back("Set-Cookie", session_cookie(ctx, "", 0));
+  set_session_cookies(ctx, &r, "", 0);
   return r;
 }
 

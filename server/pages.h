@@ -24,6 +24,12 @@ Reply login_route(Context& ctx, const Call& call, const Caller& caller, const st
 // GET /reports/logout: a form to sign out; POST: ends the session (from this site only) and clears the cookie.
 Reply logout_form_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
 Reply logout_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
+// The sign-in form; a sign-in sends the browser on to `next` when it is a
+// page of this site (/reports/..., /review/...), else to the report's home.
+std::string login_form(const std::string& next);
+// Whether a form was posted from this site: its Origin (when sent) is this
+// server's, and the browser does not call it cross-site.
+bool same_site(const Context& ctx, const Call& call);
 // The headers every answer of the server carries: no framing, no sniffing, no referrer, and a content
 // security policy that lets a page load only the site's own assets.
 const std::vector<std::pair<std::string, std::string>>& security_headers();

@@ -18,6 +18,7 @@
 #include "rules/source.h"
 #include "server/pages.h"
 #include "server/questions.h"
+#include "server/review_pages.h"
 #include "submissions/store_errors.h"
 
 extern const char referee_openapi_yaml[];
@@ -61,6 +62,14 @@ std::vector<Route> make_routes() {
       page("POST", "/reports/logout", Access::Anyone, logout_route),
       page("GET", "/reports/assets/referee.css", Access::Anyone, style_route),
       page("GET", "/reports/{path}", Access::Reader, page_route),
+      page("GET", "/review", Access::Reader, review_home_route),
+      page("GET", "/review/objections/{id}", Access::Reader, review_objection_route),
+      page("POST", "/review/objections/{id}/{action}", Access::Reader, review_objection_form_route),
+      page("POST", "/review/pairings/{id}", Access::Reader, review_pairing_route),
+      page("GET", "/review/{round}", Access::Reader, review_round_route),
+      page("POST", "/review/{round}/objections", Access::Reader, review_file_route),
+      page("POST", "/review/{round}/announcements", Access::Reader, review_announce_route),
+      page("POST", "/review/{round}/audit", Access::Reader, review_audit_route),
   };
   // The review API's routes, each served by review::Api::handle, which
   // authorises it.
@@ -120,13 +129,18 @@ bool method_matches(const Route& r, const std::string& method) {
   return r.method == method || (r.head && method == "HEAD");
 }
 
-bool is_page_path(const std::string& path) { return path == "/reports" || path.rfind("/reports/", 0) == 0; }
+// A page path as the routes name it: "/reports/" is "/reports", and a review
+// page's path is the same with or without its last slash (/review/3.1.0/).
+std::string page_route_path(const std::string& path) {
+  if (path == "/reports/") return "/reports";
+  if (path.rfind("/review/", 0) == 0 && path.size() > 1 && path.back() == '/') return path.substr(0, path.size() - 1);
+  return path;
+}
 
-// The path a call is routed by: the decoded one under /reports ("/reports/"
-// is "/reports"), else the raw one.
+// The path a call is routed by: the decoded one of a page, else the raw one.
 std::string route_path(const Call& call) {
   if (!is_page_path(call.path)) return call.raw_path;
-  return call.path == "/reports/" ? "/reports" : call.path;
+  return page_route_path(call.path);
 }
 
 // The first route whose pattern matches `path`.
@@ -186,6 +200,10 @@ Reply review_api(Context& ctx, const Call& call) {
 
 }  // namespace
 
+bool is_page_path(const std::string& path) {
+  return path == "/reports" || path.rfind("/reports/", 0) == 0 || path == "/review" || path.rfind("/review/", 0) == 0;
+}
+
 // The referee_session cookie of a Cookie header ("" when none).
 std::string cookie_session(const std::string& cookies) {
   size_t pos = 0;
@@ -242,6 +260,19 @@ std::string Sessions::token_of(const std::string& id) {
   return it->second.token;
 }
 
+std::string Sessions::csrf_of(const std::string& id) {
+  if (id.empty() || token_of(id).empty()) return "";
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!keyed_) {
+    if (sodium_init() < 0) return "";
+    randombytes_buf(key_, sizeof key_);
+    keyed_ = true;
+  }
+  unsigned char out[32];
+  crypto_generichash(out, sizeof out, reinterpret_cast<const unsigned char*>(id.data()), id.size(), key_, sizeof key_);
+  return base::hex(out, sizeof out);
+}
+
 void Sessions::close(const std::string& id) {
   std::lock_guard<std::mutex> lock(mu_);
   by_id_.erase(id);
@@ -261,7 +292,7 @@ const std::vector<Route>& routes() {
 
 std::string allowed_methods(const std::string& path) {
   std::vector<std::string> caps;
-  const Route* r = resource(path == "/reports/" ? "/reports" : path, &caps);
+  const Route* r = resource(is_page_path(path) ? page_route_path(path) : path, &caps);
   if (r) return allowed_for(r->pattern);
   return is_page_path(path) ? "GET, HEAD" : "";
 }

@@ -62,6 +62,11 @@ class Sessions {
   // The token of a live session ("" for an unknown or expired id).
   std::string token_of(const std::string& id);
   void close(const std::string& id);
+  // The anti-forgery value of session `id`, which the review pages' forms
+  // carry ("" for an unknown or expired session): a keyed hash of the id
+  // (BLAKE2b, a key drawn when the first is asked for), so a page of another
+  // site, which cannot read the cookie, cannot know it.
+  std::string csrf_of(const std::string& id);
 
  private:
   struct Entry {
@@ -70,6 +75,8 @@ class Sessions {
   };
   std::mutex mu_;
   std::map<std::string, Entry> by_id_;
+  unsigned char key_[32] = {};
+  bool keyed_ = false;
 };
 
 // The session id of the referee_session cookie in a Cookie header ("" when none).
@@ -158,6 +165,10 @@ struct Route {
   bool head = false;  // HEAD is answered as GET (without the body)
   Handler handler;    // null: review::Api::handle serves the route
 };
+
+// Whether `path` (decoded) is one of the pages (/reports..., /review...),
+// whose errors are HTML pages.
+bool is_page_path(const std::string& path);
 
 // Every route, in matching order (a path takes the first pattern it
 // matches): the server's own, then the review API's (review/router.h).

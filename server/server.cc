@@ -263,8 +263,8 @@ int serve(const Options& o) {
   // other error without a body get the API's JSON error.
   srv->set_error_handler(httplib::Server::HandlerWithResponse([max_body](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    if (req.path == "/reports" || req.path.rfind("/reports/", 0) == 0) {
-      // Under /reports errors are pages; a method the pages do not take (a POST
+    if (is_page_path(req.path)) {
+      // Under /reports and /review errors are pages; a method the pages do not take (a POST
       // without a body, which the server refuses before routing) is a 405.
       Call call;
       call.method = req.method;

@@ -42,7 +42,8 @@ endforeach()
 
 # The dashboards in a browser (docs/reports.md, "browser tests"): headless
 # Chromium loads every page of a report of the reference data's rounds 3.0 and
-# 3.1 (report_browser), and the hand-made pages of tests/browser/fixture with
+# 3.1 (report_browser), served (report_browser_served), the review pages played
+# by a committee (report_browser_review), and the hand-made pages of tests/browser/fixture with
 # the checker's self-tests (report_browser_fixture). Skipped (77) without
 # Node.js, Chromium, reports/web/node_modules or the reference data, unless CI
 # is set. Screenshots: build/test-artifacts/report-browser/.
@@ -52,14 +53,17 @@ add_test(NAME report_browser
 add_test(NAME report_browser_served
          COMMAND ${CMAKE_SOURCE_DIR}/tests/browser/run_report_browser.sh served $<TARGET_FILE:referee>
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
+add_test(NAME report_browser_review
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/browser/run_report_browser.sh review $<TARGET_FILE:referee>
+         WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 add_test(NAME report_browser_fixture
          COMMAND ${CMAKE_SOURCE_DIR}/tests/browser/run_report_browser.sh fixture
          WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
-set_tests_properties(report_browser report_browser_served report_browser_fixture PROPERTIES SKIP_RETURN_CODE 77
+set_tests_properties(report_browser report_browser_served report_browser_review report_browser_fixture PROPERTIES SKIP_RETURN_CODE 77
                      ENVIRONMENT "REPORT_BROWSER_ARTIFACTS_ROOT=${CMAKE_BINARY_DIR}/test-artifacts/report-browser")
 # About 150 pages at about 1.5 s each on a busy 2-core machine.
 set_tests_properties(report_browser PROPERTIES TIMEOUT 1500)
-set_tests_properties(report_browser_fixture report_browser_served PROPERTIES TIMEOUT 600)
+set_tests_properties(report_browser_fixture report_browser_served report_browser_review PROPERTIES TIMEOUT 600)
 
 # The floors of docs/architecture.md: each folder includes only the folders
 # below it (tests/check_floors.sh names every include that breaks this).
@@ -71,6 +75,6 @@ add_test(NAME floors COMMAND ${CMAKE_SOURCE_DIR}/tests/check_floors.sh WORKING_D
 set_tests_properties(report_browser PROPERTIES COST 350)
 set_tests_properties(differential PROPERTIES COST 300)
 set_tests_properties(slurm PROPERTIES COST 140)
-set_tests_properties(harness report_browser_fixture report_browser_served PROPERTIES COST 80)
+set_tests_properties(harness report_browser_fixture report_browser_served report_browser_review PROPERTIES COST 80)
 set_tests_properties(power torch differential_mutations PROPERTIES COST 50)
 set_tests_properties(manifest store reports serve review audit reference signals writer PROPERTIES COST 20)

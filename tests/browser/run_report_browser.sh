@@ -12,6 +12,14 @@
 #     page of each folder of the site loaded from the server, under the
 #     server's Content-Security-Policy (check_report.mjs --served), which must
 #     refuse an injected inline script and nothing the pages need.
+#   tests/browser/run_report_browser.sh review REFEREE_BINARY
+#     the review in the browser (docs/review.md, "Review in the browser"):
+#     NVIDIA's round-3.1 RetinaNet results as submitted (without the
+#     committee's scaling.json) beside Azure and Azure+NVIDIA, served with a
+#     chair and one member of each; tests/browser/check_review.mjs signs in,
+#     audits, files an objection from a finding, responds as the accused,
+#     votes as three organisations, decides as the chair and sees the
+#     leaderboard change, checking what each role sees and may do.
 #   tests/browser/run_report_browser.sh fixture
 #     checks the hand-made pages of tests/browser/fixture/good (a test of the
 #     page script itself, with the assets from reports/web), then that the
@@ -43,8 +51,8 @@ skip() {
 }
 
 case "$mode" in
-  report | served | fixture) ;;
-  *) echo "usage: $0 report|served REFEREE_BINARY | fixture" >&2; exit 2 ;;
+  report | served | review | fixture) ;;
+  *) echo "usage: $0 report|served|review REFEREE_BINARY | fixture" >&2; exit 2 ;;
 esac
 
 command -v node >/dev/null || skip "node is missing (Debian: nodejs; scripts/setup.sh installs it)"
@@ -143,6 +151,24 @@ if [[ "$mode" == fixture ]]; then
   exit 0
 fi
 
+# The server started by start_server ARGS...: its URL in $url (exits on failure).
+start_server() {
+  "$referee" serve "$@" --listen 127.0.0.1:0 >"$tmp/serve.out" 2>"$tmp/serve.err" &
+  server_pid=$!
+  url=
+  for _ in $(seq 1 100); do
+    url=$(sed -n 's/^listening on \(http[^ ]*\).*/\1/p' "$tmp/serve.out" | head -n 1)
+    [[ -n "$url" ]] && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [[ -z "$url" ]]; then
+    echo "FAIL: referee serve did not start:"
+    cat "$tmp/serve.err"
+    exit 1
+  fi
+}
+
 # ---------------------------------------------------------------- report
 ref=${REFEREE_REFERENCE_DATA:-$repo/../shared}
 [[ -d "$ref/mlperf/expected" ]] || skip "reference data not found at $ref (set REFEREE_REFERENCE_DATA)"
@@ -153,6 +179,48 @@ if ! "$referee" report --help >/dev/null 2>&1; then
   exit 77
 fi
 db="$tmp/store.db"
+if [[ "$mode" == review ]]; then
+  src="$ref/mlperf/training_results_v3.1"
+  rules="$ref/mlperf/logging/mlperf_logging"
+  [[ -d "$src/NVIDIA" && -d "$src/Azure" && -d "$src/Azure+NVIDIA" ]] || skip "reference data has no $src/{NVIDIA,Azure,Azure+NVIDIA}"
+  # NVIDIA's RetinaNet results as submitted: the committee's scaling.json left out.
+  pkg="$tmp/pkg/NVIDIA"
+  mkdir -p "$pkg/systems"
+  for d in "$src"/NVIDIA/results/*/ssd; do
+    sys=$(basename "$(dirname "$d")")
+    mkdir -p "$pkg/results/$sys/ssd"
+    find "$d" -maxdepth 1 -type f ! -name scaling.json -exec cp {} "$pkg/results/$sys/ssd/" \;
+    cp "$src/NVIDIA/systems/$sys.json" "$pkg/systems/"
+  done
+  run() {
+    if ! "$@" >"$tmp/step.log" 2>&1; then
+      echo "FAIL: $*"
+      cat "$tmp/step.log"
+      exit 1
+    fi
+  }
+  run "$referee" import "$pkg" "$src/Azure" "$src/Azure+NVIDIA" --round 3.1.0 --rules "$rules" --db "$db"
+  run "$referee" round schedule 3.1.0 --from-deadline "$(date -u -d '2 days ago' +%F)" --db "$db"
+  tokens="$tmp/tokens"
+  mkdir -p "$tokens"
+  for who in chair:chair: alice:member:Azure bob:member:NVIDIA carol:member:Azure+NVIDIA eve:member:Google; do
+    IFS=: read -r name role org <<<"$who"
+    args=(user add "$name" --role "$role" --db "$db")
+    [[ -n "$org" ]] && args+=(--org "$org")
+    [[ "$org" == Google ]] && args+=(--create-org)  # a member of no submitter of the round
+    run "$referee" "${args[@]}"
+    sed -n 's/^token: //p' "$tmp/step.log" >"$tokens/$name"
+    [[ -s "$tokens/$name" ]] || { echo "FAIL: no token for $name"; cat "$tmp/step.log"; exit 1; }
+  done
+  # The server's audit reads the round's rule set (RCPs) from the reference data.
+  REFEREE_RULES="$rules" start_server --db "$db"
+  echo "== served by $url"
+  REFEREE_SERVER="$url" REFEREE_TOKEN="$(cat "$tokens/chair")" run "$referee" review assign --round 3.1.0
+  node tests/browser/check_review.mjs --url "${url%/}" --tokens "$tokens" --artifacts "$artifacts"
+  rc=$?
+  ((rc == 0)) || tail -n 20 "$tmp/serve.err"
+  exit $rc
+fi
 for round in 3.0 3.1; do
   dir="$ref/mlperf/training_results_v$round"
   [[ -d "$dir" ]] || skip "reference data has no $dir"
@@ -185,20 +253,7 @@ fi
 
 # ---------------------------------------------------------------- served
 # The rounds have no review record, so they read as published: --public serves them to anyone.
-"$referee" serve --db "$db" --listen 127.0.0.1:0 --public >"$tmp/serve.out" 2>"$tmp/serve.err" &
-server_pid=$!
-url=
-for _ in $(seq 1 100); do
-  url=$(sed -n 's/^listening on \(http[^ ]*\).*/\1/p' "$tmp/serve.out" | head -n 1)
-  [[ -n "$url" ]] && break
-  kill -0 "$server_pid" 2>/dev/null || break
-  sleep 0.1
-done
-if [[ -z "$url" ]]; then
-  echo "FAIL: referee serve did not start:"
-  cat "$tmp/serve.err"
-  exit 1
-fi
+start_server --db "$db" --public
 echo "== served by $url"
 # One browser, as one member has (six connections to a server at most: within --max-connections-per-address).
 check "$tmp/site" --artifacts "$artifacts" --served "${url%/}/reports/" --one-per-folder --jobs 1

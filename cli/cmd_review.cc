@@ -11,6 +11,7 @@
 #include "cli/review_output.h"
 #include "cli/review_cli.h"
 #include "cli/table.h"
+#include "review/publish.h"
 #include "review/round_codec.h"
 #include "review/round_ops.h"
 
@@ -106,6 +107,54 @@ SubSetup report_setup() {
   };
 }
 
+// ---- publish
+
+SubSetup publish_setup() {
+  return [](CLI::App& sub) -> std::function<int()> {
+    struct Opts {
+      ClientOptions client;
+      std::string round, out, rules;
+      bool json = false;
+    };
+    auto o = std::make_shared<Opts>();
+    sub.add_option("--round", o->round, "round: training-3.1.0 or 3.1.0")->required();
+    sub.add_option("--out", o->out, "the folder to write (new, empty, or an earlier publication, which is replaced)")->required();
+    sub.add_option("--rules", o->rules, "the consortium's rule sets (mlperf_logging folder) that score the packages");
+    add_answer_options(sub, &o->json, &o->client);
+    return [o]() -> int {
+      resolve_client_options(&o->client);
+      if (!o->client.server.empty()) {
+        std::cerr << "referee review publish: the publication is written on the store's machine: run it there with "
+                     "--db (not --server)\n";
+        return kCannotCheck;
+      }
+      review::PublishRequest in{o->round, o->out, o->rules};
+      review::Request r{"POST", "/publish", {}, "", "", "", false};  // never sent: local only
+      auto local = [&](submissions::Store& s, const review::Actor& who) {
+        return review::publication_answer(review::publish_round(s, who, in), o->out);
+      };
+      return send_and_print("review publish", o->client, r, local, o->json, [](const mllog::Json& b) {
+        int withdrawn = 0, normalised = 0, open = 0;
+        if (const auto* rs = b.find("results"))
+          for (const auto& x : rs->items) {
+            const std::string st = jstr(x, "status");
+            withdrawn += st == "withdrawn";
+            normalised += st == "normalised";
+            open += st == "moved-to-open";
+            if (st != "as submitted")
+              std::cout << "  " << jstr(x, "organisation") << "/" << jstr(x, "system") << "/" << jstr(x, "benchmark") << ": " << st
+                        << (st == "normalised" ? " by " + text_of(x.find("factor")) : "")
+                        << (jint(x, "decision") ? " (decision " + std::to_string(jint(x, "decision")) + ")" : "") << "\n";
+          }
+        std::cout << "published " << jstr(b, "round") << " to " << jstr(b, "out") << ": " << jint(b, "organisations")
+                  << " organisation(s), " << jint(b, "files") << " file(s); " << normalised << " normalised, " << open
+                  << " moved to open, " << withdrawn << " withdrawn (left out)\n"
+                  << "  results.csv (the summarizer's columns), decisions.md, decisions.json\n";
+      });
+    };
+  };
+}
+
 // ---- resubmission announce|list
 
 SubSetup announce_setup() {
@@ -177,6 +226,7 @@ Command review_command() {
                 {"pairing", "Set a required review's status", pairing_setup()},
                 {"report", "The committee's agenda and minutes (md, json, github)", report_setup()},
                 {"log", "The review's audit trail, or --verify its hash chain", review_log_setup()},
+                {"publish", "Write what is published at the end of the review: packages, results.csv, decisions", publish_setup()},
             });
           }};
 }

@@ -389,6 +389,7 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
                                  : "none (published: no scaling.json)");
   add("RCP check", submissions::rcp_text(r));
   if (!r.review_status.empty()) add("Review", submissions::review_status_text(r));
+  if (std::string outcome = submissions::review_outcome_text(r); !outcome.empty()) add("Review outcome", outcome);
   for (const auto& f : r.run_files) add("File", f);
 
   // Convergence: every run's metric against epochs (or samples).

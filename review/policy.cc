@@ -40,6 +40,8 @@ Access authorize(const Actor& who, Action action, const Standing& st, const std:
     case Action::Announce: ok = chair || who.local_admin || (member && st.owns_result); break;
     case Action::ManageUsers: ok = admin; writes_round = false; break;
     case Action::ListUsers: ok = !member; writes_round = false; break;
+    // The publication is written again from the decisions whenever asked, a published round's too.
+    case Action::Publish: ok = chair || admin; writes_round = false; break;
   }
   if (!ok) return Access::Forbidden;
   if (writes_round && round_state == "published") return Access::Closed;

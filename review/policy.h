@@ -34,6 +34,7 @@ enum class Action {
   Announce,          // POST /rounds/{round}/announcements
   ManageUsers,       // POST /users, /users/{name}/tokens, /users/{name}/revoke, /tokens/revoke
   ListUsers,         // GET /users
+  Publish,           // referee review publish (a local store)
 };
 
 // What the actor is to the object acted on, found in the store before asking.

@@ -127,6 +127,11 @@ TEST_SUITE("review") {
         {&chair, Action::ListUsers, "", "", A},
         {&admin, Action::ListUsers, "", "", A},
         {&member, Action::ListUsers, "", "", F},
+        // The publication: chairs and administrators (the local one too), a published round included.
+        {&chair, Action::Publish, "", "published", A},
+        {&admin, Action::Publish, "", "final", A},
+        {&local, Action::Publish, "", "final", A},
+        {&member, Action::Publish, "submitted", "final", F},
     };
     int n = 0;
     for (const auto& r : rows) {

@@ -138,6 +138,7 @@ ResultRow read_row(Stmt& st, bool pipeline) {
   r.has_rcp_factor = !st.col_null(27);
   r.rcp_factor = st.col_double(27);
   r.round_published = st.col_null(28) || st.col_text(28) == "published";  // no review record: published as imported
+  r.round_reviewed = !st.col_null(28);
   if (!st.col_null(16)) {
     r.has_unscaled = true;
     r.unscaled = st.col_double(16);
@@ -472,6 +473,20 @@ std::string review_status_text(const ResultRow& r) {
   if (r.decision_id) out += " (decision " + std::to_string(r.decision_id) + ")";
   else if (r.objection_id) out += " (objection " + std::to_string(r.objection_id) + ")";
   return out;
+}
+
+std::string review_outcome_text(const ResultRow& r) {
+  if (!r.round_reviewed || !r.round_published) return "";
+  const std::string by = r.decision_id ? " by decision " + std::to_string(r.decision_id) : "";
+  if (r.review_status == "normalised") {
+    char f[32];
+    std::snprintf(f, sizeof f, "%.4f", r.review_factor);
+    return "accepted with factor " + std::string(f) + by;
+  }
+  if (r.review_status == "moved-to-open") return "moved to the open division" + by;
+  if (r.review_status == "withdrawn") return "withdrawn" + by;
+  if (r.review_status == "fixed") return "accepted as fixed" + by;
+  return "accepted as submitted";
 }
 
 namespace {

@@ -58,6 +58,7 @@ struct ResultRow {
   double rcp_factor = 0;        // the RCP check's normalisation factor
   double unscaled = 0;          // the olympic mean before any factor
   bool round_published = true;  // the round's review is published (or it has no review record)
+  bool round_reviewed = false;  // the round has a review record (reviewed in this store)
   // The checks that failed the result (results.failed_checks: "RCP", "result
   // count", "seeds", ...); empty when it passes.
   bool failed_checks_known = false;
@@ -106,6 +107,12 @@ std::string accepted_text(const ResultRow& r);
 
 // "withdrawn (decision 4)", "normalised x1.0758 (decision 7)", ...; "" when
 // the result has no review status.
+// The outcome of the review for a result of a reviewed round once it is
+// published, for the public pages: "accepted as submitted", "accepted with
+// factor 1.0758 by decision 3", "moved to the open division by decision 4",
+// "withdrawn by decision 5", "accepted as fixed by decision 6"; "" while the
+// round is not published or was not reviewed here.
+std::string review_outcome_text(const ResultRow& r);
 std::string review_status_text(const ResultRow& r);
 
 // The RCP check's conclusion and how the reference point was had:

@@ -1,0 +1,293 @@
+#include "review/publish.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "base/file.h"
+#include "mllog/json.h"
+#include "mllog/json_writer.h"
+#include "review/policy.h"
+#include "review/round_ops.h"
+#include "rules/facts.h"
+#include "rules/package.h"
+#include "rules/score.h"
+#include "rules/source.h"
+
+namespace referee::review {
+
+namespace fs = std::filesystem;
+using submissions::Stmt;
+using submissions::Store;
+
+namespace {
+
+// The file that marks a folder as a publication of referee: only such a folder is replaced.
+constexpr const char* kMarker = ".referee-publication";
+
+struct Row {
+  std::string org, package_path, system, description, benchmark, status;
+  long long result_id = 0, decision = 0;
+  bool has_factor = false;
+  double factor = 0;
+};
+
+// {"scaling_factor": F}, as the consortium's files are written: F in the fewest digits that read back
+// as the same number (1.07575758, not 1.0757575800000001).
+std::string scaling_json(double f) {
+  char num[40];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(num, sizeof num, "%.*g", digits, f);
+    if (std::strtod(num, nullptr) == f) break;
+  }
+  return std::string("{\"scaling_factor\": ") + num + "}\n";
+}
+
+// The system description with its division set to "open" (a result moved to the open division).
+std::string open_division(const std::string& description) {
+  mllog::Json j;
+  std::string err;
+  if (!mllog::parse_json_permissive(description, &j, &err) || j.kind != mllog::Json::Kind::Object) return "";
+  // Rewritten field by field, "division" replaced (or added), the rest as it was.
+  std::string out = "{";
+  bool seen = false;
+  auto quote = [](const std::string& s) {
+    std::string q = "\"";
+    for (unsigned char c : s) {
+      if (c == '"' || c == '\\') q += '\\', q += static_cast<char>(c);
+      else if (c < 0x20) {
+        char b[8];
+        std::snprintf(b, sizeof b, "\\u%04x", c);
+        q += b;
+      } else q += static_cast<char>(c);
+    }
+    return q + "\"";
+  };
+  // Rebuilt from its parsed fields, in their order.
+  std::function<std::string(const mllog::Json&)> value = [&](const mllog::Json& v) -> std::string {
+    switch (v.kind) {
+      case mllog::Json::Kind::Null: return "null";
+      case mllog::Json::Kind::Bool: return v.b ? "true" : "false";
+      case mllog::Json::Kind::Int: return std::to_string(v.i);
+      case mllog::Json::Kind::Float: {
+        char b[40];
+        std::snprintf(b, sizeof b, "%.17g", v.f);
+        return b;
+      }
+      case mllog::Json::Kind::String: return quote(v.s);
+      case mllog::Json::Kind::Array: {
+        std::string a = "[";
+        for (size_t i = 0; i < v.items.size(); ++i) a += (i ? ", " : "") + value(v.items[i]);
+        return a + "]";
+      }
+      case mllog::Json::Kind::Object: {
+        std::string o = "{";
+        for (size_t i = 0; i < v.fields.size(); ++i) o += (i ? ", " : "") + quote(v.fields[i].first) + ": " + value(v.fields[i].second);
+        return o + "}";
+      }
+    }
+    return "null";
+  };
+  for (size_t i = 0; i < j.fields.size(); ++i) {
+    const auto& [k, v] = j.fields[i];
+    out += (i ? ",\n    " : "\n    ") + quote(k) + ": ";
+    if (k == "division") {
+      out += "\"open\"";
+      seen = true;
+    } else {
+      out += value(v);
+    }
+  }
+  if (!seen) out += std::string(j.fields.empty() ? "\n    " : ",\n    ") + "\"division\": \"open\"";
+  return out + "\n}\n";
+}
+
+Error io_error(const std::string& message) { return make_error(500, "io", message); }
+
+}  // namespace
+
+Result<Publication> publish_round(Store& s, const Actor& who, const PublishRequest& req) {
+  RoundInfo round;
+  Error err;
+  if (!find_round(s, who, req.round, &round, &err)) return err;
+  if (authorize(who, Action::Publish, Standing{}, round.state) != Access::Allowed)
+    return forbidden("only a review chair or an administrator publishes a round", "ask a chair of " + round.name);
+  if (round.reviewed && round.state == "review")
+    return make_error(422, "still-in-review",
+                      "round " + round.name + " is still in review: its decisions are not final",
+                      "a chair moves it on once every objection is decided (referee round state " + round.name +
+                          " final --reason ...), then publishes");
+  {
+    Stmt q(s.db(), "SELECT id FROM objections WHERE round_id = ?1 AND state IN ('open', 'responded') ORDER BY id");
+    q.bind(1, round.id);
+    std::string open;
+    while (q.step()) open += (open.empty() ? "" : ", ") + std::to_string(q.col_int(0));
+    if (!q.ok()) return store_error(s, q.rc(), "reading the round's objections");
+    if (!open.empty())
+      return make_error(422, "objections-open", "objection(s) " + open + " of " + round.name + " are not decided",
+                        "decide or withdraw them first (referee objection decide ID ...)");
+  }
+  if (req.out.empty()) return make_error(400, "bad-field", "out: required (the folder to write the publication to)");
+  fs::path out = fs::absolute(req.out).lexically_normal();
+  if (out.filename().empty()) out = out.parent_path();
+  std::error_code ec;
+  if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && (fs::is_empty(out, ec) || fs::exists(out / kMarker, ec))))
+    return make_error(409, "exists", out.string() + " exists and is not an earlier publication of referee",
+                      "name a new folder, or an empty one");
+
+  // The rule set of the round scores the packages as the summarizer does.
+  rules::RuleSource src;
+  std::string rerr;
+  std::unique_ptr<rules::RuleSet> rs = rules::resolve_ruleset(round.name, req.rules_dir, &src, &rerr);
+  rules::RoundFacts facts;
+  if (!rs || !rules::facts_for(*rs, &facts, &rerr))
+    return make_error(422, "no-rules", "the rule set of " + round.name + " cannot be loaded: " + rerr,
+                      "pass --rules DIR (the consortium's mlperf_logging folder) or set REFEREE_RULES");
+
+  std::vector<Row> rows;
+  {
+    Stmt q(s.db(),
+           "SELECT o.name, p.path, sy.name, sy.description_json, r.id, r.benchmark, "
+           "COALESCE(st.status, ''), st.factor, COALESCE(st.decision_id, 0) FROM results r JOIN systems sy ON sy.id = "
+           "r.system_id JOIN packages p ON p.id = sy.package_id JOIN organisations o ON o.id = p.organisation_id "
+           "LEFT JOIN result_status st ON st.result_id = r.id WHERE p.round_id = ?1 ORDER BY o.name, sy.name, r.benchmark");
+    q.bind(1, round.id);
+    while (q.step()) {
+      Row r;
+      r.org = q.col_text(0);
+      r.package_path = q.col_text(1);
+      r.system = q.col_text(2);
+      r.description = q.col_text(3);
+      r.result_id = q.col_int(4);
+      r.benchmark = q.col_text(5);
+      r.status = q.col_text(6);
+      r.has_factor = !q.col_null(7);
+      r.factor = q.col_double(7);
+      r.decision = q.col_int(8);
+      rows.push_back(r);
+    }
+    if (!q.ok()) return store_error(s, q.rc(), "reading the round's results");
+  }
+  if (rows.empty()) return make_error(422, "empty", "round " + round.name + " holds no results to publish");
+
+  // Made aside, beside the target, and installed whole.
+  fs::path staging = out.parent_path() / (".staging-" + out.filename().string() + "-" + std::to_string(getpid()));
+  fs::remove_all(staging, ec);
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code e;
+      if (!p.empty()) fs::remove_all(p, e);
+    }
+  } cleanup{staging};
+  if (!fs::create_directories(staging, ec)) return io_error("cannot create " + staging.string() + ": " + ec.message());
+
+  Publication pub;
+  pub.round = round.name;
+  std::set<std::string> orgs, systems_written;
+  for (const auto& r : rows) {
+    PublishedResult p{r.org, r.system, r.benchmark, r.status.empty() ? "as submitted" : r.status, r.factor, r.decision};
+    if (r.status == "withdrawn") {
+      pub.results.push_back(p);
+      continue;
+    }
+    const bool open = r.status == "moved-to-open";
+    if (open) p.system = r.system + "-open";
+    fs::path org_dir = staging / r.org;
+    fs::path dir = org_dir / "results" / p.system / r.benchmark;
+    fs::create_directories(dir, ec);
+    fs::create_directories(org_dir / "systems", ec);
+    if (ec) return io_error("cannot create " + dir.string() + ": " + ec.message());
+    if (systems_written.insert(r.org + "/" + p.system).second) {
+      std::string desc = open ? open_division(r.description) : r.description;
+      if (desc.empty()) return make_error(422, "bad-system", "the stored description of " + r.org + "/" + r.system + " is not a JSON object");
+      if (base::Status w = base::write_file((org_dir / "systems" / (p.system + ".json")).string(), desc); !w.ok())
+        return io_error(w.message);
+    }
+    // The result files as imported, byte for byte.
+    Stmt runs(s.db(), "SELECT file, content_sha256 FROM runs WHERE result_id = ?1 ORDER BY file");
+    runs.bind(1, r.result_id);
+    const fs::path from = fs::path(r.package_path) / "results" / r.system / r.benchmark;
+    while (runs.step()) {
+      const std::string file = runs.col_text(0), want = runs.col_text(1);
+      if (file.find('/') != std::string::npos || file == ".." || file == ".")
+        return make_error(422, "bad-file", "the store names a result file '" + file + "' that is not a file name");
+      std::string got;
+      base::Status c = base::copy_file_atomic((from / file).string(), (dir / file).string(), &got);
+      if (!c.ok())
+        return make_error(422, "missing-file", c.message,
+                          "the package imported from " + r.package_path + " must still be there to publish it");
+      if (got != want)
+        return make_error(422, "changed-file", (from / file).string() + " changed since it was imported (SHA-256 " + got.substr(0, 12) +
+                                                   "..., imported " + want.substr(0, 12) + "...)",
+                          "re-import the package (referee import) if the change is the one the committee accepted");
+      ++pub.files;
+    }
+    if (!runs.ok()) return store_error(s, runs.rc(), "reading the result's runs");
+    if (r.status == "normalised" && r.has_factor) {
+      // The committee's factor.
+      if (base::Status w = base::write_file((dir / "scaling.json").string(), scaling_json(r.factor)); !w.ok()) return io_error(w.message);
+      ++pub.files;
+    } else if (fs::exists(from / "scaling.json", ec)) {
+      // The package's own scaling.json, as submitted.
+      if (base::Status c = base::copy_file_atomic((from / "scaling.json").string(), (dir / "scaling.json").string()); !c.ok())
+        return make_error(422, "missing-file", c.message);
+      ++pub.files;
+    }
+    orgs.insert(r.org);
+    pub.results.push_back(p);
+  }
+  pub.organisations = static_cast<int>(orgs.size());
+
+  // The results table: each package scored as the summarizer scores it, as published here.
+  std::string csv;
+  for (const auto& org : orgs) {
+    rules::PackageReport report;
+    std::string perr;
+    if (!rules::check_package(*rs, facts, (staging / org).string(), rules::PackageOptions{}, &report, &perr))
+      return io_error("cannot score the published package of " + org + ": " + perr);
+    csv += rules::scores_csv(rules::score_package(report, facts, rules::ScaleMode::Published), csv.empty());
+  }
+  // The decisions, as the committee's report gives them.
+  for (const char* format : {"md", "json"}) {
+    Result<ReportText> rep = round_report(s, who, round.name, format);
+    if (!rep.ok()) return rep.error();
+    if (base::Status w = base::write_file((staging / (std::string("decisions.") + format)).string(), rep.value().text); !w.ok())
+      return io_error(w.message);
+  }
+  if (base::Status w = base::write_file((staging / "results.csv").string(), csv); !w.ok()) return io_error(w.message);
+  if (base::Status w = base::write_file((staging / kMarker).string(), round.name + "\n"); !w.ok()) return io_error(w.message);
+
+  fs::path old;
+  if (base::Status sw = base::swap_install_dir(staging, out, &old); !sw.ok()) return io_error(sw.message);
+  cleanup.p = old;  // the earlier publication, if any
+  return pub;
+}
+
+Response publication_answer(const Result<Publication>& r, const std::string& out) {
+  if (!r.ok()) return error_response(r.error());
+  const Publication& p = r.value();
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object().key("round").value(p.round).key("out").value(fs::absolute(out).lexically_normal().string());
+  w.key("organisations").value(static_cast<long long>(p.organisations)).key("files").value(static_cast<long long>(p.files));
+  w.key("results").begin_array();
+  for (const auto& x : p.results) {
+    w.begin_object().key("organisation").value(x.organisation).key("system").value(x.system).key("benchmark").value(x.benchmark);
+    w.key("status").value(x.status).key("factor");
+    if (x.status == "normalised") w.value(x.factor); else w.null();
+    w.key("decision");
+    if (x.decision) w.value(x.decision); else w.null();
+    w.end_object();
+  }
+  w.end_array().end_object();
+  Response resp;
+  resp.body = w.str();
+  return resp;
+}
+
+}  // namespace referee::review

@@ -1,4 +1,4 @@
-// referee objection file|list|show|evidence|respond|comment|vote|decide|withdraw|extend and
+// referee objection file|list|show|evidence|respond|comment|vote|decide|withdraw|extend|vote-deadline and
 // referee review log: the core of the peer review, as a client of the API.
 #include <cerrno>
 #include <cmath>
@@ -209,6 +209,9 @@ void print_objection(const mllog::Json& b) {
               << " organisations voted (" << opt_text(*b, "uphold") << " uphold, " << opt_text(*b, "reject") << " reject, "
               << opt_text(*b, "abstain") << " abstain)" << (missing.empty() ? "" : "; not yet: " + missing) << "\n"
               << "  standing: " << opt_text(*b, "standing") << "\n";
+    if (!opt_text(*b, "votes_due").empty())
+      std::cout << "  votes due: " << opt_text(*b, "votes_due")
+                << (opt_text(*b, "votes_due_set_here") == "true" ? " (set on this objection)" : " (the round's decisions_due)") << "\n";
   }
   if (const auto* cs = j.find("comments"); cs && !cs->items.empty()) {
     std::cout << "\ndiscussion:\n";
@@ -276,7 +279,7 @@ const CLI::Validator kFactor(
     "FACTOR in (0, 100]", "factor");
 
 Command objection_command() {
-  return {"objection", "Objections of the peer review: file, list, show, evidence, respond, comment, vote, decide, withdraw, extend",
+  return {"objection", "Objections of the peer review: file, list, show, evidence, respond, comment, vote, decide, withdraw, extend, vote-deadline",
           [](CLI::App& sub) -> std::function<int()> {
             struct Opts {
               ClientOptions client;
@@ -342,18 +345,23 @@ Command objection_command() {
             extend->add_option("--until", o->until, "the new time: 2026-05-20 (end of that day, UTC) or 2026-05-20T17:00Z")
                 ->required();
             extend->add_option("--reason", o->reason, "why (recorded, shown with the objection)")->required();
-            for (auto* s : {show, evidence, respond, comment, vote, decide, withdraw, extend})
+            auto* vote_deadline = sub.add_subcommand(
+                "vote-deadline", "set when the votes on this objection are due (a review chair of neither party)");
+            vote_deadline->add_option("--until", o->until, "the time: 2026-05-20 (end of that day, UTC) or 2026-05-20T17:00Z")
+                ->required();
+            vote_deadline->add_option("--reason", o->reason, "why (recorded, shown with the objection)")->required();
+            for (auto* s : {show, evidence, respond, comment, vote, decide, withdraw, extend, vote_deadline})
               s->add_option("ID", o->id, "objection number")->required()->check(count_at_least(1));
-            for (auto* s : {evidence, respond, comment, vote, decide, withdraw, extend})
+            for (auto* s : {evidence, respond, comment, vote, decide, withdraw, extend, vote_deadline})
               s->add_option("--version", o->version, "the version you read: refused (409) if it changed since")
                   ->check(count_at_least(1));
-            for (auto* s : {file, evidence, respond, vote, decide, withdraw, extend})
+            for (auto* s : {file, evidence, respond, vote, decide, withdraw, extend, vote_deadline})
               s->add_option("--override", o->override_reason, "review chair: act after the deadline, for this reason");
-            for (auto* s : {file, list, show, evidence, respond, comment, vote, decide, withdraw, extend}) {
+            for (auto* s : {file, list, show, evidence, respond, comment, vote, decide, withdraw, extend, vote_deadline}) {
               add_client_options(*s, &o->client);
               s->add_flag("--json", o->json, "print the answer as JSON");
             }
-            return [o, file, list, show, evidence, respond, comment, vote, decide, withdraw, extend]() -> int {
+            return [o, file, list, show, evidence, respond, comment, vote, decide, withdraw, extend, vote_deadline]() -> int {
               // The flags as the typed operation (review/objections.h): run on the local store, or
               // sent to --server as the request body made from the same value.
               namespace rv = review;
@@ -469,6 +477,13 @@ Command objection_command() {
                 in.until = o->until;
                 in.reason = o->reason;
                 return send("objection extend", path + "/extensions", in, rv::extend, 201);
+              }
+              if (vote_deadline->parsed()) {
+                rv::SetVoteDeadline in;
+                change(&in);
+                in.until = o->until;
+                in.reason = o->reason;
+                return send("objection vote-deadline", path + "/vote-deadline", in, rv::set_vote_deadline, 200);
               }
               rv::Withdraw in;
               change(&in);

@@ -496,6 +496,51 @@ TEST_SUITE("review") {
              "has no objection.extend event");
   }
 
+  TEST_CASE("a vote deadline per objection: set by a neutral chair, shown on the ballot, met by votes, verified") {
+    Review f;
+    f.add_user("chairnv", "NVIDIA", "chair");
+    long long id = f.file_rcp();  // Google against NVIDIA
+    const std::string path = "/api/v1/objections/" + std::to_string(id);
+    f.set_deadline("decisions_due", "2099-01-01");
+    f.set_deadline("scores_final", "2099-02-01");
+    // The round's decisions_due until one is set here.
+    Response before = f.call("dell", "GET", path, "");
+    CHECK(contains(before.body, R"("votes_due":"2099-01-01T23:59:59Z","votes_due_set_here":false)"));
+    const std::string set = R"({"until":"2098-06-01T12:00Z","reason":"voted at the meeting of 2098-05-30"})";
+    // Only a chair of neither party; what it must be.
+    CHECK(contains(f.call("chairnv", "POST", path + "/vote-deadline", set).body, "does not set the vote deadline of a case NVIDIA is party to"));
+    CHECK(f.call("dell", "POST", path + "/vote-deadline", set).status == 403);
+    CHECK(f.call("chair1", "POST", path + "/vote-deadline", R"({"until":"2098-06-01"})").status == 400);
+    CHECK(f.call("chair1", "POST", path + "/vote-deadline", R"({"until":"later","reason":"r"})").status == 400);
+    CHECK(contains(f.call("chair1", "POST", path + "/vote-deadline", R"({"until":"2020-01-01","reason":"r"})").body, "has passed"));
+    CHECK(contains(f.call("chair1", "POST", path + "/vote-deadline", R"({"until":"2099-03-01","reason":"r"})").body,
+                   "after the round's scores_final"));
+    Response ok = f.call("chair1", "POST", path + "/vote-deadline", set);
+    REQUIRE_MESSAGE(ok.status == 200, ok.body);
+    CHECK(contains(ok.body, R"("votes_due":"2098-06-01T12:00:00Z","votes_due_set_here":true)"));
+    CHECK(contains(ok.body, R"("votes_due":"2098-06-01T12:00:00Z")"));  // among the deadlines too
+    CHECK(f.call("dell", "POST", path + "/votes", R"({"vote":"reject"})").status == 201);
+    // Once it has passed (as time goes by: here the store says so), votes are refused, naming it; the
+    // round's decisions_due, still ahead, does not help; a neutral chair's override does.
+    f.exec("UPDATE objections SET votes_due = '2020-06-01T12:00:00Z' WHERE id = " + std::to_string(id));
+    Response late = f.call("goog", "POST", path + "/votes", R"({"vote":"uphold"})");
+    CHECK(late.status == 422);
+    CHECK(contains(late.body, "the vote deadline of this objection (2020-06-01T12:00:00Z) has passed"));
+    // An organisation's extension of decisions_due gives it more time still.
+    REQUIRE(f.call("chair1", "POST", path + "/extensions",
+                   R"({"organisation":"Google","deadline":"decisions_due","until":"2099-01-02","reason":"travel"})").status == 201);
+    CHECK(f.call("goog", "POST", path + "/votes", R"({"vote":"uphold"})").status == 201);
+    CHECK(f.call("nv", "POST", path + "/votes", R"({"vote":"reject"})").status == 422);
+    // The log verifies the row against the event that set it: the edit above is found; the CLI shows the deadline.
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    CHECK(run_referee("review log --verify --db '" + f.path + "'", &out) == 1);
+    CHECK_MESSAGE(contains(out, "votes_due '2020-06-01T12:00:00Z', the review log says '2098-06-01T12:00:00Z'"), out);
+    REQUIRE(run_referee("objection show " + std::to_string(id) + " --db '" + f.path + "'", &out) == 0);
+    CHECK(contains(out, "votes due: 2020-06-01T12:00:00Z (set on this objection)"));
+  }
+
   TEST_CASE("majority rules: simple, two thirds to exclude or move, the chair's tie-break") {
     using referee::review::decide_outcome;
     struct Case {

@@ -20,6 +20,7 @@ std::string request_body(const CastVote& in);
 std::string request_body(const Decide& in);
 std::string request_body(const Withdraw& in);
 std::string request_body(const Extend& in);
+std::string request_body(const SetVoteDeadline& in);
 
 // The answer to a write: `status` with the objection as it is now
 // (objection_json), or the error.

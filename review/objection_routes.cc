@@ -222,6 +222,16 @@ Response post_extension(Context& c) {
   return reply(c, extend(c.store, c.who, in), 201);
 }
 
+Response post_vote_deadline(Context& c) {
+  Json body;
+  Response err;
+  SetVoteDeadline in;
+  if (!parse_body(c.req, {"until", "reason", "version", "override"}, &body, &err) || !decode_change(c, body, &in, &err) ||
+      !body_string(body, "until", true, &in.until, &err) || !body_string(body, "reason", true, &in.reason, &err))
+    return err;
+  return reply(c, set_vote_deadline(c.store, c.who, in), 200);
+}
+
 // ---------------------------------------------------------------- the log
 
 // The round an event is about: its payload's "round", or a round/NAME subject.
@@ -528,6 +538,16 @@ std::string request_body(const Extend& in) {
   return w.str();
 }
 
+std::string request_body(const SetVoteDeadline& in) {
+  JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object();
+  opt(w, "until", in.until);
+  opt(w, "reason", in.reason);
+  change_fields(w, in);
+  w.end_object();
+  return w.str();
+}
+
 std::vector<Route> objection_routes() {
   return {
       {"POST", "/api/v1/objections", true, post_objection},
@@ -540,6 +560,7 @@ std::vector<Route> objection_routes() {
       {"POST", "/api/v1/objections/{id}/decision", true, post_decision},
       {"POST", "/api/v1/objections/{id}/withdraw", true, post_withdraw},
       {"POST", "/api/v1/objections/{id}/extensions", true, post_extension},
+      {"POST", "/api/v1/objections/{id}/vote-deadline", true, post_vote_deadline},
       {"GET", "/api/v1/log", false, read_log},
       {"GET", "/api/v1/log/verify", false, verify_log},
   };

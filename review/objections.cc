@@ -75,6 +75,7 @@ bool check_factor(const std::string& remedy, bool has_factor, double factor, Err
 struct Row {
   long long id = 0, round_id = 0, by_org = 0, against_org = 0, finding_id = 0, version = 0;
   std::string by, against, filed_by, title, rule, text, state, created_at;
+  std::string votes_due;  // the objection's own vote deadline ("" = the round's decisions_due)
   bool has_impact = false;
   double impact = 0;
   std::vector<long long> results;
@@ -102,6 +103,11 @@ bool load(Store& s, const Actor& who, long long id, Row* o, RoundInfo* round, Er
   }
   q.row(o->id, o->round_id, o->by_org, o->against_org, o->finding_id, o->version, o->by, o->against, o->filed_by,
         o->title, o->rule, o->text, o->state, o->created_at, Stmt::maybe(o->has_impact, o->impact));
+  if (s.opened_version() >= 12) {
+    Stmt v(s.db(), "SELECT COALESCE(votes_due, '') FROM objections WHERE id = ?1");
+    v.bind(1, o->id);
+    if (v.step()) o->votes_due = v.col_text(0);
+  }
   Stmt x(s.db(), "SELECT result_id FROM objection_results WHERE objection_id = ?1 ORDER BY result_id");
   x.bind(1, o->id);
   while (x.step()) o->results.push_back(x.col_int(0));
@@ -576,7 +582,7 @@ void write_opt_number(JsonWriter& w, const char* key, Stmt& q, int col) {
 // package in its round), those that have and have not, the count, and what
 // the votes cast would decide now (decide_outcome, carried_remedy: the rules a
 // chair's decision is held to), before any tie-break or chair's remedy.
-void write_ballot(Store& s, JsonWriter& w, const Row& o) {
+void write_ballot(Store& s, JsonWriter& w, const Row& o, const RoundInfo& round) {
   const std::vector<std::string> eligible = round_submitters(s, o.round_id);
   std::set<std::string> voted;
   int up = 0, rej = 0, abst = 0;
@@ -645,6 +651,11 @@ void write_ballot(Store& s, JsonWriter& w, const Row& o) {
     }
   }
   w.key("standing").value(standing);
+  // When the votes are due: the objection's own vote deadline, else the round's decisions_due.
+  const std::string due = o.votes_due.empty() ? round.schedule.decisions_due : o.votes_due;
+  w.key("votes_due");
+  if (due.empty()) w.null(); else w.value(due);
+  w.key("votes_due_set_here").value(!o.votes_due.empty());
   w.end_object();
 }
 
@@ -724,6 +735,7 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   dl("objections_due", round.schedule.objections_due);
   dl("responses_due", round.schedule.responses_due);
   dl("decisions_due", round.schedule.decisions_due);
+  if (!o.votes_due.empty()) dl("votes_due", o.votes_due);
   dl("scores_final", round.schedule.scores_final);
   w.end_object();
   // More time a neutral chair gave one organisation here.
@@ -769,7 +781,7 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   write_opinions(w, "responses", "text", read_opinions(s, o.id, false, nullptr));
   write_opinions(w, "votes", "vote", read_opinions(s, o.id, true, nullptr));
   // The ballot: who may vote, who has, and where the votes stand now.
-  write_ballot(s, w, o);
+  write_ballot(s, w, o, round);
   // The discussion, oldest first.
   w.key("comments").begin_array();
   for (const auto& c : read_comments(s, o.id)) {
@@ -975,9 +987,12 @@ Result<Objection> change_objection(Store& s, const Actor& who, const ObjectionCh
     std::string overridden;
     const std::string deadline = spec.discussion ? "" : spec.deadline(party);
     const std::string extended = party.org_id && !deadline.empty() ? extended_until(s, o.id, party.org_id, deadline) : "";
+    // A vote on an objection with its own vote deadline meets that one (an organisation's extension of
+    // decisions_due still gives it more time).
+    const bool own = spec.action == Action::Vote && !o.votes_due.empty();
     if (spec.discussion && !check_not_published(round, &err)) return err;
-    if (!spec.discussion &&
-        !check_deadline(who, round, deadline, in.override_reason, &overridden, &err, party.standing, extended))
+    if (!spec.discussion && !check_deadline(who, round, own ? "votes_due" : deadline, in.override_reason, &overridden, &err,
+                                            party.standing, extended, own ? o.votes_due : ""))
       return err;
     if (spec.final_what && !check_not_final(round, spec.final_what, in.override_reason, &overridden, &err)) return err;
     JsonWriter p(0, mllog::JsonText::kUtf8);
@@ -1030,6 +1045,7 @@ std::vector<std::string> actions_open_to(Store& s, const Actor& who, const Row& 
       {"comment", Action::Comment, true, true},        {"vote", Action::Vote, true, false},
       {"decide", Action::Decide, true, false},         {"withdraw", Action::Withdraw, false, false},
       {"extend", Action::OverrideDeadline, false, false},
+      {"vote-deadline", Action::OverrideDeadline, false, false},
   };
   Party p = party_of(s, who, o);
   std::vector<std::string> out;
@@ -1128,6 +1144,8 @@ Result<Objection> file_objection(Store& s, const Actor& who, const FileObjection
       return make_error(400, "missing-field",
                         "no result named: --result ORG/SYSTEM/BENCHMARK (API field `results`) is required");
     if (f.title.empty()) return make_error(400, "missing-field", "--title TEXT (API field `title`) is required");
+    if (base::blank(f.title))
+      return make_error(400, "bad-field", "the title shows nothing (only spaces or invisible characters)", "give it words");
     // A name given twice is a mistake in what was sent, not a second thing.
     for (const auto* list : {&f.results, &f.drop_runs})
       for (size_t i = 0; i < list->size(); ++i)
@@ -1340,6 +1358,7 @@ bool store_opinion(Store& s, const char* sql, const Row& o, const Party& party, 
 Result<Objection> respond(Store& s, const Actor& who, const Respond& in) {
   Error err;
   if (in.text.empty() || in.text.size() > 100000) return make_error(400, "bad-field", "text: 1 to 100000 bytes");
+  if (base::blank(in.text)) return make_error(400, "bad-field", "text: the response shows nothing (only spaces or invisible characters)");
   if (!check_remedy(in.remedy, &err) || !check_factor(in.remedy, in.has_factor, in.factor, &err)) return err;
   Spec spec;
   spec.action = Action::Respond;
@@ -1375,6 +1394,7 @@ Result<Objection> comment(Store& s, const Actor& who, const Comment& in) {
   if (in.text.empty() || in.text.size() > 10000)
     return make_error(400, "bad-field", "text: 1 to 10000 bytes",
                       "longer material goes in as evidence (referee objection evidence) or a response");
+  if (base::blank(in.text)) return make_error(400, "bad-field", "text: the comment shows nothing (only spaces or invisible characters)");
   Spec spec;
   spec.action = Action::Comment;
   spec.event = "comment.add";
@@ -1726,6 +1746,45 @@ Result<Objection> extend(Store& s, const Actor& who, const Extend& in) {
     p.key("organisation").value(org).key("deadline").value(in.deadline).key("until").value(until);
     p.key("round_deadline").value(current).key("reason").value(in.reason);
     if (!before.empty()) p.key("replaces").value(before);
+    write_override(p, in.override_reason, overridden);
+    return o.state;
+  };
+  return change_objection(s, who, in, spec);
+}
+
+Result<Objection> set_vote_deadline(Store& s, const Actor& who, const SetVoteDeadline& in) {
+  if (base::blank(in.reason)) return make_error(400, "bad-field", "reason: required (why the votes are due then)");
+  std::string until, perr;
+  if (!parse_instant(in.until, &until, &perr)) return make_error(400, "bad-date", "until: " + perr);
+  Spec spec;
+  spec.action = Action::OverrideDeadline;
+  spec.event = "objection.vote_deadline";
+  spec.refused = [&who](const Row& o, const RoundInfo&, const Party& party) {
+    if (who.role != Role::Chair) return forbidden("only a review chair sets an objection's vote deadline");
+    return forbidden("a chair of " + party.org_name + " does not set the vote deadline of a case " +
+                         (party.standing.partner ? "of its partner (" + o.by + " against " + o.against + ")"
+                                                 : party.org_name + " is party to") +
+                         " (objection " + std::to_string(o.id) + ")",
+                     "ask a review chair of another organisation, or one without an organisation");
+  };
+  spec.deadline = [](const Party&) { return ""; };
+  spec.apply = [&](const Row& o, const RoundInfo& round, const Party&, std::string& overridden,
+                   JsonWriter& p) -> Result<std::string> {
+    if (round.state == "final")
+      return make_error(422, "final", "round " + round.name + " is final: no vote is added, so a vote deadline would not be used",
+                        "move the round back to review first (referee round state " + round.name + " review --reason ...)");
+    if (deadline_instant(until) <= now_utc())
+      return make_error(422, "past", "until " + until + " has passed: a vote deadline is a time to come");
+    if (!round.schedule.scores_final.empty() && deadline_instant(until) > deadline_instant(round.schedule.scores_final))
+      return make_error(422, "after-scores-final",
+                        "until " + until + " is after the round's scores_final (" + round.schedule.scores_final +
+                            "): after it nothing changes",
+                        "give a time before scores_final, or move the round's schedule (referee round schedule)");
+    Stmt up(s.db(), "UPDATE objections SET votes_due = ?2 WHERE id = ?1");
+    up.bind(1, o.id).bind(2, until);
+    if (!up.run()) return store_error(s, up.rc(), "recording the vote deadline");
+    p.key("deadline").value("votes_due").key("until").value(until).key("reason").value(in.reason);
+    p.key("replaces").value(o.votes_due.empty() ? "decisions_due " + round.schedule.decisions_due : o.votes_due);
     write_override(p, in.override_reason, overridden);
     return o.state;
   };

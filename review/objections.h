@@ -93,6 +93,14 @@ struct Extend : ObjectionChange {
   std::string organisation, deadline, until, reason;
 };
 
+// A neutral chair sets when the votes on one objection are due (`until`),
+// for `reason`: every organisation's vote meets it instead of the round's
+// decisions_due (an organisation's extension of decisions_due still gives it
+// more time). Before scores_final.
+struct SetVoteDeadline : ObjectionChange {
+  std::string until, reason;
+};
+
 // The objection a write leaves: its number and version, and when filed, how
 // its score impact was found (or why it is unknown).
 struct Objection {
@@ -110,6 +118,7 @@ Result<Objection> vote(submissions::Store& s, const Actor& who, const CastVote& 
 Result<Objection> decide(submissions::Store& s, const Actor& who, const Decide& in);
 Result<Objection> withdraw(submissions::Store& s, const Actor& who, const Withdraw& in);
 Result<Objection> extend(submissions::Store& s, const Actor& who, const Extend& in);
+Result<Objection> set_vote_deadline(submissions::Store& s, const Actor& who, const SetVoteDeadline& in);
 
 // The extensions granted on objection `objection` (by organisation, then deadline).
 struct ExtensionRecord {

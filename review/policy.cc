@@ -177,7 +177,7 @@ bool check_not_published(const RoundInfo& round, Error* err) {
 
 bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
                     const std::string& override_reason, std::string* overridden, Error* err, const Standing& standing,
-                    const std::string& extended_until) {
+                    const std::string& extended_until, const std::string& set_on_objection) {
   overridden->clear();
   if (!check_override_reason(override_reason, err)) return false;
   // A published round first: whoever asks, and with whatever override, the answer is that it is published.
@@ -193,7 +193,8 @@ bool check_deadline(const Actor& who, const RoundInfo& round, const std::string&
   std::string now = now_utc();
   auto late = [&](const std::string& when) { return !when.empty() && now > deadline_instant(when); };
   std::string which;
-  std::string when = deadline_name.empty() ? "" : extended_deadline(deadline_of(round.schedule, deadline_name), extended_until);
+  const std::string base = set_on_objection.empty() ? deadline_of(round.schedule, deadline_name) : set_on_objection;
+  std::string when = deadline_name.empty() ? "" : extended_deadline(base, extended_until);
   if (late(when)) {
     which = deadline_name;
   } else if (late(round.schedule.scores_final)) {
@@ -207,6 +208,12 @@ bool check_deadline(const Actor& who, const RoundInfo& round, const std::string&
   }
   // A party's own chair cannot override its side's deadline: the way on is a chair of neither party.
   const bool party = standing.objecting || standing.accused || standing.partner;
+  if (!set_on_objection.empty() && which == deadline_name) {
+    *err = make_error(422, "late", "the vote deadline of this objection (" + when + ") has passed",
+                      "a review chair of neither party may set a later one (referee objection vote-deadline ID --until "
+                      "TIME --reason TEXT) or override it (--override REASON, API field `override`)");
+    return false;
+  }
   *err = make_error(422, "late", "the deadline " + which + " of round " + round.name + " (" + when + ") has passed",
                     party ? "a chair of neither party may move the round's deadline (referee round schedule " + round.name +
                                 " --" + flag_name(which) +

@@ -125,6 +125,9 @@ bool check_override_reason(const std::string& reason, Error* err);
 // `extended_until` (not empty): the actor's organisation was given until then
 // for `deadline_name` on this objection (an extension by a neutral chair):
 // that deadline is the later of the two; scores_final still holds.
+// `set_on_objection` (not empty): the objection sets this deadline itself
+// (`deadline_name` "votes_due": a neutral chair's vote deadline), used in
+// place of the round's.
 // A published round takes no change (422 `published`): true when `round`
 // is not published. The first check of check_deadline, and all a change
 // under no deadline (a comment) meets.
@@ -132,7 +135,8 @@ bool check_not_published(const RoundInfo& round, Error* err);
 
 bool check_deadline(const Actor& who, const RoundInfo& round, const std::string& deadline_name,
                     const std::string& override_reason, std::string* overridden, Error* err,
-                    const Standing& standing = {}, const std::string& extended_until = "");
+                    const Standing& standing = {}, const std::string& extended_until = "",
+                    const std::string& set_on_objection = "");
 
 // A round in `final` takes no new objection, evidence, response or vote
 // (`what` names the action): 422, unless a chair sends an override reason;

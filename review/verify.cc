@@ -129,6 +129,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   // decision.amend); per objection, whether decided or withdrawn; per vote, the latest.
   std::map<long long, Decided> decided;
   std::map<long long, std::string> objection_state;  // from the events: decided | withdrawn
+  std::map<long long, std::pair<long long, std::string>> votes_due;  // objection -> the latest objection.vote_deadline (seq, until)
   std::map<std::pair<long long, std::string>, Decided> votes;  // (objection, organisation) -> vote (in outcome)
   struct Filed {
     std::string round;
@@ -266,6 +267,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       }
     } else if (e.action == "objection.withdraw") {
       objection_state[oid] = "withdrawn";
+    } else if (e.action == "objection.vote_deadline") {
+      votes_due[oid] = {e.seq, text(p.find("until"))};
     } else if (e.action == "objection.extend") {
       extended[{oid, text(p.find("organisation")), text(p.find("deadline"))}] =
           Extended{e.seq, text(p.find("until")), text(p.find("reason")), e.actor};
@@ -448,12 +451,14 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
                     std::to_string(v.seq) + ") is missing");
   }
   {
-    Stmt q(s.db(),
+    const std::string objections_sql =
            "SELECT j.id, j.state, b.name, a.name, j.title, j.rule, j.text, r.name, COALESCE(u.name, 'local-admin'), "
-           "j.finding_id, j.impact_minutes, j.impact_computed, j.created_at, j.version, COALESCE(j.impact_basis, '') "
-           "FROM objections j LEFT JOIN organisations b ON b.id = "
+           "j.finding_id, j.impact_minutes, j.impact_computed, j.created_at, j.version, COALESCE(j.impact_basis, ''), " +
+               std::string(s.opened_version() >= 12 ? "COALESCE(j.votes_due, '') " : "'' ") +
+               "FROM objections j LEFT JOIN organisations b ON b.id = "
            "j.by_org LEFT JOIN organisations a ON a.id = j.against_org LEFT JOIN rounds r ON r.id = j.round_id LEFT "
-           "JOIN users u ON u.id = j.filed_by ORDER BY j.id");
+           "JOIN users u ON u.id = j.filed_by ORDER BY j.id";
+    Stmt q(s.db(), objections_sql.c_str());
     while (q.step()) {
       long long id = q.col_int(0);
       std::string state = q.col_text(1);
@@ -491,6 +496,12 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (q.col_int(13) != f.events)
         return fail(row + ": version " + std::to_string(q.col_int(13)) + ", but the review log has " +
                     std::to_string(f.events) + " event(s) about it (each change adds one)");
+      // The vote deadline as the latest objection.vote_deadline set it (none: none).
+      auto vd = votes_due.find(id);
+      const std::string due_want = vd == votes_due.end() ? "" : vd->second.second;
+      if (q.col_text(15) != due_want)
+        return fail(row + ": votes_due '" + q.col_text(15) + "', the review log says '" + due_want + "'" +
+                    (vd == votes_due.end() ? " (no objection.vote_deadline event)" : " (event " + std::to_string(vd->second.first) + ")"));
       auto it = objection_state.find(id);
       std::string want = it == objection_state.end() ? "" : it->second;
       bool agrees = want.empty() ? state == (f.responded ? "responded" : "open") : state == want;

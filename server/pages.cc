@@ -197,11 +197,20 @@ void set_session_cookies(const Context& ctx, Reply* r, const std::string& value,
 }
 
 // Where a sign-in sends the browser: `next` when it is a page of this site
-// (/reports/... or /review/...), else the report's home.
+// (/reports/... or /review/...: segments of printable ASCII, none "." or
+// ".."), else the report's home.
 std::string after_sign_in(const std::string& next) {
   bool ours = (next == "/review" || next.rfind("/review/", 0) == 0 || next.rfind("/reports/", 0) == 0) &&
-              next.find("//") == std::string::npos && next.find('\\') == std::string::npos &&
-              next.find_first_of("\r\n") == std::string::npos;
+              next.find("//") == std::string::npos && next.size() <= 512;
+  for (char c : next)
+    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f || c == '\\' || c == '%') ours = false;
+  for (size_t at = 0; ours && at < next.size();) {
+    size_t end = next.find('/', at + 1);
+    if (end == std::string::npos) end = next.size();
+    std::string seg = next.substr(at + 1, end - at - 1);
+    if (seg == "." || seg == "..") ours = false;
+    at = end;
+  }
   return ours ? next : "/reports/index.html";
 }
 
@@ -256,6 +265,18 @@ Reply no_page(const Call& call, const std::string& detail) {
                         (detail.empty() ? std::string() : "<p>" + html_escape(detail) + "</p>\n"));
 }
 
+// The page a request was made from, for the sign-in to come back to: the path itself for a GET; for a
+// form (POST /review/objections/7/vote, /review/3.1.0/objections) the page that holds it.
+std::string page_of(const Call& call) {
+  if (call.method == "GET" || call.method == "HEAD") return call.path;
+  if (call.path.rfind("/review/pairings/", 0) == 0) return "/review/";
+  size_t slash = call.path.rfind('/');
+  std::string page = slash == std::string::npos || slash == 0 ? "/review/" : call.path.substr(0, slash);
+  // /review/ROUND (a round's forms) is its page with the slash.
+  if (page.rfind("/review/", 0) == 0 && page.find('/', 8) == std::string::npos) page += "/";
+  return page;
+}
+
 Reply refusal_page(const Call& call, const std::string& token, const review::Response& refusal) {
   if (refusal.status == 500) {
     std::fprintf(stderr, "referee serve: %s: %s\n", call.path.c_str(), refusal.body.c_str());
@@ -264,7 +285,7 @@ Reply refusal_page(const Call& call, const std::string& token, const review::Res
   return error_page(401, "Sign in",
                     std::string(token.empty() ? "<p>These pages need a token.</p>\n"
                                               : "<p>The token is not valid here (unknown or revoked).</p>\n") +
-                        login_form(call.path));
+                        login_form(page_of(call)));
 }
 
 Reply home_route(Context&, const Call&, const Caller&, const std::vector<std::string>&) {

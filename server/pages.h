@@ -27,6 +27,9 @@ Reply logout_route(Context& ctx, const Call& call, const Caller& caller, const s
 // The sign-in form; a sign-in sends the browser on to `next` when it is a
 // page of this site (/reports/..., /review/...), else to the report's home.
 std::string login_form(const std::string& next);
+// The page a request was made from, for a sign-in to come back to: the path
+// of a GET; for a form posted to /review/... the page that holds the form.
+std::string page_of(const Call& call);
 // Whether a form was posted from this site: its Origin (when sent) is this
 // server's, and the browser does not call it cross-site.
 bool same_site(const Context& ctx, const Call& call);

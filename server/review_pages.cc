@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/invisible.h"
 #include "base/text.h"
 #include "base/url.h"
 #include "base/utc_time.h"
@@ -102,7 +103,25 @@ std::string error_text(const Answer& a) {
 
 // ------------------------------------------------------------ text
 
-std::string esc(const std::string& s) { return html_escape(s); }
+// What members wrote, as HTML text: escaped, and the characters that reorder or hide text (bidi controls,
+// zero-width characters) and the C0 controls but line breaks and tabs shown as [U+XXXX], never obeyed.
+std::string esc(const std::string& s) {
+  std::string shown;
+  shown.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = 0;
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      shown += base::shown_code_point(c);
+    } else if (unsigned cp = base::invisible_at(s, i, &len)) {
+      shown += base::shown_code_point(cp);
+      i += len - 1;
+    } else {
+      shown += static_cast<char>(c);
+    }
+  }
+  return html_escape(shown);
+}
 
 // "in 2 d 3 h" / "passed 5 h ago" for an ISO time; "" when it is not one.
 std::string time_left(const std::string& iso) {
@@ -153,10 +172,9 @@ std::string shell(const std::string& title, const std::string& body, const Calle
   out += "<link rel=\"stylesheet\" href=\"/reports/" + reports::asset_url("assets/referee.css") +
          "\"></head>\n<body data-kind=\"review\">";
   out += "<header><nav aria-label=\"site\"><a href=\"/review/\">Review</a> <a href=\"/reports/index.html\">Results</a> ";
-  out += "<span class=\"who\">" + esc(caller.who.user) +
-         (caller.who.organisation.empty() ? std::string(" (") + review::role_name(caller.who.role) + ")"
-                                          : " (" + caller.who.organisation + ")") +
-         "</span> <a href=\"/reports/logout\">Sign out</a></nav></header>\n";
+  out += "<span class=\"who\">" + esc(caller.who.user) + " (" +
+         esc(caller.who.organisation.empty() ? std::string(review::role_name(caller.who.role)) : caller.who.organisation) +
+         ")</span> <a href=\"/reports/logout\">Sign out</a></nav></header>\n";
   out += "<main><h1>" + esc(title) + "</h1>\n" + body + "</main></body></html>\n";
   return out;
 }
@@ -186,7 +204,7 @@ bool signed_in(const Caller& caller) { return !caller.token.empty() && !caller.w
 Reply sign_in_first(const Call& call) {
   return error_page(401, "Sign in",
                     "<p>The review pages are for members of the round's organisations and its chairs.</p>\n" +
-                        login_form(call.path));
+                        login_form(page_of(call)));
 }
 
 // ------------------------------------------------------------ forms
@@ -204,22 +222,21 @@ struct Posted {
   }
 };
 
-// The session id of a form posted with the sign-in cookie ("" when it came with a bearer token).
-std::string session_of(const Call& call) {
-  if (!call.authorization.empty()) return "";
-  return cookie_session(call.cookie);
+// The session id of a caller signed in by the cookie ("" when a bearer token signed them in).
+std::string session_of(const Call& call, const Caller& caller) {
+  return caller.by_cookie ? cookie_session(call.cookie) : "";
 }
 
-std::string csrf_field(Context& ctx, const Call& call) {
-  std::string id = session_of(call);
+std::string csrf_field(Context& ctx, const Call& call, const Caller& caller) {
+  std::string id = session_of(call, caller);
   if (id.empty()) return "";
   return "<input type=\"hidden\" name=\"csrf\" value=\"" + esc(ctx.sessions.csrf_of(id)) + "\">";
 }
 
 // A form with the sign-in cookie must come from this site and carry the session's anti-forgery value.
-bool form_accepted(Context& ctx, const Call& call, std::string* why) {
-  std::string id = session_of(call);
-  if (id.empty()) return true;  // a bearer token: no browser sends one by itself
+bool form_accepted(Context& ctx, const Call& call, const Caller& caller, std::string* why) {
+  std::string id = session_of(call, caller);
+  if (id.empty()) return true;  // signed in by a bearer token: no browser sends one by itself
   if (!same_site(ctx, call)) {
     *why = "this form was sent from another site";
     return false;
@@ -263,23 +280,44 @@ const std::vector<std::pair<std::string, std::string>>& remedies() {
 }
 
 // A form: its error (the API's words) beside its fields, announced to screen readers.
-std::string form(Context& ctx, const Call& call, const std::string& action_url, const std::string& name, const std::string& legend,
-                 const std::string& fields, const Posted* posted, const std::string& button) {
+std::string form(Context& ctx, const Call& call, const Caller& caller, const std::string& action_url, const std::string& name,
+                 const std::string& legend, const std::string& fields, const Posted* posted, const std::string& button) {
   std::string id = "form-" + name;
+  const bool failed = posted && posted->action == name && !posted->error.empty() && !posted->stale;
   std::string out = "<form method=\"post\" action=\"" + esc(action_url) + "\" id=\"" + id + "\" class=\"review-form\">";
-  out += "<fieldset><legend>" + esc(legend) + "</legend>" + csrf_field(ctx, call);
-  if (posted && posted->action == name && !posted->error.empty() && !posted->stale)
-    out += "<p class=\"form-error\" role=\"alert\" id=\"" + id + "-error\">" + esc(posted->error) + "</p>";
+  out += "<fieldset" + (failed ? " aria-describedby=\"" + id + "-error\" aria-invalid=\"true\"" : std::string()) + "><legend>" +
+         esc(legend) + "</legend>" + csrf_field(ctx, call, caller);
+  if (failed) out += "<p class=\"form-error\" role=\"alert\" id=\"" + id + "-error\">" + esc(posted->error) + "</p>";
   out += fields + " <button type=\"submit\">" + esc(button) + "</button></fieldset></form>\n";
   return out;
+}
+
+// At the top of a page answering a form: what the API said, with a link to the form, and (when the form
+// is no longer offered: the objection changed, the caller may not) what was sent, so that nothing is lost.
+std::string posted_banner(const Posted* posted, bool form_shown) {
+  if (!posted || posted->error.empty()) return "";
+  std::string out = "<div class=\"notice\" role=\"alert\"><p><strong>" +
+                    std::string(posted->stale ? "Changed since you opened it." : "Not done.") + "</strong> " + esc(posted->error);
+  if (form_shown) out += " <a href=\"#form-" + esc(posted->action) + "\">To the form</a>";
+  out += "</p>";
+  if (!form_shown) {
+    std::string sent;
+    for (const auto& [k, v] : posted->values)
+      if (!v.empty()) sent += esc(k) + ": " + esc(v) + "\n";
+    if (!sent.empty()) out += "<p>What you sent, kept here:</p><pre class=\"said\">" + sent + "</pre>";
+  }
+  return out + "</div>\n";
 }
 
 // ------------------------------------------------------------ bodies from forms
 
 std::string f(const Call& call, const char* name) { return base::form_field(call.body, name); }
 
-bool parse_factor(const std::string& t, review::CastVote* v) {
+bool parse_factor(const std::string& typed, review::CastVote* v) {
+  const std::string t = base::trim(typed);
   if (t.empty()) return true;
+  // A decimal number as a person types one (1.0758, 1e0): no hexadecimal, no "inf".
+  if (t.find_first_not_of("0123456789.eE+-") != std::string::npos) return false;
   char* end = nullptr;
   double x = std::strtod(t.c_str(), &end);
   if (end == t.c_str() || *end) return false;
@@ -332,23 +370,29 @@ Reply objection_page(Context& ctx, const Call& call, const Caller& caller, const
   std::set<std::string> may;
   for (const auto& x : items(&a.body, "you_may")) may.insert(x.s);
   std::string b;
-  if (posted && posted->stale)
-    b += "<div class=\"notice\" role=\"alert\"><p><strong>Changed since you opened it.</strong> " + esc(posted->error) +
-         " It is shown below as it is now; what you wrote is kept in the form: send it again if it still holds.</p></div>\n";
   b += "<p><a href=\"" + esc(round_link(round)) + "\">" + esc(round) + "</a> · objection " + std::to_string(id) +
        " · <strong class=\"state state-" + esc(state) + "\">" + esc(state) + "</strong> · version " + std::to_string(version) + "</p>\n";
   b += "<dl class=\"facts\"><dt>By</dt><dd>" + esc(text(o, "by")) + " (" + esc(text(o, "filed_by")) + ")</dd><dt>Against</dt><dd>" +
        esc(text(o, "against")) + "</dd><dt>Rule</dt><dd>" + esc(text(o, "rule")) + "</dd><dt>Results</dt><dd>";
   for (const auto& r : items(o, "results")) b += result_link(round, r.s) + " ";
   b += "</dd><dt>Filed</dt><dd>" + esc(text(o, "created_at")) + "</dd></dl>\n";
-  if (!text(o, "text").empty()) b += "<p class=\"objection-text\">" + esc(text(o, "text")) + "</p>\n";
+  if (!text(o, "text").empty()) b += "<p class=\"objection-text said\">" + esc(text(o, "text")) + "</p>\n";
   // The score impact against the waiver threshold.
   if (const Json* im = field(o, "impact"); im && im->kind == Json::Kind::Object) {
-    b += "<h2>Score impact</h2><p>" + esc(text(im, "result")) + ": " + esc(text(im, "score_minutes")) + " min as scored; " +
-         (text(im, "minutes").empty() ? std::string("unknown if it holds") : esc(text(im, "minutes")) + " min if it holds") +
+    auto minutes = [&](const char* k) {
+      const Json* m = field(im, k);
+      if (!m || (m->kind != Json::Kind::Float && m->kind != Json::Kind::Int)) return std::string();
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.4f", m->kind == Json::Kind::Float ? m->f : static_cast<double>(m->i));
+      return std::string(buf);
+    };
+    const std::string known = minutes("minutes");
+    b += "<h2>Score impact</h2><p>" + esc(text(im, "result")) + ": " + minutes("score_minutes") + " min as scored; " +
+         (known.empty() ? std::string("unknown if it holds") : known + " min if it holds") +
          (text(im, "change_percent").empty() ? "" : " (" + esc(text(im, "change_percent")) + "%)") + ". ";
-    b += text(im, "under_waiver_threshold") == "yes" ? "Under the 2% waiver threshold: the chair may waive it."
-                                                      : "Above the 2% waiver threshold.";
+    if (!known.empty())
+      b += text(im, "under_waiver_threshold") == "yes" ? "Under the 2% waiver threshold: the chair may waive it."
+                                                        : "Above the 2% waiver threshold.";
     b += " <span class=\"muted\">" + esc(text(im, "basis")) + "</span></p>\n";
   }
   // Deadlines, with this objection's extensions.
@@ -371,17 +415,21 @@ Reply objection_page(Context& ctx, const Call& call, const Caller& caller, const
                       "<li class=\"response\"><p><strong>Response</strong> from " + esc(text(&r, "organisation")) + " (" +
                           esc(text(&r, "by")) + ")" +
                           (text(&r, "remedy").empty() ? "" : ", asks for " + esc(text(&r, "remedy")) + " " + esc(text(&r, "factor"))) +
-                          "</p><p>" + esc(text(&r, "text")) + "</p><p class=\"muted\">" + esc(text(&r, "created_at")) + "</p></li>"});
+                          "</p><p class=\"said\">" + esc(text(&r, "text")) + "</p><p class=\"muted\">" + esc(text(&r, "created_at")) + "</p></li>"});
   for (const auto& c : items(o, "comments"))
     thread.push_back({text(&c, "created_at"), "<li class=\"comment\"><p><strong>" + esc(text(&c, "user")) + "</strong> (" +
                                                   esc(text(&c, "organisation").empty() ? std::string("chair") : text(&c, "organisation")) +
-                                                  ")</p><p>" + esc(text(&c, "text")) + "</p><p class=\"muted\">" +
+                                                  ")</p><p class=\"said\">" + esc(text(&c, "text")) + "</p><p class=\"muted\">" +
                                                   esc(text(&c, "created_at")) + "</p></li>"});
   std::stable_sort(thread.begin(), thread.end(), [](const Post& x, const Post& y) { return x.at < y.at; });
-  b += "<h2>Discussion</h2><ol class=\"thread\">";
-  for (const auto& p : thread) b += p.html;
-  if (thread.empty()) b += "<li class=\"muted\">Nothing said yet.</li>";
-  b += "</ol>\n";
+  b += "<h2>Discussion</h2>";
+  if (thread.empty()) {
+    b += "<p class=\"muted\">Nothing said yet.</p>\n";
+  } else {
+    b += "<ol class=\"thread\">";
+    for (const auto& p : thread) b += p.html;
+    b += "</ol>\n";
+  }
   // The ballot.
   const Json* ballot = field(o, "ballot");
   b += "<h2>Votes</h2><p class=\"standing\">" + esc(text(ballot, "standing")) + "</p><table><caption>Votes cast</caption>"
@@ -392,7 +440,11 @@ Reply objection_page(Context& ctx, const Call& call, const Caller& caller, const
   b += "</tbody></table><p>Not voted yet: ";
   std::string nv;
   for (const auto& x : items(ballot, "not_voted")) nv += (nv.empty() ? "" : ", ") + x.s;
-  b += (nv.empty() ? std::string("nobody") : esc(nv)) + ".</p>\n";
+  b += (nv.empty() ? std::string("nobody") : esc(nv)) + ".";
+  if (!text(ballot, "votes_due").empty())
+    b += " Votes due " + when(text(ballot, "votes_due")) +
+         (text(ballot, "votes_due_set_here") == "yes" ? " (set on this objection)" : " (the round's decisions_due)") + ".";
+  b += "</p>\n";
   // The decision and what it replaced.
   if (const Json* d = field(o, "decision"); d && d->kind == Json::Kind::Object) {
     b += "<h2>Decision</h2><p class=\"decision\"><strong>" + esc(text(d, "outcome")) + "</strong>" +
@@ -400,62 +452,78 @@ Reply objection_page(Context& ctx, const Call& call, const Caller& caller, const
          esc(text(d, "id")) + " by " + esc(text(d, "decided_by")) + ", " + esc(text(d, "majority")) + " majority)</p><p>" +
          esc(text(d, "text")) + "</p>\n";
   }
-  for (const auto& d : items(o, "superseded"))
-    b += "<p class=\"muted\">Earlier decision " + esc(text(&d, "id")) + ": " + esc(text(&d, "outcome")) + " " + esc(text(&d, "remedy")) +
-         " " + esc(text(&d, "factor")) + " — " + esc(text(&d, "text")) + "</p>\n";
+  for (const auto& d : items(o, "superseded")) {
+    const Json* was = field(&d, "decision");
+    b += "<p class=\"muted\">Replaced decision: " + esc(text(was, "outcome")) + " " + esc(text(was, "remedy")) + " " +
+         esc(text(was, "factor")) + " (by " + esc(text(was, "decided_by")) + ", " + esc(text(was, "created_at")) + "), amended by " +
+         esc(text(&d, "amended_by")) + " at " + esc(text(&d, "amended_at")) + ": " + esc(text(&d, "reason")) + "</p>\n";
+  }
   if (const Json* w = field(o, "withdrawal"); w && w->kind == Json::Kind::Object)
-    b += "<h2>Withdrawn</h2><p>" + esc(text(w, "text")) + "</p>\n";
+    b += "<h2>Withdrawn</h2><p>by " + esc(text(w, "by")) + " at " + esc(text(w, "at")) + "</p><p class=\"said\">" +
+         esc(text(w, "text")) + "</p>\n";
 
   // The forms the caller may use.
   auto keep = [&](const std::string& action, const std::string& k) {
     return posted && posted->action == action ? posted->value(k) : std::string();
   };
   const std::string ver = "<input type=\"hidden\" name=\"version\" value=\"" + std::to_string(version) + "\">";
+  std::vector<std::pair<std::string, std::string>> submitters;
+  for (const auto& x : items(ballot, "eligible")) submitters.emplace_back(x.s, x.s);
   std::string forms;
   if (may.count("comment"))
-    forms += form(ctx, call, base_url + "/comment", "comment", "Add to the discussion",
+    forms += form(ctx, call, caller, base_url + "/comment", "comment", "Add to the discussion",
                   textarea("text", "Comment", keep("comment", "text"), true), posted, "Post comment");
   if (may.count("respond"))
-    forms += form(ctx, call, base_url + "/respond", "respond", "Respond for " + text(o, "against"),
+    forms += form(ctx, call, caller, base_url + "/respond", "respond", "Respond for " + text(o, "against"),
                   ver + textarea("text", "Response", keep("respond", "text"), true) +
                       select("remedy", "Remedy you propose", remedies(), keep("respond", "remedy")) +
                       input("factor", "Factor (for normalise)", keep("respond", "factor"), " inputmode=\"decimal\""),
                   posted, "Send response");
   if (may.count("evidence"))
-    forms += form(ctx, call, base_url + "/evidence", "evidence", "Add evidence",
+    forms += form(ctx, call, caller, base_url + "/evidence", "evidence", "Add evidence",
                   ver + textarea("check", "What a check or a log shows", keep("evidence", "check"), false) +
                       input("result", "Result (ORG/SYSTEM/BENCHMARK)", keep("evidence", "result")) +
                       input("file", "Log file", keep("evidence", "file")) + input("lines", "Lines (N or N-M)", keep("evidence", "lines")) +
                       input("note", "Note", keep("evidence", "note")),
                   posted, "Add evidence");
   if (may.count("vote"))
-    forms += form(ctx, call, base_url + "/vote", "vote", "Vote for " + caller.who.organisation,
+    forms += form(ctx, call, caller, base_url + "/vote", "vote", "Vote for " + caller.who.organisation,
                   ver + select("vote", "Vote", {{"uphold", "uphold"}, {"reject", "reject"}, {"abstain", "abstain"}}, keep("vote", "vote")) +
                       select("remedy", "Remedy (when upholding)", remedies(), keep("vote", "remedy")) +
                       input("factor", "Factor (for normalise)", keep("vote", "factor"), " inputmode=\"decimal\""),
                   posted, "Cast vote");
   if (may.count("decide"))
-    forms += form(ctx, call, base_url + "/decide", "decide", state == "decided" ? "Amend the decision" : "Decide",
+    forms += form(ctx, call, caller, base_url + "/decide", "decide", state == "decided" ? "Amend the decision" : "Decide",
                   ver + select("remedy", "Remedy", remedies(), keep("decide", "remedy")) +
                       input("factor", "Factor (for normalise)", keep("decide", "factor"), " inputmode=\"decimal\"") +
                       select("tie_break", "On a tie", {{"", "no tie"}, {"uphold", "uphold"}, {"reject", "reject"}}, keep("decide", "tie_break")) +
+                      "<label><input type=\"checkbox\" name=\"waive\" value=\"yes\"" +
+                      (keep("decide", "waive") == "yes" ? " checked" : "") + "> Waive it (the score impact is under 2%)</label>" +
                       textarea("text", "Reasons", keep("decide", "text"), false) +
-                      (state == "decided" ? input("reason", "Why the decision is amended", keep("decide", "reason"), " required") : "") +
+                      (state == "decided" ? "<input type=\"hidden\" name=\"amend\" value=\"yes\">" +
+                                                input("reason", "Why the decision is amended", keep("decide", "reason"), " required")
+                                          : std::string()) +
                       input("override", "Override reason (after a deadline)", keep("decide", "override")),
                   posted, state == "decided" ? "Amend decision" : "Record decision");
   if (may.count("extend"))
-    forms += form(ctx, call, base_url + "/extend", "extend", "Grant more time",
-                  ver + select("organisation", "Organisation", {{text(o, "by"), text(o, "by")}, {text(o, "against"), text(o, "against")}},
-                               keep("extend", "organisation")) +
+    forms += form(ctx, call, caller, base_url + "/extend", "extend", "Grant more time",
+                  ver + select("organisation", "Organisation", submitters, keep("extend", "organisation")) +
                       select("deadline", "Deadline", {{"objections_due", "objections due"}, {"responses_due", "responses due"}, {"decisions_due", "decisions due"}},
                              keep("extend", "deadline")) +
                       input("until", "Until (2026-12-20T17:00Z)", keep("extend", "until"), " required") +
                       input("reason", "Reason", keep("extend", "reason"), " required"),
                   posted, "Grant extension");
+  if (may.count("vote-deadline"))
+    forms += form(ctx, call, caller, base_url + "/vote-deadline", "vote-deadline", "Set when the votes are due",
+                  ver + input("until", "Votes due (2026-12-20T17:00Z)", keep("vote-deadline", "until"), " required") +
+                      input("reason", "Reason", keep("vote-deadline", "reason"), " required"),
+                  posted, "Set vote deadline");
   if (may.count("withdraw"))
-    forms += form(ctx, call, base_url + "/withdraw", "withdraw", "Withdraw the objection",
+    forms += form(ctx, call, caller, base_url + "/withdraw", "withdraw", "Withdraw the objection",
                   ver + textarea("text", "Why", keep("withdraw", "text"), false), posted, "Withdraw");
   if (!forms.empty()) b += "<h2>Act</h2>\n" + forms;
+  // What a form answered, at the top.
+  b = posted_banner(posted, posted && may.count(posted->action) > 0) + b;
   return html(posted ? (posted->status ? posted->status : 200) : 200, shell(text(o, "title"), b, caller));
 }
 
@@ -475,12 +543,14 @@ Reply round_page(Context& ctx, const Call& call, const Caller& caller, const std
   Answer pairings = ask(ctx, caller, "GET", "/api/v1/rounds/" + enc + "/pairings");
   Answer objections = ask(ctx, caller, "GET", "/api/v1/objections", {{"round", short_name}});
   Answer findings = ask(ctx, caller, "GET", "/api/v1/findings", {{"round", short_name}});
+  Answer announced = ask(ctx, caller, "GET", "/api/v1/rounds/" + enc + "/announcements");
+  // A part that could not be read is an error, never an empty table.
+  for (const Answer* part : {&pairings, &objections, &findings, &announced})
+    if (part->status != 200) return error_page(part->status == 401 ? 401 : 500, "Round " + short_name, "<p>" + esc(error_text(*part)) + "</p>\n");
   const std::string& org = caller.who.organisation;
   const bool chair = caller.who.role != review::Role::Member;
   std::string b = "<p>State: <strong>" + esc(state) + "</strong> · <a href=\"/reports/rounds/" + esc(base::percent_encode(round)) +
                   "/index.html\">results of the round</a></p>\n";
-  if (posted && !posted->error.empty() && posted->stale)
-    b += "<div class=\"notice\" role=\"alert\"><p><strong>Changed since you opened it.</strong> " + esc(posted->error) + "</p></div>\n";
   b += "<h2>Deadlines</h2><ul class=\"deadlines\">";
   if (const Json* s = field(&r.body, "schedule"); s && s->kind == Json::Kind::Object)
     for (const auto& [k, v] : s->fields) b += "<li>" + esc(k) + ": " + when(text(&v)) + "</li>";
@@ -491,21 +561,23 @@ Reply round_page(Context& ctx, const Call& call, const Caller& caller, const std
   for (const auto& p : items(&pairings.body, "pairings")) {
     const bool ours = text(&p, "reviewer") == org;
     if (ours) mine.insert(text(&p, "reviewed"));
+    const bool may_set = ours || caller.who.role == review::Role::Chair;  // a chair sets any review's status
     b += "<tr><td>" + esc(text(&p, "reviewer")) + "</td><td>" + esc(text(&p, "reviewed")) + "</td><td>" + esc(text(&p, "reason")) + "</td><td>";
-    if (ours && state == "review") {
+    if (may_set && state == "review") {
       const std::string name = "pairing-" + text(&p, "id");
-      b += "<form method=\"post\" action=\"/review/pairings/" + esc(text(&p, "id")) + "\" class=\"inline\">" + csrf_field(ctx, call) +
+      b += "<form method=\"post\" action=\"/review/pairings/" + esc(text(&p, "id")) + "\" class=\"inline\">" + csrf_field(ctx, call, caller) +
            "<input type=\"hidden\" name=\"version\" value=\"" + esc(text(&p, "version")) + "\"><input type=\"hidden\" name=\"round\" value=\"" +
            esc(short_name) + "\">" +
            select("status", "Status of the review of " + text(&p, "reviewed"),
-                  {{"assigned", "assigned"}, {"in-progress", "in progress"}, {"done", "done"}}, text(&p, "status")) +
+                  {{"assigned", "assigned"}, {"in-progress", "in progress"}, {"done", "done"}},
+                  posted && posted->action == name ? posted->value("status") : text(&p, "status")) +
            " <button type=\"submit\">Save</button>";
       if (posted && posted->action == name && !posted->error.empty())
         b += "<p class=\"form-error\" role=\"alert\">" + esc(posted->error) + "</p>";
       b += "</form>";
       // The audit of the organisation reviewed: its findings appear below, each one form away from an objection.
       const std::string audit = "audit-" + text(&p, "reviewed");
-      b += "<form method=\"post\" action=\"/review/" + esc(enc) + "/audit\" class=\"inline\">" + csrf_field(ctx, call) +
+      b += "<form method=\"post\" action=\"/review/" + esc(enc) + "/audit\" class=\"inline\">" + csrf_field(ctx, call, caller) +
            "<input type=\"hidden\" name=\"organisation\" value=\"" + esc(text(&p, "reviewed")) +
            "\"><button type=\"submit\">Audit " + esc(text(&p, "reviewed")) + "'s results</button>";
       if (posted && posted->action == audit && !posted->error.empty())
@@ -517,17 +589,23 @@ Reply round_page(Context& ctx, const Call& call, const Caller& caller, const std
     b += "</td></tr>";
   }
   b += "</tbody></table>\n";
+  // The objections filed from a finding: the finding links to them instead of offering another.
+  std::map<std::string, long long> filed_from;
+  for (const auto& o : items(&objections.body, "objections"))
+    if (!text(&o, "finding").empty() && text(&o, "state") != "withdrawn") filed_from.emplace(text(&o, "finding"), number(&o, "id"));
   // Findings on the results the caller's organisation reviews (a chair: all), each one form away from an objection.
   b += "<h2 id=\"findings\">Findings of the audit</h2>";
   std::string rows;
   for (const auto& fnd : items(&findings.body, "findings")) {
     const std::string fo = text(&fnd, "organisation");
-    if (!chair && !mine.count(fo) && fo != org) continue;
+    if (!chair && !mine.count(fo) && fo != org) continue;  // theirs, and those of the organisations they review
     rows += "<tr><td>" + esc(text(&fnd, "id")) + "</td><td>" + result_link(round, text(&fnd, "result")) + "</td><td>" +
             esc(text(&fnd, "rule")) + "</td><td>" + esc(text(&fnd, "summary")) + "</td><td>" + esc(text(&fnd, "state")) + "</td><td>";
-    if (text(&fnd, "state") == "open" && !org.empty() && fo != org) {
+    if (auto filed = filed_from.find(text(&fnd, "id")); filed != filed_from.end()) {
+      rows += "filed as <a href=\"" + esc(objection_link(filed->second)) + "\">objection " + std::to_string(filed->second) + "</a>";
+    } else if (text(&fnd, "state") == "open" && !org.empty() && fo != org) {
       const std::string name = "finding-" + text(&fnd, "id");
-      rows += "<form method=\"post\" action=\"/review/" + esc(enc) + "/objections\" class=\"inline\">" + csrf_field(ctx, call) +
+      rows += "<form method=\"post\" action=\"/review/" + esc(enc) + "/objections\" class=\"inline\">" + csrf_field(ctx, call, caller) +
               "<input type=\"hidden\" name=\"finding\" value=\"" + esc(text(&fnd, "id")) + "\">" +
               input("title", "Title (optional)", posted && posted->action == name ? posted->value("title") : "") +
               " <button type=\"submit\">File as objection</button>";
@@ -553,22 +631,35 @@ Reply round_page(Context& ctx, const Call& call, const Caller& caller, const std
   b += rows.empty() ? "<p class=\"muted\">No objections.</p>\n"
                     : "<table><thead><tr><th scope=\"col\">#</th><th scope=\"col\">Title</th><th scope=\"col\">By</th><th scope=\"col\">Against</th><th scope=\"col\">State</th></tr></thead><tbody>" +
                           rows + "</tbody></table>\n";
+  // Resubmitted results announced.
+  b += "<h2>Announced resubmissions</h2>";
+  rows.clear();
+  for (const auto& a : items(&announced.body, "announcements"))
+    rows += "<tr><td>" + esc(text(&a, "id")) + "</td><td>" + esc(text(&a, "result")) + "</td><td>" + esc(text(&a, "by")) + "</td><td>" +
+            esc(text(&a, "at")) + "</td><td class=\"said\">" + esc(text(&a, "text")) + "</td></tr>";
+  b += rows.empty() ? "<p class=\"muted\">None.</p>\n"
+                    : "<table><thead><tr><th scope=\"col\">#</th><th scope=\"col\">Result</th><th scope=\"col\">By</th><th scope=\"col\">At</th><th scope=\"col\">Which logs</th></tr></thead><tbody>" +
+                          rows + "</tbody></table>\n";
   // Filing by hand, and announcing resubmissions.
-  if (!org.empty() && state != "published") {
+  if ((!org.empty() || caller.who.role == review::Role::Chair) && state != "published") {
     auto keep = [&](const std::string& action, const std::string& k) {
       return posted && posted->action == action ? posted->value(k) : std::string();
     };
-    b += form(ctx, call, "/review/" + enc + "/objections", "file", "File an objection",
+    b += form(ctx, call, caller, "/review/" + enc + "/objections", "file", "File an objection",
               input("against", "Against (organisation)", keep("file", "against"), " required") +
                   textarea("results", "Results (ORG/SYSTEM/BENCHMARK, one per line)", keep("file", "results"), true) +
                   input("title", "Title", keep("file", "title"), " required") + input("rule", "Rule", keep("file", "rule"), " required") +
                   textarea("text", "What is wrong", keep("file", "text"), false),
               posted, "File objection");
-    b += form(ctx, call, "/review/" + enc + "/announcements", "announce", "Announce resubmitted results",
+    b += form(ctx, call, caller, "/review/" + enc + "/announcements", "announce", "Announce resubmitted results",
               textarea("results", "Your results resubmitted (ORG/SYSTEM/BENCHMARK, one per line)", keep("announce", "results"), true) +
                   textarea("text", "Which earlier logs they replace", keep("announce", "text"), true),
               posted, "Announce");
   }
+  b = posted_banner(posted, posted && (posted->action == "file" || posted->action == "announce" ||
+                                       b.find("id=\"form-" + posted->action) != std::string::npos ||
+                                       b.find("name=\"finding\" value=\"" + posted->action.substr(posted->action.find('-') + 1)) != std::string::npos)) +
+      b;
   return html(posted ? posted->status : 200, shell("Round " + short_name, b, caller));
 }
 
@@ -651,11 +742,31 @@ Posted posted_from(const Call& call, const std::string& action, std::initializer
   return p;
 }
 
-long long version_of(const Call& call) { return std::atoll(base::form_field(call.body, "version").c_str()); }
+// The version the page showed: a whole number from 1 (the form's hidden field). False when it is not one.
+bool expected(const Call& call, review::Expected* out) {
+  const std::string t = base::form_field(call.body, "version");
+  if (t.empty() || t.size() > 18 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+  long long v = std::atoll(t.c_str());
+  if (v < 1) return false;
+  *out = review::Expected{true, v};
+  return true;
+}
 
-review::Expected expected(const Call& call) {
-  long long v = version_of(call);
-  return review::Expected{v > 0, v};
+// Every field of a form is UTF-8 text (as the API takes only UTF-8): else the field that is not.
+std::string not_utf8(const Call& call) {
+  size_t pos = 0;
+  const std::string& body = call.body;
+  while (pos <= body.size()) {
+    size_t amp = body.find('&', pos);
+    if (amp == std::string::npos) amp = body.size();
+    std::string pair = body.substr(pos, amp - pos);
+    size_t eq = pair.find('=');
+    std::string name = base::percent_decode_lenient(pair.substr(0, eq), base::Plus::Space);
+    std::string value = eq == std::string::npos ? "" : base::percent_decode_lenient(pair.substr(eq + 1), base::Plus::Space);
+    if (!base::valid_utf8(name) || !base::valid_utf8(value)) return base::valid_utf8(name) ? name : "a field";
+    pos = amp + 1;
+  }
+  return "";
 }
 
 }  // namespace
@@ -663,7 +774,7 @@ review::Expected expected(const Call& call) {
 Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
   if (!signed_in(caller)) return sign_in_first(call);
   std::string why;
-  if (!form_accepted(ctx, call, &why)) return refused_form(why);
+  if (!form_accepted(ctx, call, caller, &why)) return refused_form(why);
   const std::string& id_text = params.at(0);
   const std::string& action = params.at(1);
   char* end = nullptr;
@@ -672,6 +783,14 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
   const std::string path = "/api/v1/objections/" + id_text;
   std::string api_path, body;
   Posted p;
+  review::Expected version;
+  const bool has_version = expected(call, &version);
+  // What the form sent that the API would not take: said beside the form, what was typed kept.
+  auto refuse = [&](int status, const std::string& why) {
+    p.status = status;
+    p.error = why;
+    return objection_page(ctx, call, caller, id_text, &p);
+  };
   if (action == "comment") {
     p = posted_from(call, action, {"text"});
     review::Comment in;
@@ -689,7 +808,7 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
     }
     review::Respond in;
     in.objection = id;
-    in.version = expected(call);
+    in.version = version;
     in.text = f(call, "text");
     in.remedy = f(call, "remedy");
     in.has_factor = factor.has_factor;
@@ -700,7 +819,7 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
     p = posted_from(call, action, {"vote", "remedy", "factor"});
     review::CastVote in;
     in.objection = id;
-    in.version = expected(call);
+    in.version = version;
     in.vote = f(call, "vote");
     in.remedy = f(call, "remedy");
     if (!parse_factor(f(call, "factor"), &in)) {
@@ -711,7 +830,7 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
     api_path = path + "/votes";
     body = review::request_body(in);
   } else if (action == "decide") {
-    p = posted_from(call, action, {"remedy", "factor", "tie_break", "text", "reason", "override"});
+    p = posted_from(call, action, {"remedy", "factor", "tie_break", "waive", "text", "reason", "override"});
     review::CastVote factor;
     if (!parse_factor(f(call, "factor"), &factor)) {
       p.error = "factor: '" + f(call, "factor") + "' is not a number";
@@ -720,14 +839,15 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
     }
     review::Decide in;
     in.objection = id;
-    in.version = expected(call);
+    in.version = version;
     in.remedy = f(call, "remedy");
     in.has_factor = factor.has_factor;
     in.factor = factor.factor;
     in.tie_break = f(call, "tie_break");
+    in.waive = f(call, "waive") == "yes";
     in.text = f(call, "text");
     in.reason = f(call, "reason");
-    in.amend = !in.reason.empty();
+    in.amend = f(call, "amend") == "yes";
     in.override_reason = f(call, "override");
     api_path = path + "/decision";
     body = review::request_body(in);
@@ -735,7 +855,7 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
     p = posted_from(call, action, {"text"});
     review::Withdraw in;
     in.objection = id;
-    in.version = expected(call);
+    in.version = version;
     in.text = f(call, "text");
     api_path = path + "/withdraw";
     body = review::request_body(in);
@@ -743,18 +863,27 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
     p = posted_from(call, action, {"organisation", "deadline", "until", "reason"});
     review::Extend in;
     in.objection = id;
-    in.version = expected(call);
+    in.version = version;
     in.organisation = f(call, "organisation");
     in.deadline = f(call, "deadline");
     in.until = f(call, "until");
     in.reason = f(call, "reason");
     api_path = path + "/extensions";
     body = review::request_body(in);
+  } else if (action == "vote-deadline") {
+    p = posted_from(call, action, {"until", "reason"});
+    review::SetVoteDeadline in;
+    in.objection = id;
+    in.version = version;
+    in.until = f(call, "until");
+    in.reason = f(call, "reason");
+    api_path = path + "/vote-deadline";
+    body = review::request_body(in);
   } else if (action == "evidence") {
     p = posted_from(call, action, {"check", "result", "file", "lines", "note"});
     review::AddEvidence in;
     in.objection = id;
-    in.version = expected(call);
+    in.version = version;
     if (!f(call, "file").empty() || !f(call, "lines").empty()) {
       review::EvidenceItem e;
       e.kind = review::EvidenceItem::Kind::Lines;
@@ -776,9 +905,12 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
   } else {
     return no_page(call, "no form '" + action + "' on an objection");
   }
+  if (std::string bad = not_utf8(call); !bad.empty()) return refuse(400, bad + ": the text is not UTF-8");
+  // Every form but a comment carries the version the page showed (a comment is never stale).
+  if (action != "comment" && !has_version)
+    return refuse(400, "version: the form's version is not a whole number from 1 (reload the page and send it again)");
   Answer a = ask(ctx, caller, "POST", api_path, {}, body);
   if (a.status / 100 == 2) return redirect_to(objection_link(id) + "#form-" + action);
-  if (a.status == 404) return no_page(call, error_text(a));
   p.status = a.status;
   p.stale = a.status == 409;
   // A stale form: the API's message says what changed (its hint is for the CLI; the page shows the new state).
@@ -789,7 +921,9 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
 Reply review_file_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
   if (!signed_in(caller)) return sign_in_first(call);
   std::string why;
-  if (!form_accepted(ctx, call, &why)) return refused_form(why);
+  if (!form_accepted(ctx, call, caller, &why)) return refused_form(why);
+  if (std::string bad = not_utf8(call); !bad.empty())
+    return error_page(400, "Form refused", "<p>" + esc(bad) + ": the text is not UTF-8.</p>\n");
   const std::string& round = params.at(0);
   review::FileObjection in;
   in.round = round;
@@ -820,7 +954,9 @@ Reply review_file_route(Context& ctx, const Call& call, const Caller& caller, co
 Reply review_announce_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
   if (!signed_in(caller)) return sign_in_first(call);
   std::string why;
-  if (!form_accepted(ctx, call, &why)) return refused_form(why);
+  if (!form_accepted(ctx, call, caller, &why)) return refused_form(why);
+  if (std::string bad = not_utf8(call); !bad.empty())
+    return error_page(400, "Form refused", "<p>" + esc(bad) + ": the text is not UTF-8.</p>\n");
   const std::string& round = params.at(0);
   Posted p = posted_from(call, "announce", {"results", "text"});
   review::AnnounceResubmission in;
@@ -837,7 +973,9 @@ Reply review_announce_route(Context& ctx, const Call& call, const Caller& caller
 Reply review_audit_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
   if (!signed_in(caller)) return sign_in_first(call);
   std::string why;
-  if (!form_accepted(ctx, call, &why)) return refused_form(why);
+  if (!form_accepted(ctx, call, caller, &why)) return refused_form(why);
+  if (std::string bad = not_utf8(call); !bad.empty())
+    return error_page(400, "Form refused", "<p>" + esc(bad) + ": the text is not UTF-8.</p>\n");
   const std::string& round = params.at(0);
   const std::string org = f(call, "organisation");
   Posted p = posted_from(call, "audit-" + org, {"organisation"});
@@ -853,7 +991,7 @@ Reply review_audit_route(Context& ctx, const Call& call, const Caller& caller, c
 Reply review_pairing_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
   if (!signed_in(caller)) return sign_in_first(call);
   std::string why;
-  if (!form_accepted(ctx, call, &why)) return refused_form(why);
+  if (!form_accepted(ctx, call, caller, &why)) return refused_form(why);
   const std::string& id_text = params.at(0);
   char* end = nullptr;
   long long id = std::strtoll(id_text.c_str(), &end, 10);
@@ -863,7 +1001,12 @@ Reply review_pairing_route(Context& ctx, const Call& call, const Caller& caller,
   review::UpdatePairing in;
   in.pairing = id;
   in.status = f(call, "status");
-  in.version = expected(call);
+  if (!expected(call, &in.version)) {
+    if (round.empty()) return error_page(400, "Required review", "<p>The form's version is not a whole number from 1.</p>\n");
+    p.status = 400;
+    p.error = "version: the form's version is not a whole number from 1 (reload the page and send it again)";
+    return round_page(ctx, call, caller, round, &p);
+  }
   Answer a = ask(ctx, caller, "PATCH", "/api/v1/pairings/" + id_text, {}, review::request_body(in));
   const std::string back = round.empty() ? "/review/" : "/review/" + base::percent_encode(round) + "/";
   if (a.status / 100 == 2) return redirect_to(back);

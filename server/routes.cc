@@ -310,6 +310,7 @@ bool resolve_actor(Context& ctx, const Route& route, const Call& call, Caller* o
   if (out->token.empty() && route.credentials == Credentials::BearerOrCookie) {
     std::string id = cookie_session(call.cookie);
     if (!id.empty()) out->token = ctx.sessions.token_of(id);
+    out->by_cookie = !out->token.empty();
   }
   if (route.access == Access::Review) {
     review::Response ignored;

@@ -150,6 +150,7 @@ enum class Errors {
 struct Caller {
   review::Actor who;  // who.user "" when nobody was identified
   std::string token;  // as presented ("" = none)
+  bool by_cookie = false;  // the token is the sign-in session's (a browser sends the cookie by itself)
 };
 
 // Pre: `params` holds the route's {captures}, in order.

@@ -252,7 +252,18 @@ int serve(const Options& o) {
     // Refused on its headers, before httplib reads (or skips, or inflates) a
     // body: server/limits.h.
     Refusal no = refuse_before_body(req.headers, max_body);
-    if (no.status == 0) return httplib::Server::HandlerResponse::Unhandled;
+    if (no.status == 0) {
+      // A page's form is read by the pages themselves (base::form_field), up to --max-body: httplib's own
+      // parsing of a form body stops at 8 KiB (its build's limit) with a 413 that would lose what a member
+      // typed (a comment may be 10,000 bytes, three times that percent-encoded). Its Content-Type is
+      // renamed so that httplib leaves the body as it is.
+      if (is_page_path(req.path) && req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0) {
+        auto& headers = const_cast<httplib::Headers&>(req.headers);  // the server's own request, not const
+        auto it = headers.find("Content-Type");
+        if (it != headers.end()) it->second = "application/x-referee-form";
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
     // The body was not read, so the connection cannot carry another request:
     // closed once the answer is sent (the logger runs after the write).
     t_refused = true;

@@ -456,6 +456,11 @@ CREATE TABLE comments (
 );
 CREATE INDEX comments_by_objection ON comments(objection_id, id);
 )sql",
+    // 11 -> 12: a vote deadline of one objection, set by a neutral chair: its
+    // votes are due then rather than at the round's decisions_due.
+    R"sql(
+ALTER TABLE objections ADD COLUMN votes_due TEXT;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

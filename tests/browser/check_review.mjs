@@ -204,6 +204,14 @@ try {
   await chair.page.goto(objectionUrl);
   check(await chair.page.locator("#form-decide").count() === 1 && await chair.page.locator("#form-vote").count() === 0,
         "chair: the neutral chair is offered the decision, not a vote");
+  // A vote deadline of this objection, shown on its ballot.
+  const due = new Date(Date.now() + 3 * 86400e3).toISOString().slice(0, 16) + "Z";
+  await chair.page.fill("#form-vote-deadline input[name=until]", due);
+  await chair.page.fill("#form-vote-deadline input[name=reason]", "to be settled at Thursday's meeting");
+  await submit(chair, "#form-vote-deadline");
+  t = await text(chair);
+  check(/Votes due .*\(in 2 d 23 h\).*\(set on this objection\)/.test(t) || /Votes due .*\(in 3 d 0 h\).*\(set on this objection\)/.test(t),
+        "chair: the vote deadline set here is on the ballot with the time left");
   await chair.page.selectOption("#form-decide select[name=remedy]", "normalise");
   await chair.page.fill("#form-decide input[name=factor]", "1.07575758");
   await chair.page.fill("#form-decide textarea[name=text]", "Normalised by the RCP checker's factor.");
@@ -227,6 +235,13 @@ try {
   check(!(await text(alice)).includes("forged"), "no forged comment reached the thread");
   resp = await alice.page.request.post(`${objectionUrl}/comment`, { form: { text: "Thanks, all.", csrf } });
   check(resp.status() === 200 && (await resp.text()).includes("Thanks, all."), "the same comment with the page's value is taken");
+  // Another kind of Authorization header beside the cookie (a proxy's Basic credentials) is no exemption.
+  resp = await alice.page.request.post(`${objectionUrl}/comment`, { form: { text: "forged" }, headers: { Authorization: "Basic YTpi" } });
+  check(resp.status() === 403, `a comment with the cookie and a Basic header but no anti-forgery value is refused (${resp.status()})`);
+  // A long comment in a form (over the 8 KiB an HTTP library takes by default; 9,000 bytes of UTF-8).
+  const long = "é".repeat(4500);
+  resp = await alice.page.request.post(`${objectionUrl}/comment`, { form: { text: long, csrf } });
+  check(resp.status() === 200 && (await resp.text()).includes(long), `a comment of 9,000 bytes is taken (${resp.status()})`);
   // A bearer token (no cookie, no browser) needs no anti-forgery value.
   const plain = await browser.newContext();
   resp = await plain.request.post(`${objectionUrl}/comment`, { form: { text: "by token" }, headers: { Authorization: `Bearer ${token("bob")}` } });

@@ -107,6 +107,79 @@ SubSetup report_setup() {
   };
 }
 
+// ---- meeting|meetings|minutes
+
+SubSetup meeting_setup() {
+  return [](CLI::App& sub) -> std::function<int()> {
+    struct Opts {
+      ClientOptions client;
+      std::string round, held_at, notes;
+      std::vector<std::string> attendees;
+      std::vector<long long> objections;
+      bool json = false;
+    };
+    auto o = std::make_shared<Opts>();
+    sub.add_option("--round", o->round, "round: training-3.1.0 or 3.1.0")->required();
+    sub.add_option("--held-at", o->held_at, "when it was held: 2026-12-10 or 2026-12-10T15:00Z")->required();
+    sub.add_option("--attendee", o->attendees, "an organisation that attended (repeatable)")->required();
+    sub.add_option("--objection", o->objections, "an objection discussed (repeatable)")->check(count_at_least(1));
+    sub.add_option("--notes", o->notes, "the notes (what was said beyond the decisions)");
+    add_answer_options(sub, &o->json, &o->client);
+    return [o]() -> int {
+      review::RecordMeeting in{o->round, o->held_at, o->notes, o->attendees, o->objections};
+      review::Request r{"POST", "/api/v1/rounds/" + path_segment(o->round) + "/meetings", {}, review::request_body(in), "", "", false};
+      auto local = [&](submissions::Store& s, const review::Actor& who) {
+        return review::meeting_answer(review::record_meeting(s, who, in));
+      };
+      return send_and_print("review meeting", o->client, r, local, o->json, [o](const mllog::Json& m) {
+        std::cout << "meeting " << jint(m, "id") << " of " << o->round << ", held " << jstr(m, "held_at")
+                  << ": recorded; its minutes: referee review minutes --round " << o->round << " --meeting " << jint(m, "id") << "\n";
+      });
+    };
+  };
+}
+
+void print_meetings(const mllog::Json& b) {
+  Table t({"id", "held at", "attending", "objections", "recorded by"});
+  if (const auto* ms = b.find("meetings"))
+    for (const auto& m : ms->items) {
+      std::string who, what;
+      if (const auto* a = m.find("attendees"))
+        for (const auto& x : a->items) who += (who.empty() ? "" : ", ") + x.s;
+      if (const auto* a = m.find("objections"))
+        for (const auto& x : a->items) what += (what.empty() ? "" : ", ") + std::to_string(x.i);
+      t.add({std::to_string(jint(m, "id")), jstr(m, "held_at"), who, what, jstr(m, "recorded_by")});
+    }
+  t.print(std::cout);
+}
+
+review::Response list_meetings(submissions::Store& s, const review::Actor& who, const std::string& round) {
+  return review::meetings_answer(review::round_meetings(s, who, round));
+}
+
+SubSetup minutes_setup() {
+  return [](CLI::App& sub) -> std::function<int()> {
+    struct Opts {
+      ClientOptions client;
+      std::string round, format = "md";
+      long long meeting = 0;
+    };
+    auto o = std::make_shared<Opts>();
+    sub.add_option("--round", o->round, "round: training-3.1.0 or 3.1.0")->required();
+    sub.add_option("--meeting", o->meeting, "the meeting's number (review meetings)")->required()->check(count_at_least(1));
+    sub.add_option("--format", o->format, "md (default) or json")->transform(CLI::IsMember({"md", "json"}, CLI::ignore_case));
+    add_client_options(sub, &o->client);
+    return [o]() -> int {
+      review::Request r{"GET", "/api/v1/rounds/" + path_segment(o->round) + "/meetings/" + std::to_string(o->meeting) + "/minutes",
+                        {{"format", o->format}}, "", "", "", false};
+      auto local = [&](submissions::Store& s, const review::Actor& who) {
+        return review::report_answer(review::meeting_minutes(s, who, o->round, o->meeting, o->format));
+      };
+      return send_and_print("review minutes", o->client, r, local, true, [](const mllog::Json&) {});
+    };
+  };
+}
+
 // ---- publish
 
 SubSetup publish_setup() {
@@ -226,6 +299,10 @@ Command review_command() {
                 {"pairing", "Set a required review's status", pairing_setup()},
                 {"report", "The committee's agenda and minutes (md, json, github)", report_setup()},
                 {"log", "The review's audit trail, or --verify its hash chain", review_log_setup()},
+                {"meeting", "Record a meeting of the committee (chairs)", meeting_setup()},
+                {"meetings", "The committee's meetings of a round",
+                 round_request("review meetings", "GET", "/meetings", false, list_meetings, print_meetings)},
+                {"minutes", "The minutes of one meeting, from the store and the review log (md, json)", minutes_setup()},
                 {"publish", "Write what is published at the end of the review: packages, results.csv, decisions", publish_setup()},
             });
           }};

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "base/utc_time.h"
 #include "mllog/json.h"
 #include "review/api.h"
 #include "review/events.h"
@@ -539,6 +540,66 @@ TEST_SUITE("review") {
     CHECK_MESSAGE(contains(out, "votes_due '2020-06-01T12:00:00Z', the review log says '2098-06-01T12:00:00Z'"), out);
     REQUIRE(run_referee("objection show " + std::to_string(id) + " --db '" + f.path + "'", &out) == 0);
     CHECK(contains(out, "votes due: 2020-06-01T12:00:00Z (set on this objection)"));
+  }
+
+  TEST_CASE("meetings: a chair records one, its minutes come from the store and the log, verify holds them to it") {
+    Review f;
+    long long id = f.file_rcp();  // Google against NVIDIA
+    const std::string base = "/api/v1/rounds/3.1.0/meetings";
+    const std::string today = referee::base::utc_now(referee::base::UtcFormat::Date);
+    const std::string body = R"({"held_at":")" + today + R"(","attendees":["google","NVIDIA","Dell"],"objections":[)" +
+                             std::to_string(id) + R"(],"notes":"NVIDIA asked for a week.\nAgreed."})";
+    // Chairs (and the local administrator) record meetings; members and administrators do not.
+    CHECK(f.call("goog", "POST", base, body).status == 403);
+    CHECK(f.call("admin1", "POST", base, body).status == 403);
+    auto refused = [&](const std::string& b, int status, const std::string& said) {
+      Response r = f.call("chair1", "POST", base, b);
+      CHECK_MESSAGE(r.status == status, b << " -> " << r.body);
+      CHECK_MESSAGE(contains(r.body, said), r.body);
+    };
+    refused(R"({"held_at":"2099-01-01","attendees":["Google"]})", 422, "is in the future");
+    refused(R"({"held_at":"soon","attendees":["Google"]})", 400, "held_at");
+    refused(R"({"held_at":"2026-01-01","attendees":[]})", 400, "no organisation attended");
+    refused(R"({"held_at":"2026-01-01","attendees":["Intel"]})", 422, "did not submit to training-3.1.0");
+    refused(R"({"held_at":"2026-01-01","attendees":["Google"],"objections":[999]})", 404, "objection 999 is not one of");
+    refused(R"({"held_at":"2026-01-01","attendees":["Google"],"objections":["x"]})", 400, "objections");
+    Response ok = f.call("chair1", "POST", base, body);
+    REQUIRE_MESSAGE(ok.status == 201, ok.body);
+    CHECK(contains(ok.body, R"("attendees":["Google","NVIDIA","Dell"])"));  // as the store spells them
+    CHECK(contains(f.call("dell", "GET", base, "").body, R"("meetings":[{"id":1,)"));
+    // The minutes: attendance, the objection as it stands, the log since the start, the notes; a chair reads the chain's head.
+    Response md = f.call("chair1", "GET", base + "/1/minutes", "");
+    REQUIRE(md.status == 200);
+    CHECK(contains(md.body, "# Minutes of meeting 1 of training-3.1.0"));
+    CHECK(contains(md.body, "Attending: Google, NVIDIA, Dell."));
+    CHECK(contains(md.body, "### Objection " + std::to_string(id) + ": "));
+    CHECK(contains(md.body, "objection.file objection/" + std::to_string(id) + " by goog (Google) [event "));
+    CHECK(contains(md.body, "> NVIDIA asked for a week.\n> Agreed.\n"));
+    CHECK(contains(md.body, "The review log's head at the meeting: "));
+    // A member reads no event numbers and no head: they count the events of rounds hidden from them.
+    Response member = f.call("dell", "GET", base + "/1/minutes?format=json", "");
+    REQUIRE(member.status == 200);
+    CHECK(contains(member.body, "\"schema\": \"referee.minutes/1\""));
+    CHECK_FALSE(contains(member.body, "\"seq\""));
+    CHECK(contains(member.body, "\"chain_head\": null"));
+    CHECK(f.call("dell", "GET", base + "/9/minutes", "").status == 404);
+    CHECK(f.call("intel", "GET", base + "/1/minutes", "").status == 404);  // the embargo: the round is hidden from Intel
+    // verify holds the row to its event.
+    f.s.reset();
+    f.api.reset();
+    std::string out;
+    REQUIRE(run_referee("review log --verify --db '" + f.path + "'", &out) == 0);
+    auto tampered = [&](const std::string& sql, const std::string& expect) {
+      CAPTURE(sql);
+      std::string o;
+      CHECK(run_referee("review log --verify --db '" + f.edited_copy(sql) + "'", &o) == 1);
+      CHECK_MESSAGE(contains(o, expect), o);
+    };
+    tampered("UPDATE meetings SET attendees_json = '[\"Google\"]'", "the attendees are not those event");
+    tampered("UPDATE meetings SET notes = 'nothing was agreed'", "the notes are not those");
+    tampered("DELETE FROM meetings", "meetings: row 1 recorded by event");
+    REQUIRE(run_referee("review minutes --round 3.1.0 --meeting 1 --db '" + f.path + "'", &out) == 0);
+    CHECK(contains(out, "Attending: Google, NVIDIA, Dell."));
   }
 
   TEST_CASE("majority rules: simple, two thirds to exclude or move, the chair's tie-break") {

@@ -42,6 +42,8 @@ Access authorize(const Actor& who, Action action, const Standing& st, const std:
     case Action::ListUsers: ok = !member; writes_round = false; break;
     // The publication is written again from the decisions whenever asked, a published round's too.
     case Action::Publish: ok = chair || admin; writes_round = false; break;
+    // The committee's meetings: its chairs keep the minutes (the local administrator may).
+    case Action::RecordMeeting: ok = chair || who.local_admin; break;
   }
   if (!ok) return Access::Forbidden;
   if (writes_round && round_state == "published") return Access::Closed;

@@ -35,6 +35,7 @@ enum class Action {
   ManageUsers,       // POST /users, /users/{name}/tokens, /users/{name}/revoke, /tokens/revoke
   ListUsers,         // GET /users
   Publish,           // referee review publish (a local store)
+  RecordMeeting,     // POST /rounds/{round}/meetings
 };
 
 // What the actor is to the object acted on, found in the store before asking.

@@ -132,6 +132,12 @@ TEST_SUITE("review") {
         {&admin, Action::Publish, "", "final", A},
         {&local, Action::Publish, "", "final", A},
         {&member, Action::Publish, "submitted", "final", F},
+        // Meetings: chairs and the local administrator, until the round is published.
+        {&chair, Action::RecordMeeting, "", "review", A},
+        {&local, Action::RecordMeeting, "", "final", A},
+        {&admin, Action::RecordMeeting, "", "review", F},
+        {&member, Action::RecordMeeting, "submitted", "review", F},
+        {&chair, Action::RecordMeeting, "", "published", C},
     };
     int n = 0;
     for (const auto& r : rows) {

@@ -525,4 +525,64 @@ std::string report_github(const ReportRound& r) {
   return out;
 }
 
+std::string minutes_markdown(const MeetingMinutes& m) {
+  std::string out = "# Minutes of meeting " + std::to_string(m.id) + " of " + md_inline(m.round) + "\n\n";
+  out += "Held " + md_inline(m.held_at) + "; recorded by " + md_inline(m.recorded_by) + " at " + md_inline(m.recorded_at) + ".\n\n";
+  std::string who;
+  for (const auto& a : m.attendees) who += (who.empty() ? "" : ", ") + md_inline(a);
+  out += "Attending: " + (who.empty() ? std::string("nobody recorded") : who) + ".\n\n";
+  out += "## Objections discussed\n\n";
+  if (m.discussed.empty()) out += "None.\n\n";
+  for (const auto& o : m.discussed) {
+    const bool here = std::find(m.decided_here.begin(), m.decided_here.end(), o.id) != m.decided_here.end();
+    out += "### Objection " + std::to_string(o.id) + ": " + md_inline(o.title) + (here ? " (decided since the last meeting)" : "") + "\n\n";
+    objection_body(out, o);
+    out += "\n";
+  }
+  out += "## Decisions taken\n\n";
+  if (m.decided_here.empty()) out += "None.\n";
+  for (const auto& o : m.discussed)
+    if (std::find(m.decided_here.begin(), m.decided_here.end(), o.id) != m.decided_here.end())
+      out += "- Objection " + std::to_string(o.id) + ": " + decision_line(o) + "\n";
+  out += "\n## The review log " + (m.since.empty() ? std::string("up to the meeting") : "since the meeting of " + md_inline(m.since)) + "\n\n";
+  if (m.happened.empty()) out += "Nothing.\n";
+  for (const auto& e : m.happened)
+    out += "- " + md_inline(e.at) + " " + md_inline(e.action) + " " + md_inline(e.subject) + " by " + md_inline(e.actor) +
+           (e.organisation.empty() ? "" : " (" + md_inline(e.organisation) + ")") + (e.seq ? " [event " + std::to_string(e.seq) + "]" : "") + "\n";
+  out += "\n## Notes\n\n" + (m.notes.empty() ? std::string("None.\n") : md_quote(m.notes));
+  if (!m.chain_head.empty()) out += "\nThe review log's head at the meeting: " + md_inline(m.chain_head) + " (referee review log --verify --head).\n";
+  return out;
+}
+
+std::string minutes_json(const MeetingMinutes& m) {
+  mllog::JsonWriter w(2, mllog::JsonText::kUtf8);
+  w.begin_object().key("schema").value("referee.minutes/1").key("round").value(m.round).key("meeting").value(m.id);
+  w.key("held_at").value(m.held_at).key("since");
+  if (m.since.empty()) w.null(); else w.value(m.since);
+  w.key("recorded_by").value(m.recorded_by).key("recorded_at").value(m.recorded_at);
+  w.key("attendees").begin_array();
+  for (const auto& a : m.attendees) w.value(a);
+  w.end_array().key("discussed").begin_array();
+  for (const auto& o : m.discussed) {
+    w.begin_object().key("objection").value(o.id).key("title").value(o.title).key("state").value(o.state);
+    w.key("decided_since_last_meeting").value(std::find(m.decided_here.begin(), m.decided_here.end(), o.id) != m.decided_here.end());
+    w.key("decision");
+    if (!o.decided) w.null(); else w.value(decision_line(o));
+    w.end_object();
+  }
+  w.end_array().key("log").begin_array();
+  for (const auto& e : m.happened) {
+    w.begin_object();
+    if (e.seq) w.key("seq").value(e.seq);
+    w.key("at").value(e.at).key("action").value(e.action).key("subject").value(e.subject).key("actor").value(e.actor);
+    w.key("organisation");
+    if (e.organisation.empty()) w.null(); else w.value(e.organisation);
+    w.end_object();
+  }
+  w.end_array().key("notes").value(m.notes).key("chain_head");
+  if (m.chain_head.empty()) w.null(); else w.value(m.chain_head);
+  w.end_object();
+  return w.str() + "\n";
+}
+
 }  // namespace referee::review

@@ -98,6 +98,25 @@ struct ReportRound {
 bool load_report(submissions::Store& s, long long round_id, ReportRound* out, std::string* error);
 
 std::string report_json(const ReportRound& r);
+
+// The minutes of one meeting (review::meeting_minutes): what is shown, read.
+struct MeetingMinutes {
+  std::string round;
+  long long id = 0;
+  std::string held_at, since;  // since: the previous meeting's time ("" for the first)
+  std::string recorded_by, recorded_at, notes;
+  std::vector<std::string> attendees;
+  std::vector<ReportObjection> discussed;  // as they stand
+  std::vector<long long> decided_here;     // discussed objections decided since the previous meeting
+  struct Happened {
+    long long seq = 0;  // 0: not shown (a member reads no event numbers)
+    std::string at, actor, organisation, action, subject;
+  };
+  std::vector<Happened> happened;  // the round's events since the previous meeting, up to this one
+  std::string chain_head;          // "seq:hash" of the last event up to the meeting ("" for a member)
+};
+std::string minutes_markdown(const MeetingMinutes& m);
+std::string minutes_json(const MeetingMinutes& m);
 std::string report_markdown(const ReportRound& r);
 // One block per objection, each ready for `gh issue create`: a front matter
 // with title and labels, then the body (docs/review.md).

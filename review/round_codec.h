@@ -17,6 +17,7 @@ std::string request_body(const SetSchedule& in);
 std::string request_body(const ChangeRoundState& in);
 std::string request_body(const UpdatePairing& in);
 std::string request_body(const AnnounceResubmission& in);
+std::string request_body(const RecordMeeting& in);
 
 // 200 with the round ({"round", "state", "review", "schedule", "version"}), or the error.
 Response round_answer(const Result<RoundInfo>& r);
@@ -31,6 +32,10 @@ Response announced_answer(const Result<Announced>& r);
 // 200 with {"round", "pairings": [...]} / {"round", "announcements": [...]}, or the error.
 Response pairings_answer(const Result<RoundRows<Pairing>>& r);
 Response announcements_answer(const Result<RoundRows<Announcement>>& r);
+// 201 with the meeting ({id, held_at, attendees, objections, notes, recorded_by, created_at}), or the error.
+Response meeting_answer(const Result<Meeting>& r);
+// 200 with {"round", "meetings": [...]}, or the error.
+Response meetings_answer(const Result<RoundRows<Meeting>>& r);
 // 200 with the report (JSON, or text/markdown), or the error.
 Response report_answer(const Result<ReportText>& r);
 

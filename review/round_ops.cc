@@ -6,6 +6,7 @@
 
 #include "base/invisible.h"
 #include "base/text.h"
+#include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
 #include "review/report.h"
@@ -61,6 +62,34 @@ std::vector<Announcement> read_announcements(Store& s, long long round_id, std::
 }
 
 int status_rank(const std::string& s) { return s == "assigned" ? 0 : s == "in-progress" ? 1 : s == "done" ? 2 : -1; }
+
+std::vector<Meeting> read_meetings(Store& s, long long round_id, std::string* error) {
+  std::vector<Meeting> out;
+  if (s.opened_version() < 13) return out;  // a store opened read-only before schema 13 has none
+  Stmt q(s.db(),
+         "SELECT m.id, m.held_at, m.attendees_json, m.objections_json, m.notes, COALESCE(u.name, 'local-admin'), m.created_at "
+         "FROM meetings m LEFT JOIN users u ON u.id = m.user_id WHERE m.round_id = ?1 ORDER BY m.held_at, m.id");
+  q.bind(1, round_id);
+  while (q.step()) {
+    Meeting m;
+    m.id = q.col_int(0);
+    m.held_at = q.col_text(1);
+    mllog::Json j;
+    std::string perr;
+    if (mllog::parse_json_permissive(q.col_text(2), &j, &perr))
+      for (const auto& a : j.items)
+        if (a.kind == mllog::Json::Kind::String) m.attendees.push_back(a.s);
+    if (mllog::parse_json_permissive(q.col_text(3), &j, &perr))
+      for (const auto& a : j.items)
+        if (a.kind == mllog::Json::Kind::Int) m.objections.push_back(a.i);
+    m.notes = q.col_text(4);
+    m.recorded_by = q.col_text(5);
+    m.created_at = q.col_text(6);
+    out.push_back(std::move(m));
+  }
+  if (!q.ok()) *error = s.describe_error(q.rc(), "reading meetings");
+  return out;
+}
 
 }  // namespace
 
@@ -407,6 +436,84 @@ Result<Announced> announce_resubmission(Store& s, const Actor& who, const Announ
 
 // ------------------------------------------------------------ reads
 
+Result<Meeting> record_meeting(Store& s, const Actor& who, const RecordMeeting& in) {
+  Error e;
+  if (!allowed(who, Action::RecordMeeting, "only a review chair records the committee's meetings", &e)) return e;
+  std::string held, perr;
+  if (!parse_instant(in.held_at, &held, &perr)) return make_error(400, "bad-date", "held_at: " + perr);
+  if (in.attendees.empty())
+    return make_error(400, "bad-field", "no organisation attended (--attendee ORG, API field `attendees`)");
+  if (in.notes.size() > 100000) return make_error(400, "bad-field", "notes: at most 100000 bytes");
+  RoundInfo r;
+  if (!find_round(s, who, in.round, &r, &e)) return e;
+  Meeting out;
+  auto w = write(s, who, [&](Change* event) -> Result<long long> {
+    if (r.state == "published") return make_error(422, "published", r.name + " is published; nothing changes any more");
+    const std::string now = now_utc();
+    // A meeting is recorded once held: a later day, or a later time today, is refused (a bare date, which
+    // reads as the end of that day, is today's meeting).
+    const bool later_day = held.substr(0, 10) > now.substr(0, 10);
+    const bool later_today = held.substr(0, 10) == now.substr(0, 10) && in.held_at.size() > 10 && held > now;
+    if (later_day || later_today)
+      return make_error(422, "future", "held_at " + held + " is in the future: a meeting is recorded once it was held");
+    const std::vector<std::string> submitters = round_submitters(s, r.id);
+    std::vector<std::string> attendees;
+    for (const auto& a : in.attendees) {
+      std::string spelled;
+      for (const auto& n : submitters)
+        if (base::lower(n) == base::lower(a)) spelled = n;
+      if (spelled.empty()) {
+        std::string list;
+        for (const auto& n : submitters) list += (list.empty() ? "" : ", ") + n;
+        return make_error(422, "not-in-round", "organisation " + base::excerpt(a) + " did not submit to " + r.name,
+                          "the round's submitters: " + list);
+      }
+      if (std::find(attendees.begin(), attendees.end(), spelled) == attendees.end()) attendees.push_back(spelled);
+    }
+    std::vector<long long> discussed;
+    for (long long id : in.objections) {
+      Stmt q(s.db(), "SELECT 1 FROM objections WHERE id = ?1 AND round_id = ?2");
+      q.bind(1, id).bind(2, r.id);
+      if (!q.step()) return make_error(404, "unknown-objection", "objection " + std::to_string(id) + " is not one of " + r.name + "'s");
+      if (std::find(discussed.begin(), discussed.end(), id) == discussed.end()) discussed.push_back(id);
+    }
+    long long uid = 0;
+    std::string error;
+    if (!actor_user_id(s, who, &uid, &error)) return make_error(500, "store", error);
+    const long long id = next_id(s, "meetings", r.id, &e);
+    if (!id) return e;
+    mllog::JsonWriter aj(0, mllog::JsonText::kUtf8), oj(0, mllog::JsonText::kUtf8);
+    aj.begin_array();
+    for (const auto& a : attendees) aj.value(a);
+    aj.end_array();
+    oj.begin_array();
+    for (long long o : discussed) oj.value(o);
+    oj.end_array();
+    Stmt ins(s.db(),
+             "INSERT INTO meetings (round_id, held_at, attendees_json, objections_json, notes, user_id, created_at, id) VALUES "
+             "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+    ins.bind(1, r.id).bind(2, held).bind(3, aj.str()).bind(4, oj.str()).bind(5, in.notes);
+    if (uid) ins.bind(6, uid); else ins.bind_null(6);
+    ins.bind(7, now).bind(8, id);
+    if (!ins.run()) return store_error(s, ins.rc(), "recording the meeting");
+    mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
+    p.begin_object().key("round").value(r.name).key("meeting").value(id).key("held_at").value(held);
+    p.key("attendees").raw(aj.str()).key("objections").raw(oj.str());
+    p.key("notes_sha256").value(text_digest(in.notes)).key("created_at").value(now).end_object();
+    *event = Change{"meeting.record", "round/" + r.name, p.str()};
+    out.id = id;
+    out.held_at = held;
+    out.attendees = attendees;
+    out.objections = discussed;
+    out.notes = in.notes;
+    out.recorded_by = who.local_admin ? "local-admin" : who.user;
+    out.created_at = now;
+    return r.id;
+  });
+  if (!w.ok()) return w.error();
+  return out;
+}
+
 Result<std::vector<RoundInfo>> visible_rounds(Store& s, const Actor& who) {
   std::vector<RoundInfo> out;
   for (const auto& name : submissions::rounds(s)) {
@@ -452,6 +559,10 @@ Result<RoundRows<Announcement>> round_announcements(Store& s, const Actor& who, 
   return rows_of<Announcement>(s, who, round, read_announcements);
 }
 
+Result<RoundRows<Meeting>> round_meetings(Store& s, const Actor& who, const std::string& round) {
+  return rows_of<Meeting>(s, who, round, read_meetings);
+}
+
 Result<ReportText> round_report(Store& s, const Actor& who, const std::string& round, const std::string& format_text) {
   RoundInfo r;
   Error e;
@@ -483,6 +594,69 @@ Result<ReportText> round_report(Store& s, const Actor& who, const std::string& r
     out.text = report_json(rr);
   } else {
     out.text = format == "md" ? report_markdown(rr) : report_github(rr);
+    out.markdown = true;
+  }
+  return out;
+}
+
+Result<ReportText> meeting_minutes(Store& s, const Actor& who, const std::string& round, long long meeting,
+                                   const std::string& format_text) {
+  RoundInfo r;
+  Error e;
+  if (!find_round(s, who, round, &r, &e)) return e;
+  const std::string format = base::lower(format_text);
+  if (format != "json" && format != "md") return make_error(400, "bad-format", "format '" + format + "' is neither json nor md");
+  std::string error;
+  std::vector<Meeting> all = read_meetings(s, r.id, &error);
+  if (!error.empty()) return make_error(500, "store", error);
+  auto it = std::find_if(all.begin(), all.end(), [&](const Meeting& m) { return m.id == meeting; });
+  if (it == all.end()) return make_error(404, "unknown-meeting", "no meeting " + std::to_string(meeting) + " of " + r.name,
+                                         "referee review meetings --round " + r.name + " lists them");
+  MeetingMinutes m;
+  m.round = r.name;
+  m.id = it->id;
+  m.held_at = it->held_at;
+  m.since = it == all.begin() ? "" : std::prev(it)->held_at;
+  m.recorded_by = it->recorded_by;
+  m.recorded_at = it->created_at;
+  m.notes = it->notes;
+  m.attendees = it->attendees;
+  ReportRound rr;
+  if (!load_report(s, r.id, &rr, &error)) return make_error(500, "store", error);
+  for (long long id : it->objections)
+    for (auto& o : rr.objections)
+      if (o.id == id) {
+        if (who.role == Role::Member) {
+          for (auto& x : o.overrides) x.seq = 0;
+          for (auto& x : o.extensions) x.seq = 0;
+        }
+        if (o.decided && o.decided_at <= m.held_at && (m.since.empty() || o.decided_at > m.since)) m.decided_here.push_back(o.id);
+        m.discussed.push_back(o);
+      }
+  // The round's events between the previous meeting and this one; the chain's head at the meeting.
+  std::vector<Event> events = read_events(s, "", &error);
+  if (!error.empty()) return make_error(500, "store", error);
+  for (const auto& ev : events) {
+    if (ev.at > m.held_at) break;
+    if (who.role != Role::Member) m.chain_head = std::to_string(ev.seq) + ":" + ev.hash;
+    if (!m.since.empty() && ev.at <= m.since) continue;
+    std::string of;
+    if (ev.subject.rfind("round/", 0) == 0) {
+      of = ev.subject.substr(6);
+    } else {
+      mllog::Json p;
+      std::string perr;
+      if (mllog::parse_json_permissive(ev.payload_json, &p, &perr))
+        if (const auto* rd = p.find("round"); rd && rd->kind == mllog::Json::Kind::String) of = rd->s;
+    }
+    if (of != r.name) continue;
+    m.happened.push_back({who.role == Role::Member ? 0 : ev.seq, ev.at, ev.actor, ev.organisation, ev.action, ev.subject});
+  }
+  ReportText out;
+  if (format == "json") {
+    out.text = minutes_json(m);
+  } else {
+    out.text = minutes_markdown(m);
     out.markdown = true;
   }
   return out;

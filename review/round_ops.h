@@ -109,6 +109,24 @@ Result<Assignment> assign_pairings(submissions::Store& s, const Actor& who, cons
 Result<Pairing> update_pairing(submissions::Store& s, const Actor& who, const UpdatePairing& in);
 Result<Announced> announce_resubmission(submissions::Store& s, const Actor& who, const AnnounceResubmission& in);
 
+// POST /rounds/{round}/meetings: a meeting of the committee, recorded by a
+// chair: when it was held (not in the future), the organisations that
+// attended (each with a package in the round), the objections discussed (of
+// this round) and the notes.
+struct RecordMeeting {
+  std::string round, held_at, notes;
+  std::vector<std::string> attendees;
+  std::vector<long long> objections;
+};
+
+struct Meeting {
+  long long id = 0;
+  std::string held_at, notes, recorded_by, created_at;
+  std::vector<std::string> attendees;
+  std::vector<long long> objections;
+};
+Result<Meeting> record_meeting(submissions::Store& s, const Actor& who, const RecordMeeting& in);
+
 // ------------------------------------------------------------ reads
 
 // The rounds the actor may see, in the store's order (an embargoed one is left out).
@@ -124,6 +142,8 @@ struct RoundRows {
 };
 Result<RoundRows<Pairing>> round_pairings(submissions::Store& s, const Actor& who, const std::string& round);
 Result<RoundRows<Announcement>> round_announcements(submissions::Store& s, const Actor& who, const std::string& round);
+Result<RoundRows<Meeting>> round_meetings(submissions::Store& s, const Actor& who, const std::string& round);
+
 
 // The committee's report of a round in `format`: json, md or github (any
 // case; anything else is 400, after the round is found).
@@ -133,5 +153,13 @@ struct ReportText {
 };
 Result<ReportText> round_report(submissions::Store& s, const Actor& who, const std::string& round,
                                 const std::string& format);
+
+// The minutes of meeting `meeting` of `round` in `format` (md or json), made
+// from the store and the review log: the attendees, each objection discussed
+// as it stood (its ballot and decision; the decisions taken since the
+// previous meeting marked), everything the log recorded in the round since
+// the previous meeting, the notes, and the chain's head at the meeting.
+Result<ReportText> meeting_minutes(submissions::Store& s, const Actor& who, const std::string& round, long long meeting,
+                                   const std::string& format);
 
 }  // namespace referee::review

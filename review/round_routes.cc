@@ -96,6 +96,34 @@ Response get_announcements(Context& c) {
   return announcements_answer(round_announcements(c.store, c.who, c.params[0]));
 }
 
+Response post_meeting(Context& c) {
+  Json body;
+  Response err;
+  RecordMeeting in;
+  in.round = c.params[0];
+  if (!parse_body(c.req, {"held_at", "attendees", "objections", "notes"}, &body, &err) ||
+      !body_string(body, "held_at", true, &in.held_at, &err) || !body_strings(body, "attendees", true, &in.attendees, &err) ||
+      !body_string(body, "notes", false, &in.notes, &err))
+    return err;
+  if (const Json* os = body.find("objections")) {
+    if (os->kind != Json::Kind::Array) return error_response(400, "bad-field", "objections: a list of objection numbers");
+    for (const auto& x : os->items) {
+      if (x.kind != Json::Kind::Int || x.i < 1) return error_response(400, "bad-field", "objections: a list of objection numbers");
+      in.objections.push_back(x.i);
+    }
+  }
+  return meeting_answer(record_meeting(c.store, c.who, in));
+}
+
+Response get_meetings(Context& c) { return meetings_answer(round_meetings(c.store, c.who, c.params[0])); }
+
+Response get_minutes(Context& c) {
+  char* end = nullptr;
+  long long id = std::strtoll(c.params[1].c_str(), &end, 10);
+  if (c.params[1].empty() || *end || id < 1) return error_response(404, "unknown-meeting", "no meeting '" + c.params[1] + "'");
+  return report_answer(meeting_minutes(c.store, c.who, c.params[0], id, c.query("format", "md")));
+}
+
 Response get_report(Context& c) {
   return report_answer(round_report(c.store, c.who, c.params[0], c.query("format", "json")));
 }
@@ -235,6 +263,36 @@ Response announced_answer(const Result<Announced>& r) {
   return json_response(out.str(), 201);
 }
 
+void meeting_json(JsonWriter& w, const Meeting& m) {
+  w.begin_object().key("id").value(m.id).key("held_at").value(m.held_at).key("attendees").begin_array();
+  for (const auto& a : m.attendees) w.value(a);
+  w.end_array().key("objections").begin_array();
+  for (long long o : m.objections) w.value(o);
+  w.end_array().key("notes").value(m.notes).key("recorded_by").value(m.recorded_by).key("created_at").value(m.created_at);
+  w.end_object();
+}
+
+Response meeting_answer(const Result<Meeting>& r) {
+  if (!r.ok()) return error_response(r.error());
+  JsonWriter out(0, mllog::JsonText::kUtf8);
+  meeting_json(out, r.value());
+  return json_response(out.str(), 201);
+}
+
+Response meetings_answer(const Result<RoundRows<Meeting>>& r) { return rows_answer(r, "meetings", meeting_json); }
+
+std::string request_body(const RecordMeeting& in) {
+  JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object().key("held_at").value(in.held_at).key("attendees").begin_array();
+  for (const auto& a : in.attendees) w.value(a);
+  w.end_array().key("objections").begin_array();
+  for (long long o : in.objections) w.value(o);
+  w.end_array();
+  if (!in.notes.empty()) w.key("notes").value(in.notes);
+  w.end_object();
+  return w.str();
+}
+
 Response pairings_answer(const Result<RoundRows<Pairing>>& r) { return rows_answer(r, "pairings", pairing_json); }
 
 Response announcements_answer(const Result<RoundRows<Announcement>>& r) {
@@ -261,6 +319,9 @@ std::vector<Route> round_routes() {
       {"POST", "/api/v1/rounds/{round}/announcements", true, post_announcement},
       {"GET", "/api/v1/rounds/{round}/announcements", false, get_announcements},
       {"GET", "/api/v1/rounds/{round}/report", false, get_report},
+      {"POST", "/api/v1/rounds/{round}/meetings", true, post_meeting},
+      {"GET", "/api/v1/rounds/{round}/meetings", false, get_meetings},
+      {"GET", "/api/v1/rounds/{round}/meetings/{id}/minutes", false, get_minutes},
   };
 }
 

@@ -726,6 +726,11 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       std::string created_at;  // "" in events before it was recorded
     };
     std::map<long long, AnnLog> announced;
+    struct MeetLog {
+      std::string round, held_at, attendees, objections, notes_sha256, actor, created_at;
+      long long seq = 0;
+    };
+    std::map<long long, MeetLog> met;  // meeting -> the meeting.record event that recorded it
     std::map<long long, long long> finding_added;                          // finding -> the event that added it
     std::map<long long, std::pair<long long, std::string>> finding_digest;  // finding -> (event, digest) latest
     for (const auto& e : revents) {
@@ -748,6 +753,17 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
             x.reason = text(a.find("reason"));
             x.seq = e.seq;
           }
+      } else if (e.action == "meeting.record") {
+        const auto* id = p.find("meeting");
+        if (!id || id->kind != mllog::Json::Kind::Int) continue;
+        auto list = [&](const char* k) {
+          std::string out;
+          if (const auto* l = p.find(k))
+            for (const auto& x : l->items) out += (out.empty() ? "" : ",") + (x.kind == mllog::Json::Kind::Int ? std::to_string(x.i) : x.s);
+          return out;
+        };
+        met[id->i] = {round, text(p.find("held_at")), list("attendees"), list("objections"), text(p.find("notes_sha256")), e.actor,
+                      text(p.find("created_at")), e.seq};
       } else if (e.action == "announcement.add") {
         const auto* ids = p.find("announcements");
         const auto* results = p.find("results");
@@ -821,6 +837,40 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     for (const auto& [id, x] : announced)
       if (!ann_rows.count(id))
         return fail("announcements: row " + std::to_string(id) + " made by event " + std::to_string(x.seq) + " is missing");
+    // Meetings: each as its meeting.record event recorded it.
+    if (s.opened_version() >= 13) {
+      std::set<long long> meeting_rows;
+      Stmt m(s.db(),
+             "SELECT g.id, d.name, g.held_at, g.attendees_json, g.objections_json, g.notes, COALESCE(u.name, 'local-admin'), "
+             "g.created_at FROM meetings g JOIN rounds d ON d.id = g.round_id LEFT JOIN users u ON u.id = g.user_id ORDER BY g.id");
+      while (m.step()) {
+        const long long id = m.col_int(0);
+        meeting_rows.insert(id);
+        const std::string row = "meetings row " + std::to_string(id) + " (" + m.col_text(1) + ")";
+        auto it = met.find(id);
+        if (it == met.end()) return fail(row + " has no meeting.record event in the review log");
+        const MeetLog& x = it->second;
+        const std::string ev = "event " + std::to_string(x.seq);
+        auto list = [](const std::string& json) {
+          mllog::Json j;
+          std::string perr, out;
+          if (mllog::parse_json_permissive(json, &j, &perr))
+            for (const auto& v : j.items) out += (out.empty() ? "" : ",") + (v.kind == mllog::Json::Kind::Int ? std::to_string(v.i) : v.s);
+          return out;
+        };
+        if (m.col_text(1) != x.round) return fail(row + ": " + ev + " recorded it in " + x.round);
+        if (m.col_text(2) != x.held_at) return fail(row + ": held at " + m.col_text(2) + ", " + ev + " says " + x.held_at);
+        if (list(m.col_text(3)) != x.attendees) return fail(row + ": the attendees are not those " + ev + " recorded");
+        if (list(m.col_text(4)) != x.objections) return fail(row + ": the objections discussed are not those " + ev + " recorded");
+        if (text_digest(m.col_text(5)) != x.notes_sha256) return fail(row + ": the notes are not those " + ev + " recorded (their SHA-256 differs)");
+        if (m.col_text(6) != x.actor) return fail(row + ": recorded by " + m.col_text(6) + ", " + ev + " says " + x.actor);
+        if (m.col_text(7) != x.created_at) return fail(row + ": recorded at " + m.col_text(7) + ", " + ev + " says " + x.created_at);
+      }
+      if (!m.ok()) return fail(*error = s.describe_error(m.rc(), "reading meetings"));
+      for (const auto& [id, x] : met)
+        if (!meeting_rows.count(id))
+          return fail("meetings: row " + std::to_string(id) + " recorded by event " + std::to_string(x.seq) + " is missing");
+    }
     // Findings: each added by an audit.run event, saying what the latest event that recorded its digest says.
     std::set<long long> finding_rows;
     Stmt fq(s.db(), "SELECT id, created_at FROM findings ORDER BY id");

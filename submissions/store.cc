@@ -461,6 +461,21 @@ CREATE INDEX comments_by_objection ON comments(objection_id, id);
     R"sql(
 ALTER TABLE objections ADD COLUMN votes_due TEXT;
 )sql",
+    // 12 -> 13: the committee's meetings: when, who attended (organisations),
+    // the objections discussed and the notes; the minutes are made from them
+    // and the review log.
+    R"sql(
+CREATE TABLE meetings (
+  id INTEGER PRIMARY KEY,             -- numbered per round, as announcements are
+  round_id INTEGER NOT NULL REFERENCES rounds(id),
+  held_at TEXT NOT NULL,              -- UTC ISO-8601
+  attendees_json TEXT NOT NULL,       -- ["Azure", "NVIDIA", ...]
+  objections_json TEXT NOT NULL,      -- [3, 7, ...]
+  notes TEXT NOT NULL,
+  user_id INTEGER REFERENCES users(id),  -- NULL: the local administrator
+  created_at TEXT NOT NULL
+);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -593,7 +593,7 @@ TEST_SUITE("store") {
                       "INSERT INTO round_reviews(round_id, state) SELECT id, 'published' FROM rounds;"
                       "ALTER TABLE results DROP COLUMN rcp_json; ALTER TABLE objections DROP COLUMN impact_computed; "
                       "ALTER TABLE objections DROP COLUMN impact_basis; ALTER TABLE evidence DROP COLUMN impact_minutes; "
-                      "ALTER TABLE results DROP COLUMN failed_checks; ALTER TABLE objections DROP COLUMN votes_due; DROP TABLE comments; DROP TABLE extensions; DROP TRIGGER events_append_only_replace; DROP INDEX runs_summary; "
+                      "ALTER TABLE results DROP COLUMN failed_checks; ALTER TABLE objections DROP COLUMN votes_due; DROP TABLE meetings; DROP TABLE comments; DROP TABLE extensions; DROP TRIGGER events_append_only_replace; DROP INDEX runs_summary; "
                       "PRAGMA user_version = 5;",
                       &error));
     }

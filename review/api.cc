@@ -221,6 +221,19 @@ Response Api::handle(const Request& r) {
     auto* s = impl_->store(&serr);
     if (!s) return error_response(500, "store", serr);
     Context ctx{*s, who, r, *this, std::move(params)};
+    if (found->writes) return found->handler(ctx);
+    // A question reads one snapshot of the store, in one read transaction: the rows it joins agree with
+    // each other while writers commit, and its hundreds of statements take the file's lock once.
+    struct Snapshot {
+      submissions::Store& s;
+      bool open = false;
+      ~Snapshot() {
+        std::string ignored;
+        if (open) s.exec("COMMIT", &ignored);
+      }
+    } snapshot{*s};
+    std::string ignored;
+    snapshot.open = s->exec("BEGIN", &ignored);
     return found->handler(ctx);
   } catch (const std::exception& e) {
     return error_response(500, "internal", e.what());

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -81,6 +83,8 @@ struct Row {
   std::vector<long long> results;
 };
 
+bool load_row(Store& s, long long id, Row* o, Error* err);
+
 // Reads objection `id` and its round, the embargo first: an objection of a
 // round the actor may not see is no_objection(), as an unknown one is.
 bool load(Store& s, const Actor& who, long long id, Row* o, RoundInfo* round, Error* err) {
@@ -91,6 +95,11 @@ bool load(Store& s, const Actor& who, long long id, Row* o, RoundInfo* round, Er
     return false;
   }
   if (!find_round_by_id(s, who, r.col_int(0), no_objection(std::to_string(id)), round, err)) return false;
+  return load_row(s, id, o, err);
+}
+
+// The objection's row and results, its round already found and seen (load).
+bool load_row(Store& s, long long id, Row* o, Error* err) {
   Stmt q(s.db(),
          "SELECT j.id, j.round_id, j.by_org, j.against_org, COALESCE(j.finding_id, 0), j.version, b.name, "
          "a.name, u.name, j.title, j.rule, j.text, j.state, j.created_at, j.impact_minutes FROM objections j "
@@ -674,7 +683,23 @@ void write_opinions(JsonWriter& w, const char* key, const char* said_key, const 
   w.end_array();
 }
 
-void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& round, bool full) {
+// What a list of objections looks up again and again (the same results' names and scores), kept for it.
+struct ListMemo {
+  std::map<long long, std::string> names;
+  std::map<long long, ResultScore> scores;
+  std::string name(Store& s, long long r) {
+    auto it = names.find(r);
+    return it != names.end() ? it->second : names[r] = result_name(s, r);
+  }
+  ResultScore score(Store& s, long long r) {
+    auto it = scores.find(r);
+    return it != scores.end() ? it->second : scores[r] = read_score(s, r);
+  }
+};
+
+void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& round, bool full, ListMemo* memo = nullptr) {
+  ListMemo own;
+  if (!memo) memo = &own;
   w.begin_object().key("id").value(o.id).key("round").value(round.name).key("round_state").value(round.state);
   w.key("by").value(o.by).key("against").value(o.against).key("filed_by").value(o.filed_by);
   w.key("title").value(o.title).key("rule").value(o.rule).key("state").value(o.state).key("version").value(o.version);
@@ -682,13 +707,13 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   w.key("finding");
   if (o.finding_id) w.value(o.finding_id); else w.null();
   w.key("results").begin_array();
-  for (long long r : o.results) w.value(result_name(s, r));
+  for (long long r : o.results) w.value(memo->name(s, r));
   w.end_array();
   // Impact on the first result.
   w.key("impact").begin_object();
-  ResultScore rs = o.results.empty() ? ResultScore{} : read_score(s, o.results[0]);
+  ResultScore rs = o.results.empty() ? ResultScore{} : memo->score(s, o.results[0]);
   w.key("result");
-  if (o.results.empty()) w.null(); else w.value(result_name(s, o.results[0]));
+  if (o.results.empty()) w.null(); else w.value(memo->name(s, o.results[0]));
   w.key("score_minutes");
   if (rs.has_score) w.value(rs.score); else w.null();
   w.key("minutes");
@@ -723,6 +748,13 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   w.end_array();
   w.end_object();
   if (!full) {
+    // Who has voted (the full answer has the whole ballot): a list shows which votes are still owed.
+    w.key("voted").begin_array();
+    Stmt v(s.db(),
+           "SELECT g.name FROM votes x JOIN organisations g ON g.id = x.organisation_id WHERE x.objection_id = ?1 ORDER BY g.name");
+    v.bind(1, o.id);
+    while (v.step()) w.value(v.col_text(0));
+    w.end_array();
     w.end_object();
     return;
   }
@@ -1099,14 +1131,29 @@ Result<std::string> objections_json(Store& s, const Actor& who, const ObjectionF
   if (!q.ok()) return store_error(s, q.rc(), "reading objections");
   JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("objections").begin_array();
+  // Each round's visibility is found once (the embargo, as load() applies it), each result's name and score once.
+  std::map<long long, std::optional<RoundInfo>> rounds;
+  ListMemo memo;
   for (long long id : ids) {
     Row o;
-    RoundInfo r;
-    if (!load(s, who, id, &o, &r, &err)) {
-      if (err.status == 404) continue;  // embargoed
+    if (!load_row(s, id, &o, &err)) {
+      if (err.status == 404) continue;
       return err;
     }
-    write_objection(s, w, o, r, false);
+    auto seen = rounds.find(o.round_id);
+    if (seen == rounds.end()) {
+      RoundInfo r;
+      Error hidden;
+      if (find_round_by_id(s, who, o.round_id, no_objection(std::to_string(id)), &r, &hidden)) {
+        seen = rounds.emplace(o.round_id, r).first;
+      } else if (hidden.status == 404) {
+        seen = rounds.emplace(o.round_id, std::nullopt).first;
+      } else {
+        return hidden;
+      }
+    }
+    if (!seen->second) continue;  // embargoed
+    write_objection(s, w, o, *seen->second, false, &memo);
   }
   w.end_array().end_object();
   return w.str();

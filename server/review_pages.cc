@@ -703,11 +703,10 @@ Reply review_home_route(Context& ctx, const Call& call, const Caller& caller, co
       const bool live = st == "open" || st == "responded";
       if (live && text(&o, "by") == org) ++by_us;
       if (live && text(&o, "against") == org) ++against_us;
-      if (live && !org.empty()) {
-        Answer one = ask(ctx, caller, "GET", "/api/v1/objections/" + text(&o, "id"));
-        if (names(field(field(&one.body, "objection"), "ballot"), "not_voted", org))
-          votes += "<li><a href=\"" + esc(objection_link(number(&o, "id"))) + "\">" + esc(text(&o, "title")) + "</a></li>";
-      }
+      // A vote is owed by an organisation of the round (every member's is: the dashboard lists only the
+      // rounds they may see, which for a member are those their organisation submitted to).
+      if (live && !org.empty() && !names(&o, "voted", org))
+        votes += "<li><a href=\"" + esc(objection_link(number(&o, "id"))) + "\">" + esc(text(&o, "title")) + "</a></li>";
     }
     if (!org.empty()) {
       b += "<li>Required reviews not done: " + std::to_string(owed_reviews) + "</li>";

@@ -7,6 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "base/file.h"
 #include "base/url.h"
@@ -33,8 +37,74 @@ bool thread_failed_busy() { return t_failed_busy; }
 
 // ----------------------------------------------------------------- Stmt
 
-Stmt::Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = noted(sqlite3_prepare_v2(db, sql, -1, &st_, nullptr)); }
-Stmt::~Stmt() { sqlite3_finalize(st_); }
+namespace {
+
+// Prepared statements kept per connection, by their text (a few of each, for
+// nested loops over the same statement), for the connections Store opened.
+struct StmtCache {
+  static constexpr size_t kTexts = 512;  // texts kept per connection (SQL built with values in it is not kept past it)
+  static constexpr size_t kEach = 4;     // statements of one text kept
+  std::mutex mu;
+  std::unordered_map<sqlite3*, std::unordered_map<std::string, std::vector<sqlite3_stmt*>>> free;
+};
+StmtCache& stmt_cache() {
+  static StmtCache* cache = new StmtCache;  // never destroyed: Stmts may outlive static destruction at exit
+  return *cache;
+}
+
+}  // namespace
+
+void Stmt::cache_statements_of(sqlite3* db) {
+  StmtCache& c = stmt_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.free[db];
+}
+
+void Stmt::forget_statements_of(sqlite3* db) {
+  StmtCache& c = stmt_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto it = c.free.find(db);
+  if (it == c.free.end()) return;
+  for (auto& [text, list] : it->second)
+    for (sqlite3_stmt* st : list) sqlite3_finalize(st);
+  c.free.erase(it);
+}
+
+Stmt::Stmt(sqlite3* db, const char* sql) : db_(db) {
+  StmtCache& c = stmt_cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto conn = c.free.find(db);
+    if (conn != c.free.end()) {
+      sql_ = sql;
+      auto kept = conn->second.find(sql_);
+      if (kept != conn->second.end() && !kept->second.empty()) {
+        st_ = kept->second.back();
+        kept->second.pop_back();
+        return;
+      }
+    }
+  }
+  rc_ = noted(sqlite3_prepare_v3(db, sql, -1, sql_.empty() ? 0 : SQLITE_PREPARE_PERSISTENT, &st_, nullptr));
+}
+
+Stmt::~Stmt() {
+  if (st_ && !sql_.empty()) {
+    sqlite3_reset(st_);
+    sqlite3_clear_bindings(st_);
+    StmtCache& c = stmt_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto conn = c.free.find(db_);
+    if (conn != c.free.end() && (conn->second.size() < StmtCache::kTexts || conn->second.count(sql_))) {
+      auto& list = conn->second[sql_];
+      if (list.size() < StmtCache::kEach) {
+        list.push_back(st_);
+        return;
+      }
+    }
+  }
+  sqlite3_finalize(st_);
+}
 Stmt& Stmt::bind(int i, const std::string& v) {
   if (ok()) rc_ = sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   return *this;
@@ -576,6 +646,7 @@ std::unique_ptr<Store> Store::open(const std::string& path, std::string* error, 
   // Another connection writing (another process importing, a server's other
   // threads): wait for it, up to about 60 s.
   sqlite3_busy_handler(s->db_, wait_while_busy, nullptr);
+  Stmt::cache_statements_of(s->db_);
   if (!s->verify(error)) return nullptr;
   if (s->read_only_) return s;
   if (!s->exec("PRAGMA foreign_keys = ON", error)) return nullptr;
@@ -691,7 +762,10 @@ bool Store::verify(std::string* error) {
   return true;
 }
 
-Store::~Store() { sqlite3_close_v2(db_); }
+Store::~Store() {
+  Stmt::forget_statements_of(db_);
+  sqlite3_close_v2(db_);
+}
 
 int Store::schema_version() const {
   Stmt st(db_, "PRAGMA user_version");

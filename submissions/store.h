@@ -84,6 +84,16 @@ class Stmt {
   sqlite3* db_;
   sqlite3_stmt* st_ = nullptr;
   int rc_ = SQLITE_OK;
+  std::string sql_;  // the text it was prepared from, when it goes back to its connection's cache
+
+ public:
+  // The statements of a connection a Store opened are prepared once and kept
+  // (reset) for the next Stmt of the same text: a question that asks the same
+  // few statements for each of hundreds of rows parses each once. Store calls
+  // these when it opens and closes its connection; Stmts on any other
+  // connection are prepared and finalized each time.
+  static void cache_statements_of(sqlite3* db);
+  static void forget_statements_of(sqlite3* db);
 };
 
 enum class OpenMode {

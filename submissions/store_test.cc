@@ -117,7 +117,7 @@ TEST_SUITE("store") {
       REQUIRE(s);
       // Back to version 2 as it shipped: no review tables of schema 5 (the
       // schema-2 ones instead), no runs.dropped column (3), no energy columns (4).
-      REQUIRE(s->exec("DROP TABLE comments; DROP TABLE extensions; DROP TABLE events; DROP TABLE result_status; DROP TABLE decisions; DROP TABLE votes; "
+      REQUIRE(s->exec("DROP TABLE meetings; DROP TABLE comments; DROP TABLE extensions; DROP TABLE events; DROP TABLE result_status; DROP TABLE decisions; DROP TABLE votes; "
                       "DROP TABLE responses; DROP TABLE evidence; DROP TABLE objection_results; DROP TABLE objections; "
                       "DROP TABLE announcements; DROP TABLE findings; DROP TABLE pairings; DROP TABLE round_reviews; "
                       "DROP TABLE tokens; DROP TABLE users; "
@@ -614,7 +614,7 @@ TEST_SUITE("store") {
     REQUIRE_MESSAGE(s, error);
     CHECK(s->schema_version() == kSchemaVersion);
     CHECK(dump(*s, {"rcp_json", "impact_computed", "impact_basis", "impact_minutes", "failed_checks", "table extensions",
-                    "table comments", "table events"}) == before);  // every row kept
+                    "table comments", "table meetings", "table events"}) == before);  // every row kept
     {
       // Schema 10: a result's runs read from the runs_summary index alone.
       Stmt plan(s->db(), "EXPLAIN QUERY PLAN SELECT result_id, file, minutes, counted, dropped, content_sha256 FROM runs "
@@ -642,7 +642,7 @@ TEST_SUITE("store") {
     CHECK(r.rcp_filled == 2);
     CHECK(rcp_jsons(*s) == fresh);
     CHECK(rcp_jsons(*s, "failed_checks") == checks);
-    CHECK(dump(*s, {"rcp_json", "failed_checks", "table extensions", "table comments", "table events"}) == before);  // nothing else changed
+    CHECK(dump(*s, {"rcp_json", "failed_checks", "table extensions", "table comments", "table meetings", "table events"}) == before);  // nothing else changed
     // And once filled, an unchanged import writes nothing at all.
     std::string all = dump(*s);
     REQUIRE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error));

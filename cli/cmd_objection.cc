@@ -11,6 +11,7 @@
 #include "cli/review_cli.h"
 #include "cli/review_output.h"
 #include "mllog/json_writer.h"
+#include "review/fixes.h"
 #include "review/objection_codec.h"
 #include "review/text_format.h"
 
@@ -234,6 +235,22 @@ void print_objection(const mllog::Json& b) {
       std::cout << "\n";
     }
   }
+  // A fix decision: due by when, or the replacements that delivered it and what each changed.
+  auto print_fix = [](const mllog::Json& fx) {
+    const std::string state = opt_text(fx, "state"), due = opt_text(fx, "due");
+    if (state == "delivered") std::cout << "  fix delivered";
+    else if (state == "overdue") std::cout << "  fix overdue: it was due " << due;
+    else std::cout << "  fix due " << (due.empty() ? "(no date set)" : "by " + due);
+    std::cout << "\n";
+    if (const auto* ds = fx.find("deliveries"))
+      for (const auto& x : ds->items) {
+        std::cout << "  corrected package " << opt_text(x, "new_sha256").substr(0, 12) << " (was "
+                  << opt_text(x, "old_sha256").substr(0, 12) << ") imported " << opt_text(x, "at") << ", event "
+                  << opt_text(x, "event") << ":\n";
+        if (const auto* cs = x.find("changes"))
+          for (const auto& c : cs->items) std::cout << "    " << review::result_change_text(c) << "\n";
+      }
+  };
   if (const auto* d = j.find("decision"); d && d->kind == mllog::Json::Kind::Object) {
     std::cout << "\ndecision " << opt_text(*d, "id") << ": " << opt_text(*d, "outcome") << ", remedy "
               << opt_text(*d, "remedy");
@@ -243,6 +260,7 @@ void print_objection(const mllog::Json& b) {
                 << opt_text(*v, "abstain") << " abstain; " << opt_text(*d, "majority") << ")";
     std::cout << " by " << opt_text(*d, "decided_by") << "\n";
     if (!opt_text(*d, "text").empty()) std::cout << "  " << opt_text(*d, "text") << "\n";
+    if (const auto* fx = d->find("fix"); fx && fx->kind == mllog::Json::Kind::Object) print_fix(*fx);
   }
   if (const auto* wd = j.find("withdrawal"); wd && wd->kind == mllog::Json::Kind::Object) {
     std::cout << "\nwithdrawn by " << opt_text(*wd, "by") << " at " << opt_text(*wd, "at");
@@ -285,7 +303,7 @@ Command objection_command() {
               ClientOptions client;
               bool json = false;
               long long id = 0;
-              std::string round, against, title, rule, text, override_reason, state, by, remedy, vote, tie_break;
+              std::string round, against, title, rule, text, override_reason, state, by, remedy, vote, tie_break, fix_due;
               std::vector<std::string> results, drop_runs;
               long long from_finding = 0;
               double factor = 0;
@@ -330,6 +348,8 @@ Command objection_command() {
             decide->add_option("--remedy", o->remedy, "none | fix | open | withdraw | normalise");
             decide->add_option("--factor", o->factor, "normalise: the factor, 1 to 100")->check(kFactor);
             decide->add_option("--tie-break", o->tie_break, "uphold | reject: the chair's vote on a tie");
+            decide->add_option("--fix-due", o->fix_due,
+                               "remedy fix: when the corrected package is due (default: the round's scores_final)");
             decide->add_flag("--waive", o->waive, "waive: the score impact is under 2%");
             decide->add_option("--text", o->text, "the minutes");
             decide->add_flag("--amend", o->amend, "amend the recorded decision (the old one stays, superseded)");
@@ -463,6 +483,7 @@ Command objection_command() {
               if (decide->parsed()) {
                 auto in = remedied(rv::Decide{});
                 in.tie_break = o->tie_break;
+                in.fix_due = o->fix_due;
                 in.waive = o->waive;
                 in.amend = o->amend;
                 in.reason = o->reason;

@@ -9,6 +9,7 @@
 #include "base/utc_time.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
+#include "review/fixes.h"
 
 namespace referee::review {
 
@@ -171,10 +172,27 @@ bool record_package_change(submissions::Store& s, const submissions::PackageChan
   for (const auto& r : c.results_changed) w.value(r);
   w.end_array();
   if (!c.rows_sha256.empty()) w.key("rows_sha256").value(c.rows_sha256);
+  // The fix decisions this replacement delivers, each with the digest of what it changed in their results.
+  std::string ferr;
+  std::vector<FixDelivered> fixes = fixes_delivered(s, c, &ferr);
+  if (!ferr.empty()) {
+    *error = ferr;
+    return false;
+  }
+  if (!fixes.empty()) {
+    w.key("fixes").begin_array();
+    for (const auto& f : fixes)
+      w.begin_object().key("objection").value(f.objection).key("decision").value(f.decision).key("changes_sha256")
+          .value(base::sha256_hex(f.changes_json)).end_object();
+    w.end_array();
+  }
   w.end_object();
   // A repair (the same files written again over rows edited in the store) replaces the package's rows.
-  return append_event(s, admin, c.status == "imported" ? "package.import" : "package.replace", "round/" + c.round,
-                      w.str(), error);
+  long long seq = 0;
+  if (!append_event(s, admin, c.status == "imported" ? "package.import" : "package.replace", "round/" + c.round,
+                    w.str(), error, &seq))
+    return false;
+  return store_fix_deliveries(s, c, fixes, seq, error);
 }
 
 ChainCheck verify_events(submissions::Store& s, std::string* error) {

@@ -179,13 +179,14 @@ Response post_decision(Context& c) {
   Json body;
   Response err;
   Decide in;
-  if (!parse_body(c.req, {"remedy", "factor", "tie_break", "waive", "text", "override", "version", "amend", "reason"},
+  if (!parse_body(c.req, {"remedy", "factor", "tie_break", "waive", "text", "override", "version", "amend", "reason",
+                   "fix_due"},
                   &body, &err) ||
       !decode_change(c, body, &in, &err) || !body_bool(body, "amend", &in.amend, &err) ||
       !body_string(body, "reason", false, &in.reason, &err) ||
       !decode_remedy(body, &in.remedy, &in.factor, &in.has_factor, &err) ||
       !body_string(body, "tie_break", false, &in.tie_break, &err) || !body_bool(body, "waive", &in.waive, &err) ||
-      !body_string(body, "text", false, &in.text, &err))
+      !body_string(body, "text", false, &in.text, &err) || !body_string(body, "fix_due", false, &in.fix_due, &err))
     return err;
   return reply(c, decide(c.store, c.who, in), 201);
 }
@@ -499,6 +500,7 @@ std::string request_body(const Decide& in) {
   w.begin_object();
   remedy_fields(w, in.remedy, in.has_factor, in.factor);
   opt(w, "tie_break", in.tie_break);
+  opt(w, "fix_due", in.fix_due);
   if (in.waive) w.key("waive").value(true);
   if (in.amend) w.key("amend").value(true);
   opt(w, "reason", in.reason);

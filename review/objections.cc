@@ -17,6 +17,7 @@
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
+#include "review/fixes.h"
 #include "review/rounds.h"
 #include "review/text_format.h"
 #include "review/verify.h"
@@ -832,7 +833,25 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
     w.key("majority").value(d.majority).key("decided_by").value(d.has_decider ? d.decided_by : "local-admin");
     w.key("text");
     if (d.has_text) w.value(d.text); else w.null();
-    w.key("created_at").value(d.at).end_object();
+    w.key("created_at").value(d.at);
+    // A fix: when the corrected package is due, and each replacement that delivered it with what it changed.
+    if (d.outcome == "upheld" && d.remedy == "fix") {
+      const auto deliveries = read_fix_deliveries(s, o.id);
+      w.key("fix").begin_object().key("state").value(fix_state(deliveries, d.fix_due, now_utc())).key("due");
+      if (d.fix_due.empty()) w.null(); else w.value(d.fix_due);
+      w.key("deliveries").begin_array();
+      for (const auto& f : deliveries) {
+        w.begin_object().key("at").value(f.at).key("event").value(f.event_seq).key("old_sha256").value(f.old_sha256);
+        w.key("new_sha256").value(f.new_sha256).key("changes");
+        mllog::Json j;
+        std::string perr;
+        if (mllog::parse_json_permissive(f.changes_json, &j, &perr) && j.kind == Json::Kind::Array) w.raw(f.changes_json);
+        else w.begin_array().end_array();
+        w.end_object();
+      }
+      w.end_array().end_object();
+    }
+    w.end_object();
   } else {
     w.null();
   }
@@ -858,7 +877,7 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
       const Json* why = pj.find("reason");
       if (!before || before->kind != Json::Kind::Object) continue;
       w.begin_object().key("decision").begin_object();
-      for (const char* k : {"outcome", "remedy", "factor", "majority", "decided_by", "text", "created_at"}) {
+      for (const char* k : {"outcome", "remedy", "factor", "majority", "decided_by", "text", "created_at", "fix_due"}) {
         const Json* v = before->find(k);
         w.key(k);
         if (!v || v->kind == Json::Kind::Null) w.null();
@@ -1546,6 +1565,11 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
   // A factor alone asks for a normalisation: the one remedy that takes one (`--amend --factor 1.1`).
   const std::string asked = in.remedy.empty() && in.has_factor ? "normalise" : in.remedy;
   if (!check_factor(asked, in.has_factor, in.factor, &err)) return err;
+  std::string fix_due;
+  if (!in.fix_due.empty()) {
+    std::string perr;
+    if (!parse_instant(in.fix_due, &fix_due, &perr)) return make_error(400, "bad-date", "fix_due: " + perr);
+  }
   Spec spec;
   spec.action = Action::Decide;
   spec.event = in.amend ? "decision.amend" : "decision.record";
@@ -1640,14 +1664,23 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
         out.majority = c.majority;
       }
     }
+    // A fix names when the corrected package is due: the date given, else the round's scores_final.
+    std::string due;
+    if (remedy == "fix" && out.outcome == "upheld") {
+      due = fix_due.empty() ? round.schedule.scores_final : fix_due;
+    } else if (!fix_due.empty()) {
+      return make_error(400, "bad-field", "fix_due goes with the remedy fix only (this decision's remedy is " +
+                                              (remedy.empty() ? std::string("none") : remedy) + ")",
+                        "leave fix_due out");
+    }
     // Amending: the decision as it was goes into the event (the history); the row holds the current one.
     long long decision_id = 0;
     std::string before;
     if (in.amend) {
       Stmt q(s.db(),
              "SELECT d.id, d.outcome, d.remedy, d.factor, d.majority, COALESCE(u.name, 'local-admin'), d.text, "
-             "d.created_at FROM decisions d LEFT JOIN users u ON u.id = d.decided_by WHERE d.objection_id = ?1 "
-             "ORDER BY d.id DESC LIMIT 1");
+             "d.created_at, d.fix_due FROM decisions d LEFT JOIN users u ON u.id = d.decided_by "
+             "WHERE d.objection_id = ?1 ORDER BY d.id DESC LIMIT 1");
       q.bind(1, o.id);
       if (!q.step())
         return q.ok() ? make_error(500, "store", "objection " + std::to_string(o.id) + " is decided but has no decision row")
@@ -1659,15 +1692,17 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
       if (q.col_null(3)) b.null(); else b.value(q.col_double(3));
       b.key("majority").value(q.col_text(4)).key("decided_by").value(q.col_text(5)).key("text");
       if (q.col_null(6)) b.null(); else b.value(q.col_text(6));
-      b.key("created_at").value(q.col_text(7)).end_object();
+      b.key("created_at").value(q.col_text(7));
+      if (!q.col_null(8)) b.key("fix_due").value(q.col_text(8));
+      b.end_object();
       before = b.str();
     }
     Stmt ins(s.db(), in.amend ? "UPDATE decisions SET objection_id = ?1, outcome = ?2, remedy = ?3, factor = ?4, "
                                 "votes_uphold = ?5, votes_reject = ?6, votes_abstain = ?7, majority = ?8, decided_by = ?9, "
-                                "text = ?10, created_at = ?11 WHERE id = ?12"
+                                "text = ?10, created_at = ?11, fix_due = ?13 WHERE id = ?12"
                               : "INSERT INTO decisions (objection_id, outcome, remedy, factor, votes_uphold, votes_reject, "
-                                "votes_abstain, majority, decided_by, text, created_at, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                                "?7, ?8, ?9, ?10, ?11, ?12)");
+                                "votes_abstain, majority, decided_by, text, created_at, id, fix_due) VALUES (?1, ?2, ?3, ?4, "
+                                "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
     if (!in.amend) {
       Error e;
       decision_id = next_id(s, "decisions", o.round_id, &e);
@@ -1680,11 +1715,13 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
     if (who.user_id) ins.bind(9, who.user_id); else ins.bind_null(9);
     if (in.text.empty()) ins.bind_null(10); else ins.bind(10, in.text);
     ins.bind(11, now_utc());
+    if (due.empty()) ins.bind_null(13); else ins.bind(13, due);
     if (!ins.run()) return store_error(s, ins.rc(), "storing the decision");
     // The status this decision sets (the results' statuses follow in change_objection: the newest decision wins).
     const std::string status = out.outcome == "upheld" ? status_of_remedy(remedy) : "";
     p.key("decision").value(decision_id).key("outcome").value(out.outcome).key("remedy").value(remedy);
     if (has_factor) p.key("factor").value(factor);
+    if (!due.empty()) p.key("fix_due").value(due);
     p.key("votes").begin_object().key("uphold").value(up).key("reject").value(rej).key("abstain").value(abst).end_object();
     p.key("majority").value(out.majority);
     p.key("text_sha256");
@@ -1875,13 +1912,19 @@ std::vector<Opinion> read_opinions(Store& s, long long objection, bool votes, st
 }
 
 bool read_decision(Store& s, long long objection, DecisionRecord* out, std::string* error) {
-  Stmt q(s.db(),
-         "SELECT d.id, d.outcome, d.remedy, d.factor, d.votes_uphold, d.votes_reject, d.votes_abstain, d.majority, "
-         "u.name, d.text, d.created_at FROM decisions d LEFT JOIN users u ON u.id = d.decided_by WHERE d.objection_id = ?1");
+  // A store opened read-only before schema 14 has no fix dates.
+  const bool fix_due = s.opened_version() >= 14;
+  Stmt q(s.db(), fix_due ? "SELECT d.id, d.outcome, d.remedy, d.factor, d.votes_uphold, d.votes_reject, d.votes_abstain, "
+                           "d.majority, u.name, d.text, d.created_at, COALESCE(d.fix_due, '') FROM decisions d LEFT JOIN "
+                           "users u ON u.id = d.decided_by WHERE d.objection_id = ?1"
+                         : "SELECT d.id, d.outcome, d.remedy, d.factor, d.votes_uphold, d.votes_reject, d.votes_abstain, "
+                           "d.majority, u.name, d.text, d.created_at, '' FROM decisions d LEFT JOIN "
+                           "users u ON u.id = d.decided_by WHERE d.objection_id = ?1");
   q.bind(1, objection);
   if (q.step()) {
     *out = {q.col_int(0), q.col_text(1), q.col_text(2), q.col_text(7), q.col_text(8), q.col_text(9), q.col_text(10),
-            !q.col_null(8), !q.col_null(9), !q.col_null(3), q.col_double(3), q.col_int(4), q.col_int(5), q.col_int(6)};
+            !q.col_null(8), !q.col_null(9), !q.col_null(3), q.col_double(3), q.col_int(4), q.col_int(5), q.col_int(6),
+            q.col_text(11)};
     return true;
   }
   if (!q.ok() && error) *error = s.describe_error(q.rc(), "reading decisions");

@@ -75,6 +75,9 @@ struct CastVote : ObjectionChange {
 
 struct Decide : ObjectionChange {
   std::string remedy, tie_break, text;
+  // Remedy fix: when the corrected package is due (an instant, as deadlines
+  // are given); "" = the round's scores_final, or no date when it has none.
+  std::string fix_due;
   bool has_factor = false;
   double factor = 0;
   bool waive = false;
@@ -173,6 +176,7 @@ struct DecisionRecord {
   bool has_decider = false, has_text = false, has_factor = false;
   double factor = 0;
   long long uphold = 0, reject = 0, abstain = 0;
+  std::string fix_due;  // remedy fix: when the corrected package is due; "" = no date
 };
 // The decision on objection `objection`; false when there is none, or with
 // *error on a store error.

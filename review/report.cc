@@ -9,6 +9,7 @@
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
+#include "review/fixes.h"
 #include "review/objections.h"
 #include "review/policy.h"
 #include "review/text_format.h"
@@ -172,6 +173,19 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
         o.decided_by = d.decided_by;
         o.decision_text = d.text;
         o.decided_at = d.at;
+        if (d.outcome == "upheld" && d.remedy == "fix") {
+          const auto deliveries = read_fix_deliveries(s, o.id, &err);
+          if (!err.empty()) return *error = err, false;
+          o.fix_state = fix_state(deliveries, d.fix_due, now_utc());
+          o.fix_due = d.fix_due;
+          for (const auto& f : deliveries) {
+            mllog::Json j;
+            std::string perr;
+            if (!mllog::parse_json_permissive(f.changes_json, &j, &perr)) continue;
+            for (const auto& c : j.items)
+              o.fix_changes.push_back("package " + f.new_sha256.substr(0, 12) + " (" + f.at + "): " + result_change_text(c));
+          }
+        }
       }
       if (!err.empty()) return *error = err, false;
     }
@@ -304,7 +318,15 @@ std::string report_json(const ReportRound& r) {
       if (o.has_factor) w.key("factor").value(o.factor); else w.key("factor").null();
       w.key("uphold").value(o.uphold).key("reject").value(o.reject).key("abstain").value(o.abstain);
       w.key("majority").value(o.majority).key("by").value(o.decided_by).key("text").value(o.decision_text);
-      w.key("at").value(o.decided_at).end_object();
+      w.key("at").value(o.decided_at);
+      if (!o.fix_state.empty()) {
+        w.key("fix").begin_object().key("state").value(o.fix_state).key("due");
+        if (o.fix_due.empty()) w.null(); else w.value(o.fix_due);
+        w.key("changes").begin_array();
+        for (const auto& c : o.fix_changes) w.value(c);
+        w.end_array().end_object();
+      }
+      w.end_object();
     }
     // An event's number (0: not shown to this reader, a member: it counts every round's events).
     auto event = [&w](long long seq) {
@@ -366,6 +388,14 @@ std::string decision_line(const ReportObjection& o) {
   if (!o.decided_by.empty()) s += " recorded by " + md_inline(o.decided_by);
   if (!o.decided_at.empty()) s += " at " + o.decided_at;
   if (!o.decision_text.empty()) s += ": " + shorten(o.decision_text, 2000);
+  if (o.fix_state == "delivered") {
+    s += "; fix delivered";
+    for (const auto& c : o.fix_changes) s += "; " + md_inline(c);
+  } else if (o.fix_state == "overdue") {
+    s += "; fix overdue (due " + o.fix_due + ")";
+  } else if (o.fix_state == "due") {
+    s += o.fix_due.empty() ? "; fix due (no date set)" : "; fix due by " + o.fix_due;
+  }
   return s;
 }
 

@@ -49,6 +49,10 @@ struct ReportObjection {
   bool has_factor = false;
   double factor = 0;
   long long uphold = 0, reject = 0, abstain = 0;
+  // A fix decision: "delivered" | "due" | "overdue" (fix_state), when it is
+  // due, and what each corrected package changed (result_change_text lines).
+  std::string fix_state, fix_due;
+  std::vector<std::string> fix_changes;
   struct Override {
     long long seq = 0;
     std::string action, actor, at, reason;

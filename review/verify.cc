@@ -51,6 +51,7 @@ struct Decided {
   long long votes[3] = {-1, -1, -1};       // uphold, reject, abstain as the event counted them (-1: not given)
   bool text_sha = false;                   // the event keeps the decision's text digest (schema 7 on)
   std::string text_sha256;                // "" for no text
+  std::string fix_due;                    // "" for none
 };
 
 // The SHA-256 of the first `columns` columns of the statement's one row,
@@ -183,6 +184,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       d.objection = oid;
       d.majority = text(p.find("majority"));
       d.actor = e.actor;
+      d.fix_due = text(p.find("fix_due"));
       if (const auto* vs = p.find("votes")) {
         const char* const keys[] = {"uphold", "reject", "abstain"};
         for (int i = 0; i < 3; ++i)
@@ -284,10 +286,12 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   }
   std::map<long long, Decided> decision_rows;
   {
-    Stmt q(s.db(),
-           "SELECT d.id, d.objection_id, d.outcome, d.remedy, d.factor, d.text, d.votes_uphold, d.votes_reject, "
-           "d.votes_abstain, d.majority, COALESCE(u.name, 'local-admin'), d.created_at FROM decisions d LEFT JOIN users u "
-           "ON u.id = d.decided_by ORDER BY d.id");
+    const std::string sql =
+        "SELECT d.id, d.objection_id, d.outcome, d.remedy, d.factor, d.text, d.votes_uphold, d.votes_reject, "
+        "d.votes_abstain, d.majority, COALESCE(u.name, 'local-admin'), d.created_at, " +
+        std::string(s.opened_version() >= 14 ? "COALESCE(d.fix_due, '')" : "''") +
+        " FROM decisions d LEFT JOIN users u ON u.id = d.decided_by ORDER BY d.id";
+    Stmt q(s.db(), sql.c_str());
     while (q.step()) {
       long long id = q.col_int(0);
       std::string row = "decisions row " + std::to_string(id) + " (objection " + std::to_string(q.col_int(1)) + ")";
@@ -314,6 +318,9 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (q.col_text(10) != d.actor)
         return fail(row + ": decided by " + q.col_text(10) + ", event " + std::to_string(d.seq) + " says " + d.actor);
       if (std::string when = stamp("created_at", q.col_text(11), d.seq); !when.empty()) return fail(row + ": " + when);
+      if (q.col_text(12) != d.fix_due)
+        return fail(row + ": the fix is due " + (q.col_text(12).empty() ? "at no date" : q.col_text(12)) + ", event " +
+                    std::to_string(d.seq) + " says " + (d.fix_due.empty() ? "at no date" : d.fix_due));
       const char* const counted[] = {"uphold", "reject", "abstain"};
       for (int i = 0; i < 3; ++i)
         if (d.votes[i] >= 0 && q.col_int(6 + i) != d.votes[i])
@@ -953,6 +960,55 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     for (const auto& [key, x] : imported)
       if (!x.rows_sha256.empty() && !rows.count(key))
         return fail("packages: " + key.second + " (" + key.first + "), imported by event " + std::to_string(x.seq) + ", is missing");
+  }
+  // Fixes delivered: each as the package.replace event that delivered it names it (objection, decision, the
+  // digest of what it changed, the packages before and after), and none of those events' fixes missing.
+  if (s.opened_version() >= 14) {
+    struct FixLog {
+      std::string changes_sha256, old_sha256, new_sha256;
+      long long objection = 0, decision = 0;
+      bool row = false;
+    };
+    std::map<std::pair<long long, long long>, FixLog> fixes;  // (event, objection)
+    for (const auto& e : revents) {
+      if (e.action != "package.replace") continue;
+      mllog::Json p;
+      std::string perr;
+      if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
+      const auto* list = p.find("fixes");
+      if (!list) continue;
+      for (const auto& f : list->items) {
+        const auto* o = f.find("objection");
+        const auto* d = f.find("decision");
+        if (!o || !d || o->kind != mllog::Json::Kind::Int || d->kind != mllog::Json::Kind::Int) continue;
+        fixes[{e.seq, o->i}] = {text(f.find("changes_sha256")), text(p.find("old_sha256")), text(p.find("new_sha256")),
+                                o->i, d->i};
+      }
+    }
+    Stmt q(s.db(),
+           "SELECT id, event_seq, objection_id, decision_id, changes_json, old_sha256, new_sha256 FROM fix_deliveries "
+           "ORDER BY id");
+    while (q.step()) {
+      const std::string row = "fix_deliveries row " + std::to_string(q.col_int(0));
+      auto it = fixes.find({q.col_int(1), q.col_int(2)});
+      if (it == fixes.end())
+        return fail(row + " (objection " + std::to_string(q.col_int(2)) + ") has no package.replace event in the review "
+                    "log that delivered it (event " + std::to_string(q.col_int(1)) + " names no such fix)");
+      const FixLog& x = it->second;
+      const std::string ev = "event " + std::to_string(q.col_int(1));
+      if (q.col_int(3) != x.decision)
+        return fail(row + ": decision " + std::to_string(q.col_int(3)) + ", " + ev + " says " + std::to_string(x.decision));
+      if (base::sha256_hex(q.col_text(4)) != x.changes_sha256)
+        return fail(row + ": what it says the replacement changed is not what " + ev + " recorded (its SHA-256 differs)");
+      if (q.col_text(5) != x.old_sha256 || q.col_text(6) != x.new_sha256)
+        return fail(row + ": the packages it names are not those " + ev + " replaced");
+      it->second.row = true;
+    }
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading fix_deliveries"));
+    for (const auto& [key, x] : fixes)
+      if (!x.row)
+        return fail("fix_deliveries: the fix of objection " + std::to_string(x.objection) + " delivered by event " +
+                    std::to_string(key.first) + " is missing");
   }
   // Users and tokens: who exists, for which organisation and role, and which tokens live, as the log made them.
   {

@@ -17,6 +17,7 @@
 #include "reports/model.h"
 #include "reports/site.h"
 #include "review/actor.h"
+#include "review/fixes.h"
 #include "review/objection_codec.h"
 #include "review/round_codec.h"
 #include "server/pages.h"
@@ -451,6 +452,22 @@ Reply objection_page(Context& ctx, const Call& call, const Caller& caller, const
          (text(d, "remedy").empty() ? "" : ", remedy " + esc(text(d, "remedy")) + " " + esc(text(d, "factor"))) + " (decision " +
          esc(text(d, "id")) + " by " + esc(text(d, "decided_by")) + ", " + esc(text(d, "majority")) + " majority)</p><p>" +
          esc(text(d, "text")) + "</p>\n";
+    // A fix: due by when, or the corrected packages that delivered it and what each changed.
+    if (const Json* fx = field(d, "fix"); fx && fx->kind == Json::Kind::Object) {
+      const std::string state = text(fx, "state"), due = text(fx, "due");
+      b += "<p class=\"fix fix-" + esc(state) + "\"><strong>" +
+           (state == "delivered" ? std::string("Fix delivered")
+            : state == "overdue" ? "Fix overdue: it was due " + when(due)
+            : due.empty()        ? std::string("Fix due (no date set)")
+                                 : "Fix due by " + when(due)) +
+           "</strong></p>\n";
+      for (const auto& x : items(fx, "deliveries")) {
+        b += "<p>Corrected package <code>" + esc(text(&x, "new_sha256").substr(0, 12)) + "</code> (replacing <code>" +
+             esc(text(&x, "old_sha256").substr(0, 12)) + "</code>), imported " + esc(text(&x, "at")) + ":</p><ul class=\"changes\">";
+        for (const auto& c : items(&x, "changes")) b += "<li>" + esc(review::result_change_text(c)) + "</li>";
+        b += "</ul>\n";
+      }
+    }
   }
   for (const auto& d : items(o, "superseded")) {
     const Json* was = field(&d, "decision");
@@ -497,6 +514,7 @@ Reply objection_page(Context& ctx, const Call& call, const Caller& caller, const
                   ver + select("remedy", "Remedy", remedies(), keep("decide", "remedy")) +
                       input("factor", "Factor (for normalise)", keep("decide", "factor"), " inputmode=\"decimal\"") +
                       select("tie_break", "On a tie", {{"", "no tie"}, {"uphold", "uphold"}, {"reject", "reject"}}, keep("decide", "tie_break")) +
+                      input("fix_due", "Fix due (for fix; default: scores final)", keep("decide", "fix_due"), " placeholder=\"2026-12-31\"") +
                       "<label><input type=\"checkbox\" name=\"waive\" value=\"yes\"" +
                       (keep("decide", "waive") == "yes" ? " checked" : "") + "> Waive it (the score impact is under 2%)</label>" +
                       textarea("text", "Reasons", keep("decide", "text"), false) +
@@ -829,7 +847,7 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
     api_path = path + "/votes";
     body = review::request_body(in);
   } else if (action == "decide") {
-    p = posted_from(call, action, {"remedy", "factor", "tie_break", "waive", "text", "reason", "override"});
+    p = posted_from(call, action, {"remedy", "factor", "tie_break", "fix_due", "waive", "text", "reason", "override"});
     review::CastVote factor;
     if (!parse_factor(f(call, "factor"), &factor)) {
       p.error = "factor: '" + f(call, "factor") + "' is not a number";
@@ -843,6 +861,7 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
     in.has_factor = factor.has_factor;
     in.factor = factor.factor;
     in.tie_break = f(call, "tie_break");
+    in.fix_due = f(call, "fix_due");
     in.waive = f(call, "waive") == "yes";
     in.text = f(call, "text");
     in.reason = f(call, "reason");

@@ -6,7 +6,9 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "base/digest.h"
@@ -264,29 +266,94 @@ bool relink_review(Store& store, long long package_id, std::string* error) {
   return store.exec(sql, error);
 }
 
-// A package's results as "system/benchmark" -> "verdict score", to say which
-// results a replacement changed.
-std::map<std::string, std::string> result_summary(Store& store, long long package_id) {
-  std::map<std::string, std::string> out;
+// One result of a package as a replacement compares it: its verdict, score,
+// failed checks and its runs' files by content.
+struct ResultShape {
+  std::string verdict, checks;
+  bool has_score = false;
+  double score = 0;
+  std::map<std::string, std::string> files;  // file -> content_sha256
+};
+
+std::map<std::string, ResultShape> result_shapes(Store& store, long long package_id) {
+  std::map<std::string, ResultShape> out;
   Stmt q(store.db(),
-         "SELECT s.name || '/' || x.benchmark, x.verdict || ' ' || COALESCE(printf('%.6f', x.score_minutes), 'unscored') "
+         "SELECT s.name || '/' || x.benchmark, x.verdict, x.score_minutes, COALESCE(x.failed_checks, '[]') "
          "FROM results x JOIN systems s ON x.system_id = s.id WHERE s.package_id = ?1");
   q.bind(1, package_id);
-  while (q.step()) out[q.col_text(0)] = q.col_text(1);
+  while (q.step()) {
+    ResultShape& r = out[q.col_text(0)];
+    r.verdict = q.col_text(1);
+    r.has_score = !q.col_null(2);
+    r.score = q.col_double(2);
+    r.checks = q.col_text(3);
+  }
+  Stmt f(store.db(),
+         "SELECT s.name || '/' || x.benchmark, r.file, r.content_sha256 FROM runs r JOIN results x ON x.id = r.result_id "
+         "JOIN systems s ON x.system_id = s.id WHERE s.package_id = ?1");
+  f.bind(1, package_id);
+  while (f.step()) out[f.col_text(0)].files[f.col_text(1)] = f.col_text(2);
   return out;
 }
 
-std::vector<std::string> results_changed(const std::map<std::string, std::string>& before,
-                                         const std::map<std::string, std::string>& after) {
-  std::vector<std::string> out;
-  for (const auto& [name, was] : before) {
-    auto it = after.find(name);
-    if (it == after.end()) out.push_back(name + ": removed");
-    else if (it->second != was) out.push_back(name + ": " + was + " -> " + it->second);
+// "verdict score" of a result, as the review log's results_changed says it.
+std::string shape_text(const ResultShape& r) {
+  char buf[64];
+  if (r.has_score) std::snprintf(buf, sizeof buf, "%.6f", r.score);
+  return r.verdict + " " + (r.has_score ? std::string(buf) : "unscored");
+}
+
+// What changed from `before` to `after`, result by result (name order); a
+// result whose files, verdict, score and checks are the same is left out.
+void describe_changes(const std::map<std::string, ResultShape>& before, const std::map<std::string, ResultShape>& after,
+                      PackageChange* change) {
+  std::set<std::string> names;
+  for (const auto& [name, r] : before) names.insert(name);
+  for (const auto& [name, r] : after) names.insert(name);
+  for (const auto& name : names) {
+    auto b = before.find(name), a = after.find(name);
+    ResultChange c;
+    c.result = name;
+    if (b != before.end()) {
+      c.verdict_before = b->second.verdict;
+      c.has_score_before = b->second.has_score;
+      c.score_before = b->second.score;
+      c.checks_before = b->second.checks;
+      c.runs_before = static_cast<long long>(b->second.files.size());
+    }
+    if (a != after.end()) {
+      c.verdict_after = a->second.verdict;
+      c.has_score_after = a->second.has_score;
+      c.score_after = a->second.score;
+      c.checks_after = a->second.checks;
+      c.runs_after = static_cast<long long>(a->second.files.size());
+    }
+    static const std::map<std::string, std::string> none;
+    const auto& fb = b != before.end() ? b->second.files : none;
+    const auto& fa = a != after.end() ? a->second.files : none;
+    for (const auto& [file, sha] : fb) {
+      auto it = fa.find(file);
+      if (it == fa.end()) c.files_removed.push_back(file);
+      else if (it->second != sha) c.files_changed.push_back(file);
+    }
+    for (const auto& [file, sha] : fa)
+      if (!fb.count(file)) c.files_added.push_back(file);
+    if (a == after.end()) {
+      c.change = "removed";
+      change->results_changed.push_back(name + ": removed");
+    } else if (b == before.end()) {
+      c.change = "added";
+      change->results_changed.push_back(name + ": added");
+    } else {
+      const std::string was = shape_text(b->second), now = shape_text(a->second);
+      if (was != now) change->results_changed.push_back(name + ": " + was + " -> " + now);
+      if (was == now && c.checks_before == c.checks_after && c.files_added.empty() && c.files_removed.empty() &&
+          c.files_changed.empty())
+        continue;
+      c.change = "changed";
+    }
+    change->changes.push_back(std::move(c));
   }
-  for (const auto& [name, now] : after)
-    if (!before.count(name)) out.push_back(name + ": added");
-  return out;
 }
 
 }  // namespace
@@ -511,7 +578,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
   change.round = id.id();
   change.organisation = report.package;
   change.new_sha256 = content_hash;
-  std::map<std::string, std::string> results_before;
+  std::map<std::string, ResultShape> results_before;
   bool repairing = false;  // the same files, rows edited in the store since: written again
   {
     Stmt q(store.db(), "SELECT id, content_sha256, ruleset_sha256 FROM packages WHERE round_id = ?1 AND organisation_id = ?2");
@@ -567,7 +634,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       }
       long long old = q.col_int(0);
       change.old_sha256 = q.col_text(1);
-      results_before = result_summary(store, old);
+      results_before = result_shapes(store, old);
       // The review outlives a replaced package (a corrected package is how a
       // result gets fixed): what points at its results and runs is unlinked
       // here and linked again by name after the new rows are written. Audit
@@ -759,7 +826,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
   // Recorded: every package added or replaced, with the digest of the rows it left, so that
   // `review log --verify` finds a score, verdict or run edited in the store afterwards.
   if (opt.record_change) {
-    change.results_changed = results_changed(results_before, result_summary(store, package_id));
+    describe_changes(results_before, result_shapes(store, package_id), &change);
     change.rows_sha256 = package_rows_sha256(store, package_id, error);
     if (change.rows_sha256.empty()) return fail(*error);
     if (!opt.record_change(change, error)) return fail(*error);

@@ -15,11 +15,25 @@ namespace referee::submissions {
 // A package added to or replaced in a round with a review record, or
 // replaced in any round, handed to ImportOptions::record_change inside the
 // import's transaction.
+// What a replacement changed in one result: its files (by content), runs,
+// verdict, score and the checks that failed it.
+struct ResultChange {
+  std::string result;  // system/benchmark
+  std::string change;  // "added" | "removed" | "changed"
+  std::string verdict_before, verdict_after;  // "" where the result is not (added, removed)
+  bool has_score_before = false, has_score_after = false;
+  double score_before = 0, score_after = 0;  // minutes, as published
+  std::string checks_before = "[]", checks_after = "[]";  // failed_checks ([] when it passes)
+  long long runs_before = 0, runs_after = 0;
+  std::vector<std::string> files_added, files_removed, files_changed;  // run log file names
+};
+
 struct PackageChange {
   std::string round, organisation;
   std::string status;                      // "imported" | "replaced"
   std::string old_sha256, new_sha256;      // old_sha256 "" when imported
   std::vector<std::string> results_changed;  // "system/benchmark: what changed"
+  std::vector<ResultChange> changes;       // the same, field by field (on a first import: each result added)
   std::string rows_sha256;                 // package_rows_sha256 of what the import left
 };
 

@@ -546,6 +546,22 @@ CREATE TABLE meetings (
   created_at TEXT NOT NULL
 );
 )sql",
+    // 13 -> 14: a fix decision's due date, and the corrected packages that
+    // delivered a fix: what the replacement changed in the objection's results.
+    R"sql(
+ALTER TABLE decisions ADD COLUMN fix_due TEXT;  -- remedy fix: when the corrected package is due (UTC); NULL: no date
+CREATE TABLE fix_deliveries (
+  id INTEGER PRIMARY KEY,
+  objection_id INTEGER NOT NULL REFERENCES objections(id) ON DELETE CASCADE,
+  decision_id INTEGER NOT NULL REFERENCES decisions(id) ON DELETE CASCADE,
+  old_sha256 TEXT NOT NULL,           -- the package replaced
+  new_sha256 TEXT NOT NULL,           -- the corrected package
+  changes_json TEXT NOT NULL,         -- what it changed in the objection's results (docs/review.md, "Fixes")
+  event_seq INTEGER NOT NULL,         -- the package.replace event that recorded it
+  created_at TEXT NOT NULL
+);
+CREATE INDEX fix_deliveries_by_objection ON fix_deliveries(objection_id, id);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -5,6 +5,7 @@
 // consortium's result summarizer, whose rows must be those of results.csv;
 // the refusals leave an earlier publication as it was.
 #include <doctest/doctest.h>
+#include <sqlite3.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -48,21 +49,20 @@ std::set<std::string> csv_rows(const std::string& text, const std::string& submi
   return rows;
 }
 
-}  // namespace
-
-TEST_SUITE("review_e2e") {
-  TEST_CASE("review publish: the decisions as packages and tables, read alike by the consortium's summarizer") {
-    if (!referee::testing::have_reference_data()) return;
-    TempDir t;
-    const std::string ref = referee::testing::reference_dir(), rules = referee::testing::reference_rules();
-    const std::string db = (t.path / "demo" / "review.db").string();
+// `referee demo --review` (round 3.1 under review) with members of the three
+// organisations (az, nv, an) and a neutral chair (ch); commands as the
+// store's administrator (as) or as a user (by).
+struct DemoReview {
+  TempDir t;
+  std::string ref = referee::testing::reference_dir(), rules = referee::testing::reference_rules();
+  std::string db = (t.path / "demo" / "review.db").string();
+  std::map<std::string, std::string> token;
+  DemoReview() {
     std::string out;
     REQUIRE_MESSAGE(run_referee("demo --review --out " + publish_quote((t.path / "demo").string()) + " --reference " +
                                     publish_quote(ref),
                                 &out) == 0,
                     out);
-    // Members of the three organisations and a chair, for two more objections against NVIDIA's RetinaNet.
-    std::map<std::string, std::string> token;
     for (const auto& [name, org] : std::vector<std::pair<std::string, std::string>>{
              {"az", "Azure"}, {"nv", "NVIDIA"}, {"an", "Azure+NVIDIA"}, {"ch", ""}}) {
       REQUIRE(run_referee("user add " + name + " --role " + (org.empty() ? "chair" : "member") +
@@ -72,34 +72,51 @@ TEST_SUITE("review_e2e") {
       REQUIRE(at != std::string::npos);
       token[name] = out.substr(at + 7, out.find('\n', at) - at - 7);
     }
-    // As the store's administrator (no token), and as a user.
-    auto as = [&](const std::string& args) {
-      std::string o;
-      int rc = run_referee(args + " --db " + publish_quote(db), &o);
-      return std::make_pair(rc, o);
-    };
-    auto by = [&](const std::string& who, const std::string& args) {
-      std::string o;
-      int rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + token.at(who) + " " + std::string(REFEREE_BINARY) + " " +
-                                                       args + " --db " + publish_quote(db),
-                                                   &o);
-      return std::make_pair(rc, o);
-    };
+  }
+  std::pair<int, std::string> as(const std::string& args) {
+    std::string o;
+    int rc = run_referee(args + " --db " + publish_quote(db), &o);
+    return {rc, o};
+  }
+  std::pair<int, std::string> by(const std::string& who, const std::string& args) {
+    std::string o;
+    int rc = referee::testing::run_shell_capture(
+        "REFEREE_TOKEN=" + token.at(who) + " " + std::string(REFEREE_BINARY) + " " + args + " --db " + publish_quote(db), &o);
+    return {rc, o};
+  }
+  // Objection `by_org`'s member files against NVIDIA's `result`, NVIDIA answers proposing `remedy`, the
+  // three organisations uphold it with that remedy; returns its id.
+  std::string upheld(const std::string& result, const std::string& remedy) {
+    auto filed = by("az", "objection file --round 3.1.0 --against NVIDIA --result " + result + " --title t --rule r --json");
+    REQUIRE_MESSAGE(filed.first == 0, filed.second);
+    size_t at = filed.second.find("\"id\":");
+    REQUIRE(at != std::string::npos);
+    std::string id = std::to_string(std::atoll(filed.second.c_str() + at + 5));
+    auto r = by("nv", "objection respond " + id + " --text agreed --remedy " + remedy);
+    REQUIRE_MESSAGE(r.first == 0, r.second);
+    for (const char* voter : {"az", "nv", "an"}) {
+      auto v = by(voter, "objection vote " + id + " --vote uphold --remedy " + remedy);
+      REQUIRE_MESSAGE(v.first == 0, v.second);
+    }
+    return id;
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("review_e2e") {
+  TEST_CASE("review publish: the decisions as packages and tables, read alike by the consortium's summarizer") {
+    if (!referee::testing::have_reference_data()) return;
+    DemoReview dr;
+    TempDir& t = dr.t;
+    const std::string &ref = dr.ref, &rules = dr.rules;
+    auto as = [&](const std::string& args) { return dr.as(args); };
+    auto by = [&](const std::string& who, const std::string& args) { return dr.by(who, args); };
     struct Case {
       std::string result, remedy;
     };
     for (const Case& c : {Case{"NVIDIA/eos_n8_ngc23.09_pytorch/ssd", "open"}, Case{"NVIDIA/eos_ngc23.09_pytorch/ssd", "withdraw"}}) {
-      auto filed = by("az", "objection file --round 3.1.0 --against NVIDIA --result " + c.result + " --title t --rule r --json");
-      REQUIRE_MESSAGE(filed.first == 0, filed.second);
-      size_t at = filed.second.find("\"id\":");
-      REQUIRE(at != std::string::npos);
-      std::string id = std::to_string(std::atoll(filed.second.c_str() + at + 5));
-      auto r = by("nv", "objection respond " + id + " --text agreed --remedy " + c.remedy);
-      REQUIRE_MESSAGE(r.first == 0, r.second);
-      for (const char* voter : {"az", "nv", "an"}) {
-        auto v = by(voter, "objection vote " + id + " --vote uphold --remedy " + c.remedy);
-        REQUIRE_MESSAGE(v.first == 0, v.second);
-      }
+      const std::string id = dr.upheld(c.result, c.remedy);
       auto d = by("ch", "objection decide " + id + " --remedy " + c.remedy + " --text decided");
       REQUIRE_MESSAGE(d.first == 0, d.second);
     }
@@ -203,5 +220,55 @@ TEST_SUITE("review_e2e") {
     CHECK(outcomes.find("moved to the open division by decision") != std::string::npos);
     CHECK(outcomes.find("withdrawn by decision") != std::string::npos);
     CHECK(outcomes.find("accepted as submitted") != std::string::npos);
+  }
+
+  TEST_CASE("a fix decision: due by its date, delivered by the corrected package, with what it changed; verify holds it") {
+    if (!referee::testing::have_reference_data()) return;
+    DemoReview dr;
+    const std::string result = "NVIDIA/eos_n8_ngc23.09_pytorch/ssd";
+    const std::string id = dr.upheld(result, "fix");
+    // fix_due goes with fix only; a bad date is refused.
+    CHECK(dr.by("ch", "objection decide " + id + " --remedy fix --fix-due soon").first == 2);
+    auto d = dr.by("ch", "objection decide " + id + " --remedy fix --fix-due 2099-01-31 --text 'rerun it'");
+    REQUIRE_MESSAGE(d.first == 0, d.second);
+    auto shown = dr.by("az", "objection show " + id);
+    CHECK_MESSAGE(shown.second.find("fix due by 2099-01-31") != std::string::npos, shown.second);
+    auto js = dr.by("az", "objection show " + id + " --json");
+    CHECK_MESSAGE(js.second.find(R"("fix":{"state":"due","due":"2099-01-31T23:59:59Z","deliveries":[]})") != std::string::npos, js.second);
+
+    // NVIDIA's corrected package: one log of the result changed, another result's left alone.
+    const fs::path pkg = dr.t.path / "demo/review-package/NVIDIA";
+    const fs::path log = pkg / "results/eos_n8_ngc23.09_pytorch/ssd/result_2.txt";
+    write_file(log, read_file(log) + "rerun on the corrected node\n");
+    auto imp = dr.as("import " + publish_quote(pkg.string()) + " --round 3.1.0 --rules " + publish_quote(dr.rules));
+    REQUIRE_MESSAGE(imp.first == 0, imp.second);
+    CHECK(imp.second.find("replaced NVIDIA") != std::string::npos);
+    shown = dr.by("an", "objection show " + id);
+    CHECK_MESSAGE(shown.second.find("fix delivered") != std::string::npos, shown.second);
+    CHECK_MESSAGE(shown.second.find("eos_n8_ngc23.09_pytorch/ssd: files changed result_2.txt; score ") != std::string::npos,
+                  shown.second);
+    CHECK(shown.second.find("(unchanged)") != std::string::npos);
+    js = dr.by("an", "objection show " + id + " --json");
+    CHECK(js.second.find(R"("state":"delivered")") != std::string::npos);
+    CHECK(js.second.find(R"("files":{"added":[],"removed":[],"changed":["result_2.txt"]})") != std::string::npos);
+    // The committee's report says so; the log holds the delivery to its event.
+    auto rep = dr.as("review report --round 3.1.0");
+    CHECK_MESSAGE(rep.second.find("; fix delivered; package ") != std::string::npos, rep.second);
+    REQUIRE(dr.as("review log --verify").first == 0);
+    auto tamper = [&](const std::string& sql, const std::string& expect) {
+      CAPTURE(sql);
+      const fs::path copy = dr.t.path / "tampered.db";
+      fs::copy_file(dr.db, copy, fs::copy_options::overwrite_existing);
+      sqlite3* h = nullptr;
+      REQUIRE(sqlite3_open(copy.string().c_str(), &h) == SQLITE_OK);
+      CHECK(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(h);
+      std::string o;
+      REQUIRE(run_referee("review log --verify --db " + publish_quote(copy.string()), &o) == 1);
+      CHECK_MESSAGE(o.find(expect) != std::string::npos, o);
+    };
+    tamper("UPDATE fix_deliveries SET changes_json = '[]'", "what it says the replacement changed is not what event");
+    tamper("DELETE FROM fix_deliveries", "fix_deliveries: the fix of objection " + id + " delivered by event");
+    tamper("UPDATE decisions SET fix_due = '2000-01-01'", "the fix is due 2000-01-01, event");
   }
 }

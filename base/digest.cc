@@ -1,6 +1,7 @@
 #include "base/digest.h"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <sodium.h>
 
 #include <fstream>
@@ -24,6 +25,15 @@ std::string sha256_hex(std::string_view bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   if (EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr) != 1) return "";
+  return hex(md, len);
+}
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view message) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(message.data()),
+            message.size(), md, &len))
+    return "";
   return hex(md, len);
 }
 

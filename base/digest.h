@@ -28,6 +28,10 @@ std::string hex(const unsigned char* bytes, size_t n);
 // The SHA-256 of `bytes`, as 64 lower-case hex digits.
 std::string sha256_hex(std::string_view bytes);
 
+// HMAC-SHA256 of `message` under `key` (RFC 2104), as 64 lower-case hex
+// digits; "" if OpenSSL failed. Webhook deliveries are signed with it.
+std::string hmac_sha256_hex(std::string_view key, std::string_view message);
+
 // The SHA-256 of the file at `path`, read in pieces; "" when it cannot be read.
 std::string sha256_file_hex(const std::string& path);
 

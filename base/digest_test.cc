@@ -48,6 +48,13 @@ TEST_SUITE("base") {
           "ba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923");
     CHECK(blake2b_hex("abc", 8) == "");  // below libsodium's minimum
   }
+
+  TEST_CASE("hmac_sha256_hex: RFC 4231 test cases 2 and 3") {
+    CHECK(hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
+          "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    CHECK(hmac_sha256_hex(std::string(20, '\xaa'), std::string(50, '\xdd')) ==
+          "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+  }
 }
 
 }  // namespace referee::base

@@ -32,6 +32,13 @@ Command serve_command() {
                 ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
             sub.add_option("--read-timeout", o->read_timeout_s, "seconds to wait for a request's bytes (default 5)")->check(CLI::Range(1, 600));
             sub.add_option("--write-timeout", o->write_timeout_s, "seconds to wait while sending an answer (default 10)")->check(CLI::Range(1, 600));
+            sub.add_flag("--no-webhooks", [o](int64_t) { o->webhooks = false; }, "send no notifications to webhooks");
+            sub.add_flag("--webhooks-to-private", o->webhooks_to_private,
+                         "deliver webhooks to loopback and private addresses too (refused by default)");
+            sub.add_option("--webhook-retry", o->webhook_retry_s,
+                           "seconds before a failed delivery's first retry; each next waits twice as long, at most 1 h "
+                           "(default 30)")
+                ->check(CLI::Range(0.01, 3600.0));
             sub.add_option("--exit-with-parent", o->parent_pid, "PID of the process that started this one: stop when it ends")
                 ->group("");  // for referee's own use (the demo)
             // server::serve returns 0 (stopped by a signal) or 2 (could not start): kPass, kCannotCheck.

@@ -10,7 +10,7 @@ std::vector<Command> all_commands() {
   return {check_command(),   check_package_command(), score_command(),       rules_command(),
           import_command(),  compare_command(),       speedup_command(),     scaling_command(),
           leaderboard_command(), list_command(), run_command(), demo_command(), system_command(), workload_command(),
-          fetch_command(), round_command(), review_command(), resubmission_command(), audit_command(), serve_command(),
+          fetch_command(), round_command(), review_command(), resubmission_command(), webhook_command(), audit_command(), serve_command(),
           user_command(), objection_command(), report_command(), package_command()};
 }
 

@@ -57,6 +57,7 @@ Command fetch_command();
 Command round_command();         // cmd_round.cc
 Command review_command();        // cmd_review.cc
 Command resubmission_command();  // cmd_review.cc
+Command webhook_command();       // cmd_webhook.cc
 Command audit_command();
 Command serve_command();         // cmd_serve.cc
 Command user_command();       // cmd_user.cc

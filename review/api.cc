@@ -75,11 +75,17 @@ struct Api::Impl {
   }
 };
 
+std::vector<Route> all_routes() {
+  std::vector<Route> out;
+  for (auto part : {identity_routes, round_routes, objection_routes, audit_routes, notify_routes})
+    for (auto& route : part()) out.push_back(std::move(route));
+  return out;
+}
+
 Api::Api(std::string db_path, bool read_only) : impl_(std::make_unique<Impl>()) {
   impl_->db_path = std::move(db_path);
   impl_->read_only = read_only;
-  for (auto part : {identity_routes, round_routes, objection_routes, audit_routes})
-    for (auto& route : part()) impl_->routes.push_back(std::move(route));
+  impl_->routes = all_routes();
   if (sodium_init() < 0) {
     // libsodium could not initialise (no entropy source): tokens cannot be
     // made; authentication below still hashes with it, which works without.

@@ -265,13 +265,13 @@ Response read_log(Context& c) {
   // A subject is one of the kinds the log names (or a prefix of one): anything else is a typo, not "no events".
   if (!subject.empty()) {
     bool known = false;
-    for (const char* kind : {"objection/", "round/", "user/", "pairing/"}) {
+    for (const char* kind : {"objection/", "round/", "user/", "pairing/", "webhook/"}) {
       const std::string k = kind;
       known = known || subject.rfind(k, 0) == 0 || k.rfind(subject, 0) == 0;
     }
     if (!known)
       return error_response(400, "bad-parameter", "subject '" + base::excerpt(subject) + "' names nothing the log records",
-                            "name objection/ID, round/ROUND, user/NAME or pairing/ID (or one of those words with its /)");
+                            "name objection/ID, round/ROUND, user/NAME, pairing/ID or webhook/ID (or one of those words with its /)");
   }
   std::string round_name;
   if (!round_text.empty()) {

@@ -7,6 +7,7 @@
 #include "base/text.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
+#include "review/notify.h"
 #include "review/rounds.h"
 #include "submissions/queries.h"
 
@@ -281,7 +282,13 @@ Result<long long> write(submissions::Store& s, const Actor& who,
     s.rollback();
     return r;
   }
-  if (event.record && !append_event(s, who, event.action, event.subject, event.payload, &e)) {
+  long long seq = 0;
+  if (event.record && !append_event(s, who, event.action, event.subject, event.payload, &e, &seq)) {
+    s.rollback();
+    return make_error(500, "store", e);
+  }
+  // Who is told of it: queued with it, in the same transaction.
+  if (event.record && !queue_event_notifications(s, who, event.action, event.subject, event.payload, seq, &e)) {
     s.rollback();
     return make_error(500, "store", e);
   }

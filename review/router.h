@@ -49,6 +49,9 @@ std::vector<Route> identity_routes();   // review/identity_routes.cc: users, tok
 std::vector<Route> round_routes();      // review/round_routes.cc: rounds, schedule, state, pairings, announcements, report
 std::vector<Route> objection_routes();  // review/objection_routes.cc: objections, evidence, responses, votes, decisions, log
 std::vector<Route> audit_routes();      // review/audit.cc: audit, findings
+std::vector<Route> notify_routes();     // review/notify_routes.cc: webhooks and their deliveries
+// Every part's routes, in the order above: what Api::handle serves.
+std::vector<Route> all_routes();
 
 // Parses r.body as one JSON object whose field names are all in `allowed`
 // and whose text is valid UTF-8, nested at most 32 deep. Post: true with

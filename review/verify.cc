@@ -1010,6 +1010,72 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         return fail("fix_deliveries: the fix of objection " + std::to_string(x.objection) + " delivered by event " +
                     std::to_string(key.first) + " is missing");
   }
+  // Webhooks: each as its webhook.add event made it (where it sends, for whom, which kinds, the digest of its
+  // secret) and removed when a webhook.remove event removed it: a URL or secret edited in the store would send
+  // an organisation's notifications elsewhere.
+  if (s.opened_version() >= 15) {
+    std::string werr;
+    struct HookLog {
+      std::string scope, organisation, user, url, events, secret_sha256, removed_at;
+      long long seq = 0;
+      bool row = false;
+    };
+    std::map<long long, HookLog> hooks;
+    for (const auto& e : read_events(s, "webhook/", &werr)) {
+      mllog::Json p;
+      std::string perr;
+      if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
+      const auto* id = p.find("webhook");
+      if (!id || id->kind != mllog::Json::Kind::Int) continue;
+      if (e.action == "webhook.add") {
+        HookLog& h = hooks[id->i];
+        h.seq = e.seq;
+        h.scope = text(p.find("scope"));
+        h.organisation = text(p.find("organisation"));
+        h.user = text(p.find("user"));
+        h.url = text(p.find("url"));
+        h.secret_sha256 = text(p.find("secret_sha256"));
+        if (const auto* evs = p.find("events"))
+          for (const auto& x : evs->items) h.events += (h.events.empty() ? "" : ",") + text(&x);
+      } else if (e.action == "webhook.remove") {
+        hooks[id->i].removed_at = text(p.find("removed_at"));
+      }
+    }
+    if (!werr.empty()) return fail(*error = werr);
+    Stmt q(s.db(),
+           "SELECT w.id, CASE WHEN w.user_id IS NULL THEN 'organisation' ELSE 'user' END, COALESCE(o.name, uo.name, ''), "
+           "COALESCE(u.name, ''), w.url, w.events_json, w.secret, COALESCE(w.removed_at, '') FROM webhooks w "
+           "LEFT JOIN organisations o ON o.id = w.organisation_id LEFT JOIN users u ON u.id = w.user_id "
+           "LEFT JOIN organisations uo ON uo.id = u.organisation_id ORDER BY w.id");
+    while (q.step()) {
+      const std::string row = "webhooks row " + std::to_string(q.col_int(0));
+      auto it = hooks.find(q.col_int(0));
+      if (it == hooks.end() || !it->second.seq) return fail(row + " has no webhook.add event in the review log");
+      HookLog& h = it->second;
+      h.row = true;
+      const std::string ev = "event " + std::to_string(h.seq);
+      std::string events;
+      {
+        mllog::Json j;
+        std::string perr;
+        if (mllog::parse_json_permissive(q.col_text(5), &j, &perr))
+          for (const auto& x : j.items) events += (events.empty() ? "" : ",") + text(&x);
+      }
+      if (q.col_text(4) != h.url) return fail(row + ": it sends to " + q.col_text(4) + ", but " + ev + " registered " + h.url);
+      if (q.col_text(1) != h.scope || q.col_text(2) != h.organisation || q.col_text(3) != h.user)
+        return fail(row + ": it is not the hook of " + (h.user.empty() ? h.organisation : h.user) + " that " + ev + " registered");
+      if (events != h.events) return fail(row + ": it takes " + events + ", " + ev + " registered " + h.events);
+      if (base::sha256_hex(q.col_text(6)) != h.secret_sha256)
+        return fail(row + ": its secret is not the one " + ev + " made (its SHA-256 differs)");
+      if (q.col_text(7) != h.removed_at)
+        return fail(row + (q.col_text(7).empty() ? ": live, but a webhook.remove event removed it at " + h.removed_at
+                                                 : ": removed at " + q.col_text(7) + " with no webhook.remove event saying so"));
+    }
+    if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading webhooks"));
+    for (const auto& [id, h] : hooks)
+      if (h.seq && !h.row)
+        return fail("webhooks: row " + std::to_string(id) + " registered by event " + std::to_string(h.seq) + " is missing");
+  }
   // Users and tokens: who exists, for which organisation and role, and which tokens live, as the log made them.
   {
     struct UserLog {

@@ -73,9 +73,8 @@ std::vector<Route> make_routes() {
   };
   // The review API's routes, each served by review::Api::handle, which
   // authorises it.
-  for (auto part : {review::identity_routes, review::round_routes, review::objection_routes, review::audit_routes})
-    for (const auto& r : part())
-      out.push_back(Route{r.method, r.pattern, Access::Review, Credentials::Bearer, Errors::Json, false, nullptr});
+  for (const auto& r : review::all_routes())
+    out.push_back(Route{r.method, r.pattern, Access::Review, Credentials::Bearer, Errors::Json, false, nullptr});
   return out;
 }
 

@@ -1,4 +1,5 @@
 #include "server/server.h"
+#include "server/webhooks.h"
 
 #include <httplib.h>
 #include <openssl/ssl.h>
@@ -449,6 +450,20 @@ int serve(const Options& o) {
             << o.per_address << " connections per address, " << o.head_timeout_s
             << " s for a request's head; stop with Ctrl-C or SIGTERM\n";
 
+  // The review's notifications, sent on a thread of their own.
+  std::unique_ptr<WebhookSender> sender;
+  if (o.webhooks && !o.read_only) {
+    WebhookOptions wo;
+    wo.allow_private = o.webhooks_to_private;
+    wo.backoff.base_seconds = o.webhook_retry_s;
+    sender = std::make_unique<WebhookSender>(db, wo);
+    std::string werr;
+    if (!sender->start(&werr)) {
+      std::cerr << "referee serve: webhooks are not sent: " << werr << "\n";
+      sender.reset();
+    }
+  }
+
   httplib::Server* raw = srv.get();
   int stopped_by = 0;
   std::thread waiter([raw, &signals, &stopped_by] {
@@ -462,6 +477,7 @@ int serve(const Options& o) {
   bool ok = srv->listen_after_bind();
   if (!stopped_by) pthread_kill(waiter.native_handle(), SIGUSR1);
   waiter.join();
+  if (sender) sender->stop();
   if (stopped_by) {
     std::cerr << "referee serve: stopped (" << (stopped_by == SIGINT ? "SIGINT" : "SIGTERM") << ")\n";
     return kStopped;

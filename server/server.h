@@ -26,6 +26,9 @@ struct Options {
   int write_timeout_s = 10;             // seconds to wait while sending an answer
   int keep_alive_s = 5;                 // seconds an idle connection is kept
   int parent_pid = 0;                   // > 0: stop when that process (the starter) ends
+  bool webhooks = true;                 // send the review's notifications (not with read_only)
+  bool webhooks_to_private = false;     // to loopback and private addresses too (server/webhooks.h)
+  double webhook_retry_s = 30;          // the first retry's wait; each next one doubles it (at most 1 h)
 };
 
 // Serves until SIGINT or SIGTERM, then lets the requests in flight finish.

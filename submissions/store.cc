@@ -562,6 +562,39 @@ CREATE TABLE fix_deliveries (
 );
 CREATE INDEX fix_deliveries_by_objection ON fix_deliveries(objection_id, id);
 )sql",
+    // 14 -> 15: webhooks (an organisation's or a user's) and their deliveries,
+    // each attempt logged.
+    R"sql(
+CREATE TABLE webhooks (
+  id INTEGER PRIMARY KEY,
+  organisation_id INTEGER REFERENCES organisations(id),  -- an organisation's hook
+  user_id INTEGER REFERENCES users(id),                  -- a user's own hook
+  url TEXT NOT NULL,
+  secret TEXT NOT NULL,               -- the HMAC-SHA256 key, shown once when the hook was made
+  events_json TEXT NOT NULL,          -- the kinds it takes (["*"]: all)
+  created_by TEXT NOT NULL,           -- user name, or local-admin
+  created_at TEXT NOT NULL,
+  removed_at TEXT,
+  CHECK ((organisation_id IS NULL) <> (user_id IS NULL))
+);
+CREATE TABLE webhook_deliveries (
+  id INTEGER PRIMARY KEY,
+  webhook_id INTEGER NOT NULL REFERENCES webhooks(id),
+  kind TEXT NOT NULL,
+  dedupe TEXT NOT NULL,               -- what it tells of (an event, a deadline): sent once per hook
+  payload TEXT NOT NULL,              -- the JSON body
+  state TEXT NOT NULL CHECK (state IN ('pending', 'sending', 'delivered', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at TEXT NOT NULL,
+  lease_until TEXT,                   -- 'sending': claimed by a sender until then
+  last_status INTEGER, last_error TEXT,
+  log_json TEXT NOT NULL DEFAULT '[]',  -- each attempt: {at, status, error, ms}
+  created_at TEXT NOT NULL,
+  delivered_at TEXT,
+  UNIQUE (webhook_id, dedupe)
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(state, next_attempt_at);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -15,6 +15,8 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "base/url.h"
+#include "review/notify_codec.h"
 #include "cli/review_cli.h"
 #include "cli/review_output.h"
 #include "base/file.h"
@@ -34,7 +36,7 @@ namespace fs = std::filesystem;
 // written at once to <tokens>/<name>.token (mode 0600), so that a failure
 // half way leaves every user added so far with their token on disk.
 int import_users(ClientOptions client, const std::string& file, const std::string& tokens_dir, bool create_org,
-                 bool skip_existing) {
+                 bool skip_existing, bool by_webhook) {
   namespace rv = review;
   const char* cmd = "referee user import";
   std::ifstream in(file, std::ios::binary);
@@ -55,8 +57,8 @@ int import_users(ClientOptions client, const std::string& file, const std::strin
   // The tokens' folder: a new one (made 0700 below, once the import may go on), or one of the
   // caller's own that nobody else may enter; never a shared folder, never through a link.
   struct stat dst {};
-  bool exists = ::lstat(tokens_dir.c_str(), &dst) == 0;
-  if (exists) {
+  bool exists = by_webhook || ::lstat(tokens_dir.c_str(), &dst) == 0;
+  if (exists && !by_webhook) {
     std::string why;
     if (S_ISLNK(dst.st_mode)) why = "is a symbolic link";
     else if (!S_ISDIR(dst.st_mode)) why = "is not a folder";
@@ -68,7 +70,7 @@ int import_users(ClientOptions client, const std::string& file, const std::strin
                 << ": tokens go to a new folder or one only you may enter (nothing was added)\n";
       return kCannotCheck;
     }
-  } else {
+  } else if (!by_webhook) {
     fs::path parent = fs::absolute(tokens_dir, ec).parent_path();
     if (!fs::is_directory(parent, ec) || ::access(parent.c_str(), W_OK | X_OK) != 0) {
       std::cerr << cmd << ": cannot make the tokens' folder " << tokens_dir << ": " << parent.string()
@@ -78,7 +80,7 @@ int import_users(ClientOptions client, const std::string& file, const std::strin
   }
   std::vector<std::string> taken;
   for (const auto& r : rows)
-    if (exists && fs::symlink_status(fs::path(tokens_dir) / (r.user.name + ".token"), ec).type() != fs::file_type::not_found)
+    if (exists && !by_webhook && fs::symlink_status(fs::path(tokens_dir) / (r.user.name + ".token"), ec).type() != fs::file_type::not_found)
       taken.push_back(r.user.name + ".token");
   if (!taken.empty()) {
     std::string names;
@@ -88,6 +90,46 @@ int import_users(ClientOptions client, const std::string& file, const std::strin
     return kCannotCheck;
   }
   resolve_client_options(&client);
+  // Tokens by webhook: every organisation named has a hook that takes them (else nobody is added).
+  if (by_webhook) {
+    rv::Request r;
+    r.method = "GET";
+    r.path = "/api/v1/webhooks";
+    rv::Response got = call_review(client, r, [](submissions::Store& s, const rv::Actor& who) {
+      return rv::webhooks_answer(rv::list_webhooks(s, who));
+    });
+    if (got.status != 200) return review_cli::review_print("user import", got, false, [](const mllog::Json&) {});
+    mllog::Json body;
+    std::string perr;
+    std::set<std::string> ready;
+    if (mllog::parse_json_permissive(got.body, &body, &perr))
+      if (const auto* hooks = body.find("webhooks"))
+        for (const auto& h : hooks->items) {
+          const std::string url = text_of(h.find("url"));
+          bool takes = false;
+          if (const auto* es = h.find("events"))
+            for (const auto& e : es->items) takes = takes || e.s == "*" || e.s == "user.token";
+          if (text_of(h.find("scope")) == "organisation" && text_of(h.find("removed_at")).empty() && takes &&
+              (url.rfind("https://", 0) == 0 || base::is_loopback_host(base::url_host(url))))
+            ready.insert(base::lower(text_of(h.find("organisation"))));
+        }
+    std::vector<std::string> problems;
+    for (const auto& row : rows) {
+      if (row.user.organisation.empty())
+        problems.push_back(file + ":" + std::to_string(row.line) + ": user " + row.user.name +
+                           " has no organisation, whose webhook would take the token");
+      else if (!ready.count(base::lower(row.user.organisation)))
+        problems.push_back(file + ":" + std::to_string(row.line) + ": " + row.user.organisation +
+                           " has no webhook that takes its members' tokens (a live organisation hook, https:// or to this "
+                           "machine, taking user.token): referee webhook add --url https://... --organisation " +
+                           row.user.organisation);
+    }
+    if (!problems.empty()) {
+      for (const auto& p : problems) std::cerr << cmd << ": " << p << "\n";
+      std::cerr << cmd << ": nothing was added\n";
+      return kCannotCheck;
+    }
+  }
   // The users there are: none of the file's may be one of them (the file would be half applied).
   {
     rv::Request r;
@@ -122,7 +164,7 @@ int import_users(ClientOptions client, const std::string& file, const std::strin
       return kCannotCheck;
     }
   }
-  if (!exists && ::mkdir(tokens_dir.c_str(), 0700) != 0) {
+  if (!by_webhook && !exists && ::mkdir(tokens_dir.c_str(), 0700) != 0) {
     std::cerr << cmd << ": cannot make the tokens' folder " << tokens_dir << ": " << std::strerror(errno)
               << " (nothing was added)\n";
     return kCannotCheck;
@@ -131,20 +173,34 @@ int import_users(ClientOptions client, const std::string& file, const std::strin
   for (const auto& row : rows) {
     rv::Request r;
     r.method = "POST";
+    rv::AddUser user = row.user;
+    user.deliver_token = by_webhook;
     r.path = "/api/v1/users";
-    r.body = rv::request_body(row.user);
+    r.body = rv::request_body(user);
     rv::Response got = call_review(client, r, [&](submissions::Store& s, const rv::Actor& who) {
-      return rv::added_user_answer(rv::add_user(s, who, row.user));
+      return rv::added_user_answer(rv::add_user(s, who, user));
     });
     mllog::Json body;
     std::string perr;
-    std::string token;
-    if (got.status == 201 && mllog::parse_json_permissive(got.body, &body, &perr)) token = text_of(body.find("token"));
-    if (token.empty()) {
+    std::string token, hook;
+    if (got.status == 201 && mllog::parse_json_permissive(got.body, &body, &perr)) {
+      token = text_of(body.find("token"));
+      hook = text_of(body.find("token_to_webhook"));
+    }
+    if (by_webhook ? hook.empty() : token.empty()) {
       std::cerr << cmd << ": " << file << ":" << row.line << ": user " << row.user.name << " was not added; "
-                << added << " of " << rows.size() << " were, their tokens in " << tokens_dir
-                << " (after a fix, run it again with --skip-existing and another --tokens folder)\n";
+                << added << " of " << rows.size() << " were"
+                << (by_webhook ? ", their tokens queued to their organisations' webhooks (after a fix, run it again with "
+                                 "--skip-existing)\n"
+                               : ", their tokens in " + tokens_dir +
+                                     " (after a fix, run it again with --skip-existing and another --tokens folder)\n");
       return review_cli::review_print("user import", got, false, [](const mllog::Json&) {});
+    }
+    if (by_webhook) {
+      ++added;
+      std::cout << "added " << row.user.name << " (" << base::lower(row.user.role) << " of " << row.user.organisation
+                << "): token queued to webhook " << hook << " (referee webhook deliveries " << hook << ")\n";
+      continue;
     }
     std::string content = token + "\n";
     fs::path to = fs::path(tokens_dir) / (row.user.name + ".token");
@@ -161,8 +217,12 @@ int import_users(ClientOptions client, const std::string& file, const std::strin
               << (org.empty() ? "" : " of " + org) << "): token in " << to.string()
               << (row.email.empty() ? "" : ", to send to " + row.email) << "\n";
   }
-  std::cout << added << " user(s) added; each token is shown nowhere else (the store keeps only its hash): give each "
-               "user their file, as REFEREE_TOKEN\n";
+  if (by_webhook)
+    std::cout << added << " user(s) added; each token goes to its organisation's webhook (signed, retried) and is kept "
+                 "nowhere once delivered\n";
+  else
+    std::cout << added << " user(s) added; each token is shown nowhere else (the store keeps only its hash): give each "
+                 "user their file, as REFEREE_TOKEN\n";
   return 0;
 }
 
@@ -173,7 +233,7 @@ Command user_command() {
             struct Opts {
               ClientOptions client;
               std::string name, org, role, file, tokens_dir;
-              bool create_org = false, json = false, skip_existing = false;
+              bool create_org = false, json = false, skip_existing = false, by_webhook = false;
             };
             auto o = std::make_shared<Opts>();
             sub.require_subcommand(1);
@@ -185,9 +245,11 @@ Command user_command() {
             auto* imp = sub.add_subcommand(
                 "import", "add the users a CSV file names (name,organisation,role,email), each token to a file of its own");
             imp->add_option("FILE", o->file, "CSV with a header line: name,organisation,role[,email]")->required();
-            imp->add_option("--tokens", o->tokens_dir,
-                               "folder for the tokens: <name>.token each, readable by you alone (made if missing)")
-                ->required();
+            auto* tokens_opt = imp->add_option("--tokens", o->tokens_dir,
+                                               "folder for the tokens: <name>.token each, readable by you alone (made if missing)");
+            auto* hook_opt = imp->add_flag("--tokens-by-webhook", o->by_webhook,
+                                           "send each token to its organisation's webhook instead (kind user.token)");
+            tokens_opt->excludes(hook_opt);
             imp->add_flag("--create-org", o->create_org, "create organisations the store has no package of");
             imp->add_flag("--skip-existing", o->skip_existing, "leave users that exist as they are (else: refused)");
             auto* list = sub.add_subcommand("list", "list users and their tokens (prefixes only)");
@@ -220,7 +282,14 @@ Command user_command() {
                                "Give it to the user as REFEREE_TOKEN.\n";
                 });
               }
-              if (imp->parsed()) return import_users(o->client, o->file, o->tokens_dir, o->create_org, o->skip_existing);
+              if (imp->parsed()) {
+                if (o->tokens_dir.empty() && !o->by_webhook) {
+                  std::cerr << "referee user import: say where the tokens go: --tokens DIR (a file each) or "
+                               "--tokens-by-webhook (each organisation's webhook)\n";
+                  return kCannotCheck;
+                }
+                return import_users(o->client, o->file, o->tokens_dir, o->create_org, o->skip_existing, o->by_webhook);
+              }
               if (list->parsed()) {
                 r.method = "GET";
                 r.path = "/api/v1/users";

@@ -1,5 +1,6 @@
 // Users and their tokens as typed operations (review/identity.h).
 #include "review/identity.h"
+#include "review/notify.h"
 
 #include <sodium.h>
 
@@ -196,6 +197,7 @@ Result<NewToken> add_user(submissions::Store& s, const Actor& who, const AddUser
   Role role;
   parse_role(in.role, &role);
   std::string token, prefix, org_name = org;
+  long long hook = 0;
   auto w = write(s, who, [&](Change* event) -> Result<long long> {
     User existing;
     if (find_user(s, name, &existing))
@@ -220,18 +222,28 @@ Result<NewToken> add_user(submissions::Store& s, const Actor& who, const AddUser
     long long uid = sqlite3_last_insert_rowid(s.db());
     Error e;
     if (!new_token(s, uid, &token, &prefix, &e)) return e;
+    if (in.deliver_token) {
+      if (!org_id)
+        return make_error(422, "no-organisation", "user " + name + " has no organisation, whose webhook would take the token",
+                          "leave deliver_token out: the answer holds the token");
+      hook = queue_token_delivery(s, org_id, name, role_name(role), token, &e);
+      if (!hook) return e;
+    }
     mllog::JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("user").value(name).key("organisation").value(org_name).key("role").value(role_name(role));
     p.key("organisation_created").value(created).key("token_prefix").value(prefix);
-    p.key("token_sha256").value(token_digest(token_hash(token))).end_object();
+    p.key("token_sha256").value(token_digest(token_hash(token)));
+    if (hook) p.key("token_to_webhook").value(hook);
+    p.end_object();
     *event = Change{"user.add", "user/" + name, p.str()};
     return uid;
   });
   if (!w.ok()) return w.error();
   NewToken out;
   find_user(s, name, &out.user);
-  out.token = token;
+  out.token = hook ? "" : token;
   out.prefix = prefix;
+  out.webhook = hook;
   return out;
 }
 

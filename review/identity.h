@@ -25,6 +25,9 @@ struct AddUser {
   std::string organisation;  // its folder name; required for a member
   std::string role;          // member | chair | admin (any case)
   bool create_organisation = false;  // create it when the store has no package of it
+  // Send the token through the organisation's webhook (review/notify.h,
+  // queue_token_delivery) instead of answering with it.
+  bool deliver_token = false;
 };
 
 // POST /users/{name}/tokens, POST /users/{name}/revoke.
@@ -53,7 +56,8 @@ struct User {
 // A token made for `user`: the token itself (shown once) and its prefix.
 struct NewToken {
   User user;
-  std::string token, prefix;
+  std::string token, prefix;  // token "" when it went to a webhook
+  long long webhook = 0;      // the hook the token was queued to (deliver_token)
 };
 
 // Tokens revoked: how many, and (revoke_token) the prefix named.

@@ -25,9 +25,10 @@ Response post_user(Context& c) {
   Json body;
   Response err;
   AddUser in;
-  if (refused(c, &err) || !parse_body(c.req, {"name", "organisation", "role", "create_organisation"}, &body, &err) ||
+  if (refused(c, &err) || !parse_body(c.req, {"name", "organisation", "role", "create_organisation", "deliver_token"}, &body, &err) ||
       !body_string(body, "name", true, &in.name, &err) || !body_string(body, "organisation", false, &in.organisation, &err) ||
-      !body_string(body, "role", true, &in.role, &err) || !body_bool(body, "create_organisation", &in.create_organisation, &err))
+      !body_string(body, "role", true, &in.role, &err) || !body_bool(body, "create_organisation", &in.create_organisation, &err) ||
+      !body_bool(body, "deliver_token", &in.deliver_token, &err))
     return err;
   return added_user_answer(add_user(c.store, c.who, in));
 }
@@ -78,6 +79,7 @@ std::string request_body(const AddUser& in) {
   w.begin_object().key("name").value(in.name).key("role").value(in.role);
   if (!in.organisation.empty()) w.key("organisation").value(in.organisation);
   if (in.create_organisation) w.key("create_organisation").value(true);
+  if (in.deliver_token) w.key("deliver_token").value(true);
   return w.end_object().str();
 }
 
@@ -91,7 +93,11 @@ Response added_user_answer(const Result<NewToken>& r) {
   JsonWriter out(0, mllog::JsonText::kUtf8);
   out.begin_object().key("user").begin_object();
   user_fields(out, r.value().user);
-  out.end_object().key("token").value(r.value().token).key("token_prefix").value(r.value().prefix).end_object();
+  out.end_object().key("token");
+  if (r.value().webhook) out.null(); else out.value(r.value().token);
+  out.key("token_prefix").value(r.value().prefix);
+  if (r.value().webhook) out.key("token_to_webhook").value(r.value().webhook);
+  out.end_object();
   return json_response(out.str(), 201);
 }
 

@@ -36,6 +36,7 @@ const std::vector<std::string>& notification_kinds() {
       "deadline.extended",   // a chair gave the organisation more time
       "deadline.soon",       // a deadline it still has to meet is within 24 hours
       "ping",                // a test delivery
+      "user.token",          // a new member's token (referee user import --tokens-by-webhook)
   };
   return kinds;
 }
@@ -348,7 +349,8 @@ Result<std::vector<Delivery>> webhook_deliveries(Store& s, const Actor& who, lon
   std::vector<Delivery> out;
   Stmt q(s.db(),
          "SELECT id, webhook_id, attempts, COALESCE(last_status, 0), kind, state, created_at, next_attempt_at, "
-         "COALESCE(delivered_at, ''), COALESCE(last_error, ''), log_json, payload FROM webhook_deliveries "
+         "COALESCE(delivered_at, ''), COALESCE(last_error, ''), log_json, CASE WHEN kind = 'user.token' AND "
+         "json_valid(payload) THEN json_set(payload, '$.token', '(not shown)') ELSE payload END FROM webhook_deliveries "
          "WHERE webhook_id = ?1 ORDER BY id DESC LIMIT ?2");
   q.bind(1, id).bind(2, static_cast<long long>(limit));
   while (q.step())
@@ -379,6 +381,42 @@ Result<Delivery> ping_webhook(Store& s, const Actor& who, long long id) {
 }
 
 // ------------------------------------------------------------ what the review tells
+
+long long queue_token_delivery(Store& s, long long org_id, const std::string& user, const std::string& role,
+                               const std::string& token, Error* err) {
+  std::string org;
+  {
+    Stmt n(s.db(), "SELECT name FROM organisations WHERE id = ?1");
+    n.bind(1, org_id);
+    if (n.step()) org = n.col_text(0);
+  }
+  Stmt q(s.db(), "SELECT id, url, events_json FROM webhooks WHERE organisation_id = ?1 AND removed_at IS NULL ORDER BY id");
+  q.bind(1, org_id);
+  long long hook = 0;
+  while (q.step() && !hook) {
+    const std::string url = q.col_text(1);
+    const bool safe = url.rfind("https://", 0) == 0 || base::is_loopback_host(base::url_host(url));
+    if (safe && takes({q.col_int(0), events_of(q.col_text(2))}, "user.token")) hook = q.col_int(0);
+  }
+  if (!hook) {
+    *err = make_error(422, "no-webhook",
+                      org + " has no webhook to take its members' tokens: a live organisation hook whose URL is https:// "
+                            "(or http:// to this machine) and that takes user.token",
+                      "referee webhook add --url https://... --organisation " + org + " (every kind, or --event user.token)");
+    return 0;
+  }
+  JsonWriter w(0, mllog::JsonText::kUtf8);
+  w.begin_object().key("kind").value("user.token").key("organisation").value(org).key("user").value(user);
+  w.key("role").value(role).key("token").value(token);
+  w.key("summary").value("a token for " + user + " (" + role + " of " + org + "): give it to them alone, as REFEREE_TOKEN");
+  w.key("at").value(now_utc()).end_object();
+  std::string e;
+  if (!queue(s, {{hook, {"*"}}}, "user.token", "user.token:" + user + ":" + token.substr(0, 12), w.str(), &e)) {
+    *err = make_error(500, "store", e);
+    return 0;
+  }
+  return hook;
+}
 
 bool queue_event_notifications(Store& s, const Actor& who, const std::string& action, const std::string& subject,
                                const std::string& payload, long long seq, std::string* error) {
@@ -633,8 +671,11 @@ bool record_attempt(Store& s, const Outgoing& d, int status, const std::string& 
   }
   Stmt up(s.db(),
           "UPDATE webhook_deliveries SET state = ?1, attempts = ?2, next_attempt_at = ?3, lease_until = NULL, "
-          "last_status = ?4, last_error = ?5, delivered_at = ?6, log_json = json_insert(log_json, '$[#]', json(?7)) "
-          "WHERE id = ?8 AND state = 'sending'");
+          "last_status = ?4, last_error = ?5, delivered_at = ?6, log_json = json_insert(log_json, '$[#]', json(?7)), "
+          // A token is kept only until it is delivered or given up.
+          "payload = CASE WHEN kind = 'user.token' AND ?1 <> 'pending' AND json_valid(payload) THEN json_set(payload, "
+          "'$.token', CASE WHEN ?1 = 'delivered' THEN '(delivered; not kept)' ELSE '(not delivered; not kept: make a new "
+          "token with referee user token)' END) ELSE payload END WHERE id = ?8 AND state = 'sending'");
   up.bind(1, state).bind(2, attempts).bind(3, next).bind(4, static_cast<long long>(status));
   if (ok) up.bind_null(5); else up.bind(5, error);
   if (ok) up.bind(6, now); else up.bind_null(6);

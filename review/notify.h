@@ -55,6 +55,15 @@ Result<std::vector<Delivery>> webhook_deliveries(submissions::Store& s, const Ac
 // Queues a `ping` to hook `id`.
 Result<Delivery> ping_webhook(submissions::Store& s, const Actor& who, long long id);
 
+// Queues a new user's token to their organisation `org_id`'s webhook (inside
+// add_user's transaction): the first live organisation hook that takes
+// `user.token` and whose URL is https:// (or http:// to this machine).
+// Returns its id; 0 with *err a 422 when there is none. The store keeps the
+// token in the delivery only until it is delivered or failed, and never
+// shows it in a delivery's log.
+long long queue_token_delivery(submissions::Store& s, long long org_id, const std::string& user, const std::string& role,
+                               const std::string& token, Error* err);
+
 // Called by write() inside its transaction, after event `seq` was appended:
 // queues the notifications the event gives. False with *error on a store
 // error (the write is then rolled back).

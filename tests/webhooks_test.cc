@@ -187,4 +187,50 @@ TEST_SUITE("review_e2e") {
     CHECK(got[0].event == "objection.filed");
     CHECK(srv.stop(SIGTERM) == 0);
   }
+
+  TEST_CASE("webhooks: user import sends each member's token to its organisation's hook, kept nowhere once delivered") {
+    Review f;
+    Receiver rx;
+    referee::testing::TempDir t;
+    const std::string csv = (t.path / "users.csv").string();
+    referee::testing::write_file(csv, "name,organisation,role\nnv7,NVIDIA,member\ndell7,Dell,member\n");
+    std::string out;
+    const std::string db = " --db '" + f.path + "'";
+    // Dell has no hook: nobody is added.
+    REQUIRE(run_referee("webhook add --url " + rx.url() + " --organisation NVIDIA" + db, &out) == 0);
+    CHECK(run_referee("user import " + csv + " --tokens-by-webhook" + db, &out) != 0);
+    CHECK_MESSAGE(contains(out, "users.csv:3: Dell has no webhook that takes its members' tokens"), out);
+    CHECK(contains(out, "nothing was added"));
+    // A hook that does not take user.token does not count.
+    REQUIRE(run_referee("webhook add --url " + rx.url() + " --organisation Dell --event decision" + db, &out) == 0);
+    CHECK(run_referee("user import " + csv + " --tokens-by-webhook" + db, &out) != 0);
+    REQUIRE(run_referee("webhook add --url " + rx.url() + " --organisation Dell --event user.token" + db, &out) == 0);
+    REQUIRE_MESSAGE(run_referee("user import " + csv + " --tokens-by-webhook" + db, &out) == 0, out);
+    CHECK(contains(out, "added nv7 (member of NVIDIA): token queued to webhook 1"));
+    CHECK(contains(out, "added dell7 (member of Dell): token queued to webhook 3"));
+    CHECK_FALSE(contains(out, "rft_"));
+    REQUIRE(run_referee("webhook deliver --to-private" + db, &out) == 0);
+    auto got = rx.all();
+    REQUIRE(got.size() == 2);
+    std::string token;
+    for (const auto& g : got) {
+      CHECK(g.event == "user.token");
+      if (contains(g.body, "\"user\":\"nv7\"")) token = parse(g.body).find("token")->s;
+    }
+    REQUIRE(token.rfind("rft_", 0) == 0);
+    // The token works; the store no longer holds it, and the log never showed it.
+    Request me;
+    me.method = "GET";
+    me.path = "/api/v1/me";
+    me.token = token;
+    CHECK(f.api->handle(me).status == 200);
+    CHECK(f.count("webhook_deliveries") == 2);
+    referee::submissions::Stmt q(f.s->db(), "SELECT payload FROM webhook_deliveries");
+    while (q.step()) {
+      CHECK_FALSE(contains(q.col_text(0), "rft_"));
+      CHECK(contains(q.col_text(0), "(delivered; not kept)"));
+    }
+    REQUIRE(run_referee("webhook deliveries 1 --json" + db, &out) == 0);
+    CHECK_FALSE(contains(out, token));
+  }
 }

@@ -542,6 +542,19 @@ TEST_SUITE("review") {
     CHECK(contains(out, "votes due: 2020-06-01T12:00:00Z (set on this objection)"));
   }
 
+  TEST_CASE("an objection whose comments or evidence cannot be read is an error, never shown without them") {
+    Review f;
+    long long id = f.file_rcp();
+    f.s.reset();
+    f.api.reset();
+    for (const char* sql : {"DROP TABLE comments", "ALTER TABLE evidence RENAME COLUMN quoted TO q2"}) {
+      CAPTURE(sql);
+      std::string out;
+      CHECK(run_referee("objection show " + std::to_string(id) + " --db '" + f.edited_copy(sql) + "'", &out) == 2);
+      CHECK_MESSAGE(contains(out, "no such"), out);
+    }
+  }
+
   TEST_CASE("meetings: a chair records one, its minutes come from the store and the log, verify holds them to it") {
     Review f;
     long long id = f.file_rcp();  // Google against NVIDIA

@@ -698,7 +698,15 @@ struct ListMemo {
   }
 };
 
-void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& round, bool full, ListMemo* memo = nullptr) {
+// `*fault` gets the first store error of the reads (the answer is then not given: a 500, never a part shown as the whole).
+void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& round, bool full, std::string* fault,
+                     ListMemo* memo = nullptr) {
+  auto note = [&](const std::string& e) {
+    if (!e.empty() && fault->empty()) *fault = e;
+  };
+  auto check = [&](Stmt& q, const char* what) {
+    if (!q.ok()) note(s.describe_error(q.rc(), what));
+  };
   ListMemo own;
   if (!memo) memo = &own;
   w.begin_object().key("id").value(o.id).key("round").value(round.name).key("round_state").value(round.state);
@@ -755,6 +763,7 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
            "SELECT g.name FROM votes x JOIN organisations g ON g.id = x.organisation_id WHERE x.objection_id = ?1 ORDER BY g.name");
     v.bind(1, o.id);
     while (v.step()) w.value(v.col_text(0));
+    check(v, "reading votes");
     w.end_array();
     w.end_object();
     return;
@@ -773,7 +782,10 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   w.end_object();
   // More time a neutral chair gave one organisation here.
   w.key("extensions").begin_array();
-  for (const auto& x : read_extensions(s, o.id)) {
+  std::string rerr;
+  const auto extensions = read_extensions(s, o.id, &rerr);
+  note(rerr);
+  for (const auto& x : extensions) {
     w.begin_object().key("organisation").value(x.organisation).key("deadline").value(x.deadline).key("until").value(x.until);
     w.key("reason").value(x.reason).key("granted_by").value(x.granted_by).key("created_at").value(x.created_at).end_object();
   }
@@ -809,15 +821,23 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
       write_opt_text(w, "note", q, 10);
       w.key("by").value(q.col_text(11)).key("created_at").value(q.col_text(12)).end_object();
     }
+    check(q, "reading evidence");
   }
   w.end_array();
-  write_opinions(w, "responses", "text", read_opinions(s, o.id, false, nullptr));
-  write_opinions(w, "votes", "vote", read_opinions(s, o.id, true, nullptr));
+  rerr.clear();
+  write_opinions(w, "responses", "text", read_opinions(s, o.id, false, &rerr));
+  note(rerr);
+  rerr.clear();
+  write_opinions(w, "votes", "vote", read_opinions(s, o.id, true, &rerr));
+  note(rerr);
   // The ballot: who may vote, who has, and where the votes stand now.
   write_ballot(s, w, o, round);
   // The discussion, oldest first.
   w.key("comments").begin_array();
-  for (const auto& c : read_comments(s, o.id)) {
+  rerr.clear();
+  const auto comments = read_comments(s, o.id, &rerr);
+  note(rerr);
+  for (const auto& c : comments) {
     w.begin_object().key("id").value(c.id).key("organisation");
     if (c.organisation.empty()) w.null(); else w.value(c.organisation);
     w.key("user").value(c.has_user ? c.user : "local-admin").key("text").value(c.text).key("created_at").value(c.at);
@@ -825,7 +845,12 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
   }
   w.end_array();
   w.key("decision");
-  if (DecisionRecord d; read_decision(s, o.id, &d, nullptr)) {
+  rerr.clear();
+  DecisionRecord decided;
+  const bool has_decision = read_decision(s, o.id, &decided, &rerr);
+  note(rerr);
+  if (has_decision) {
+    const DecisionRecord& d = decided;
     w.begin_object().key("id").value(d.id).key("outcome").value(d.outcome).key("remedy").value(d.remedy).key("factor");
     if (d.has_factor) w.value(d.factor); else w.null();
     w.key("votes").begin_object().key("uphold").value(d.uphold).key("reject").value(d.reject);
@@ -836,7 +861,9 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
     w.key("created_at").value(d.at);
     // A fix: when the corrected package is due, and each replacement that delivered it with what it changed.
     if (d.outcome == "upheld" && d.remedy == "fix") {
-      const auto deliveries = read_fix_deliveries(s, o.id);
+      rerr.clear();
+      const auto deliveries = read_fix_deliveries(s, o.id, &rerr);
+      note(rerr);
       w.key("fix").begin_object().key("state").value(fix_state(deliveries, d.fix_due, now_utc())).key("due");
       if (d.fix_due.empty()) w.null(); else w.value(d.fix_due);
       w.key("deliveries").begin_array();
@@ -1116,7 +1143,9 @@ Result<std::string> objection_json(Store& s, const Actor& who, long long id, con
   if (!load(s, who, id, &o, &round, &err)) return err;
   JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_object().key("objection");
-  write_objection(s, w, o, round, true);
+  std::string fault;
+  write_objection(s, w, o, round, true, &fault);
+  if (!fault.empty()) return make_error(500, "store", fault);
   if (!impact_basis.empty()) w.key("impact_basis").value(impact_basis);
   w.key("you_may").begin_array();
   for (const auto& a : actions_open_to(s, who, o, round)) w.value(a);
@@ -1172,7 +1201,9 @@ Result<std::string> objections_json(Store& s, const Actor& who, const ObjectionF
       }
     }
     if (!seen->second) continue;  // embargoed
-    write_objection(s, w, o, *seen->second, false, &memo);
+    std::string fault;
+    write_objection(s, w, o, *seen->second, false, &fault, &memo);
+    if (!fault.empty()) return make_error(500, "store", fault);
   }
   w.end_array().end_object();
   return w.str();

@@ -387,11 +387,17 @@ Result<Announced> announce_resubmission(Store& s, const Actor& who, const Announ
     std::string error;
     long long uid = 0;
     if (!actor_user_id(s, who, &uid, &error)) return make_error(500, "store", error);
+    std::vector<std::string> named;  // each result once, as the request named it first
+    std::vector<long long> result_ids;
     for (const auto& name : in.results) {
       long long rid = 0, org_id = 0;
       std::string org;
       Error e;
       if (!find_result(s, r.id, name, &rid, &org_id, &e, &org)) return e;
+      // One result named twice in a request (in any case) is announced once.
+      if (std::find(result_ids.begin(), result_ids.end(), rid) != result_ids.end()) continue;
+      result_ids.push_back(rid);
+      named.push_back(name);
       Standing standing;
       standing.owns_result = base::lower(org) == base::lower(who.organisation);
       if (!in.override_reason.empty() && who.role == Role::Chair && same_party(org, who.organisation))
@@ -417,7 +423,7 @@ Result<Announced> announce_resubmission(Store& s, const Actor& who, const Announ
     p.begin_object().key("round").value(r.name).key("announcements").begin_array();
     for (auto id : ids) p.value(id);
     p.end_array().key("results").begin_array();
-    for (const auto& n : in.results) p.value(n);
+    for (const auto& n : named) p.value(n);
     p.end_array().key("late").value(late).key("text_sha256").value(text_digest(in.text)).key("created_at").value(now);
     if (!in.override_reason.empty()) p.key("override").value(in.override_reason);
     p.end_object();

@@ -285,6 +285,12 @@ TEST_SUITE("rounds") {
     auto rows = round_announcements(*f.s, actor(f, "goog"), "3.1.0");
     REQUIRE(rows.ok());
     CHECK(rows.value().rows.size() == 1);
+    // One result named twice, in another case the second time: one announcement.
+    in.results = {"NVIDIA/eos/retinanet", "nvidia/EOS/RetinaNet"};
+    r = announce_resubmission(*f.s, actor(f, "nv"), in);
+    REQUIRE_MESSAGE(r.ok(), r.error().message);
+    CHECK(r.value().announcements.size() == 1);
+    CHECK(round_announcements(*f.s, actor(f, "goog"), "3.1.0").value().rows.size() == 2);
   }
 
   TEST_CASE("routes: an actor whose role may not make the request is refused (403) whatever body they sent") {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -93,13 +94,56 @@ bool names(const Json* j, std::string_view list, const std::string& value) {
   return false;
 }
 
-// The API's error, as one line: its message and its hint.
+}  // namespace
+
+// The API's words for a field in a message or hint, as the page's forms say
+// them: "(--override REASON, API field `override`)" -> "(the form's
+// \"Override reason\" field)". The API's messages name the CLI flag and the
+// API field, neither of which a member on a page has.
+std::string form_words(const std::string& text) {
+  static const std::map<std::string, std::string> labels = {
+      {"override", "Override reason"}, {"factor", "Factor"},         {"tie_break", "On a tie"},
+      {"remedy", "Remedy"},            {"reason", "Why the decision is amended"},
+      {"results", "Results"},          {"title", "Title"},           {"rule", "Rule"},
+      {"organisation", "Organisation"}, {"round", "Round"},          {"against", "Against"},
+      {"amend", "Amend"},              {"fix_due", "Fix due"},       {"text", "Text"}};
+  auto label = [&](const std::string& f) {
+    auto it = labels.find(f);
+    return "\"" + (it == labels.end() ? f : it->second) + "\"";
+  };
+  static const std::regex one(R"(\((?:--[^(),]*, )?API field `([a-z_]+)`\))");
+  static const std::regex two(R"(\((?:--[^()]*, )?API fields `([a-z_]+)`, `([a-z_]+)`\))");
+  static const std::regex bare(R"(API field `([a-z_]+)`)");
+  std::string out, rest = text;
+  std::smatch m;
+  while (std::regex_search(rest, m, two)) {
+    out += m.prefix().str() + "(the form's " + label(m[1]) + " and " + label(m[2]) + " fields)";
+    rest = m.suffix().str();
+  }
+  rest = out + rest;
+  out.clear();
+  while (std::regex_search(rest, m, one)) {
+    out += m.prefix().str() + "(the form's " + label(m[1]) + " field)";
+    rest = m.suffix().str();
+  }
+  rest = out + rest;
+  out.clear();
+  while (std::regex_search(rest, m, bare)) {
+    out += m.prefix().str() + "the form's " + label(m[1]) + " field";
+    rest = m.suffix().str();
+  }
+  return out + rest;
+}
+
+namespace {
+
+// The API's error, as one line: its message and its hint, in the forms' words.
 std::string error_text(const Answer& a) {
   const Json* e = field(&a.body, "error");
   std::string m = text(e, "message");
   if (m.empty()) m = "the request failed (HTTP " + std::to_string(a.status) + ")";
   std::string hint = text(e, "hint");
-  return hint.empty() ? m : m + " (" + hint + ")";
+  return form_words(hint.empty() ? m : m + " (" + hint + ")");
 }
 
 // ------------------------------------------------------------ text

@@ -35,4 +35,8 @@ Reply review_audit_route(Context& ctx, const Call& call, const Caller& caller, c
 // POST /review/pairings/{id}: set a required review's status.
 Reply review_pairing_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params);
 
+// An API message or hint in the forms' words: "(--override REASON, API field
+// `override`)" becomes "(the form's "Override reason" field)".
+std::string form_words(const std::string& text);
+
 }  // namespace referee::server

@@ -174,11 +174,6 @@ review::Response call_http(const ClientOptions& o, const review::Request& r) {
 
 }  // namespace
 
-namespace {
-
-// The local store's path; false with *missing when there is none: opening a
-// store that is not there would create an empty one (at the default path,
-// on a machine that has none), so it is refused, creating nothing.
 bool local_store(const ClientOptions& o, std::string* db, review::Response* missing) {
   *db = o.db.empty() ? submissions::default_db_path() : o.db;
   std::error_code ec;
@@ -190,8 +185,6 @@ bool local_store(const ClientOptions& o, std::string* db, review::Response* miss
           ", or name an existing store with --db PATH (or $REFEREE_DB), or a server with --server URL");
   return false;
 }
-
-}  // namespace
 
 review::Response call_api(const ClientOptions& o, review::Request r) {
   r.token = o.token;

@@ -47,4 +47,10 @@ review::Response call_api(const ClientOptions& o, review::Request r);
 using LocalCall = std::function<review::Response(submissions::Store& store, const review::Actor& who)>;
 review::Response call_review(const ClientOptions& o, const review::Request& remote, const LocalCall& local);
 
+// The local store's path (--db, $REFEREE_DB, the default); false with
+// *missing (status 0, "no store at PATH" and how to make one) when there is
+// none: opening a store that is not there would create an empty one, so it
+// is refused, creating nothing.
+bool local_store(const ClientOptions& o, std::string* db, review::Response* missing);
+
 }  // namespace referee::cli

@@ -238,7 +238,7 @@ void print_objection(const mllog::Json& b) {
   // A fix decision: due by when, or the replacements that delivered it and what each changed.
   auto print_fix = [](const mllog::Json& fx) {
     const std::string state = opt_text(fx, "state"), due = opt_text(fx, "due");
-    if (state == "delivered") std::cout << "  fix delivered";
+    if (state == "delivered") std::cout << "  fix delivered" << (due.empty() ? "" : " (it was due by " + due + ")");
     else if (state == "overdue") std::cout << "  fix overdue: it was due " << due;
     else std::cout << "  fix due " << (due.empty() ? "(no date set)" : "by " + due);
     std::cout << "\n";

@@ -34,19 +34,28 @@ void print_hooks(const mllog::Json& b) {
   if (const auto* hs = b.find("webhooks"))
     for (const auto& h : hs->items)
       t.add({std::to_string(jint(h, "id")), jstr(h, "scope"),
-             jstr(h, "scope") == "user" ? jstr(h, "user") + " (" + jstr(h, "organisation") + ")" : jstr(h, "organisation"),
+             jstr(h, "scope") != "user"        ? jstr(h, "organisation")
+             : jstr(h, "organisation").empty() ? jstr(h, "user")
+                                               : jstr(h, "user") + " (" + jstr(h, "organisation") + ")",
              jstr(h, "url"), events_text(h), jstr(h, "created_by"), jstr(h, "removed_at")});
   t.print(std::cout);
 }
 
+// Each delivery, then each of its attempts.
 void print_deliveries(const mllog::Json& b) {
-  Table t({"id", "kind", "state", "attempts", "last status", "last error", "created", "delivered / next try"});
   if (const auto* ds = b.find("deliveries"))
-    for (const auto& d : ds->items)
-      t.add({std::to_string(jint(d, "id")), jstr(d, "kind"), jstr(d, "state"), std::to_string(jint(d, "attempts")),
-             text_of(d.find("last_status")), jstr(d, "last_error"), jstr(d, "created_at"),
-             jstr(d, "state") == "delivered" ? jstr(d, "delivered_at") : jstr(d, "next_attempt_at")});
-  t.print(std::cout);
+    for (const auto& d : ds->items) {
+      std::cout << jstr(d, "id") << "  " << jstr(d, "kind") << "  " << jstr(d, "state") << ", " << jint(d, "attempts")
+                << " attempt(s); made " << jstr(d, "created_at")
+                << (jstr(d, "state") == "delivered" ? ", delivered " + jstr(d, "delivered_at")
+                    : jstr(d, "state") == "pending" ? ", next try " + jstr(d, "next_attempt_at")
+                                                    : std::string())
+                << "\n";
+      if (const auto* log = d.find("log"))
+        for (const auto& a : log->items)
+          std::cout << "    " << jstr(a, "at") << "  " << (jint(a, "status") ? "HTTP " + std::to_string(jint(a, "status")) : "no answer")
+                    << "  " << text_of(a.find("ms")) << " ms" << (jstr(a, "error").empty() ? "" : "  " + jstr(a, "error")) << "\n";
+    }
 }
 
 SubSetup add_setup() {
@@ -134,7 +143,11 @@ SubSetup deliver_setup() {
     sub.add_flag("--to-private", o->to_private, "deliver to loopback and private addresses too (refused by default)");
     sub.add_option("--retry", o->retry, "seconds before a failed delivery's first retry (default 30)")->check(CLI::Range(0.01, 3600.0));
     return [o]() -> int {
-      const std::string db = o->db.empty() ? submissions::default_db_path() : o->db;
+      ClientOptions where;
+      where.db = o->db;
+      std::string db;
+      review::Response missing;
+      if (!local_store(where, &db, &missing)) return review_print("webhook deliver", missing, false, [](const mllog::Json&) {});
       std::string error;
       auto s = submissions::Store::open(db, &error);
       if (!s) {
@@ -202,7 +215,7 @@ Command webhook_command() {
                                 },
                                 [](const mllog::Json& b) {
                                   if (const auto* d = b.find("delivery"))
-                                    std::cout << "delivery " << jint(*d, "id") << " queued (kind ping)\n";
+                                    std::cout << "delivery " << jstr(*d, "id") << " queued (kind ping)\n";
                                 })},
                     {"deliver", "Send what is due from a local store once, with deadline reminders (no server needed)",
                      deliver_setup()},

@@ -1,12 +1,14 @@
 #include "review/fixes.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "base/digest.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/events.h"
+#include "review/notify.h"
 #include "review/policy.h"
 
 namespace referee::review {
@@ -74,7 +76,11 @@ std::string before_after_text(const mllog::Json* pair, const char* which) {
   if (!v || v->kind == mllog::Json::Kind::Null) return "none";
   if (v->kind == mllog::Json::Kind::String) return v->s.empty() ? "none" : v->s;
   if (v->kind == mllog::Json::Kind::Int) return std::to_string(v->i);
-  if (v->kind == mllog::Json::Kind::Float) return mllog::json_number(v->f);
+  if (v->kind == mllog::Json::Kind::Float) {  // minutes, to 4 decimals as the review prints scores
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f", v->f);
+    return buf;
+  }
   if (v->kind == mllog::Json::Kind::Array) return v->items.empty() ? "none" : join_items(v);
   return "?";
 }
@@ -95,7 +101,7 @@ std::string result_change_text(const mllog::Json& change) {
   auto pair = [&](const char* key, const std::string& label, const std::string& unit) {
     const mllog::Json* p = change.find(key);
     const std::string b = before_after_text(p, "before"), a = before_after_text(p, "after");
-    if (b != a) parts.push_back(label + " " + b + " -> " + a + unit);
+    if (b != a) parts.push_back(label + " " + b + " to " + a + unit);
     else if (std::string(key) == "score_minutes") parts.push_back(label + " " + a + unit + " (unchanged)");
   };
   pair("runs", "runs", "");
@@ -128,6 +134,12 @@ std::vector<FixDelivered> fixes_delivered(Store& s, const submissions::PackageCh
     const long long objection = std::get<0>(named[i]), decision = std::get<1>(named[i]);
     std::set<std::string> results;
     for (; i < named.size() && std::get<0>(named[i]) == objection; ++i) results.insert(std::get<2>(named[i]));
+    // Putting back the package the fix replaced delivers nothing.
+    {
+      Stmt first(s.db(), "SELECT old_sha256 FROM fix_deliveries WHERE objection_id = ?1 ORDER BY id LIMIT 1");
+      first.bind(1, objection);
+      if (first.step() && first.col_text(0) == c.new_sha256) continue;
+    }
     std::vector<submissions::ResultChange> mine;
     for (const auto& ch : c.changes)
       if (ch.change == "changed" && results.count(ch.result)) mine.push_back(ch);
@@ -139,16 +151,25 @@ std::vector<FixDelivered> fixes_delivered(Store& s, const submissions::PackageCh
 
 bool store_fix_deliveries(Store& s, const submissions::PackageChange& c, const std::vector<FixDelivered>& fixes,
                           long long seq, std::string* error) {
+  // Recorded when the event was: the row says what its event says (review log --verify holds it to it).
+  std::string at;
+  {
+    Stmt q(s.db(), "SELECT at FROM events WHERE seq = ?1");
+    q.bind(1, seq);
+    if (q.step()) at = q.col_text(0);
+  }
+  if (at.empty()) at = now_utc();
   for (const auto& f : fixes) {
     Stmt ins(s.db(),
              "INSERT INTO fix_deliveries (objection_id, decision_id, old_sha256, new_sha256, changes_json, event_seq, "
              "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     ins.bind(1, f.objection).bind(2, f.decision).bind(3, c.old_sha256).bind(4, c.new_sha256).bind(5, f.changes_json);
-    ins.bind(6, seq).bind(7, now_utc());
+    ins.bind(6, seq).bind(7, at);
     if (!ins.run()) {
       *error = ins.error();
       return false;
     }
+    if (!queue_fix_delivered(s, f.objection, seq, error)) return false;
   }
   return true;
 }
@@ -166,8 +187,16 @@ std::vector<FixDelivery> read_fix_deliveries(Store& s, long long objection, std:
   return out;
 }
 
-std::string fix_state(const std::vector<FixDelivery>& deliveries, const std::string& fix_due, const std::string& now) {
-  if (!deliveries.empty()) return "delivered";
+std::string accused_package_sha256(Store& s, long long objection) {
+  Stmt q(s.db(), "SELECT p.content_sha256 FROM objections j JOIN packages p ON p.round_id = j.round_id AND "
+                 "p.organisation_id = j.against_org WHERE j.id = ?1");
+  q.bind(1, objection);
+  return q.step() ? q.col_text(0) : std::string();
+}
+
+std::string fix_state(const std::vector<FixDelivery>& deliveries, const std::string& fix_due, const std::string& now,
+                      const std::string& current_sha256) {
+  if (!deliveries.empty() && deliveries.back().new_sha256 == current_sha256) return "delivered";
   if (!fix_due.empty() && now > deadline_instant(fix_due)) return "overdue";
   return "due";
 }

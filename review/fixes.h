@@ -37,10 +37,17 @@ struct FixDelivery {
 };
 std::vector<FixDelivery> read_fix_deliveries(submissions::Store& s, long long objection, std::string* error = nullptr);
 
-// Where a fix stands: "delivered" (a corrected package replaced the result
-// after the decision), "overdue" (fix_due passed), "due" (by fix_due, or no
-// date when fix_due is ""). `now` is an instant as now_utc() gives it.
-std::string fix_state(const std::vector<FixDelivery>& deliveries, const std::string& fix_due, const std::string& now);
+// Where a fix stands: "delivered" (the package the store holds now is the
+// one the latest delivery brought), "overdue" (fix_due passed), "due" (by
+// fix_due, or no date when fix_due is ""): a corrected package replaced again
+// (by the original, say) is due again. `now` is an instant as now_utc()
+// gives it; `current_sha256` the accused's package as the store holds it.
+std::string fix_state(const std::vector<FixDelivery>& deliveries, const std::string& fix_due, const std::string& now,
+                      const std::string& current_sha256);
+
+// The content digest of the package objection `objection`'s accused
+// organisation has in its round now ("" when none).
+std::string accused_package_sha256(submissions::Store& s, long long objection);
 
 // Changes as fix_deliveries.changes_json keeps them (an array, one object per result).
 std::string result_changes_json(const std::vector<submissions::ResultChange>& changes);

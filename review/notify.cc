@@ -36,6 +36,7 @@ const std::vector<std::string>& notification_kinds() {
       "deadline.extended",   // a chair gave the organisation more time
       "deadline.soon",       // a deadline it still has to meet is within 24 hours
       "ping",                // a test delivery
+      "fix.delivered",       // a corrected package delivered the fix the organisation's objection won
       "user.token",          // a new member's token (referee user import --tokens-by-webhook)
   };
   return kinds;
@@ -63,20 +64,35 @@ bool check_url(const std::string& url, Error* err) {
   if (url.size() > 2048) return bad("longer than 2048 bytes");
   for (unsigned char c : url)
     if (c <= 0x20 || c == 0x7f) return bad("it holds a space or a control character");
-  const bool https = url.rfind("https://", 0) == 0, http = url.rfind("http://", 0) == 0;
+  const std::string head = base::lower(url.substr(0, 8));
+  const bool https = head.rfind("https://", 0) == 0, http = head.rfind("http://", 0) == 0;
   if (!https && !http) return bad("'" + base::excerpt(url) + "' is not an http:// or https:// URL");
   const std::string rest = url.substr(https ? 8 : 7);
   const std::string authority = rest.substr(0, rest.find_first_of("/?#"));
   if (authority.find('@') != std::string::npos) return bad("credentials in a URL would be shown in every list of hooks");
-  if (base::url_host(url).empty()) return bad("it names no host");
+  if (base::url_host((https ? "https://" : "http://") + rest).empty()) return bad("it names no host");
+  // A port, when given: 1 to 65535.
+  const size_t close = authority.rfind(']');
+  const size_t colon = authority.rfind(':');
+  if (colon != std::string::npos && (close == std::string::npos || colon > close)) {
+    const std::string port = authority.substr(colon + 1);
+    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+        std::atoi(port.c_str()) < 1 || std::atoi(port.c_str()) > 65535)
+      return bad("port '" + base::excerpt(port) + "' is not a number from 1 to 65535");
+  }
   return true;
 }
 
+// The kinds a hook takes, each once in the order of notification_kinds(); ["*"] for all.
 std::string events_json(const std::vector<std::string>& events) {
   JsonWriter w(0, mllog::JsonText::kUtf8);
   w.begin_array();
-  if (events.empty()) w.value("*");
-  for (const auto& e : events) w.value(e);
+  if (events.empty() || std::find(events.begin(), events.end(), "*") != events.end()) {
+    w.value("*");
+  } else {
+    for (const auto& k : notification_kinds())
+      if (std::find(events.begin(), events.end(), k) != events.end()) w.value(k);
+  }
   w.end_array();
   return w.str();
 }
@@ -173,14 +189,18 @@ struct Target {
   std::vector<std::string> events;
 };
 
+#define LIVE_USER                                                                                              \
+  "u.disabled_at IS NULL AND EXISTS (SELECT 1 FROM tokens t WHERE t.user_id = u.id AND t.revoked_at IS NULL)"
+
 std::vector<Target> targets_of(Store& s, long long org_id) {
   std::vector<Target> out;
+  // A user's own hook is told only while the user has a live token: revoking a user's tokens ends it.
   Stmt q(s.db(), org_id ? "SELECT w.id, w.events_json FROM webhooks w WHERE w.removed_at IS NULL AND (w.organisation_id = ?1 "
-                          "OR w.user_id IN (SELECT id FROM users WHERE organisation_id = ?1 AND disabled_at IS NULL)) "
+                          "OR w.user_id IN (SELECT u.id FROM users u WHERE u.organisation_id = ?1 AND " LIVE_USER ")) "
                           "ORDER BY w.id"
                         : "SELECT w.id, w.events_json FROM webhooks w JOIN users u ON u.id = w.user_id WHERE "
-                          "w.removed_at IS NULL AND u.role = 'chair' AND u.organisation_id IS NULL AND u.disabled_at IS "
-                          "NULL AND ?1 = 0 ORDER BY w.id");
+                          "w.removed_at IS NULL AND u.role = 'chair' AND u.organisation_id IS NULL AND " LIVE_USER
+                          " AND ?1 = 0 ORDER BY w.id");
   q.bind(1, org_id);
   while (q.step()) out.push_back({q.col_int(0), events_of(q.col_text(1))});
   return out;
@@ -197,10 +217,18 @@ bool queue(Store& s, const std::vector<Target>& targets, const std::string& kind
   const std::string now = now_utc();
   for (const auto& t : targets) {
     if (!takes(t, kind)) continue;
+    // A ping waits for the one before it: a member cannot fill the queue with them.
+    if (kind == "ping") {
+      Stmt p(s.db(), "SELECT 1 FROM webhook_deliveries WHERE webhook_id = ?1 AND kind = 'ping' AND state IN ('pending', 'sending')");
+      p.bind(1, t.hook);
+      if (p.step()) continue;
+    }
+    unsigned char raw[12];
+    randombytes_buf(raw, sizeof raw);
     Stmt ins(s.db(),
              "INSERT OR IGNORE INTO webhook_deliveries (webhook_id, kind, dedupe, payload, state, next_attempt_at, "
-             "created_at) VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5)");
-    ins.bind(1, t.hook).bind(2, kind).bind(3, dedupe).bind(4, body).bind(5, now);
+             "created_at, key) VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5, ?6)");
+    ins.bind(1, t.hook).bind(2, kind).bind(3, dedupe).bind(4, body).bind(5, now).bind(6, "d_" + base::hex(raw, sizeof raw));
     if (!ins.run()) {
       *error = s.describe_error(ins.rc(), "queueing a notification");
       return false;
@@ -220,7 +248,7 @@ std::string body_of(const std::string& kind, const ObjectionInfo& o, long long s
     w.key("page").value("/review/objections/" + std::to_string(o.id));
     w.key("api").value("/api/v1/objections/" + std::to_string(o.id)).end_object();
   }
-  if (seq) w.key("event").value(seq);
+  (void)seq;  // not sent: a member counting the log's events would count those of rounds hidden from them
   if (!deadline.empty()) w.key("deadline").begin_object().key("name").value(deadline).key("due").value(due).end_object();
   w.key("summary").value(summary).key("at").value(now_utc()).end_object();
   return w.str();
@@ -240,6 +268,11 @@ std::string quoted_title(const ObjectionInfo& o) { return "objection " + std::to
 Result<NewWebhook> add_webhook(Store& s, const Actor& who, const AddWebhook& in) {
   Error err;
   if (!check_url(in.url, &err)) return err;
+  // The scheme as curl and every list write it.
+  const size_t sep = in.url.find("://");
+  const std::string url = base::lower(in.url.substr(0, sep)) + in.url.substr(sep);
+  if (in.has_events && in.events.empty())
+    return make_error(400, "bad-field", "events: an empty list would take nothing", "leave it out to take every kind");
   for (const auto& e : in.events) {
     const auto& kinds = notification_kinds();
     if (e != "*" && std::find(kinds.begin(), kinds.end(), e) == kinds.end()) {
@@ -280,6 +313,12 @@ Result<NewWebhook> add_webhook(Store& s, const Actor& who, const AddWebhook& in)
     if (n.step() && n.col_int(0) >= kMaxHooksPerOwner)
       return make_error(422, "too-many", "at most " + std::to_string(kMaxHooksPerOwner) + " live hooks per " + scope,
                         "remove one first (referee webhook remove ID)");
+    Stmt dup(s.db(), user_id ? "SELECT id FROM webhooks WHERE user_id = ?1 AND url = ?2 AND removed_at IS NULL"
+                             : "SELECT id FROM webhooks WHERE organisation_id = ?1 AND url = ?2 AND removed_at IS NULL");
+    dup.bind(1, user_id ? user_id : org_id).bind(2, url);
+    if (dup.step())
+      return make_error(409, "exists", "webhook " + std::to_string(dup.col_int(0)) + " sends to " + url + " already",
+                        "each notification would come twice: remove it first to change its kinds");
     const std::string now = now_utc(), secret = new_secret(), evs = events_json(in.events);
     const std::string by = who.local_admin ? "local-admin" : who.user;
     Stmt ins(s.db(),
@@ -287,14 +326,14 @@ Result<NewWebhook> add_webhook(Store& s, const Actor& who, const AddWebhook& in)
              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     if (org_id) ins.bind(1, org_id); else ins.bind_null(1);
     if (user_id) ins.bind(2, user_id); else ins.bind_null(2);
-    ins.bind(3, in.url).bind(4, secret).bind(5, evs).bind(6, by).bind(7, now);
+    ins.bind(3, url).bind(4, secret).bind(5, evs).bind(6, by).bind(7, now);
     if (!ins.run()) return make_error(500, "store", s.describe_error(ins.rc(), "adding a webhook"));
     const long long id = sqlite3_last_insert_rowid(s.db());
     out.secret = secret;
-    out.hook = {id, scope, user_id ? who.organisation : org_name, user_id ? who.user : "", in.url, by, now, "", events_of(evs)};
+    out.hook = {id, scope, user_id ? who.organisation : org_name, user_id ? who.user : "", url, by, now, "", events_of(evs)};
     JsonWriter p(0, mllog::JsonText::kUtf8);
     p.begin_object().key("webhook").value(id).key("scope").value(scope).key("organisation").value(out.hook.organisation);
-    p.key("user").value(out.hook.user).key("url").value(in.url).key("events").raw(evs);
+    p.key("user").value(out.hook.user).key("url").value(url).key("events").raw(evs);
     p.key("secret_sha256").value(base::sha256_hex(secret)).key("created_at").value(now).end_object();
     *event = Change{"webhook.add", "webhook/" + std::to_string(id), p.str()};
     return id;
@@ -321,17 +360,17 @@ Result<Webhook> remove_webhook(Store& s, const Actor& who, long long id) {
     auto h = find_hook(s, who, id);
     if (!h.ok()) return h.error();
     out = h.value().hook;
-    if (!out.removed_at.empty()) {
-      event->record = false;  // removed already: nothing changes
-      return id;
-    }
+    if (!out.removed_at.empty())
+      return make_error(422, "removed", "webhook " + std::to_string(id) + " was removed at " + out.removed_at);
     out.removed_at = now_utc();
     Stmt up(s.db(), "UPDATE webhooks SET removed_at = ?1 WHERE id = ?2");
     up.bind(1, out.removed_at).bind(2, id);
     if (!up.run()) return make_error(500, "store", s.describe_error(up.rc(), "removing a webhook"));
     // What was still to be sent to it is not sent.
-    Stmt drop(s.db(), "UPDATE webhook_deliveries SET state = 'failed', last_error = 'the hook was removed' WHERE "
-                      "webhook_id = ?1 AND state IN ('pending', 'sending')");
+    Stmt drop(s.db(), "UPDATE webhook_deliveries SET state = 'failed', last_error = 'the hook was removed', payload = "
+                      "CASE WHEN kind = 'user.token' AND json_valid(payload) THEN json_set(payload, '$.token', "
+                      "'(not delivered; not kept: make a new token with referee user token)') ELSE payload END "
+                      "WHERE webhook_id = ?1 AND state IN ('pending', 'sending')");
     drop.bind(1, id);
     if (!drop.run()) return make_error(500, "store", s.describe_error(drop.rc(), "removing a webhook"));
     JsonWriter p(0, mllog::JsonText::kUtf8);
@@ -350,12 +389,12 @@ Result<std::vector<Delivery>> webhook_deliveries(Store& s, const Actor& who, lon
   Stmt q(s.db(),
          "SELECT id, webhook_id, attempts, COALESCE(last_status, 0), kind, state, created_at, next_attempt_at, "
          "COALESCE(delivered_at, ''), COALESCE(last_error, ''), log_json, CASE WHEN kind = 'user.token' AND "
-         "json_valid(payload) THEN json_set(payload, '$.token', '(not shown)') ELSE payload END FROM webhook_deliveries "
+         "json_valid(payload) THEN json_set(payload, '$.token', '(not shown)') ELSE payload END, key FROM webhook_deliveries "
          "WHERE webhook_id = ?1 ORDER BY id DESC LIMIT ?2");
   q.bind(1, id).bind(2, static_cast<long long>(limit));
   while (q.step())
     out.push_back({q.col_int(0), q.col_int(1), q.col_int(2), q.col_int(3), q.col_text(4), q.col_text(5), q.col_text(6),
-                   q.col_text(7), q.col_text(8), q.col_text(9), q.col_text(10), q.col_text(11)});
+                   q.col_text(7), q.col_text(8), q.col_text(9), q.col_text(10), q.col_text(11), q.col_text(12)});
   if (!q.ok()) return make_error(500, "store", s.describe_error(q.rc(), "reading deliveries"));
   return out;
 }
@@ -376,7 +415,9 @@ Result<Delivery> ping_webhook(Store& s, const Actor& who, long long id) {
   }
   auto list = webhook_deliveries(s, who, id, 1);
   if (!list.ok()) return list.error();
-  if (list.value().empty()) return make_error(500, "store", "the ping was not queued");
+  if (list.value().empty() || list.value()[0].kind != "ping" || list.value()[0].created_at != now)
+    return make_error(422, "pending", "webhook " + std::to_string(id) + " has a ping not sent yet",
+                      "wait for it: referee webhook deliveries " + std::to_string(id));
   return list.value()[0];
 }
 
@@ -390,7 +431,12 @@ long long queue_token_delivery(Store& s, long long org_id, const std::string& us
     n.bind(1, org_id);
     if (n.step()) org = n.col_text(0);
   }
-  Stmt q(s.db(), "SELECT id, url, events_json FROM webhooks WHERE organisation_id = ?1 AND removed_at IS NULL ORDER BY id");
+  // Only a hook an administrator made takes tokens: a member could otherwise swap in their own and receive
+  // the tokens of the colleagues (and chairs) onboarded next.
+  Stmt q(s.db(),
+         "SELECT w.id, w.url, w.events_json FROM webhooks w WHERE w.organisation_id = ?1 AND w.removed_at IS NULL AND "
+         "(w.created_by = 'local-admin' OR EXISTS (SELECT 1 FROM users u WHERE u.name = w.created_by AND u.role = "
+         "'admin')) ORDER BY w.id");
   q.bind(1, org_id);
   long long hook = 0;
   while (q.step() && !hook) {
@@ -400,8 +446,8 @@ long long queue_token_delivery(Store& s, long long org_id, const std::string& us
   }
   if (!hook) {
     *err = make_error(422, "no-webhook",
-                      org + " has no webhook to take its members' tokens: a live organisation hook whose URL is https:// "
-                            "(or http:// to this machine) and that takes user.token",
+                      org + " has no webhook to take its members' tokens: a live organisation hook an administrator "
+                            "registered, whose URL is https:// (or http:// to this machine) and that takes user.token",
                       "referee webhook add --url https://... --organisation " + org + " (every kind, or --event user.token)");
     return 0;
   }
@@ -416,6 +462,16 @@ long long queue_token_delivery(Store& s, long long org_id, const std::string& us
     return 0;
   }
   return hook;
+}
+
+bool queue_fix_delivered(Store& s, long long objection, long long seq, std::string* error) {
+  ObjectionInfo o;
+  if (!objection_info(s, objection, &o)) return true;
+  const std::string body =
+      body_of("fix.delivered", o, seq, o.against + " delivered the corrected package that " + quoted_title(o) + " asked for");
+  const std::string dedupe = "fix.delivered:" + std::to_string(seq);
+  return queue(s, targets_of(s, o.by_org), "fix.delivered", dedupe, body, error) &&
+         queue(s, targets_of(s, 0), "fix.delivered", dedupe, body, error);
 }
 
 bool queue_event_notifications(Store& s, const Actor& who, const std::string& action, const std::string& subject,
@@ -577,14 +633,14 @@ int queue_deadline_reminders(Store& s, const std::string& now, std::string* erro
     // Fixes owed.
     Stmt fq(s.db(),
             "SELECT j.id, d.fix_due FROM decisions d JOIN objections j ON j.id = d.objection_id WHERE j.round_id = ?1 AND "
-            "d.outcome = 'upheld' AND d.remedy = 'fix' AND d.fix_due IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
-            "fix_deliveries f WHERE f.objection_id = j.id)");
+            "d.outcome = 'upheld' AND d.remedy = 'fix' AND d.fix_due IS NOT NULL");
     fq.bind(1, rid);
     std::vector<std::pair<long long, std::string>> fixes;
     while (fq.step()) fixes.emplace_back(fq.col_int(0), fq.col_text(1));
     for (const auto& [oid, due] : fixes) {
       ObjectionInfo o;
       if (!objection_info(s, oid, &o) || !soon(due)) continue;
+      if (fix_state(read_fix_deliveries(s, oid), due, now, accused_package_sha256(s, oid)) == "delivered") continue;
       if (!count_queue(o.against_org, "deadline:fix_due:" + std::to_string(oid) + ":" + due,
                        body_of("deadline.soon", o, 0, o.against + "'s corrected package for " + quoted_title(o) + " is due " + due,
                                "fix_due", due)))
@@ -621,13 +677,18 @@ std::vector<Outgoing> claim_deliveries(Store& s, const std::string& now, int lim
     *error = e;
     return out;
   }
+  // At most two of one hook in a batch, the oldest first: a hook that is slow or never answers delays the
+  // others' by a few of its own timeouts at most.
   Stmt q(s.db(),
-         "SELECT d.id, d.webhook_id, d.attempts, w.url, w.secret, d.kind, d.payload FROM webhook_deliveries d JOIN webhooks w "
-         "ON w.id = d.webhook_id WHERE w.removed_at IS NULL AND ((d.state = 'pending' AND d.next_attempt_at <= ?1) OR "
-         "(d.state = 'sending' AND d.lease_until <= ?1)) ORDER BY d.next_attempt_at, d.id LIMIT ?2");
+         "SELECT id, webhook_id, attempts, url, secret, kind, payload, key FROM (SELECT d.id, d.webhook_id, d.attempts, "
+         "w.url, w.secret, d.kind, d.payload, d.key, d.next_attempt_at, ROW_NUMBER() OVER (PARTITION BY d.webhook_id "
+         "ORDER BY d.next_attempt_at, d.id) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id "
+         "WHERE w.removed_at IS NULL AND ((d.state = 'pending' AND d.next_attempt_at <= ?1) OR (d.state = 'sending' "
+         "AND d.lease_until <= ?1))) WHERE n <= 2 ORDER BY next_attempt_at, id LIMIT ?2");
   q.bind(1, now).bind(2, static_cast<long long>(limit));
   while (q.step())
-    out.push_back({q.col_int(0), q.col_int(1), q.col_int(2), q.col_text(3), q.col_text(4), q.col_text(5), q.col_text(6)});
+    out.push_back({q.col_int(0), q.col_int(1), q.col_int(2), q.col_text(3), q.col_text(4), q.col_text(5), q.col_text(6),
+                   q.col_text(7)});
   if (!q.ok()) {
     *error = s.describe_error(q.rc(), "reading deliveries");
     s.rollback();
@@ -652,8 +713,18 @@ std::vector<Outgoing> claim_deliveries(Store& s, const std::string& now, int lim
 }
 
 bool record_attempt(Store& s, const Outgoing& d, int status, const std::string& error, double ms, const Backoff& backoff,
-                    std::string* err) {
+                    std::string* err, bool counted) {
   const std::string now = now_utc();
+  if (!counted) {
+    Stmt up(s.db(), "UPDATE webhook_deliveries SET state = 'pending', lease_until = NULL, next_attempt_at = ?1 "
+                    "WHERE id = ?2 AND state = 'sending'");
+    up.bind(1, after_seconds(now, backoff.base_seconds)).bind(2, d.id);
+    if (!up.run()) {
+      *err = s.describe_error(up.rc(), "recording a delivery");
+      return false;
+    }
+    return true;
+  }
   const long long attempts = d.attempts + 1;
   const bool ok = error.empty() && status >= 200 && status < 300;
   std::string state = "delivered", next = now;

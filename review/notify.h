@@ -26,6 +26,7 @@ const std::vector<std::string>& notification_kinds();
 struct AddWebhook {
   std::string url, scope, organisation;
   std::vector<std::string> events;  // kinds; empty = every kind
+  bool has_events = false;          // `events` was sent (an empty list is refused)
 };
 
 struct Webhook {
@@ -49,6 +50,7 @@ Result<Webhook> remove_webhook(submissions::Store& s, const Actor& who, long lon
 struct Delivery {
   long long id = 0, webhook = 0, attempts = 0, last_status = 0;
   std::string kind, state, created_at, next_attempt_at, delivered_at, last_error, log_json, payload;
+  std::string key;  // its name for the receiver (random; the store's row number is never shown)
 };
 // The deliveries of hook `id` (newest first, at most `limit`).
 Result<std::vector<Delivery>> webhook_deliveries(submissions::Store& s, const Actor& who, long long id, int limit = 100);
@@ -63,6 +65,11 @@ Result<Delivery> ping_webhook(submissions::Store& s, const Actor& who, long long
 // shows it in a delivery's log.
 long long queue_token_delivery(submissions::Store& s, long long org_id, const std::string& user, const std::string& role,
                                const std::string& token, Error* err);
+
+// Queues `fix.delivered` for objection `objection` (a corrected package
+// delivered its fix, recorded by event `seq`) to the objecting organisation
+// and neutral chairs.
+bool queue_fix_delivered(submissions::Store& s, long long objection, long long seq, std::string* error);
 
 // Called by write() inside its transaction, after event `seq` was appended:
 // queues the notifications the event gives. False with *error on a store
@@ -89,7 +96,7 @@ struct Backoff {
 // A delivery claimed for sending.
 struct Outgoing {
   long long id = 0, webhook = 0, attempts = 0;
-  std::string url, secret, kind, body;
+  std::string url, secret, kind, body, key;
 };
 // Claims up to `limit` deliveries due at `now` (pending, or sending whose
 // lease ran out: a sender killed mid-way), leasing each for lease_seconds.
@@ -97,7 +104,9 @@ std::vector<Outgoing> claim_deliveries(submissions::Store& s, const std::string&
                                        std::string* error);
 // Records one attempt: `status` the HTTP status (0: none), `error` what went
 // wrong ("" for a 2xx), `ms` how long it took.
+// `counted` false: the delivery was not tried (its hook gave no answer just
+// before); it goes back to pending at the next try, no attempt spent.
 bool record_attempt(submissions::Store& s, const Outgoing& d, int status, const std::string& error, double ms,
-                    const Backoff& backoff, std::string* err);
+                    const Backoff& backoff, std::string* err, bool counted = true);
 
 }  // namespace referee::review

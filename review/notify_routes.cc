@@ -23,7 +23,7 @@ void hook_json(JsonWriter& w, const Webhook& h) {
 }
 
 void delivery_json(JsonWriter& w, const Delivery& d) {
-  w.begin_object().key("id").value(d.id).key("webhook").value(d.webhook).key("kind").value(d.kind).key("state").value(d.state);
+  w.begin_object().key("id").value(d.key).key("webhook").value(d.webhook).key("kind").value(d.kind).key("state").value(d.state);
   w.key("attempts").value(d.attempts).key("last_status");
   if (d.last_status) w.value(d.last_status); else w.null();
   w.key("last_error");
@@ -57,6 +57,7 @@ Response post_webhook(Context& c) {
       !body_string(body, "organisation", false, &in.organisation, &err) ||
       !body_strings(body, "events", false, &in.events, &err))
     return err;
+  in.has_events = body.find("events") != nullptr;
   return new_webhook_answer(add_webhook(c.store, c.who, in));
 }
 

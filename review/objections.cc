@@ -864,7 +864,7 @@ void write_objection(Store& s, JsonWriter& w, const Row& o, const RoundInfo& rou
       rerr.clear();
       const auto deliveries = read_fix_deliveries(s, o.id, &rerr);
       note(rerr);
-      w.key("fix").begin_object().key("state").value(fix_state(deliveries, d.fix_due, now_utc())).key("due");
+      w.key("fix").begin_object().key("state").value(fix_state(deliveries, d.fix_due, now_utc(), accused_package_sha256(s, o.id))).key("due");
       if (d.fix_due.empty()) w.null(); else w.value(d.fix_due);
       w.key("deliveries").begin_array();
       for (const auto& f : deliveries) {
@@ -1600,6 +1600,9 @@ Result<Objection> decide(Store& s, const Actor& who, const Decide& in) {
   if (!in.fix_due.empty()) {
     std::string perr;
     if (!parse_instant(in.fix_due, &fix_due, &perr)) return make_error(400, "bad-date", "fix_due: " + perr);
+    if (deadline_instant(fix_due) < now_utc())
+      return make_error(422, "past", "fix_due " + fix_due + " has passed: a corrected package is due later than now",
+                        "give a date to come (--fix-due, API field `fix_due`)");
   }
   Spec spec;
   spec.action = Action::Decide;

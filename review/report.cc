@@ -176,7 +176,7 @@ bool load_report(submissions::Store& s, long long round_id, ReportRound* out, st
         if (d.outcome == "upheld" && d.remedy == "fix") {
           const auto deliveries = read_fix_deliveries(s, o.id, &err);
           if (!err.empty()) return *error = err, false;
-          o.fix_state = fix_state(deliveries, d.fix_due, now_utc());
+          o.fix_state = fix_state(deliveries, d.fix_due, now_utc(), accused_package_sha256(s, o.id));
           o.fix_due = d.fix_due;
           for (const auto& f : deliveries) {
             mllog::Json j;
@@ -389,7 +389,7 @@ std::string decision_line(const ReportObjection& o) {
   if (!o.decided_at.empty()) s += " at " + o.decided_at;
   if (!o.decision_text.empty()) s += ": " + shorten(o.decision_text, 2000);
   if (o.fix_state == "delivered") {
-    s += "; fix delivered";
+    s += "; fix delivered" + (o.fix_due.empty() ? std::string() : " (it was due by " + o.fix_due + ")");
     for (const auto& c : o.fix_changes) s += "; " + md_inline(c);
   } else if (o.fix_state == "overdue") {
     s += "; fix overdue (due " + o.fix_due + ")";

@@ -444,9 +444,14 @@ Result<Announced> announce_resubmission(Store& s, const Actor& who, const Announ
 
 Result<Meeting> record_meeting(Store& s, const Actor& who, const RecordMeeting& in) {
   Error e;
-  if (!allowed(who, Action::RecordMeeting, "only a review chair records the committee's meetings", &e)) return e;
+  if (!allowed(who, Action::RecordMeeting, "only a review chair records the committee's meetings", &e, {}, "review",
+               "ask a review chair"))
+    return e;
   std::string held, perr;
   if (!parse_instant(in.held_at, &held, &perr)) return make_error(400, "bad-date", "held_at: " + perr);
+  // A bare date means that day; today's is a meeting held before it is recorded, so it is dated now (the end
+  // of the day would place it after what was done since, and its minutes would take that in).
+  if (in.held_at.size() == 10 && held.substr(0, 10) == now_utc().substr(0, 10)) held = now_utc();
   if (in.attendees.empty())
     return make_error(400, "bad-field", "no organisation attended (--attendee ORG, API field `attendees`)");
   if (in.notes.size() > 100000) return make_error(400, "bad-field", "notes: at most 100000 bytes");

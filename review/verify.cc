@@ -965,7 +965,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   // digest of what it changed, the packages before and after), and none of those events' fixes missing.
   if (s.opened_version() >= 14) {
     struct FixLog {
-      std::string changes_sha256, old_sha256, new_sha256;
+      std::string changes_sha256, old_sha256, new_sha256, at;
       long long objection = 0, decision = 0;
       bool row = false;
     };
@@ -982,12 +982,12 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         const auto* d = f.find("decision");
         if (!o || !d || o->kind != mllog::Json::Kind::Int || d->kind != mllog::Json::Kind::Int) continue;
         fixes[{e.seq, o->i}] = {text(f.find("changes_sha256")), text(p.find("old_sha256")), text(p.find("new_sha256")),
-                                o->i, d->i};
+                                e.at, o->i, d->i};
       }
     }
     Stmt q(s.db(),
-           "SELECT id, event_seq, objection_id, decision_id, changes_json, old_sha256, new_sha256 FROM fix_deliveries "
-           "ORDER BY id");
+           "SELECT id, event_seq, objection_id, decision_id, changes_json, old_sha256, new_sha256, created_at FROM "
+           "fix_deliveries ORDER BY id");
     while (q.step()) {
       const std::string row = "fix_deliveries row " + std::to_string(q.col_int(0));
       auto it = fixes.find({q.col_int(1), q.col_int(2)});
@@ -1002,6 +1002,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         return fail(row + ": what it says the replacement changed is not what " + ev + " recorded (its SHA-256 differs)");
       if (q.col_text(5) != x.old_sha256 || q.col_text(6) != x.new_sha256)
         return fail(row + ": the packages it names are not those " + ev + " replaced");
+      if (q.col_text(7) != x.at) return fail(row + ": delivered at " + q.col_text(7) + ", " + ev + " was made at " + x.at);
       it->second.row = true;
     }
     if (!q.ok()) return fail(*error = s.describe_error(q.rc(), "reading fix_deliveries"));
@@ -1016,7 +1017,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   if (s.opened_version() >= 15) {
     std::string werr;
     struct HookLog {
-      std::string scope, organisation, user, url, events, secret_sha256, removed_at;
+      std::string scope, organisation, user, url, events, secret_sha256, removed_at, actor, at;
       long long seq = 0;
       bool row = false;
     };
@@ -1030,6 +1031,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (e.action == "webhook.add") {
         HookLog& h = hooks[id->i];
         h.seq = e.seq;
+        h.actor = e.actor;
+        h.at = text(p.find("created_at"));
         h.scope = text(p.find("scope"));
         h.organisation = text(p.find("organisation"));
         h.user = text(p.find("user"));
@@ -1044,7 +1047,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     if (!werr.empty()) return fail(*error = werr);
     Stmt q(s.db(),
            "SELECT w.id, CASE WHEN w.user_id IS NULL THEN 'organisation' ELSE 'user' END, COALESCE(o.name, uo.name, ''), "
-           "COALESCE(u.name, ''), w.url, w.events_json, w.secret, COALESCE(w.removed_at, '') FROM webhooks w "
+           "COALESCE(u.name, ''), w.url, w.events_json, w.secret, COALESCE(w.removed_at, ''), w.created_by, w.created_at "
+           "FROM webhooks w "
            "LEFT JOIN organisations o ON o.id = w.organisation_id LEFT JOIN users u ON u.id = w.user_id "
            "LEFT JOIN organisations uo ON uo.id = u.organisation_id ORDER BY w.id");
     while (q.step()) {
@@ -1065,6 +1069,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
       if (q.col_text(1) != h.scope || q.col_text(2) != h.organisation || q.col_text(3) != h.user)
         return fail(row + ": it is not the hook of " + (h.user.empty() ? h.organisation : h.user) + " that " + ev + " registered");
       if (events != h.events) return fail(row + ": it takes " + events + ", " + ev + " registered " + h.events);
+      if (q.col_text(8) != h.actor) return fail(row + ": made by " + q.col_text(8) + ", " + ev + " says " + h.actor);
+      if (q.col_text(9) != h.at) return fail(row + ": made at " + q.col_text(9) + ", " + ev + " says " + h.at);
       if (base::sha256_hex(q.col_text(6)) != h.secret_sha256)
         return fail(row + ": its secret is not the one " + ev + " made (its SHA-256 differs)");
       if (q.col_text(7) != h.removed_at)

@@ -500,7 +500,7 @@ Reply objection_page(Context& ctx, const Call& call, const Caller& caller, const
     if (const Json* fx = field(d, "fix"); fx && fx->kind == Json::Kind::Object) {
       const std::string state = text(fx, "state"), due = text(fx, "due");
       b += "<p class=\"fix fix-" + esc(state) + "\"><strong>" +
-           (state == "delivered" ? std::string("Fix delivered")
+           (state == "delivered" ? "Fix delivered" + (due.empty() ? std::string() : " (it was due by " + when(due) + ")")
             : state == "overdue" ? "Fix overdue: it was due " + when(due)
             : due.empty()        ? std::string("Fix due (no date set)")
                                  : "Fix due by " + when(due)) +

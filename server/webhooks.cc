@@ -10,6 +10,7 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "base/digest.h"
 #include "base/dynlib.h"
@@ -24,7 +25,8 @@ bool restricted_address(const std::string& ip) {
     const unsigned b0 = a >> 24, b1 = (a >> 16) & 0xff;
     return b0 == 0 || b0 == 10 || b0 == 127 || (b0 == 169 && b1 == 254) || (b0 == 172 && (b1 & 0xf0) == 16) ||
            (b0 == 192 && b1 == 168) || (b0 == 100 && (b1 & 0xc0) == 64) || b0 >= 224 || (b0 == 192 && b1 == 0) ||
-           (b0 == 198 && (b1 & 0xfe) == 18);
+           (b0 == 198 && (b1 & 0xfe) == 18) || (b0 == 198 && b1 == 51 && ((a >> 8) & 0xff) == 100) ||
+           (b0 == 203 && b1 == 0 && ((a >> 8) & 0xff) == 113);
   };
   if (inet_pton(AF_INET, ip.c_str(), &v4) == 1) return v4_restricted(ntohl(v4.s_addr));
   if (inet_pton(AF_INET6, ip.c_str(), &v6) != 1) return true;  // not an address: refused
@@ -34,6 +36,7 @@ bool restricted_address(const std::string& ip) {
   if (zero_prefix && b[10] == 0xff && b[11] == 0xff)  // ::ffff:a.b.c.d
     return v4_restricted((uint32_t(b[12]) << 24) | (uint32_t(b[13]) << 16) | (uint32_t(b[14]) << 8) | b[15]);
   if (zero_prefix && b[10] == 0 && b[11] == 0) return true;  // ::, ::1, IPv4-compatible
+  if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b) return true;  // 64:ff9b::/96 and /48 NAT64
   if ((b[0] & 0xfe) == 0xfc) return true;                    // fc00::/7 unique local
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return true;    // fe80::/10 link-local
   if (b[0] == 0xff) return true;                             // multicast
@@ -41,8 +44,9 @@ bool restricted_address(const std::string& ip) {
   return false;
 }
 
-std::string webhook_signature(const std::string& secret, const std::string& timestamp, const std::string& body) {
-  return "sha256=" + base::hmac_sha256_hex(secret, timestamp + "." + body);
+std::string webhook_signature(const std::string& secret, const std::string& timestamp, const std::string& delivery,
+                              const std::string& body) {
+  return "sha256=" + base::hmac_sha256_hex(secret, timestamp + "." + delivery + "." + body);
 }
 
 namespace {
@@ -86,9 +90,9 @@ std::pair<int, std::string> post(const base::dyn::Curl* api, const review::Outgo
   std::unique_ptr<curl_slist, void (*)(curl_slist*)> free_headers(nullptr, api->slist_free_all);
   add("Content-Type: application/json");
   add("X-Referee-Event: " + d.kind);
-  add("X-Referee-Delivery: " + std::to_string(d.id));
+  add("X-Referee-Delivery: " + d.key);
   add("X-Referee-Timestamp: " + ts);
-  add("X-Referee-Signature: " + webhook_signature(d.secret, ts, d.body));
+  add("X-Referee-Signature: " + webhook_signature(d.secret, ts, d.key, d.body));
   add("Expect:");
   free_headers.reset(headers);
   SocketGate gate;
@@ -140,9 +144,20 @@ int deliver_due(submissions::Store& s, const WebhookOptions& o, std::string* err
   const double lease = (o.timeout_seconds + 5) * o.batch;
   auto batch = review::claim_deliveries(s, review::now_utc(), o.batch, lease, error);
   if (!error->empty()) return -1;
+  std::set<long long> unreachable;  // hooks that gave no answer in this batch: their next deliveries wait
   for (const auto& d : batch) {
+    if (unreachable.count(d.webhook)) {
+      std::string err;
+      if (!review::record_attempt(s, d, 0, "not tried: the attempt before it to this hook got no answer", 0, o.backoff, &err,
+                                  /*counted=*/false)) {
+        *error = err;
+        return -1;
+      }
+      continue;
+    }
     auto t0 = std::chrono::steady_clock::now();
     auto [status, what] = post(api, d, o);
+    if (status == 0) unreachable.insert(d.webhook);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::string err;
     if (!review::record_attempt(s, d, status, what, ms, o.backoff, &err)) {

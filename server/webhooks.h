@@ -2,9 +2,9 @@
 // delivery a POST of its JSON body, signed with the hook's secret:
 //
 //   X-Referee-Event: objection.filed        (the kind)
-//   X-Referee-Delivery: 17                  (the same on every retry: receivers drop repeats)
+//   X-Referee-Delivery: d_3f0c...           (random, the same on every retry: receivers drop repeats)
 //   X-Referee-Timestamp: 1765012345         (Unix seconds, when this attempt was signed)
-//   X-Referee-Signature: sha256=HEX         (HMAC-SHA256 of "<timestamp>.<body>" under the secret)
+//   X-Referee-Signature: sha256=HEX         (HMAC-SHA256 of "<timestamp>.<delivery>.<body>" under the secret)
 //
 // A 2xx answer delivers it; anything else (an error status, no answer in
 // the timeout, a refused address) is retried with back-off and logged.
@@ -38,8 +38,9 @@ struct WebhookOptions {
 // link-local, unspecified, multicast or reserved.
 bool restricted_address(const std::string& ip);
 
-// The signature header's value for `body` signed at `timestamp`.
-std::string webhook_signature(const std::string& secret, const std::string& timestamp, const std::string& body);
+// The signature header's value: HMAC-SHA256 of "<timestamp>.<delivery>.<body>".
+std::string webhook_signature(const std::string& secret, const std::string& timestamp, const std::string& delivery,
+                              const std::string& body);
 
 // Sends what is due now, each delivery once; returns how many were
 // attempted (-1 with *error when the store cannot be read or libcurl

@@ -563,6 +563,15 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       round_id = sqlite3_last_insert_rowid(store.db());
     }
   }
+  // An organisation is one name whatever its case: a folder `azure` beside `Azure` in the store would make a
+  // second submitter of the same organisation (its package not replaced, its review not followed).
+  {
+    Stmt q(store.db(), "SELECT name FROM organisations WHERE name = ?1 COLLATE NOCASE AND name <> ?1 LIMIT 1");
+    q.bind(1, report.package);
+    if (q.step())
+      return fail("the folder " + report.package + " names an organisation the store holds as " + q.col_text(0) +
+                  ": rename the folder " + q.col_text(0));
+  }
   long long org_id = id_for(store, "SELECT id FROM organisations WHERE name = ?1",
                             "INSERT INTO organisations(name) VALUES (?1)", {report.package}, error);
   if (org_id < 0) return fail(*error);

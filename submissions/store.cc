@@ -580,6 +580,7 @@ CREATE TABLE webhooks (
 CREATE TABLE webhook_deliveries (
   id INTEGER PRIMARY KEY,
   webhook_id INTEGER NOT NULL REFERENCES webhooks(id),
+  key TEXT NOT NULL UNIQUE,           -- its name for the receiver (X-Referee-Delivery): random, the same on every retry
   kind TEXT NOT NULL,
   dedupe TEXT NOT NULL,               -- what it tells of (an event, a deadline): sent once per hook
   payload TEXT NOT NULL,              -- the JSON body

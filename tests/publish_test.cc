@@ -239,7 +239,8 @@ TEST_SUITE("review_e2e") {
     // NVIDIA's corrected package: one log of the result changed, another result's left alone.
     const fs::path pkg = dr.t.path / "demo/review-package/NVIDIA";
     const fs::path log = pkg / "results/eos_n8_ngc23.09_pytorch/ssd/result_2.txt";
-    write_file(log, read_file(log) + "rerun on the corrected node\n");
+    const std::string original = read_file(log);
+    write_file(log, original + "rerun on the corrected node\n");
     auto imp = dr.as("import " + publish_quote(pkg.string()) + " --round 3.1.0 --rules " + publish_quote(dr.rules));
     REQUIRE_MESSAGE(imp.first == 0, imp.second);
     CHECK(imp.second.find("replaced NVIDIA") != std::string::npos);
@@ -253,7 +254,8 @@ TEST_SUITE("review_e2e") {
     CHECK(js.second.find(R"("files":{"added":[],"removed":[],"changed":["result_2.txt"]})") != std::string::npos);
     // The committee's report says so; the log holds the delivery to its event.
     auto rep = dr.as("review report --round 3.1.0");
-    CHECK_MESSAGE(rep.second.find("; fix delivered; package ") != std::string::npos, rep.second);
+    CHECK_MESSAGE(rep.second.find("; fix delivered (it was due by 2099-01-31T23:59:59Z); package ") != std::string::npos,
+                  rep.second);
     REQUIRE(dr.as("review log --verify").first == 0);
     auto tamper = [&](const std::string& sql, const std::string& expect) {
       CAPTURE(sql);
@@ -270,5 +272,15 @@ TEST_SUITE("review_e2e") {
     tamper("UPDATE fix_deliveries SET changes_json = '[]'", "what it says the replacement changed is not what event");
     tamper("DELETE FROM fix_deliveries", "fix_deliveries: the fix of objection " + id + " delivered by event");
     tamper("UPDATE decisions SET fix_due = '2000-01-01'", "the fix is due 2000-01-01, event");
+    tamper("UPDATE fix_deliveries SET created_at = '2000-01-01T00:00:00.000Z'", "delivered at 2000-01-01");
+    // The original package put back: the fix is due again, and that import delivers nothing.
+    write_file(log, original);
+    imp = dr.as("import " + publish_quote(pkg.string()) + " --round 3.1.0 --rules " + publish_quote(dr.rules));
+    REQUIRE_MESSAGE(imp.first == 0, imp.second);
+    shown = dr.by("an", "objection show " + id);
+    CHECK_MESSAGE(shown.second.find("fix due by 2099-01-31") != std::string::npos, shown.second);
+    CHECK(dr.as("review log --verify").first == 0);
+    // A date passed is refused.
+    CHECK(dr.by("ch", "objection decide " + id + " --amend --reason r --remedy fix --fix-due 2001-01-01").first != 0);
   }
 }

@@ -114,11 +114,21 @@ TEST_SUITE("review_e2e") {
     REQUIRE(got.size() == 2);
     CHECK(got[0].event == "objection.filed");
     CHECK(got[0].delivery == got[1].delivery);  // the same delivery, retried
+    // The same URL again for the same owner: refused (each notification would come twice).
+    CHECK(f.call("nv2", "POST", "/api/v1/webhooks", "{\"url\":\"" + rx.url() + "\"}").status == 409);
+    CHECK(f.call("nv2", "POST", "/api/v1/webhooks", R"({"url":"http://example.org:99999/x"})").status == 400);
+    CHECK(f.call("nv2", "POST", "/api/v1/webhooks", R"({"url":"http://example.org/x","events":[]})").status == 400);
     CHECK(contains(got[1].body, "\"against\":\"NVIDIA\""));
     CHECK(contains(got[1].body, "\"page\":\"/review/objections/" + std::to_string(id) + "\""));
     // The signature a receiver checks: HMAC-SHA256 of "<timestamp>.<body>" under the hook's secret.
-    CHECK(got[1].signature == "sha256=" + referee::base::hmac_sha256_hex(nv_secret, got[1].timestamp + "." + got[1].body));
-    CHECK(got[1].signature != "sha256=" + referee::base::hmac_sha256_hex(nv_secret, got[1].timestamp + "." + got[1].body + " "));
+    CHECK(got[1].signature ==
+          "sha256=" + referee::base::hmac_sha256_hex(nv_secret, got[1].timestamp + "." + got[1].delivery + "." + got[1].body));
+    CHECK(got[1].signature !=
+          "sha256=" + referee::base::hmac_sha256_hex(nv_secret, got[1].timestamp + ".d_other." + got[1].body));
+    // The delivery's name is random and the body names no event of the log: neither counts what a member may not see.
+    CHECK(got[1].delivery.rfind("d_", 0) == 0);
+    CHECK(got[1].delivery.size() == 26);
+    CHECK_FALSE(contains(got[1].body, "\"event\""));
     log = f.call("nv", "GET", "/api/v1/webhooks/1/deliveries", "");
     Json lj = parse(log.body);
     const Json& d = lj.find("deliveries")->items.at(0);
@@ -149,6 +159,11 @@ TEST_SUITE("review_e2e") {
     const long long before = f.count("webhook_deliveries");
     f.file_rcp();
     CHECK(f.count("webhook_deliveries") == before);
+    // A user whose tokens are revoked is told nothing more through their own hook.
+    REQUIRE(f.local("POST", "/api/v1/users/goog/revoke", "").status == 200);
+    const long long queued = f.count("webhook_deliveries");
+    REQUIRE(f.call("nv", "POST", "/api/v1/objections/" + std::to_string(id) + "/responses", R"({"text":"more"})").status == 201);
+    CHECK(f.count("webhook_deliveries") == queued);
 
     // The log holds each hook to its events: a URL or secret edited in the store is found.
     f.s.reset();
@@ -204,7 +219,7 @@ TEST_SUITE("review_e2e") {
     // A hook that does not take user.token does not count.
     REQUIRE(run_referee("webhook add --url " + rx.url() + " --organisation Dell --event decision" + db, &out) == 0);
     CHECK(run_referee("user import " + csv + " --tokens-by-webhook" + db, &out) != 0);
-    REQUIRE(run_referee("webhook add --url " + rx.url() + " --organisation Dell --event user.token" + db, &out) == 0);
+    REQUIRE(run_referee("webhook add --url '" + rx.url() + "?dell' --organisation Dell --event user.token" + db, &out) == 0);
     REQUIRE_MESSAGE(run_referee("user import " + csv + " --tokens-by-webhook" + db, &out) == 0, out);
     CHECK(contains(out, "added nv7 (member of NVIDIA): token queued to webhook 1"));
     CHECK(contains(out, "added dell7 (member of Dell): token queued to webhook 3"));

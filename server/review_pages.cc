@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -830,6 +831,17 @@ std::string not_utf8(const Call& call) {
   return "";
 }
 
+// What every form of a round's page checks first: a signed-in caller, a form
+// from this site with the session's value, UTF-8 text. Empty: go on.
+std::optional<Reply> round_form_refused(Context& ctx, const Call& call, const Caller& caller) {
+  if (!signed_in(caller)) return sign_in_first(call);
+  std::string why;
+  if (!form_accepted(ctx, call, caller, &why)) return refused_form(why);
+  if (std::string bad = not_utf8(call); !bad.empty())
+    return error_page(400, "Form refused", "<p>" + esc(bad) + ": the text is not UTF-8.</p>\n");
+  return std::nullopt;
+}
+
 }  // namespace
 
 Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
@@ -981,11 +993,7 @@ Reply review_objection_form_route(Context& ctx, const Call& call, const Caller& 
 }
 
 Reply review_file_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
-  if (!signed_in(caller)) return sign_in_first(call);
-  std::string why;
-  if (!form_accepted(ctx, call, caller, &why)) return refused_form(why);
-  if (std::string bad = not_utf8(call); !bad.empty())
-    return error_page(400, "Form refused", "<p>" + esc(bad) + ": the text is not UTF-8.</p>\n");
+  if (auto refused = round_form_refused(ctx, call, caller)) return *refused;
   const std::string& round = params.at(0);
   review::FileObjection in;
   in.round = round;
@@ -1014,11 +1022,7 @@ Reply review_file_route(Context& ctx, const Call& call, const Caller& caller, co
 }
 
 Reply review_announce_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
-  if (!signed_in(caller)) return sign_in_first(call);
-  std::string why;
-  if (!form_accepted(ctx, call, caller, &why)) return refused_form(why);
-  if (std::string bad = not_utf8(call); !bad.empty())
-    return error_page(400, "Form refused", "<p>" + esc(bad) + ": the text is not UTF-8.</p>\n");
+  if (auto refused = round_form_refused(ctx, call, caller)) return *refused;
   const std::string& round = params.at(0);
   Posted p = posted_from(call, "announce", {"results", "text"});
   review::AnnounceResubmission in;
@@ -1033,11 +1037,7 @@ Reply review_announce_route(Context& ctx, const Call& call, const Caller& caller
 }
 
 Reply review_audit_route(Context& ctx, const Call& call, const Caller& caller, const std::vector<std::string>& params) {
-  if (!signed_in(caller)) return sign_in_first(call);
-  std::string why;
-  if (!form_accepted(ctx, call, caller, &why)) return refused_form(why);
-  if (std::string bad = not_utf8(call); !bad.empty())
-    return error_page(400, "Form refused", "<p>" + esc(bad) + ": the text is not UTF-8.</p>\n");
+  if (auto refused = round_form_refused(ctx, call, caller)) return *refused;
   const std::string& round = params.at(0);
   const std::string org = f(call, "organisation");
   Posted p = posted_from(call, "audit-" + org, {"organisation"});

@@ -32,6 +32,7 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
       .key("sha256").value(rs.sha256()).end_object();
   w.key("package").value(r.package);
   w.key("verdict").value(r.pass ? "pass" : "fail");
+  if (!r.errors.empty()) write_findings_json(w, "errors", r.errors);
   w.key("systems").begin_object();
   for (const auto& s : r.systems) {
     w.key(s.name).begin_object().key("valid").value(s.valid).key("errors").begin_array();
@@ -43,7 +44,8 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
   w.end_object();
   w.key("benchmarks").begin_object();
   for (const auto& d : r.benchmarks) {
-    w.key(d.system + "/" + d.benchmark).begin_object();
+    w.key(d.key()).begin_object();
+    if (!d.scaling.empty()) w.key("scaling").value(d.scaling);
     if (d.skipped) {
       w.key("skipped").value(true).end_object();
       continue;
@@ -103,6 +105,7 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
     }
     write_findings_json(w, "errors", d.errors);
     write_findings_json(w, "warnings", d.warnings);
+    if (!d.consortium_stops.empty()) w.key("consortium_stops").value(d.consortium_stops);
     w.end_object();
   }
   w.end_object();
@@ -129,10 +132,14 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
         os << paint(color, "33", "warning") << " systems/" << s.name << ": " << e.message << "\n";
         if (!e.hint.empty()) os << "      hint:     " << e.hint << "\n";
       }
+  for (const auto& e : r.errors) {
+    os << paint(color, "31", "FAIL") << " ";
+    print_finding(os, "results", e, "  ");
+  }
   os << "systems: " << r.systems.size() << " checked, " << (r.systems.size() - static_cast<size_t>(bad_sys)) << " valid\n";
   int failed = 0, checked = 0;
   for (const auto& d : r.benchmarks) {
-    std::string name = d.system + "/" + d.benchmark;
+    std::string name = d.key();
     if (d.skipped) {
       os << paint(color, "33", "SKIP") << " " << name << ": not a benchmark of " << rs.id().id() << "\n";
       continue;
@@ -142,7 +149,7 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
     int bad = 0;
     for (const auto& f : d.files) bad += f.verdict.compliant ? 0 : 1;
     os << (d.pass ? paint(color, "32", "PASS") : paint(color, "31", "FAIL")) << " " << name << "  " << d.division
-       << "  " << d.result_count << "/" << d.expected_count << " files";
+       << "  " << d.result_count << "/" << (d.scaling == "weak" ? ">=" : "") << d.expected_count << " files";
     if (bad) os << " (" << bad << " non-compliant)";
     if (d.seeds_checked) os << "  seeds " << (d.seeds_bypassed ? "bypassed" : d.seeds_ok ? "ok" : "FAIL");
     if (d.rcp_checked) {
@@ -169,6 +176,9 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
     if (!d.power.consortium_stops.empty())
       os << "  note: the consortium's package checker stops with a traceback on this folder (" << d.power.consortium_stops
          << "); referee counts the runs above as not complying\n";
+    if (!d.consortium_stops.empty())
+      os << "  note: the consortium's current package checker cannot check this directory: " << d.consortium_stops
+         << "; the verdict above follows the rules of " << rs.id().id() << "\n";
     for (const auto& f : d.files) {
       if (f.verdict.compliant) continue;
       for (const auto& e : f.verdict.errors) print_finding(os, name + "/" + f.name, e, "  ");
@@ -181,6 +191,11 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
   os << "verdict: " << (r.pass ? paint(color, "32", "PASS") : paint(color, "31", "FAIL")) << " (" << checked
      << " benchmark directories, " << failed << " failing; " << bad_sys << " invalid system files; " << r.files
      << " result files, " << fmt("%.1f", r.bytes / 1e6) << " MB)\n";
+  int stops = 0;
+  for (const auto& d : r.benchmarks) stops += !d.skipped && !d.consortium_stops.empty() ? 1 : 0;
+  if (stops)
+    os << "note: the consortium's current package checker stops with a traceback on " << stops << " of these directories "
+       << "and so gives this package no verdict; referee's verdict there follows the rules of " << rs.id().id() << "\n";
 }
 
 Command check_package_command() {

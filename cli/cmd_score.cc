@@ -44,7 +44,9 @@ void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rul
     w.key("details_url").value(row.details_url).key("code_url").value(row.code_url);
     w.key("benchmarks").begin_object();
     for (const auto& s : row.scores) {
+      if (s.scaling == "weak") continue;
       w.key(s.benchmark).begin_object();
+      if (!s.scaling.empty()) w.key("scaling").value(s.scaling);
       if (s.has_score) w.key("score_minutes").value(s.score);
       else w.key("score_minutes").null().key("note").value(s.note);
       w.key("unscaled_minutes").value(s.unscaled);
@@ -73,7 +75,36 @@ void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rul
       }
       w.end_array().end_object();
     }
-    w.end_object().end_object();
+    w.end_object();
+    // MLPerf HPC weak scaling: the summarizer's weak table, per benchmark.
+    bool any_weak = false;
+    for (const auto& s : row.scores) any_weak = any_weak || s.scaling == "weak";
+    if (any_weak) {
+      w.key("weak").begin_object();
+      for (const auto& s : row.scores) {
+        if (s.scaling != "weak") continue;
+        w.key(s.benchmark).begin_object();
+        // The summarizer's weak table has a row only when enough models count: no figures
+        // otherwise (the note says how many counted).
+        if (s.has_score) w.key("time_to_train_all_minutes").value(s.time_to_train_all_minutes);
+        else w.key("time_to_train_all_minutes").null().key("note").value(s.note);
+        if (s.has_score) w.key("number_of_models").value(s.number_of_models);
+        else w.key("number_of_models").null();
+        if (s.has_score && s.has_instance_scale) w.key("instance_scale").value(s.instance_scale);
+        else w.key("instance_scale").null();
+        if (!s.consortium_stops.empty()) w.key("consortium_stops").value(s.consortium_stops);
+        w.key("runs").begin_array();
+        for (const auto& run : s.runs) {
+          w.begin_object().key("file").value(run.file).key("minutes").value(run.minutes).key("counted").value(run.counted);
+          if (!run.dropped.empty()) w.key("dropped").value(run.dropped);
+          if (!run.warning.empty()) w.key("warning").value(run.warning);
+          w.end_object();
+        }
+        w.end_array().end_object();
+      }
+      w.end_object();
+    }
+    w.end_object();
   }
   w.end_object().end_object();
   os << w.str() << "\n";
@@ -88,7 +119,24 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
        << row.accelerator_model_name << " (" << row.number_of_nodes << " nodes), " << row.framework << "\n";
     if (!row.complete) os << "  error: " << row.error << "\n";
     for (const auto& s : row.scores) {
-      os << "  " << s.benchmark << ": ";
+      if (s.scaling == "weak") {
+        // MLPerf HPC weak scaling: many models at once.
+        os << "  weak/" << s.benchmark << ": ";
+        if (s.has_score)
+          os << s.number_of_models << " models of "
+             << (s.has_instance_scale ? std::to_string(s.instance_scale) : std::string("?")) << " accelerators in "
+             << num(s.time_to_train_all_minutes) << " min\n";
+        else
+          os << "no score (" << s.note << ")\n";
+        for (const auto& run : s.runs)
+          if (!run.counted || !run.warning.empty())
+            os << "    " << run.file << ": " << (run.dropped.empty() ? run.warning : run.dropped) << "\n";
+        if (!s.consortium_stops.empty())
+          os << "    note: the consortium's result summarizer stops with a traceback here (" << s.consortium_stops
+             << "); referee's figures follow the rules\n";
+        continue;
+      }
+      os << "  " << (s.scaling.empty() ? "" : s.scaling + "/") << s.benchmark << ": ";
       if (!s.has_score) {
         os << "no score (" << s.note << ")\n";
       } else {

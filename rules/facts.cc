@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 
 namespace referee::rules {
 
@@ -48,6 +49,24 @@ const std::map<std::string, std::vector<std::string>>& rounds_table() {
   return t;
 }
 
+// MLPerf HPC. Policy: MLPerf HPC rules, "Benchmarks" and "Scaling"
+// (strong scaling: time to train one model, as Training; weak scaling: many
+// models trained at once); mlperf_logging benchmark_meta.py 'hpc'.
+const std::map<std::string, int>& hpc_runs_table() {
+  static const std::map<std::string, int> t = {{"deepcam", 5}, {"cosmoflow", 10}, {"oc20", 5}, {"openfold", 10}};
+  return t;
+}
+
+const std::map<std::string, std::vector<std::string>>& hpc_rounds_table() {
+  static const std::map<std::string, std::vector<std::string>> t = {
+      {"0.7", {"cosmoflow", "deepcam"}},
+      {"1.0", {"cosmoflow", "deepcam", "oc20"}},
+      {"2.0", {"cosmoflow", "deepcam", "oc20"}},
+      {"3.0", {"cosmoflow", "deepcam", "oc20", "openfold"}},
+  };
+  return t;
+}
+
 // How the RCP checker reads convergence. Policy: MLPerf Training rules,
 // "Reference Convergence Points"; mlperf_logging rcp_checker.read_submission_file.
 Convergence convergence_of(const std::string& b) {
@@ -70,7 +89,21 @@ const BenchmarkFacts* RoundFacts::find(const std::string& benchmark) const {
 
 int rcp_submission_runs(const std::string& benchmark) {
   auto it = runs_table().find(benchmark);
-  return it == runs_table().end() ? 0 : it->second;
+  if (it != runs_table().end()) return it->second;
+  auto h = hpc_runs_table().find(benchmark);
+  return h == hpc_runs_table().end() ? 0 : h->second;
+}
+
+bool consortium_rcp_table_has(const std::string& usage, const std::string& benchmark) {
+  // Policy: mlperf_logging 4.1.59 rcp_checker.py, submission_runs.
+  static const std::set<std::string> training = {
+      "bert", "dlrm_dcnv2", "gpt3", "maskrcnn", "resnet", "ssd", "retinanet", "unet3d", "rnnt", "stable_diffusion",
+      "gnn", "rgat", "llama2_70b_lora", "flux1", "llama31_405b", "llama31_8b", "gpt_oss_20b", "deepseekv3_671b",
+      "qwen35_397b_grpo"};
+  static const std::set<std::string> hpc = {"cosmoflow", "deepcam", "oc20", "openfold"};
+  if (usage == "training") return training.count(benchmark) > 0;
+  if (usage == "hpc") return hpc.count(benchmark) > 0;
+  return true;  // referee's own rule sets: no consortium table to compare with
 }
 
 const std::vector<std::string>& required_system_fields() {
@@ -132,11 +165,34 @@ bool facts_for(const RulesetId& id, const std::string& root, RoundFacts* out, st
       return false;
     }
   }
+  std::string short_version = version.substr(0, version.rfind('.'));
+  if (usage == "hpc") {
+    auto h = hpc_rounds_table().find(short_version);
+    if (h == hpc_rounds_table().end()) {
+      *error = "referee knows no benchmarks for HPC round " + version;
+      return false;
+    }
+    for (const auto& name : h->second) {
+      BenchmarkFacts b;
+      b.name = name;
+      b.runs = hpc_runs_table().at(name);
+      b.convergence = Convergence::EpochNum;
+      out->benchmarks.push_back(b);
+    }
+    // Seeds and RCPs as in Training from 1.0 (the package checker's round
+    // list); no availability values for HPC systems.
+    out->scaling_folders = true;
+    out->system_check = true;
+    out->system_status_check = false;
+    out->seed_check = version_major(version) >= 1;
+    out->rcp_check = version_major(version) >= 1;
+    out->source = "referee's facts table (MLPerf HPC rules; mlperf_logging benchmark_meta)";
+    return true;
+  }
   if (usage != "training") {
     *error = "referee knows no benchmark facts for rule set " + id.id() + " (and " + ff.string() + " does not exist)";
     return false;
   }
-  std::string short_version = version.substr(0, version.rfind('.'));
   auto it = rounds_table().find(short_version);
   if (it == rounds_table().end()) {
     *error = "referee knows no benchmarks for training round " + version;

@@ -31,6 +31,10 @@ struct BenchmarkFacts {
 struct RoundFacts {
   std::string ruleset;  // "training-3.1.0"
   std::vector<BenchmarkFacts> benchmarks;
+  // MLPerf HPC: results/<system>/strong|weak/<benchmark>/. A strong-scaling
+  // directory holds exactly `runs` results (time to train, as in Training);
+  // a weak-scaling one at least `runs` models trained at once (throughput).
+  bool scaling_folders = false;
   bool system_check = true;         // systems/*.json required fields
   bool system_status_check = false; // 'status' must be an availability value (4.0.0 and later)
   bool seed_check = true;           // closed division, 1.0.0 and later
@@ -46,6 +50,15 @@ bool facts_for(const RuleSet& rules, RoundFacts* out, std::string* error);
 // `<root>/facts/<usage>_<version>.yaml` when `root` has one, else referee's
 // table (training rounds).
 bool facts_for(const RulesetId& id, const std::string& root, RoundFacts* out, std::string* error);
+
+// Whether the consortium's current RCP checker (mlperf_logging 4.1.59, the
+// oracle referee is held to) has a run count for `benchmark` under `usage`
+// ("training" or "hpc"). Its table lacks the benchmarks retired before 3.0
+// (dlrm, minigo, ...): on their closed directories it stops with
+// KeyError('<benchmark>'), and with KeyError(None) where the logs name no
+// benchmark or disagree on the batch size. Reports say so (BenchmarkDir::
+// consortium_stops); referee checks such a directory by the round's rules.
+bool consortium_rcp_table_has(const std::string& usage, const std::string& benchmark);
 
 // Required system-description fields (training).
 const std::vector<std::string>& required_system_fields();

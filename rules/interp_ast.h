@@ -138,6 +138,7 @@ struct IfExp : Node {
 
 struct ListDisplay : Node {
   bool is_tuple = false;
+  bool is_set = false;  // {a, b}: a set display
   std::vector<NodeP> items;
   Value eval(Frame& f) const override;
   void assign(Frame& f, Value v) const override;

@@ -315,7 +315,8 @@ Value get_attr(const Value& obj, AttrId attr, const std::string& name) {
 std::vector<Value> iterate(const Value& v) {
   switch (v.kind) {
     case VKind::List:
-    case VKind::Tuple: return v.items();
+    case VKind::Tuple:
+    case VKind::Set: return v.items();
     case VKind::Dict: {
       std::vector<Value> keys;
       for (const auto& [k, x] : v.d().entries) keys.push_back(k);
@@ -504,7 +505,8 @@ Value call_value(const Value& fn, std::vector<Value>& a, Frame& f) {
       want_args(a, 1, 1, "len");
       const Value& x = a[0];
       if (x.kind == VKind::Str) return Value::integer(static_cast<int64_t>(x.s().size()));
-      if (x.kind == VKind::List || x.kind == VKind::Tuple) return Value::integer(static_cast<int64_t>(x.items().size()));
+      if (x.kind == VKind::List || x.kind == VKind::Tuple || x.kind == VKind::Set)
+        return Value::integer(static_cast<int64_t>(x.items().size()));
       if (x.kind == VKind::Dict) return Value::integer(static_cast<int64_t>(x.d().entries.size()));
       raise("TypeError", std::string("object of type '") + py_type_name(x) + "' has no len()");
     }

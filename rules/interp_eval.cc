@@ -132,6 +132,11 @@ bool contains(const Value& container, const Value& x) {
       for (const auto& e : container.items())
         if (py_eq(e, x)) return true;
       return false;
+    case VKind::Set:
+      check_hashable(x);
+      for (const auto& e : container.items())
+        if (py_eq(e, x)) return true;
+      return false;
     case VKind::Dict:
       check_hashable(x);
       return container.d().find(x) != nullptr;
@@ -201,7 +206,7 @@ size_t index_within(const Value& idx, size_t n, const char* message) {
 }
 
 void check_hashable(const Value& key) {
-  if (key.kind == VKind::List || key.kind == VKind::Dict)
+  if (key.kind == VKind::List || key.kind == VKind::Dict || key.kind == VKind::Set)
     raise("TypeError", std::string("unhashable type: '") + py_type_name(key) + "'");
 }
 
@@ -460,6 +465,10 @@ Value ListDisplay::eval(Frame& f) const {
   std::vector<Value> v;
   v.reserve(items.size());
   for (const auto& x : items) v.push_back(x->eval(f));
+  if (is_set) {
+    for (const auto& x : v) check_hashable(x);
+    return Value::set_of(std::move(v));
+  }
   return is_tuple ? Value::tuple(std::move(v)) : Value::list(std::move(v));
 }
 

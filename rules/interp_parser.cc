@@ -203,6 +203,7 @@ class Parser {
   static bool assignable(const Node* n) {
     if (dynamic_cast<const Name*>(n) || dynamic_cast<const Attr*>(n) || dynamic_cast<const Subscript*>(n)) return true;
     if (auto* l = dynamic_cast<const ListDisplay*>(n)) {
+      if (l->is_set) return false;
       for (const auto& x : l->items)
         if (!assignable(x.get())) return false;
       return true;
@@ -628,8 +629,22 @@ class Parser {
           while (!is_op("}")) {
             NodeP k = test();
             if (!k) return nullptr;
-            if (!accept_op(":")) return fail_here(is_name("for") ? "dict comprehensions are not supported"
-                                                                 : "set displays are not supported (expected ':')");
+            if (n->items.empty() && (is_op(",") || is_op("}"))) {
+              // A set display: {'a', 'b'}.
+              auto set = mk<ListDisplay>(t);
+              set->is_set = true;
+              set->items.push_back(std::move(k));
+              while (accept_op(",") && !is_op("}")) {
+                NodeP e = test();
+                if (!e) return nullptr;
+                if (is_op(":")) return fail_here("expected ',' or '}' in a set display");
+                set->items.push_back(std::move(e));
+              }
+              if (!accept_op("}")) return fail_here("expected '}'");
+              return set;
+            }
+            if (!accept_op(":")) return fail_here(is_name("for") ? "dict and set comprehensions are not supported"
+                                                                 : "expected ':'");
             NodeP v = test();
             if (!v) return nullptr;
             n->items.emplace_back(std::move(k), std::move(v));

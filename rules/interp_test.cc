@@ -675,6 +675,39 @@ c.value['value']['FID'] = 1.5)");
   CHECK(raised("replace(1)", true) == "NameError");  // not imported: not a builtin
 }
 
+TEST_CASE("set displays: membership, equality, len, iteration, as in Python") {
+  // The consortium's HPC rules test membership in a set display
+  // (hpc_3.0.0/closed_openfold.yaml: v['value'] in {'A', 'B'}).
+  struct Row {
+    const char* expr;
+    const char* repr;
+  };
+  static const Row rows[] = {
+      {"'B' in {'A', 'B'}", "True"},
+      {"'C' in {'A', 'B'}", "False"},
+      {"'C' not in {'A', 'B',}", "True"},
+      {"1.0 in {1, 2}", "True"},
+      {"True in {1}", "True"},
+      {"len({1, 1.0, True, 2})", "2"},
+      {"{1, 2} == {2, 1}", "True"},
+      {"{1, 2} == {1, 3}", "False"},
+      {"{1, 2} == [1, 2]", "False"},
+      {"{'a'}", "{'a'}"},
+      {"sorted({3, 1, 2})", "[1, 2, 3]"},
+      {"bool({0})", "True"},
+      {"{}", "{}"},
+      {"{(1, 2)}", "{(1, 2)}"},
+  };
+  Env env;
+  for (const auto& r : rows) CHECK_MESSAGE(env.repr(r.expr) == r.repr, r.expr);
+  CHECK(raised("{[1], 2}") == "TypeError");    // unhashable
+  CHECK(raised("[1] in {1}") == "TypeError");  // unhashable
+  CHECK(raised("{1}[0]") == "TypeError");      // not subscriptable
+  CHECK(raised("{{1}}") == "TypeError");       // a set is not hashable
+  CHECK(std::string(compile_error("{1, 2: 3}", false).message).find("set display") != std::string::npos);
+  CHECK(std::string(compile_error("{1} = x", true).message).size() > 0);
+}
+
 TEST_CASE("Python exceptions carry their type") {
   CHECK(raised("{'a': 1}['b']") == "KeyError");
   CHECK(raised("s['missing']") == "KeyError");

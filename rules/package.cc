@@ -194,6 +194,7 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
     return;
   }
   if (Value* d = v.d().find_str("division"); d && d->kind == VKind::Str) *division = d->s();
+  out->lacks_division = !v.d().find_str("division");
   if (!facts.system_check) return;
   for (const auto& field : required_system_fields()) {
     if (v.d().find_str(field)) continue;
@@ -384,7 +385,8 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
       }
       conv->add(ev.json);
       if (details && k == "eval_accuracy") evals->push_back(eval_point(ev));
-      if (k != "seed" && k != "run_start" && k != "run_stop") continue;
+      if (k != "seed" && k != "run_start" && k != "run_stop" && k != "number_of_nodes" && k != "accelerators_per_node")
+        continue;
       int& id = key_of[ev.key_id];
       if (id < 0) {
         id = facts->find_key(k);
@@ -502,6 +504,7 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
   rf->run_start_line = t.run_start_line;
   rf->first_run_start_line = t.first_run_start_line;
   rf->first_run_start_ms = t.first_run_start_ms;
+  rf->instance = instance_scale(log);
   if (!details) return;
   if (streamed) {
     rf->sha256 = streamed_sha;
@@ -523,6 +526,35 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
     for (const auto& ev : log.events)
       if (eval_key >= 0 && static_cast<int>(ev.key_id) == eval_key) rf->evals.push_back(eval_point(ev));
   }
+}
+
+// The benchmark the consortium's RCP checker takes for a directory
+// (rcp_checker.get_submission_epochs): the first submission_benchmark its
+// files log, unless they disagree on it or on global_batch_size, in which
+// case it takes None. Returns "" with *why set where it takes None.
+std::string consortium_rcp_benchmark(const std::vector<ResultFile>& files, std::string* why) {
+  Value bs = Value::integer(-1);
+  std::string bench;
+  bool have_bench = false;
+  for (const auto& f : files) {
+    const RunConvergence& c = f.convergence;
+    Value cur = c.has_bs ? c.bs : Value::integer(-1);
+    if (py_eq(bs, Value::integer(-1))) {
+      bs = cur;
+    } else if (!py_eq(cur, bs)) {
+      *why = f.name + " logs global_batch_size " + py_repr(cur) + " where the files before it log " + py_repr(bs);
+      return "";
+    }
+    if (!have_bench) {
+      if (!c.benchmark.empty()) bench = c.benchmark, have_bench = true;
+    } else if (c.benchmark != bench) {
+      *why = f.name + " logs submission_benchmark " + (c.benchmark.empty() ? "nothing" : "'" + c.benchmark + "'") +
+             " where the files before it log '" + bench + "'";
+      return "";
+    }
+  }
+  if (!have_bench) *why = "no result file logs submission_benchmark";
+  return bench;
 }
 
 void check_seeds(BenchmarkDir* d) {
@@ -619,6 +651,7 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
 
   // System descriptions.
   std::map<std::string, std::string> division_of;
+  std::set<std::string> without_division;  // descriptions that have no "division" field
   if (fs::is_directory(systems, ec)) {
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(systems, ec))
@@ -629,6 +662,7 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
       std::string div;
       check_system(p, facts, &s, &div);
       division_of[p.stem().string()] = div;
+      if (s.lacks_division) without_division.insert(p.stem().string());
       out->systems.push_back(std::move(s));
     }
   }
@@ -643,10 +677,35 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
     bool sys_rcp = false, sys_seed = false;
     std::vector<Finding> sys_warnings;
     read_params(sys / "package_checker_params", &sys_rcp, &sys_seed, &sys_warnings);
-    for (const auto& bdir : sub_dirs(sys)) {
+    // Training: results/<system>/<benchmark>. HPC: results/<system>/strong|weak/<benchmark>.
+    std::vector<std::pair<std::string, fs::path>> bdirs;
+    if (!facts.scaling_folders) {
+      for (const auto& bdir : sub_dirs(sys)) bdirs.emplace_back("", bdir);
+    } else {
+      for (const auto& sc : sub_dirs(sys)) {
+        std::string name = sc.filename().string();
+        if (name != "strong" && name != "weak") {
+          // The consortium's checker stops here (an AssertionError): nothing is checked.
+          Finding f;
+          f.rule = "scaling";
+          f.message = "results/" + sys.filename().string() + "/" + name +
+                      " is neither strong/ nor weak/: MLPerf HPC results are results/<system>/strong/<benchmark> "
+                      "(time to train) or results/<system>/weak/<benchmark> (many models at once)";
+          f.expected = "strong or weak";
+          f.found = name;
+          f.hint = "move its benchmark folders under results/" + sys.filename().string() + "/strong/ or weak/";
+          out->errors.push_back(f);
+          out->pass = false;
+          continue;
+        }
+        for (const auto& bdir : sub_dirs(sc)) bdirs.emplace_back(name, bdir);
+      }
+    }
+    for (const auto& [scaling, bdir] : bdirs) {
       BenchmarkDir d;
       d.system = sys.filename().string();
       d.benchmark = bdir.filename().string();
+      d.scaling = scaling;
       d.path = bdir.string();
       d.warnings = sys_warnings;
       const BenchmarkFacts* bf = facts.find(d.benchmark);
@@ -658,10 +717,22 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
         f.expected = "systems/" + d.system + ".json";
         f.found = "missing";
         f.hint = "every results/<system> folder needs a systems/<system>.json";
-        d.errors.push_back(f);
-        d.pass = false;
+        d.consortium_stops = "its package checker opens systems/" + d.system + ".json for every result directory and "
+                             "stops with FileNotFoundError";
+        if (facts.system_check) {
+          d.errors.push_back(f);
+          d.pass = false;
+        } else {
+          // Before 1.0 the round's package checker read no system descriptions.
+          f.message += " (the package checker of " + facts.ruleset + " did not read system descriptions: not a failure here)";
+          d.warnings.push_back(f);
+        }
       } else {
         d.division = div->second == "closed" ? "closed" : div->second;
+        if (without_division.count(d.system))
+          d.consortium_stops = "its package checker reads \"division\" from systems/" + d.system +
+                               ".json for every result directory and stops with KeyError('division'), which that "
+                               "description lacks";
       }
       if (!bf) {
         d.skipped = true;
@@ -691,7 +762,7 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
           ++others;
           Finding f;
           f.rule = "files";
-          f.message = "unexpected file " + n + " in " + d.system + "/" + d.benchmark;
+          f.message = "unexpected file " + n + " in " + d.key();
           f.hint = e.is_directory() ? "only result_<n>.txt files, package_checker_params and a power/ folder are read here"
                                     : "result files must be named result_<n>.txt; should this one be renamed?";
           d.warnings.push_back(f);
@@ -741,7 +812,21 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
   for (auto& d : out->benchmarks) {
     if (d.skipped) continue;
     const BenchmarkFacts& bf = *facts.find(d.benchmark);
-    if (d.result_count != d.expected_count) {
+    if (d.scaling == "weak") {
+      // Weak scaling: at least the required number of models.
+      if (d.result_count < d.expected_count) {
+        d.pass = false;
+        Finding f;
+        f.rule = "result count";
+        f.message = "Expected at least " + std::to_string(d.expected_count) + " runs, but detected " +
+                    std::to_string(d.result_count) + " runs";
+        f.expected = "at least " + std::to_string(d.expected_count) + " result_<n>.txt files";
+        f.found = std::to_string(d.result_count);
+        f.hint = "a weak-scaling " + d.benchmark + " result trains at least " + std::to_string(d.expected_count) +
+                 " models, one result file each";
+        d.errors.push_back(f);
+      }
+    } else if (d.result_count != d.expected_count) {
       d.pass = false;
       Finding f;
       f.rule = "result count";
@@ -857,6 +942,21 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
         d.errors.push_back(f);
       }
     }
+  }
+  // Where the consortium's current RCP checker stops: it looks up the run
+  // count of the benchmark the logs name (None when they name none, or
+  // disagree on it or on the batch size) in a table without the benchmarks
+  // retired before 3.0.
+  for (auto& d : out->benchmarks) {
+    if (d.skipped || !d.rcp_checked || !d.consortium_stops.empty()) continue;
+    std::string why;
+    std::string bench = consortium_rcp_benchmark(d.files, &why);
+    if (!why.empty())
+      d.consortium_stops = "its RCP checker stops with KeyError(None): " + why;
+    else if (!consortium_rcp_table_has(rules.id().usage, bench))
+      d.consortium_stops = "its RCP checker stops with KeyError('" + bench + "'): its table of run counts has no " + bench +
+                           " (a benchmark of rounds before 3.0); referee holds the directory to the " + facts.ruleset +
+                           " RCPs with the round's " + std::to_string(d.expected_count) + " runs";
   }
   for (const auto& s : out->systems)
     if (!s.valid) out->pass = false;

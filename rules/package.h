@@ -12,6 +12,7 @@
 #include "rules/power.h"
 #include "rules/rcp.h"
 #include "rules/ruleset.h"
+#include "rules/scoring.h"
 
 namespace referee::rules {
 
@@ -47,6 +48,7 @@ struct ResultFile {
   uint32_t first_run_start_line = 0;  // and of the first one
   double first_run_start_ms = 0;
   bool parse_errors = false;
+  InstanceScale instance;  // MLPerf HPC: nodes x accelerators of one model (weak-scaling scores)
   // The evaluation curve: every eval_accuracy line.
   struct EvalPoint {
     double time_ms = 0;
@@ -62,7 +64,11 @@ struct ResultFile {
 
 struct BenchmarkDir {
   std::string system, benchmark, division;
+  std::string scaling;        // MLPerf HPC: "strong" or "weak" (results/<system>/<scaling>/<benchmark>); "" in Training
   std::string path;
+  // "<system>/<benchmark>", or "<system>/<scaling>/<benchmark>" for HPC: the
+  // directory under results/, as reports name it.
+  std::string key() const { return scaling.empty() ? system + "/" + benchmark : system + "/" + scaling + "/" + benchmark; }
   bool skipped = false;       // not a benchmark of this round
   bool pass = true;
   int result_count = 0, expected_count = 0;
@@ -77,11 +83,20 @@ struct BenchmarkDir {
   PowerCheck power;               // the power checker's pass over power/ (power.present when there is one)
   std::vector<Finding> errors;    // directory-level reasons for failure
   std::vector<Finding> warnings;  // stray files, ignored bypass lines, ...
+  // Set where the consortium's current package checker stops with a
+  // traceback on this directory, so that it gives no verdict (its RCP
+  // checker's KeyError on a benchmark retired before 3.0, say): what it
+  // raises and why. The verdict above follows the round's rules as written.
+  std::string consortium_stops;
 };
 
 struct SystemFile {
   std::string name;  // eos_n8.json
   bool valid = true;
+  // No "division" field (round 0.7's descriptions had none): the
+  // consortium's current package checker stops on every result directory of
+  // this system (BenchmarkDir::consortium_stops).
+  bool lacks_division = false;
   std::vector<Finding> errors;
   std::vector<Finding> warnings;  // accepted, but today's rules for later rounds would refuse it
 };

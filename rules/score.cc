@@ -71,6 +71,60 @@ std::string short_round(const std::string& version) {
   return head + out;
 }
 
+// An MLPerf HPC weak-scaling directory, as the summarizer's
+// _compute_weak_score_standalone: every compliant run with a run_start and a
+// run_stop is a model; the time is from the earliest run_start to the latest
+// run_stop among them; each model's instance scale must agree.
+void score_weak(const BenchmarkDir& d, int required, BenchmarkScore* bs) {
+  double first_start = 0, last_stop = 0;
+  for (const auto& f : d.files) {
+    RunScore r;
+    r.file = f.name;
+    if (!f.verdict.compliant || f.parse_errors || !f.has_times) {
+      ++bs->noncompliant;
+      r.dropped = !f.verdict.compliant && !f.verdict.errors.empty() ? "non-compliant: " + f.verdict.errors[0].message
+                  : f.parse_errors                                   ? "non-compliant: lines that do not parse"
+                  : !f.verdict.compliant                             ? "non-compliant"
+                                                                     : "no run_start and run_stop to time it by";
+      r.drop_kind = "noncompliant";
+      bs->runs.push_back(r);
+      continue;
+    }
+    r.minutes = (f.run_stop_ms - f.run_start_ms) / 60 / 1000;
+    r.counted = true;
+    if (bs->number_of_models == 0 || f.run_start_ms < first_start) first_start = f.run_start_ms;
+    if (bs->number_of_models == 0 || f.run_stop_ms > last_stop) last_stop = f.run_stop_ms;
+    ++bs->number_of_models;
+    const InstanceScale& s = f.instance;
+    if (!s.ok) {
+      r.warning = "no instance scale: " + s.error;
+      if (s.stops && bs->consortium_stops.empty())
+        bs->consortium_stops = f.name + ": " + s.error + " (the summarizer's int() raises and it stops)";
+    } else if (!bs->has_instance_scale) {
+      bs->has_instance_scale = true;
+      bs->instance_scale = s.scale;
+    } else if (s.scale != bs->instance_scale && bs->consortium_stops.empty()) {
+      r.warning = "instance scale " + std::to_string(s.scale) + ", where the first model's is " +
+                  std::to_string(bs->instance_scale);
+      bs->consortium_stops = f.name + ": instance scale " + std::to_string(s.scale) + " differs from the " +
+                             std::to_string(bs->instance_scale) + " of the runs before it (the summarizer asserts they agree)";
+    }
+    bs->runs.push_back(r);
+  }
+  std::stable_sort(bs->runs.begin(), bs->runs.end(), [](const RunScore& a, const RunScore& b) {
+    if (a.dropped.empty() != b.dropped.empty()) return a.dropped.empty();
+    return a.minutes < b.minutes;
+  });
+  if (bs->number_of_models >= required && bs->number_of_models > 0) {
+    bs->time_to_train_all_minutes = (last_stop - first_start) / 60 / 1000;
+    bs->score = bs->unscaled = bs->time_to_train_all_minutes;
+    bs->has_score = true;
+  } else {
+    bs->note = "Not enough converging weak scaling runs: " + std::to_string(bs->number_of_models) + " models, at least " +
+               std::to_string(required) + " needed";
+  }
+}
+
 }  // namespace
 
 ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, ScaleMode mode) {
@@ -135,7 +189,14 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
       BenchmarkScore bs;
       bs.system = d.system;
       bs.benchmark = d.benchmark;
+      bs.scaling = d.scaling;
       bs.max_dropped = olympic_drop(facts, d.benchmark);
+      if (d.scaling == "weak") {
+        const BenchmarkFacts* bf = facts.find(d.benchmark);
+        score_weak(d, bf ? bf->runs : 0, &bs);
+        row.scores.push_back(std::move(bs));
+        continue;
+      }
       std::vector<double> times;
       bs.has_power = has_power_folder(d.path);
       for (const auto& f : d.files) {
@@ -339,7 +400,7 @@ std::string scores_csv_detailed(const ScoreReport& r, bool header) {
     for (const auto& b : r.benchmarks) {
       const BenchmarkScore* s = nullptr;
       for (const auto& x : row.scores)
-        if (x.benchmark == b) s = &x;
+        if (x.benchmark == b && x.scaling != "weak") s = &x;
       if (!s) {
         out += ",,,,,";
         out += ",";
@@ -371,7 +432,7 @@ std::string scores_csv(const ScoreReport& r, bool header) {
     for (const auto& b : r.benchmarks) {
       out += ",";
       for (const auto& s : row.scores)
-        if (s.benchmark == b && s.has_score) out += mllog::json_number(s.score);
+        if (s.benchmark == b && s.has_score && s.scaling != "weak") out += mllog::json_number(s.score);
     }
     out += "," + csv_field(row.details_url) + "," + csv_field(row.code_url) + "\n";
   }

@@ -34,6 +34,7 @@ struct RunScore {
 
 struct BenchmarkScore {
   std::string system, benchmark;
+  std::string scaling;        // MLPerf HPC: "strong" or "weak"; "" in Training
   bool has_score = false;
   double score = 0;           // minutes, factor applied
   double unscaled = 0;        // olympic mean before the factor
@@ -58,6 +59,21 @@ struct BenchmarkScore {
   bool has_gbs = false, has_samples_to_converge = false;
   double gbs = 0, samples_to_converge = 0;
   std::string rcp_label;                  // "Pass", "Fail", "Interp. Fail", "Missing", "No RCP", "Unknown state" or ""
+
+  // MLPerf HPC weak scaling (scaling == "weak"), as the summarizer's weak
+  // table: the models trained (compliant runs with a run_start and a
+  // run_stop), the minutes from the first run_start to the last run_stop
+  // among them, and the accelerators one model used (rules::instance_scale).
+  // has_score is set when at least `runs` models count; `score` is then
+  // time_to_train_all_minutes.
+  int number_of_models = 0;
+  double time_to_train_all_minutes = 0;
+  bool has_instance_scale = false;
+  long long instance_scale = 0;
+  // Set where the consortium's summarizer stops with a traceback on this
+  // directory (runs whose instance scales differ, a value int() cannot
+  // take): the figures above follow the rules; the summarizer gives none.
+  std::string consortium_stops;
 };
 
 struct SystemRow {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/text.h"
+#include "rules/interp.h"
 #include "rules/ruleset.h"
 #include "rules/source.h"
 
@@ -126,6 +128,83 @@ RatioInterval bootstrap_ratio(const std::vector<double>& a, int drop_a, const st
   out.ok = true;
   out.low = at(0.025);
   out.high = at(0.975);
+  return out;
+}
+
+namespace {
+
+// Python's int() of a logged value: integers and booleans as they are,
+// floats truncated, strings of decimal digits (spaces around them allowed).
+// Anything else: ValueError (a string) or TypeError (None, list, dict).
+bool python_int(const Value& v, long long* out, std::string* error, bool* type_error) {
+  *type_error = false;
+  switch (v.kind) {
+    case VKind::Int: *out = v.i; return true;
+    case VKind::Bool: *out = v.b ? 1 : 0; return true;
+    case VKind::Float:
+      if (!std::isfinite(v.f)) {
+        // NaN: ValueError; an infinity: OverflowError, which the summarizer does not catch.
+        *type_error = !std::isnan(v.f);
+        *error = std::string(std::isnan(v.f) ? "cannot convert float NaN to integer"
+                                             : "cannot convert float infinity to integer");
+        return false;
+      }
+      *out = static_cast<long long>(std::trunc(v.f));
+      return true;
+    case VKind::Str: {
+      std::string t = base::trim(v.s());
+      size_t i = (!t.empty() && (t[0] == '-' || t[0] == '+')) ? 1 : 0;
+      bool digits = i < t.size();
+      for (size_t k = i; k < t.size(); ++k) digits = digits && t[k] >= '0' && t[k] <= '9';
+      if (!digits || t.size() > 18) {
+        *error = "invalid literal for int() with base 10: " + py_repr(v);
+        return false;
+      }
+      *out = std::stoll(t);
+      return true;
+    }
+    default:
+      *type_error = true;
+      *error = std::string("int() argument must be a string, a bytes-like object or a real number, not '") +
+               py_type_name(v) + "'";
+      return false;
+  }
+}
+
+}  // namespace
+
+InstanceScale instance_scale(const mllog::ParsedLog& log) {
+  InstanceScale out;
+  int nodes_key = log.find_key("number_of_nodes"), acc_key = log.find_key("accelerators_per_node");
+  Value nodes, acc;
+  bool have_nodes = false, have_acc = false;
+  for (const auto& ev : log.events) {
+    bool is_nodes = static_cast<int>(ev.key_id) == nodes_key, is_acc = static_cast<int>(ev.key_id) == acc_key;
+    if (!is_nodes && !is_acc) continue;
+    bool ok = false;
+    std::string err;
+    Value d = value_from_json(ev.json, &ok, &err);
+    Value* v = ok && d.kind == VKind::Dict ? d.d().find_str("value") : nullptr;
+    if (is_nodes) nodes = v ? *v : Value(), have_nodes = true;
+    if (is_acc) acc = v ? *v : Value(), have_acc = true;
+    if (have_nodes && have_acc) break;
+  }
+  if (!have_nodes) {
+    out.error = "number_of_nodes not recorded";
+    return out;
+  }
+  if (!have_acc) {
+    out.error = "accelerators_per_node not recorded";
+    return out;
+  }
+  long long n = 0, a = 0;
+  bool type_error = false;
+  if (!python_int(nodes, &n, &out.error, &type_error) || !python_int(acc, &a, &out.error, &type_error)) {
+    out.stops = type_error;
+    return out;
+  }
+  out.ok = true;
+  out.scale = n * std::max(a, 1LL);
   return out;
 }
 

@@ -98,4 +98,22 @@ struct TimeToTrain {
 };
 TimeToTrain time_to_train(const mllog::ParsedLog& log);
 
+// ------------------------------------------------------------ HPC weak scaling
+
+// The size of one model's instance in an MLPerf HPC weak-scaling run, as the
+// result summarizer's _query_instance_scale reads it: the values of the
+// number_of_nodes and accelerators_per_node lines seen until both keys have
+// appeared, int(nodes) * max(int(accelerators), 1).
+struct InstanceScale {
+  bool ok = false;
+  long long scale = 0;
+  // Why there is none. A missing key or a string int() refuses is a
+  // ValueError the summarizer catches (the run still counts as a model);
+  // `stops` is set where it raises something it does not catch (a value that
+  // is null, a list or an object: TypeError), and the summarizer stops.
+  std::string error;
+  bool stops = false;
+};
+InstanceScale instance_scale(const mllog::ParsedLog& log);
+
 }  // namespace referee::rules

@@ -38,6 +38,18 @@ Value Value::tuple(std::vector<Value> items) {
   return x;
 }
 
+Value Value::set_of(std::vector<Value> items) {
+  std::vector<Value> unique;
+  for (auto& v : items) {
+    bool seen = false;
+    for (const auto& u : unique) seen = seen || py_eq(u, v);
+    if (!seen) unique.push_back(std::move(v));
+  }
+  Value x = list(std::move(unique));
+  x.kind = VKind::Set;
+  return x;
+}
+
 Value Value::dict() {
   Value x;
   x.kind = VKind::Dict;
@@ -74,7 +86,8 @@ bool py_truthy(const Value& v) {
     case VKind::Float: return v.f != 0.0;
     case VKind::Str: return !v.s().empty();
     case VKind::List:
-    case VKind::Tuple: return !v.items().empty();
+    case VKind::Tuple:
+    case VKind::Set: return !v.items().empty();
     case VKind::Dict: return !v.d().entries.empty();
     default: return true;
   }
@@ -108,6 +121,16 @@ bool py_eq(const Value& a, const Value& b) {
     case VKind::List:
     case VKind::Tuple:
     case VKind::Dict: return py_items_eq(a, b, py_eq);
+    case VKind::Set: {
+      // Equal sets hold the same items, in any order.
+      if (a.items().size() != b.items().size()) return false;
+      for (const auto& x : a.items()) {
+        bool found = false;
+        for (const auto& y : b.items()) found = found || py_eq(x, y);
+        if (!found) return false;
+      }
+      return true;
+    }
     case VKind::Builtin:
     case VKind::Type: return a.fn == b.fn;
     default: return a.h == b.h;
@@ -123,7 +146,7 @@ std::string py_repr(const Value& v) {
   thread_local int depth = 0;
   thread_local std::vector<const HeapObj*> active;
   if (depth > 64) return "...";
-  bool container = v.kind == VKind::List || v.kind == VKind::Tuple || v.kind == VKind::Dict;
+  bool container = v.kind == VKind::List || v.kind == VKind::Tuple || v.kind == VKind::Dict || v.kind == VKind::Set;
   if (container && std::find(active.begin(), active.end(), v.h.get()) != active.end())
     return v.kind == VKind::Dict ? "{...}" : v.kind == VKind::List ? "[...]" : "(...)";
   struct Guard {
@@ -182,6 +205,18 @@ std::string py_repr(const Value& v) {
       if (v.kind == VKind::Tuple && v.items().size() == 1) out += ",";
       return out + (v.kind == VKind::List ? "]" : ")");
     }
+    case VKind::Set: {
+      // Python prints a set's items in hash order; here in the order written.
+      if (v.items().empty()) return "set()";
+      std::string out = "{";
+      bool first = true;
+      for (const auto& x : v.items()) {
+        if (!first) out += ", ";
+        first = false;
+        out += py_repr(x);
+      }
+      return out + "}";
+    }
     case VKind::Dict: {
       std::string out = "{";
       bool first = true;
@@ -216,6 +251,7 @@ const char* py_type_name(const Value& v) {
     case VKind::List: return "list";
     case VKind::Tuple: return "tuple";
     case VKind::Dict: return "dict";
+    case VKind::Set: return "set";
     case VKind::Line: return "LogLine";
     case VKind::Builtin: return "builtin_function_or_method";
     case VKind::Method: return "method";

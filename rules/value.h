@@ -14,7 +14,8 @@
 namespace referee::rules {
 
 enum class VKind : uint8_t {
-  None, Bool, Int, Float, Str, List, Tuple, Dict, Line, Builtin, Method, Module, Type
+  None, Bool, Int, Float, Str, List, Tuple, Dict, Line, Builtin, Method, Module, Type,
+  Set,  // a set display ({'a', 'b'}): items kept unique in the order written
 };
 
 // Builtin functions and types callable from rule code.
@@ -57,6 +58,8 @@ struct Value {
   static Value str(std::string s);
   static Value list(std::vector<Value> items = {});
   static Value tuple(std::vector<Value> items);
+  // A set of `items`, later duplicates (by Python equality) dropped.
+  static Value set_of(std::vector<Value> items);
   static Value dict();
   static Value builtin(Builtin b) { Value x; x.kind = VKind::Builtin; x.fn = b; return x; }
   static Value type(Builtin b) { Value x; x.kind = VKind::Type; x.fn = b; return x; }
@@ -67,7 +70,7 @@ struct Value {
     return kind == VKind::Float ? f : kind == VKind::Int ? static_cast<double>(i) : (b ? 1.0 : 0.0);
   }
   const std::string& s() const;
-  std::vector<Value>& items() const;  // List or Tuple
+  std::vector<Value>& items() const;  // List, Tuple or Set
   struct DictObj& d() const;
   struct LineObj& line() const;
 };

@@ -1,22 +1,29 @@
 #!/usr/bin/python3
 """Writes MLLOG result logs and small submission packages for every benchmark of every
-training round from 3.0.0 to 5.1.0, compliant ones and systematic variants, for the
-differential test (tests/oracle/differential.py) to run through referee and through the
-consortium's tools.
+training round from 0.7.0 to 5.1.0 and every MLPerf HPC round from 1.0.0 to 3.0.0, compliant
+ones and systematic variants, for the differential test (tests/oracle/differential.py) to run
+through referee and through the consortium's tools.
 
-    /usr/bin/python3 tests/oracle/generate.py --rules RULES_ROOT --out DIR [--rounds 3.1.0,...]
+    /usr/bin/python3 tests/oracle/generate.py --rules RULES_ROOT --out DIR [--rounds 3.1.0,hpc-3.0.0,...]
+        [--usage training|hpc]
 
-RULES_ROOT is the consortium's mlperf_logging folder (compliance_checker/, rcp_checker/); only
-the RCP tables are read from it, to pick a batch size each round has a reference for and
-convergence points that pass or fail the RCP test by design. The hyperparameter templates
-below are this project's own data, written from the rounds' closed-division rules.
+Rounds are named "X.Y.Z" (training) or "hpc-X.Y.Z". RULES_ROOT is the consortium's
+mlperf_logging folder (compliance_checker/, rcp_checker/). Read from it: the RCP tables, to pick
+a batch size each round has a reference for and convergence points that pass or fail the RCP
+test by design (for rounds 1.0 to 2.1, among the references that the round's own release in
+../logging-history/ had too, where it is there), and for rounds 1.0 to 2.1 the list of tensors
+whose weights_initialization records the rules require (hundreds of names). The hyperparameter
+templates below are this project's own data, written from the rounds' closed-division rules.
 
 Layout written under DIR:
-    manifest.json                       {"logs": [{"path", "ruleset", "benchmark", "variant"}],
-                                         "packages": [{"path", "ruleset"}]}
+    manifest.json                       {"logs": [{"path", "ruleset", "usage", "benchmark", "variant"}],
+                                         "packages": [{"path", "ruleset", "usage"}], "counts": {...}}
     training_X/logs/<benchmark>/<variant>.txt
     training_X/GenOrg/systems/<system>.json
     training_X/GenOrg/results/<system>/<benchmark>/result_N.txt
+    hpc_X/logs/<benchmark>/<variant>.txt
+    hpc_X/GenHpcOrg/systems/<system>.json
+    hpc_X/GenHpcOrg/results/<system>/{strong,weak}/<benchmark>/result_N.txt
 
 Standard library only, deterministic (same bytes on every run).
 """
@@ -28,6 +35,7 @@ import os
 import re
 
 ROUNDS = ['3.0.0', '3.1.0', '4.0.0', '4.1.0', '5.0.0', '5.1.0']
+OLD_ROUNDS = ['0.7.0', '1.0.0', '1.1.0', '2.0.0', '2.1.0']
 
 BENCHMARKS = {
     '3.0.0': ['bert', 'dlrm_dcnv2', 'gpt3', 'maskrcnn', 'resnet', 'ssd', 'rnnt', 'unet3d'],
@@ -208,23 +216,25 @@ class Log:
         return '\n'.join(self.lines) + '\n'
 
 
-def hyperparameters(benchmark, bs):
+def hyperparameters(benchmark, bs, tpl=None):
     out = []
-    for k, v in TEMPLATES[benchmark]['hp']:
+    for k, v, *meta in (tpl or TEMPLATES[benchmark])['hp']:
         if v == 'LR405':
             v = bs * 8e-5 / 1152
         elif v == 'WARMUP405':
             v = math.ceil(8000 * 1152 / bs)
         elif v == 'DECAY405':
             v = math.ceil(1_200_000 * 1152 / bs) - math.ceil(8000 * 1152 / bs)
-        out.append((k, v))
+        out.append((k, v, meta[0] if meta else {}))
     return out
 
 
 def write_log(ruleset, benchmark, bs, conv, run, variant='compliant', division='closed', seed=None,
-              duration_ms=None, evals=3):
-    """One result log. conv: the convergence point in the benchmark's unit."""
-    tpl = TEMPLATES[benchmark]
+              duration_ms=None, evals=3, tpl=None, tensors=()):
+    """One result log. conv: the convergence point in the benchmark's unit. tpl: the template
+    (default TEMPLATES[benchmark]); tensors: the weights_initialization records the rules of
+    rounds 1.0 to 2.1 require."""
+    tpl = tpl or TEMPLATES[benchmark]
     t0 = 1700000000000 + run * 10_000_000
     L = Log(t0)
     L.point('cache_clear', True)
@@ -241,12 +251,14 @@ def write_log(ruleset, benchmark, bs, conv, run, variant='compliant', division='
     L.point('train_samples', tpl.get('train_samples', 1000000))
     bad = tpl.get('bad')
     missing = tpl['hp'][-1][0] if variant == 'missing_key' else None
-    for k, v in hyperparameters(benchmark, bs):
+    for k, v, meta in hyperparameters(benchmark, bs, tpl):
         if k == missing:
             continue
         if variant == 'bad_hyperparameter' and bad and k == bad[0]:
             v = bad[1]
-        L.point(k, v)
+        L.point(k, v, **meta)
+    for name in tensors[:-1] if variant == 'no_weights_init' else tensors:
+        L.point('weights_initialization', None, tensor=name)
     es = tpl.get('eval_samples', 10000)
     if variant == 'bad_hyperparameter' and bad and bad[0] == 'eval_samples':
         es = bad[1]
@@ -438,7 +450,7 @@ def package_dir_logs(ruleset, benchmark, bs, mean, sizes, variant, spread=True):
     return logs
 
 
-def generate(rules_root, out, rounds):
+def generate(rules_root, out, rounds, write_manifest=True):
     manifest = {'logs': [], 'packages': []}
     counts = {}
     for ruleset in rounds:
@@ -535,6 +547,552 @@ def generate(rules_root, out, rounds):
         manifest['packages'].append({'path': org6, 'ruleset': ruleset})
         counts[ruleset] = {'single_logs': nsingle, 'package_logs': nlogs, 'packages': 6}
     manifest['counts'] = counts
+    if write_manifest:
+        write(os.path.join(out, 'manifest.json'), json.dumps(manifest, indent=1) + '\n')
+    return manifest
+
+
+
+# ====================================================================== training rounds 0.7 to 2.1
+# Written in each round's style: its benchmarks (gnmt, transformer and the first ssd in 0.7,
+# dlrm and minigo up to 2.1, rnnt and unet3d from 1.0), its closed-division hyperparameters
+# (compliance_checker/training_X/closed_*.yaml) and, from 1.1 on (rnnt from 1.0), one
+# weights_initialization record per tensor that the round's rules list (read from the rule file:
+# the lists run to hundreds of names).
+
+OLD_BENCHMARKS = {
+    '0.7.0': ['bert', 'dlrm', 'gnmt', 'maskrcnn', 'minigo', 'resnet', 'ssd', 'transformer'],
+    '1.0.0': ['bert', 'dlrm', 'maskrcnn', 'minigo', 'resnet', 'ssd', 'rnnt', 'unet3d'],
+    '1.1.0': ['bert', 'dlrm', 'maskrcnn', 'minigo', 'resnet', 'ssd', 'rnnt', 'unet3d'],
+    '2.0.0': ['bert', 'dlrm', 'maskrcnn', 'minigo', 'resnet', 'ssd', 'rnnt', 'unet3d'],
+    '2.1.0': ['bert', 'dlrm', 'maskrcnn', 'minigo', 'resnet', 'ssd', 'rnnt', 'unet3d'],
+}
+OLD_RUN_COUNTS = {'bert': 10, 'dlrm': 5, 'gnmt': 10, 'maskrcnn': 5, 'minigo': 10, 'resnet': 5, 'ssd': 5,
+                  'transformer': 10, 'rnnt': 10, 'unet3d': 40}
+
+_BERT_HP = [('opt_base_learning_rate', 0.0004), ('opt_epsilon', 1e-06), ('opt_learning_rate_training_steps', 7100),
+            ('opt_learning_rate_warmup_steps', 0), ('num_warmup_steps', 0), ('start_warmup_step', 0),
+            ('opt_lamb_beta_1', 0.9), ('opt_lamb_beta_2', 0.999), ('opt_lamb_weight_decay_rate', 0.01)]
+OLD_TEMPLATES = {
+    'bert': dict(hp=_BERT_HP, good=0.7215, poor=0.7012, bad=None),
+    'dlrm': dict(hp=[('opt_base_learning_rate', 24.0), ('opt_learning_rate_warmup_steps', 2750),
+                     ('lr_decay_start_steps', 49315), ('sgd_opt_base_learning_rate', 24.0),
+                     ('sgd_opt_learning_rate_decay_steps', 27772), ('sgd_opt_learning_rate_decay_poly_power', 2)],
+                 eval_samples=89137319, good=0.80261, poor=0.79012, bad=('sgd_opt_learning_rate_decay_poly_power', 3)),
+    'gnmt': dict(hp=[('opt_base_learning_rate', 0.002), ('opt_learning_rate_alt_decay_func', True),
+                     ('opt_learning_rate_decay_factor', 0.5), ('opt_learning_rate_decay_interval', 809),
+                     ('opt_learning_rate_decay_steps', 4), ('opt_learning_rate_remain_steps', 6453),
+                     ('max_sequence_length', 75), ('opt_learning_rate_alt_warmup_func', True),
+                     ('opt_learning_rate_warmup_steps', 200)],
+                 good=0.2412, poor=0.2213, bad=None),
+    'maskrcnn': dict(TEMPLATES['maskrcnn']),
+    'minigo': dict(hp=[('train_batch_size', 8192), ('lr_boundaries', [3000, 5000]), ('lr_rates', [0.32, 0.032, 0.0032]),
+                       ('actual_selfplay_games_per_generation', 8192), ('min_selfplay_games_per_generation', 8192)],
+                   good=0.5201, poor=0.4512, bad=('min_selfplay_games_per_generation', 4096)),
+    'resnet': dict(TEMPLATES['resnet']),
+    'ssd': dict(hp=[('model_bn_span', 32), ('opt_learning_rate_warmup_factor', 0), ('opt_learning_rate_warmup_steps', 300),
+                    ('opt_weight_decay', 0.0005), ('opt_base_learning_rate', 0.003),
+                    ('opt_learning_rate_decay_boundary_epochs', [40, 50]), ('max_samples', 1)],
+                good=0.2312, poor=0.2011, bad=('max_samples', 10)),
+    'transformer': dict(hp=[('opt_name', 'adam'), ('opt_base_learning_rate', 0.002), ('opt_learning_rate_warmup_steps', 500),
+                            ('opt_adam_beta_1', 0.9), ('opt_adam_beta_2', 0.98),
+                            ('max_sequence_length', 256, {'method': 'discard'}), ('opt_adam_epsilon', 1e-09)],
+                        good=0.2512, poor=0.2413, bad=('opt_adam_epsilon', 1e-08)),
+    'rnnt': dict(TEMPLATES['rnnt']),
+    'unet3d': dict(TEMPLATES['unet3d']),
+}
+OLD_TEMPLATES['rnnt']['hp'] = [hp for hp in TEMPLATES['rnnt']['hp']] + [('model_weights_initialization_scale', 1.0)]
+# The maskrcnn rule reads global_batch_size before opt_base_learning_rate from 2.0 on.
+
+
+def old_template(ruleset, benchmark):
+    tpl = dict(OLD_TEMPLATES[benchmark])
+    if benchmark == 'ssd' and ruleset >= '2.0.0':
+        tpl = dict(TEMPLATES['ssd'], good=0.3412)  # 2.0 replaced SSD (adam, mAP 0.34)
+    if benchmark == 'bert' and ruleset == '2.1.0':
+        # Today's rules of 2.1 ask for opt_lamb_epsilon, the 2.1.0 release's for opt_epsilon: both.
+        tpl['hp'] = [('opt_lamb_epsilon', 1e-06)] + _BERT_HP
+    if benchmark == 'rnnt' and ruleset >= '1.1.0':
+        tpl['hp'] = [hp for hp in tpl['hp']]
+    return tpl
+
+
+def required_tensors(rules_root, ruleset, benchmark):
+    """The tensor names of the END check of closed_<benchmark>.yaml (comments skipped), or ()."""
+    path = os.path.join(rules_root, 'compliance_checker', 'training_' + ruleset, 'closed_%s.yaml' % benchmark)
+    with open(path) as f:
+        text = ''.join(line for line in f if not line.lstrip().startswith('#'))
+    if 'weights_initialization' not in text or '- END:' not in text:
+        return ()
+    m = re.search(r'sorted\(\[(.*?)\]\)', text[text.index('- END:'):], re.S)
+    return tuple(re.findall(r'["\']([^"\']+)["\']', m.group(1))) if m else ()
+
+
+OLD_RELEASES = {'0.7.0': '0.7.1', '1.0.0': '1.0.0', '1.1.0': '1.1.0-rc4', '2.0.0': '2.0.0', '2.1.0': '2.1.0'}
+
+
+def release_rcp_sizes(rules_root, ruleset, benchmark):
+    """The batch sizes of the references that the round's own release had (its RCP checker is
+    the second oracle; later releases added references), or None where it is not beside
+    rules_root (<root>/logging/mlperf_logging and <root>/logging-history/<tag>/mlperf_logging)."""
+    tag = OLD_RELEASES.get(ruleset)
+    if not tag:
+        return None
+    history = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(rules_root))), 'logging-history', tag,
+                           'mlperf_logging', 'rcp_checker')
+    for folder in ('training_' + ruleset, ruleset):
+        path = os.path.join(history, folder, 'rcps_%s.json' % benchmark)
+        if os.path.exists(path):
+            with open(path) as f:
+                return {rec['BS'] for rec in json.load(f).values()}
+    return None
+
+
+def old_rcp_choice(rules_root, ruleset, benchmark):
+    """As rcp_choice, among the references the round's release has too, where the round has a
+    reference for the benchmark; else a batch size and a convergence point of this generator's
+    choice (0.7, minigo: no RCP check)."""
+    path = os.path.join(rules_root, 'rcp_checker', 'training_' + ruleset, 'rcps_%s.json' % benchmark)
+    if not os.path.exists(path):
+        return 1024, 12.5, [1024], True
+    with open(path) as f:
+        table = json.load(f)
+    keep = release_rcp_sizes(rules_root, ruleset, benchmark)
+    best = None
+    for rec in table.values():
+        if keep is not None and rec['BS'] not in keep:
+            continue
+        e = rec['Epochs to converge']
+        mean = olympic_mean(e, benchmark)
+        if best is None or mean < best[1]:
+            best = (rec['BS'], mean, max(e) != min(e))
+    sizes = sorted(rec['BS'] for rec in table.values())
+    return best[0], best[1], sizes, best[2]
+
+
+OLD_LOG_VARIANTS = ['compliant', 'missing_key', 'bad_hyperparameter', 'not_converged', 'aborted', 'init_too_long',
+                    'open_division', 'no_seed', 'bad_status', 'unknown_benchmark', 'parse_error', 'eval_after_target',
+                    'no_weights_init', 'crlf', 'prefixed_lines', 'no_run_stop_status', 'empty']
+# A passing directory per benchmark in gen_closed and gen_open, and one variant in turn (unet3d,
+# 40 runs a directory, gets gen_closed alone).
+OLD_PACKAGE_VARIANTS = ['rcp_too_fast', 'one_bad_file', 'two_bad_files', 'wrong_count', 'duplicate_seeds',
+                        'no_seeds', 'rcp_scaled', 'not_converged_runs']
+
+
+def old_expect_log(ruleset, variant):
+    """What both oracles must say of a single log (None: no expectation)."""
+    if variant == 'no_weights_init':
+        return None  # compliant where the round lists no tensor
+    return {'compliant': True, 'missing_key': False, 'bad_hyperparameter': False, 'not_converged': False,
+            'init_too_long': False, 'parse_error': False, 'eval_after_target': True, 'crlf': True,
+            'prefixed_lines': True, 'no_run_stop_status': False, 'empty': False}.get(variant)
+
+
+def old_expect_dir(ruleset, variant):
+    return {'closed': 'pass', 'open': 'pass', 'two_bad_files': 'fail', 'not_converged_runs': 'fail',
+            'rcp_too_fast': None if ruleset == '0.7.0' else 'fail'}.get(variant)
+
+
+def old_dir_logs(ruleset, benchmark, bs, mean, sizes, variant, tensors, spread=True, division='closed'):
+    n = OLD_RUN_COUNTS[benchmark]
+    tpl = old_template(ruleset, benchmark)
+    scale = {'rcp_too_fast': 0.5, 'rcp_scaled': 0.995}.get(variant, 1.0)
+    if variant == 'rcp_scaled' and not spread:
+        scale = 1.0
+    if variant == 'wrong_count':
+        n -= 1
+    logs = []
+    for r in range(n):
+        conv = mean * scale * (1 + (0 if variant == 'rcp_scaled' else 0.002 * (r % 5)))
+        conv = math.ceil(conv * 1000) / 1000
+        v = 'compliant'
+        if variant == 'one_bad_file' and r == 1:
+            v = 'bad_hyperparameter' if tpl['bad'] else 'missing_key'
+        if variant == 'two_bad_files' and 1 <= r <= (5 if benchmark == 'unet3d' else 2):
+            v = 'missing_key'
+        if variant == 'not_converged_runs' and r < (5 if benchmark == 'unet3d' else 2):
+            v = 'not_converged'
+        if variant == 'no_seeds':
+            v = 'no_seed'
+        seed = 7 if variant == 'duplicate_seeds' and r < 2 else 1000 + r
+        text = write_log(ruleset, benchmark, bs, conv, r, variant=v, seed=seed, division=division,
+                         duration_ms=500_000 + 13_000 * ((r * 7) % n), tpl=tpl, tensors=tensors)
+        logs.append(text)
+    return logs
+
+
+def generate_old(rules_root, out, rounds):
+    manifest = {'logs': [], 'packages': []}
+    counts = {}
+    for ruleset in rounds:
+        base = os.path.join(out, 'training_' + ruleset)
+        org = os.path.join(base, 'GenOrg')
+        nlogs = nsingle = 0
+        systems = {'gen_closed': 'closed', 'gen_open': 'open'}
+        for i, benchmark in enumerate(OLD_BENCHMARKS[ruleset]):
+            bs, mean, sizes, spread = old_rcp_choice(rules_root, ruleset, benchmark)
+            tensors = required_tensors(rules_root, ruleset, benchmark)
+            tpl = old_template(ruleset, benchmark)
+            conv = math.ceil(mean * 1000) / 1000
+            for variant in OLD_LOG_VARIANTS:
+                if variant == 'bad_hyperparameter' and not tpl['bad']:
+                    continue
+                division = 'open' if variant == 'open_division' else 'closed'
+                path = os.path.join(base, 'logs', benchmark, variant + '.txt')
+                write(path, write_log(ruleset, benchmark, bs, conv, 0, variant=variant, division=division, tpl=tpl,
+                                      tensors=tensors))
+                manifest['logs'].append({'path': path, 'ruleset': ruleset, 'usage': 'training',
+                                         'benchmark': benchmark, 'variant': variant})
+                nsingle += 1
+            k = i + 3 * OLD_ROUNDS.index(ruleset)
+            dirs = [('gen_closed', 'compliant')]
+            if benchmark != 'unet3d':
+                dirs += [('gen_open', 'compliant'), ('gen_' + OLD_PACKAGE_VARIANTS[k % len(OLD_PACKAGE_VARIANTS)],
+                                                     OLD_PACKAGE_VARIANTS[k % len(OLD_PACKAGE_VARIANTS)])]
+            for system, variant in dirs:
+                division = 'open' if system == 'gen_open' else 'closed'
+                systems.setdefault(system, division)
+                for r, text in enumerate(old_dir_logs(ruleset, benchmark, bs, mean, sizes, variant, tensors, spread,
+                                                      division)):
+                    write(os.path.join(org, 'results', system, benchmark, 'result_%d.txt' % r), text)
+                    nlogs += 1
+        for system, division in systems.items():
+            write(os.path.join(org, 'systems', system + '.json'), system_json(system, division, ruleset))
+        manifest['packages'].append({'path': org, 'ruleset': ruleset, 'usage': 'training'})
+        npk = 1
+        if ruleset == '0.7.0':
+            # Round 0.7's package checker reads no system description: a system without
+            # "division", and results of a system without a description (today's package
+            # checker stops on both: KeyError, FileNotFoundError).
+            # A package each: today's summarizer stops on the first (NameError) and not on the second.
+            bench = 'resnet'
+            bs, mean, sizes, spread = old_rcp_choice(rules_root, ruleset, bench)
+            for pkg, system in (('GenOrgNoDivision', 'gen_nodivision'), ('GenOrgNoSystem', 'gen_nosystem')):
+                org2 = os.path.join(base, pkg)
+                for r, text in enumerate(old_dir_logs(ruleset, bench, bs, mean, sizes, 'compliant', (), spread)):
+                    write(os.path.join(org2, 'results', system, bench, 'result_%d.txt' % r), text)
+                    nlogs += 1
+                if system == 'gen_nodivision':
+                    desc = json.loads(system_json(system, 'closed', ruleset))
+                    del desc['division']
+                    write(os.path.join(org2, 'systems', system + '.json'), json.dumps(desc, indent=4) + '\n')
+                else:
+                    os.makedirs(os.path.join(org2, 'systems'), exist_ok=True)
+                manifest['packages'].append({'path': org2, 'ruleset': ruleset, 'usage': 'training'})
+                npk += 1
+        counts[ruleset] = {'single_logs': nsingle, 'package_logs': nlogs, 'packages': npk}
+    return manifest, counts
+
+
+# ====================================================================== MLPerf HPC
+# Rounds hpc 1.0.0, 2.0.0 and 3.0.0. A package has results/<system>/strong/<benchmark>/ (an exact
+# number of runs, scored like training) and results/<system>/weak/<benchmark>/ (at least that
+# many model instances trained at once, scored by the time to train them all).
+
+HPC_ROUNDS = ['1.0.0', '2.0.0', '3.0.0']
+HPC_BENCHMARKS = {'1.0.0': ['cosmoflow', 'deepcam', 'oc20'], '2.0.0': ['cosmoflow', 'deepcam', 'oc20'],
+                  '3.0.0': ['cosmoflow', 'deepcam', 'oc20', 'openfold']}
+HPC_RUN_COUNTS = {'cosmoflow': 10, 'deepcam': 5, 'oc20': 5, 'openfold': 10}
+
+# Written from compliance_checker/hpc_X/closed_<benchmark>.yaml (and the deepcam LAMB and
+# multistep files it enqueues). The last hyperparameter of each is required (missing_key).
+HPC_TEMPLATES = {
+    'cosmoflow': dict(
+        hp=[('opt_name', 'SGD'), ('opt_base_learning_rate', 0.004), ('opt_learning_rate_warmup_epochs', 4),
+            ('opt_learning_rate_warmup_factor', 4.0), ('dropout', 0.5), ('opt_weight_decay', 0.0),
+            ('opt_learning_rate_decay_boundary_epochs', [16, 32]), ('opt_learning_rate_decay_factor', 0.25)],
+        metric='eval_error', good=0.121, poor=0.2503, bad=('dropout', 1.5), train_samples=524288, eval_samples=65536),
+    'deepcam': dict(
+        hp=[('gradient_accumulation_frequency', 1), ('batchnorm_group_size', 1), ('opt_name', 'LAMB'),
+            ('opt_lr', 0.0055), ('opt_betas', [0.9, 0.999]), ('opt_eps', 1e-06), ('opt_weight_decay', 0.01),
+            ('opt_bias_correction', True), ('opt_grad_averaging', True), ('opt_max_grad_norm', 1.0),
+            ('scheduler_type', 'multistep'), ('scheduler_milestones', [800]), ('scheduler_decay_rate', 0.1),
+            ('scheduler_lr_warmup_steps', 400), ('scheduler_lr_warmup_factor', 1.0)],
+        metric='eval_accuracy', good=0.8231, poor=0.7512, bad=('opt_eps', 1e-08), train_samples=121266,
+        eval_samples=15158),
+    'oc20': dict(
+        hp=[('opt_name', 'AdamW'), ('opt_base_learning_rate', 0.0016), ('opt_learning_rate_warmup_steps', 3908),
+            ('opt_learning_rate_warmup_factor', 0.2), ('opt_learning_rate_decay_boundary_steps', [23448, 31264]),
+            ('opt_learning_rate_decay_factor', 0.1)],
+        metric='eval_error', good=0.0352, poor=0.0501, bad=('opt_name', 'Adam'), train_samples=2000000,
+        eval_samples=1000000),
+    'openfold': dict(
+        hp=[('target_avg_lddt_ca_value', 0.8), ('train_max_pdb_release_date', '2021-09-16'),
+            ('val_min_cameo_submission_date', '2021-09-17'), ('val_max_cameo_submission_date', '2021-12-11'),
+            ('val_max_sequence_length', 700), ('val_every_iters', 40), ('model_parameters_count', 93229082),
+            ('init_checkpoint_sha256sum', 'b518be4677048f2c0f94889c91e2da73655a73b825a8aa7f8b6f5e580d8ffbed'),
+            ('train_sequence_crop_size', 256), ('num_recycling_iters', 3), ('max_msa_clusters', 124),
+            ('max_extra_msa', 1024), ('templates_enabled', True), ('max_templates', 4), ('fape_loss_weight', 1.0),
+            ('fape_loss_backbone_weight', 0.5), ('fape_loss_sidechain_weight', 0.5),
+            ('supervised_chi_loss_weight', 1.0), ('distogram_loss_weight', 0.3), ('masked_msa_loss_weight', 2.0),
+            ('plddt_loss_weight', 0.01), ('opt_name', 'Adam'), ('opt_adam_beta_1', 0.9), ('opt_adam_beta_2', 0.999),
+            ('opt_adam_epsilon', 1e-6), ('opt_weight_decay', 0.0), ('opt_amsgrad', False),
+            ('opt_gradient_clipping', True), ('opt_gradient_clip_norm', 0.1), ('swa_enabled', True),
+            ('swa_decay_rate', 0.9), ('opt_base_learning_rate', 0.001), ('opt_learning_rate_warmup_init', 0.0),
+            ('opt_learning_rate_warmup_steps', 1000), ('initial_training_dataloader_type', 'InitialTrainingDataloaderPT')],
+        metric='eval_accuracy', good=0.8012, poor=0.7503, bad=('val_every_iters', 20), train_samples=594595,
+        eval_samples=180),
+}
+
+HPC_LOG_VARIANTS = ['compliant', 'missing_key', 'bad_hyperparameter', 'not_converged', 'aborted', 'init_too_long',
+                    'open_division', 'no_seed', 'bad_status', 'unknown_benchmark', 'parse_error', 'eval_after_target',
+                    'no_number_of_nodes', 'no_accelerators_per_node', 'zero_accelerators', 'no_cache_clear',
+                    'staging_before_run', 'staging_stop_without_start', 'no_staging', 'no_run_stop_status', 'crlf',
+                    'prefixed_lines', 'empty']
+
+
+def hpc_rcp_choice(rules_root, ruleset, benchmark):
+    """As rcp_choice, for the hpc tables (all in epochs)."""
+    path = os.path.join(rules_root, 'rcp_checker', 'hpc_' + ruleset, 'rcps_%s.json' % benchmark)
+    with open(path) as f:
+        table = json.load(f)
+    best = None
+    for rec in table.values():
+        mean = olympic_mean(rec['Epochs to converge'], benchmark)
+        if best is None or mean < best[1]:
+            e = rec['Epochs to converge']
+            best = (rec['BS'], mean, max(e) != min(e))
+    sizes = sorted(rec['BS'] for rec in table.values())
+    return best[0], best[1], sizes, best[2]
+
+
+def write_hpc_log(ruleset, benchmark, bs, conv, run, variant='compliant', division='closed', seed=None,
+                  duration_ms=None, evals=3, t0=None, nodes=4, accelerators=4, org='GenHpcOrg'):
+    """One HPC result log. conv: the epoch of convergence."""
+    tpl = HPC_TEMPLATES[benchmark]
+    L = Log(t0 if t0 is not None else 1700000000000 + run * 10_000_000)
+    if variant != 'no_cache_clear':
+        L.point('cache_clear', True)
+    L.start('init_start')
+    L.point('submission_org', org)
+    L.point('submission_platform', 'gen_hpc_system')
+    L.point('submission_division', division)
+    L.point('submission_status', 'bad' if variant == 'bad_status' else 'onprem')
+    L.point('submission_benchmark', 'nosuchbench' if variant == 'unknown_benchmark' else benchmark)
+    if variant != 'no_number_of_nodes':
+        L.point('number_of_nodes', nodes)
+    if variant != 'no_accelerators_per_node':
+        L.point('accelerators_per_node', 0 if variant == 'zero_accelerators' else accelerators)
+    if variant != 'no_seed':
+        L.point('seed', seed if seed is not None else 1000 + run)
+    L.point('global_batch_size', bs)
+    L.point('gradient_accumulation_steps', 1)
+    L.point('train_samples', tpl['train_samples'])
+    L.point('eval_samples', tpl['eval_samples'])
+    missing = tpl['hp'][-1][0] if variant == 'missing_key' else None
+    for k, v in tpl['hp']:
+        if k == missing:
+            continue
+        if variant == 'bad_hyperparameter' and k == tpl['bad'][0]:
+            v = tpl['bad'][1]
+        L.point(k, v)
+    if variant == 'parse_error':
+        L.lines.append(':::MLLOG {"namespace": "", "time_ms": 1, "event_type": "POINT_IN_TIME", "key": "x"')
+    L.tick(31 * 60 * 1000 if variant == 'init_too_long' else 60_000)
+    L.stop('init_stop')
+    L.tick(1000)
+
+    def staging():
+        L.start('staging_start')
+        L.tick(20_000)
+        L.stop('staging_stop', staging_duration=20.0)
+
+    if variant == 'staging_before_run':
+        staging()  # allowed outside the timed run from hpc 3.0 on
+    L.start('run_start')
+    if variant not in ('staging_before_run', 'no_staging', 'staging_stop_without_start'):
+        staging()
+    if variant == 'staging_stop_without_start':
+        L.stop('staging_stop')
+    total = duration_ms if duration_ms is not None else 600_000 + run * 7_000
+    for i in range(1, evals + (2 if variant == 'eval_after_target' else 1)):
+        epoch = round(conv * i / evals, 3)
+        L.start('epoch_start', epoch_num=epoch)
+        L.tick(total / evals / 2)
+        L.stop('epoch_stop', epoch_num=epoch)
+        L.start('eval_start', epoch_num=epoch)
+        reached = i >= evals and variant != 'not_converged'
+        L.point(tpl['metric'], tpl['good'] if reached else tpl['poor'], epoch_num=epoch)
+        L.stop('eval_stop', epoch_num=epoch)
+        L.tick(total / evals / 2)
+    status = 'aborted' if variant in ('aborted', 'not_converged') else 'success'
+    if variant == 'no_run_stop_status':
+        L.stop('run_stop')
+    else:
+        L.stop('run_stop', status=status)
+    if variant == 'empty':
+        return ''
+    text = L.text()
+    if variant == 'prefixed_lines':
+        text = ''.join('[1,0]<stdout>:' + line + '\n' for line in text.splitlines())
+    if variant == 'crlf':
+        text = text.replace('\n', '\r\n')
+    return text
+
+
+def hpc_system_json(name, division):
+    d = json.loads(system_json(name, division, '3.0.0'))
+    d['submitter'] = 'GenHpcOrg'
+    d['status'] = 'onprem'
+    d['number_of_nodes'] = '16'
+    d['accelerators_per_node'] = '4'
+    return json.dumps(d, indent=4) + '\n'
+
+
+# Strong-scaling directory variants (as training) and weak-scaling ones. Each benchmark gets a
+# passing directory of each kind in gen_closed and gen_open and two variants of each kind in
+# turn.
+HPC_STRONG_VARIANTS = ['rcp_too_fast', 'rcp_scaled', 'one_bad_file', 'two_bad_files', 'wrong_count',
+                       'duplicate_seeds', 'not_converged_runs', 'rcp_missing_bs', 'staging_before_run']
+HPC_WEAK_VARIANTS = ['weak_fewer', 'weak_more', 'weak_one_bad', 'weak_no_nodes', 'weak_open_no_nodes',
+                     'weak_zero_accel', 'weak_not_converged', 'weak_two_bad']
+
+
+def hpc_dir_logs(ruleset, benchmark, bs, mean, sizes, variant, spread=True, weak=False, division='closed'):
+    n = HPC_RUN_COUNTS[benchmark]
+    scale = {'rcp_too_fast': 0.5, 'rcp_scaled': 0.995}.get(variant, 1.0)
+    if variant == 'rcp_scaled' and not spread:
+        scale = 1.0
+    if variant == 'rcp_missing_bs':
+        bs = sizes[-1] * 2
+    if variant == 'wrong_count':
+        n -= 1
+    if weak:
+        n += {'weak_fewer': -1, 'weak_more': 3}.get(variant, 1)
+    logs = []
+    for r in range(n):
+        conv = mean * scale * (1 + (0 if variant == 'rcp_scaled' else 0.002 * (r % 5)))
+        conv = math.ceil(conv * 1000) / 1000
+        v = 'compliant'
+        if variant in ('one_bad_file', 'weak_one_bad') and r == 1:
+            v = 'bad_hyperparameter'
+        if variant in ('two_bad_files', 'weak_two_bad') and 1 <= r <= 2:
+            v = 'missing_key'
+        if variant in ('not_converged_runs', 'weak_not_converged') and r < 2:
+            v = 'not_converged'
+        if variant in ('weak_no_nodes', 'weak_open_no_nodes') and r == 0:
+            v = 'no_number_of_nodes'
+        if variant == 'staging_before_run':
+            v = 'staging_before_run'
+        seed = 7 if variant == 'duplicate_seeds' and r < 2 else 1000 + r
+        accel = 0 if variant == 'weak_zero_accel' else 4
+        # Weak-scaling instances run side by side, each on 4 nodes of the 16.
+        t0 = 1700000000000 + (r * 45_000 if weak else r * 10_000_000)
+        logs.append(write_hpc_log(ruleset, benchmark, bs, conv, r, variant=v, seed=seed, t0=t0,
+                                  duration_ms=500_000 + 13_000 * ((r * 7) % n), accelerators=accel,
+                                  division=division))
+    return logs
+
+
+def generate_hpc(rules_root, out, rounds):
+    manifest = {'logs': [], 'packages': []}
+    counts = {}
+    for ruleset in rounds:
+        base = os.path.join(out, 'hpc_' + ruleset)
+        org = os.path.join(base, 'GenHpcOrg')
+        nlogs = nsingle = 0
+        systems = {'gen_closed': 'closed', 'gen_open': 'open'}
+        for i, benchmark in enumerate(HPC_BENCHMARKS[ruleset]):
+            bs, mean, sizes, spread = hpc_rcp_choice(rules_root, ruleset, benchmark)
+            conv = math.ceil(mean * 1000) / 1000
+            for variant in HPC_LOG_VARIANTS:
+                division = 'open' if variant == 'open_division' else 'closed'
+                path = os.path.join(base, 'logs', benchmark, variant + '.txt')
+                write(path, write_hpc_log(ruleset, benchmark, bs, conv, 0, variant=variant, division=division))
+                manifest['logs'].append({'path': path, 'ruleset': ruleset, 'usage': 'hpc', 'benchmark': benchmark,
+                                         'variant': variant})
+                nsingle += 1
+            k = 2 * i + 3 * HPC_ROUNDS.index(ruleset)
+            strong = [HPC_STRONG_VARIANTS[k % len(HPC_STRONG_VARIANTS)],
+                      HPC_STRONG_VARIANTS[(k + 1) % len(HPC_STRONG_VARIANTS)]]
+            weak = [HPC_WEAK_VARIANTS[k % len(HPC_WEAK_VARIANTS)], HPC_WEAK_VARIANTS[(k + 1) % len(HPC_WEAK_VARIANTS)]]
+            dirs = [('gen_closed', 'strong', 'compliant'), ('gen_closed', 'weak', 'compliant'),
+                    ('gen_open', 'strong', 'compliant'), ('gen_open', 'weak', 'compliant')]
+            dirs += [('gen_' + v, 'strong', v) for v in strong] + [('gen_' + v, 'weak', v) for v in weak]
+            for system, scaling, variant in dirs:
+                division = 'open' if system == 'gen_open' or variant == 'weak_open_no_nodes' else 'closed'
+                systems.setdefault(system, division)
+                logs = hpc_dir_logs(ruleset, benchmark, bs, mean, sizes, variant, spread,
+                                    weak=scaling == 'weak', division=division)
+                for r, text in enumerate(logs):
+                    write(os.path.join(org, 'results', system, scaling, benchmark, 'result_%d.txt' % r), text)
+                    nlogs += 1
+        for system, division in systems.items():
+            write(os.path.join(org, 'systems', system + '.json'), hpc_system_json(system, division))
+        manifest['packages'].append({'path': org, 'ruleset': ruleset, 'usage': 'hpc'})
+        # Weak-scaling runs of different sizes in one directory: the summarizer stops with an
+        # AssertionError (and scores nothing), so they get a package of their own, beside a
+        # strong-scaling directory whose score is lost with it.
+        org2 = os.path.join(base, 'GenHpcOrgScale')
+        bench = HPC_BENCHMARKS[ruleset][1]
+        bs, mean, sizes, spread = hpc_rcp_choice(rules_root, ruleset, bench)
+        for r, text in enumerate(hpc_dir_logs(ruleset, bench, bs, mean, sizes, 'compliant', spread)):
+            write(os.path.join(org2, 'results', 'gen_scale', 'strong', bench, 'result_%d.txt' % r), text)
+            nlogs += 1
+        n = HPC_RUN_COUNTS[bench] + 1
+        for r in range(n):
+            text = write_hpc_log(ruleset, bench, bs, math.ceil(mean * 1000) / 1000, r, t0=1700000000000 + r * 45_000,
+                                 nodes=8 if r == n - 1 else 4)
+            write(os.path.join(org2, 'results', 'gen_scale', 'weak', bench, 'result_%d.txt' % r), text)
+            nlogs += 1
+        write(os.path.join(org2, 'systems', 'gen_scale.json'), hpc_system_json('gen_scale', 'closed'))
+        manifest['packages'].append({'path': org2, 'ruleset': ruleset, 'usage': 'hpc'})
+        counts['hpc-' + ruleset] = {'single_logs': nsingle, 'package_logs': nlogs, 'packages': 2}
+    return manifest, counts
+
+
+def round_ids(usage=None):
+    """Every round this generator writes, as differential.py names them: "X.Y.Z" for training,
+    "hpc-X.Y.Z" for HPC."""
+    out = []
+    if usage in (None, 'training'):
+        out += OLD_ROUNDS + ROUNDS
+    if usage in (None, 'hpc'):
+        out += ['hpc-' + r for r in HPC_ROUNDS]
+    return out
+
+
+def round_id(usage, version):
+    """The id differential.py gives a round: "X.Y.Z" for training, "hpc-X.Y.Z"."""
+    return version if usage == 'training' else '%s-%s' % (usage, version)
+
+
+def split_round(rid):
+    """("training"|"hpc", "X.Y.Z") of a round id ("3.1.0", "training-3.1.0", "hpc-3.0.0")."""
+    for usage in ('hpc', 'training'):
+        if rid.startswith(usage + '-') or rid.startswith(usage + '_'):
+            return usage, rid[len(usage) + 1:]
+    return 'training', rid
+
+
+def generate_all(rules_root, out, rounds):
+    """Writes every round in `rounds` (round ids) and the manifest; returns the manifest."""
+    by_usage = {'training': [], 'hpc': []}
+    for rid in rounds:
+        usage, version = split_round(rid)
+        if round_id(usage, version) not in round_ids():
+            raise SystemExit('generate.py: no round %r (rounds: %s)' % (rid, ', '.join(round_ids())))
+        by_usage[usage].append(version)
+    manifest = {'logs': [], 'packages': [], 'counts': {}}
+    old = [r for r in by_usage['training'] if r in OLD_ROUNDS]
+    if old:
+        m, counts = generate_old(rules_root, out, old)
+        manifest['logs'] += m['logs']
+        manifest['packages'] += m['packages']
+        manifest['counts'].update(counts)
+    current = [r for r in by_usage['training'] if r not in OLD_ROUNDS]
+    if current:
+        m = generate(rules_root, out, current, write_manifest=False)
+        for e in m['logs'] + m['packages']:
+            e.setdefault('usage', 'training')
+        manifest['logs'] += m['logs']
+        manifest['packages'] += m['packages']
+        manifest['counts'].update(m['counts'])
+    if by_usage['hpc']:
+        m, counts = generate_hpc(rules_root, out, by_usage['hpc'])
+        manifest['logs'] += m['logs']
+        manifest['packages'] += m['packages']
+        manifest['counts'].update(counts)
     write(os.path.join(out, 'manifest.json'), json.dumps(manifest, indent=1) + '\n')
     return manifest
 
@@ -543,9 +1101,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--rules', required=True, help="the consortium's mlperf_logging folder")
     p.add_argument('--out', required=True)
-    p.add_argument('--rounds', default=','.join(ROUNDS))
+    p.add_argument('--rounds', help='round ids, comma-separated: "3.1.0" (training), "hpc-3.0.0" (default: all '
+                                    'of --usage)')
+    p.add_argument('--usage', choices=['training', 'hpc'], help='only the rounds of this usage')
     a = p.parse_args()
-    m = generate(a.rules, a.out, a.rounds.split(','))
+    rounds = a.rounds.split(',') if a.rounds else round_ids(a.usage)
+    if a.usage:
+        rounds = [r for r in rounds if split_round(r)[0] == a.usage]
+    m = generate_all(a.rules, a.out, rounds)
     print(json.dumps(m['counts']))
 
 

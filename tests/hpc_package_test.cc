@@ -1,0 +1,283 @@
+// MLPerf HPC packages (results/<system>/strong|weak/<benchmark>/) and the
+// places where the consortium's current package checker stops on packages of
+// rounds before 3.0, through the referee binary, on packages built here
+// against a small rules root of this test's own (so that the logs can be
+// short): the rule sets' layout is the consortium's, the facts (benchmarks,
+// runs) are referee's for `hpc-3.0.0` and `training-2.1.0`. The differential
+// test (tests/oracle) compares the same behaviour with the consortium's tools
+// on the real rule sets.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "rules/interp.h"
+#include "tests/run_referee.h"
+#include "tests/temp_dir.h"
+
+namespace fs = std::filesystem;
+using referee::rules::Value;
+using referee::rules::VKind;
+using referee::testing::run_referee;
+using referee::testing::TempDir;
+using referee::testing::write_file;
+
+namespace {
+
+std::string hpc_line(const std::string& key, const std::string& value, long long t, const std::string& meta = "{}") {
+  return ":::MLLOG {\"namespace\": \"\", \"time_ms\": " + std::to_string(t) +
+         ", \"event_type\": \"POINT_IN_TIME\", \"key\": \"" + key + "\", \"value\": " + value +
+         ", \"metadata\": " + meta + "}\n";
+}
+
+struct HpcRun {
+  std::string benchmark = "deepcam";
+  long long start = 1000, minutes = 10;
+  int seed = 1;
+  std::string nodes = "4", accelerators = "8";  // JSON values
+  bool with_nodes = true;
+  std::string bs = "256";
+  double epoch = 10;
+  std::string status = "success";
+};
+
+std::string hpc_log(const HpcRun& r) {
+  long long t = r.start - 500;
+  std::string s = hpc_line("submission_benchmark", "\"" + r.benchmark + "\"", t);
+  if (r.with_nodes) s += hpc_line("number_of_nodes", r.nodes, t);
+  s += hpc_line("accelerators_per_node", r.accelerators, t);
+  s += hpc_line("global_batch_size", r.bs, t);
+  s += hpc_line("seed", std::to_string(r.seed), t, "{\"file\": \"train.py\", \"lineno\": " + std::to_string(r.seed) + "}");
+  s += hpc_line("run_start", "null", r.start);
+  long long stop = r.start + r.minutes * 60000;
+  s += hpc_line("eval_accuracy", "0.9", stop - 1, "{\"epoch_num\": " + std::to_string(r.epoch) + "}");
+  s += hpc_line("run_stop", "null", stop, "{\"status\": \"" + r.status + "\"}");
+  return s;
+}
+
+// A rules root with the consortium's layout: compliance_checker/<set>/common.yaml
+// (a set display in a CHECK, as hpc_3.0.0's openfold rules have) and an RCP
+// table whose records sit at 10 epochs.
+void write_rules_root(const fs::path& root, const std::string& set, const std::string& benchmark) {
+  write_file(root / "compliance_checker" / set / "common.yaml",
+             "- KEY:\n    NAME: submission_benchmark\n    REQ: EXACTLY_ONE\n"
+             "- KEY:\n    NAME: run_start\n    REQ: EXACTLY_ONE\n"
+             "- KEY:\n    NAME: run_stop\n    REQ: EXACTLY_ONE\n"
+             "    CHECK: \" v['metadata']['status'] in {'success', 'aborted'} \"\n");
+  std::string points = "[10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10]";
+  write_file(root / "rcp_checker" / set / ("rcps_" + benchmark + ".json"),
+             "{\"" + benchmark + "_ref_256\": {\"Benchmark\": \"" + benchmark + "\", \"BS\": 256, "
+             "\"Epochs to converge\": " + points + ", \"Hyperparams\": {}}}\n");
+}
+
+std::string hpc_system(const std::string& division, bool with_division = true) {
+  std::string s = "{";
+  if (with_division) s += "\"division\": \"" + division + "\", ";
+  const char* fields[] = {"submitter", "status", "system_name", "number_of_nodes", "host_processors_per_node",
+                          "host_processor_model_name", "host_processor_core_count", "host_processor_vcpu_count",
+                          "host_processor_frequency", "host_processor_caches", "host_processor_interconnect",
+                          "host_memory_capacity", "host_storage_type", "host_storage_capacity", "host_networking",
+                          "host_networking_topology", "host_memory_configuration", "accelerators_per_node",
+                          "accelerator_model_name", "accelerator_host_interconnect", "accelerator_frequency",
+                          "accelerator_on-chip_memories", "accelerator_memory_configuration",
+                          "accelerator_memory_capacity", "accelerator_interconnect",
+                          "accelerator_interconnect_topology", "cooling", "hw_notes", "framework",
+                          "other_software_stack", "operating_system", "sw_notes"};
+  bool first = true;
+  for (const char* f : fields) {
+    std::string v = std::string(f) == "number_of_nodes" ? "\"64\"" : std::string(f) == "accelerators_per_node" ? "\"8\"" : "\"x\"";
+    s += (first ? "\"" : ", \"") + std::string(f) + "\": " + v;
+    first = false;
+  }
+  return s + "}\n";
+}
+
+Value hpc_json(const std::string& text) {
+  bool ok = false;
+  std::string err;
+  Value v = referee::rules::value_from_json(text, &ok, &err);
+  REQUIRE_MESSAGE(ok, err << "\n" << text.substr(0, 600));
+  REQUIRE(v.kind == VKind::Dict);
+  return v;
+}
+
+const Value& hpc_at(const Value& d, const std::string& k) {
+  static const Value none;
+  if (d.kind != VKind::Dict) return none;
+  Value* p = d.d().find_str(k);
+  return p ? *p : none;
+}
+
+std::string str_of(const Value& v) { return v.kind == VKind::Str ? v.s() : std::string(); }
+
+}  // namespace
+
+TEST_SUITE("scoring") {
+
+TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's tools do") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
+  write_rules_root(rules, "hpc_3.0.0", "deepcam");
+  write_file(pkg / "systems" / "sysA.json", hpc_system("closed"));
+  fs::path strong = pkg / "results" / "sysA" / "strong" / "deepcam";
+  fs::path weak = pkg / "results" / "sysA" / "weak" / "deepcam";
+  // Strong: the five runs deepcam needs, 10 to 14 minutes; olympic mean 12.
+  for (int i = 0; i < 5; ++i) {
+    HpcRun r;
+    r.minutes = 10 + i;
+    r.seed = 100 + i;
+    write_file(strong / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
+  }
+  // Weak: seven models (at least five), started over 6 minutes, each 20 minutes;
+  // one of them non-compliant (a run_stop status the rules refuse).
+  for (int i = 0; i < 7; ++i) {
+    HpcRun r;
+    r.start = 1000 + i * 60000;
+    r.minutes = 20;
+    r.seed = 200 + i;
+    if (i == 6) r.status = "crashed";
+    write_file(weak / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
+  }
+  std::string out;
+  std::string common = " --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string();
+  int rc = run_referee("check-package --json" + common, &out);
+  CHECK_MESSAGE(rc == 0, out);
+  Value j = hpc_json(out);
+  CHECK(str_of(hpc_at(j, "verdict")) == "pass");
+  const Value& s = hpc_at(hpc_at(j, "benchmarks"), "sysA/strong/deepcam");
+  const Value& w = hpc_at(hpc_at(j, "benchmarks"), "sysA/weak/deepcam");
+  CHECK(str_of(hpc_at(s, "scaling")) == "strong");
+  CHECK(str_of(hpc_at(s, "verdict")) == "pass");
+  CHECK(hpc_at(s, "result_count").i == 5);
+  CHECK(str_of(hpc_at(w, "scaling")) == "weak");
+  CHECK(str_of(hpc_at(w, "verdict")) == "pass");  // one non-compliant file is accepted
+  CHECK(hpc_at(w, "result_count").i == 7);
+  CHECK(str_of(hpc_at(hpc_at(s, "rcp"), "status")) == "found");
+
+  rc = run_referee("score --json" + common, &out);
+  CHECK_MESSAGE(rc == 0, out);
+  j = hpc_json(out);
+  const Value& row = hpc_at(hpc_at(j, "systems"), "sysA");
+  const Value& ss = hpc_at(hpc_at(row, "benchmarks"), "deepcam");
+  CHECK(hpc_at(ss, "score_minutes").as_double() == doctest::Approx(12.0));
+  const Value& ws = hpc_at(hpc_at(row, "weak"), "deepcam");
+  // Six models count: from the first run_start (1000) to the last counted run_stop (1000 + 5 min + 20 min).
+  CHECK(hpc_at(ws, "number_of_models").i == 6);
+  CHECK(hpc_at(ws, "time_to_train_all_minutes").as_double() == doctest::Approx(25.0));
+  CHECK(hpc_at(ws, "instance_scale").i == 32);  // 4 nodes x 8 accelerators
+  CHECK(hpc_at(ws, "consortium_stops").kind == VKind::None);
+
+  // Human text names both scalings.
+  rc = run_referee("score" + common, &out);
+  CHECK(out.find("weak/deepcam: 6 models of 32 accelerators in 25") != std::string::npos);
+  CHECK(out.find("deepcam: 12") != std::string::npos);
+}
+
+TEST_CASE("HPC: too few weak-scaling models, a stray scaling folder, instance scales that differ") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
+  write_rules_root(rules, "hpc_3.0.0", "deepcam");
+  write_file(pkg / "systems" / "sysA.json", hpc_system("open"));
+  fs::path weak = pkg / "results" / "sysA" / "weak" / "deepcam";
+  for (int i = 0; i < 5; ++i) {
+    HpcRun r;
+    r.start = 1000 + i * 1000;
+    r.seed = i;
+    if (i == 3) r.nodes = "2";         // a model of 16 accelerators among models of 32
+    if (i == 4) r.with_nodes = false;  // no number_of_nodes: a ValueError the summarizer catches
+    write_file(weak / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
+  }
+  std::string out;
+  std::string common = " --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string();
+  int rc = run_referee("score --json" + common, &out);
+  CHECK_MESSAGE(rc == 0, out);
+  Value j = hpc_json(out);
+  const Value& ws = hpc_at(hpc_at(hpc_at(hpc_at(j, "systems"), "sysA"), "weak"), "deepcam");
+  CHECK(hpc_at(ws, "number_of_models").i == 5);
+  CHECK(hpc_at(ws, "instance_scale").i == 32);
+  CHECK(str_of(hpc_at(ws, "consortium_stops")).find("result_3.txt: instance scale 16") != std::string::npos);
+
+  // Four models of five needed: no score, and the directory fails.
+  fs::remove(weak / "result_4.txt");
+  rc = run_referee("score --json" + common, &out);
+  j = hpc_json(out);
+  const Value& ws2 = hpc_at(hpc_at(hpc_at(hpc_at(j, "systems"), "sysA"), "weak"), "deepcam");
+  CHECK(hpc_at(ws2, "time_to_train_all_minutes").kind == VKind::None);
+  CHECK(str_of(hpc_at(ws2, "note")).find("4 models, at least 5") != std::string::npos);
+  rc = run_referee("check-package --json" + common, &out);
+  CHECK(rc == 1);
+  j = hpc_json(out);
+  const Value& w = hpc_at(hpc_at(j, "benchmarks"), "sysA/weak/deepcam");
+  CHECK(str_of(hpc_at(w, "verdict")) == "fail");
+
+  // A folder that is neither strong/ nor weak/ fails the package, named.
+  write_file(pkg / "results" / "sysA" / "medium" / "deepcam" / "result_0.txt", hpc_log(HpcRun{}));
+  rc = run_referee("check-package" + common, &out);
+  CHECK(rc == 1);
+  CHECK(out.find("results/sysA/medium is neither strong/ nor weak/") != std::string::npos);
+}
+
+TEST_CASE("Rounds before 3.0: the report says where the consortium's current checker stops") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", pkg = tmp.path / "OldOrg";
+  write_rules_root(rules, "training_2.1.0", "dlrm");
+  write_file(pkg / "systems" / "sysA.json", hpc_system("closed"));
+  fs::path dlrm = pkg / "results" / "sysA" / "dlrm";
+  for (int i = 0; i < 5; ++i) {
+    HpcRun r;
+    r.benchmark = "dlrm";
+    r.seed = 10 + i;
+    write_file(dlrm / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
+  }
+  std::string out;
+  std::string common = " --ruleset training-2.1.0 --rules " + rules.string() + " " + pkg.string();
+  int rc = run_referee("check-package --json" + common, &out);
+  CHECK_MESSAGE(rc == 0, out);
+  Value j = hpc_json(out);
+  const Value& d = hpc_at(hpc_at(j, "benchmarks"), "sysA/dlrm");
+  CHECK(str_of(hpc_at(d, "verdict")) == "pass");  // the 2.1 rules: five runs, RCPs at 10 epochs
+  CHECK(str_of(hpc_at(d, "consortium_stops")).find("KeyError('dlrm')") != std::string::npos);
+  rc = run_referee("check-package" + common, &out);
+  CHECK(out.find("the consortium's current package checker cannot check this directory") != std::string::npos);
+  CHECK(out.find("stops with a traceback on 1 of these directories") != std::string::npos);
+
+  // Logs that disagree on the batch size: the consortium takes the benchmark
+  // as None (KeyError(None)); referee fails the RCP check, as the round's rules say.
+  HpcRun odd;
+  odd.benchmark = "dlrm";
+  odd.seed = 99;
+  odd.bs = "512";
+  write_file(dlrm / "result_4.txt", hpc_log(odd));
+  rc = run_referee("check-package --json" + common, &out);
+  CHECK(rc == 1);
+  j = hpc_json(out);
+  const Value& d2 = hpc_at(hpc_at(j, "benchmarks"), "sysA/dlrm");
+  CHECK(str_of(hpc_at(d2, "consortium_stops")).find("KeyError(None): result_4.txt logs global_batch_size 512") !=
+        std::string::npos);
+
+  // A 0.7 system description without "division": today's checker stops with
+  // KeyError('division'); round 0.7 had no RCP or seed checks to choose.
+  TempDir tmp07;
+  fs::path rules07 = tmp07.path / "rules", pkg07 = tmp07.path / "Org07";
+  write_rules_root(rules07, "training_0.7.0", "dlrm");
+  write_file(pkg07 / "systems" / "sysA.json", hpc_system("closed", false));
+  for (int i = 0; i < 5; ++i) {
+    HpcRun r;
+    r.benchmark = "dlrm";
+    write_file(pkg07 / "results" / "sysA" / "dlrm" / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
+  }
+  // And a result folder without any system description.
+  for (int i = 0; i < 5; ++i)
+    write_file(pkg07 / "results" / "sysB" / "dlrm" / ("result_" + std::to_string(i) + ".txt"), hpc_log(HpcRun{.benchmark = "dlrm"}));
+  rc = run_referee("check-package --json --ruleset training-0.7.0 --rules " + rules07.string() + " " + pkg07.string(), &out);
+  CHECK_MESSAGE(rc == 0, out);
+  j = hpc_json(out);
+  CHECK(str_of(hpc_at(hpc_at(hpc_at(j, "benchmarks"), "sysA/dlrm"), "consortium_stops")).find("KeyError('division')") !=
+        std::string::npos);
+  CHECK(str_of(hpc_at(hpc_at(hpc_at(j, "benchmarks"), "sysB/dlrm"), "consortium_stops")).find("FileNotFoundError") !=
+        std::string::npos);
+  CHECK(str_of(hpc_at(hpc_at(hpc_at(j, "benchmarks"), "sysB/dlrm"), "verdict")) == "pass");
+}
+
+}  // TEST_SUITE

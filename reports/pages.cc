@@ -578,6 +578,46 @@ std::vector<std::pair<long long, long long>> overview_pairs(const std::vector<st
   return out;
 }
 
+// A round's MLPerf HPC weak-scaling results (the store's weak_results,
+// schema 16): empty for a Training round or an older store.
+Table weak_scaling_table(Context& ctx, const std::string& round) {
+  Table t{"weak", "Weak scaling: models trained at once",
+          {{"benchmark", "Benchmark", "text"}, {"system", "System", "text"}, {"submitter", "Submitter", "text"},
+           {"division", "Division", "text"}, {"availability", "Availability", "text"},
+           {"accelerator", "Accelerator", "text"}, {"accelerators", "Accelerators", "number", 0},
+           {"models", "Models", "number", 0}, {"instance_scale", "Accelerators per model", "number", 0},
+           {"minutes", "Minutes (all models)", "minutes", 2}, {"verdict", "Checks", "text"}, {"note", "Note", "text"}},
+          {}, {"benchmark", "division", "availability"}, "", ""};
+  optional_columns(&t, {"accelerator", "note"});
+  Stmt has(ctx.store.db(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'weak_results'");
+  if (!has.step()) return t;
+  Stmt q(ctx.store.db(), R"sql(
+    SELECT w.benchmark, o.name || '/' || s.name, s.submitter, w.division, s.availability, s.accelerator_model_name,
+           s.accelerators_count, w.number_of_models, w.instance_scale, w.time_to_train_all_minutes, w.verdict, w.note
+      FROM weak_results w JOIN systems s ON s.id = w.system_id JOIN packages p ON p.id = s.package_id
+      JOIN rounds d ON d.id = p.round_id JOIN organisations o ON o.id = p.organisation_id
+     WHERE d.name = ?1
+     ORDER BY w.benchmark, w.time_to_train_all_minutes IS NULL, w.time_to_train_all_minutes, o.name, s.name)sql");
+  q.bind(1, round);
+  while (q.step()) {
+    Json o = jobj();
+    set(o, "benchmark", jstr(q.col_text(0)));
+    set(o, "system", jstr(q.col_text(1)));
+    set(o, "submitter", jstr(q.col_text(2)));
+    set(o, "division", jstr(q.col_text(3)));
+    set(o, "availability", jstr(submissions::normalize_availability(q.col_text(4))));
+    set(o, "accelerator", jstr(q.col_text(5)));
+    set(o, "accelerators", q.col_null(6) ? jnull() : jint(q.col_int(6)));
+    set(o, "models", q.col_null(7) ? jnull() : jint(q.col_int(7)));
+    set(o, "instance_scale", q.col_null(8) ? jnull() : jint(q.col_int(8)));
+    set(o, "minutes", q.col_null(9) ? jnull() : jnum(q.col_double(9)));
+    set(o, "verdict", jstr(q.col_text(10)));
+    set(o, "note", jstr(q.col_null(11) ? "" : q.col_text(11)));
+    t.rows.push_back(o);
+  }
+  return t;
+}
+
 bool round_page(Context& ctx, const std::string& round, Built* out, std::string* error) {
   if (!ctx.shown(round)) {
     out->missing = true;
@@ -664,12 +704,24 @@ bool round_page(Context& ctx, const std::string& round, Built* out, std::string*
           bars};
   p.charts = {c};
   p.tables = {t, pairs};
+  Table weak = weak_scaling_table(ctx, round);
   std::vector<std::string> overview_notes = {"Per benchmark and availability category; verdicts are the result checks'."};
   if (resubmissions) overview_notes.push_back(kResubmittedNote);
   p.sections = {{"Fastest results", overview_notes, {"fastest"}, {"overview"}},
                 {"Head to head", {"Per benchmark: the two fastest closed results, then the fastest pairs of equal size on the same "
                                   "accelerator, at most " + std::to_string(kPairsShown) + ", and those asked for; every pair is on the benchmark's leaderboard."},
                  {}, {"pairs"}}};
+  if (!weak.rows.empty()) {
+    p.tables.push_back(weak);
+    p.sections.push_back({"Weak scaling (MLPerf HPC)",
+                          {"Many models of a benchmark trained at once on one system: the models that count (compliant "
+                           "runs), the accelerators each used, and the minutes from the first model's start to the last "
+                           "one's stop, as the consortium's summarizer reports them. Fewer models than the benchmark "
+                           "requires give no figures. Strong-scaling results (one model, time to train) are in the "
+                           "tables above."},
+                          {},
+                          {"weak"}});
+  }
   out->page = std::move(p);
   return true;
 }

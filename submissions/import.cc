@@ -403,6 +403,31 @@ std::string package_rows_sha256(Store& store, long long package_id, std::string*
     }
     text += "--\n";
   }
+  Stmt has_weak(store.db(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'weak_results'");
+  if (has_weak.step()) {  // a store read before schema 16 has none
+    // MLPerf HPC weak-scaling rows, after the others and only where there are
+    // some, so that the digests of packages without them stay what they were.
+    Stmt q(store.db(), R"sql(SELECT s.name, w.benchmark, w.division, w.verdict, w.result_count, w.expected_count,
+                                    w.seeds_ok, w.rcp_status, w.rcp_pass, w.number_of_models, w.instance_scale,
+                                    printf('%!.17g', w.time_to_train_all_minutes), w.note, w.failed_checks
+                               FROM weak_results w JOIN systems s ON s.id = w.system_id
+                              WHERE s.package_id = ?1 ORDER BY s.name, w.benchmark)sql");
+    q.bind(1, package_id);
+    std::string weak;
+    const int n = q.columns();
+    while (q.step()) {
+      for (int i = 0; i < n; ++i) {
+        std::string v = q.col_null(i) ? "\x01null" : q.col_text(i);
+        weak += std::to_string(v.size()) + ":" + v + ",";
+      }
+      weak += "\n";
+    }
+    if (!q.ok()) {
+      *error = store.describe_error(q.rc(), "reading a package's rows");
+      return "";
+    }
+    if (!weak.empty()) text += "weak\n" + weak + "--\n";
+  }
   return base::sha256_hex(text);
 }
 
@@ -524,11 +549,11 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     manifest += "systems/" + s.name + " " + base::sha256_hex(text) + "\n";
   }
   for (const auto& d : report.benchmarks) {
-    for (const auto& f : d.files) manifest += d.system + "/" + d.benchmark + "/" + f.name + " " + f.sha256 + "\n";
+    for (const auto& f : d.files) manifest += d.key() + "/" + f.name + " " + f.sha256 + "\n";
     for (const char* extra : {"scaling.json", "package_checker_params"}) {
       fs::path p = fs::path(d.path) / extra;
       std::error_code ec;
-      if (fs::exists(p, ec)) manifest += d.system + "/" + d.benchmark + "/" + extra + " " + base::sha256_hex(slurp(p)) + "\n";
+      if (fs::exists(p, ec)) manifest += d.key() + "/" + extra + " " + base::sha256_hex(slurp(p)) + "\n";
     }
     // Power logs decide the energy figures.
     std::vector<std::string> power;
@@ -539,7 +564,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
         if (it->is_regular_file(ec)) power.push_back(fs::relative(it->path(), d.path, ec).generic_string());
     std::sort(power.begin(), power.end());
     for (const auto& rel : power)
-      manifest += d.system + "/" + d.benchmark + "/" + rel + " " + base::sha256_hex(slurp(fs::path(d.path) / rel)) + "\n";
+      manifest += d.key() + "/" + rel + " " + base::sha256_hex(slurp(fs::path(d.path) / rel)) + "\n";
   }
   std::string content_hash = base::sha256_hex(manifest);
 
@@ -604,7 +629,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
                   "system_id = (SELECT id FROM systems WHERE package_id = ?3 AND name = ?4)");
         long long pkg = q.col_int(0);
         for (const auto& d : report.benchmarks) {
-          if (d.skipped) continue;
+          if (d.skipped || d.scaling == "weak") continue;
           std::string rj = rcp_json(d, rules, facts);
           fill.reset();
           if (rj.empty()) fill.bind_null(1); else fill.bind(1, rj);
@@ -748,6 +773,10 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     if (!ins_system.run()) return fail(ins_system.error());
     system_ids[row.system_file] = next_system++;
   }
+  Stmt ins_weak(store.db(),
+                "INSERT INTO weak_results(system_id, benchmark, division, verdict, result_count, expected_count, "
+                "seeds_ok, rcp_status, rcp_pass, number_of_models, instance_scale, time_to_train_all_minutes, note, "
+                "failed_checks) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
   for (const auto& d : report.benchmarks) {
     if (d.skipped) continue;
     auto sys = system_ids.find(d.system);
@@ -756,10 +785,32 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     const rules::BenchmarkScore* pipe = nullptr;
     for (const auto& row : published.rows)
       for (const auto& s : row.scores)
-        if (s.system == d.system && s.benchmark == d.benchmark) pub = &s;
+        if (s.system == d.system && s.benchmark == d.benchmark && s.scaling == d.scaling) pub = &s;
     for (const auto& row : pipeline.rows)
       for (const auto& s : row.scores)
-        if (s.system == d.system && s.benchmark == d.benchmark) pipe = &s;
+        if (s.system == d.system && s.benchmark == d.benchmark && s.scaling == d.scaling) pipe = &s;
+    if (d.scaling == "weak") {
+      // MLPerf HPC weak scaling: one row of the summarizer's weak table.
+      ins_weak.reset();
+      ins_weak.bind(1, sys->second).bind(2, d.benchmark).bind(3, d.division).bind(4, std::string(d.pass ? "pass" : "fail"))
+          .bind(5, d.result_count).bind(6, d.expected_count);
+      if (d.seeds_checked) ins_weak.bind(7, d.seeds_ok); else ins_weak.bind_null(7);
+      if (d.rcp_checked) ins_weak.bind(8, d.rcp.status).bind(9, d.rcp.pass); else ins_weak.bind_null(8).bind_null(9);
+      if (pub && pub->has_score) {
+        ins_weak.bind(10, static_cast<long long>(pub->number_of_models)).bind(12, pub->time_to_train_all_minutes);
+        if (pub->has_instance_scale) ins_weak.bind(11, pub->instance_scale); else ins_weak.bind_null(11);
+      } else {
+        ins_weak.bind_null(10).bind_null(11).bind_null(12);
+      }
+      std::string note = pub ? pub->note : "";
+      if (pub && !pub->consortium_stops.empty())
+        note += std::string(note.empty() ? "" : "; ") + "the consortium's summarizer stops here: " + pub->consortium_stops;
+      if (note.empty()) ins_weak.bind_null(13); else ins_weak.bind(13, note);
+      ins_weak.bind(14, failed_checks_json(d));
+      if (!ins_weak.run()) return fail(ins_weak.error());
+      ++out->results;
+      continue;
+    }
     ins_result.reset();
     ins_result.bind(1, sys->second).bind(2, d.benchmark).bind(3, d.division).bind(4, std::string(d.pass ? "pass" : "fail"))
         .bind(5, d.result_count).bind(6, d.expected_count);

@@ -596,6 +596,27 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries(state, next_attempt_at);
 )sql",
+    // 15 -> 16: MLPerf HPC weak-scaling results (results/<system>/weak/<benchmark>):
+    // many models trained at once, scored by throughput. Strong-scaling
+    // results are results rows, as Training's.
+    R"sql(
+CREATE TABLE weak_results (
+  id INTEGER PRIMARY KEY,
+  system_id INTEGER NOT NULL REFERENCES systems(id) ON DELETE CASCADE,
+  benchmark TEXT NOT NULL,
+  division TEXT,
+  verdict TEXT NOT NULL,              -- pass | fail
+  result_count INTEGER,               -- result files
+  expected_count INTEGER,             -- the least number of models
+  seeds_ok INTEGER, rcp_status TEXT, rcp_pass INTEGER,
+  number_of_models INTEGER,           -- compliant runs counted; NULL when too few (no score)
+  instance_scale INTEGER,             -- accelerators one model used (number_of_nodes x accelerators_per_node)
+  time_to_train_all_minutes REAL,     -- the first run_start to the last run_stop of the models counted
+  note TEXT,                          -- why there is no score; where the consortium's summarizer stops
+  failed_checks TEXT NOT NULL,        -- the checks that failed the directory (as results.failed_checks)
+  UNIQUE (system_id, benchmark)
+);
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 

@@ -172,6 +172,22 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   rc = run_referee("score" + common, &out);
   CHECK(out.find("weak/deepcam: 6 models of 32 accelerators in 25") != std::string::npos);
   CHECK(out.find("deepcam: 12") != std::string::npos);
+
+  // Stored: the strong result as a result, the weak one in the round's weak-scaling table.
+  fs::path db = tmp.path / "store.db";
+  rc = run_referee("import " + pkg.string() + " --round hpc-3.0.0 --rules " + rules.string() + " --db " + db.string(), &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK(out.find("2 results") != std::string::npos);
+  rc = run_referee("report --db " + db.string() + " --page rounds/hpc-3.0.0/index.html 2>/dev/null", &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK(out.find("Weak scaling (MLPerf HPC)") != std::string::npos);
+  CHECK(out.find(R"("benchmark":"deepcam","system":"HpcOrg/sysA")") != std::string::npos);
+  CHECK(out.find(R"("models":6,"instance_scale":32,"minutes":25)") != std::string::npos);
+  CHECK(out.find(R"("closed_minutes":12)") != std::string::npos);  // the strong result
+  // The same package again changes nothing.
+  rc = run_referee("import " + pkg.string() + " --round hpc-3.0.0 --rules " + rules.string() + " --db " + db.string(), &out);
+  CHECK_MESSAGE(rc == 0, out);
+  CHECK(out.find("unchanged") != std::string::npos);
 }
 
 TEST_CASE("HPC: too few weak-scaling models, a stray scaling folder, instance scales that differ") {

@@ -33,6 +33,8 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
   w.key("package").value(r.package);
   w.key("verdict").value(r.pass ? "pass" : "fail");
   if (!r.errors.empty()) write_findings_json(w, "errors", r.errors);
+  if (!r.warnings.empty()) write_findings_json(w, "warnings", r.warnings);
+  if (!r.consortium_stops.empty()) w.key("consortium_stops").value(r.consortium_stops);
   w.key("systems").begin_object();
   for (const auto& s : r.systems) {
     w.key(s.name).begin_object().key("valid").value(s.valid).key("errors").begin_array();
@@ -136,12 +138,18 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
     os << paint(color, "31", "FAIL") << " ";
     print_finding(os, "results", e, "  ");
   }
+  for (const auto& e : r.warnings) {
+    os << paint(color, "33", "warning") << " ";
+    print_finding(os, "results", e, "  ");
+  }
   os << "systems: " << r.systems.size() << " checked, " << (r.systems.size() - static_cast<size_t>(bad_sys)) << " valid\n";
   int failed = 0, checked = 0;
   for (const auto& d : r.benchmarks) {
     std::string name = d.key();
     if (d.skipped) {
       os << paint(color, "33", "SKIP") << " " << name << ": not a benchmark of " << rs.id().id() << "\n";
+      for (const auto& w : d.warnings)
+        if (w.rule == "benchmarks" && !w.hint.empty()) os << "      hint:     " << w.hint << "\n";
       continue;
     }
     ++checked;
@@ -191,6 +199,9 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
   os << "verdict: " << (r.pass ? paint(color, "32", "PASS") : paint(color, "31", "FAIL")) << " (" << checked
      << " benchmark directories, " << failed << " failing; " << bad_sys << " invalid system files; " << r.files
      << " result files, " << fmt("%.1f", r.bytes / 1e6) << " MB)\n";
+  if (!r.consortium_stops.empty())
+    os << "note: the consortium's current package checker cannot check this package: " << r.consortium_stops
+       << "; referee's verdict follows the rules of " << rs.id().id() << "\n";
   int stops = 0;
   for (const auto& d : r.benchmarks) stops += !d.skipped && !d.consortium_stops.empty() ? 1 : 0;
   if (stops)

@@ -157,7 +157,9 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
       os << "    runs:";
       for (const auto& run : s.runs) {
         os << " " << run.file << "=" << (run.dropped.rfind("non-compliant", 0) == 0 ? std::string("-") : num(run.minutes, "%.3f"));
-        if (!run.counted) os << "[" << (run.dropped.rfind("non-compliant", 0) == 0 ? "non-compliant" : run.dropped.rfind("fastest", 0) == 0 ? "fastest" : "slowest") << "]";
+        // Without a score no run is counted, and none is dropped as fastest or slowest.
+        if (!run.counted && (s.has_score || run.dropped.rfind("non-compliant", 0) == 0))
+          os << "[" << (run.dropped.rfind("non-compliant", 0) == 0 ? "non-compliant" : run.dropped.rfind("fastest", 0) == 0 ? "fastest" : "slowest") << "]";
       }
       os << "\n";
       for (const auto& run : s.runs)
@@ -215,7 +217,12 @@ Command score_command() {
                 return kCannotCheck;
               }
               auto scores = rules::score_package(report, loaded.facts, o->rescale ? rules::ScaleMode::Pipeline : rules::ScaleMode::Published);
-              if (o->csv) std::cout << rules::scores_csv(scores, true);
+              if (o->csv) {
+                std::cout << rules::scores_csv(scores, true);
+                // MLPerf HPC: the weak-scaling table after the strong one, as the summarizer appends it.
+                std::string weak = rules::scores_csv_weak(scores, true);
+                if (weak.find('\n') + 1 < weak.size()) std::cout << weak;
+              }
               else if (o->csv_detailed) std::cout << rules::scores_csv_detailed(scores, true);
               else if (o->json) write_json(scores, *loaded.ruleset, loaded.source, std::cout);
               else print_human(scores, std::cout);

@@ -142,7 +142,9 @@ std::vector<std::pair<std::string, std::string>> published_links(const std::stri
   if (org.empty() || org == "." || org == ".." || repo_name.empty()) return out;
   const std::string repo_url = "https://github.com/mlcommons/" + repo_name;
   const std::string o = base::percent_encode(org), sys = base::percent_encode(system), b = base::percent_encode(benchmark);
-  out.emplace_back("Logs", repo_url + "/tree/HEAD/" + o + "/results/" + sys + "/" + b);
+  // An HPC results repository: a stored result is its strong-scaling folder.
+  const bool hpc = repo_name.rfind("hpc_", 0) == 0;
+  out.emplace_back("Logs", repo_url + "/tree/HEAD/" + o + "/results/" + sys + (hpc ? "/strong/" : "/") + b);
   out.emplace_back("Code", repo_url + "/tree/HEAD/" + o + "/benchmarks/" + b);
   out.emplace_back("System description", repo_url + "/blob/HEAD/" + o + "/systems/" + sys + ".json");
   return out;
@@ -479,10 +481,19 @@ bool result_page(Context& ctx, long long id, Built* out, std::string* error) {
     p.tables.push_back(published);
     evidence_tables.push_back("published");
   }
+  std::vector<std::string> check_notes;
+  if (findings.rows.empty()) check_notes.push_back("No findings.");
+  if (ctx.store.opened_version() >= 16) {
+    // Where today's consortium checker stops on this directory (a round before 3.0, say).
+    Stmt q(ctx.store.db(), "SELECT consortium_stops FROM results WHERE id = ?1 AND consortium_stops IS NOT NULL");
+    q.bind(1, id);
+    if (q.step())
+      check_notes.push_back("The consortium's current package checker cannot check this result: " + q.col_text(0) +
+                            ". The verdict here follows the rules of " + r.round + " as written.");
+  }
   p.sections = {{"Evidence", {}, {}, evidence_tables},
                 {"Runs", {"Counted runs make the score (olympic mean); the others are listed with the reason."}, {}, {"runs"}},
-                {"Checks and findings", findings.rows.empty() ? std::vector<std::string>{"No findings."} : std::vector<std::string>{},
-                 {}, {"findings"}},
+                {"Checks and findings", check_notes, {}, {"findings"}},
                 {"Convergence", conv_notes, drawn ? std::vector<std::string>{"convergence"} : std::vector<std::string>{}, {}},
                 {"System", {}, {}, {"system"}}};
   out->page = std::move(p);

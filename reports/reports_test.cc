@@ -446,6 +446,7 @@ TEST_CASE("published links: from a clone, an archive or referee fetch's folder o
   CHECK(published_links("/home/u/.local/share/referee/results/training-4.0.0/NVIDIA", "s", "bert").at(2).second ==
         gh + "training_results_v4.0/blob/HEAD/NVIDIA/systems/s.json");
   CHECK(published_links("/data/hpc_results_v3.0/HPE", "s", "cosmoflow").at(0).second.rfind(gh + "hpc_results_v3.0/", 0) == 0);
+  CHECK(published_links("/data/hpc_results_v3.0/HPE", "s", "cosmoflow").at(0).second == gh + "hpc_results_v3.0/tree/HEAD/HPE/results/s/strong/cosmoflow");
   // Not the repository's top level, or not the repository at all: no links.
   CHECK(published_links("/data/training_results_v3.1/NVIDIA/extra", "s", "bert").empty());
   CHECK(published_links("/home/u/my-package/NVIDIA", "s", "bert").empty());

@@ -73,7 +73,7 @@ struct RunRow {
 
 struct ResultRow {
   long long id = 0, org_id = 0, round_id = 0;
-  std::string org, system, benchmark, package_path;
+  std::string org, system, benchmark, package_path, round;
   bool resubmission = false;
   long long expected_count = 0;
   bool has_score = false;
@@ -85,7 +85,7 @@ struct ResultRow {
   double rcp_norm = 1, unscaled = 0;
   std::vector<RunRow> runs;
   std::string name() const { return org + "/" + system + "/" + benchmark; }
-  std::string rel(const std::string& file) const { return "results/" + system + "/" + benchmark + "/" + file; }
+  std::string rel(const std::string& file) const { return submissions::result_dir(round, system, benchmark) + "/" + file; }
 };
 
 std::string value_text(const mllog::Json& j) {
@@ -195,6 +195,7 @@ bool load_round(Store& s, const std::string& round, const RoundRules& rr, std::v
     q.row(r.id, r.org_id, r.org, r.system, r.benchmark, r.package_path, r.resubmission, r.expected_count,
           Stmt::maybe(r.has_score, r.score), r.nodes, r.per_node, r.accelerators, r.round_id, r.rcp_status,
           r.rcp_pass, r.verdict, Stmt::maybe(r.has_norm, r.rcp_norm), Stmt::maybe(r.has_unscaled, r.unscaled));
+    r.round = round;
     out->push_back(std::move(r));
   }
   if (!q.ok()) {
@@ -762,7 +763,7 @@ bool detect_findings(Store& s, const std::string& round, const std::string& orga
     if (!organisation.empty() && r.org != organisation) continue;
     std::string missing;
     std::error_code ec;
-    std::string dir = r.package_path + "/results/" + r.system + "/" + r.benchmark;
+    std::string dir = r.package_path + "/" + submissions::result_dir(round, r.system, r.benchmark);
     if (!std::filesystem::is_directory(dir, ec)) missing = dir;
     else
       for (const auto& run : r.runs)

@@ -265,9 +265,9 @@ bool evidence_lines(Store& s, long long round_id, const std::vector<long long>& 
     return false;
   }
   Stmt q(s.db(),
-         "SELECT r.id, p.path, y.name, x.benchmark FROM runs r JOIN results x ON x.id = r.result_id JOIN "
-         "systems y ON y.id = x.system_id JOIN packages p ON p.id = y.package_id WHERE r.result_id = ?1 AND "
-         "r.file = ?2");
+         "SELECT r.id, p.path, y.name, x.benchmark, d.name FROM runs r JOIN results x ON x.id = r.result_id JOIN "
+         "systems y ON y.id = x.system_id JOIN packages p ON p.id = y.package_id JOIN rounds d ON d.id = p.round_id "
+         "WHERE r.result_id = ?1 AND r.file = ?2");
   q.bind(1, result_id).bind(2, in.file);
   if (!q.step()) {
     *err = make_error(404, "unknown-run", "result " + in.result + " has no run " + in.file,
@@ -276,7 +276,14 @@ bool evidence_lines(Store& s, long long round_id, const std::vector<long long>& 
     return false;
   }
   out->run_id = q.col_int(0);
-  std::string path = q.col_text(1) + "/results/" + q.col_text(2) + "/" + q.col_text(3) + "/" + in.file;
+  std::string path = q.col_text(1) + "/" + submissions::result_dir(q.col_text(4), q.col_text(2), q.col_text(3)) + "/" + in.file;
+  // Only a file inside the package is read: a link to anything else (the
+  // server's own files) is refused, as if the log were not there.
+  std::error_code lec;
+  const std::filesystem::path real = std::filesystem::weakly_canonical(path, lec);
+  const std::filesystem::path root = std::filesystem::weakly_canonical(q.col_text(1), lec);
+  const std::string rel = real.lexically_relative(root).generic_string();
+  if (lec || rel.empty() || rel.rfind("..", 0) == 0) path.clear();
   std::ifstream log(path, std::ios::binary);
   if (!log) {
     // Named as the member knows it, never by the server's file system.

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "base/file.h"
+#include "submissions/queries.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
 #include "review/policy.h"
@@ -199,7 +200,7 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
     const bool open = r.status == "moved-to-open";
     if (open) p.system = r.system + "-open";
     fs::path org_dir = staging / r.org;
-    fs::path dir = org_dir / "results" / p.system / r.benchmark;
+    fs::path dir = org_dir / submissions::result_dir(round.name, p.system, r.benchmark);
     fs::create_directories(dir, ec);
     fs::create_directories(org_dir / "systems", ec);
     if (ec) return io_error("cannot create " + dir.string() + ": " + ec.message());
@@ -212,7 +213,7 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
     // The result files as imported, byte for byte.
     Stmt runs(s.db(), "SELECT file, content_sha256 FROM runs WHERE result_id = ?1 ORDER BY file");
     runs.bind(1, r.result_id);
-    const fs::path from = fs::path(r.package_path) / "results" / r.system / r.benchmark;
+    const fs::path from = fs::path(r.package_path) / submissions::result_dir(round.name, r.system, r.benchmark);
     while (runs.step()) {
       const std::string file = runs.col_text(0), want = runs.col_text(1);
       if (file.find('/') != std::string::npos || file == ".." || file == ".")

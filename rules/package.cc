@@ -40,11 +40,17 @@ std::string read_text(const fs::path& p, bool* ok) {
   return ss.str();
 }
 
-std::vector<fs::path> sub_dirs(const fs::path& p) {
+// The folders in `p`, sorted. A folder that cannot be listed is named in
+// *unreadable (what was not checked must not pass unseen).
+std::vector<fs::path> sub_dirs(const fs::path& p, std::vector<std::string>* unreadable) {
   std::vector<fs::path> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(p, ec))
-    if (e.is_directory(ec)) out.push_back(e.path());
+  fs::directory_iterator it(p, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    std::error_code dec;
+    if (it->is_directory(dec)) out.push_back(it->path());
+  }
+  if (ec) unreadable->push_back(p.string() + ": " + ec.message());
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -317,7 +323,9 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
                  std::vector<ResultFile::EvalPoint>* evals, uint64_t* bytes, std::string* sha256,
                  std::string* fingerprint, bool* whole, std::string* error) {
   *whole = false;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO named like a result file must not hold the check up
+  // (it is refused below); it changes nothing for a regular file.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     *error = "cannot open " + path + ": " + std::strerror(errno);
     return false;
@@ -335,12 +343,25 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
     *error = path + " is a directory, not a result file";
     return false;
   }
-  constexpr size_t kPiece = 4 << 20;
+  if (!S_ISREG(st.st_mode)) {
+    *error = path + " is not a regular file (a FIFO, a device or a socket), not a result file";
+    return false;
+  }
+  constexpr size_t kPiece = 1 << 20;
   LogStream stream(rules);
   base::Sha256 sha, fp;
-  // Not a std::string: growing one fills the new room with zeros, a cost per piece.
-  std::unique_ptr<char[]> mem;
-  size_t cap = 0, have = 0;
+  // One buffer per thread, kept from file to file: a fresh one per file (or
+  // per piece) costs a page fault for every 4 KiB of it, each time, which on
+  // some machines is most of the time a check takes. Not a std::string:
+  // growing one fills the new room with zeros.
+  struct ReadBuffer {
+    std::unique_ptr<char[]> mem;
+    size_t cap = 0;
+  };
+  thread_local ReadBuffer kept;
+  std::unique_ptr<char[]>& mem = kept.mem;
+  size_t& cap = kept.cap;
+  size_t have = 0;
   uint64_t consumed = 0;
   // What a late rule file reads again: the file up to the piece, in pieces.
   TextPieces prefix = [&](const std::function<void(std::string_view)>& sink) {
@@ -351,8 +372,9 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
   bool eof = false;
   while (!eof) {
     if (cap - have < kPiece) {
-      // Room for one more piece after what is left of the last line.
-      size_t want = have + kPiece;
+      // Room for one more piece after what is left of the last line (two
+      // pieces at first, so that a short remainder never calls for more).
+      size_t want = std::max(have + kPiece, 2 * kPiece);
       std::unique_ptr<char[]> bigger(new char[want]);
       if (have) std::memcpy(bigger.get(), mem.get(), have);
       mem = std::move(bigger);
@@ -434,6 +456,7 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
     rf->verdict.errors.push_back(f);
     rf->seed_error = err;
   };
+  if (!rf->refused.empty()) return unreadable(rf->refused);
   std::string err, streamed_sha, streamed_fp;
   bool whole = false;
   std::deque<std::string> arena;
@@ -542,7 +565,8 @@ std::string consortium_rcp_benchmark(const std::vector<ResultFile>& files, std::
     if (py_eq(bs, Value::integer(-1))) {
       bs = cur;
     } else if (!py_eq(cur, bs)) {
-      *why = f.name + " logs global_batch_size " + py_repr(cur) + " where the files before it log " + py_repr(bs);
+      *why = f.name + (c.has_bs ? " logs global_batch_size " + py_repr(cur) : std::string(" logs no global_batch_size")) +
+             " where the files before it log " + py_repr(bs);
       return "";
     }
     if (!have_bench) {
@@ -642,6 +666,7 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
   }
   out->path = org_dir;
   out->package = fs::weakly_canonical(root, ec).filename().string();
+  const fs::path package_root = fs::weakly_canonical(root, ec);
   fs::path results = root / "results";
   fs::path systems = root / "systems";
   if (!fs::is_directory(results, ec)) {
@@ -649,6 +674,7 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
     return false;
   }
 
+  std::vector<std::string> unreadable;  // folders that could not be listed
   // System descriptions.
   std::map<std::string, std::string> division_of;
   std::set<std::string> without_division;  // descriptions that have no "division" field
@@ -656,6 +682,7 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(systems, ec))
       if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+    if (ec) unreadable.push_back(systems.string() + ": " + ec.message());
     std::sort(files.begin(), files.end());
     for (const auto& p : files) {
       SystemFile s;
@@ -673,32 +700,50 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
     size_t file;
   };
   std::vector<Job> jobs;
-  for (const auto& sys : sub_dirs(results)) {
+  for (const auto& sys : sub_dirs(results, &unreadable)) {
     bool sys_rcp = false, sys_seed = false;
     std::vector<Finding> sys_warnings;
     read_params(sys / "package_checker_params", &sys_rcp, &sys_seed, &sys_warnings);
     // Training: results/<system>/<benchmark>. HPC: results/<system>/strong|weak/<benchmark>.
     std::vector<std::pair<std::string, fs::path>> bdirs;
     if (!facts.scaling_folders) {
-      for (const auto& bdir : sub_dirs(sys)) bdirs.emplace_back("", bdir);
+      for (const auto& bdir : sub_dirs(sys, &unreadable)) bdirs.emplace_back("", bdir);
     } else {
-      for (const auto& sc : sub_dirs(sys)) {
+      for (const auto& sc : sub_dirs(sys, &unreadable)) {
         std::string name = sc.filename().string();
         if (name != "strong" && name != "weak") {
-          // The consortium's checker stops here (an AssertionError): nothing is checked.
+          // The consortium's checker takes every folder here for a scaling
+          // folder: the folders in it for benchmark folders, each of which it
+          // asserts lies under strong/ or weak/ (an AssertionError stops it).
+          // One without folders in it, it passes over.
+          const std::string where = "results/" + sys.filename().string() + "/" + name;
           Finding f;
           f.rule = "scaling";
-          f.message = "results/" + sys.filename().string() + "/" + name +
-                      " is neither strong/ nor weak/: MLPerf HPC results are results/<system>/strong/<benchmark> "
-                      "(time to train) or results/<system>/weak/<benchmark> (many models at once)";
           f.expected = "strong or weak";
           f.found = name;
-          f.hint = "move its benchmark folders under results/" + sys.filename().string() + "/strong/ or weak/";
+          f.hint = facts.find(name) ? "move " + where + " to results/" + sys.filename().string() + "/strong/" + name +
+                                          " (one model: time to train) or results/" + sys.filename().string() + "/weak/" +
+                                          name + " (many models at once)"
+                                    : "move the benchmark folders in " + where + " under results/" +
+                                          sys.filename().string() + "/strong/ or weak/";
+          std::vector<std::string> ignored;
+          if (sub_dirs(sc, &ignored).empty()) {
+            f.message = where + " is neither strong/ nor weak/ and holds no folders: it was not checked (the "
+                        "consortium's checker passes over it too). MLPerf HPC results are "
+                        "results/<system>/strong/<benchmark> or results/<system>/weak/<benchmark>";
+            out->warnings.push_back(f);
+            continue;
+          }
+          f.message = where + " is neither strong/ nor weak/: MLPerf HPC results are results/<system>/strong/<benchmark> "
+                      "(time to train) or results/<system>/weak/<benchmark> (many models at once)";
           out->errors.push_back(f);
           out->pass = false;
+          if (out->consortium_stops.empty())
+            out->consortium_stops = "its package checker asserts that the folders in " + where +
+                                    " lie under strong/ or weak/ and stops (AssertionError)";
           continue;
         }
-        for (const auto& bdir : sub_dirs(sc)) bdirs.emplace_back(name, bdir);
+        for (const auto& bdir : sub_dirs(sc, &unreadable)) bdirs.emplace_back(name, bdir);
       }
     }
     for (const auto& [scaling, bdir] : bdirs) {
@@ -739,6 +784,14 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
         Finding f;
         f.rule = "benchmarks";
         f.message = "Skipping benchmark: " + d.benchmark + " is not a benchmark of " + facts.ruleset;
+        // A folder named like one of the round's benchmarks: a typo, or the wrong case.
+        for (const auto& b : facts.benchmarks)
+          if (base::lower(d.benchmark) == b.name ||
+              base::edit_distance(base::lower(d.benchmark), b.name) <= std::max<size_t>(1, b.name.size() / 4))
+            f.hint = "did you mean " + b.name + "? rename the folder to results/" + d.system + "/" +
+                     (d.scaling.empty() ? "" : d.scaling + "/") + b.name;
+        if (f.hint.empty() && !facts.scaling_folders && consortium_rcp_table_has("hpc", d.benchmark))
+          f.hint = d.benchmark + " is an MLPerf HPC benchmark: check HPC packages with --ruleset hpc-X.Y.Z";
         d.warnings.push_back(f);
         out->benchmarks.push_back(std::move(d));
         continue;
@@ -755,6 +808,14 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
           ResultFile rf;
           rf.name = n;
           rf.path = e.path().string();
+          if (opt.details) {
+            std::error_code rec;
+            const fs::path real = fs::weakly_canonical(e.path(), rec);
+            const std::string rel = real.lexically_relative(package_root).generic_string();
+            if (rec || rel.empty() || rel.rfind("..", 0) == 0)
+              rf.refused = rf.path + " leads outside the package (to " + real.string() +
+                           "): not read; copy the file into the package";
+          }
           d.files.push_back(std::move(rf));
         } else if (n == "power") {
           // Checked by the power pass below.
@@ -769,10 +830,18 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
         }
       }
       (void)others;
+      if (ec) unreadable.push_back(bdir.string() + ": " + ec.message());
       std::sort(d.files.begin(), d.files.end(), [](const ResultFile& a, const ResultFile& b) { return a.name < b.name; });
       d.result_count = static_cast<int>(d.files.size());
       out->benchmarks.push_back(std::move(d));
     }
+  }
+  if (!unreadable.empty()) {
+    // A folder that could not be listed was not checked: no verdict.
+    *error = "cannot read " + unreadable[0] +
+             (unreadable.size() > 1 ? " (and " + std::to_string(unreadable.size() - 1) + " more)" : "") +
+             "; nothing in it was checked: give referee read access to the whole package";
+    return false;
   }
   for (size_t i = 0; i < out->benchmarks.size(); ++i)
     for (size_t j = 0; j < out->benchmarks[i].files.size(); ++j) jobs.push_back({i, j});
@@ -948,7 +1017,12 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
   // disagree on it or on the batch size) in a table without the benchmarks
   // retired before 3.0.
   for (auto& d : out->benchmarks) {
-    if (d.skipped || !d.rcp_checked || !d.consortium_stops.empty()) continue;
+    if (d.skipped || !d.consortium_stops.empty()) continue;
+    for (const auto& f : d.files)
+      if (!f.readable && d.consortium_stops.empty())
+        d.consortium_stops = "it cannot read " + f.name + " and stops (" +
+                             (f.verdict.errors.empty() ? std::string("unreadable") : f.verdict.errors[0].message) + ")";
+    if (!d.rcp_checked || !d.consortium_stops.empty()) continue;
     std::string why;
     std::string bench = consortium_rcp_benchmark(d.files, &why);
     if (!why.empty())
@@ -962,6 +1036,22 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
     if (!s.valid) out->pass = false;
   for (const auto& d : out->benchmarks)
     if (!d.skipped && !d.pass) out->pass = false;
+  // Nothing checked is no reason to pass quietly (the consortium's checker
+  // says SUCCESS there): say what was passed over.
+  size_t skipped = 0, checked = 0;
+  for (const auto& d : out->benchmarks) (d.skipped ? skipped : checked)++;
+  if (checked == 0 && out->errors.empty()) {
+    Finding f;
+    f.rule = "benchmarks";
+    f.message = "no result directory of a benchmark of " + facts.ruleset + " was found" +
+                (skipped ? " (" + std::to_string(skipped) + " passed over: not benchmarks of the round)" : "") +
+                ": nothing was checked";
+    std::string names;
+    for (const auto& b : facts.benchmarks) names += (names.empty() ? "" : ", ") + b.name;
+    f.expected = "results/<system>/" + std::string(facts.scaling_folders ? "strong|weak/" : "") + "<benchmark> for " + names;
+    f.hint = "is --ruleset right for this package? (training-X.Y.Z for MLPerf Training, hpc-X.Y.Z for MLPerf HPC)";
+    out->warnings.push_back(f);
+  }
   return true;
 }
 

@@ -28,6 +28,10 @@ struct ResultFile {
   std::string path;
   FileVerdict verdict;
   bool readable = true;
+  // Not read: for the store (PackageOptions::details), a result file that
+  // resolves outside the package (a link to the server's own files) is
+  // refused, so that no page, finding or quoted line can show what it points at.
+  std::string refused;
   // What the seed and RCP passes read from the same parse.
   struct Seed {
     std::string file;    // as printed
@@ -109,6 +113,10 @@ struct PackageReport {
   std::vector<BenchmarkDir> benchmarks;  // sorted by system/benchmark
   std::vector<Finding> errors;           // package-level (no results/ folder, ...)
   std::vector<Finding> warnings;
+  // Set where the consortium's current package checker stops with a
+  // traceback before it reaches any directory's verdict (an HPC folder that
+  // is neither strong/ nor weak/): why.
+  std::string consortium_stops;
   uint64_t bytes = 0;                    // log bytes read
   size_t files = 0;
 };

@@ -1,6 +1,7 @@
 #include "rules/score.h"
 
 #include <algorithm>
+#include <limits>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -76,7 +77,9 @@ std::string short_round(const std::string& version) {
 // run_stop is a model; the time is from the earliest run_start to the latest
 // run_stop among them; each model's instance scale must agree.
 void score_weak(const BenchmarkDir& d, int required, BenchmarkScore* bs) {
-  double first_start = 0, last_stop = 0;
+  // As the summarizer's min() and max() from +inf and -inf: a NaN time never
+  // replaces the figure so far.
+  double first_start = std::numeric_limits<double>::infinity(), last_stop = -first_start;
   for (const auto& f : d.files) {
     RunScore r;
     r.file = f.name;
@@ -92,8 +95,8 @@ void score_weak(const BenchmarkDir& d, int required, BenchmarkScore* bs) {
     }
     r.minutes = (f.run_stop_ms - f.run_start_ms) / 60 / 1000;
     r.counted = true;
-    if (bs->number_of_models == 0 || f.run_start_ms < first_start) first_start = f.run_start_ms;
-    if (bs->number_of_models == 0 || f.run_stop_ms > last_stop) last_stop = f.run_stop_ms;
+    if (f.run_start_ms < first_start) first_start = f.run_start_ms;
+    if (f.run_stop_ms > last_stop) last_stop = f.run_stop_ms;
     ++bs->number_of_models;
     const InstanceScale& s = f.instance;
     if (!s.ok) {
@@ -115,8 +118,13 @@ void score_weak(const BenchmarkDir& d, int required, BenchmarkScore* bs) {
     if (a.dropped.empty() != b.dropped.empty()) return a.dropped.empty();
     return a.minutes < b.minutes;
   });
-  if (bs->number_of_models >= required && bs->number_of_models > 0) {
-    bs->time_to_train_all_minutes = (last_stop - first_start) / 60 / 1000;
+  const double minutes = (last_stop - first_start) / 60 / 1000;
+  if (bs->number_of_models >= required && bs->number_of_models > 0 && !std::isfinite(minutes)) {
+    // No run_start or run_stop with a finite time (the summarizer prints -inf or nan).
+    bs->note = "no finite time from the models' run_start and run_stop lines (" + std::to_string(bs->number_of_models) +
+               " models)";
+  } else if (bs->number_of_models >= required && bs->number_of_models > 0) {
+    bs->time_to_train_all_minutes = minutes;
     bs->score = bs->unscaled = bs->time_to_train_all_minutes;
     bs->has_score = true;
   } else {
@@ -361,6 +369,16 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
 }
 
 namespace {
+// A row of the strong-scaling tables: a Training system, or an HPC one with
+// strong-scaling results (the summarizer writes no row for a system whose
+// results are all weak scaling).
+bool has_strong(const SystemRow& row) {
+  if (row.scores.empty()) return true;
+  for (const auto& x : row.scores)
+    if (x.scaling != "weak") return true;
+  return false;
+}
+
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -395,7 +413,7 @@ std::string scores_csv_detailed(const ScoreReport& r, bool header) {
     out += ",details_url,code_url\n";
   }
   for (const auto& row : r.rows) {
-    if (!row.complete) continue;
+    if (!row.complete || !has_strong(row)) continue;
     out += csv_system_fields(row);
     for (const auto& b : r.benchmarks) {
       const BenchmarkScore* s = nullptr;
@@ -419,6 +437,35 @@ std::string scores_csv_detailed(const ScoreReport& r, bool header) {
   return out;
 }
 
+std::string scores_csv_weak(const ScoreReport& r, bool header) {
+  std::string out;
+  if (header) {
+    out += kCsvSystemColumns;
+    for (const auto& b : r.benchmarks) out += "," + b + ":number_of_models," + b + ":instance_scale," + b + ":time_to_train_all";
+    out += ",details_url,code_url\n";
+  }
+  for (const auto& row : r.rows) {
+    bool weak = false;
+    for (const auto& x : row.scores) weak = weak || x.scaling == "weak";
+    if (!row.complete || !weak) continue;
+    out += csv_system_fields(row);
+    for (const auto& b : r.benchmarks) {
+      const BenchmarkScore* s = nullptr;
+      for (const auto& x : row.scores)
+        if (x.benchmark == b && x.scaling == "weak") s = &x;
+      if (!s || !s->has_score) {
+        out += ",,,";
+        continue;
+      }
+      out += "," + std::to_string(s->number_of_models);
+      out += "," + (s->has_instance_scale ? std::to_string(s->instance_scale) : std::string());
+      out += "," + mllog::json_number(s->time_to_train_all_minutes);
+    }
+    out += "," + csv_field(row.details_url) + "," + csv_field(row.code_url) + "\n";
+  }
+  return out;
+}
+
 std::string scores_csv(const ScoreReport& r, bool header) {
   std::string out;
   if (header) {
@@ -427,7 +474,7 @@ std::string scores_csv(const ScoreReport& r, bool header) {
     out += ",details_url,code_url\n";
   }
   for (const auto& row : r.rows) {
-    if (!row.complete) continue;
+    if (!row.complete || !has_strong(row)) continue;
     out += csv_system_fields(row);
     for (const auto& b : r.benchmarks) {
       out += ",";

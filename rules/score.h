@@ -100,6 +100,11 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
 
 // The consortium's CSV (result summarizer columns).
 std::string scores_csv(const ScoreReport& r, bool header);
+// MLPerf HPC: the summarizer's weak-scaling table (it appends it to the same
+// CSV file, after the strong one, header and all): per benchmark
+// <b>:number_of_models, <b>:instance_scale, <b>:time_to_train_all (minutes);
+// a row per system with weak-scaling results.
+std::string scores_csv_weak(const ScoreReport& r, bool header);
 
 // The summarizer's detailed CSV (its `<name>_detailed.csv`): per benchmark
 // time_to_train, Energy, GBS, samples_to_converge, RCP, rcp_scaling_factor.

@@ -149,14 +149,33 @@ bool python_int(const Value& v, long long* out, std::string* error, bool* type_e
                                              : "cannot convert float infinity to integer");
         return false;
       }
+      if (std::fabs(v.f) >= 9.2e18) {
+        // Python's int() is exact here; 64 bits are not.
+        *error = "int() of " + py_repr(v) + " is beyond 64 bits";
+        return false;
+      }
       *out = static_cast<long long>(std::trunc(v.f));
       return true;
     case VKind::Str: {
+      // Python's int(): spaces around, a sign, ASCII digits with single
+      // underscores between them, leading zeros.
       std::string t = base::trim(v.s());
       size_t i = (!t.empty() && (t[0] == '-' || t[0] == '+')) ? 1 : 0;
-      bool digits = i < t.size();
-      for (size_t k = i; k < t.size(); ++k) digits = digits && t[k] >= '0' && t[k] <= '9';
-      if (!digits || t.size() > 18) {
+      bool digits = i < t.size() && t[i] != '_' && t.back() != '_';
+      std::string num = t.substr(0, i);
+      for (size_t k = i; k < t.size() && digits; ++k) {
+        if (t[k] == '_') digits = t[k - 1] != '_';
+        else if (t[k] >= '0' && t[k] <= '9') num += t[k];
+        else digits = false;
+      }
+      size_t first = num.find_first_not_of("+-0");
+      const size_t significant = first == std::string::npos ? 0 : num.size() - first;
+      if (digits && significant > 18) {
+        *error = "int() of " + py_repr(v) + " is beyond 64 bits";
+        return false;
+      }
+      t = num;
+      if (!digits) {
         *error = "invalid literal for int() with base 10: " + py_repr(v);
         return false;
       }
@@ -185,8 +204,10 @@ InstanceScale instance_scale(const mllog::ParsedLog& log) {
     std::string err;
     Value d = value_from_json(ev.json, &ok, &err);
     Value* v = ok && d.kind == VKind::Dict ? d.d().find_str("value") : nullptr;
-    if (is_nodes) nodes = v ? *v : Value(), have_nodes = true;
-    if (is_acc) acc = v ? *v : Value(), have_acc = true;
+    // A null value is "not recorded" there: the summarizer reads on.
+    const bool null = !v || v->kind == VKind::None;
+    if (is_nodes && !null) nodes = *v, have_nodes = true;
+    if (is_acc && !null) acc = *v, have_acc = true;
     if (have_nodes && have_acc) break;
   }
   if (!have_nodes) {
@@ -203,8 +224,14 @@ InstanceScale instance_scale(const mllog::ParsedLog& log) {
     out.stops = type_error;
     return out;
   }
+  long long scale = 0;
+  if (__builtin_mul_overflow(n, std::max(a, 1LL), &scale)) {
+    out.error = "number_of_nodes x accelerators_per_node (" + std::to_string(n) + " x " + std::to_string(a) +
+                ") is beyond 64 bits";
+    return out;
+  }
   out.ok = true;
-  out.scale = n * std::max(a, 1LL);
+  out.scale = scale;
   return out;
 }
 

@@ -74,9 +74,13 @@ void number_or_null(mllog::JsonWriter& w, double d) {
 
 std::string failed_checks_json(const rules::BenchmarkDir& d) {
   std::vector<std::string> rules;
-  if (!d.pass)
+  if (!d.pass) {
     for (const auto& f : d.errors)
       if (std::find(rules.begin(), rules.end(), f.rule) == rules.end()) rules.push_back(f.rule);
+    // The seed check's reasons are kept apart from d.errors.
+    if (d.seeds_checked && !d.seeds_ok && !d.seeds_bypassed && std::find(rules.begin(), rules.end(), "seeds") == rules.end())
+      rules.push_back("seeds");
+  }
   mllog::JsonWriter w(0);
   w.strings(rules);
   return w.str();
@@ -427,6 +431,18 @@ std::string package_rows_sha256(Store& store, long long package_id, std::string*
       return "";
     }
     if (!weak.empty()) text += "weak\n" + weak + "--\n";
+    // Where today's consortium checker stops (the same schema): only where it does.
+    Stmt c(store.db(), R"sql(SELECT s.name, x.benchmark, x.consortium_stops FROM results x JOIN systems s ON s.id = x.system_id
+                              WHERE s.package_id = ?1 AND x.consortium_stops IS NOT NULL ORDER BY s.name, x.benchmark)sql");
+    c.bind(1, package_id);
+    std::string stops;
+    while (c.step())
+      for (int i = 0; i < 3; ++i) stops += std::to_string(c.col_text(i).size()) + ":" + c.col_text(i) + (i == 2 ? "\n" : ",");
+    if (!c.ok()) {
+      *error = store.describe_error(c.rc(), "reading a package's rows");
+      return "";
+    }
+    if (!stops.empty()) text += "stops\n" + stops + "--\n";
   }
   return base::sha256_hex(text);
 }
@@ -548,6 +564,14 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     system_json[s.name] = text;
     manifest += "systems/" + s.name + " " + base::sha256_hex(text) + "\n";
   }
+  // A system's package_checker_params (its bypasses) decide verdicts too.
+  std::set<std::string> system_params;
+  for (const auto& d : report.benchmarks)
+    if (system_params.insert(d.system).second) {
+      fs::path p = fs::path(org_dir) / "results" / d.system / "package_checker_params";
+      std::error_code ec;
+      if (fs::exists(p, ec)) manifest += d.system + "/package_checker_params " + base::sha256_hex(slurp(p)) + "\n";
+    }
   for (const auto& d : report.benchmarks) {
     for (const auto& f : d.files) manifest += d.key() + "/" + f.name + " " + f.sha256 + "\n";
     for (const char* extra : {"scaling.json", "package_checker_params"}) {
@@ -739,8 +763,8 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
                   "INSERT INTO results(system_id, benchmark, division, verdict, result_count, expected_count, seeds_ok, "
                   "rcp_status, rcp_pass, rcp_norm_factor, score_minutes, score_pipeline_minutes, unscaled_minutes, "
                   "published_factor, pipeline_factor, energy_joules, energy_pipeline_joules, energy_note, rcp_json, "
-                  "failed_checks, id) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
+                  "failed_checks, id, consortium_stops) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)");
   Stmt ins_run(store.db(),
                "INSERT INTO runs(result_id, file, content_sha256, run_start_ms, run_stop_ms, minutes, converged, epochs, "
                "seed, compliant, counted, messages_json, fingerprint, dropped, energy_joules, id) "
@@ -805,6 +829,9 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       std::string note = pub ? pub->note : "";
       if (pub && !pub->consortium_stops.empty())
         note += std::string(note.empty() ? "" : "; ") + "the consortium's summarizer stops here: " + pub->consortium_stops;
+      const std::string& checker_stops = !d.consortium_stops.empty() ? d.consortium_stops : d.power.consortium_stops;
+      if (!checker_stops.empty())
+        note += std::string(note.empty() ? "" : "; ") + "the consortium's package checker stops here: " + checker_stops;
       if (note.empty()) ins_weak.bind_null(13); else ins_weak.bind(13, note);
       ins_weak.bind(14, failed_checks_json(d));
       if (!ins_weak.run()) return fail(ins_weak.error());
@@ -826,6 +853,8 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     if (pub && pub->has_power && !pub->has_energy) ins_result.bind(18, pub->energy_note); else ins_result.bind_null(18);
     if (std::string rj = rcp_json(d, rules, facts); !rj.empty()) ins_result.bind(19, rj); else ins_result.bind_null(19);
     ins_result.bind(20, failed_checks_json(d)).bind(21, next_result);
+    const std::string& checker_stops = !d.consortium_stops.empty() ? d.consortium_stops : d.power.consortium_stops;
+    if (checker_stops.empty()) ins_result.bind_null(22); else ins_result.bind(22, checker_stops);
     if (!ins_result.run()) return fail(ins_result.error());
     long long result_id = next_result++;
     ++out->results;

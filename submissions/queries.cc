@@ -266,6 +266,11 @@ std::string resubmission_origin_names(Store& s, long long result_id) {
   return out;
 }
 
+std::string result_dir(const std::string& round, const std::string& system, const std::string& benchmark) {
+  const bool hpc = round.rfind("hpc-", 0) == 0 || round.rfind("hpc_", 0) == 0;
+  return "results/" + system + (hpc ? "/strong/" : "/") + benchmark;
+}
+
 std::string normalize_availability(const std::string& raw, bool* known) {
   std::string canonical = rules::canonical_availability(raw);
   if (known) *known = !canonical.empty();

@@ -134,6 +134,13 @@ struct Query {
 // with *known (when not null) false.
 std::string normalize_availability(const std::string& raw, bool* known = nullptr);
 
+// The folder of a stored result in its package, relative to the package:
+// results/<system>/<benchmark>, or results/<system>/strong/<benchmark> in an
+// MLPerf HPC round ("hpc-X.Y.Z"), whose results rows are its strong-scaling
+// results (weak scaling is weak_results). Every reader of a result's files
+// (audit, evidence, publish, links) goes through it.
+std::string result_dir(const std::string& round, const std::string& system, const std::string& benchmark);
+
 // The chip of an accelerator model name: vendor words and form factors left
 // out ("NVIDIA H100-SXM5-80GB" and "NVIDIA H100-SXM-80GB" -> "H100",
 // "NVIDIA B200-SXM-180GB" -> "B200", "TPU-v5p" -> "TPU-v5p"). Results are

@@ -86,6 +86,7 @@ Stmt::Stmt(sqlite3* db, const char* sql) : db_(db) {
     }
   }
   rc_ = noted(sqlite3_prepare_v3(db, sql, -1, sql_.empty() ? 0 : SQLITE_PREPARE_PERSISTENT, &st_, nullptr));
+  if (!st_) prepare_error_ = sqlite3_errmsg(db);  // kept: later calls on the connection overwrite it
 }
 
 Stmt::~Stmt() {
@@ -133,6 +134,9 @@ bool Stmt::run() {
   return rc_ == SQLITE_DONE;
 }
 void Stmt::reset() {
+  // A statement that did not prepare (a table or column the store lacks)
+  // keeps its error, so that the next run() or step() reports it.
+  if (!st_) return;
   sqlite3_reset(st_);
   sqlite3_clear_bindings(st_);
   rc_ = SQLITE_OK;
@@ -145,7 +149,7 @@ std::string Stmt::col_text(int i) const {
 }
 bool Stmt::col_null(int i) const { return sqlite3_column_type(st_, i) == SQLITE_NULL; }
 int Stmt::columns() const { return sqlite3_column_count(st_); }
-std::string Stmt::error() const { return sqlite3_errmsg(db_); }
+std::string Stmt::error() const { return st_ ? std::string(sqlite3_errmsg(db_)) : prepare_error_; }
 
 // ----------------------------------------------------------------- Store
 
@@ -598,8 +602,10 @@ CREATE INDEX webhook_deliveries_due ON webhook_deliveries(state, next_attempt_at
 )sql",
     // 15 -> 16: MLPerf HPC weak-scaling results (results/<system>/weak/<benchmark>):
     // many models trained at once, scored by throughput. Strong-scaling
-    // results are results rows, as Training's.
+    // results are results rows, as Training's. And where the consortium's
+    // current package checker stops on a result's directory (old rounds).
     R"sql(
+ALTER TABLE results ADD COLUMN consortium_stops TEXT;  -- what today's consortium checker raises there; NULL: it checks it
 CREATE TABLE weak_results (
   id INTEGER PRIMARY KEY,
   system_id INTEGER NOT NULL REFERENCES systems(id) ON DELETE CASCADE,
@@ -774,6 +780,9 @@ bool Store::verify(std::string* error) {
     for (const char* t : kReviewTables)
       if (std::find(tables.begin(), tables.end(), t) == tables.end())
         review_missing += (review_missing.empty() ? "" : ", ") + std::string(t);
+  // Schema 16 onwards: MLPerf HPC weak-scaling results.
+  if (version >= 16 && std::find(tables.begin(), tables.end(), "weak_results") == tables.end())
+    missing += (missing.empty() ? "" : ", ") + std::string("weak_results");
   if (version == 0) {
     *error = path_ + " is an SQLite database but not a referee store (no schema version; tables: ";
     for (size_t i = 0; i < tables.size(); ++i) *error += (i ? ", " : "") + tables[i];

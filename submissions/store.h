@@ -84,6 +84,7 @@ class Stmt {
   sqlite3* db_;
   sqlite3_stmt* st_ = nullptr;
   int rc_ = SQLITE_OK;
+  std::string prepare_error_;  // why the statement did not prepare
   std::string sql_;  // the text it was prepared from, when it goes back to its connection's cache
 
  public:

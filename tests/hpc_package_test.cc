@@ -257,6 +257,15 @@ TEST_CASE("Rounds before 3.0: the report says where the consortium's current che
   rc = run_referee("check-package" + common, &out);
   CHECK(out.find("the consortium's current package checker cannot check this directory") != std::string::npos);
   CHECK(out.find("stops with a traceback on 1 of these directories") != std::string::npos);
+  // The store keeps it and the result's page says it.
+  fs::path db = tmp.path / "store.db";
+  rc = run_referee("import " + pkg.string() + " --round training-2.1.0 --rules " + rules.string() + " --db " + db.string(), &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  rc = run_referee("report --db " + db.string() + " --page results/1.html 2>/dev/null", &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK(out.find("The consortium's current package checker cannot check this result: its RCP checker stops with "
+                 "KeyError('dlrm')") != std::string::npos);
+  CHECK(out.find("The verdict here follows the rules of training-2.1.0 as written.") != std::string::npos);
 
   // Logs that disagree on the batch size: the consortium takes the benchmark
   // as None (KeyError(None)); referee fails the RCP check, as the round's rules say.

@@ -234,6 +234,81 @@ TEST_CASE("HPC: too few weak-scaling models, a stray scaling folder, instance sc
   CHECK(out.find("results/sysA/medium is neither strong/ nor weak/") != std::string::npos);
 }
 
+TEST_CASE("HPC weak scaling: null node counts are read on, NaN times ignored, as the summarizer does") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
+  write_rules_root(rules, "hpc_3.0.0", "deepcam");
+  write_file(pkg / "systems" / "sysA.json", hpc_system("open"));
+  fs::path weak = pkg / "results" / "sysA" / "weak" / "deepcam";
+  for (int i = 0; i < 5; ++i) {
+    HpcRun r;
+    r.start = 100000 + i * 60000;
+    r.seed = i;
+    r.nodes = "null";  // not recorded here ...
+    std::string log = hpc_log(r);
+    // ... but on a later line: the summarizer reads on past a null.
+    log.insert(log.find(":::MLLOG {\"namespace\": \"\", \"time_ms\": " + std::to_string(r.start)),
+               hpc_line("number_of_nodes", "\"1_6\"", r.start - 1));
+    if (i == 0) {
+      // A run_start at NaN: min() from +inf never takes it.
+      size_t at = log.find("\"time_ms\": " + std::to_string(r.start) + ", \"event_type\": \"POINT_IN_TIME\", \"key\": \"run_start\"");
+      REQUIRE(at != std::string::npos);
+      log.replace(at, 11 + std::to_string(r.start).size(), "\"time_ms\": NaN");
+    }
+    write_file(weak / ("result_" + std::to_string(i) + ".txt"), log);
+  }
+  std::string out;
+  int rc = run_referee("score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK_MESSAGE(rc == 0, out);
+  Value j = hpc_json(out);
+  const Value& ws = hpc_at(hpc_at(hpc_at(hpc_at(j, "systems"), "sysA"), "weak"), "deepcam");
+  CHECK(hpc_at(ws, "number_of_models").i == 5);
+  CHECK(hpc_at(ws, "instance_scale").i == 128);  // int("1_6") = 16 nodes x 8
+  // From the second run's start (the first's is NaN) to the last stop: 4 minutes apart, 10 minutes each.
+  CHECK(hpc_at(ws, "time_to_train_all_minutes").as_double() == doctest::Approx(13.0));
+  CHECK(hpc_at(ws, "consortium_stops").kind == VKind::None);
+}
+
+TEST_CASE("Checking with the wrong usage's rule set says that nothing was checked") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
+  write_rules_root(rules, "training_3.1.0", "bert");
+  write_file(pkg / "systems" / "sysA.json", hpc_system("closed"));
+  for (int i = 0; i < 5; ++i)
+    write_file(pkg / "results" / "sysA" / "deepcam" / ("result_" + std::to_string(i) + ".txt"), hpc_log(HpcRun{}));
+  write_file(pkg / "results" / "sysA" / "Bert" / "result_0.txt", hpc_log(HpcRun{}));
+  std::string out;
+  run_referee("check-package --ruleset training-3.1.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK(out.find("nothing was checked") != std::string::npos);
+  CHECK(out.find("deepcam is an MLPerf HPC benchmark: check HPC packages with --ruleset hpc-X.Y.Z") != std::string::npos);
+  CHECK(out.find("did you mean bert? rename the folder to results/sysA/bert") != std::string::npos);
+}
+
+TEST_CASE("The store refuses a result file that leads outside the package") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
+  write_rules_root(rules, "hpc_3.0.0", "deepcam");
+  write_file(pkg / "systems" / "sysA.json", hpc_system("open"));
+  fs::path strong = pkg / "results" / "sysA" / "strong" / "deepcam";
+  for (int i = 0; i < 4; ++i) {
+    HpcRun r;
+    r.seed = i;
+    write_file(strong / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
+  }
+  // The server's own file, one link away.
+  write_file(tmp.path / "secret.txt", ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1, \"event_type\": \"POINT_IN_TIME\", "
+                                      "\"key\": \"TOP-SECRET-LINE\", \"value\": null, \"metadata\": {}}\n");
+  fs::create_symlink(tmp.path / "secret.txt", strong / "result_4.txt");
+  fs::path db = tmp.path / "store.db";
+  std::string out;
+  int rc = run_referee("import " + pkg.string() + " --round hpc-3.0.0 --rules " + rules.string() + " --db " + db.string(), &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  rc = run_referee("report --db " + db.string() + " --page results/1.html 2>/dev/null", &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK(out.find("leads outside the package") != std::string::npos);
+  CHECK(out.find("TOP-SECRET-LINE") == std::string::npos);
+}
+
 TEST_CASE("Rounds before 3.0: the report says where the consortium's current checker stops") {
   TempDir tmp;
   fs::path rules = tmp.path / "rules", pkg = tmp.path / "OldOrg";

@@ -277,6 +277,7 @@ void LogReader::parse(std::string_view text, ParsedLog* out) {
   out->errors.clear();
   out->mllog_lines = 0;
   out->bytes = text.size();
+  out->line_breaks = 0;
 
   const char* const begin = text.data();
   const char* const end = begin + text.size();
@@ -397,6 +398,7 @@ void LogReader::parse(std::string_view text, ParsedLog* out) {
     }
     scan = line_end;
   }
+  out->line_breaks = (file_line - 1) + count_breaks(counted, end, has_cr);
 }
 
 }  // namespace referee::mllog

@@ -65,6 +65,10 @@ struct ParsedLog {
   std::vector<ParseError> errors; // lines that did not
   uint32_t mllog_lines = 0;       // events.size() + errors.size()
   uint64_t bytes = 0;
+  // Line breaks in the text ("\n", "\r\n" and a lone "\r" once each),
+  // counted as the lines were found: a reader of the log in pieces numbers
+  // the next piece's lines from it without another pass over the bytes.
+  uint64_t line_breaks = 0;
 
   // Index of `key` in keys, or -1.
   int find_key(std::string_view key) const;

@@ -323,7 +323,7 @@ class Run : public Host {
           prefix([&](std::string_view piece) {
             reader.parse(piece, &before);
             for (auto& e : before.events) e.file_line += static_cast<uint32_t>(breaks), e.lineno += static_cast<uint32_t>(mllog);
-            breaks += count_line_breaks(piece);
+            breaks += before.line_breaks;
             mllog += before.mllog_lines;
             if (before.events.empty()) return;
             set_chunk(before);
@@ -1061,7 +1061,7 @@ const mllog::ParsedLog& LogStream::add(std::string_view text, const TextPieces& 
   for (auto& e : chunk_.events) e.file_line += lines, e.lineno += mllog;
   for (auto& e : chunk_.errors) e.file_line += lines, e.lineno += mllog;
   live_.feed(chunk_, prefix);
-  breaks_ += count_line_breaks(text);
+  breaks_ += chunk_.line_breaks;  // == count_line_breaks(text), counted by the reader
   mllog_ += chunk_.mllog_lines;
   return chunk_;
 }

@@ -26,7 +26,8 @@ bool RulesetId::parse(const std::string& text, RulesetId* out) {
   static const std::regex re(R"(^(?:([A-Za-z][A-Za-z0-9]*)[-_])?(\d+\.\d+\.\d+)$)");
   std::smatch m;
   if (!std::regex_match(text, m, re)) return false;
-  out->usage = m[1].matched ? m[1].str() : "training";
+  // "HPC-3.0.0" is hpc-3.0.0: the rule folders are named in lower case.
+  out->usage = m[1].matched ? base::lower(m[1].str()) : "training";
   out->version = m[2].str();
   return true;
 }

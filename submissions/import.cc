@@ -388,8 +388,8 @@ std::string package_rows_sha256(Store& store, long long package_id, std::string*
               FROM eval_points e JOIN runs r ON r.id = e.run_id JOIN results x ON x.id = r.result_id
               JOIN systems s ON s.id = x.system_id WHERE s.package_id = ?1 ORDER BY s.name, x.benchmark, r.file, e.seq)sql",
   };
-  std::string text;
-  for (const char* sql : kParts) {
+  // The rows of one query, one line each; false with *error when it fails.
+  auto rows_text = [&](const char* sql, std::string* out) {
     Stmt q(store.db(), sql);
     q.bind(1, package_id);
     const int n = q.columns();
@@ -397,51 +397,36 @@ std::string package_rows_sha256(Store& store, long long package_id, std::string*
       for (int i = 0; i < n; ++i) {
         // Each value with its length, so that no choice of text makes two rows read alike.
         std::string v = q.col_null(i) ? "\x01null" : q.col_text(i);
-        text += std::to_string(v.size()) + ":" + v + ",";
+        *out += std::to_string(v.size()) + ":" + v + ",";
       }
-      text += "\n";
+      *out += "\n";
     }
-    if (!q.ok()) {
-      *error = store.describe_error(q.rc(), "reading a package's rows");
-      return "";
-    }
+    if (!q.ok()) *error = store.describe_error(q.rc(), "reading a package's rows");
+    return q.ok();
+  };
+  std::string text;
+  for (const char* sql : kParts) {
+    if (!rows_text(sql, &text)) return "";
     text += "--\n";
   }
   Stmt has_weak(store.db(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'weak_results'");
   if (has_weak.step()) {  // a store read before schema 16 has none
     // MLPerf HPC weak-scaling rows, after the others and only where there are
     // some, so that the digests of packages without them stay what they were.
-    Stmt q(store.db(), R"sql(SELECT s.name, w.benchmark, w.division, w.verdict, w.result_count, w.expected_count,
-                                    w.seeds_ok, w.rcp_status, w.rcp_pass, w.number_of_models, w.instance_scale,
-                                    printf('%!.17g', w.time_to_train_all_minutes), w.note, w.failed_checks
-                               FROM weak_results w JOIN systems s ON s.id = w.system_id
-                              WHERE s.package_id = ?1 ORDER BY s.name, w.benchmark)sql");
-    q.bind(1, package_id);
-    std::string weak;
-    const int n = q.columns();
-    while (q.step()) {
-      for (int i = 0; i < n; ++i) {
-        std::string v = q.col_null(i) ? "\x01null" : q.col_text(i);
-        weak += std::to_string(v.size()) + ":" + v + ",";
-      }
-      weak += "\n";
-    }
-    if (!q.ok()) {
-      *error = store.describe_error(q.rc(), "reading a package's rows");
+    std::string weak, stops;
+    if (!rows_text(R"sql(SELECT s.name, w.benchmark, w.division, w.verdict, w.result_count, w.expected_count,
+                                w.seeds_ok, w.rcp_status, w.rcp_pass, w.number_of_models, w.instance_scale,
+                                printf('%!.17g', w.time_to_train_all_minutes), w.note, w.failed_checks
+                           FROM weak_results w JOIN systems s ON s.id = w.system_id
+                          WHERE s.package_id = ?1 ORDER BY s.name, w.benchmark)sql",
+                   &weak))
       return "";
-    }
     if (!weak.empty()) text += "weak\n" + weak + "--\n";
     // Where today's consortium checker stops (the same schema): only where it does.
-    Stmt c(store.db(), R"sql(SELECT s.name, x.benchmark, x.consortium_stops FROM results x JOIN systems s ON s.id = x.system_id
-                              WHERE s.package_id = ?1 AND x.consortium_stops IS NOT NULL ORDER BY s.name, x.benchmark)sql");
-    c.bind(1, package_id);
-    std::string stops;
-    while (c.step())
-      for (int i = 0; i < 3; ++i) stops += std::to_string(c.col_text(i).size()) + ":" + c.col_text(i) + (i == 2 ? "\n" : ",");
-    if (!c.ok()) {
-      *error = store.describe_error(c.rc(), "reading a package's rows");
+    if (!rows_text(R"sql(SELECT s.name, x.benchmark, x.consortium_stops FROM results x JOIN systems s ON s.id = x.system_id
+                          WHERE s.package_id = ?1 AND x.consortium_stops IS NOT NULL ORDER BY s.name, x.benchmark)sql",
+                   &stops))
       return "";
-    }
     if (!stops.empty()) text += "stops\n" + stops + "--\n";
   }
   return base::sha256_hex(text);
@@ -835,7 +820,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       if (note.empty()) ins_weak.bind_null(13); else ins_weak.bind(13, note);
       ins_weak.bind(14, failed_checks_json(d));
       if (!ins_weak.run()) return fail(ins_weak.error());
-      ++out->results;
+      ++out->weak_results;
       continue;
     }
     ins_result.reset();

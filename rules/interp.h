@@ -29,6 +29,11 @@ struct PyError {
   std::string what() const { return type + ": " + message; }
 };
 
+// Python's int() of a value, as rule code's int() computes it: false with
+// the exception it raises (ValueError for a string it refuses, TypeError for
+// None, a list or a dict, OverflowError beyond 64 bits).
+bool python_int(const Value& v, int64_t* out, PyError* error);
+
 struct CompileError {
   int line = 0;      // 1-based, within the code snippet
   int column = 0;    // 1-based

@@ -648,4 +648,15 @@ Value call_value(const Value& fn, std::vector<Value>& a, Frame& f) {
 }
 
 }  // namespace interp
+
+bool python_int(const Value& v, int64_t* out, PyError* error) {
+  try {
+    *out = interp::to_int(v).i;
+    return true;
+  } catch (const PyError& e) {
+    *error = e;
+    return false;
+  }
+}
+
 }  // namespace referee::rules

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "base/text.h"
 #include "rules/interp.h"
 #include "rules/ruleset.h"
 #include "rules/source.h"
@@ -133,61 +132,19 @@ RatioInterval bootstrap_ratio(const std::vector<double>& a, int drop_a, const st
 
 namespace {
 
-// Python's int() of a logged value: integers and booleans as they are,
-// floats truncated, strings of decimal digits (spaces around them allowed).
-// Anything else: ValueError (a string) or TypeError (None, list, dict).
+// Python's int() of a logged value (the rule interpreter's): a ValueError
+// or an OverflowError beyond 64 bits the summarizer's caller would survive
+// (no scale for that run); a TypeError (a list, an object) stops it.
 bool python_int(const Value& v, long long* out, std::string* error, bool* type_error) {
-  *type_error = false;
-  switch (v.kind) {
-    case VKind::Int: *out = v.i; return true;
-    case VKind::Bool: *out = v.b ? 1 : 0; return true;
-    case VKind::Float:
-      if (!std::isfinite(v.f)) {
-        // NaN: ValueError; an infinity: OverflowError, which the summarizer does not catch.
-        *type_error = !std::isnan(v.f);
-        *error = std::string(std::isnan(v.f) ? "cannot convert float NaN to integer"
-                                             : "cannot convert float infinity to integer");
-        return false;
-      }
-      if (std::fabs(v.f) >= 9.2e18) {
-        // Python's int() is exact here; 64 bits are not.
-        *error = "int() of " + py_repr(v) + " is beyond 64 bits";
-        return false;
-      }
-      *out = static_cast<long long>(std::trunc(v.f));
-      return true;
-    case VKind::Str: {
-      // Python's int(): spaces around, a sign, ASCII digits with single
-      // underscores between them, leading zeros.
-      std::string t = base::trim(v.s());
-      size_t i = (!t.empty() && (t[0] == '-' || t[0] == '+')) ? 1 : 0;
-      bool digits = i < t.size() && t[i] != '_' && t.back() != '_';
-      std::string num = t.substr(0, i);
-      for (size_t k = i; k < t.size() && digits; ++k) {
-        if (t[k] == '_') digits = t[k - 1] != '_';
-        else if (t[k] >= '0' && t[k] <= '9') num += t[k];
-        else digits = false;
-      }
-      size_t first = num.find_first_not_of("+-0");
-      const size_t significant = first == std::string::npos ? 0 : num.size() - first;
-      if (digits && significant > 18) {
-        *error = "int() of " + py_repr(v) + " is beyond 64 bits";
-        return false;
-      }
-      t = num;
-      if (!digits) {
-        *error = "invalid literal for int() with base 10: " + py_repr(v);
-        return false;
-      }
-      *out = std::stoll(t);
-      return true;
-    }
-    default:
-      *type_error = true;
-      *error = std::string("int() argument must be a string, a bytes-like object or a real number, not '") +
-               py_type_name(v) + "'";
-      return false;
+  PyError e;
+  int64_t n = 0;
+  if (rules::python_int(v, &n, &e)) {
+    *out = n;
+    return true;
   }
+  *type_error = e.type == "TypeError";
+  *error = e.type == "OverflowError" ? "int() of " + py_repr(v) + " is beyond 64 bits" : e.message;
+  return false;
 }
 
 }  // namespace

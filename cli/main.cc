@@ -1,23 +1,15 @@
-#include <malloc.h>
-
 #include <exception>
 #include <iostream>
 #include <memory>
 
+#include "base/memory.h"
 #include "cli/commands.h"
 #include "cli/safe_text.h"
 #include "review/events.h"
 #include "submissions/store.h"
 
 int main(int argc, char** argv) {
-  // Memory freed is kept for the next file rather than handed back to the
-  // system and faulted in again (a page fault per 4 KiB, which on some
-  // machines costs more than checking the lines in it): glibc otherwise trims
-  // the heap whenever 128 KiB lie free at its top, and maps and unmaps every
-  // large block.
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TOP_PAD, 8 << 20);
+  referee::base::tune_allocator();
   // A store taken to schema 9 has its packages recorded in the review log (review/events.h).
   referee::submissions::Store::set_upgrade_hook(referee::review::adopt_packages);
   CLI::App app{"referee: checks MLPerf Training result logs and submission packages against the rules"};

@@ -111,6 +111,40 @@ TEST_CASE("\\r\\n and a lone \\r end lines (universal newlines)") {
   CHECK(key_of(log2, 0) == "second");
 }
 
+TEST_CASE("the token is found at every offset, after extra colons and at the very end") {
+  // The reader tests sixteen bytes at a time; a token may start anywhere in
+  // a block, straddle two, or end the text.
+  for (size_t pad = 0; pad < 40; ++pad) {
+    std::string prefix(pad, 'x');
+    for (size_t i = 0; i < pad; i += 7) prefix[i] = ':';
+    std::string key = std::to_string(pad);
+    key.insert(0, 1, 'k');
+    for (const char* colons : {"", ":", "::", "::::"}) {
+      std::string text = "chatter ::\n";
+      text.append(prefix).append(colons).append(":::MLLOG ").append(line(key));
+      ParsedLog log = parse(text);
+      INFO("pad " << pad << " extra colons " << colons);
+      REQUIRE(log.events.size() == 1);
+      CHECK(log.errors.empty());
+      CHECK(key_of(log, 0) == key);
+      CHECK(log.events[0].file_line == 2);
+      // A second token later on the line wins, wherever it falls.
+      std::string twice = prefix;
+      twice.append(":::MLLOG {\"x\": ").append(prefix).append(":::MLLOG ").append(line("late")).append("\n");
+      ParsedLog log2 = parse(twice);
+      REQUIRE(log2.events.size() == 1);
+      CHECK(key_of(log2, 0) == "late");
+    }
+  }
+  // A line that ends in a token and nothing more is an MLLOG line with an empty payload.
+  ParsedLog tail = parse("a\nb :::MLLOG ");
+  CHECK(tail.mllog_lines == 1);
+  REQUIRE(tail.errors.size() == 1);
+  CHECK(tail.errors[0].file_line == 2);
+  // The token cut by the end of the text is not a token.
+  CHECK(parse("x :::MLLO").mllog_lines == 0);
+}
+
 TEST_CASE("bytes that are not UTF-8 never fail a file (latin-1)") {
   std::string text = "\xff\xfe garbage \x80\n:::MLLOG " + line("caf\xe9", "\"na\xefve \xff\"") + "\n:::MLLOG " +
                      line("plain", "\"\xc3\x28\"") + "\n";

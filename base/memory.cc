@@ -42,18 +42,24 @@ void tune_allocator() {
   std::free(p);
   if (before == reinterpret_cast<void*>(-1) || after == reinterpret_cast<void*>(-1) || after <= before) return;
   advise_huge(before, after);
-  // What the heap hands out next starts at its top, which is rarely on a
-  // 2 MiB boundary; the space up to the boundary can only have 4 KiB pages.
-  // A block over that space, kept for the life of the process and never
-  // written, moves what comes next onto huge pages; it costs address space,
-  // not memory.
+  // What the heap hands out next starts at its top chunk (which ends at the
+  // break; glibc reports its size as keepcost), rarely on a 2 MiB boundary;
+  // the space up to the boundary can only have 4 KiB pages. A block over that
+  // space, kept for the life of the process and never written, moves what
+  // comes next onto huge pages; it costs address space, not memory.
   static void* volatile filler = nullptr;  // volatile: kept, not optimised away
-  char* top = static_cast<char*>(std::malloc(64));
-  auto t = reinterpret_cast<std::uintptr_t>(top) + 64;
-  auto boundary = (t + kHuge - 1) & ~(kHuge - 1);
-  if (boundary - t > 4096) filler = std::malloc(boundary - t - 64);
-  std::free(top);
+  struct mallinfo2 info = mallinfo2();
+  auto brk_now = reinterpret_cast<std::uintptr_t>(sbrk(0));
+  auto top = brk_now - info.keepcost;
+  auto boundary = (top + kHuge - 1) & ~(kHuge - 1);
+  if (info.keepcost > 0 && boundary < brk_now && boundary - top > 4096) filler = std::malloc(boundary - top - 16);
   (void)filler;
+#ifdef MADV_POPULATE_WRITE
+  // The first huge block is taken now, in one go: every command uses it, and
+  // a first touch that reads (glibc looking at a chunk's neighbour) would
+  // otherwise map it in 4 KiB pages. A kernel before 5.14 refuses the advice.
+  if (boundary + kHuge <= brk_now) madvise(reinterpret_cast<void*>(boundary), kHuge, MADV_POPULATE_WRITE);
+#endif
 }
 
 void* map_buffer(std::size_t size) {

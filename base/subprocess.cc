@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -172,6 +173,12 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
     r.error = std::string("killed by ") + strsignal(r.signal);
   }
   return r;
+}
+
+std::string self_binary() {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "" : p.string();
 }
 
 }  // namespace referee::base

@@ -59,4 +59,7 @@ struct CommandResult {
 // their defaults. Thread-safe (posix_spawn).
 CommandResult run_command(const std::vector<std::string>& argv, const CommandOptions& options = {});
 
+// The running program's own path (/proc/self/exe), "" when unknown.
+std::string self_binary();
+
 }  // namespace referee::base

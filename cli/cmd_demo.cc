@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "base/subprocess.h"
 #include "cli/commands.h"
 #include "cli/demo_review.h"
 #include "cli/common.h"
@@ -115,7 +116,7 @@ Command demo_command() {
               std::cout << "\n";
               int rc = import_packages("demo", *store, loaded, {package}, 0, "mini-1.0.0", db_path);
               if (rc != kPass) return rc;
-              std::cout << "\nnext: " << harness::self_binary() << " leaderboard --db " << db_path << " --round mini-1.0.0 --benchmark minilm\n";
+              std::cout << "\nnext: " << base::self_binary() << " leaderboard --db " << db_path << " --round mini-1.0.0 --benchmark minilm\n";
               return pr.pass ? kPass : kFail;
             };
           }};

@@ -42,7 +42,12 @@ Command serve_command() {
             sub.add_option("--exit-with-parent", o->parent_pid, "PID of the process that started this one: stop when it ends")
                 ->group("");  // for referee's own use (the demo)
             // server::serve returns 0 (stopped by a signal) or 2 (could not start): kPass, kCannotCheck.
+#ifdef REFEREE_WITH_SERVER
             return [o]() -> int { return server::serve(*o); };
+#else
+            // `referee serve` runs referee-server before it gets here (cli/main.cc).
+            return []() -> int { return kCannotCheck; };
+#endif
           }};
 }
 

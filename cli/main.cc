@@ -1,14 +1,46 @@
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "base/memory.h"
+#include "base/subprocess.h"
 #include "cli/commands.h"
 #include "cli/safe_text.h"
 #include "review/events.h"
 #include "submissions/store.h"
 
+#ifndef REFEREE_WITH_SERVER
+namespace {
+
+// `referee serve` is `referee-server serve`: the program beside this one that
+// has the HTTP server (CMakeLists.txt says why it is apart). Returns only when
+// it cannot be started.
+int run_server_program(char** argv) {
+  std::string self = referee::base::self_binary();
+  std::string dir = self.empty() ? std::string() : std::filesystem::path(self).parent_path().string();
+  std::string server = (dir.empty() ? std::string(".") : dir) + "/referee-server";
+  ::execv(server.c_str(), argv);  // argv[0] kept: usage lines name the command as it was typed
+  int err = errno;
+  std::cerr << "referee serve: cannot start the server program " << server << ": " << std::strerror(err)
+            << ". `referee serve` runs referee-server, which is built and installed beside referee "
+               "(cmake --build build builds both); install or copy the two together.\n";
+  return referee::cli::kCannotCheck;
+}
+
+}  // namespace
+#endif
+
 int main(int argc, char** argv) {
+#ifndef REFEREE_WITH_SERVER
+  if (argc > 1 && std::string_view(argv[1]) == "serve") return run_server_program(argv);
+#endif
   referee::base::tune_allocator();
   // A store taken to schema 9 has its packages recorded in the review log (review/events.h).
   referee::submissions::Store::set_upgrade_hook(referee::review::adopt_packages);

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <set>
 
+#include "base/subprocess.h"
 #include "harness/backends/registry.h"
 #include "harness/backends/slurm.h"
 #include "harness/environment/system_describe.h"
@@ -150,7 +151,7 @@ PackageRun run_package(const PackageRequest& request, const RunHooks& hooks) {
   if (spec.backend == "slurm") {
     fs::path work = fs::path(request.out_dir) / ".referee-runs" / spec.benchmark;
     say_interruptible(hooks, true);  // a signal cancels the describe job
-    bool described_ok = describe_from_node(spec, request.spec_path, self_binary(), work.string(), {}, environment,
+    bool described_ok = describe_from_node(spec, request.spec_path, base::self_binary(), work.string(), {}, environment,
                                            &described, &error, request.interrupt);
     say_interruptible(hooks, false);
     if (!described_ok) {
@@ -197,7 +198,7 @@ PackageRun run_package(const PackageRequest& request, const RunHooks& hooks) {
   }
   if (spec.system.empty()) spec.system = sys.fields["system_name"];
   if (auto* slurm = dynamic_cast<SlurmBackend*>(backend.get()); slurm && captures_on_node(spec))
-    slurm->capture_on_node(self_binary(), fs::absolute(request.spec_path).string());
+    slurm->capture_on_node(base::self_binary(), fs::absolute(request.spec_path).string());
   if (hooks.starting) hooks.starting(out);
 
   RunnerOptions ropt;

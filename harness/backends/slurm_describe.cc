@@ -29,12 +29,6 @@ bool all_digits(const std::string& s) {
 
 }  // namespace
 
-std::string self_binary() {
-  std::error_code ec;
-  fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? "" : p.string();
-}
-
 bool captures_on_node(const Spec& spec) { return spec.backend == "slurm" && option(spec, "describe", "node") != "host"; }
 
 bool describe_from_node(const Spec& spec, const std::string& spec_path, const std::string& referee_binary,

@@ -57,7 +57,4 @@ bool captures_on_node(const Spec& spec);
 // from what the spec asks for, GPUs whose model nothing names.
 std::vector<std::string> apply_allocation(const Spec& spec, SystemDescription* sys);
 
-// The running program's own path (/proc/self/exe), "" when unknown.
-std::string self_binary();
-
 }  // namespace referee::harness

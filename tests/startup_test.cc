@@ -3,6 +3,8 @@
 // them and their dependencies, and works where they are missing or broken.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -48,9 +50,46 @@ TEST_SUITE("fetch") {
     while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
     pclose(p);
     CAPTURE(out);
-    CHECK(contains(out, "libyaml-cpp"));  // the listing is real
+    CHECK(contains(out, "libc.so"));  // the listing is real
+    CHECK(contains(out, "libsimdjson"));
     CHECK_FALSE(contains(out, "libcurl"));
     CHECK_FALSE(contains(out, "libarchive"));
+    // The server and what it brings are in referee-server only.
+    CHECK_FALSE(contains(out, "httplib"));
+    CHECK_FALSE(contains(out, "libssl"));
+    CHECK_FALSE(contains(out, "brotli"));
+    std::string server = (std::filesystem::path(REFEREE_BINARY).parent_path() / "referee-server").string();
+    cmd = "ldd " + server + " 2>&1";
+    p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    out.clear();
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    pclose(p);
+    CHECK_MESSAGE(contains(out, "httplib"), out);
+  }
+
+  TEST_CASE("referee serve runs the referee-server beside it, and says so when it is missing") {
+    std::string out;
+    CHECK(run_referee("serve --help", &out) == 0);
+    CHECK_MESSAGE(contains(out, "--listen"), out);
+    // referee copied alone: serve names the program it needs.
+    TempDir dir;
+    std::filesystem::copy_file(REFEREE_BINARY, dir.path / "referee");
+    std::string cmd = (dir.path / "referee").string() + " serve --listen 127.0.0.1:0 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    out.clear();
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    int st = pclose(p);
+    CHECK((WIFEXITED(st) ? WEXITSTATUS(st) : -1) == 2);
+    CHECK_MESSAGE(contains(out, "referee-server"), out);
+    CHECK_MESSAGE(contains(out, "install or copy the two together"), out);
+    // Every other command works without it.
+    std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
+    cmd = (dir.path / "referee").string() + " check-package " + example + " --ruleset mini-1.0.0 >/dev/null 2>&1";
+    CHECK(std::system(cmd.c_str()) == 0);
   }
 
   TEST_CASE("commands that need neither library run where both are broken; those that do say what to install") {

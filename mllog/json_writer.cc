@@ -1,6 +1,10 @@
 #include "mllog/json_writer.h"
 
+#include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "base/digest.h"
 
@@ -73,14 +77,13 @@ std::string py_float_repr(double d) {
   if (std::isnan(d)) return "nan";
   if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
   if (d == 0) return std::signbit(d) ? "-0.0" : "0.0";
+  // The shortest digits that read back as d, the closest to d among them
+  // (what Python's repr chooses too); std::to_chars finds them without
+  // printing and reading back at every precision.
   char buf[64];
-  int prec = 1;
-  for (; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
-    if (std::strtod(buf, nullptr) == d) break;
-  }
+  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
   // buf: [-]d[.ddd]e[+-]XX
-  std::string t = buf;
+  std::string t(buf, r.ptr);
   bool neg = t[0] == '-';
   if (neg) t.erase(0, 1);
   size_t e = t.find('e');

@@ -201,7 +201,6 @@ uint32_t LogReader::intern(ParsedLog* out, std::string_view key) {
 
 namespace {
 
-// Counts line breaks in [p, end): "\n", "\r\n" and a lone "\r" each count once.
 // Line breaks in [p, end) as Python's universal newlines count them: "\n",
 // "\r\n" and a lone "\r".
 uint32_t count_breaks(const char* p, const char* end) {

@@ -4,8 +4,11 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <utility>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -528,6 +531,66 @@ TEST_CASE("json_number round-trips") {
   CHECK(json_number(std::nan("")) == "NaN");
   CHECK(json_number(std::numeric_limits<double>::infinity()) == "Infinity");
   CHECK(json_number(-std::numeric_limits<double>::infinity()) == "-Infinity");
+}
+
+TEST_CASE("py_float_repr prints what Python's repr prints") {
+  const std::pair<double, const char*> known[] = {
+      {0.1, "0.1"}, {1e16, "1e+16"}, {1e-5, "1e-05"}, {123456789012345678.0, "1.2345678901234568e+17"},
+      {0.0001, "0.0001"}, {1.5, "1.5"}, {100.0, "100.0"}, {1e22, "1e+22"}, {5e-324, "5e-324"},
+      {2.5e-05, "2.5e-05"}, {1.0 / 3, "0.3333333333333333"}, {2.0 / 3, "0.6666666666666666"},
+      {9007199254740993.0, "9007199254740992.0"}, {1.7976931348623157e308, "1.7976931348623157e+308"},
+      {12345678.9, "12345678.9"}, {1e15, "1000000000000000.0"}, {0.1 + 0.2, "0.30000000000000004"},
+      {-1.25e-7, "-1.25e-07"}, {0.00012345, "0.00012345"}, {0.0, "0.0"}, {-0.0, "-0.0"},
+      {std::numeric_limits<double>::infinity(), "inf"}, {-std::numeric_limits<double>::infinity(), "-inf"},
+      {std::nan(""), "nan"}};
+  for (const auto& [d, want] : known) CHECK(py_float_repr(d) == want);
+  // The shortest digits that read back: every printed value reads back as itself.
+  uint64_t bits = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < 20000; ++i) {
+    bits ^= bits << 13, bits ^= bits >> 7, bits ^= bits << 17;
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    if (!std::isfinite(d)) continue;
+    std::string r = py_float_repr(d);
+    INFO(r);
+    CHECK(std::strtod(r.c_str(), nullptr) == d);
+    // and no shorter mantissa would: one digit fewer (%.*e) does not read back.
+    size_t e = r.find('e');
+    std::string mant = r.substr(r[0] == '-' ? 1 : 0, e == std::string::npos ? std::string::npos : e - (r[0] == '-' ? 1 : 0));
+    std::string digits;
+    for (char c : mant)
+      if (c != '.') digits.push_back(c);
+    digits.erase(0, digits.find_first_not_of('0'));
+    while (digits.size() > 1 && digits.back() == '0') digits.pop_back();  // "100.0": placeholders, not digits
+    size_t sig = digits.size();
+    if (sig > 1) {
+      char shorter[64];
+      std::snprintf(shorter, sizeof shorter, "%.*e", static_cast<int>(sig) - 2, d);
+      CHECK(std::strtod(shorter, nullptr) != d);
+    }
+  }
+}
+
+TEST_CASE("std::to_chars with a precision prints as printf's %.17g (run fingerprints rely on it)") {
+  uint64_t bits = 0x2545f4914f6cdd1dull;
+  char a[64], b[64];
+  auto same = [&](double d) {
+    std::snprintf(a, sizeof a, "%.17g", d);
+    auto r = std::to_chars(b, b + sizeof b, d, std::chars_format::general, 17);
+    return std::string(a) == std::string(b, r.ptr);
+  };
+  for (double d : {0.0, -0.0, 1.0, 1696582743366.0, 1696582743366.5, 1e17, 1e-7, 123.456,
+                   std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()})
+    CHECK_MESSAGE(same(d), d);
+  for (int i = 0; i < 20000; ++i) {
+    bits ^= bits << 13, bits ^= bits >> 7, bits ^= bits << 17;
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    if (std::isnan(d)) continue;
+    CHECK_MESSAGE(same(d), a);
+    double t = static_cast<double>(bits % 4000000000000ull) + 0.25 * static_cast<double>(bits % 4);  // times in ms
+    CHECK_MESSAGE(same(t), a);
+  }
 }
 
 TEST_CASE("JsonWriter builds valid JSON") {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -311,6 +312,19 @@ ResultFile::EvalPoint eval_point(const mllog::Event& ev) {
   return p;
 }
 
+// One line of a run's fingerprint: the key, a tab, the time as "%.17g"
+// prints it (std::to_chars with a precision is specified to print as printf
+// does, without printf's cost), a newline. Lines of submission_* keys are not
+// part of it.
+void append_fingerprint(std::string* out, std::string_view key, double time_ms) {
+  out->append(key);
+  out->push_back('\t');
+  char num[40];
+  auto r = std::to_chars(num, num + sizeof num, time_ms, std::chars_format::general, 17);
+  out->append(num, r.ptr);
+  out->push_back('\n');
+}
+
 // Reads a result file in pieces of whole lines: the verdict from the rules'
 // streaming check, the convergence (*conv) and, when `details`, the
 // evaluations (*evals), *sha256 and *fingerprint as check_file computes them
@@ -371,7 +385,10 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
     base::read_in_line_pieces(fd, consumed, sink, kPiece);
   };
   std::vector<int> key_of;  // the piece's key ids in *facts
-  char num[40];
+  // What each of the piece's keys is for (decided once per key, not per line).
+  enum : uint8_t { kFingerprint = 1, kEval = 2, kFact = 4 };
+  std::vector<uint8_t> key_use;
+  std::string fp_text;  // the piece's fingerprint lines, hashed at once
   bool eof = false;
   while (!eof) {
     if (cap - have < kPiece) {
@@ -406,17 +423,24 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
     if (details) sha.update(piece);
     if (facts->errors.empty() && !c.errors.empty()) facts->errors.push_back(c.errors[0]);
     key_of.assign(c.keys.size(), -1);
+    key_use.resize(c.keys.size());
+    for (size_t i = 0; i < c.keys.size(); ++i) {
+      const std::string& k = c.keys[i];
+      key_use[i] = static_cast<uint8_t>((k.rfind("submission_", 0) != 0 ? kFingerprint : 0) |
+                                        (k == "eval_accuracy" ? kEval : 0) |
+                                        (k == "seed" || k == "run_start" || k == "run_stop" || k == "number_of_nodes" ||
+                                                 k == "accelerators_per_node"
+                                             ? kFact
+                                             : 0));
+    }
+    fp_text.clear();
     for (const auto& ev : c.events) {
       const std::string& k = c.keys[ev.key_id];
-      if (details && k.rfind("submission_", 0) != 0) {
-        std::snprintf(num, sizeof num, "\t%.17g\n", ev.time_ms);
-        fp.update(k);
-        fp.update(num);
-      }
+      const uint8_t use = key_use[ev.key_id];
+      if (details && (use & kFingerprint)) append_fingerprint(&fp_text, k, ev.time_ms);
       conv->add(ev.json);
-      if (details && k == "eval_accuracy") evals->push_back(eval_point(ev));
-      if (k != "seed" && k != "run_start" && k != "run_stop" && k != "number_of_nodes" && k != "accelerators_per_node")
-        continue;
+      if (details && (use & kEval)) evals->push_back(eval_point(ev));
+      if (!(use & kFact)) continue;
       int& id = key_of[ev.key_id];
       if (id < 0) {
         id = facts->find_key(k);
@@ -431,6 +455,7 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
       e.json = arena->back();
       facts->events.push_back(e);
     }
+    if (details) fp.update(fp_text);
     consumed += end;
     std::memmove(mem, mem + end, have - end);
     have -= end;
@@ -544,13 +569,9 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
     rf->sha256 = base::sha256_hex(buf.view());
     std::string fp;
     fp.reserve(log.events.size() * 24);
-    char num[40];
     for (const auto& ev : log.events) {
       const std::string& k = log.keys[ev.key_id];
-      if (k.rfind("submission_", 0) == 0) continue;
-      std::snprintf(num, sizeof num, "\t%.17g\n", ev.time_ms);
-      fp += k;
-      fp += num;
+      if (k.rfind("submission_", 0) != 0) append_fingerprint(&fp, k, ev.time_ms);
     }
     rf->fingerprint = base::sha256_hex(fp);
     int eval_key = log.find_key("eval_accuracy");

@@ -454,10 +454,22 @@ void ConvergenceReader::add(std::string_view j) {
       std::string_view after(u + 1, static_cast<size_t>(e - u - 1));
       auto ends = [&](std::string_view x) { return before.size() >= x.size() && before.substr(before.size() - x.size()) == x; };
       auto starts = [&](std::string_view x) { return after.substr(0, x.size()) == x; };
-      if (ends("global") && starts("batch_size")) bs_line = true;
-      else if (ends("submission") && starts("benchmark")) bench_line = true;
-      else if (ends("eval") && (starts("accuracy") || starts("error"))) eval_line = true;
-      else if (ends("run") && starts("stop")) stop_line = true;
+      // Most underscores of a line ("time_ms", "event_type") are told apart
+      // by the letter after them, without comparing.
+      switch (after.empty() ? '\0' : after[0]) {
+        case 'b':
+          if (ends("global") && starts("batch_size")) bs_line = true;
+          else if (ends("submission") && starts("benchmark")) bench_line = true;
+          break;
+        case 'a':
+        case 'e':
+          if (ends("eval") && (starts("accuracy") || starts("error"))) eval_line = true;
+          break;
+        case 's':
+          if (ends("run") && starts("stop")) stop_line = true;
+          break;
+        default: break;
+      }
       p = u + 1;
     }
     if (!bs_line && !bench_line && !eval_line && !stop_line) return;

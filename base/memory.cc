@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -33,6 +34,10 @@ void tune_allocator() {
   // large block.
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  // Under a limit on address space (ulimit -v) the heap grows as glibc
+  // would grow it: reserving 64 MiB at a time could fail where the work fits.
+  struct rlimit as {};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) return;
   mallopt(M_TOP_PAD, 64 << 20);
   // Grow the heap once now (a block larger than what is left at its top makes
   // glibc extend it by the block and the pad) and advise the new space.

@@ -13,7 +13,8 @@ namespace referee::base {
 // is asked to back that space with 2 MiB pages where it can (transparent huge
 // pages in "madvise" mode): one fault where there would be 512. Pages are
 // still taken only when first touched. Without transparent huge pages, or on
-// a kernel that refuses the advice, only the first part holds.
+// a kernel that refuses the advice, only the first part holds; under a limit
+// on address space (ulimit -v) the heap grows as glibc grows it.
 void tune_allocator();
 
 // Memory for a buffer of `size` bytes that is written soon after: mapped

@@ -1,10 +1,35 @@
 // serve: the review service over HTTP(S), the store's questions and the
 // report pages (docs/review.md "Serving the review", docs/reports.md). The
 // command only reads its flags; the server is server/.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "base/subprocess.h"
 #include "cli/commands.h"
 #include "server/server.h"
 
 namespace referee::cli {
+
+std::string server_program(std::string* error) {
+  std::string self = base::self_binary();
+  if (self.empty()) {
+    *error = "cannot tell where this program is (/proc/self/exe cannot be read), so not where referee-server is";
+    return "";
+  }
+#ifdef REFEREE_WITH_SERVER
+  return self;
+#else
+  std::string server = (std::filesystem::path(self).parent_path() / "referee-server").string();
+  if (::access(server.c_str(), X_OK) != 0) {
+    *error = "no server program at " + server + " (referee-server is built and installed beside referee: "
+             "cmake --build builds both, cmake --install installs both; copy the two together)";
+    return "";
+  }
+  return server;
+#endif
+}
 
 Command serve_command() {
   return {"serve", "Serve the store and the peer review over HTTP(S): a JSON API and the report pages (/reports/)", [](CLI::App& sub) -> std::function<int()> {

@@ -60,6 +60,11 @@ Command resubmission_command();  // cmd_review.cc
 Command webhook_command();       // cmd_webhook.cc
 Command audit_command();
 Command serve_command();         // cmd_serve.cc
+
+// The program that serves (`referee serve`): this one where it has the server
+// (referee-server), otherwise the referee-server in this program's folder.
+// "" with *error saying why when there is none to run (cmd_serve.cc).
+std::string server_program(std::string* error);
 Command user_command();       // cmd_user.cc
 Command objection_command();  // cmd_objection.cc
 Command report_command();     // cmd_report.cc

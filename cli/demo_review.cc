@@ -74,7 +74,15 @@ class ServerProcess {
     posix_spawn_file_actions_addclose(&fa, fds[0]);
     int devnull = ::open("/dev/null", O_WRONLY);
     if (devnull >= 0) posix_spawn_file_actions_adddup2(&fa, devnull, 2);
-    std::string exe = fs::read_symlink("/proc/self/exe").string();
+    std::string exe = server_program(error);
+    if (exe.empty()) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      if (devnull >= 0) ::close(devnull);
+      posix_spawn_file_actions_destroy(&fa);
+      *error = "cannot start referee serve: " + *error;
+      return false;
+    }
     std::vector<std::string> args = {exe, "serve", "--db", db, "--listen", "127.0.0.1:0", "--exit-with-parent",
                                      std::to_string(::getpid())};
     std::vector<char*> argv;
@@ -201,6 +209,11 @@ int run_review_demo(const ReviewDemoOptions& o) {
     std::cerr << "referee demo --review: the published round-3.1 results are not in " << ref
               << " (it needs mlperf/training_results_v3.1/{NVIDIA,Azure,Azure+NVIDIA} and mlperf/logging)\n"
               << "  hint: pass --reference DIR or set REFEREE_REFERENCE_DATA to the folder that holds them\n";
+    return kCannotCheck;
+  }
+  // The server is needed at step 3: said before anything is written.
+  if (std::string why; server_program(&why).empty()) {
+    std::cerr << "referee demo --review: cannot start referee serve: " << why << "\n";
     return kCannotCheck;
   }
   // NVIDIA's RetinaNet results as submitted: the committee's scaling.json left out.

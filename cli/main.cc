@@ -1,11 +1,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -23,21 +25,36 @@ namespace {
 // has the HTTP server (CMakeLists.txt says why it is apart). Returns only when
 // it cannot be started.
 int run_server_program(char** argv) {
+  // Set for the program started: a "referee-server" that is a copy of this
+  // program would otherwise start itself again, for ever.
+  constexpr const char* kMark = "REFEREE_SERVE_STARTED_BY";
+  if (const char* by = std::getenv(kMark); by && *by) {
+    std::cerr << "referee serve: " << referee::base::self_binary() << " was started as the server program by " << by
+              << ", but it is not one (it has no server: a copy of referee, not of referee-server). "
+                 "Install or copy referee-server itself beside referee.\n";
+    return referee::cli::kCannotCheck;
+  }
+  std::string error;
+  std::string server = referee::cli::server_program(&error);
+  if (server.empty()) {
+    std::cerr << "referee serve: " << error << "\n";
+    return referee::cli::kCannotCheck;
+  }
   std::string self = referee::base::self_binary();
-  std::string dir = self.empty() ? std::string() : std::filesystem::path(self).parent_path().string();
-  std::string server = (dir.empty() ? std::string(".") : dir) + "/referee-server";
+  ::setenv(kMark, self.c_str(), 1);
   ::execv(server.c_str(), argv);  // argv[0] kept: usage lines name the command as it was typed
   int err = errno;
   std::cerr << "referee serve: cannot start the server program " << server << ": " << std::strerror(err)
-            << ". `referee serve` runs referee-server, which is built and installed beside referee "
-               "(cmake --build build builds both); install or copy the two together.\n";
+            << ". referee-server is built and installed beside referee; copy the two together.\n";
   return referee::cli::kCannotCheck;
 }
 
 }  // namespace
 #endif
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
 #ifndef REFEREE_WITH_SERVER
   if (argc > 1 && std::string_view(argv[1]) == "serve") return run_server_program(argv);
 #endif
@@ -109,6 +126,21 @@ int main(int argc, char** argv) {
   } catch (...) {
     std::cerr << "referee: could not finish '" << (argc > 1 ? argv[1] : "")
               << "': an unexpected error of unknown type (exit code 2)\n";
+  }
+  return referee::cli::kCannotCheck;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Out of memory while the commands are set up (an address-space limit, say)
+  // ends with a message and exit code 2 like any other failure, not an abort.
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "referee: out of memory (exit code 2)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "referee: " << e.what() << " (an unexpected error; exit code 2)\n";
   }
   return referee::cli::kCannotCheck;
 }

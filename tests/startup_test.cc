@@ -85,7 +85,18 @@ TEST_SUITE("fetch") {
     int st = pclose(p);
     CHECK((WIFEXITED(st) ? WEXITSTATUS(st) : -1) == 2);
     CHECK_MESSAGE(contains(out, "referee-server"), out);
-    CHECK_MESSAGE(contains(out, "install or copy the two together"), out);
+    CHECK_MESSAGE(contains(out, "copy the two together"), out);
+    // A "referee-server" that is a copy of referee is refused, not started again and again.
+    std::filesystem::copy_file(REFEREE_BINARY, dir.path / "referee-server");
+    cmd = "timeout 20 " + (dir.path / "referee").string() + " serve --listen 127.0.0.1:0 2>&1";
+    p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    out.clear();
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    st = pclose(p);
+    CHECK((WIFEXITED(st) ? WEXITSTATUS(st) : -1) == 2);
+    CHECK_MESSAGE(contains(out, "it has no server"), out);
+    std::filesystem::remove(dir.path / "referee-server");
     // Every other command works without it.
     std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
     cmd = (dir.path / "referee").string() + " check-package " + example + " --ruleset mini-1.0.0 >/dev/null 2>&1";

@@ -70,7 +70,9 @@ if ! PYTHONPATH="$SHARED/mlperf/logging" "$PY" -c 'import numpy, scipy, pandas, 
   have_consortium=0
 fi
 
-now() { date +%s.%N; }
+# Wall clock without starting a process (bash 5's EPOCHREALTIME; date where it is missing):
+# a `date` costs a process start, which on some machines is several milliseconds.
+if [[ -n "${EPOCHREALTIME:-}" ]]; then now() { echo "${EPOCHREALTIME/,/.}"; }; else now() { date +%s.%N; }; fi
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 # Sets cpu_now: CPU seconds (user + system) used so far by this shell's
 # finished children (`times` runs in this shell, not in a subshell).
@@ -182,6 +184,27 @@ mean_time() {
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 20 * 1000 }'
 }
 startup_version=$(mean_time "$BIN" --version)
+startup_true=$(mean_time /bin/true)
+# What a page fault costs here: dd reading 64 MiB into a fresh buffer (16,384
+# faults of 4 KiB, each with the zeroing of its page) against 4 KiB, best of 5.
+fault_cost=""
+if [[ -x /usr/bin/time ]]; then
+  fault_run() {
+    local t0 t1 f d b="" bf=""
+    for ((i = 0; i < 5; i++)); do
+      t0=$(now)
+      f=$(/usr/bin/time -f %R dd if=/dev/zero of=/dev/null bs="$1" count=1 2>&1 >/dev/null | tail -1)
+      t1=$(now)
+      d=$(elapsed "$t0" "$t1")
+      if [[ -z "$b" ]] || awk -v d="$d" -v b="$b" 'BEGIN { exit !(d < b) }'; then b=$d bf=$f; fi
+    done
+    echo "$b $bf"
+  }
+  read -r small_s small_f < <(fault_run 4K)
+  read -r big_s big_f < <(fault_run 64M)
+  fault_cost=$(awk -v a="$small_s" -v b="$big_s" -v fa="$small_f" -v fb="$big_f" \
+    'BEGIN { n = fb - fa; if (n > 0) printf "%.2f us per fault (%d faults in %.1f ms)", (b - a) / n * 1e6, n, (b - a) * 1000; else print "-" }')
+fi
 startup_rules=$(mean_time "$BIN" check /dev/null --ruleset training-3.1.0 --rules "$RULES")
 
 # ------------------------------------------------------------ import
@@ -204,6 +227,7 @@ echo "     CPU seconds, consortium / referee -j1; $(nproc) cores, load average $
 printf '%s\n' "${rows[@]}"
 echo
 echo "==== referee per process"
-echo "start-up (referee --version):                          $startup_version ms"
+echo "start-up (referee --version):                          $startup_version ms (/bin/true: $startup_true ms)"
+echo "page faults (64 MiB read into a fresh buffer):          ${fault_cost:-not measured (no /usr/bin/time)}"
 echo "start-up + one round's rules (referee check /dev/null): $startup_rules ms"
 echo "import both rounds into a fresh store:                  ${import_s} s$([[ $ok == 1 ]] || echo " (failed)")"

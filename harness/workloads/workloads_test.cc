@@ -359,6 +359,66 @@ TEST_SUITE("workloads") {
     CHECK_FALSE(rep.pass);
   }
 
+  TEST_CASE("check_package: a rule file enqueued megabytes into a result file reads the lines before it again") {
+    // check_package reads a result file in pieces; the benchmark's rule file,
+    // enqueued by submission_benchmark in a later piece, must still see a
+    // broken line at the top, as the batch checker over the whole text does.
+    referee::testing::TempDir tmp;
+    const std::string org = "MiniOrg", system = "cpu_1x_test";
+    WorkloadConfig cfg;
+    cfg.benchmark = "minilm";
+    cfg.seed = 3;
+    cfg.org = org;
+    cfg.platform = system;
+    std::atomic<bool> cancel{false};
+    Run r = run(cfg, cancel);
+    REQUIRE(r.ok);
+    std::string text = r.text();
+    std::string beta, rest;
+    size_t first_time = text.find("\"time_ms\": ");
+    REQUIRE(first_time != std::string::npos);
+    std::string time = text.substr(first_time + 11, text.find(',', first_time) - first_time - 11);
+    for (size_t at = 0; at < text.size();) {
+      size_t nl = text.find('\n', at);
+      std::string l = text.substr(at, nl == std::string::npos ? std::string::npos : nl + 1 - at);
+      at = nl == std::string::npos ? text.size() : nl + 1;
+      if (l.find("\"key\": \"opt_adam_beta_1\"") != std::string::npos) beta = l;
+      else rest += l;
+    }
+    REQUIRE(!beta.empty());
+    beta = std::regex_replace(beta, std::regex("\"value\": 0\\.9"), "\"value\": 0.5");
+    std::string filler = ":::MLLOG {\"namespace\": \"\", \"time_ms\": " + time +
+                         ", \"event_type\": \"POINT_IN_TIME\", \"key\": \"filler_line\", \"value\": null, "
+                         "\"metadata\": {\"file\": \"x.py\", \"lineno\": 1}}\n";
+    std::string log = beta;
+    while (log.size() < (std::size_t{9} << 20)) log += filler;  // two pieces and more before the benchmark is named
+    log += rest;
+    referee::testing::write_file(tmp.path / org / "results" / system / "minilm" / "result_0.txt", log);
+    std::string sys = referee::testing::read_file(fs::path(REFEREE_SOURCE_DIR) /
+                                                  "submissions/examples/ExampleOrg/systems/cpu_2x_example.json");
+    sys = std::regex_replace(sys, std::regex("ExampleOrg"), org);
+    sys = std::regex_replace(sys, std::regex("cpu_2x_example"), system);
+    referee::testing::write_file(tmp.path / org / "systems" / (system + ".json"), sys);
+
+    rules::RoundFacts facts;
+    std::string error;
+    REQUIRE_MESSAGE(rules::facts_for(mini_rules(), &facts, &error), error);
+    rules::PackageReport rep;
+    REQUIRE_MESSAGE(rules::check_package(mini_rules(), facts, (tmp.path / org).string(), {}, &rep, &error), error);
+    REQUIRE(rep.benchmarks.size() == 1);
+    REQUIRE(rep.benchmarks[0].files.size() == 1);
+    const rules::FileVerdict& streamed = rep.benchmarks[0].files[0].verdict;
+
+    mllog::LogReader reader;
+    mllog::ParsedLog parsed;
+    reader.parse(log, &parsed);
+    rules::FileVerdict batch = rules::check_log(mini_rules(), parsed);
+    CHECK_FALSE(batch.compliant);
+    CHECK_FALSE(streamed.compliant);
+    CHECK(describe(streamed) == describe(batch));
+    CHECK(describe(streamed).find("opt_adam_beta_1") != std::string::npos);
+  }
+
   TEST_CASE("referee workload run and list") {
     std::string out;
     CHECK(referee::testing::run_referee("workload list", &out) == 0);

@@ -17,6 +17,11 @@ namespace referee::base {
 // on address space (ulimit -v) the heap grows as glibc grows it.
 void tune_allocator();
 
+// Called first on a worker thread that allocates much: glibc gives such a
+// thread a heap of its own (an arena, 64 MiB of address space), which is
+// asked for 2 MiB pages as the main heap is. Nothing on the main thread.
+void tune_thread_heap();
+
 // Memory for a buffer of `size` bytes that is written soon after: mapped
 // privately, backed by 2 MiB pages where the kernel allows. Freed with
 // `free_buffer(p, size)`. Returns nullptr when the system has no memory.

@@ -889,6 +889,7 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
   std::atomic<size_t> next{0};
   std::atomic<uint64_t> bytes{0};
   auto worker = [&] {
+    base::tune_thread_heap();
     mllog::LogReader reader;
     uint64_t local = 0;
     while (true) {

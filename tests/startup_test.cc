@@ -20,6 +20,19 @@ namespace {
 
 bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
+// Runs `cmd` through the shell, standard error with standard output into
+// *out; its exit status, -1 when it did not exit.
+int shell(const std::string& cmd, std::string* out) {
+  out->clear();
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+  int st = pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 // A folder with a "libcurl.so.4" (and its GnuTLS flavour, which referee
 // tries next) and a "libarchive.so.13" that are not
 // libraries: with it first on LD_LIBRARY_PATH, loading either fails.
@@ -41,14 +54,8 @@ TEST_SUITE("fetch") {
       MESSAGE("SKIPPED: no ldd");
       return;
     }
-    std::string cmd = std::string("ldd ") + REFEREE_BINARY + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
     std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
+    shell(std::string("ldd ") + REFEREE_BINARY, &out);
     CAPTURE(out);
     CHECK(contains(out, "libc.so"));  // the listing is real
     CHECK(contains(out, "libsimdjson"));
@@ -59,12 +66,7 @@ TEST_SUITE("fetch") {
     CHECK_FALSE(contains(out, "libssl"));
     CHECK_FALSE(contains(out, "brotli"));
     std::string server = (std::filesystem::path(REFEREE_BINARY).parent_path() / "referee-server").string();
-    cmd = "ldd " + server + " 2>&1";
-    p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    out.clear();
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
+    shell("ldd " + server, &out);
     CHECK_MESSAGE(contains(out, "httplib"), out);
   }
 
@@ -75,32 +77,17 @@ TEST_SUITE("fetch") {
     // referee copied alone: serve names the program it needs.
     TempDir dir;
     std::filesystem::copy_file(REFEREE_BINARY, dir.path / "referee");
-    std::string cmd = (dir.path / "referee").string() + " serve --listen 127.0.0.1:0 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    out.clear();
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    int st = pclose(p);
-    CHECK((WIFEXITED(st) ? WEXITSTATUS(st) : -1) == 2);
+    CHECK(shell((dir.path / "referee").string() + " serve --listen 127.0.0.1:0", &out) == 2);
     CHECK_MESSAGE(contains(out, "referee-server"), out);
     CHECK_MESSAGE(contains(out, "copy the two together"), out);
     // A "referee-server" that is a copy of referee is refused, not started again and again.
     std::filesystem::copy_file(REFEREE_BINARY, dir.path / "referee-server");
-    cmd = "timeout 20 " + (dir.path / "referee").string() + " serve --listen 127.0.0.1:0 2>&1";
-    p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    out.clear();
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    st = pclose(p);
-    CHECK((WIFEXITED(st) ? WEXITSTATUS(st) : -1) == 2);
+    CHECK(shell("timeout 20 " + (dir.path / "referee").string() + " serve --listen 127.0.0.1:0", &out) == 2);
     CHECK_MESSAGE(contains(out, "it has no server"), out);
     std::filesystem::remove(dir.path / "referee-server");
     // Every other command works without it.
     std::string example = std::string(REFEREE_SOURCE_DIR) + "/submissions/examples/ExampleOrg";
-    cmd = (dir.path / "referee").string() + " check-package " + example + " --ruleset mini-1.0.0 >/dev/null 2>&1";
-    CHECK(std::system(cmd.c_str()) == 0);
+    CHECK(shell((dir.path / "referee").string() + " check-package " + example + " --ruleset mini-1.0.0", &out) == 0);
   }
 
   TEST_CASE("commands that need neither library run where both are broken; those that do say what to install") {
@@ -110,17 +97,7 @@ TEST_SUITE("fetch") {
     CHECK(run_referee("check-package " + example + " --ruleset mini-1.0.0", &out) == 0);
     std::string with = libs.env() + REFEREE_BINARY;
     // run_referee prefixes the binary; run through the shell with the environment instead.
-    auto run_env = [&](const std::string& args) {
-      std::string cmd = with + " " + args + " 2>&1";
-      FILE* p = popen(cmd.c_str(), "r");
-      REQUIRE(p);
-      out.clear();
-      char buf[4096];
-      size_t n;
-      while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-      int st = pclose(p);
-      return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    };
+    auto run_env = [&](const std::string& args) { return shell(with + " " + args, &out); };
     CHECK(run_env("check-package " + example + " --ruleset mini-1.0.0") == 0);
     CHECK_MESSAGE(contains(out, "verdict: PASS"), out);
 

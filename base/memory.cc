@@ -14,10 +14,17 @@ namespace {
 
 constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
 
+// x rounded up to a multiple of `to` (a power of two).
+std::uintptr_t align_up(std::uintptr_t x, std::uintptr_t to) { return (x + to - 1) & ~(to - 1); }
+
+std::size_t whole_pages(std::size_t size) {
+  return align_up(size, static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE)));
+}
+
 // Asks for huge pages over the whole 2 MiB blocks in [lo, hi).
 void advise_huge(void* lo, void* hi) {
 #ifdef MADV_HUGEPAGE
-  auto a = (reinterpret_cast<std::uintptr_t>(lo) + kHuge - 1) & ~(kHuge - 1);
+  auto a = align_up(reinterpret_cast<std::uintptr_t>(lo), kHuge);
   auto b = reinterpret_cast<std::uintptr_t>(hi) & ~(kHuge - 1);
   if (b > a) madvise(reinterpret_cast<void*>(a), b - a, MADV_HUGEPAGE);  // advice: refusal is harmless
 #else
@@ -56,7 +63,7 @@ void tune_allocator() {
   struct mallinfo2 info = mallinfo2();
   auto brk_now = reinterpret_cast<std::uintptr_t>(sbrk(0));
   auto top = brk_now - info.keepcost;
-  auto boundary = (top + kHuge - 1) & ~(kHuge - 1);
+  auto boundary = align_up(top, kHuge);
   if (info.keepcost > 0 && boundary < brk_now && boundary - top > 4096) filler = std::malloc(boundary - top - 16);
   (void)filler;
 #ifdef MADV_POPULATE_WRITE
@@ -95,9 +102,8 @@ void* map_buffer(std::size_t size) {
   void* p = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   auto lo = reinterpret_cast<std::uintptr_t>(p);
-  auto start = (lo + kHuge - 1) & ~(kHuge - 1);
-  std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  std::size_t len = (size + page - 1) & ~(page - 1);
+  auto start = align_up(lo, kHuge);
+  std::size_t len = whole_pages(size);
   if (start > lo) munmap(p, start - lo);
   if (lo + span > start + len) munmap(reinterpret_cast<void*>(start + len), lo + span - (start + len));
   advise_huge(reinterpret_cast<void*>(start), reinterpret_cast<void*>(start + len));
@@ -105,9 +111,7 @@ void* map_buffer(std::size_t size) {
 }
 
 void free_buffer(void* p, std::size_t size) {
-  if (!p) return;
-  std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  munmap(p, (size + page - 1) & ~(page - 1));
+  if (p) munmap(p, whole_pages(size));
 }
 
 }  // namespace referee::base

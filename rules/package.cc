@@ -312,10 +312,13 @@ ResultFile::EvalPoint eval_point(const mllog::Event& ev) {
   return p;
 }
 
+// Whether a line of this key is part of a run's fingerprint: all but the
+// submission_* lines.
+bool in_fingerprint(std::string_view key) { return key.rfind("submission_", 0) != 0; }
+
 // One line of a run's fingerprint: the key, a tab, the time as "%.17g"
 // prints it (std::to_chars with a precision is specified to print as printf
-// does, without printf's cost), a newline. Lines of submission_* keys are not
-// part of it.
+// does, without printf's cost), a newline.
 void append_fingerprint(std::string* out, std::string_view key, double time_ms) {
   out->append(key);
   out->push_back('\t');
@@ -430,7 +433,7 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
     key_use.resize(c.keys.size());
     for (size_t i = 0; i < c.keys.size(); ++i) {
       const std::string& k = c.keys[i];
-      key_use[i] = static_cast<uint8_t>((k.rfind("submission_", 0) != 0 ? kFingerprint : 0) |
+      key_use[i] = static_cast<uint8_t>((in_fingerprint(k) ? kFingerprint : 0) |
                                         (k == "eval_accuracy" ? kEval : 0) |
                                         (k == "seed" || k == "run_start" || k == "run_stop" || k == "number_of_nodes" ||
                                                  k == "accelerators_per_node"
@@ -575,7 +578,7 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
     fp.reserve(log.events.size() * 24);
     for (const auto& ev : log.events) {
       const std::string& k = log.keys[ev.key_id];
-      if (k.rfind("submission_", 0) != 0) append_fingerprint(&fp, k, ev.time_ms);
+      if (in_fingerprint(k)) append_fingerprint(&fp, k, ev.time_ms);
     }
     rf->fingerprint = base::sha256_hex(fp);
     int eval_key = log.find_key("eval_accuracy");

@@ -761,25 +761,32 @@ class SlurmHandle : public RunHandle {
     cv_.notify_all();
   }
 
-  // The run's step, when it has started and Slurm lists it: sent scancel.
-  // True when it was found (or is no longer needed).
+  // The run's steps, when it has started and Slurm lists them: each sent
+  // scancel once. A run has up to two steps of its name (the cache-clear
+  // hook's, then its own), and a step that has just ended may still be
+  // listed, so every listed step of the name is sent scancel, and the monitor
+  // looks again until the run has ended. True when one was found.
   bool scancel_step() {
     if (!exists(files_.started) || read_exit_file() >= 0) return false;
     auto r = slurm::run_command({"squeue", "--noheader", "--steps", "--jobs=" + job_id_, "--format=%i|%j"},
                                 opts_.slurm_conf, opts_.command_timeout);
     std::istringstream in(r.out);
     std::string line;
+    bool found = false;
     while (std::getline(in, line)) {
       size_t bar = line.find('|');
       if (bar == std::string::npos) continue;
       std::string step = trim(line.substr(0, bar)), name = trim(line.substr(bar + 1));
       if (name != group_->step_name) continue;
+      found = true;
+      {
+        std::lock_guard lock(mu_);
+        if (!steps_cancelled_.insert(step).second) continue;
+        step_cancelled_ = step;
+      }
       slurm::run_command({"scancel", step}, opts_.slurm_conf, opts_.command_timeout);
-      std::lock_guard lock(mu_);
-      step_cancelled_ = step;
-      return true;
     }
-    return false;
+    return found;
   }
 
   // Whether the job has ended though the monitor may not have seen it yet:
@@ -1018,7 +1025,7 @@ class SlurmHandle : public RunHandle {
           bool cancelling;
           {
             std::lock_guard lock(mu_);
-            cancelling = cancel_requested_ && step_cancelled_.empty() && !killed_job_;
+            cancelling = cancel_requested_ && !killed_job_;
           }
           if (read_exit_file() >= 0 || (info.kind == JobInfo::Known && slurm::is_terminal(info.state)) ||
               gone_count >= 3) {
@@ -1077,12 +1084,14 @@ class SlurmHandle : public RunHandle {
               scancel();
             } else {
               // One run of several: its step only (the job goes on with the next run).
+              // Its steps are sent scancel as Slurm lists them, until the run has ended.
               touch(files_.cancel);
-              if (!scancel_step()) {
+              {
                 std::lock_guard lock(mu_);
-                cancel_requested_ = true;  // the step is sent scancel once Slurm lists it
+                cancel_requested_ = true;
                 cancel_reason_ = "time limit of " + std::to_string(timeout_.count()) + " s exceeded";
               }
+              scancel_step();
             }
             next_query = Clock::now();
           }
@@ -1116,7 +1125,8 @@ class SlurmHandle : public RunHandle {
   std::string cancel_reason_;
   // A run of a job of several only:
   const std::optional<InGroup> group_;
-  std::string step_cancelled_;  // the step sent scancel ("123.2"), "" until then
+  std::string step_cancelled_;  // the last step sent scancel ("123.2"), "" until then
+  std::set<std::string> steps_cancelled_;  // every step sent scancel
   bool killed_job_ = false;     // kill_now: the whole job was sent scancel
   std::thread thread_;
 };

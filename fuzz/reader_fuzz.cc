@@ -123,13 +123,13 @@ void check_json(std::string_view text) {
   std::string err;
   bool ok = referee::mllog::parse_json_permissive(text, &j, &err);
   if (!ok) CHECK(!err.empty());
-  // The interpreter's view of the same text (simdjson first, then the permissive parser).
+  // The interpreter's view of the same text (the same reading, to Values).
   bool vok = false;
   std::string verr;
   referee::rules::Value v = referee::rules::value_from_json(text, &vok, &verr);
   if (ok) CHECK(vok);
   if (vok) (void)referee::rules::py_repr(v);
-  // Differential: what strict JSON (simdjson) accepts, Python's json.loads accepts too.
+  // Differential: what a strict parser (simdjson) accepts, the Python-compatible reading accepts too.
   static simdjson::dom::parser parser;
   std::string padded(text);
   padded.append(simdjson::SIMDJSON_PADDING, '\0');

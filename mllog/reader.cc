@@ -11,7 +11,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <simdjson.h>
 #include <unordered_map>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -19,6 +18,7 @@
 
 #include "base/text.h"
 #include "mllog/json.h"
+#include "mllog/json_cursor.h"
 
 namespace referee::mllog {
 
@@ -176,15 +176,11 @@ int ParsedLog::find_key(std::string_view key) const {
 // --------------------------------------------------------------- LogReader
 
 struct LogReader::Impl {
-  simdjson::dom::parser parser;
-  std::string scratch;  // padded copy of one line for simdjson
   base::StringMap<uint32_t> key_ids;  // this parse's keys
   uint32_t last_key = UINT32_MAX;
 };
 
-LogReader::LogReader() : impl_(std::make_unique<Impl>()) {
-  impl_->scratch.reserve(1 << 16);
-}
+LogReader::LogReader() : impl_(std::make_unique<Impl>()) {}
 LogReader::~LogReader() = default;
 
 // Interns a key: the same key often repeats line after line, so that is tried first.
@@ -300,7 +296,50 @@ bool time_from_json(const Json& j, double* out) {
 
 }  // namespace
 
-// The slow path: Python-compatible parse of a line simdjson rejected.
+// Whether `s` is the literal `w` (compared with a length known when compiled).
+template <size_t N>
+static bool is(std::string_view s, const char (&w)[N]) {
+  return s.size() == N - 1 && std::memcmp(s.data(), w, N - 1) == 0;
+}
+
+// The fast path's reading of one payload: true when it is a JSON object
+// with a plain string "key", a number "time_ms", "value" and "metadata"
+// (the last of repeated names counting), and nothing else is wrong.
+bool LogReader::scan_payload(std::string_view json, Event* ev, ParsedLog* out) {
+  JsonCursor c(json);
+  c.ws();
+  if (c.at_end() || json[c.offset()] != '{') return false;
+  std::string_view key;
+  bool have_key = false, have_time = false, have_value = false, have_meta = false;
+  double t = 0;
+  bool more;
+  c.open('}', &more);
+  while (more) {
+    std::string_view name;
+    bool esc = false;
+    if (!c.name(&name, &esc) || esc) return false;
+    if (is(name, "key")) {
+      if (c.next(1) != JsonCursor::Tok::String || !c.string(&key, &esc) || esc) return false;
+      have_key = true;
+    } else if (is(name, "time_ms")) {
+      JsonCursor::Number n;
+      if (c.next(1) != JsonCursor::Tok::Number || !c.number(&n)) return false;
+      t = n.is_int ? static_cast<double>(n.i) : n.f;
+      have_time = true;
+    } else {
+      if (is(name, "value")) have_value = true;
+      else if (is(name, "metadata")) have_meta = true;
+      if (!c.skip(1)) return false;
+    }
+    if (!c.after_item('}', &more)) return false;
+  }
+  if (!c.finish() || !have_key || !have_time || !have_value || !have_meta) return false;
+  ev->time_ms = t;
+  ev->key_id = intern(out, key);
+  return true;
+}
+
+// The slow path: Python-compatible parse of a line the fast path left.
 bool LogReader::parse_slow(std::string_view json, ParsedLog* out, Event* ev, std::string* error) {
   Json j;
   if (!parse_json_permissive(json, &j, error)) return false;
@@ -372,78 +411,11 @@ void LogReader::parse(std::string_view text, ParsedLog* out) {
     ev.file_line = file_line;
     ev.json = json;
 
-    // Fast path: simdjson on a padded copy of the line.
-    bool ok = false;
-    bool fast_failed = false;
-    {
-      // simdjson reads up to SIMDJSON_PADDING bytes past the text; inside the
-      // file those bytes are there already, so only lines near the end are copied.
-      const char* src = json.data();
-      if (static_cast<size_t>(end - (json.data() + json.size())) < simdjson::SIMDJSON_PADDING) {
-        std::string& s = impl_->scratch;
-        s.assign(json.data(), json.size());
-        s.append(simdjson::SIMDJSON_PADDING, '\0');
-        src = s.data();
-      }
-      simdjson::dom::element doc;
-      auto err = impl_->parser.parse(src, json.size(), false).get(doc);
-      if (err) {
-        fast_failed = true;
-      } else {
-        simdjson::dom::object obj;
-        if (doc.get_object().get(obj)) {
-          error = "the MLLOG payload is not a JSON object";
-        } else {
-          std::string_view key;
-          bool have_key = false, key_is_str = false, have_time = false, have_value = false,
-               have_meta = false;
-          simdjson::dom::element time_el;
-          // Iterate all fields: a repeated name keeps its last value, as in Python.
-          for (auto field : obj) {
-            std::string_view name = field.key;
-            if (name == "key") {
-              have_key = true;
-              key_is_str = field.value.get_string().get(key) == simdjson::SUCCESS;
-            } else if (name == "time_ms") {
-              have_time = true;
-              time_el = field.value;
-            } else if (name == "value") {
-              have_value = true;
-            } else if (name == "metadata") {
-              have_meta = true;
-            }
-          }
-          if (!have_key || !key_is_str) {
-            error = "missing or non-string \"key\"";
-          } else if (!have_time) {
-            error = "missing \"time_ms\"";
-          } else if (!have_value) {
-            error = "missing \"value\"";
-          } else if (!have_meta) {
-            error = "missing \"metadata\"";
-          } else {
-            double t = 0;
-            bool t_ok = true;
-            switch (time_el.type()) {
-              case simdjson::dom::element_type::DOUBLE: t = time_el.get_double().value_unsafe(); break;
-              case simdjson::dom::element_type::INT64: t = static_cast<double>(time_el.get_int64().value_unsafe()); break;
-              case simdjson::dom::element_type::UINT64: t = static_cast<double>(time_el.get_uint64().value_unsafe()); break;
-              case simdjson::dom::element_type::BOOL: t = time_el.get_bool().value_unsafe() ? 1.0 : 0.0; break;
-              case simdjson::dom::element_type::STRING: t_ok = py_float_from_string(time_el.get_string().value_unsafe(), &t); break;
-              default: t_ok = false;
-            }
-            if (!t_ok) {
-              error = "\"time_ms\" is not a number";
-            } else {
-              ev.time_ms = t;
-              ev.key_id = intern(out, key);
-              ok = true;
-            }
-          }
-        }
-      }
-    }
-    if (fast_failed) ok = parse_slow(json, out, &ev, &error);
+    // Fast path: one pass over the line for "key" and "time_ms", the other
+    // members checked and passed over. Anything else (a name or key with
+    // escapes, a time that is not a number, a member missing, bad JSON) is
+    // read again by the slow path, which says what is wrong.
+    bool ok = scan_payload(json, &ev, out) || parse_slow(json, out, &ev, &error);
     if (ok) {
       out->events.push_back(ev);
     } else {

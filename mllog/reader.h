@@ -87,6 +87,7 @@ class LogReader {
 
  private:
   uint32_t intern(ParsedLog* out, std::string_view key);
+  bool scan_payload(std::string_view json, Event* ev, ParsedLog* out);
   bool parse_slow(std::string_view json, ParsedLog* out, Event* ev, std::string* error);
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -1,43 +1,18 @@
-// JSON text to Values, with Python's json.loads semantics: simdjson first,
-// the permissive reader (NaN, Infinity, odd bytes) when simdjson refuses.
+// JSON text to Values, with Python's json.loads semantics (NaN, Infinity,
+// bytes that are not UTF-8), read with mllog's JsonCursor.
+#include <limits>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include <simdjson.h>
-
 #include "base/text.h"
-#include "mllog/json.h"
+#include "mllog/json_cursor.h"
 #include "rules/interp.h"
 
 namespace referee::rules {
 
 namespace {
-
-Value from_json_tree(const mllog::Json& j) {
-  using K = mllog::Json::Kind;
-  switch (j.kind) {
-    case K::Null: return Value();
-    case K::Bool: return Value::boolean(j.b);
-    case K::Int: return Value::integer(j.i);
-    case K::Float: return Value::number(j.f);
-    case K::String: return Value::str(j.s);
-    case K::Array: {
-      std::vector<Value> items;
-      items.reserve(j.items.size());
-      for (const auto& x : j.items) items.push_back(from_json_tree(x));
-      return Value::list(std::move(items));
-    }
-    case K::Object: {
-      Value d = Value::dict();
-      for (const auto& [k, v] : j.fields) d.d().set(Value::str(k), from_json_tree(v));
-      return d;
-    }
-  }
-  return Value();
-}
 
 // Object names repeat on every line ("file", "lineno", "epoch_num"): share one
 // string per name and thread instead of allocating it again.
@@ -53,98 +28,124 @@ Value object_key(std::string_view name) {
   return v;
 }
 
-Value from_simdjson(simdjson::dom::element e) {
-  using T = simdjson::dom::element_type;
-  switch (e.type()) {
-    case T::NULL_VALUE: return Value();
-    case T::BOOL: return Value::boolean(e.get_bool().value_unsafe());
-    case T::INT64: return Value::integer(e.get_int64().value_unsafe());
-    case T::UINT64: {
-      uint64_t u = e.get_uint64().value_unsafe();
-      return Value::number(static_cast<double>(u));
-    }
-    case T::DOUBLE: return Value::number(e.get_double().value_unsafe());
-    case T::STRING: return Value::str(std::string(e.get_string().value_unsafe()));
-    case T::ARRAY: {
-      std::vector<Value> items;
-      simdjson::dom::array arr;
-      if (e.get_array().get(arr)) return Value();
-      for (auto x : arr) items.push_back(from_simdjson(x));
-      return Value::list(std::move(items));
-    }
-    case T::OBJECT: {
-      Value d = Value::dict();
-      simdjson::dom::object obj;
-      if (e.get_object().get(obj)) return d;
-      auto& entries = d.d().entries;
-      entries.reserve(obj.size());
-      for (auto field : obj) {
-        Value k = object_key(field.key);
-        Value v = from_simdjson(field.value);
-        // A repeated name keeps the last value, as Python's json does.
-        if (Value* old = d.d().find_str(field.key)) *old = std::move(v);
-        else entries.emplace_back(std::move(k), std::move(v));
-      }
-      return d;
-    }
-  }
-  return Value();
+Value json_string_value(std::string_view raw, bool escaped) {
+  if (!escaped) return Value::str(std::string(raw));
+  std::string s;
+  mllog::decode_json_string(raw, &s);
+  return Value::str(std::move(s));
 }
 
-// Parses `json` with simdjson, which wants padding after the text (copied
-// into `scratch`); false where simdjson refuses it.
-bool parse_padded(simdjson::dom::parser& parser, std::string& scratch, std::string_view json, simdjson::dom::element* doc) {
-  scratch.assign(json.data(), json.size());
-  scratch.append(simdjson::SIMDJSON_PADDING, '\0');
-  return !parser.parse(scratch.data(), json.size(), false).get(*doc);
+// One value at the cursor, as Python's json.loads gives it.
+bool value_at(mllog::JsonCursor& c, Value* out, int depth) {
+  using Tok = mllog::JsonCursor::Tok;
+  switch (c.next(depth)) {
+    case Tok::Bad: return false;
+    case Tok::Null: *out = Value(); return true;
+    case Tok::True: *out = Value::boolean(true); return true;
+    case Tok::False: *out = Value::boolean(false); return true;
+    case Tok::NaN: *out = Value::number(std::numeric_limits<double>::quiet_NaN()); return true;
+    case Tok::Infinity: *out = Value::number(std::numeric_limits<double>::infinity()); return true;
+    case Tok::NegInfinity: *out = Value::number(-std::numeric_limits<double>::infinity()); return true;
+    case Tok::Number: {
+      mllog::JsonCursor::Number n;
+      if (!c.number(&n)) return false;
+      *out = n.is_int ? Value::integer(n.i) : Value::number(n.f);
+      return true;
+    }
+    case Tok::String: {
+      std::string_view raw;
+      bool esc = false;
+      if (!c.string(&raw, &esc)) return false;
+      *out = json_string_value(raw, esc);
+      return true;
+    }
+    case Tok::Array: {
+      std::vector<Value> items;
+      bool more;
+      c.open(']', &more);
+      while (more) {
+        items.emplace_back();
+        if (!value_at(c, &items.back(), depth + 1) || !c.after_item(']', &more)) return false;
+      }
+      *out = Value::list(std::move(items));
+      return true;
+    }
+    case Tok::Object: {
+      Value d = Value::dict();
+      auto& dict = d.d();
+      bool more;
+      c.open('}', &more);
+      while (more) {
+        std::string_view raw;
+        bool esc = false;
+        if (!c.name(&raw, &esc)) return false;
+        std::string decoded;
+        if (esc) mllog::decode_json_string(raw, &decoded);
+        std::string_view name = esc ? std::string_view(decoded) : raw;
+        Value v;
+        if (!value_at(c, &v, depth + 1)) return false;
+        // A repeated name keeps its place and takes the last value, as Python's dict does.
+        if (Value* old = dict.find_str(name)) *old = std::move(v);
+        else dict.entries.emplace_back(object_key(name), std::move(v));
+        if (!c.after_item('}', &more)) return false;
+      }
+      *out = std::move(d);
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
 
 Value line_value_from_json(std::string_view json) {
-  thread_local simdjson::dom::parser parser;
-  thread_local std::string scratch;
   thread_local Value k_value = Value::str("value");
   thread_local Value k_metadata = Value::str("metadata");
   Value out = Value::dict();
-  simdjson::dom::element doc;
-  simdjson::dom::object obj;
-  if (parse_padded(parser, scratch, json, &doc) && !doc.get_object().get(obj)) {
-    Value value, meta;
-    for (auto field : obj) {  // the last of repeated names wins
-      if (field.key == "value") value = from_simdjson(field.value);
-      else if (field.key == "metadata") meta = from_simdjson(field.value);
+  Value value, meta;
+  // Only "value" and "metadata" are built; the rest of the line is checked
+  // and passed over. A line that is not a JSON object gives None for both.
+  mllog::JsonCursor c(json);
+  c.ws();
+  bool ok = c.next(0) == mllog::JsonCursor::Tok::Object;
+  if (ok) {
+    bool more;
+    c.open('}', &more);
+    while (ok && more) {
+      std::string_view raw;
+      bool esc = false;
+      if (!c.name(&raw, &esc)) {
+        ok = false;
+        break;
+      }
+      std::string decoded;
+      if (esc) mllog::decode_json_string(raw, &decoded);
+      std::string_view name = esc ? std::string_view(decoded) : raw;
+      if (name == "value") ok = value_at(c, &value, 1);  // the last of repeated names wins
+      else if (name == "metadata") ok = value_at(c, &meta, 1);
+      else ok = c.skip(1);
+      ok = ok && c.after_item('}', &more);
     }
-    out.d().entries.reserve(2);
-    out.d().entries.emplace_back(k_value, std::move(value));
-    out.d().entries.emplace_back(k_metadata, std::move(meta));
-    return out;
+    ok = ok && c.finish();
   }
-  bool ok = false;
-  std::string err;
-  Value whole = value_from_json(json, &ok, &err);
-  Value* val = ok && whole.kind == VKind::Dict ? whole.d().find_str("value") : nullptr;
-  Value* meta = ok && whole.kind == VKind::Dict ? whole.d().find_str("metadata") : nullptr;
-  out.d().entries.emplace_back(k_value, val ? *val : Value());
-  out.d().entries.emplace_back(k_metadata, meta ? *meta : Value());
+  if (!ok) value = meta = Value();
+  out.d().entries.reserve(2);
+  out.d().entries.emplace_back(k_value, std::move(value));
+  out.d().entries.emplace_back(k_metadata, std::move(meta));
   return out;
 }
 
 Value value_from_json(std::string_view json, bool* ok, std::string* error) {
-  thread_local simdjson::dom::parser parser;
-  thread_local std::string scratch;
-  simdjson::dom::element doc;
-  if (parse_padded(parser, scratch, json, &doc)) {
-    *ok = true;
-    return from_simdjson(doc);
-  }
-  mllog::Json tree;
-  if (!mllog::parse_json_permissive(json, &tree, error)) {
+  mllog::JsonCursor c(json);
+  c.ws();
+  Value v;
+  if (!value_at(c, &v, 0) || !c.finish()) {
+    *error = c.error().empty() ? "invalid JSON" : c.error();
     *ok = false;
     return Value();
   }
   *ok = true;
-  return from_json_tree(tree);
+  return v;
 }
 
 }  // namespace referee::rules

@@ -99,15 +99,12 @@ bool tree_at(JsonCursor& c, Json* out, int depth) {
       bool more;
       c.open('}', &more);
       while (more) {
-        std::string_view raw;
-        bool esc = false;
-        if (!c.name(&raw, &esc)) return false;
-        std::string name;
-        if (esc) decode_json_string(raw, &name);
-        else name.assign(raw);
+        std::string_view name;
+        std::string scratch;
+        if (!c.member(&name, &scratch)) return false;
         Json v;
         if (!tree_at(c, &v, depth + 1)) return false;
-        out->fields.emplace_back(std::move(name), std::move(v));
+        out->fields.emplace_back(std::string(name), std::move(v));
         if (!c.after_item('}', &more)) return false;
       }
       return true;

@@ -1,5 +1,5 @@
-// A small JSON tree with Python's json.loads semantics, for the lines that
-// simdjson rejects (NaN, Infinity, bytes that are not UTF-8, huge integers).
+// A small JSON tree with Python's json.loads semantics (NaN, Infinity, bytes
+// that are not UTF-8), read with json_cursor.h.
 #pragma once
 
 #include <cstdint>

@@ -27,9 +27,15 @@
 
 namespace referee::mllog {
 
+// The text of a string JsonCursor::string() checked, escapes decoded as
+// Python does (a \u escape as UTF-8, a surrogate pair as one code point, a
+// lone surrogate as itself); appended to *out.
+void decode_json_string(std::string_view raw, std::string* out);
+
 class JsonCursor {
  public:
-  static constexpr int kMaxDepth = 512;
+  // Python's json reads about as deep as its recursion limit (1000) lets it.
+  static constexpr int kMaxDepth = 1000;
 
   enum class Tok { Object, Array, String, Number, True, False, Null, NaN, Infinity, NegInfinity, Bad };
 
@@ -182,6 +188,19 @@ class JsonCursor {
     return true;
   }
 
+  // A member's name, decoded (into *scratch when it has escapes), and the
+  // ':' after it.
+  bool member(std::string_view* out, std::string* scratch) {
+    bool esc = false;
+    if (!name(out, &esc)) return false;
+    if (esc) {
+      scratch->clear();
+      decode_json_string(*out, scratch);
+      *out = *scratch;
+    }
+    return true;
+  }
+
   // Reads past one value, checking it; `depth` as for next().
   bool skip(int depth) {
     switch (next(depth)) {
@@ -227,19 +246,18 @@ class JsonCursor {
   }
 
   // Sets the error (the first one stays); false. Kept out of the paths that read.
-  [[gnu::cold]] [[gnu::noinline]] bool fail(const char* what) {
+  [[gnu::cold]] [[gnu::noinline]] bool fail(std::string_view what) {
     if (err_.empty()) err_ = std::string(what) + " at column " + std::to_string(offset() + 1);
     return false;
   }
 
  private:
-  [[gnu::cold]] [[gnu::noinline]] Tok bad(const char* what) {
+  [[gnu::cold]] [[gnu::noinline]] Tok bad(std::string_view what) {
     fail(what);
     return Tok::Bad;
   }
   [[gnu::cold]] [[gnu::noinline]] Tok bad_char(char c) {
-    const char what[] = {'u', 'n', 'e', 'x', 'p', 'e', 'c', 't', 'e', 'd', ' ', 'c', 'h', 'a', 'r', 'a', 'c', 't', 'e', 'r', ' ', '\'', c, '\'', '\0'};
-    return bad(what);
+    return bad(std::string("unexpected character '") + c + "'");
   }
   bool lit(std::string_view w) {
     if (static_cast<size_t>(e_ - p_) >= w.size() && std::memcmp(p_, w.data(), w.size()) == 0) {
@@ -315,10 +333,5 @@ class JsonCursor {
   const char* e_;
   std::string err_;
 };
-
-// The text of a string JsonCursor::string() checked, escapes decoded as
-// Python does (a \u escape as UTF-8, a surrogate pair as one code point, a
-// lone surrogate as itself); appended to *out.
-void decode_json_string(std::string_view raw, std::string* out);
 
 }  // namespace referee::mllog

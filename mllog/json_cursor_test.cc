@@ -319,11 +319,15 @@ TEST_CASE("JSON: errors name what is wrong and the column") {
     CHECK_FALSE(referee::mllog::parse_json_permissive(r.text, &j, &err));
     CHECK_MESSAGE(err == r.error, r.text);
   }
-  std::string deep(600, '[');
+  // As deep as Python reads (its recursion limit is 1000), and no deeper.
   Json j;
   std::string err;
-  CHECK_FALSE(referee::mllog::parse_json_permissive(deep + std::string(600, ']'), &j, &err));
+  CHECK(referee::mllog::parse_json_permissive(std::string(900, '[') + std::string(900, ']'), &j, &err));
+  CHECK_FALSE(referee::mllog::parse_json_permissive(std::string(1100, '[') + std::string(1100, ']'), &j, &err));
   CHECK(err.find("nesting too deep") == 0);
+  // A NUL byte where a value should be is named whole.
+  CHECK_FALSE(referee::mllog::parse_json_permissive(std::string("[\0]", 3), &j, &err));
+  CHECK(err == std::string("unexpected character '\0' at column 2", 36));
 }
 
 TEST_CASE("JSON: a string's escapes decoded as Python does") {

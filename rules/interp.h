@@ -106,8 +106,8 @@ class Code {
   std::unique_ptr<Node> root_;
 };
 
-// Builds a Value from JSON text with Python's json.loads semantics
-// (simdjson first, a permissive parser for NaN/Infinity and odd bytes).
+// Builds a Value from JSON text with Python's json.loads semantics (NaN,
+// Infinity, bytes that are not UTF-8), read with mllog/json_cursor.h.
 Value value_from_json(std::string_view json, bool* ok, std::string* error);
 
 // {'value': <value>, 'metadata': <metadata>} of one MLLOG JSON text: the

@@ -76,12 +76,9 @@ bool value_at(mllog::JsonCursor& c, Value* out, int depth) {
       bool more;
       c.open('}', &more);
       while (more) {
-        std::string_view raw;
-        bool esc = false;
-        if (!c.name(&raw, &esc)) return false;
-        std::string decoded;
-        if (esc) mllog::decode_json_string(raw, &decoded);
-        std::string_view name = esc ? std::string_view(decoded) : raw;
+        std::string_view name;
+        std::string scratch;
+        if (!c.member(&name, &scratch)) return false;
         Value v;
         if (!value_at(c, &v, depth + 1)) return false;
         // A repeated name keeps its place and takes the last value, as Python's dict does.
@@ -112,15 +109,12 @@ Value line_value_from_json(std::string_view json) {
     bool more;
     c.open('}', &more);
     while (ok && more) {
-      std::string_view raw;
-      bool esc = false;
-      if (!c.name(&raw, &esc)) {
+      std::string_view name;
+      std::string scratch;
+      if (!c.member(&name, &scratch)) {
         ok = false;
         break;
       }
-      std::string decoded;
-      if (esc) mllog::decode_json_string(raw, &decoded);
-      std::string_view name = esc ? std::string_view(decoded) : raw;
       if (name == "value") ok = value_at(c, &value, 1);  // the last of repeated names wins
       else if (name == "metadata") ok = value_at(c, &meta, 1);
       else ok = c.skip(1);

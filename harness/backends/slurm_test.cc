@@ -365,7 +365,7 @@ TEST_CASE("cancel reaches scancel: the job leaves squeue, the handle says Cancel
   fs::path marker = dir.path / "marker";
   auto t0 = Clock::now();
   std::string err;
-  auto h = backend.launch(request(id, {"sh", "-c", "echo started; sleep 5; touch marker; echo woke"}, dir), c.sink(),
+  auto h = backend.launch(request(id, {"sh", "-c", "echo started; sleep 5 && touch marker && echo woke"}, dir), c.sink(),
                           &err);
   REQUIRE_MESSAGE(h, err);
   while (!c.has(id, "started") && Clock::now() - t0 < 30s) std::this_thread::sleep_for(50ms);
@@ -792,9 +792,11 @@ TEST_CASE("the harness on slurm with runs_per_job: five runs in two jobs, a run 
   spec.org = "ExampleOrg";
   spec.system = "cpu_2x_example";
   // Run 1 logs a second run_start (a rule no later line repairs) and would go on for a minute.
+  // (`&&`: Slurm ends a step's processes one at a time, so the shell may outlive its sleep
+  // by a moment; the marker says the sleep ran its full minute.)
   spec.command = {"/bin/sh", "-c",
                   "if [ {run} = 1 ]; then cat " + results + "result_0.txt " + results +
-                      "result_0.txt; sleep 60; touch " + (dir.path / "run1.marker").string() + "; else grep -v cache_clear " +
+                      "result_0.txt; sleep 60 && touch " + (dir.path / "run1.marker").string() + "; else grep -v cache_clear " +
                       results + "result_{run}.txt; fi"};
   spec.cache_clear = {"/bin/sh", "-c", "echo clearing"};
   spec.backend_options = {{"runs_per_job", "3"}};
@@ -1163,8 +1165,9 @@ TEST_CASE("runs_per_job on the cluster: one job, the runs in turn, one stopped a
   Collector c;
   std::vector<RunRequest> reqs;
   std::vector<LineSink> sinks;
+  // (`&&`: the shell may outlive its sleep by a moment when the step is stopped.)
   const std::vector<std::string> cmds = {"echo first; sleep 4; echo first done",
-                                         "echo second; sleep 60; touch second.marker",
+                                         "echo second; sleep 60 && touch second.marker",
                                          "echo third; sleep 1; echo third done",
                                          "touch fourth.marker; echo fourth"};
   for (size_t i = 0; i < cmds.size(); ++i) {

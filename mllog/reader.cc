@@ -399,7 +399,8 @@ void LogReader::parse(std::string_view text, ParsedLog* out) {
     const char* last = hit;
     const char* line_end = scan_line(hit, end, &last);
     file_line += count_breaks(counted, line_start);
-    counted = line_start;
+    // [line_start, line_end) holds no break: counting goes on from its end.
+    counted = line_end;
 
     const char* j0 = last + kToken.size();
     const char* j1 = line_end;

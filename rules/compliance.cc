@@ -117,7 +117,7 @@ struct RecState {
   // Occurrences the findings name: slots in a batch run, lines in a live one.
   size_t s0 = 0, s1 = 0, chosen = 0, last = 0;
   uint32_t l0 = 0, l1 = 0, lchosen = 0, llast = 0;
-  std::string last_value;   // live: value text of the last occurrence (ATLEAST_ONE_CHECK)
+  Value last_line;          // live: the last occurrence (ATLEAST_ONE_CHECK reports its value)
 };
 constexpr size_t kMaxDistinct = 64;
 
@@ -195,8 +195,9 @@ Finding no_lines_finding(size_t parse_errors) {
   return f;
 }
 
-// An owned copy of a line for live runs: the chunk it was parsed from goes
-// away, rule code may keep the line in `s`.
+// A line of a live run. Its `json` views the chunk it was parsed from while
+// the chunk is fed; a line rule code keeps (in `s`, say) takes a copy of its
+// text into `text` before the chunk goes (Run::release_slots).
 struct OwnedLineObj : LineObj {
   std::string text;
 };
@@ -329,6 +330,7 @@ class Run : public Host {
             set_chunk(before);
             feed_file(f);
           });
+          release_slots();
           log_ = saved;
           slots_ = std::move(saved_slots);
         }
@@ -336,8 +338,8 @@ class Run : public Host {
       feed_file(f);
     }
     events_before_ += chunk.events.size();
+    release_slots();
     log_ = &empty_;
-    slots_.clear();
   }
 
   // The findings the batch checker would give over the lines fed so far,
@@ -391,8 +393,8 @@ class Run : public Host {
   static constexpr size_t kMaxLiveFiles = 256;
 
   void set_chunk(const mllog::ParsedLog& chunk) {
+    release_slots();
     log_ = &chunk;
-    slots_.clear();
     slots_.reserve(chunk.events.size());
     std::vector<uint32_t> ids;
     ids.reserve(chunk.keys.size());
@@ -496,10 +498,14 @@ class Run : public Host {
       const auto& ev = log_->events[s.event];
       std::shared_ptr<LineObj> l;
       if (live_) {
-        auto owned = std::make_shared<OwnedLineObj>();
-        owned->text.assign(ev.json);
-        owned->json = owned->text;
-        l = std::move(owned);
+        // The chunk's text lives while it is fed: no copy unless kept (release_slots).
+        if (line_pool_.empty()) {
+          l = std::make_shared<OwnedLineObj>();
+        } else {
+          l = std::move(line_pool_.back());
+          line_pool_.pop_back();
+        }
+        l->json = ev.json;
       } else {
         l = std::make_shared<LineObj>();
         l->json = ev.json;
@@ -607,8 +613,9 @@ class Run : public Host {
     return "";
   }
 
-  std::string value_text(size_t slot) {
-    const Value& o = obj_or_existing(slot);
+  std::string value_text(size_t slot) { return value_text_of(obj_or_existing(slot)); }
+  // The `value` of a line object, as a finding shows it.
+  std::string value_text_of(const Value& o) {
     if (o.kind != VKind::Line) return "";
     const LineObj& l = o.line();
     if (!l.value_loaded) load_line_value(l);
@@ -815,7 +822,7 @@ class Run : public Host {
     }
     st.last = i;
     st.llast = line;
-    if (live_ && rec.has_atleast_one) st.last_value = value_text(i);
+    if (live_ && rec.has_atleast_one) st.last_line = obj_or_existing(i);
     if (st.exactly_one) {
       Value x = line_value(static_cast<uint32_t>(i));
       if (st.n == 1) st.first = x;
@@ -846,7 +853,7 @@ class Run : public Host {
       f.expected = "at least one line with " + rec.atleast_one_check.source();
       f.found = std::to_string(st.n) + " line(s)";
       if (st.n > 0) {
-        f.found += ", last value " + (live_ ? st.last_value : value_text(st.last));
+        f.found += ", last value " + (live_ ? value_text_of(st.last_line) : value_text(st.last));
         f.line = rec_line(st.last, st.llast);
       }
       f.hint = "a run that does not reach the quality target must end with run_stop status \"aborted\" and cannot be scored";
@@ -989,6 +996,35 @@ class Run : public Host {
     return Value();
   }
 
+  // Live runs: the current chunk's lines go. Those rule code still holds
+  // take a copy of their text; the others are kept for the next chunk's
+  // lines, cleared, which saves an allocation per line.
+  void release_slots() {
+    if (live_) {
+      for (auto& s : slots_) {
+        if (s.obj.kind != VKind::Line) continue;
+        if (s.obj.h.use_count() > 1) {
+          auto& l = static_cast<OwnedLineObj&>(s.obj.line());
+          if (l.json.data() != l.text.data()) {
+            l.text.assign(l.json);
+            l.json = l.text;
+          }
+        } else if (line_pool_.size() < kLinePool) {
+          auto l = std::static_pointer_cast<OwnedLineObj>(std::move(s.obj.h));
+          l->json = {};
+          l->value = Value();
+          l->value_loaded = false;
+          l->full_string = Value();
+          l->full_loaded = false;
+          line_pool_.push_back(std::move(l));
+        }
+      }
+    }
+    slots_.clear();
+  }
+
+  static constexpr size_t kLinePool = 4096;
+  std::vector<std::shared_ptr<OwnedLineObj>> line_pool_;
   const RuleSet& rules_;
   const mllog::ParsedLog* log_;  // the lines being fed (a live run: the current chunk)
   mllog::ParsedLog empty_;

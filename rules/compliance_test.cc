@@ -254,4 +254,34 @@ TEST_CASE("a lazily loaded rule set compiles only the files a log enqueues, once
   CHECK(referee::testing::run_referee("rules list --ruleset test-1.0.0 --rules '" + tmp.path.string() + "'", &out) == 2);
 }
 
+TEST_CASE("rule set names and REQ values are read as the patterns say") {
+  RulesetId id;
+  REQUIRE(RulesetId::parse("training-3.1.0", &id));
+  CHECK(id.dir() == "training_3.1.0");
+  REQUIRE(RulesetId::parse("HPC_3.0.0", &id));
+  CHECK(id.id() == "hpc-3.0.0");
+  REQUIRE(RulesetId::parse("10.20.300", &id));
+  CHECK(id.id() == "training-10.20.300");
+  REQUIRE(RulesetId::parse("a1b2-0.7.0", &id));
+  CHECK(id.usage == "a1b2");
+  for (const char* bad : {"", "3.1", "3.1.0.0", "training-3.1", "-3.1.0", "1a-3.1.0", "training 3.1.0", "training-3.1.0 ",
+                          "training--3.1.0", "training-3.1.x", "training-", "3..1.0", ".3.1.0"})
+    CHECK_MESSAGE(!RulesetId::parse(bad, &id), std::string(bad));
+
+  TempDir tmp;
+  auto req_loads = [&](const std::string& req) {
+    std::ofstream(tmp.path / "r.yaml") << "- KEY:\n    NAME: x\n    REQ: " << req << "\n";
+    RuleFile rf;
+    std::string error;
+    bool ok = load_rule_file((tmp.path / "r.yaml").string(), "r.yaml", &rf, &error);
+    if (!ok) CHECK_MESSAGE(error.find("unknown REQ") != std::string::npos, error);
+    return ok;
+  };
+  for (const char* good : {"EXACTLY_ONE", "AT_LEAST_ONE", "OPTIONAL", "AT_LEAST(2)", "AT_LEAST(10)", "AT_LEAST_ONE_OR(a, b)",
+                           "AT_LEAST_ONE_OR()"})
+    CHECK_MESSAGE(req_loads(good), std::string(good));
+  for (const char* bad : {"EXACTLY_TWO", "AT_LEAST()", "AT_LEAST(x)", "AT_LEAST(2", "AT_LEAST_ONE_OR(a))", "OPTIONAL_", "at_least_one"})
+    CHECK_MESSAGE(!req_loads(bad), std::string(bad));
+}
+
 }  // TEST_SUITE("compliance")

@@ -6,7 +6,6 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "base/digest.h"
@@ -22,13 +21,93 @@ int RuleFile::find(const std::string& name) const {
   return -1;
 }
 
+// Small matchers for the names of rule sets and REQ values. Written out
+// rather than as std::regex: compiling a std::regex costs more at start-up
+// than the whole check of a small log.
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
+// Length of the run of digits at the start of `s`.
+size_t digits_at(std::string_view s) {
+  size_t n = 0;
+  while (n < s.size() && is_digit(s[n])) ++n;
+  return n;
+}
+
+// Length of the version (\d+\.\d+\.\d+) at the start of `s`, 0 when there is none.
+size_t version_at(std::string_view s) {
+  size_t at = 0;
+  for (int part = 0; part < 3; ++part) {
+    if (part > 0) {
+      if (at >= s.size() || s[at] != '.') return 0;
+      ++at;
+    }
+    size_t n = digits_at(s.substr(at));
+    if (n == 0) return 0;
+    at += n;
+  }
+  return at;
+}
+
+// Length of the word ([A-Za-z][A-Za-z0-9]*) at the start of `s`, 0 when there is none.
+size_t word_at(std::string_view s) {
+  if (s.empty() || !is_alpha(s[0])) return 0;
+  size_t n = 1;
+  while (n < s.size() && (is_alpha(s[n]) || is_digit(s[n]))) ++n;
+  return n;
+}
+
+// EXACTLY_ONE, AT_LEAST_ONE, OPTIONAL, AT_LEAST(n) or AT_LEAST_ONE_OR(...).
+bool known_req(std::string_view r) {
+  if (r == "EXACTLY_ONE" || r == "AT_LEAST_ONE" || r == "OPTIONAL") return true;
+  auto inside = [&](std::string_view head, std::string_view* body) {
+    if (r.size() < head.size() + 1 || r.substr(0, head.size()) != head || r.back() != ')') return false;
+    *body = r.substr(head.size(), r.size() - head.size() - 1);
+    return true;
+  };
+  std::string_view body;
+  if (inside("AT_LEAST(", &body)) return !body.empty() && digits_at(body) == body.size();
+  if (inside("AT_LEAST_ONE_OR(", &body)) return body.find(')') == std::string_view::npos;
+  return false;
+}
+
+// A rule folder's name and its slash ("training_3.1.0/", "hpc_3.0.0_warn/"):
+// the name, or "" when `word` is not one.
+std::string folder_name(std::string_view word) {
+  if (word.empty() || word.back() != '/') return "";
+  std::string_view name = word.substr(0, word.size() - 1);
+  size_t at = word_at(name);
+  if (at == 0 || at >= name.size() || name[at] != '_') return "";
+  size_t v = version_at(name.substr(at + 1));
+  if (v == 0) return "";
+  at += 1 + v;
+  if (at < name.size()) {
+    if (name[at] != '_') return "";
+    size_t w = at + 1;
+    while (w < name.size() && (is_alpha(name[w]) || is_digit(name[w]))) ++w;
+    if (w == at + 1 || w != name.size()) return "";
+  }
+  return std::string(name);
+}
+
+}  // namespace
+
 bool RulesetId::parse(const std::string& text, RulesetId* out) {
-  static const std::regex re(R"(^(?:([A-Za-z][A-Za-z0-9]*)[-_])?(\d+\.\d+\.\d+)$)");
-  std::smatch m;
-  if (!std::regex_match(text, m, re)) return false;
+  std::string_view t = text;
+  std::string_view usage;
+  auto whole_version = [](std::string_view v) { return !v.empty() && version_at(v) == v.size(); };
+  if (!whole_version(t)) {
+    size_t w = word_at(t);
+    if (w == 0 || w >= t.size() || (t[w] != '-' && t[w] != '_')) return false;
+    usage = t.substr(0, w);
+    t.remove_prefix(w + 1);
+    if (!whole_version(t)) return false;
+  }
   // "HPC-3.0.0" is hpc-3.0.0: the rule folders are named in lower case.
-  out->usage = m[1].matched ? base::lower(m[1].str()) : "training";
-  out->version = m[2].str();
+  out->usage = usage.empty() ? "training" : base::lower(std::string(usage));
+  out->version = std::string(t);
   return true;
 }
 
@@ -144,8 +223,7 @@ bool load_rule_file(const std::string& path, const std::string& rel, RuleFile* o
       std::string w = path + ": KEY " + k.name;
       if (body["REQ"]) {
         k.req = scalar(body["REQ"]);
-        static const std::regex req_re(R"(^(EXACTLY_ONE|AT_LEAST_ONE|OPTIONAL|AT_LEAST\(\d+\)|AT_LEAST_ONE_OR\([^)]*\))$)");
-        if (!std::regex_match(k.req, req_re)) {
+        if (!known_req(k.req)) {
           *error = w + ": unknown REQ '" + k.req + "' (expected EXACTLY_ONE, AT_LEAST_ONE, AT_LEAST(n), AT_LEAST_ONE_OR(a, b) or OPTIONAL)";
           return false;
         }
@@ -199,7 +277,6 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
   // as 'training_3.1.0/closed_resnet_{}.yaml') count towards the hash too:
   // their files decide verdicts of this rule set.
   {
-    static const std::regex folder_re(R"(([A-Za-z][A-Za-z0-9]*_\d+\.\d+\.\d+(?:_[A-Za-z0-9]+)?)/)");
     std::vector<std::string> folders{id.dir()}, pending{hash_input};
     while (!pending.empty()) {
       std::string text = std::move(pending.back());
@@ -209,9 +286,8 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
         size_t b = slash;
         while (b > 0 && (std::isalnum(static_cast<unsigned char>(text[b - 1])) || text[b - 1] == '_' || text[b - 1] == '.')) --b;
         std::string word = text.substr(b, slash + 1 - b);
-        std::smatch m;
-        if (word.size() < 7 || !std::regex_match(word, m, folder_re)) continue;
-        std::string name = m[1].str();
+        std::string name = folder_name(word);
+        if (name.empty()) continue;
         if (std::find(folders.begin(), folders.end(), name) != folders.end()) continue;
         folders.push_back(name);
         fs::path other = fs::path(root) / "compliance_checker" / name;

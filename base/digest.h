@@ -47,7 +47,7 @@ class Sha256 {
   std::string hex_digest();
 
  private:
-  void* ctx_;  // EVP_MD_CTX
+  void* ctx_;  // SHA256_CTX
   bool ok_;
 };
 

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/text.h"
 #include "rules/interp_ast.h"
 #include "rules/interp_parser.h"
 
@@ -43,6 +44,22 @@ int intern_name(std::string_view name) {
   t.names.emplace_back(name);
   t.ids.emplace(std::string(name), id);
   return id;
+}
+
+Value intern_literal(std::string_view text) {
+  struct Literals {
+    std::mutex mu;
+    base::StringMap<Value> values;
+  };
+  static Literals t;
+  // Bounded: code compiled again and again (a server) does not grow it without end.
+  constexpr size_t kMax = 1 << 16;
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto it = t.values.find(text);
+  if (it != t.values.end()) return it->second;
+  Value v = Value::str(std::string(text));
+  if (t.values.size() < kMax) t.values.emplace(std::string(text), v);
+  return v;
 }
 
 const std::string& name_of(int id) {

@@ -43,6 +43,10 @@ struct CompileError {
 // Names are interned to small integers; a few are fixed.
 enum NameId : int { kNameLl = 0, kNameV = 1, kNameS = 2, kNameLoglines = 3 };
 int intern_name(std::string_view name);
+// The one string Value of a literal in rule code ('init_started'): every
+// literal with the same text shares it, so that dictionary lookups find a
+// key written elsewhere by comparing pointers first (DictObj::find).
+Value intern_literal(std::string_view text);
 const std::string& name_of(int id);
 
 // A variable scope: a small list of (name id, value).

@@ -573,7 +573,7 @@ class Parser {
       }
       case Tok::String: {
         auto n = mk<Const>(t);
-        n->v = Value::str(t.text);
+        n->v = intern_literal(t.text);
         ++pos_;
         return n;
       }

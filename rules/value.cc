@@ -58,7 +58,12 @@ Value Value::dict() {
 }
 
 Value* DictObj::find(const Value& key) {
-  if (key.kind == VKind::Str) return find_str(key.s());
+  if (key.kind == VKind::Str) {
+    // Keys written and read by the same literal share its string (intern_literal).
+    for (auto& [k, v] : entries)
+      if (k.h == key.h) return &v;
+    return find_str(key.s());
+  }
   for (auto& [k, v] : entries)
     if (py_eq(k, key)) return &v;
   return nullptr;

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <charconv>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -98,38 +99,12 @@ class JsonCursor {
   // takes the nearest double).
   bool number(Number* n) {
     const char* s = p_;
-    if (*p_ == '-') ++p_;
-    if (p_ >= e_) return fail("bad number");
-    const char* d0 = p_;
-    if (*p_ == '0') {
-      ++p_;
-    } else if (*p_ >= '1' && *p_ <= '9') {
-      while (p_ < e_ && *p_ >= '0' && *p_ <= '9') ++p_;
-    } else {
-      return fail("bad number");
-    }
-    const char* d1 = p_;
-    bool is_float = false;
-    if (p_ < e_ && *p_ == '.') {
-      const char* d = ++p_;
-      while (p_ < e_ && *p_ >= '0' && *p_ <= '9') ++p_;
-      if (p_ == d) return fail("bad number");
-      is_float = true;
-    }
-    if (p_ < e_ && (*p_ == 'e' || *p_ == 'E')) {
-      ++p_;
-      if (p_ < e_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      const char* d = p_;
-      while (p_ < e_ && *p_ >= '0' && *p_ <= '9') ++p_;
-      if (p_ == d) return fail("bad number");
-      is_float = true;
-    }
-    if (!is_float) {
-      if (d1 - d0 <= 18) {
-        int64_t v = 0;
-        for (const char* q = d0; q < d1; ++q) v = v * 10 + (*q - '0');
+    NumberScan x;
+    if (!scan_number(&x)) return false;
+    if (!x.is_float) {
+      if (x.int_digits <= 18) {  // the value gathered while scanning cannot have overflowed
         n->is_int = true;
-        n->i = *s == '-' ? -v : v;
+        n->i = *s == '-' ? -static_cast<int64_t>(x.value) : static_cast<int64_t>(x.value);
         return true;
       }
       if (int64_t v; std::from_chars(s, p_, v).ec == std::errc()) {
@@ -211,9 +186,8 @@ class JsonCursor {
         return string(&raw, &esc);
       }
       case Tok::Number: {
-        // Only the grammar matters here.
-        Number n;
-        return number(&n);
+        NumberScan x;  // only the grammar matters here
+        return scan_number(&x);
       }
       case Tok::Object: {
         bool more;
@@ -252,6 +226,45 @@ class JsonCursor {
   }
 
  private:
+  // What scan_number() saw: the integer part's digits and, while at most 18,
+  // their value.
+  struct NumberScan {
+    bool is_float = false;
+    uint64_t value = 0;
+    std::ptrdiff_t int_digits = 0;
+  };
+  // At '-' or a digit: past JSON's number grammar, in one pass.
+  bool scan_number(NumberScan* x) {
+    if (*p_ == '-') ++p_;
+    if (p_ >= e_) return fail("bad number");
+    const char* d0 = p_;
+    if (*p_ == '0') {
+      ++p_;
+    } else if (*p_ >= '1' && *p_ <= '9') {
+      uint64_t v = 0;  // wraps past 19 digits; number() then does not use it
+      while (p_ < e_ && *p_ >= '0' && *p_ <= '9') v = v * 10 + static_cast<uint64_t>(*p_++ - '0');
+      x->value = v;
+    } else {
+      return fail("bad number");
+    }
+    x->int_digits = p_ - d0;
+    if (p_ < e_ && *p_ == '.') {
+      const char* d = ++p_;
+      while (p_ < e_ && *p_ >= '0' && *p_ <= '9') ++p_;
+      if (p_ == d) return fail("bad number");
+      x->is_float = true;
+    }
+    if (p_ < e_ && (*p_ == 'e' || *p_ == 'E')) {
+      ++p_;
+      if (p_ < e_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      const char* d = p_;
+      while (p_ < e_ && *p_ >= '0' && *p_ <= '9') ++p_;
+      if (p_ == d) return fail("bad number");
+      x->is_float = true;
+    }
+    return true;
+  }
+
   [[gnu::cold]] [[gnu::noinline]] Tok bad(std::string_view what) {
     fail(what);
     return Tok::Bad;

@@ -173,7 +173,9 @@ Value py_round(const std::vector<Value>& a) {
 }
 
 Value min_max(std::vector<Value>& a, bool is_min) {
-  std::vector<Value> items = a.size() == 1 ? iterate(a[0]) : a;
+  std::vector<Value> iterated;
+  if (a.size() == 1) iterated = iterate(a[0]);
+  const std::vector<Value>& items = a.size() == 1 ? iterated : a;
   if (items.empty()) raise("ValueError", std::string(is_min ? "min" : "max") + "() arg is an empty sequence");
   Value best = items[0];
   for (size_t i = 1; i < items.size(); ++i) {

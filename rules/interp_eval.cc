@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <string>
 #include <utility>
@@ -391,29 +392,64 @@ void Subscript::assign(Frame& f, Value v) const {
   raise("TypeError", std::string("'") + py_type_name(o) + "' object does not support item assignment");
 }
 
+namespace {
+
+// A call's argument list, taken from a per-thread stack of vectors (a call
+// made while the arguments of another are evaluated takes the next one) and
+// given back cleared: a call allocates nothing for its arguments once the
+// stack is as deep as the code's calls nest.
+class ArgList {
+ public:
+  ArgList() : a_(take()) {}
+  ~ArgList() {
+    a_.clear();
+    --state().depth;
+  }
+  ArgList(const ArgList&) = delete;
+  ArgList& operator=(const ArgList&) = delete;
+  std::vector<Value>& get() { return a_; }
+
+ private:
+  struct State {
+    std::deque<std::vector<Value>> lists;  // a deque: taking a new one moves none of the others
+    size_t depth = 0;
+  };
+  static State& state() {
+    thread_local State s;
+    return s;
+  }
+  static std::vector<Value>& take() {
+    State& s = state();
+    if (s.depth == s.lists.size()) s.lists.emplace_back();
+    return s.lists[s.depth++];
+  }
+  std::vector<Value>& a_;
+};
+
+}  // namespace
+
 Value Call::eval(Frame& f) const {
   // obj.method(...): the method is called on obj without building a bound
   // method value first. Python's order stays: the object, its attribute
   // (AttributeError before any argument runs), then the arguments.
+  ArgList list;
+  std::vector<Value>& a = list.get();
   auto arguments = [&] {
-    std::vector<Value> a;
-    a.reserve(args.size());
     for (const auto& x : args) a.push_back(x->eval(f));
-    return a;
   };
   if (const Attr* at = callee_attr) {
     Value self = at->object(f);
     MethodId id;
     if (method_of(self, at->attr, &id)) {
-      std::vector<Value> a = arguments();
+      arguments();
       return call_method(self, id, a);
     }
     Value callee = get_attr(self, at->attr, at->name);
-    std::vector<Value> a = arguments();
+    arguments();
     return call_value(callee, a, f);
   }
   Value callee = fn->eval(f);
-  std::vector<Value> a = arguments();
+  arguments();
   return call_value(callee, a, f);
 }
 

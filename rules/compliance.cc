@@ -477,8 +477,25 @@ class Run : public Host {
  public:
 
   void load_line_value(const LineObj& line) override {
-    line.value = line_value_from_json(line.json);
+    // Members read alone before are taken as they are: rule code may have changed them.
+    Value value, meta;
+    line_members_from_json(line.json, line.member_value_loaded ? nullptr : &value,
+                           line.member_meta_loaded ? nullptr : &meta);
+    if (line.member_value_loaded) value = line.member_value;
+    if (line.member_meta_loaded) meta = line.member_meta;
+    line.value = line_value_dict(std::move(value), std::move(meta));
     line.value_loaded = true;
+  }
+
+  const Value* line_member(const LineObj& line, LineMember m) override {
+    bool is_value = m == LineMember::Value;
+    bool& loaded = is_value ? line.member_value_loaded : line.member_meta_loaded;
+    Value& member = is_value ? line.member_value : line.member_meta;
+    if (!loaded) {
+      line_members_from_json(line.json, is_value ? &member : nullptr, is_value ? nullptr : &member);
+      loaded = true;
+    }
+    return &member;
   }
 
   Value loglines() override {
@@ -618,7 +635,7 @@ class Run : public Host {
   std::string value_text_of(const Value& o) {
     if (o.kind != VKind::Line) return "";
     const LineObj& l = o.line();
-    if (!l.value_loaded) load_line_value(l);
+    if (!l.value_loaded) return clip(py_repr(line_member_of(l, LineMember::Value, *this)), 160);
     if (l.value.kind == VKind::Dict) {
       Value* v = l.value.d().find_str("value");
       if (v) return clip(py_repr(*v), 160);
@@ -987,14 +1004,7 @@ class Run : public Host {
     }
   }
 
-  Value line_value(uint32_t slot) {
-    const Value& o = obj_or_existing(slot);
-    const LineObj& l = o.line();
-    if (!l.value_loaded) load_line_value(l);
-    if (l.value.kind == VKind::Dict)
-      if (Value* v = l.value.d().find_str("value")) return *v;
-    return Value();
-  }
+  Value line_value(uint32_t slot) { return line_member_of(obj_or_existing(slot).line(), LineMember::Value, *this); }
 
   // Live runs: the current chunk's lines go. Those rule code still holds
   // take a copy of their text; the others are kept for the next chunk's
@@ -1016,6 +1026,9 @@ class Run : public Host {
           l->value_loaded = false;
           l->full_string = Value();
           l->full_loaded = false;
+          l->member_value = Value();
+          l->member_meta = Value();
+          l->member_value_loaded = l->member_meta_loaded = false;
           line_pool_.push_back(std::move(l));
         }
       }

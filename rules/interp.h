@@ -63,6 +63,9 @@ struct Vars {
   }
 };
 
+// The two members of a line's value dict.
+enum class LineMember : uint8_t { None, Value, Metadata };
+
 // What the running code can reach outside itself.
 class Host {
  public:
@@ -70,6 +73,9 @@ class Host {
   virtual void enqueue_config(const std::string& path) = 0;
   // Fills line.value from line.json ({'value': ..., 'metadata': ...}).
   virtual void load_line_value(const LineObj& line) = 0;
+  // v['value'] or v['metadata'] of a line whose value is not built yet,
+  // built without the rest; null where the host builds whole values only.
+  virtual const Value* line_member(const LineObj& /*line*/, LineMember /*m*/) { return nullptr; }
   // The list of all log lines (the consortium's `loglines`), for BEGIN code.
   virtual Value loglines() = 0;
 };
@@ -117,6 +123,14 @@ Value value_from_json(std::string_view json, bool* ok, std::string* error);
 // {'value': <value>, 'metadata': <metadata>} of one MLLOG JSON text: the
 // consortium's ll.value. Fields missing from the text are None.
 Value line_value_from_json(std::string_view json);
+// The members of that dict one wants (a null pointer: not wanted, passed
+// over); both None when the text is not a JSON object, as there.
+void line_members_from_json(std::string_view json, Value* value, Value* metadata);
+// The dict itself, of members already built.
+Value line_value_dict(Value value, Value metadata);
+// A line's member as rule code sees it, built on first use through `host`
+// (alone where the host can, else with the whole value).
+Value line_member_of(const LineObj& line, LineMember m, Host& host);
 
 // The `is_integer` function the rule files call: abs(round(x) - x) < 1e-5.
 bool py_is_integer(const Value& v);

@@ -96,6 +96,9 @@ struct Subscript : Node {
   NodeP obj;
   NodeP idx;  // a SliceNode when is_slice
   bool is_slice = false;
+  // v['value'] or v['metadata'] written out: read through Host::line_member
+  // while the line's value dict is not built.
+  LineMember v_member = LineMember::None;
   Value eval(Frame& f) const override;
   void assign(Frame& f, Value v) const override;
 };

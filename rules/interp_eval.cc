@@ -357,6 +357,11 @@ void Attr::assign(Frame& f, Value v) const {
 }
 
 Value Subscript::eval(Frame& f) const {
+  // v['value'] with `v` the line's value (not a local of that name): the
+  // member alone, while the whole dict is not built.
+  if (v_member != LineMember::None && f.line && f.host && !f.line->line().value_loaded &&
+      !(f.locals && f.locals->find(kNameV)))
+    return line_member_of(f.line->line(), v_member, *f.host);
   Value o = obj->eval(f);
   if (!is_slice) return subscript(o, idx->eval(f));
   auto* sl = static_cast<const SliceNode*>(idx.get());

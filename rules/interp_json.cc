@@ -96,12 +96,34 @@ bool value_at(mllog::JsonCursor& c, Value* out, int depth) {
 }  // namespace
 
 Value line_value_from_json(std::string_view json) {
+  Value value, meta;
+  line_members_from_json(json, &value, &meta);
+  return line_value_dict(std::move(value), std::move(meta));
+}
+
+Value line_value_dict(Value value, Value metadata) {
   thread_local Value k_value = Value::str("value");
   thread_local Value k_metadata = Value::str("metadata");
   Value out = Value::dict();
+  out.d().entries.reserve(2);
+  out.d().entries.emplace_back(k_value, std::move(value));
+  out.d().entries.emplace_back(k_metadata, std::move(metadata));
+  return out;
+}
+
+Value line_member_of(const LineObj& line, LineMember m, Host& host) {
+  if (!line.value_loaded)
+    if (const Value* p = host.line_member(line, m)) return *p;
+  if (!line.value_loaded) host.load_line_value(line);
+  if (line.value.kind == VKind::Dict)
+    if (Value* v = line.value.d().find_str(m == LineMember::Value ? "value" : "metadata")) return *v;
+  return Value();
+}
+
+void line_members_from_json(std::string_view json, Value* value_out, Value* meta_out) {
   Value value, meta;
-  // Only "value" and "metadata" are built; the rest of the line is checked
-  // and passed over. A line that is not a JSON object gives None for both.
+  // Only "value" and "metadata" are built, those wanted; the rest of the line
+  // is checked and passed over. A line that is not a JSON object gives None for both.
   mllog::JsonCursor c(json);
   c.ws();
   bool ok = c.next(0) == mllog::JsonCursor::Tok::Object;
@@ -115,18 +137,16 @@ Value line_value_from_json(std::string_view json) {
         ok = false;
         break;
       }
-      if (name == "value") ok = value_at(c, &value, 1);  // the last of repeated names wins
-      else if (name == "metadata") ok = value_at(c, &meta, 1);
+      if (name == "value" && value_out) ok = value_at(c, &value, 1);  // the last of repeated names wins
+      else if (name == "metadata" && meta_out) ok = value_at(c, &meta, 1);
       else ok = c.skip(1);
       ok = ok && c.after_item('}', &more);
     }
     ok = ok && c.finish();
   }
   if (!ok) value = meta = Value();
-  out.d().entries.reserve(2);
-  out.d().entries.emplace_back(k_value, std::move(value));
-  out.d().entries.emplace_back(k_metadata, std::move(meta));
-  return out;
+  if (value_out) *value_out = std::move(value);
+  if (meta_out) *meta_out = std::move(meta);
 }
 
 Value value_from_json(std::string_view json, bool* ok, std::string* error) {

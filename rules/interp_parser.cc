@@ -538,6 +538,12 @@ class Parser {
         } else {
           n->idx = expr_list(false);
           if (!n->idx) return nullptr;
+          auto* name = dynamic_cast<const Name*>(n->obj.get());
+          auto* key = dynamic_cast<const Const*>(n->idx.get());
+          if (name && name->id == kNameV && key && key->v.kind == VKind::Str) {
+            if (key->v.s() == "value") n->v_member = LineMember::Value;
+            else if (key->v.s() == "metadata") n->v_member = LineMember::Metadata;
+          }
         }
         if (!accept_op("]")) return fail_here("expected ']'");
         a = std::move(n);

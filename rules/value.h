@@ -103,6 +103,12 @@ struct LineObj : HeapObj {
   mutable bool value_loaded = false;
   mutable Value full_string;
   mutable bool full_loaded = false;
+  // v['value'] and v['metadata'] read before `value` is built: built alone
+  // (Host::line_member), and taken into `value` when it is built.
+  mutable Value member_value;
+  mutable Value member_meta;
+  mutable bool member_value_loaded = false;
+  mutable bool member_meta_loaded = false;
 };
 
 inline const std::string& Value::s() const { return static_cast<StrObj*>(h.get())->s; }

@@ -1,4 +1,5 @@
 #include "rules/compliance.h"
+#include "rules/heap_pool.h"
 
 #include <algorithm>
 #include <cmath>
@@ -516,12 +517,7 @@ class Run : public Host {
       std::shared_ptr<LineObj> l;
       if (live_) {
         // The chunk's text lives while it is fed: no copy unless kept (release_slots).
-        if (line_pool_.empty()) {
-          l = std::make_shared<OwnedLineObj>();
-        } else {
-          l = std::move(line_pool_.back());
-          line_pool_.pop_back();
-        }
+        l = std::allocate_shared<OwnedLineObj>(HeapPool<OwnedLineObj>());
         l->json = ev.json;
       } else {
         l = std::make_shared<LineObj>();
@@ -1007,37 +1003,21 @@ class Run : public Host {
   Value line_value(uint32_t slot) { return line_member_of(obj_or_existing(slot).line(), LineMember::Value, *this); }
 
   // Live runs: the current chunk's lines go. Those rule code still holds
-  // take a copy of their text; the others are kept for the next chunk's
-  // lines, cleared, which saves an allocation per line.
+  // take a copy of their text.
   void release_slots() {
     if (live_) {
       for (auto& s : slots_) {
-        if (s.obj.kind != VKind::Line) continue;
-        if (s.obj.h.use_count() > 1) {
-          auto& l = static_cast<OwnedLineObj&>(s.obj.line());
-          if (l.json.data() != l.text.data()) {
-            l.text.assign(l.json);
-            l.json = l.text;
-          }
-        } else if (line_pool_.size() < kLinePool) {
-          auto l = std::static_pointer_cast<OwnedLineObj>(std::move(s.obj.h));
-          l->json = {};
-          l->value = Value();
-          l->value_loaded = false;
-          l->full_string = Value();
-          l->full_loaded = false;
-          l->member_value = Value();
-          l->member_meta = Value();
-          l->member_value_loaded = l->member_meta_loaded = false;
-          line_pool_.push_back(std::move(l));
+        if (s.obj.kind != VKind::Line || s.obj.h.use_count() == 1) continue;
+        auto& l = static_cast<OwnedLineObj&>(s.obj.line());
+        if (l.json.data() != l.text.data()) {
+          l.text.assign(l.json);
+          l.json = l.text;
         }
       }
     }
     slots_.clear();
   }
 
-  static constexpr size_t kLinePool = 4096;
-  std::vector<std::shared_ptr<OwnedLineObj>> line_pool_;
   const RuleSet& rules_;
   const mllog::ParsedLog* log_;  // the lines being fed (a live run: the current chunk)
   mllog::ParsedLog empty_;

@@ -6,6 +6,7 @@
 
 #include "base/digest.h"
 #include "mllog/json_writer.h"
+#include "rules/heap_pool.h"
 
 namespace referee::rules {
 
@@ -21,13 +22,13 @@ Value heap_value(VKind kind, std::shared_ptr<HeapObj> o) {
 }  // namespace
 
 Value Value::str(std::string s) {
-  auto o = std::make_shared<StrObj>();
+  auto o = std::allocate_shared<StrObj>(HeapPool<StrObj>());
   o->s = std::move(s);
   return heap_value(VKind::Str, std::move(o));
 }
 
 Value Value::list(std::vector<Value> items) {
-  auto o = std::make_shared<ListObj>();
+  auto o = std::allocate_shared<ListObj>(HeapPool<ListObj>());
   o->items = std::move(items);
   return heap_value(VKind::List, std::move(o));
 }
@@ -53,7 +54,7 @@ Value Value::set_of(std::vector<Value> items) {
 Value Value::dict() {
   Value x;
   x.kind = VKind::Dict;
-  x.h = std::make_shared<DictObj>();
+  x.h = std::allocate_shared<DictObj>(HeapPool<DictObj>());
   return x;
 }
 

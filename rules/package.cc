@@ -397,6 +397,11 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
   std::vector<uint8_t> key_use;
   std::string fp_text;  // the piece's fingerprint lines, hashed at once
   bool eof = false;
+  // A rule file that reads the whole log (`loglines`) stops the checking as
+  // the log is read; when the log is one piece, its parse is the whole log's
+  // and the batch checker runs on it at once, rather than on a second reading.
+  bool whole_checked = false;
+  FileVerdict whole_verdict;
   while (!eof) {
     if (cap - have < kPiece) {
       // Room for one more piece after what is left of the last line (two
@@ -427,6 +432,10 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
     std::string_view piece(buf.data(), end);
     if (piece.empty()) break;
     const mllog::ParsedLog& c = stream.add(piece, prefix);
+    if (stream.whole_log() && consumed == 0 && piece.size() == static_cast<uint64_t>(st.st_size)) {
+      whole_verdict = check_log(rules, c);
+      whole_checked = true;
+    }
     if (details) sha.update(piece);
     if (facts->errors.empty() && !c.errors.empty()) facts->errors.push_back(c.errors[0]);
     key_of.assign(c.keys.size(), -1);
@@ -468,11 +477,11 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
     have -= end;
   }
   *bytes += consumed;
-  if (stream.whole_log()) {
+  if (stream.whole_log() && !whole_checked) {
     *whole = true;
     return false;
   }
-  *verdict = stream.final_verdict();
+  *verdict = whole_checked ? std::move(whole_verdict) : stream.final_verdict();
   facts->mllog_lines = static_cast<uint32_t>(stream.mllog_lines());
   facts->bytes = consumed;
   if (details) {

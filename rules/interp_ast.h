@@ -21,6 +21,10 @@ struct Node {
   int line = 0, col = 0;
   virtual ~Node() = default;
   virtual Value eval(Frame& f) const;
+  // Where the value eval() would copy already lives (a variable, a literal,
+  // a dict entry), when evaluating has no effect; else null (call eval()).
+  // Valid until other code runs: read it at once.
+  virtual const Value* peek(Frame& /*f*/) const { return nullptr; }
   virtual void exec(Frame& f) const { eval(f); }
   // Assignment target support.
   virtual void assign(Frame& f, Value v) const;
@@ -66,6 +70,7 @@ namespace ast {
 struct Const : Node {
   Value v;
   Value eval(Frame&) const override { return v; }
+  const Value* peek(Frame&) const override { return &v; }
 };
 
 struct Name : Node {
@@ -75,6 +80,7 @@ struct Name : Node {
   // locals nor the globals bind it; null if there is none.
   const Value* builtin = nullptr;
   Value eval(Frame& f) const override;
+  const Value* peek(Frame& f) const override;
   void assign(Frame& f, Value v) const override;
 };
 
@@ -99,6 +105,10 @@ struct Subscript : Node {
   // v['value'] or v['metadata'] written out: read through Host::line_member
   // while the line's value dict is not built.
   LineMember v_member = LineMember::None;
+  // The index when it is a literal (s['init_started']): nothing runs between
+  // finding the container and its entry.
+  const Const* const_idx = nullptr;
+  const Value* peek(Frame& f) const override;
   Value eval(Frame& f) const override;
   void assign(Frame& f, Value v) const override;
 };

@@ -331,9 +331,26 @@ Value Name::eval(Frame& f) const {
   raise("NameError", "name '" + name + "' is not defined");
 }
 
+const Value* Name::peek(Frame& f) const {
+  if (f.locals)
+    if (Value* p = f.locals->find(id)) return p;
+  if (f.line && (id == kNameLl || id == kNameV)) {
+    if (id == kNameLl) return f.line;
+    const LineObj& l = f.line->line();
+    if (!l.value_loaded) f.host->load_line_value(l);
+    return &l.value;
+  }
+  if (f.globals && f.globals != f.locals)
+    if (Value* p = f.globals->find(id)) return p;
+  return nullptr;  // loglines, a builtin or an error: eval()
+}
+
 void Name::assign(Frame& f, Value v) const { f.locals->set(id, std::move(v)); }
 
 Value Attr::object(Frame& f) const {
+  // ll.timestamp and the like: the attribute of the object where it is.
+  if (attr != AttrId::LineValue)
+    if (const Value* p = obj->peek(f)) return *p;
   Value o = obj->eval(f);
   // A line's value is built on first use: `line.value` of a loglines entry (BEGIN code) or `ll.value`.
   if (attr == AttrId::LineValue && o.kind == VKind::Line && !o.line().value_loaded && f.host) f.host->load_line_value(o.line());
@@ -356,12 +373,21 @@ void Attr::assign(Frame& f, Value v) const {
   }
 }
 
+const Value* Subscript::peek(Frame& f) const {
+  if (!const_idx || is_slice || v_member != LineMember::None) return nullptr;
+  const Value* o = obj->peek(f);
+  if (!o || o->kind != VKind::Dict) return nullptr;
+  return o->d().find(const_idx->v);  // a missing key: eval() raises KeyError
+}
+
 Value Subscript::eval(Frame& f) const {
   // v['value'] with `v` the line's value (not a local of that name): the
   // member alone, while the whole dict is not built.
   if (v_member != LineMember::None && f.line && f.host && !f.line->line().value_loaded &&
       !(f.locals && f.locals->find(kNameV)))
     return line_member_of(f.line->line(), v_member, *f.host);
+  if (const_idx)
+    if (const Value* p = peek(f)) return *p;
   Value o = obj->eval(f);
   if (!is_slice) return subscript(o, idx->eval(f));
   auto* sl = static_cast<const SliceNode*>(idx.get());
@@ -382,6 +408,14 @@ Value Subscript::eval(Frame& f) const {
 
 void Subscript::assign(Frame& f, Value v) const {
   if (is_slice) raise("TypeError", "slice assignment is not supported");
+  if (const_idx) {
+    // s['x'] = ...: into the dict where it is, keyed by the literal.
+    const Value* p = obj->peek(f);
+    if (p && p->kind == VKind::Dict) {
+      p->d().set(const_idx->v, std::move(v));
+      return;
+    }
+  }
   Value o = obj->eval(f);
   Value k = idx->eval(f);
   if (o.kind == VKind::Dict) {

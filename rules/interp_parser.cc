@@ -540,6 +540,7 @@ class Parser {
           if (!n->idx) return nullptr;
           auto* name = dynamic_cast<const Name*>(n->obj.get());
           auto* key = dynamic_cast<const Const*>(n->idx.get());
+          n->const_idx = key;
           if (name && name->id == kNameV && key && key->v.kind == VKind::Str) {
             if (key->v.s() == "value") n->v_member = LineMember::Value;
             else if (key->v.s() == "metadata") n->v_member = LineMember::Metadata;

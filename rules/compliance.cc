@@ -91,6 +91,20 @@ void exec_reporting(const Code& code, Frame& fr, const RuleFile& rf, const char*
 // Equality of two values read from JSON, as list.count() sees them in the
 // consortium's checker: Python's json returns one shared NaN object and
 // list comparison tests identity first, so NaN equals NaN here.
+// Whether py_repr(a) == py_repr(b) is sure without writing them: the same
+// scalar (a float to the bit).
+bool same_repr(const Value& a, const Value& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case VKind::None: return true;
+    case VKind::Bool: return a.b == b.b;
+    case VKind::Int: return a.i == b.i;
+    case VKind::Float: return std::memcmp(&a.f, &b.f, sizeof a.f) == 0;
+    case VKind::Str: return a.h == b.h || a.s() == b.s();
+    default: return false;
+  }
+}
+
 bool json_same(const Value& a, const Value& b) {
   if (a.kind == VKind::Float && b.kind == VKind::Float && std::isnan(a.f) && std::isnan(b.f)) return true;
   if ((a.kind == VKind::List || a.kind == VKind::Tuple || a.kind == VKind::Dict) && a.kind == b.kind)
@@ -840,7 +854,9 @@ class Run : public Host {
       Value x = line_value(static_cast<uint32_t>(i));
       if (st.n == 1) st.first = x;
       else if (st.all_same && !json_same(x, st.first)) st.all_same = false;
-      if (st.distinct.size() < kMaxDistinct) {
+      // A value written as the first one was (the many seed lines of a run
+      // with a seed per process) adds no distinct text.
+      if (st.distinct.size() < kMaxDistinct && !(st.n > 1 && same_repr(x, st.first))) {
         std::string t = clip(py_repr(x), 80);
         if (std::find(st.distinct.begin(), st.distinct.end(), t) == st.distinct.end()) st.distinct.push_back(std::move(t));
       }

@@ -454,7 +454,7 @@ bool stream_file(const RuleSet& rules, const std::string& path, bool details, Fi
       const std::string& k = c.keys[ev.key_id];
       const uint8_t use = key_use[ev.key_id];
       if (details && (use & kFingerprint)) append_fingerprint(&fp_text, k, ev.time_ms);
-      conv->add(ev.json);
+      conv->add(ev.json, k);
       if (details && (use & kEval)) evals->push_back(eval_point(ev));
       if (!(use & kFact)) continue;
       int& id = key_of[ev.key_id];
@@ -530,11 +530,11 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
     if (seed_key >= 0) {
       for (const auto& ev : log.events) {
         if (ev.key_id != static_cast<uint32_t>(seed_key)) continue;
-        bool ok = false;
-        std::string perr;
-        Value d = value_from_json(ev.json, &ok, &perr);
-        Value* meta = ok && d.kind == VKind::Dict ? d.d().find_str("metadata") : nullptr;
-        Value* val = ok && d.kind == VKind::Dict ? d.d().find_str("value") : nullptr;
+        // The reader's events are JSON objects with a value and metadata: those two are built.
+        Value value_v, meta_v;
+        line_members_from_json(ev.json, &value_v, &meta_v);
+        Value* meta = &meta_v;
+        Value* val = &value_v;
         Value* file = meta && meta->kind == VKind::Dict ? meta->d().find_str("file") : nullptr;
         Value* lineno = meta && meta->kind == VKind::Dict ? meta->d().find_str("lineno") : nullptr;
         if (!file || !lineno || !val) {

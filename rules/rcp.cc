@@ -429,7 +429,7 @@ RcpOutcome RcpTable::evaluate(const std::vector<RunConvergence>& runs, bool bypa
 ConvergenceReader::ConvergenceReader(std::string ruleset_version, Convergence how)
     : ruleset_version_(std::move(ruleset_version)), how_(how) {}
 
-void ConvergenceReader::add(std::string_view j) {
+void ConvergenceReader::add(std::string_view j, std::string_view line_key) {
   RunConvergence& out = out_;
   bool& have_conv = have_conv_;
   double& conv = conv_;
@@ -439,12 +439,6 @@ void ConvergenceReader::add(std::string_view j) {
   bool& have_benchmark = have_benchmark_;
   const std::string& ruleset_version = ruleset_version_;
   const Convergence how = how_;
-  auto parse = [&](std::string_view json, Value* v) {
-    bool ok = false;
-    std::string err;
-    *v = value_from_json(json, &ok, &err);
-    return ok && v->kind == VKind::Dict;
-  };
   auto field = [](const Value& d, const char* k) -> const Value* { return d.d().find_str(k); };
   {
     // The consortium tests substrings of the JSON text; every one of them has
@@ -485,25 +479,25 @@ void ConvergenceReader::add(std::string_view j) {
     for (; p < e; ++p)
       if (*p == '_') at_underscore(p);
     if (!bs_line && !bench_line && !eval_line && !stop_line) return;
-    Value d;
-    if (!parse(j, &d)) return;
+    // Only the line's value and metadata are built (the reader has checked the rest).
+    Value value_v, meta_v;
+    line_members_from_json(j, &value_v, &meta_v);
+    const Value* const value = &value_v;
     if (bs_line) {
-      const Value* v = field(d, "value");
-      out.bs = v ? *v : Value();
+      out.bs = *value;
       out.has_bs = true;
     }
     if (bench_line) {
-      const Value* v = field(d, "value");
-      benchmark = v ? py_str(*v) : "";
+      benchmark = py_str(*value);
       have_benchmark = true;
     }
-    const Value* meta = field(d, "metadata");
+    const Value* const meta = &meta_v;
     if (eval_line) {
       if (how == Convergence::StableDiffusion && have_benchmark && benchmark == "stable_diffusion") {
         const char* unit = ruleset_version == "3.1.0" ? "step_num" : "samples_count";
         const Value* step = meta && meta->kind == VKind::Dict ? field(*meta, unit) : nullptr;
         const Value* metric = meta && meta->kind == VKind::Dict ? field(*meta, "metric") : nullptr;
-        const Value* val = field(d, "value");
+        const Value* val = value;
         double s;
         if (step && metric && val && num_of(*step, &s)) {
           if (!sd.count(s)) sd_order.push_back(s);
@@ -529,8 +523,7 @@ void ConvergenceReader::add(std::string_view j) {
       }
     }
     if (stop_line) {
-      const Value* key = field(d, "key");
-      if (!key || key->kind != VKind::Str || key->s() != "run_stop") return;
+      if (line_key != "run_stop") return;
       const Value* status = meta && meta->kind == VKind::Dict ? field(*meta, "status") : nullptr;
       if (status && status->kind == VKind::Str && status->s() == "success") {
         out.converged = true;
@@ -574,7 +567,7 @@ RunConvergence ConvergenceReader::result() const {
 
 RunConvergence read_convergence(const mllog::ParsedLog& log, const std::string& ruleset_version, Convergence how) {
   ConvergenceReader r(ruleset_version, how);
-  for (const auto& ev : log.events) r.add(ev.json);
+  for (const auto& ev : log.events) r.add(ev.json, log.keys[ev.key_id]);
   return r.result();
 }
 

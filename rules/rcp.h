@@ -32,13 +32,14 @@ struct RunConvergence {
 RunConvergence read_convergence(const mllog::ParsedLog& log, const std::string& ruleset_version,
                                 Convergence how);
 
-// The same reading, line by line: add() the JSON of each MLLOG line in order
-// (a log read in pieces), then result(). Keeps only the reading's state (for
-// stable diffusion, its evaluation steps).
+// The same reading, line by line: add() the JSON and key of each MLLOG line
+// in order (a log read in pieces: the reader's events, whose JSON is a valid
+// object with a value and metadata), then result(). Keeps only the reading's
+// state (for stable diffusion, its evaluation steps).
 class ConvergenceReader {
  public:
   ConvergenceReader(std::string ruleset_version, Convergence how);
-  void add(std::string_view json);
+  void add(std::string_view json, std::string_view key);
   RunConvergence result() const;
 
  private:

@@ -1,12 +1,12 @@
 // JSON text to Values, with Python's json.loads semantics (NaN, Infinity,
 // bytes that are not UTF-8), read with mllog's JsonCursor.
+#include <array>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "base/text.h"
 #include "mllog/json_cursor.h"
 #include "rules/interp.h"
 
@@ -18,14 +18,18 @@ namespace {
 // string per name and thread instead of allocating it again.
 
 Value object_key(std::string_view name) {
-  thread_local base::StringMap<Value> cache;
   if (name.size() > 40) return Value::str(std::string(name));
-  auto it = cache.find(name);
-  if (it != cache.end()) return it->second;
-  if (cache.size() > 4096) cache.clear();
-  Value v = Value::str(std::string(name));
-  cache.emplace(std::string(name), v);
-  return v;
+  // Direct-mapped by length and three of the bytes: a log's few names
+  // ("file", "lineno", "epoch_num") each keep a slot; another name in the
+  // slot replaces it.
+  thread_local std::array<Value, 256> cache;
+  size_t h = name.size() * 0x9E37u;
+  if (!name.empty())
+    h += static_cast<unsigned char>(name[0]) * 31u + static_cast<unsigned char>(name[name.size() / 2]) * 7u +
+         static_cast<unsigned char>(name.back());
+  Value& slot = cache[(h ^ (h >> 8)) & 255];
+  if (slot.kind != VKind::Str || slot.s() != name) slot = Value::str(std::string(name));
+  return slot;
 }
 
 Value json_string_value(std::string_view raw, bool escaped) {

@@ -193,8 +193,7 @@ bool RcpTable::load(const std::string& path, const std::string& benchmark, int n
       r.mean = std::nan("");
     }
     r.stdev = np_std(r.points);
-    r.min_epochs = min_acceptable_mean(r.mean, r.stdev, static_cast<double>(r.points.size()) - rej * 2);
-    r.max_speedup = r.mean / r.min_epochs;
+    r.n_ref = static_cast<double>(r.points.size()) - rej * 2;
     all_.push_back(std::move(r));
   }
   std::stable_sort(all_.begin(), all_.end(), [](const RcpRecord& a, const RcpRecord& b) { return a.bs < b.bs; });
@@ -209,9 +208,24 @@ RcpRecord RcpTable::interpolate(double bs, const RcpRecord& lo, const RcpRecord&
   r.bs = bs;
   r.mean = interp(bs, lo.bs, hi.bs, lo.mean, hi.mean);
   r.stdev = interp(bs, lo.bs, hi.bs, lo.stdev, hi.stdev);
-  r.min_epochs = min_acceptable_mean(r.mean, r.stdev, n_runs_ * 2.0);
-  r.max_speedup = r.mean / r.min_epochs;
+  r.n_ref = n_runs_ * 2.0;
   return r;
+}
+
+RcpRecord RcpTable::complete(const RcpRecord& rec) const {
+  RcpRecord r = rec;
+  if (!r.stats) {
+    r.min_epochs = min_acceptable_mean(r.mean, r.stdev, r.n_ref);
+    r.max_speedup = r.mean / r.min_epochs;
+    r.stats = true;
+  }
+  return r;
+}
+
+const std::vector<RcpRecord>& RcpTable::completed(std::vector<RcpRecord>& records) const {
+  for (auto& r : records)
+    if (!r.stats) r = complete(r);
+  return records;
 }
 
 void RcpTable::prune() {
@@ -262,7 +276,7 @@ bool RcpTable::reference_at(double bs, RcpRecord* out, std::string* status, std:
   const RcpRecord* hi = nullptr;
   for (const auto& r : pruned_) {
     if (r.bs == bs) {
-      *out = r;
+      *out = complete(r);
       *status = "found";
       *why = "RCP at batch size " + num(r.bs);
       return true;
@@ -271,7 +285,7 @@ bool RcpTable::reference_at(double bs, RcpRecord* out, std::string* status, std:
     if (r.bs > bs && (!hi || r.bs < hi->bs)) hi = &r;
   }
   if (lo && hi) {
-    *out = interpolate(bs, *lo, *hi);
+    *out = complete(interpolate(bs, *lo, *hi));
     *status = "interpolated";
     *why = "RCP interpolated between batch sizes " + num(lo->bs) + " and " + num(hi->bs);
     return true;
@@ -334,7 +348,8 @@ RcpOutcome RcpTable::evaluate(const std::vector<RunConvergence>& runs, bool bypa
   std::sort(epochs.begin(), epochs.end());
   out.run_epochs = epochs;
 
-  auto eval_with = [&](const RcpRecord& rec) {
+  auto eval_with = [&](const RcpRecord& used) {
+    const RcpRecord rec = complete(used);
     out.evaluated = true;
     out.batch_size = rec.bs;
     out.rcp_mean = rec.mean;

@@ -17,6 +17,11 @@ struct RcpRecord {
   double bs = 0;
   std::vector<double> points;  // sorted
   double mean = 0, stdev = 0, max_speedup = 0, min_epochs = 0;
+  // min_epochs and max_speedup are computed when a record is used
+  // (RcpTable::complete): their bisection over Student's t is most of the
+  // cost of loading a table, and a check uses one record or two of it.
+  double n_ref = 0;    // the reference runs the minimum acceptable mean is for
+  bool stats = false;  // min_epochs and max_speedup computed
 };
 
 // What one result file says about convergence (the RCP checker's reading).
@@ -81,8 +86,10 @@ class RcpTable {
   // llama31_405b from ruleset 5.0.0 on, where the consortium's checker replaces
   // it with RCP mean / (min acceptable mean - 46080).
   double eval_max_speedup(const RcpRecord& rec) const;
-  const std::vector<RcpRecord>& records() const { return all_; }
-  const std::vector<RcpRecord>& pruned() const { return pruned_; }
+  const std::vector<RcpRecord>& records() const { return completed(all_); }
+  const std::vector<RcpRecord>& pruned() const { return completed(pruned_); }
+  // `rec` with min_epochs and max_speedup computed.
+  RcpRecord complete(const RcpRecord& rec) const;
 
   // The reference a run at batch size `bs` is held to, found as evaluate()
   // finds it: the pruned record at that BS ("found"), else one interpolated
@@ -99,13 +106,15 @@ class RcpTable {
   RcpRecord interpolate(double bs, const RcpRecord& lo, const RcpRecord& hi) const;
   double min_acceptable_mean(double mean, double stdev, double n_ref) const;
   void prune();
+  const std::vector<RcpRecord>& completed(std::vector<RcpRecord>& records) const;
 
   std::string benchmark_;
   std::string version_;
   int n_runs_ = 0;
   int drop_ = 1;
-  std::vector<RcpRecord> all_;     // sorted by BS (stable)
-  std::vector<RcpRecord> pruned_;
+  // Mutable: records() and pruned() complete their records on first use.
+  mutable std::vector<RcpRecord> all_;     // sorted by BS (stable)
+  mutable std::vector<RcpRecord> pruned_;
 };
 
 // numpy's float64 sum (pairwise), mean and population standard deviation.

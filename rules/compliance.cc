@@ -132,7 +132,8 @@ struct RecState {
   // Occurrences the findings name: slots in a batch run, lines in a live one.
   size_t s0 = 0, s1 = 0, chosen = 0, last = 0;
   uint32_t l0 = 0, l1 = 0, lchosen = 0, llast = 0;
-  Value last_line;          // live: the last occurrence (ATLEAST_ONE_CHECK reports its value)
+  Value last_line;          // live: the last occurrence in the chunk being fed, and
+  std::string last_value;   // its value's text, written when the file is done with the chunk
 };
 constexpr size_t kMaxDistinct = 64;
 
@@ -210,12 +211,10 @@ Finding no_lines_finding(size_t parse_errors) {
   return f;
 }
 
-// A line of a live run. Its `json` views the chunk it was parsed from while
-// the chunk is fed; a line rule code keeps (in `s`, say) takes a copy of its
-// text into `text` before the chunk goes (Run::release_slots).
-struct OwnedLineObj : LineObj {
-  std::string text;
-};
+// A line of a live run is a LineObj whose `json` views the chunk it was
+// parsed from while the chunk is fed; a line rule code keeps (in `s`, say)
+// takes a copy of its text into `text` before the chunk goes
+// (Run::release_slots).
 
 class Run : public Host {
   // A rule file to run, and the code that asked for it.
@@ -344,8 +343,8 @@ class Run : public Host {
             if (before.events.empty()) return;
             set_chunk(before);
             feed_file(f);
+            release_slots();  // the piece's text goes when this returns
           });
-          release_slots();
           log_ = saved;
           slots_ = std::move(saved_slots);
         }
@@ -423,6 +422,13 @@ class Run : public Host {
     cur_index_ = static_cast<int>(f);
     sink_ = &fs.own;
     for (size_t i = 0; i < slots_.size(); ++i) feed_line(fs, i);
+    // ATLEAST_ONE_CHECK's last value as the batch checker writes it: after
+    // this file's code, before later files' code runs on the same lines.
+    for (auto& st : fs.recs) {
+      if (st.last_line.kind == VKind::None) continue;
+      st.last_value = value_text_of(st.last_line);
+      st.last_line = Value();
+    }
     cur_key_.clear();
     cur_slot_ = SIZE_MAX;
     sink_ = &msgs_;
@@ -502,6 +508,8 @@ class Run : public Host {
     line.value_loaded = true;
   }
 
+  bool line_text_lasts() const override { return !live_; }
+
   const Value* line_member(const LineObj& line, LineMember m) override {
     bool is_value = m == LineMember::Value;
     bool& loaded = is_value ? line.member_value_loaded : line.member_meta_loaded;
@@ -531,7 +539,7 @@ class Run : public Host {
       std::shared_ptr<LineObj> l;
       if (live_) {
         // The chunk's text lives while it is fed: no copy unless kept (release_slots).
-        l = std::allocate_shared<OwnedLineObj>(HeapPool<OwnedLineObj>());
+        l = std::allocate_shared<LineObj>(HeapPool<LineObj>());
         l->json = ev.json;
       } else {
         l = std::make_shared<LineObj>();
@@ -882,7 +890,7 @@ class Run : public Host {
       f.expected = "at least one line with " + rec.atleast_one_check.source();
       f.found = std::to_string(st.n) + " line(s)";
       if (st.n > 0) {
-        f.found += ", last value " + (live_ ? value_text_of(st.last_line) : value_text(st.last));
+        f.found += ", last value " + (live_ ? st.last_value : value_text(st.last));
         f.line = rec_line(st.last, st.llast);
       }
       f.hint = "a run that does not reach the quality target must end with run_stop status \"aborted\" and cannot be scored";
@@ -1024,7 +1032,7 @@ class Run : public Host {
     if (live_) {
       for (auto& s : slots_) {
         if (s.obj.kind != VKind::Line || s.obj.h.use_count() == 1) continue;
-        auto& l = static_cast<OwnedLineObj&>(s.obj.line());
+        LineObj& l = s.obj.line();
         if (l.json.data() != l.text.data()) {
           l.text.assign(l.json);
           l.json = l.text;

@@ -84,6 +84,47 @@ std::string describe(const char* kind, const Finding& f) {
   return std::string(kind) + " line=" + std::to_string(f.line) + " rule=" + f.rule;
 }
 
+// Every word of a verdict's findings, in order.
+std::vector<std::string> full_text(const FileVerdict& v) {
+  std::vector<std::string> out;
+  auto add = [&](const char* kind, const Finding& f) {
+    out.push_back(describe(kind, f) + " key=" + f.key + "\n message: " + f.message + "\n expected: " + f.expected +
+                  "\n found: " + f.found + "\n log: " + f.log_text + "\n hint: " + f.hint);
+  };
+  for (const auto& f : v.errors) add("error", f);
+  for (const auto& f : v.warnings) add("warning", f);
+  return out;
+}
+
+// The log fed to a LogStream a line at a time, as a live run reads it. Each
+// piece, and each earlier line sent again to a rule file enqueued late, is a
+// copy that is overwritten as soon as it has been handed over: whatever the
+// checker keeps of a line past that is its own.
+FileVerdict streamed_verdict(const RuleSet& rules, std::string_view text, bool* whole) {
+  std::vector<std::string_view> lines;
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
+    lines.push_back(text.substr(at, end - at));
+    at = end;
+  }
+  LogStream stream(rules);
+  for (size_t k = 0; k < lines.size(); ++k) {
+    TextPieces prefix = [&](const std::function<void(std::string_view)>& sink) {
+      for (size_t i = 0; i < k; ++i) {
+        std::string piece(lines[i]);
+        sink(piece);
+        std::fill(piece.begin(), piece.end(), '#');
+      }
+    };
+    std::string piece(lines[k]);
+    stream.add(piece, prefix);
+    std::fill(piece.begin(), piece.end(), '#');
+  }
+  *whole = stream.whole_log();
+  return *whole ? FileVerdict{} : stream.final_verdict();
+}
+
 using referee::testing::TempDir;
 
 }  // namespace
@@ -137,6 +178,20 @@ TEST_CASE("golden cases in tests/data/compliance") {
                          << text << "'");
     }
     CHECK(verdict.mllog_lines == log.mllog_lines);
+
+    // Read live, line by line: the same findings, word for word (a rule set
+    // that reads the whole log is only checked whole).
+    bool whole = false;
+    FileVerdict live = streamed_verdict(*rules, buf.view(), &whole);
+    if (!whole) {
+      CHECK_MESSAGE(live.compliant == verdict.compliant, name);
+      std::vector<std::string> a = full_text(verdict), b = full_text(live);
+      std::string diff;
+      for (size_t i = 0; i < std::max(a.size(), b.size()); ++i)
+        if (i >= a.size() || i >= b.size() || a[i] != b[i])
+          diff += "\n  batch: " + (i < a.size() ? a[i] : "-") + "\n  live:  " + (i < b.size() ? b[i] : "-");
+      CHECK_MESSAGE(diff.empty(), name << ": batch and live findings differ:" << diff);
+    }
   }
 }
 

@@ -78,6 +78,9 @@ class Host {
   virtual const Value* line_member(const LineObj& /*line*/, LineMember /*m*/) { return nullptr; }
   // The list of all log lines (the consortium's `loglines`), for BEGIN code.
   virtual Value loglines() = 0;
+  // Whether the text a line's `json` views lasts as long as what the code
+  // keeps (the whole log of a batch check); false where it goes piece by piece.
+  virtual bool line_text_lasts() const { return true; }
 };
 
 struct Frame {

@@ -579,6 +579,13 @@ Value call_value(const Value& fn, std::vector<Value>& a, Frame& f) {
       const LineObj& src = a[0].line();
       if (!src.value_loaded) f.host->load_line_value(src);
       auto copy = std::make_shared<LineObj>(src);
+      // A copy views the text the original does, which tells which line it
+      // was made from; where that text goes before the code's state does (a
+      // live check's chunk), the copy keeps its own.
+      if (!f.host->line_text_lasts() || !src.text.empty()) {
+        copy->text.assign(src.json);
+        copy->json = copy->text;
+      }
       Value v;
       v.kind = VKind::Line;
       v.h = std::move(copy);

@@ -99,6 +99,7 @@ struct LineObj : HeapObj {
   Value timestamp;
   Value lineno;
   std::string_view json;
+  std::string text;  // the line's own copy of its JSON text, when it has one (json views it)
   mutable Value value;
   mutable bool value_loaded = false;
   mutable Value full_string;

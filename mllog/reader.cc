@@ -74,6 +74,14 @@ bool FileBuffer::open(const std::string& path, std::string* error) {
     ::close(fd);
     return false;
   }
+  if (S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    *error = path + " is a " + (S_ISBLK(st.st_mode) ? "block device" : "socket") + ", not a result file";
+    ::close(fd);
+    return false;
+  }
+  // A character device other than a terminal (/dev/zero, /dev/urandom) may
+  // never end: one that is not empty at once (as /dev/null is) is refused.
+  bool device = S_ISCHR(st.st_mode) && !::isatty(fd);
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     void* m = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
     if (m != MAP_FAILED) {
@@ -103,6 +111,12 @@ bool FileBuffer::open(const std::string& path, std::string* error) {
     }
     text.resize(old + static_cast<size_t>(n));
     if (n == 0) break;
+    if (device) {
+      *error = path + " is a character device that does not end, not a result file; "
+               "give a log file, or a pipe (referee check /dev/stdin < LOG)";
+      ::close(fd);
+      return false;
+    }
   }
   ::close(fd);
   assign(std::move(text));

@@ -346,6 +346,12 @@ TEST_CASE("FileBuffer reads files and explains failures") {
     REQUIRE(moved.open((dir.path / "empty.txt").string(), &error));
     CHECK(moved.view().empty());
   }
+  SUBCASE("a device that does not end is refused at once; an empty one reads as empty") {
+    CHECK_FALSE(buf.open("/dev/zero", &error));
+    CHECK(error.find("/dev/zero is a character device that does not end") != std::string::npos);
+    REQUIRE(buf.open("/dev/null", &error));
+    CHECK(buf.view().empty());
+  }
   SUBCASE("assign") {
     buf.assign("hello");
     CHECK(buf.view() == "hello");

@@ -135,6 +135,20 @@ Value line_value_dict(Value value, Value metadata);
 // (alone where the host can, else with the whole value).
 Value line_member_of(const LineObj& line, LineMember m, Host& host);
 
+// Questions about a member of a line's value answered from its JSON text,
+// without building the member: rule code asks `'epoch_num' in
+// v['metadata']` of most lines and reads nothing else of them.
+// Whether the member is an object holding `key`: 1 yes, 0 no, -1 when it
+// cannot be told this way (the member is not an object, or the text does not
+// scan): build the member and ask it.
+int line_member_has(const LineObj& line, LineMember m, std::string_view key);
+// The member's entry `key`, when the member is an object and the entry a
+// scalar (None, a bool, a number, a string: built alone, nothing can share
+// it): 1 and *out set; 0 when the object has no such entry; -1 when it cannot
+// be told this way (an object or list entry, which rule code could change
+// and read back, or a member that is not an object).
+int line_member_entry(const LineObj& line, LineMember m, std::string_view key, Value* out);
+
 // The `is_integer` function the rule files call: abs(round(x) - x) < 1e-5.
 bool py_is_integer(const Value& v);
 

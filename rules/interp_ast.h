@@ -108,6 +108,10 @@ struct Subscript : Node {
   // The index when it is a literal (s['init_started']): nothing runs between
   // finding the container and its entry.
   const Const* const_idx = nullptr;
+  // v['metadata']['epoch_num'] and the like: `obj` is a v_member subscript
+  // and the index a literal string; a scalar entry is built alone
+  // (line_member_entry).
+  bool member_entry = false;
   const Value* peek(Frame& f) const override;
   Value eval(Frame& f) const override;
   void assign(Frame& f, Value v) const override;
@@ -141,6 +145,10 @@ struct BoolOp : Node {
 struct CompareNode : Node {
   NodeP first;
   std::vector<std::pair<CompareOp, NodeP>> rest;
+  // The last comparison is `x in v` (1) or `x in v['value']`,
+  // `x in v['metadata']` (2): a string x is looked for in the line's text
+  // while the line's value is not built (line_member_has).
+  uint8_t line_probe = 0;
   Value eval(Frame& f) const override;
 };
 

@@ -315,6 +315,23 @@ Value subscript(const Value& o, const Value& idx) {
 
 namespace ast {
 
+namespace {
+
+// The line whose value `v` names, while that value is not built; null when
+// `v` is a local or the line's value is built.
+const LineObj* unbuilt_line(const Frame& f) {
+  if (!f.line || !f.host) return nullptr;
+  const LineObj& l = f.line->line();
+  if (l.value_loaded || (f.locals && f.locals->find(kNameV))) return nullptr;
+  return &l;
+}
+
+bool member_loaded(const LineObj& l, LineMember m) {
+  return m == LineMember::Value ? l.member_value_loaded : l.member_meta_loaded;
+}
+
+}  // namespace
+
 Value Name::eval(Frame& f) const {
   if (f.locals)
     if (Value* p = f.locals->find(id)) return *p;
@@ -386,6 +403,16 @@ Value Subscript::eval(Frame& f) const {
   if (v_member != LineMember::None && f.line && f.host && !f.line->line().value_loaded &&
       !(f.locals && f.locals->find(kNameV)))
     return line_member_of(f.line->line(), v_member, *f.host);
+  if (member_entry)
+    if (const LineObj* l = unbuilt_line(f)) {
+      LineMember m = static_cast<const Subscript*>(obj.get())->v_member;
+      if (!member_loaded(*l, m)) {
+        Value out;
+        int r = line_member_entry(*l, m, const_idx->v.s(), &out);
+        if (r == 1) return out;
+        if (r == 0) raise("KeyError", py_repr(const_idx->v));
+      }
+    }
   if (const_idx)
     if (const Value* p = peek(f)) return *p;
   Value o = obj->eval(f);
@@ -526,7 +553,20 @@ Value BoolOp::eval(Frame& f) const {
 
 Value CompareNode::eval(Frame& f) const {
   Value left = first->eval(f);
-  for (const auto& [op, node] : rest) {
+  for (size_t i = 0; i < rest.size(); ++i) {
+    const auto& [op, node] = rest[i];
+    if (line_probe && i + 1 == rest.size() && left.kind == VKind::Str)
+      if (const LineObj* l = unbuilt_line(f)) {
+        int has = -1;
+        if (line_probe == 1) {
+          // The dict is {'value': ..., 'metadata': ...}, whatever the text holds.
+          has = left.s() == "value" || left.s() == "metadata";
+        } else {
+          LineMember m = static_cast<const Subscript*>(node.get())->v_member;
+          if (!member_loaded(*l, m)) has = line_member_has(*l, m, left.s());
+        }
+        if (has >= 0) return Value::boolean((has == 1) == (op == CompareOp::In));
+      }
     Value right = node->eval(f);
     if (!compare(op, left, right)) return Value::boolean(false);
     left = std::move(right);

@@ -1,6 +1,7 @@
 // JSON text to Values, with Python's json.loads semantics (NaN, Infinity,
 // bytes that are not UTF-8), read with mllog's JsonCursor.
 #include <array>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -151,6 +152,95 @@ void line_members_from_json(std::string_view json, Value* value_out, Value* meta
   if (!ok) value = meta = Value();
   if (value_out) *value_out = std::move(value);
   if (meta_out) *meta_out = std::move(meta);
+}
+
+namespace {
+
+// The text of the line's member `m`, as line_members_from_json would build
+// it (the last of repeated names), or false when it is missing or the line
+// does not scan (those give None there). Found once per line.
+bool line_member_text(const LineObj& line, LineMember m, std::string_view* out) {
+  if (line.spans == 0) {
+    line.spans = 2;
+    uint32_t at[2] = {0, 0}, len[2] = {0, 0};
+    mllog::JsonCursor c(line.json);
+    c.ws();
+    bool ok = c.next(0) == mllog::JsonCursor::Tok::Object;
+    if (ok) {
+      bool more;
+      c.open('}', &more);
+      while (ok && more) {
+        std::string_view name;
+        std::string scratch;
+        if (!c.member(&name, &scratch)) {
+          ok = false;
+          break;
+        }
+        int which = name == "value" ? 0 : name == "metadata" ? 1 : -1;
+        size_t start = c.offset();
+        ok = c.skip(1) && (which < 0 || c.offset() <= UINT32_MAX);
+        if (ok && which >= 0) {
+          at[which] = static_cast<uint32_t>(start);
+          len[which] = static_cast<uint32_t>(c.offset() - start);
+        }
+        ok = ok && c.after_item('}', &more);
+      }
+      ok = ok && c.finish();
+    }
+    if (ok) {
+      line.spans = 1;
+      for (int i = 0; i < 2; ++i) {
+        line.member_at[i] = at[i];
+        line.member_len[i] = len[i];
+      }
+    }
+  }
+  int i = m == LineMember::Value ? 0 : 1;
+  if (line.spans != 1 || line.member_len[i] == 0) return false;
+  *out = line.json.substr(line.member_at[i], line.member_len[i]);
+  return true;
+}
+
+// Walks the member's object to the entry `key` (the last of repeated
+// names); 1 with the cursor's offset of its value in *at, 0 none, -1 the
+// member is not an object.
+int member_entry_at(const LineObj& line, LineMember m, std::string_view key, std::string_view* text, size_t* at) {
+  if (!line_member_text(line, m, text) || (*text)[0] != '{') return -1;
+  mllog::JsonCursor c(*text);
+  if (c.next(1) != mllog::JsonCursor::Tok::Object) return -1;
+  bool more;
+  c.open('}', &more);
+  int found = 0;
+  while (more) {
+    std::string_view name;
+    std::string scratch;
+    if (!c.member(&name, &scratch)) return -1;
+    if (name == key) {
+      found = 1;
+      *at = c.offset();
+    }
+    if (!c.skip(2) || !c.after_item('}', &more)) return -1;
+  }
+  return found;
+}
+
+}  // namespace
+
+int line_member_has(const LineObj& line, LineMember m, std::string_view key) {
+  std::string_view text;
+  size_t at = 0;
+  return member_entry_at(line, m, key, &text, &at);
+}
+
+int line_member_entry(const LineObj& line, LineMember m, std::string_view key, Value* out) {
+  std::string_view text;
+  size_t at = 0;
+  int r = member_entry_at(line, m, key, &text, &at);
+  if (r != 1) return r;
+  char c0 = text[at];
+  if (c0 == '{' || c0 == '[') return -1;
+  mllog::JsonCursor c(text.substr(at));
+  return value_at(c, out, 2) ? 1 : -1;
 }
 
 Value value_from_json(std::string_view json, bool* ok, std::string* error) {

@@ -436,6 +436,13 @@ class Parser {
       if (!b) return nullptr;
       n->rest.emplace_back(op, std::move(b));
     } while (comp_op(&op));
+    auto [last_op, last] = std::pair<CompareOp, const Node*>(n->rest.back().first, n->rest.back().second.get());
+    if (last_op == CompareOp::In || last_op == CompareOp::NotIn) {
+      auto* name = dynamic_cast<const Name*>(last);
+      auto* sub = dynamic_cast<const Subscript*>(last);
+      if (name && name->id == kNameV) n->line_probe = 1;
+      else if (sub && sub->v_member != LineMember::None) n->line_probe = 2;
+    }
     return n;
   }
 
@@ -545,6 +552,8 @@ class Parser {
             if (key->v.s() == "value") n->v_member = LineMember::Value;
             else if (key->v.s() == "metadata") n->v_member = LineMember::Metadata;
           }
+          auto* inner = dynamic_cast<const Subscript*>(n->obj.get());
+          n->member_entry = inner && inner->v_member != LineMember::None && key && key->v.kind == VKind::Str;
         }
         if (!accept_op("]")) return fail_here("expected ']'");
         a = std::move(n);

@@ -894,6 +894,96 @@ TEST_CASE("value_from_json") {
   CHECK(v.items()[1].kind == VKind::Int);
 }
 
+TEST_CASE("membership and entries of v['metadata'] read from the text agree with the built value") {
+  // Each expression runs twice on each line: first with the line's value not
+  // built (answered from the JSON text where it can be), then after `v` is
+  // built. The result, or the exception's type and text, must be the same;
+  // the rows' expected values were checked with CPython 3.11 (json.loads of
+  // the line, `v = {'value': j.get('value'), 'metadata': j.get('metadata')}`).
+  struct Row {
+    const char* json;
+    const char* expr;
+    const char* expect;  // repr, or "!" + exception type
+    bool built;          // whether the first run must build the line's value
+  };
+  const Row rows[] = {
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "'epoch_num' in v['metadata']", "True", false},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "'step_num' in v['metadata']", "False", false},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "'step_num' not in v['metadata']", "True", false},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})",
+       "('epoch_num' in v['metadata']) | ('step_num' in v['metadata'])", "True", false},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "v['metadata']['epoch_num'] > 0", "True", false},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "v['metadata']['file']", "'t.py'", false},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "v['metadata']['nope']", "!KeyError", false},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "'value' in v", "True", false},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "'metadata' not in v", "False", false},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "'epoch_num' in v", "False", false},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "1 in v['metadata']", "False", true},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "'file' in v['metadata'] in v", "!TypeError", true},
+      // Not an object: built and asked as Python asks a list, a string, None.
+      {R"({"value": 1, "metadata": ["epoch_num"]})", "'epoch_num' in v['metadata']", "True", true},
+      {R"({"value": 1, "metadata": "the epoch_num"})", "'epoch_num' in v['metadata']", "True", true},
+      {R"({"value": 1, "metadata": null})", "'epoch_num' in v['metadata']", "!TypeError", true},
+      {R"({"value": 1})", "'epoch_num' in v['metadata']", "!TypeError", true},
+      {R"({"value": 1})", "'metadata' in v", "True", false},
+      {R"({"value": 1, "metadata": 5})", "v['metadata']['epoch_num']", "!TypeError", true},
+      // The last of repeated names, escapes in names, values of every kind.
+      {R"({"metadata": {"a": 1}, "value": 1, "metadata": {"b": 2}})", "'a' in v['metadata']", "False", false},
+      {R"({"metadata": {"a": 1}, "value": 1, "metadata": {"b": 2}})", "'b' in v['metadata']", "True", false},
+      {R"({"value": 1, "metadata": {"a": 1, "a": 2}})", "v['metadata']['a']", "2", false},
+      {R"({"value": 1, "metadata": {"epoch\u005fnum": 4}})", "v['metadata']['epoch_num']", "4", false},
+      {R"({"value": 1, "metadata": {"x": NaN, "y": null, "z": true, "w": -2.5e3}})",
+       "[v['metadata']['x'], v['metadata']['y'], v['metadata']['z'], v['metadata']['w']]", "[nan, None, True, -2500.0]", false},
+      {R"({"value": {"k": "q"}, "metadata": {}})", "'k' in v['value']", "True", false},
+      {R"({"value": {"k": "q"}, "metadata": {}})", "v['value']['k']", "'q'", false},
+      // An entry that is a list or dict is built with its member: rule code may change it.
+      {R"({"value": 1, "metadata": {"l": [1, 2]}})", "v['metadata']['l']", "[1, 2]", true},
+  };
+  for (const auto& r : rows) {
+    std::string line_json = r.json, expr = r.expr;
+    CAPTURE(line_json);
+    CAPTURE(expr);
+    std::string first, second;
+    int first_loads = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+      Env env;
+      env.line = make_line("k", r.json);
+      if (pass == 1) env.eval("v");
+      std::string got;
+      try {
+        got = env.repr(r.expr);
+      } catch (const PyError& e) {
+        got = "!" + e.type + ": " + e.message;
+      }
+      (pass == 0 ? first : second) = got;
+      if (pass == 0) first_loads = env.host.loads;
+    }
+    CHECK(first == second);
+    CHECK(first.substr(0, first.find(':')) == r.expect);
+    CHECK((first_loads > 0) == r.built);
+  }
+}
+
+TEST_CASE("what rule code changes in v['metadata'] is what later questions see") {
+  static const std::string json = R"({"value": 1, "metadata": {"l": [1, 2], "n": 1}})";
+  Env env;
+  env.line = make_line("k", json);
+  env.exec("v['metadata']['l'].append(3)");
+  CHECK(env.repr("v['metadata']['l']") == "[1, 2, 3]");
+  Env env2;
+  env2.line = make_line("k", json);
+  env2.exec("v['metadata']['new'] = 1");
+  CHECK(env2.repr("'new' in v['metadata']") == "True");
+  CHECK(env2.repr("v['metadata']['new']") == "1");
+  Env env3;
+  env3.line = make_line("k", json);
+  env3.exec("v = {'metadata': {'q': 1}}\nr = 'q' in v['metadata']\nn = 'n' in v['metadata']\nq = v['metadata']['q']");
+  CHECK(env3.var("r") == "True");
+  CHECK(env3.var("n") == "False");
+  CHECK(env3.var("q") == "1");
+  CHECK(env3.host.loads == 0);
+}
+
 }  // TEST_SUITE("interp")
 
 TEST_CASE("code nested too deeply is a compile error, not a crash") {

@@ -110,6 +110,13 @@ struct LineObj : HeapObj {
   mutable Value member_meta;
   mutable bool member_value_loaded = false;
   mutable bool member_meta_loaded = false;
+  // Where "value" and "metadata" lie in `json` (offsets, so that they hold
+  // when the text is copied), found on the first question asked of them
+  // without building them (line_member_has): 0 not looked for yet, 1 found
+  // (a length of 0: the member is missing), 2 the text does not scan.
+  mutable uint8_t spans = 0;
+  mutable uint32_t member_at[2] = {0, 0};
+  mutable uint32_t member_len[2] = {0, 0};
 };
 
 inline const std::string& Value::s() const { return static_cast<StrObj*>(h.get())->s; }

@@ -156,68 +156,104 @@ void line_members_from_json(std::string_view json, Value* value_out, Value* meta
 
 namespace {
 
-// The text of the line's member `m`, as line_members_from_json would build
-// it (the last of repeated names), or false when it is missing or the line
-// does not scan (those give None there). Found once per line.
-bool line_member_text(const LineObj& line, LineMember m, std::string_view* out) {
-  if (line.spans == 0) {
-    line.spans = 2;
-    uint32_t at[2] = {0, 0}, len[2] = {0, 0};
-    mllog::JsonCursor c(line.json);
-    c.ws();
-    bool ok = c.next(0) == mllog::JsonCursor::Tok::Object;
-    if (ok) {
-      bool more;
-      c.open('}', &more);
-      while (ok && more) {
-        std::string_view name;
-        std::string scratch;
-        if (!c.member(&name, &scratch)) {
-          ok = false;
-          break;
+// Finds where the line's "value" and "metadata" lie, as
+// line_members_from_json would build them (the last of repeated names), and
+// the entries of those that are objects. Once per line.
+void index_line(const LineObj& line) {
+  line.spans = 2;
+  line.n_entries = 0;
+  uint32_t at[2] = {0, 0}, len[2] = {0, 0};
+  uint8_t indexed[2] = {0, 0};
+  const char* base = line.json.data();
+  mllog::JsonCursor c(line.json);
+  c.ws();
+  if (c.next(0) != mllog::JsonCursor::Tok::Object) return;
+  bool more;
+  c.open('}', &more);
+  while (more) {
+    std::string_view name;
+    std::string scratch;
+    if (!c.member(&name, &scratch)) return;
+    int which = name == "value" ? 0 : name == "metadata" ? 1 : -1;
+    size_t start = c.offset();
+    if (start > UINT32_MAX) return;
+    if (which < 0) {
+      if (!c.skip(1)) return;
+    } else {
+      // A repeated name: the entries of the one before go.
+      uint8_t kept = 0;
+      for (uint8_t k = 0; k < line.n_entries; ++k)
+        if (line.entries[k].member != which) line.entries[kept++] = line.entries[k];
+      line.n_entries = kept;
+      indexed[which] = 0;
+      if (start < line.json.size() && line.json[start] == '{' && c.next(1) == mllog::JsonCursor::Tok::Object) {
+        indexed[which] = 1;
+        bool inner_more;
+        c.open('}', &inner_more);
+        while (inner_more) {
+          std::string_view raw;
+          bool esc = false;
+          if (!c.name(&raw, &esc)) return;
+          size_t value_at = c.offset();
+          if (esc || line.n_entries == LineObj::kMaxEntries || raw.size() > UINT16_MAX || value_at > UINT32_MAX) {
+            indexed[which] = 2;
+          } else if (indexed[which] == 1) {
+            LineObj::Entry& e = line.entries[line.n_entries++];
+            e.name_at = static_cast<uint32_t>(raw.data() - base);
+            e.name_len = static_cast<uint16_t>(raw.size());
+            e.value_at = static_cast<uint32_t>(value_at);
+            e.member = static_cast<uint8_t>(which);
+          }
+          if (!c.skip(2) || !c.after_item('}', &inner_more)) return;
         }
-        int which = name == "value" ? 0 : name == "metadata" ? 1 : -1;
-        size_t start = c.offset();
-        ok = c.skip(1) && (which < 0 || c.offset() <= UINT32_MAX);
-        if (ok && which >= 0) {
-          at[which] = static_cast<uint32_t>(start);
-          len[which] = static_cast<uint32_t>(c.offset() - start);
-        }
-        ok = ok && c.after_item('}', &more);
+      } else if (!c.skip(1)) {
+        return;
       }
-      ok = ok && c.finish();
+      if (c.offset() > UINT32_MAX) return;
+      at[which] = static_cast<uint32_t>(start);
+      len[which] = static_cast<uint32_t>(c.offset() - start);
     }
-    if (ok) {
-      line.spans = 1;
-      for (int i = 0; i < 2; ++i) {
-        line.member_at[i] = at[i];
-        line.member_len[i] = len[i];
-      }
-    }
+    if (!c.after_item('}', &more)) return;
   }
-  int i = m == LineMember::Value ? 0 : 1;
-  if (line.spans != 1 || line.member_len[i] == 0) return false;
-  *out = line.json.substr(line.member_at[i], line.member_len[i]);
-  return true;
+  if (!c.finish()) return;
+  line.spans = 1;
+  for (int i = 0; i < 2; ++i) {
+    line.member_at[i] = at[i];
+    line.member_len[i] = len[i];
+    line.indexed[i] = indexed[i];
+  }
 }
 
-// Walks the member's object to the entry `key` (the last of repeated
-// names); 1 with the cursor's offset of its value in *at, 0 none, -1 the
-// member is not an object.
-int member_entry_at(const LineObj& line, LineMember m, std::string_view key, std::string_view* text, size_t* at) {
-  if (!line_member_text(line, m, text) || (*text)[0] != '{') return -1;
-  mllog::JsonCursor c(*text);
+// Finds the member's entry `key` (the last of repeated names): 1 with the
+// offset of its value in `line.json`, 0 none, -1 the member is not an object.
+int member_entry_at(const LineObj& line, LineMember m, std::string_view key, size_t* at) {
+  if (line.spans == 0) index_line(line);
+  int i = m == LineMember::Value ? 0 : 1;
+  if (line.spans != 1 || line.indexed[i] == 0) return -1;
+  int found = 0;
+  if (line.indexed[i] == 1) {
+    for (uint8_t k = 0; k < line.n_entries; ++k) {
+      const LineObj::Entry& e = line.entries[k];
+      if (e.member == i && e.name_len == key.size() && line.json.compare(e.name_at, e.name_len, key) == 0) {
+        found = 1;
+        *at = e.value_at;
+      }
+    }
+    return found;
+  }
+  // Too many entries, or escaped names: walk the member's text.
+  std::string_view text = line.json.substr(line.member_at[i], line.member_len[i]);
+  mllog::JsonCursor c(text);
   if (c.next(1) != mllog::JsonCursor::Tok::Object) return -1;
   bool more;
   c.open('}', &more);
-  int found = 0;
   while (more) {
     std::string_view name;
     std::string scratch;
     if (!c.member(&name, &scratch)) return -1;
     if (name == key) {
       found = 1;
-      *at = c.offset();
+      *at = line.member_at[i] + c.offset();
     }
     if (!c.skip(2) || !c.after_item('}', &more)) return -1;
   }
@@ -227,19 +263,17 @@ int member_entry_at(const LineObj& line, LineMember m, std::string_view key, std
 }  // namespace
 
 int line_member_has(const LineObj& line, LineMember m, std::string_view key) {
-  std::string_view text;
   size_t at = 0;
-  return member_entry_at(line, m, key, &text, &at);
+  return member_entry_at(line, m, key, &at);
 }
 
 int line_member_entry(const LineObj& line, LineMember m, std::string_view key, Value* out) {
-  std::string_view text;
   size_t at = 0;
-  int r = member_entry_at(line, m, key, &text, &at);
+  int r = member_entry_at(line, m, key, &at);
   if (r != 1) return r;
-  char c0 = text[at];
+  char c0 = line.json[at];
   if (c0 == '{' || c0 == '[') return -1;
-  mllog::JsonCursor c(text.substr(at));
+  mllog::JsonCursor c(line.json.substr(at));
   return value_at(c, out, 2) ? 1 : -1;
 }
 

@@ -110,13 +110,25 @@ struct LineObj : HeapObj {
   mutable Value member_meta;
   mutable bool member_value_loaded = false;
   mutable bool member_meta_loaded = false;
-  // Where "value" and "metadata" lie in `json` (offsets, so that they hold
-  // when the text is copied), found on the first question asked of them
-  // without building them (line_member_has): 0 not looked for yet, 1 found
-  // (a length of 0: the member is missing), 2 the text does not scan.
-  mutable uint8_t spans = 0;
+  // Where "value" and "metadata" lie in `json`, and the entries of those
+  // that are objects: found on the first question asked of them without
+  // building them (line_member_has). Offsets into `json`, so that they hold
+  // when the text is copied.
+  struct Entry {
+    uint32_t name_at;   // the name's text (no escapes)
+    uint32_t value_at;  // its value's first byte
+    uint16_t name_len;
+    uint8_t member;     // 0 "value", 1 "metadata"
+  };
+  static constexpr int kMaxEntries = 8;
+  mutable uint8_t spans = 0;  // 0 not looked for yet, 1 found, 2 the text does not scan
+  mutable uint8_t n_entries = 0;
+  // Per member: 0 missing or not an object, 1 its entries are in `entries`,
+  // 2 an object whose entries are not there (too many, escaped names).
+  mutable uint8_t indexed[2] = {0, 0};
   mutable uint32_t member_at[2] = {0, 0};
   mutable uint32_t member_len[2] = {0, 0};
+  mutable Entry entries[kMaxEntries];
 };
 
 inline const std::string& Value::s() const { return static_cast<StrObj*>(h.get())->s; }

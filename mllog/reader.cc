@@ -325,6 +325,7 @@ bool LogReader::scan_payload(std::string_view json, Event* ev, ParsedLog* out) {
   if (c.at_end() || json[c.offset()] != '{') return false;
   std::string_view key;
   bool have_key = false, have_time = false, have_value = false, have_meta = false;
+  size_t value_at = 0, meta_at = 0;
   double t = 0;
   bool more;
   c.open('}', &more);
@@ -341,8 +342,14 @@ bool LogReader::scan_payload(std::string_view json, Event* ev, ParsedLog* out) {
       t = n.is_int ? static_cast<double>(n.i) : n.f;
       have_time = true;
     } else {
-      if (is(name, "value")) have_value = true;
-      else if (is(name, "metadata")) have_meta = true;
+      size_t at = c.offset();
+      if (is(name, "value")) {
+        have_value = true;
+        value_at = at;
+      } else if (is(name, "metadata")) {
+        have_meta = true;
+        meta_at = at;
+      }
       if (!c.skip(1)) return false;
     }
     if (!c.after_item('}', &more)) return false;
@@ -350,6 +357,10 @@ bool LogReader::scan_payload(std::string_view json, Event* ev, ParsedLog* out) {
   if (!c.finish() || !have_key || !have_time || !have_value || !have_meta) return false;
   ev->time_ms = t;
   ev->key_id = intern(out, key);
+  if (value_at <= UINT32_MAX && meta_at <= UINT32_MAX) {
+    ev->value_at = static_cast<uint32_t>(value_at);
+    ev->meta_at = static_cast<uint32_t>(meta_at);
+  }
   return true;
 }
 

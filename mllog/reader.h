@@ -50,6 +50,10 @@ struct Event {
   uint32_t file_line = 0;   // line number in the file, from 1
   double time_ms = 0.0;     // float(time_ms)
   std::string_view json;    // the JSON object text (ll.full_string minus the token)
+  // Where the values of "value" and "metadata" start in `json` (the last of
+  // repeated names), when the line was read by the fast scan; 0: not known.
+  uint32_t value_at = 0;
+  uint32_t meta_at = 0;
 };
 
 struct ParseError {

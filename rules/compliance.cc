@@ -545,6 +545,7 @@ class Run : public Host {
         l = std::make_shared<LineObj>();
         l->json = ev.json;
       }
+      line_member_starts(*l, ev.value_at, ev.meta_at);
       l->key = key_values_[s.key];
       l->timestamp = Value::number(ev.time_ms);
       l->lineno = Value::integer(ev.lineno);

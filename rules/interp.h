@@ -148,6 +148,10 @@ int line_member_has(const LineObj& line, LineMember m, std::string_view key);
 // be told this way (an object or list entry, which rule code could change
 // and read back, or a member that is not an object).
 int line_member_entry(const LineObj& line, LineMember m, std::string_view key, Value* out);
+// Where the line's "value" and "metadata" start in its text, as the log
+// reader found them (mllog::Event::value_at, meta_at; 0: not known), so that
+// those questions do not walk the line from its start.
+void line_member_starts(const LineObj& line, uint32_t value_at, uint32_t meta_at);
 
 // The `is_integer` function the rule files call: abs(round(x) - x) < 1e-5.
 bool py_is_integer(const Value& v);

@@ -156,66 +156,83 @@ void line_members_from_json(std::string_view json, Value* value_out, Value* meta
 
 namespace {
 
+// The entries of the line's member `which`, whose value starts at `start`
+// of the line's text, when it is an object: its state for LineObj::indexed,
+// and the length of its text in *len. False when the text does not scan.
+bool index_member(const LineObj& line, int which, size_t start, uint8_t* indexed, uint32_t* len) {
+  // A repeated name: the entries of the one before go.
+  uint8_t kept = 0;
+  for (uint8_t k = 0; k < line.n_entries; ++k)
+    if (line.entries[k].member != which) line.entries[kept++] = line.entries[k];
+  line.n_entries = kept;
+  *indexed = 0;
+  *len = 0;
+  if (start >= line.json.size() || line.json[start] != '{') return true;
+  const char* base = line.json.data();
+  std::string_view text = line.json.substr(start);
+  mllog::JsonCursor c(text);
+  if (c.next(1) != mllog::JsonCursor::Tok::Object) return false;
+  *indexed = 1;
+  bool more;
+  c.open('}', &more);
+  while (more) {
+    std::string_view raw;
+    bool esc = false;
+    if (!c.name(&raw, &esc)) return false;
+    size_t value_at = start + c.offset();
+    if (esc || line.n_entries == LineObj::kMaxEntries || raw.size() > UINT16_MAX || value_at > UINT32_MAX) {
+      *indexed = 2;
+    } else if (*indexed == 1) {
+      LineObj::Entry& e = line.entries[line.n_entries++];
+      e.name_at = static_cast<uint32_t>(raw.data() - base);
+      e.name_len = static_cast<uint16_t>(raw.size());
+      e.value_at = static_cast<uint32_t>(value_at);
+      e.member = static_cast<uint8_t>(which);
+    }
+    if (!c.skip(2) || !c.after_item('}', &more)) return false;
+  }
+  if (c.offset() > UINT32_MAX) return false;
+  *len = static_cast<uint32_t>(c.offset());
+  return true;
+}
+
 // Finds where the line's "value" and "metadata" lie, as
 // line_members_from_json would build them (the last of repeated names), and
 // the entries of those that are objects. Once per line.
 void index_line(const LineObj& line) {
-  line.spans = 2;
-  line.n_entries = 0;
   uint32_t at[2] = {0, 0}, len[2] = {0, 0};
   uint8_t indexed[2] = {0, 0};
-  const char* base = line.json.data();
-  mllog::JsonCursor c(line.json);
-  c.ws();
-  if (c.next(0) != mllog::JsonCursor::Tok::Object) return;
-  bool more;
-  c.open('}', &more);
-  while (more) {
-    std::string_view name;
-    std::string scratch;
-    if (!c.member(&name, &scratch)) return;
-    int which = name == "value" ? 0 : name == "metadata" ? 1 : -1;
-    size_t start = c.offset();
-    if (start > UINT32_MAX) return;
-    if (which < 0) {
-      if (!c.skip(1)) return;
-    } else {
-      // A repeated name: the entries of the one before go.
-      uint8_t kept = 0;
-      for (uint8_t k = 0; k < line.n_entries; ++k)
-        if (line.entries[k].member != which) line.entries[kept++] = line.entries[k];
-      line.n_entries = kept;
-      indexed[which] = 0;
-      if (start < line.json.size() && line.json[start] == '{' && c.next(1) == mllog::JsonCursor::Tok::Object) {
-        indexed[which] = 1;
-        bool inner_more;
-        c.open('}', &inner_more);
-        while (inner_more) {
-          std::string_view raw;
-          bool esc = false;
-          if (!c.name(&raw, &esc)) return;
-          size_t value_at = c.offset();
-          if (esc || line.n_entries == LineObj::kMaxEntries || raw.size() > UINT16_MAX || value_at > UINT32_MAX) {
-            indexed[which] = 2;
-          } else if (indexed[which] == 1) {
-            LineObj::Entry& e = line.entries[line.n_entries++];
-            e.name_at = static_cast<uint32_t>(raw.data() - base);
-            e.name_len = static_cast<uint16_t>(raw.size());
-            e.value_at = static_cast<uint32_t>(value_at);
-            e.member = static_cast<uint8_t>(which);
-          }
-          if (!c.skip(2) || !c.after_item('}', &inner_more)) return;
-        }
-      } else if (!c.skip(1)) {
-        return;
-      }
-      if (c.offset() > UINT32_MAX) return;
-      at[which] = static_cast<uint32_t>(start);
-      len[which] = static_cast<uint32_t>(c.offset() - start);
+  if (line.spans == 3) {
+    // Where they start is known, and the reader has checked the text.
+    line.spans = 2;
+    line.n_entries = 0;
+    for (int i = 0; i < 2; ++i) {
+      at[i] = line.member_at[i];
+      if (!index_member(line, i, at[i], &indexed[i], &len[i])) return;
     }
-    if (!c.after_item('}', &more)) return;
+  } else {
+    line.spans = 2;
+    line.n_entries = 0;
+    mllog::JsonCursor c(line.json);
+    c.ws();
+    if (c.next(0) != mllog::JsonCursor::Tok::Object) return;
+    bool more;
+    c.open('}', &more);
+    while (more) {
+      std::string_view name;
+      std::string scratch;
+      if (!c.member(&name, &scratch)) return;
+      int which = name == "value" ? 0 : name == "metadata" ? 1 : -1;
+      size_t start = c.offset();
+      if (start > UINT32_MAX) return;
+      if (which >= 0) {
+        if (!index_member(line, which, start, &indexed[which], &len[which])) return;
+        at[which] = static_cast<uint32_t>(start);
+      }
+      if (!c.skip(1) || !c.after_item('}', &more)) return;
+    }
+    if (!c.finish()) return;
   }
-  if (!c.finish()) return;
   line.spans = 1;
   for (int i = 0; i < 2; ++i) {
     line.member_at[i] = at[i];
@@ -227,7 +244,7 @@ void index_line(const LineObj& line) {
 // Finds the member's entry `key` (the last of repeated names): 1 with the
 // offset of its value in `line.json`, 0 none, -1 the member is not an object.
 int member_entry_at(const LineObj& line, LineMember m, std::string_view key, size_t* at) {
-  if (line.spans == 0) index_line(line);
+  if (line.spans == 0 || line.spans == 3) index_line(line);
   int i = m == LineMember::Value ? 0 : 1;
   if (line.spans != 1 || line.indexed[i] == 0) return -1;
   int found = 0;
@@ -275,6 +292,13 @@ int line_member_entry(const LineObj& line, LineMember m, std::string_view key, V
   if (c0 == '{' || c0 == '[') return -1;
   mllog::JsonCursor c(line.json.substr(at));
   return value_at(c, out, 2) ? 1 : -1;
+}
+
+void line_member_starts(const LineObj& line, uint32_t value_at, uint32_t meta_at) {
+  if (!value_at || !meta_at || value_at >= line.json.size() || meta_at >= line.json.size()) return;
+  line.member_at[0] = value_at;
+  line.member_at[1] = meta_at;
+  line.spans = 3;
 }
 
 Value value_from_json(std::string_view json, bool* ok, std::string* error) {

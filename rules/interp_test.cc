@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "mllog/reader.h"
 #include "rules/interp.h"
 #include "rules/value.h"
 
@@ -951,15 +952,36 @@ TEST_CASE("membership and entries of v['metadata'] read from the text agree with
     CAPTURE(expr);
     std::string first, second;
     int first_loads = 0;
-    for (int pass = 0; pass < 2; ++pass) {
+    // The line as the log reader reads it: where its members start is known.
+    std::string text = std::string(":::MLLOG ") + R"({"key": "k", "time_ms": 1, )" + (r.json + 1);
+    referee::mllog::LogReader reader;
+    referee::mllog::ParsedLog parsed;
+    reader.parse(text, &parsed);
+    // A line without "metadata" is not a log line to the reader.
+    bool read = parsed.events.size() == 1;
+    CHECK(read == (std::string(r.json).find("\"metadata\"") != std::string::npos));
+    referee::mllog::Event ev;
+    if (read) ev = parsed.events[0];
+    CHECK((ev.value_at > 0 && ev.meta_at > 0) == read);
+    for (int pass = 0; pass < (read ? 3 : 2); ++pass) {
       Env env;
-      env.line = make_line("k", r.json);
+      if (pass == 2) {
+        env.line = make_line("k", ev.json);
+        line_member_starts(env.line.line(), ev.value_at, ev.meta_at);
+      } else {
+        env.line = make_line("k", r.json);
+      }
       if (pass == 1) env.eval("v");
       std::string got;
       try {
         got = env.repr(r.expr);
       } catch (const PyError& e) {
         got = "!" + e.type + ": " + e.message;
+      }
+      if (pass == 2) {
+        CHECK(got == first);
+        CHECK((env.host.loads > 0) == r.built);
+        continue;
       }
       (pass == 0 ? first : second) = got;
       if (pass == 0) first_loads = env.host.loads;

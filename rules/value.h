@@ -121,13 +121,16 @@ struct LineObj : HeapObj {
     uint8_t member;     // 0 "value", 1 "metadata"
   };
   static constexpr int kMaxEntries = 8;
-  mutable uint8_t spans = 0;  // 0 not looked for yet, 1 found, 2 the text does not scan
+  // 0 not looked for yet, 1 found, 2 the text does not scan, 3 where the
+  // members start is known (member_at, from the reader, which has checked
+  // the text) and their entries are not looked for yet.
+  mutable uint8_t spans = 0;
   mutable uint8_t n_entries = 0;
   // Per member: 0 missing or not an object, 1 its entries are in `entries`,
   // 2 an object whose entries are not there (too many, escaped names).
   mutable uint8_t indexed[2] = {0, 0};
-  mutable uint32_t member_at[2] = {0, 0};
-  mutable uint32_t member_len[2] = {0, 0};
+  mutable uint32_t member_at[2] = {0, 0};   // where each member's value starts
+  mutable uint32_t member_len[2] = {0, 0};  // the length of a member that is an object
   mutable Entry entries[kMaxEntries];
 };
 

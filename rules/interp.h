@@ -148,6 +148,10 @@ int line_member_has(const LineObj& line, LineMember m, std::string_view key);
 // be told this way (an object or list entry, which rule code could change
 // and read back, or a member that is not an object).
 int line_member_entry(const LineObj& line, LineMember m, std::string_view key, Value* out);
+// The member itself when it is a scalar (None, a bool, a number, a string):
+// 1 and *out set; -1 otherwise (an object, a list, missing, or a text that
+// does not scan).
+int line_member_scalar(const LineObj& line, LineMember m, Value* out);
 // Where the line's "value" and "metadata" start in its text, as the log
 // reader found them (mllog::Event::value_at, meta_at; 0: not known), so that
 // those questions do not walk the line from its start.

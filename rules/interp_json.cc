@@ -294,6 +294,15 @@ int line_member_entry(const LineObj& line, LineMember m, std::string_view key, V
   return value_at(c, out, 2) ? 1 : -1;
 }
 
+int line_member_scalar(const LineObj& line, LineMember m, Value* out) {
+  if (line.spans == 0 || line.spans == 3) index_line(line);
+  int i = m == LineMember::Value ? 0 : 1;
+  size_t at = line.member_at[i];
+  if (line.spans != 1 || at == 0 || at >= line.json.size() || line.json[at] == '{' || line.json[at] == '[') return -1;
+  mllog::JsonCursor c(line.json.substr(at));
+  return value_at(c, out, 1) ? 1 : -1;
+}
+
 void line_member_starts(const LineObj& line, uint32_t value_at, uint32_t meta_at) {
   if (!value_at || !meta_at || value_at >= line.json.size() || meta_at >= line.json.size()) return;
   line.member_at[0] = value_at;

@@ -992,6 +992,36 @@ TEST_CASE("membership and entries of v['metadata'] read from the text agree with
   }
 }
 
+TEST_CASE("line_member_scalar reads a scalar member alone and leaves the rest to the builder") {
+  struct Row {
+    const char* json;
+    int member;  // 0 value, 1 metadata
+    int expect;
+    const char* repr;
+  };
+  const Row rows[] = {
+      {R"({"value": 42, "metadata": {"file": "t.py"}})", 0, 1, "42"},
+      {R"({"value": "7", "metadata": {}})", 0, 1, "'7'"},
+      {R"({"value": null, "metadata": {}})", 0, 1, "None"},
+      {R"({"value": 1, "value": 2.5, "metadata": {}})", 0, 1, "2.5"},
+      {R"({"value": [1], "metadata": {}})", 0, -1, ""},
+      {R"({"value": {"a": 1}, "metadata": {}})", 0, -1, ""},
+      {R"({"value": 1, "metadata": {}})", 1, -1, ""},
+      {R"({"metadata": {}})", 0, -1, ""},
+      {R"({"value": 1, "metadata": {}, )", 0, -1, ""},
+  };
+  for (const auto& r : rows) {
+    std::string line_json = r.json;
+    CAPTURE(line_json);
+    LineObj l;
+    l.json = r.json;
+    Value out;
+    int got = line_member_scalar(l, r.member ? LineMember::Metadata : LineMember::Value, &out);
+    CHECK(got == r.expect);
+    if (got == 1) CHECK(py_repr(out) == r.repr);
+  }
+}
+
 TEST_CASE("what rule code changes in v['metadata'] is what later questions see") {
   static const std::string json = R"({"value": 1, "metadata": {"l": [1, 2], "n": 1}})";
   Env env;

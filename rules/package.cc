@@ -530,13 +530,28 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
     if (seed_key >= 0) {
       for (const auto& ev : log.events) {
         if (ev.key_id != static_cast<uint32_t>(seed_key)) continue;
-        // The reader's events are JSON objects with a value and metadata: those two are built.
-        Value value_v, meta_v;
-        line_members_from_json(ev.json, &value_v, &meta_v);
-        Value* meta = &meta_v;
+        // The value and metadata.file and metadata.lineno, read alone where
+        // they are scalars; else the reader's events are JSON objects with a
+        // value and metadata: those two are built.
+        LineObj line;
+        line.json = ev.json;
+        line_member_starts(line, ev.value_at, ev.meta_at);
+        Value value_v, meta_v, file_v, lineno_v;
         Value* val = &value_v;
-        Value* file = meta && meta->kind == VKind::Dict ? meta->d().find_str("file") : nullptr;
-        Value* lineno = meta && meta->kind == VKind::Dict ? meta->d().find_str("lineno") : nullptr;
+        Value* file = &file_v;
+        Value* lineno = &lineno_v;
+        int rv = line_member_scalar(line, LineMember::Value, &value_v);
+        int rfile = line_member_entry(line, LineMember::Metadata, "file", &file_v);
+        int rline = line_member_entry(line, LineMember::Metadata, "lineno", &lineno_v);
+        if (rv < 0 || rfile < 0 || rline < 0) {
+          line_members_from_json(ev.json, &value_v, &meta_v);
+          Value* meta = &meta_v;
+          file = meta->kind == VKind::Dict ? meta->d().find_str("file") : nullptr;
+          lineno = meta->kind == VKind::Dict ? meta->d().find_str("lineno") : nullptr;
+        } else {
+          if (!rfile) file = nullptr;
+          if (!rline) lineno = nullptr;
+        }
         if (!file || !lineno || !val) {
           rf->seed_error = "line " + std::to_string(ev.file_line) + ": seed without metadata.file/metadata.lineno";
           rf->seeds.clear();

@@ -815,8 +815,12 @@ class Run : public Host {
     locals.vars.clear();
     Frame fr{&locals, &fs.state, &ll, this, 0};
     if (!st.done) {
+      // Each piece of code runs with fresh locals, as the consortium's
+      // checker gives each exec() and eval() its own {'ll': ..., 'v': ...}:
+      // what PRE binds is not seen by the CHECKs, nor POST's by FIRST_CHECK.
       if (rec.has_pre) {
         try { rec.pre.exec(fr); } catch (const PyError& e) { code_failed(rf, rec, i, "PRE", e); }
+        locals.vars.clear();
       }
       for (const auto& c : rec.checks) {
         try {
@@ -831,6 +835,7 @@ class Run : public Host {
       }
     }
     if (rec.has_first_check && st.n == 1) {
+      locals.vars.clear();
       try {
         if (!py_truthy(rec.first_check.eval(fr))) check_failed(rf, rec, i, "FIRST_CHECK", rec.first_check, fs.state, nullptr);
       } catch (const PyError& e) {
@@ -839,6 +844,7 @@ class Run : public Host {
     }
     if (rec.has_atleast_one) {
       if (st.atleast < 0) st.atleast = 0;
+      locals.vars.clear();
       try {
         if (py_truthy(rec.atleast_one_check.eval(fr))) ++st.atleast;
       } catch (const PyError&) {

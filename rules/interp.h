@@ -142,15 +142,17 @@ Value line_member_of(const LineObj& line, LineMember m, Host& host);
 // cannot be told this way (the member is not an object, or the text does not
 // scan): build the member and ask it.
 int line_member_has(const LineObj& line, LineMember m, std::string_view key);
-// The member's entry `key`, when the member is an object and the entry a
-// scalar (None, a bool, a number, a string: built alone, nothing can share
-// it): 1 and *out set; 0 when the object has no such entry; -1 when it cannot
-// be told this way (an object or list entry, which rule code could change
-// and read back, or a member that is not an object).
-int line_member_entry(const LineObj& line, LineMember m, std::string_view key, Value* out);
-// The member itself when it is a scalar (None, a bool, a number, a string):
-// 1 and *out set; -1 otherwise (an object, a list, missing, or a text that
-// does not scan).
+// The member's entry `key`, when the member is an object and the entry
+// None, a bool or a number (built alone: rule code cannot tell it from the
+// one in the dict); with `strings`, a string too (a new string each time, so
+// not for rule code, where `is` tells them apart): 1 and *out set; 0 when
+// the object has no such entry; -1 when it cannot be told this way (another
+// entry, which must be the dict's own object, or a member that is not an
+// object).
+int line_member_entry(const LineObj& line, LineMember m, std::string_view key, Value* out, bool strings = false);
+// The member itself when it is a scalar (None, a bool, a number, a string;
+// a new string each time, so not for rule code): 1 and *out set; -1
+// otherwise (an object, a list, missing, or a text that does not scan).
 int line_member_scalar(const LineObj& line, LineMember m, Value* out);
 // Where the line's "value" and "metadata" start in its text, as the log
 // reader found them (mllog::Event::value_at, meta_at; 0: not known), so that

@@ -284,12 +284,12 @@ int line_member_has(const LineObj& line, LineMember m, std::string_view key) {
   return member_entry_at(line, m, key, &at);
 }
 
-int line_member_entry(const LineObj& line, LineMember m, std::string_view key, Value* out) {
+int line_member_entry(const LineObj& line, LineMember m, std::string_view key, Value* out, bool strings) {
   size_t at = 0;
   int r = member_entry_at(line, m, key, &at);
   if (r != 1) return r;
   char c0 = line.json[at];
-  if (c0 == '{' || c0 == '[') return -1;
+  if (c0 == '{' || c0 == '[' || (c0 == '"' && !strings)) return -1;
   mllog::JsonCursor c(line.json.substr(at));
   return value_at(c, out, 2) ? 1 : -1;
 }

@@ -914,7 +914,8 @@ TEST_CASE("membership and entries of v['metadata'] read from the text agree with
       {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})",
        "('epoch_num' in v['metadata']) | ('step_num' in v['metadata'])", "True", false},
       {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "v['metadata']['epoch_num'] > 0", "True", false},
-      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "v['metadata']['file']", "'t.py'", false},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "v['metadata']['file']", "'t.py'", true},
+      {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "v['metadata']['file'] is v['metadata']['file']", "True", true},
       {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "v['metadata']['nope']", "!KeyError", false},
       {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "'value' in v", "True", false},
       {R"({"value": 1, "metadata": {"file": "t.py", "epoch_num": 3}})", "'metadata' not in v", "False", false},
@@ -936,14 +937,15 @@ TEST_CASE("membership and entries of v['metadata'] read from the text agree with
       {R"({"value": 1, "metadata": {"x": NaN, "y": null, "z": true, "w": -2.5e3}})",
        "[v['metadata']['x'], v['metadata']['y'], v['metadata']['z'], v['metadata']['w']]", "[nan, None, True, -2500.0]", false},
       {R"({"value": {"k": "q"}, "metadata": {}})", "'k' in v['value']", "True", false},
-      {R"({"value": {"k": "q"}, "metadata": {}})", "v['value']['k']", "'q'", false},
+      {R"({"value": {"k": "q"}, "metadata": {}})", "v['value']['k']", "'q'", true},
       {R"({"value": null, "metadata": {"epoch_num": 1}})", "'epoch_num' in v['metadata']", "True", false},
       {R"({"value": true, "metadata": {"epoch_num": 1}})", "'epoch_num' in v['metadata']", "True", false},
       {R"({"metadata": {"epoch_num": 1}, "value": [1, {"a": null}]})", "v['metadata']['epoch_num']", "1", false},
       {R"({"value": 1, "metadata": {"a\u0062": 1, "c": 2}})", "('ab' in v['metadata'], v['metadata']['c'])", "(True, 2)", false},
       {R"({"value": 1, "metadata": {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8, "i": 9, "a": 10}})",
        "(v['metadata']['i'], v['metadata']['a'], 'j' in v['metadata'])", "(9, 10, False)", false},
-      // An entry that is a list or dict is built with its member: rule code may change it.
+      // An entry that is a string, a list or a dict is built with its member:
+      // rule code may change it, or tell two of them apart with `is`.
       {R"({"value": 1, "metadata": {"l": [1, 2]}})", "v['metadata']['l']", "[1, 2]", true},
   };
   for (const auto& r : rows) {

@@ -541,8 +541,8 @@ void check_file(const RuleSet& rules, const BenchmarkFacts& bf, mllog::LogReader
         Value* file = &file_v;
         Value* lineno = &lineno_v;
         int rv = line_member_scalar(line, LineMember::Value, &value_v);
-        int rfile = line_member_entry(line, LineMember::Metadata, "file", &file_v);
-        int rline = line_member_entry(line, LineMember::Metadata, "lineno", &lineno_v);
+        int rfile = line_member_entry(line, LineMember::Metadata, "file", &file_v, true);
+        int rline = line_member_entry(line, LineMember::Metadata, "lineno", &lineno_v, true);
         if (rv < 0 || rfile < 0 || rline < 0) {
           line_members_from_json(ev.json, &value_v, &meta_v);
           Value* meta = &meta_v;

@@ -18,7 +18,8 @@
 #      libFuzzer targets) and its tests, less the suites whose time goes to
 #      another program (see asan_skip below)
 #   6. the libFuzzer targets of that build (reader_fuzz: the MLLOG reader;
-#      expr_fuzz: the rule interpreter; request_fuzz: the server's request
+#      expr_fuzz: the rule interpreter, each input on a line whose value is
+#      built and on one whose value is not; request_fuzz: the server's request
 #      path on a review store), each run for FUZZ_SECONDS (default 30) from a
 #      copy of its seed corpus fuzz/corpus/<target>/
 # Exits non-zero when any step fails; prints a summary at the end.

@@ -400,9 +400,8 @@ const Value* Subscript::peek(Frame& f) const {
 Value Subscript::eval(Frame& f) const {
   // v['value'] with `v` the line's value (not a local of that name): the
   // member alone, while the whole dict is not built.
-  if (v_member != LineMember::None && f.line && f.host && !f.line->line().value_loaded &&
-      !(f.locals && f.locals->find(kNameV)))
-    return line_member_of(f.line->line(), v_member, *f.host);
+  if (v_member != LineMember::None)
+    if (const LineObj* l = unbuilt_line(f)) return line_member_of(*l, v_member, *f.host);
   if (member_entry)
     if (const LineObj* l = unbuilt_line(f)) {
       LineMember m = static_cast<const Subscript*>(obj.get())->v_member;

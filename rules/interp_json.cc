@@ -202,17 +202,16 @@ bool index_member(const LineObj& line, int which, size_t start, uint8_t* indexed
 void index_line(const LineObj& line) {
   uint32_t at[2] = {0, 0}, len[2] = {0, 0};
   uint8_t indexed[2] = {0, 0};
-  if (line.spans == 3) {
+  bool known = line.spans == 3;
+  line.spans = 2;  // until the end is reached
+  line.n_entries = 0;
+  if (known) {
     // Where they start is known, and the reader has checked the text.
-    line.spans = 2;
-    line.n_entries = 0;
     for (int i = 0; i < 2; ++i) {
       at[i] = line.member_at[i];
       if (!index_member(line, i, at[i], &indexed[i], &len[i])) return;
     }
   } else {
-    line.spans = 2;
-    line.n_entries = 0;
     mllog::JsonCursor c(line.json);
     c.ws();
     if (c.next(0) != mllog::JsonCursor::Tok::Object) return;
@@ -241,11 +240,16 @@ void index_line(const LineObj& line) {
   }
 }
 
+// The member's index in LineObj's arrays, the line indexed first.
+int indexed_member(const LineObj& line, LineMember m) {
+  if (line.spans == 0 || line.spans == 3) index_line(line);
+  return m == LineMember::Value ? 0 : 1;
+}
+
 // Finds the member's entry `key` (the last of repeated names): 1 with the
 // offset of its value in `line.json`, 0 none, -1 the member is not an object.
 int member_entry_at(const LineObj& line, LineMember m, std::string_view key, size_t* at) {
-  if (line.spans == 0 || line.spans == 3) index_line(line);
-  int i = m == LineMember::Value ? 0 : 1;
+  int i = indexed_member(line, m);
   if (line.spans != 1 || line.indexed[i] == 0) return -1;
   int found = 0;
   if (line.indexed[i] == 1) {
@@ -295,8 +299,7 @@ int line_member_entry(const LineObj& line, LineMember m, std::string_view key, V
 }
 
 int line_member_scalar(const LineObj& line, LineMember m, Value* out) {
-  if (line.spans == 0 || line.spans == 3) index_line(line);
-  int i = m == LineMember::Value ? 0 : 1;
+  int i = indexed_member(line, m);
   size_t at = line.member_at[i];
   if (line.spans != 1 || at == 0 || at >= line.json.size() || line.json[at] == '{' || line.json[at] == '[') return -1;
   mllog::JsonCursor c(line.json.substr(at));

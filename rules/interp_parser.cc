@@ -436,10 +436,10 @@ class Parser {
       if (!b) return nullptr;
       n->rest.emplace_back(op, std::move(b));
     } while (comp_op(&op));
-    auto [last_op, last] = std::pair<CompareOp, const Node*>(n->rest.back().first, n->rest.back().second.get());
+    const auto& [last_op, last] = n->rest.back();
     if (last_op == CompareOp::In || last_op == CompareOp::NotIn) {
-      auto* name = dynamic_cast<const Name*>(last);
-      auto* sub = dynamic_cast<const Subscript*>(last);
+      auto* name = dynamic_cast<const Name*>(last.get());
+      auto* sub = dynamic_cast<const Subscript*>(last.get());
       if (name && name->id == kNameV) n->line_probe = 1;
       else if (sub && sub->v_member != LineMember::None) n->line_probe = 2;
     }

@@ -49,11 +49,15 @@ TEST_SUITE("base") {
     CHECK(blake2b_hex("abc", 8) == "");  // below libsodium's minimum
   }
 
-  TEST_CASE("hmac_sha256_hex: RFC 4231 test cases 2 and 3") {
+  TEST_CASE("hmac_sha256_hex: RFC 4231 test cases 2, 3 and 6, and an empty key") {
     CHECK(hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
           "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     CHECK(hmac_sha256_hex(std::string(20, '\xaa'), std::string(50, '\xdd')) ==
           "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+    // A key longer than SHA-256's block (64 bytes) is hashed first.
+    CHECK(hmac_sha256_hex(std::string(131, '\xaa'), "Test Using Larger Than Block-Size Key - Hash Key First") ==
+          "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+    CHECK(hmac_sha256_hex("", "") == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
   }
 }
 

@@ -257,13 +257,15 @@ Command check_package_command() {
               int rc = kPass;
               bool many = packages.size() > 1;
               if (o->json && many) std::cout << "[\n";
+              // The packages of a round share the threads: checked together, then reported in order.
+              auto outcomes = rules::check_packages(*loaded.ruleset, loaded.facts, packages, opt);
               for (size_t i = 0; i < packages.size(); ++i) {
-                rules::PackageReport report;
-                if (!rules::check_package(*loaded.ruleset, loaded.facts, packages[i], opt, &report, &error)) {
-                  std::cerr << "referee check-package: " << error << "\n";
+                if (!outcomes[i].ok) {
+                  std::cerr << "referee check-package: " << outcomes[i].error << "\n";
                   rc = kCannotCheck;
                   continue;
                 }
+                const rules::PackageReport& report = outcomes[i].report;
                 if (o->json) {
                   if (many && i) std::cout << ",\n";
                   write_json(report, *loaded.ruleset, loaded.source, std::cout);

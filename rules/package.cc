@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include "base/digest.h"
 #include "base/memory.h"
@@ -642,7 +643,23 @@ std::string consortium_rcp_benchmark(const std::vector<ResultFile>& files, std::
 }
 
 void check_seeds(BenchmarkDir* d) {
-  std::map<std::pair<std::string, int64_t>, std::string> seen;
+  // (key, seed) -> the file that logged it first. A directory of a large
+  // system logs a seed per process: tens of thousands of lines.
+  struct SeedHash {
+    size_t operator()(const std::pair<std::string_view, int64_t>& k) const {
+      return std::hash<std::string_view>()(k.first) ^ (std::hash<int64_t>()(k.second) * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+  // Most directories repeat none: sorted, the (key, seed) pairs say so, and
+  // the table that names the files is built only when one repeats.
+  std::vector<std::pair<std::string_view, int64_t>> all;
+  for (const auto& f : d->files)
+    if (f.seed_error.empty())
+      for (const auto& s : f.seeds) all.emplace_back(s.key, s.seed);
+  std::sort(all.begin(), all.end());
+  const bool repeats = std::adjacent_find(all.begin(), all.end()) != all.end();
+  std::unordered_map<std::pair<std::string_view, int64_t>, const std::string*, SeedHash> seen;
+  if (repeats) seen.reserve(all.size());
   for (const auto& f : d->files) {
     if (!f.seed_error.empty()) {
       Finding x;
@@ -661,20 +678,19 @@ void check_seeds(BenchmarkDir* d) {
       x.hint = "log the seed with mllog's SEED key; closed-division runs must each use a distinct, logged seed";
       d->seed_errors.push_back(x);
     }
+    if (!repeats) continue;
     for (const auto& s : f.seeds) {
-      auto key = std::make_pair(s.key, s.seed);
-      auto it = seen.find(key);
-      if (it != seen.end()) {
+      auto [it, first] = seen.try_emplace(std::make_pair(std::string_view(s.key), s.seed), &f.name);
+      if (!first) {
+        const std::string& earlier = *it->second;
         Finding x;
         x.rule = "seeds";
         x.message = "Result file " + f.name + " logs seed " + std::to_string(s.seed) + " on " + s.file + ":" + s.lineno +
-                    ". However, result file " + it->second + " already logs the same seed on the same line.";
+                    ". However, result file " + earlier + " already logs the same seed on the same line.";
         x.expected = "distinct seeds per run";
-        x.found = "seed " + std::to_string(s.seed) + " in " + it->second + " and " + f.name;
+        x.found = "seed " + std::to_string(s.seed) + " in " + earlier + " and " + f.name;
         x.hint = "each run must draw its own seed";
         d->seed_errors.push_back(x);
-      } else {
-        seen.emplace(key, f.name);
       }
     }
   }
@@ -715,8 +731,12 @@ std::vector<Finding> system_field_type_errors(const Value& desc) {
   return out;
 }
 
-bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::string& org_dir,
-                   const PackageOptions& opt, PackageReport* out, std::string* error) {
+namespace {
+
+// A package's folders listed and its system descriptions checked, into *out;
+// false (with *error) when it cannot be checked at all.
+bool list_package(const RoundFacts& facts, const std::string& org_dir, const PackageOptions& opt, PackageReport* out,
+                  std::string* error) {
   *out = PackageReport{};
   fs::path root(org_dir);
   std::error_code ec;
@@ -755,11 +775,6 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
   }
 
   // Benchmark directories and their files.
-  struct Job {
-    size_t dir;
-    size_t file;
-  };
-  std::vector<Job> jobs;
   for (const auto& sys : sub_dirs(results, &unreadable)) {
     bool sys_rcp = false, sys_seed = false;
     std::vector<Finding> sys_warnings;
@@ -903,30 +918,41 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
              "; nothing in it was checked: give referee read access to the whole package";
     return false;
   }
-  for (size_t i = 0; i < out->benchmarks.size(); ++i)
-    for (size_t j = 0; j < out->benchmarks[i].files.size(); ++j) jobs.push_back({i, j});
+  return true;
+}
 
-  // Largest files first so threads finish together.
-  std::vector<uintmax_t> sizes(jobs.size());
-  for (size_t k = 0; k < jobs.size(); ++k) sizes[k] = fs::file_size(out->benchmarks[jobs[k].dir].files[jobs[k].file].path, ec);
-  std::vector<size_t> order(jobs.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
+// The result files of `packages`, checked by `opt.jobs` threads that share
+// them all: largest first, so that threads finish together, and the files of
+// a round's small packages fill in where a large one's last files would
+// leave a thread idle.
+void check_files(const RuleSet& rules, const RoundFacts& facts, const PackageOptions& opt,
+                 const std::vector<PackageReport*>& packages) {
+  struct Job {
+    PackageReport* package;
+    size_t dir;
+    size_t file;
+    uintmax_t size;
+  };
+  std::vector<Job> jobs;
+  for (PackageReport* p : packages)
+    for (size_t i = 0; i < p->benchmarks.size(); ++i)
+      for (size_t j = 0; j < p->benchmarks[i].files.size(); ++j) {
+        std::error_code ec;
+        jobs.push_back({p, i, j, fs::file_size(p->benchmarks[i].files[j].path, ec)});
+      }
+  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) { return a.size > b.size; });
 
+  std::vector<uint64_t> job_bytes(jobs.size(), 0);  // each written by the one thread that checks the job
   std::atomic<size_t> next{0};
-  std::atomic<uint64_t> bytes{0};
   auto worker = [&] {
     base::tune_thread_heap();
     mllog::LogReader reader;
-    uint64_t local = 0;
     while (true) {
       size_t k = next.fetch_add(1);
-      if (k >= order.size()) break;
-      const Job& job = jobs[order[k]];
-      BenchmarkDir& d = out->benchmarks[job.dir];
-      check_file(rules, *facts.find(d.benchmark), reader, &d.files[job.file], &local, opt.details);
+      if (k >= jobs.size()) break;
+      BenchmarkDir& d = jobs[k].package->benchmarks[jobs[k].dir];
+      check_file(rules, *facts.find(d.benchmark), reader, &d.files[jobs[k].file], &job_bytes[k], opt.details);
     }
-    bytes += local;
   };
   int n = std::max(1, opt.jobs);
   n = static_cast<int>(std::min<size_t>(static_cast<size_t>(n), std::max<size_t>(1, jobs.size())));
@@ -934,9 +960,15 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
   for (int t = 1; t < n; ++t) threads.emplace_back(worker);
   worker();
   for (auto& t : threads) t.join();
-  out->bytes = bytes.load();
-  out->files = jobs.size();
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    jobs[k].package->bytes += job_bytes[k];
+    ++jobs[k].package->files;
+  }
+}
 
+// The verdicts of a package whose files are checked: of each directory
+// (result count, olympic scoring, seeds, RCPs) and of the package.
+void finish_package(const RuleSet& rules, const RoundFacts& facts, PackageReport* out) {
   // Directory verdicts.
   std::map<std::string, std::pair<std::unique_ptr<RcpTable>, std::string>> tables;
   for (auto& d : out->benchmarks) {
@@ -1113,7 +1145,29 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
     f.hint = "is --ruleset right for this package? (training-X.Y.Z for MLPerf Training, hpc-X.Y.Z for MLPerf HPC)";
     out->warnings.push_back(f);
   }
-  return true;
+}
+
+}  // namespace
+
+std::vector<PackageOutcome> check_packages(const RuleSet& rules, const RoundFacts& facts,
+                                           const std::vector<std::string>& org_dirs, const PackageOptions& opt) {
+  std::vector<PackageOutcome> out(org_dirs.size());
+  std::vector<PackageReport*> listed;
+  for (size_t i = 0; i < org_dirs.size(); ++i) {
+    out[i].ok = list_package(facts, org_dirs[i], opt, &out[i].report, &out[i].error);
+    if (out[i].ok) listed.push_back(&out[i].report);
+  }
+  check_files(rules, facts, opt, listed);
+  for (PackageReport* p : listed) finish_package(rules, facts, p);
+  return out;
+}
+
+bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::string& org_dir,
+                   const PackageOptions& opt, PackageReport* out, std::string* error) {
+  auto outcomes = check_packages(rules, facts, {org_dir}, opt);
+  *out = std::move(outcomes[0].report);
+  if (!outcomes[0].ok) *error = outcomes[0].error;
+  return outcomes[0].ok;
 }
 
 std::vector<std::string> write_scaling_files(const PackageReport& report, std::string* error) {

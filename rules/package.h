@@ -150,6 +150,20 @@ std::string availability_category(const std::string& status);
 bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::string& org_dir,
                    const PackageOptions& opt, PackageReport* out, std::string* error);
 
+// What check_package gives for one package.
+struct PackageOutcome {
+  bool ok = false;       // false: the package could not be checked at all (error says why)
+  PackageReport report;
+  std::string error;
+};
+
+// Checks several packages (a round's organisations) as check_package checks
+// each, with one set of `opt.jobs` threads for the result files of them all:
+// a round takes about as long as one package of its size. outcome[i] is
+// org_dirs[i]'s.
+std::vector<PackageOutcome> check_packages(const RuleSet& rules, const RoundFacts& facts,
+                                           const std::vector<std::string>& org_dirs, const PackageOptions& opt);
+
 // Checks one systems/<system>.json as the consortium's system_desc_checker
 // does for facts.ruleset; *division gets its "division" field.
 void check_system(const std::filesystem::path& p, const RoundFacts& facts, SystemFile* out, std::string* division);

@@ -170,9 +170,63 @@ void compare_scores(const std::string& version, const std::string& results_dir) 
   CHECK(compared > 0);
 }
 
+
+// What a package's report says, as one text: verdicts, counts and every finding's message.
+std::string report_summary(const PackageReport& r) {
+  std::ostringstream o;
+  auto findings = [&o](const char* what, const std::vector<Finding>& fs) {
+    for (const auto& f : fs) o << "  " << what << " " << f.rule << ": " << f.message << "\n";
+  };
+  o << r.package << " pass=" << r.pass << " files=" << r.files << " bytes=" << r.bytes << "\n";
+  findings("error", r.errors);
+  findings("warning", r.warnings);
+  for (const auto& s : r.systems) o << " system " << s.name << " valid=" << s.valid << "\n";
+  for (const auto& d : r.benchmarks) {
+    o << " dir " << d.key() << " pass=" << d.pass << " seeds_ok=" << d.seeds_ok << " rcp=" << d.rcp.pass << " "
+      << d.rcp.message << " stops=" << d.consortium_stops << "\n";
+    findings("error", d.errors);
+    findings("warning", d.warnings);
+    findings("seeds", d.seed_errors);
+    for (const auto& f : d.files) {
+      o << "  file " << f.name << " compliant=" << f.verdict.compliant << " lines=" << f.verdict.mllog_lines
+        << " sha256=" << f.sha256 << " seeds=" << f.seeds.size() << "\n";
+      findings("  error", f.verdict.errors);
+      findings("  warning", f.verdict.warnings);
+    }
+  }
+  return o.str();
+}
+
 }  // namespace
 
 TEST_SUITE("reference") {
+  TEST_CASE("a round's packages checked together report what each checked alone reports") {
+    if (!referee::testing::have_reference_data()) return;
+    std::string error;
+    RuleSource src;
+    auto rs = resolve_ruleset("training-3.1.0", referee::testing::reference_rules(), &src, &error);
+    REQUIRE_MESSAGE(rs, error);
+    RoundFacts facts;
+    REQUIRE(facts_for(*rs, &facts, &error));
+    const std::string round = referee::testing::reference_dir() + "/mlperf/training_results_v3.1";
+    // A folder that is not a package among them fails alone.
+    const std::vector<std::string> dirs = {round + "/NVIDIA", round + "/no-such-org", round + "/Azure",
+                                           round + "/Azure+NVIDIA"};
+    PackageOptions opt;
+    opt.jobs = 2;
+    auto together = check_packages(*rs, facts, dirs, opt);
+    REQUIRE(together.size() == dirs.size());
+    CHECK_FALSE(together[1].ok);
+    CHECK(together[1].error.find("no-such-org") != std::string::npos);
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      if (i == 1) continue;
+      PackageReport alone;
+      REQUIRE_MESSAGE(check_package(*rs, facts, dirs[i], opt, &alone, &error), error);
+      REQUIRE_MESSAGE(together[i].ok, together[i].error);
+      CHECK(together[i].report.files > 0);
+      CHECK(report_summary(together[i].report) == report_summary(alone));
+    }
+  }
   TEST_CASE("round 3.0: scores equal the consortium's, published and pipeline") {
     if (!referee::testing::have_reference_data()) return;
     compare_scores("3.0.0", referee::testing::reference_dir() + "/mlperf/training_results_v3.0");

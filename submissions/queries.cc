@@ -1023,7 +1023,7 @@ bool list_store(Store& s, const std::string& what, const std::string& round_text
     out->columns = {"round", "packages", "results", "runs"};
     sql = R"sql(SELECT d.name, (SELECT COUNT(*) FROM packages p WHERE p.round_id = d.id),
                   (SELECT COUNT(*) FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
-                     WHERE p.round_id = d.id),
+                     WHERE p.round_id = d.id) + WEAK_IN_ROUND,
                   (SELECT COUNT(*) FROM runs r JOIN results x ON r.result_id = x.id JOIN systems s ON x.system_id = s.id
                      JOIN packages p ON s.package_id = p.id WHERE p.round_id = d.id)
                 FROM rounds d WHERE (?1 = '' OR d.name = ?1) AND (?2 IS NULL OR d.name IN (SELECT value FROM json_each(?2)))
@@ -1039,7 +1039,7 @@ bool list_store(Store& s, const std::string& what, const std::string& round_text
     out->columns = {"round", "organisation", "system", "submitter", "division", "availability", "accelerators",
                     "accelerator", "accelerator_type", "results"};
     sql = R"sql(SELECT d.name, o.name, s.name, s.submitter, s.division, s.availability, s.accelerators_count,
-                       s.accelerator_model_name, '', (SELECT COUNT(*) FROM results x WHERE x.system_id = s.id)
+                       s.accelerator_model_name, '', (SELECT COUNT(*) FROM results x WHERE x.system_id = s.id) + WEAK_OF_SYSTEM
                 FROM systems s JOIN packages p ON s.package_id = p.id JOIN organisations o ON p.organisation_id = o.id
                   JOIN rounds d ON p.round_id = d.id
                 WHERE (?1 = '' OR d.name = ?1) AND (?2 IS NULL OR d.name IN (SELECT value FROM json_each(?2)))
@@ -1055,7 +1055,17 @@ bool list_store(Store& s, const std::string& what, const std::string& round_text
     *error = "cannot list '" + what + "'; choose one of: rounds, benchmarks, systems, submitters";
     return false;
   }
-  Stmt st(s.db(), sql);
+  // MLPerf HPC weak-scaling results (schema 16 on) are results of their round and system too.
+  std::string text = sql;
+  const bool weak = s.opened_version() >= 16;
+  auto put = [&text](const std::string& mark, const char* with) {
+    if (size_t at = text.find(mark); at != std::string::npos) text.replace(at, mark.size(), with);
+  };
+  put("WEAK_IN_ROUND", weak ? "(SELECT COUNT(*) FROM weak_results w JOIN systems s ON w.system_id = s.id "
+                              "JOIN packages p ON s.package_id = p.id WHERE p.round_id = d.id)"
+                            : "0");
+  put("WEAK_OF_SYSTEM", weak ? "(SELECT COUNT(*) FROM weak_results w WHERE w.system_id = s.id)" : "0");
+  Stmt st(s.db(), text.c_str());
   st.bind(1, round);
   if (only) {
     mllog::JsonWriter names(0, mllog::JsonText::kUtf8);

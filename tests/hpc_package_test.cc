@@ -184,6 +184,14 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   CHECK(out.find(R"("benchmark":"deepcam","system":"HpcOrg/sysA")") != std::string::npos);
   CHECK(out.find(R"("models":6,"instance_scale":32,"minutes":25)") != std::string::npos);
   CHECK(out.find(R"("closed_minutes":12)") != std::string::npos);  // the strong result
+  // Listings count the weak-scaling result among the system's and the round's results.
+  rc = run_referee("list systems --csv --db " + db.string(), &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK_MESSAGE(out.find("hpc-3.0.0,HpcOrg,sysA,") != std::string::npos, out);
+  CHECK_MESSAGE(out.substr(out.find("hpc-3.0.0,HpcOrg,sysA,")).find(",2\r\n") != std::string::npos, out);
+  rc = run_referee("list rounds --csv --db " + db.string(), &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK_MESSAGE(out.find("hpc-3.0.0,1,2,") != std::string::npos, out);
   // The same package again changes nothing.
   rc = run_referee("import " + pkg.string() + " --round hpc-3.0.0 --rules " + rules.string() + " --db " + db.string(), &out);
   CHECK_MESSAGE(rc == 0, out);

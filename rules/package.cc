@@ -200,6 +200,8 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
     f.message = "not a JSON object" + (err.empty() ? "" : ": " + err);
     f.hint = "systems/<system>.json must be one JSON object with the required fields";
     out->errors.push_back(f);
+    out->consortium_stops = "its package checker reads systems/" + out->name + " with json.load and stops " +
+                            (!ok ? "with JSONDecodeError" : "with a TypeError (the file holds JSON that is not an object)");
     return;
   }
   if (Value* d = v.d().find_str("division"); d && d->kind == VKind::Str) *division = d->s();
@@ -758,6 +760,7 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
   // System descriptions.
   std::map<std::string, std::string> division_of;
   std::set<std::string> without_division;  // descriptions that have no "division" field
+  std::map<std::string, std::string> unreadable_system;  // before 1.0: descriptions the checker stops on, and how
   if (fs::is_directory(systems, ec)) {
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(systems, ec))
@@ -770,6 +773,12 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
       check_system(p, facts, &s, &div);
       division_of[p.stem().string()] = div;
       if (s.lacks_division) without_division.insert(p.stem().string());
+      if (!s.consortium_stops.empty()) {
+        // From 1.0 on the consortium's checker reads every description before
+        // any result; before, the descriptions of result folders only.
+        if (facts.system_check && out->consortium_stops.empty()) out->consortium_stops = s.consortium_stops;
+        else if (!facts.system_check) unreadable_system[p.stem().string()] = s.consortium_stops;
+      }
       out->systems.push_back(std::move(s));
     }
   }
@@ -853,6 +862,8 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
           d.consortium_stops = "its package checker reads \"division\" from systems/" + d.system +
                                ".json for every result directory and stops with KeyError('division'), which that "
                                "description lacks";
+        if (auto u = unreadable_system.find(d.system); u != unreadable_system.end())
+          d.consortium_stops = u->second + " (it reads the description of every result directory)";
       }
       if (!bf) {
         d.skipped = true;

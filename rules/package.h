@@ -101,6 +101,9 @@ struct SystemFile {
   // consortium's current package checker stops on every result directory of
   // this system (BenchmarkDir::consortium_stops).
   bool lacks_division = false;
+  // Not a JSON object: where the consortium's current package checker stops
+  // reading it ("" when it reads it).
+  std::string consortium_stops;
   std::vector<Finding> errors;
   std::vector<Finding> warnings;  // accepted, but today's rules for later rounds would refuse it
 };

@@ -786,6 +786,14 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
                 "INSERT INTO weak_results(system_id, benchmark, division, verdict, result_count, expected_count, "
                 "seeds_ok, rcp_status, rcp_pass, number_of_models, instance_scale, time_to_train_all_minutes, note, "
                 "failed_checks) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+  // Where the consortium's package checker stops: on the whole package (a
+  // system description it cannot read, a stray scaling folder), which leaves
+  // none of its results checked, else on the directory or its power folder.
+  auto checker_stops_of = [&report](const rules::BenchmarkDir& d) -> const std::string& {
+    if (!report.consortium_stops.empty()) return report.consortium_stops;
+    if (!d.consortium_stops.empty()) return d.consortium_stops;
+    return d.power.consortium_stops;
+  };
   for (const auto& d : report.benchmarks) {
     if (d.skipped) continue;
     auto sys = system_ids.find(d.system);
@@ -814,7 +822,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       std::string note = pub ? pub->note : "";
       if (pub && !pub->consortium_stops.empty())
         note += std::string(note.empty() ? "" : "; ") + "the consortium's summarizer stops here: " + pub->consortium_stops;
-      const std::string& checker_stops = !d.consortium_stops.empty() ? d.consortium_stops : d.power.consortium_stops;
+      const std::string& checker_stops = checker_stops_of(d);
       if (!checker_stops.empty())
         note += std::string(note.empty() ? "" : "; ") + "the consortium's package checker stops here: " + checker_stops;
       if (note.empty()) ins_weak.bind_null(13); else ins_weak.bind(13, note);
@@ -838,7 +846,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
     if (pub && pub->has_power && !pub->has_energy) ins_result.bind(18, pub->energy_note); else ins_result.bind_null(18);
     if (std::string rj = rcp_json(d, rules, facts); !rj.empty()) ins_result.bind(19, rj); else ins_result.bind_null(19);
     ins_result.bind(20, failed_checks_json(d)).bind(21, next_result);
-    const std::string& checker_stops = !d.consortium_stops.empty() ? d.consortium_stops : d.power.consortium_stops;
+    const std::string& checker_stops = checker_stops_of(d);
     if (checker_stops.empty()) ins_result.bind_null(22); else ins_result.bind(22, checker_stops);
     if (!ins_result.run()) return fail(ins_result.error());
     long long result_id = next_result++;

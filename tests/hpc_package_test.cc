@@ -386,6 +386,33 @@ TEST_CASE("Rounds before 3.0: the report says where the consortium's current che
   CHECK(str_of(hpc_at(hpc_at(hpc_at(j, "benchmarks"), "sysB/dlrm"), "consortium_stops")).find("FileNotFoundError") !=
         std::string::npos);
   CHECK(str_of(hpc_at(hpc_at(hpc_at(j, "benchmarks"), "sysB/dlrm"), "verdict")) == "pass");
+
+  // A description that is not JSON: before 1.0 the checker stops on the
+  // directories of its system; from 1.0 on, on the package, before any result.
+  write_file(pkg07 / "systems" / "sysC.json", "{\"division\": \"closed\",");
+  for (int i = 0; i < 5; ++i)
+    write_file(pkg07 / "results" / "sysC" / "dlrm" / ("result_" + std::to_string(i) + ".txt"), hpc_log(HpcRun{.benchmark = "dlrm"}));
+  rc = run_referee("check-package --json --ruleset training-0.7.0 --rules " + rules07.string() + " " + pkg07.string(), &out);
+  j = hpc_json(out);
+  CHECK(str_of(hpc_at(hpc_at(hpc_at(j, "benchmarks"), "sysC/dlrm"), "consortium_stops"))
+            .find("reads systems/sysC.json with json.load and stops with JSONDecodeError") != std::string::npos);
+  CHECK(hpc_at(j, "consortium_stops").kind == VKind::None);
+  write_file(pkg / "systems" / "sysB.json", "[1, 2]");
+  rc = run_referee("check-package --json" + common, &out);
+  CHECK(rc == 1);
+  j = hpc_json(out);
+  CHECK(str_of(hpc_at(j, "consortium_stops")).find("reads systems/sysB.json with json.load and stops with a TypeError") !=
+        std::string::npos);
+  rc = run_referee("check-package" + common, &out);
+  CHECK(out.find("note: the consortium's current package checker cannot check this package: its package checker reads "
+                 "systems/sysB.json") != std::string::npos);
+  // Stored with each result of the package: the consortium checks none of them.
+  fs::path db2 = tmp.path / "store2.db";
+  rc = run_referee("import " + pkg.string() + " --round training-2.1.0 --rules " + rules.string() + " --db " + db2.string(), &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  rc = run_referee("report --db " + db2.string() + " --page results/1.html 2>/dev/null", &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK(out.find("cannot check this result: its package checker reads systems/sysB.json with json.load") != std::string::npos);
 }
 
 }  // TEST_SUITE

@@ -29,19 +29,23 @@ Value read_json_file(const fs::path& p, bool* ok) {
   return value_from_json(ss.str(), ok, &err);
 }
 
-std::string field_str(const Value& d, const char* k, bool* present) {
+// A field of a system description as the summary prints it; a missing one
+// is named in *missing.
+std::string field_str(const Value& d, const char* k, std::vector<std::string>* missing) {
   Value* v = d.d().find_str(k);
   if (!v) {
-    *present = false;
+    if (std::find(missing->begin(), missing->end(), k) == missing->end()) missing->push_back(k);
     return "";
   }
   return py_str(*v);
 }
 
-long long field_int(const Value& d, const char* k, bool* ok) {
+// A count of a system description; a missing one is named in *missing, one
+// that is not an integer in *not_int.
+long long field_int(const Value& d, const char* k, std::vector<std::string>* missing, std::vector<std::string>* not_int) {
   Value* v = d.d().find_str(k);
   if (!v) {
-    *ok = false;
+    if (std::find(missing->begin(), missing->end(), k) == missing->end()) missing->push_back(k);
     return 0;
   }
   if (v->kind == VKind::Int) return v->i;
@@ -54,7 +58,7 @@ long long field_int(const Value& d, const char* k, bool* ok) {
     } catch (...) {
     }
   }
-  *ok = false;
+  not_int->push_back(k);
   return 0;
 }
 
@@ -158,23 +162,36 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
       row.complete = false;
       row.error = "systems/" + sys + ".json is missing or not JSON";
     } else {
-      bool present = true, ints = true;
-      row.division = field_str(desc, "division", &present);
-      row.availability = field_str(desc, "status", &present);
-      row.submitter = field_str(desc, "submitter", &present);
-      row.system = field_str(desc, "system_name", &present);
-      row.host_processor_model_name = field_str(desc, "host_processor_model_name", &present);
-      row.number_of_nodes = field_str(desc, "number_of_nodes", &present);
-      long long nodes = field_int(desc, "number_of_nodes", &ints);
-      row.host_processors_count = field_int(desc, "host_processors_per_node", &ints) * nodes;
-      row.accelerator_model_name = field_str(desc, "accelerator_model_name", &present);
-      row.accelerators_count = field_int(desc, "accelerators_per_node", &ints) * nodes;
-      row.framework = field_str(desc, "framework", &present);
-      std::string hw = field_str(desc, "hw_notes", &present), sw = field_str(desc, "sw_notes", &present);
+      std::vector<std::string> missing, not_int;
+      row.division = field_str(desc, "division", &missing);
+      row.availability = field_str(desc, "status", &missing);
+      row.submitter = field_str(desc, "submitter", &missing);
+      row.system = field_str(desc, "system_name", &missing);
+      row.host_processor_model_name = field_str(desc, "host_processor_model_name", &missing);
+      row.number_of_nodes = field_str(desc, "number_of_nodes", &missing);
+      long long nodes = field_int(desc, "number_of_nodes", &missing, &not_int);
+      row.host_processors_count = field_int(desc, "host_processors_per_node", &missing, &not_int) * nodes;
+      row.accelerator_model_name = field_str(desc, "accelerator_model_name", &missing);
+      row.accelerators_count = field_int(desc, "accelerators_per_node", &missing, &not_int) * nodes;
+      row.framework = field_str(desc, "framework", &missing);
+      std::string hw = field_str(desc, "hw_notes", &missing), sw = field_str(desc, "sw_notes", &missing);
       row.notes = hw.empty() ? sw : sw.empty() ? hw : hw + ";" + sw;
-      if (!present || !ints) {
+      if (!missing.empty() || !not_int.empty()) {
         row.complete = false;
-        row.error = "systems/" + sys + ".json lacks a field the summary needs (or a count is not an integer)";
+        auto names = [](const std::vector<std::string>& v) {
+          std::string out;
+          for (size_t i = 0; i < v.size(); ++i) out += (i ? (i + 1 == v.size() ? " and " : ", ") : "") + ("\"" + v[i] + "\"");
+          return out;
+        };
+        row.error = "systems/" + sys + ".json";
+        if (!missing.empty())
+          row.error += " lacks " + names(missing) + ", which the summary needs (add " +
+                       (missing.size() == 1 ? "it" : "them") + "; \"\" where a field does not apply)";
+        if (!not_int.empty())
+          row.error += std::string(missing.empty() ? "" : ";") + " has " + names(not_int) +
+                       (not_int.size() == 1 ? " that is not an integer (the summary multiplies it"
+                                            : " that are not integers (the summary multiplies them") +
+                       " by number_of_nodes)";
       }
       // The summarizer's private id: results/<system>/privateid.json, when there is one.
       fs::path idf = fs::path(report.path) / "results" / sys / "privateid.json";

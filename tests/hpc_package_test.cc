@@ -198,6 +198,37 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   CHECK(out.find("unchanged") != std::string::npos);
 }
 
+TEST_CASE("score names the fields of a system description that the summary lacks") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
+  write_rules_root(rules, "hpc_3.0.0", "deepcam");
+  std::string desc = hpc_system("closed");
+  auto drop = [&desc](const std::string& field) {
+    size_t at = desc.find(", \"" + field + "\": \"x\"");
+    REQUIRE(at != std::string::npos);
+    desc.erase(at, field.size() + 9);
+  };
+  drop("framework");
+  drop("hw_notes");
+  desc.replace(desc.find("\"accelerators_per_node\": \"8\""), 28, "\"accelerators_per_node\": \"eight\"");
+  write_file(pkg / "systems" / "sysA.json", desc);
+  for (int i = 0; i < 5; ++i) {
+    HpcRun r;
+    r.minutes = 10 + i;
+    r.seed = 100 + i;
+    write_file(pkg / "results" / "sysA" / "strong" / "deepcam" / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
+  }
+  std::string out;
+  int rc = run_referee("score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK_MESSAGE(rc == 0, out);
+  Value j = hpc_json(out);
+  std::string error = str_of(hpc_at(hpc_at(hpc_at(j, "systems"), "sysA"), "error"));
+  CHECK_MESSAGE(error == "systems/sysA.json lacks \"framework\" and \"hw_notes\", which the summary needs (add them; \"\" "
+                         "where a field does not apply); has \"host_processors_per_node\" and \"accelerators_per_node\" that "
+                         "are not integers (the summary multiplies them by number_of_nodes)",
+                error);
+}
+
 TEST_CASE("HPC: too few weak-scaling models, a stray scaling folder, instance scales that differ") {
   TempDir tmp;
   fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";

@@ -772,6 +772,10 @@ bool Store::verify(std::string* error) {
              std::to_string(kSchemaVersion) + "); use a newer referee";
     return false;
   }
+  if (version < 0) {
+    *error = negative_version_message(version);
+    return false;
+  }
   std::string missing;
   for (const char* t : kTables)
     if (std::find(tables.begin(), tables.end(), t) == tables.end()) missing += (missing.empty() ? "" : ", ") + std::string(t);
@@ -847,6 +851,13 @@ Store::~Store() {
   sqlite3_close_v2(db_);
 }
 
+std::string Store::negative_version_message(int version) const {
+  // PRAGMA user_version is a signed number; referee writes 1 and up.
+  return "database " + path_ + " has schema version " + std::to_string(version) +
+         ", which no referee writes: the file was changed outside referee (PRAGMA user_version); restore it from a "
+         "backup, or set the version it was at if you know it";
+}
+
 int Store::schema_version() const {
   Stmt st(db_, "PRAGMA user_version");
   return st.step() ? static_cast<int>(st.col_int(0)) : -1;
@@ -881,6 +892,11 @@ void Store::set_upgrade_hook(UpgradeHook hook) { upgrade_hook() = std::move(hook
 bool Store::migrate(std::string* error) {
   if (!begin(error)) return false;
   int v = schema_version();
+  if (v < 0) {
+    rollback();
+    *error = negative_version_message(v);
+    return false;
+  }
   if (v > kSchemaVersion) {
     rollback();
     *error = "database " + path_ + " has schema version " + std::to_string(v) + ", newer than this referee knows (" +

@@ -121,6 +121,8 @@ class Store {
   const std::string& path() const { return path_; }
   bool read_only() const { return read_only_; }
   int schema_version() const;
+  // Why a store whose schema version is below 0 is refused.
+  std::string negative_version_message(int version) const;
   // The version found when the store was opened (after migration for
   // ReadWrite); a ReadOnly store may be older than kSchemaVersion.
   int opened_version() const { return opened_version_; }

@@ -888,6 +888,41 @@ TEST_SUITE("store") {
     CHECK(error.find("newer than this referee knows") != std::string::npos);
   }
 
+  TEST_CASE("a database whose schema version was set below 0 is refused, read-only or not, and left as it was") {
+    TempDir t;
+    std::string db = (t.path / "neg.db").string();
+    std::string error;
+    {
+      auto s = Store::open(db, &error);
+      REQUIRE_MESSAGE(s, error);
+    }
+    for (const char* version : {"-1", "-2147483648"}) {
+      {
+        sqlite3* raw = nullptr;
+        REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+        std::string sql = std::string("PRAGMA user_version = ") + version + ";";
+        REQUIRE(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+        sqlite3_close(raw);
+      }
+      for (auto mode : {OpenMode::ReadWrite, OpenMode::ReadOnly}) {
+        error.clear();
+        auto s = Store::open(db, &error, mode);
+        CHECK_FALSE(s);
+        CHECK_MESSAGE(error.find(std::string("has schema version ") + version + ", which no referee writes") !=
+                          std::string::npos,
+                      error);
+      }
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+      sqlite3_stmt* st = nullptr;
+      REQUIRE(sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &st, nullptr) == SQLITE_OK);
+      REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+      CHECK(std::to_string(sqlite3_column_int(st, 0)) == version);
+      sqlite3_finalize(st);
+      sqlite3_close(raw);
+    }
+  }
+
   TEST_CASE("the headline figures of round 3.1 come out of the store") {
     if (!testing::have_reference_data()) return;
     TempDir t;

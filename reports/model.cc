@@ -99,13 +99,25 @@ std::string dump(const Json& j, int indent) {
 }
 
 std::string safe_name(const std::string& s) {
+  // One name, one segment: two submitters whose names differ only where a
+  // byte is replaced ("Azure+NVIDIA", "Azure NVIDIA", "Azure_NVIDIA") must
+  // not share a page, or one would take the other's place. Every other byte
+  // is written ~XX (its hex), '~' itself included, so no two names meet.
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  for (char c : s) {
-    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    out += ok ? c : '_';
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+              (c == '.' && i > 0);  // a leading '.' would hide the file, or make "." and ".."
+    if (ok) {
+      out += static_cast<char>(c);
+    } else {
+      out += '~';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
   }
-  // "." and ".." are not names.
-  if (out.empty() || out == "." || out == "..") out = "_" + out;
+  if (out.empty()) out = "~";  // "~" alone is no encoding of anything else
   return out;
 }
 

@@ -30,7 +30,9 @@ Json jlink(const std::string& text, const std::string& href);
 // Compact JSON text (UTF-8); `indent` > 0 lays it out for people (golden files).
 std::string dump(const Json& j, int indent = 0);
 
-// A path segment made safe: [A-Za-z0-9._-], anything else '_'.
+// A path segment made safe, one for each name: [A-Za-z0-9._-] kept (a '.'
+// not first), any other byte written ~XX (two lowercase hex digits);
+// "Azure+NVIDIA" is "Azure~2bNVIDIA". "" is "~".
 std::string safe_name(const std::string& s);
 
 struct Column {

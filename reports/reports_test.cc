@@ -224,6 +224,32 @@ size_t check_links(const std::vector<File>& files) {
 
 TEST_SUITE("reports") {
 
+TEST_CASE("safe_name gives each name its own path segment") {
+  using referee::reports::safe_name;
+  CHECK(safe_name("NVIDIA") == "NVIDIA");
+  CHECK(safe_name("stable_diffusion") == "stable_diffusion");
+  CHECK(safe_name("training-3.1.0") == "training-3.1.0");
+  CHECK(safe_name("Azure+NVIDIA") == "Azure~2bNVIDIA");
+  CHECK(safe_name("a/b") == "a~2fb");
+  CHECK(safe_name(".") == "~2e");
+  CHECK(safe_name("..") == "~2e.");
+  CHECK(safe_name(".hidden") == "~2ehidden");
+  CHECK(safe_name("") == "~");
+  CHECK(safe_name("\xc3\xa9") == "~c3~a9");
+  // Names that differ only where a byte is written differently stay apart.
+  std::vector<std::string> names = {"Azure+NVIDIA", "Azure NVIDIA", "Azure_NVIDIA", "Azure~2bNVIDIA", "Azure~NVIDIA",
+                                    "~", "", "~7e", ".", "..", "~2e", "_", "-", "a.b", "a~2eb"};
+  std::set<std::string> segments;
+  for (const auto& n : names) {
+    std::string seg = safe_name(n);
+    for (char c : seg)
+      CHECK_MESSAGE((std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '~'), n);
+    CHECK_MESSAGE(seg.front() != '.', n);
+    segments.insert(seg);
+  }
+  CHECK(segments.size() == names.size());
+}
+
 TEST_CASE("CSV cells: RFC 4180 quoting, and text that a spreadsheet would run as a formula is defused") {
   CHECK(csv_cell(jstr("plain")) == "plain");
   CHECK(csv_cell(jstr("a,b")) == "\"a,b\"");

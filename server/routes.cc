@@ -78,8 +78,8 @@ std::vector<Route> make_routes() {
   return out;
 }
 
-// A site path as the page generator writes them: segments of
-// [A-Za-z0-9._-], none of them "." or "..".
+// A site path as the page generator writes them (reports::safe_name):
+// segments of [A-Za-z0-9._~-], none of them "." or "..".
 bool site_path(const std::string& p) {
   if (p.empty()) return true;
   size_t pos = 0;
@@ -89,7 +89,7 @@ bool site_path(const std::string& p) {
     std::string seg = p.substr(pos, end - pos);
     if (seg.empty() ? end != p.size() : (seg == "." || seg == "..")) return false;
     for (char c : seg)
-      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) return false;
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '~')) return false;
     pos = end + 1;
   }
   return true;

@@ -174,7 +174,15 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
     }
     if (!q.ok()) return store_error(s, q.rc(), "reading the round's results");
   }
-  if (rows.empty()) return make_error(422, "empty", "round " + round.name + " holds no results to publish");
+  long long weak_count = 0;
+  if (s.opened_version() >= 16) {
+    Stmt q(s.db(), "SELECT COUNT(*) FROM weak_results w JOIN systems sy ON sy.id = w.system_id JOIN packages p ON p.id = "
+                   "sy.package_id WHERE p.round_id = ?1");
+    q.bind(1, round.id);
+    if (q.step()) weak_count = q.col_int(0);
+    if (!q.ok()) return store_error(s, q.rc(), "reading the round's weak-scaling results");
+  }
+  if (rows.empty() && weak_count == 0) return make_error(422, "empty", "round " + round.name + " holds no results to publish");
 
   // Made aside, beside the target, and installed whole.
   fs::path staging = out.parent_path() / (".staging-" + out.filename().string() + "-" + std::to_string(getpid()));
@@ -190,9 +198,11 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
 
   Publication pub;
   pub.round = round.name;
+  const bool hpc = round.name.rfind("hpc-", 0) == 0;
   std::set<std::string> orgs, systems_written;
   for (const auto& r : rows) {
-    PublishedResult p{r.org, r.system, r.benchmark, r.status.empty() ? "as submitted" : r.status, r.factor, r.decision};
+    PublishedResult p{r.org, r.system, r.benchmark, hpc ? "strong" : "", r.status.empty() ? "as submitted" : r.status,
+                      r.factor, r.decision};
     if (r.status == "withdrawn") {
       pub.results.push_back(p);
       continue;
@@ -243,6 +253,65 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
     orgs.insert(r.org);
     pub.results.push_back(p);
   }
+  // MLPerf HPC weak-scaling results (schema 16 on), as submitted: the
+  // review's decisions are about results, not these.
+  if (s.opened_version() >= 16) {
+    const bool runs_kept = s.opened_version() >= 17;
+    Stmt q(s.db(),
+           "SELECT o.name, p.path, sy.name, sy.description_json, w.id, w.benchmark FROM weak_results w JOIN systems sy "
+           "ON sy.id = w.system_id JOIN packages p ON p.id = sy.package_id JOIN organisations o ON o.id = "
+           "p.organisation_id WHERE p.round_id = ?1 ORDER BY o.name, sy.name, w.benchmark");
+    q.bind(1, round.id);
+    while (q.step()) {
+      const std::string org = q.col_text(0), package_path = q.col_text(1), system = q.col_text(2);
+      const std::string description = q.col_text(3), benchmark = q.col_text(5);
+      const long long weak_id = q.col_int(4);
+      const std::string rel = "results/" + system + "/weak/" + benchmark;
+      fs::path org_dir = staging / org, dir = org_dir / rel;
+      fs::create_directories(dir, ec);
+      fs::create_directories(org_dir / "systems", ec);
+      if (ec) return io_error("cannot create " + dir.string() + ": " + ec.message());
+      if (systems_written.insert(org + "/" + system).second) {
+        if (description.empty())
+          return make_error(422, "bad-system", "the stored description of " + org + "/" + system + " is not a JSON object");
+        if (base::Status w = base::write_file((org_dir / "systems" / (system + ".json")).string(), description); !w.ok())
+          return io_error(w.message);
+      }
+      int copied = 0;
+      if (runs_kept) {
+        Stmt runs(s.db(), "SELECT file, content_sha256 FROM weak_runs WHERE weak_result_id = ?1 ORDER BY file");
+        runs.bind(1, weak_id);
+        const fs::path from = fs::path(package_path) / rel;
+        while (runs.step()) {
+          const std::string file = runs.col_text(0), want = runs.col_text(1);
+          if (file.find('/') != std::string::npos || file == ".." || file == ".")
+            return make_error(422, "bad-file", "the store names a result file '" + file + "' that is not a file name");
+          std::string got;
+          base::Status c = base::copy_file_atomic((from / file).string(), (dir / file).string(), &got);
+          if (!c.ok())
+            return make_error(422, "missing-file", c.message,
+                              "the package imported from " + package_path + " must still be there to publish it");
+          if (got != want)
+            return make_error(422, "changed-file",
+                              (from / file).string() + " changed since it was imported (SHA-256 " + got.substr(0, 12) +
+                                  "..., imported " + want.substr(0, 12) + "...)",
+                              "re-import the package (referee import) if the change is the one the committee accepted");
+          ++copied;
+        }
+        if (!runs.ok()) return store_error(s, runs.rc(), "reading the weak-scaling result's runs");
+      }
+      if (copied == 0)
+        return make_error(422, "no-runs",
+                          "the weak-scaling result " + org + "/" + rel + " has no result files in the store (imported "
+                          "before the store kept them, schema 17)",
+                          "import " + org + "'s package again into a new store, or delete it from this one "
+                          "and import it again, before publishing");
+      pub.files += copied;
+      orgs.insert(org);
+      pub.results.push_back(PublishedResult{org, system, benchmark, "weak", "as submitted", 0, 0});
+    }
+    if (!q.ok()) return store_error(s, q.rc(), "reading the round's weak-scaling results");
+  }
   pub.organisations = static_cast<int>(orgs.size());
 
   // The results table: each package scored as the summarizer scores it, as published here.
@@ -279,6 +348,7 @@ Response publication_answer(const Result<Publication>& r, const std::string& out
   w.key("results").begin_array();
   for (const auto& x : p.results) {
     w.begin_object().key("organisation").value(x.organisation).key("system").value(x.system).key("benchmark").value(x.benchmark);
+    if (!x.scaling.empty()) w.key("scaling").value(x.scaling);
     w.key("status").value(x.status).key("factor");
     if (x.status == "normalised") w.value(x.factor); else w.null();
     w.key("decision");

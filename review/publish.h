@@ -33,6 +33,7 @@ struct PublishRequest {
 
 struct PublishedResult {
   std::string organisation, system, benchmark;  // system: the folder it is published under
+  std::string scaling;                          // MLPerf HPC: "strong" or "weak"; "" for Training
   std::string status;                           // as submitted | normalised | moved-to-open | fixed | withdrawn
   double factor = 0;                            // normalised: the decision's factor
   long long decision = 0;                       // the decision that made it so (0: none)

@@ -422,6 +422,19 @@ std::string package_rows_sha256(Store& store, long long package_id, std::string*
                    &weak))
       return "";
     if (!weak.empty()) text += "weak\n" + weak + "--\n";
+    // Their runs (schema 17): only where there are some, for the same reason.
+    Stmt has_runs(store.db(), "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'weak_runs'");
+    if (has_runs.step()) {
+      std::string runs;
+      if (!rows_text(R"sql(SELECT s.name, w.benchmark, r.file, r.content_sha256, printf('%!.17g', r.run_start_ms),
+                                  printf('%!.17g', r.run_stop_ms), r.seed, r.compliant, r.counted, r.dropped, r.messages_json
+                             FROM weak_runs r JOIN weak_results w ON w.id = r.weak_result_id
+                             JOIN systems s ON s.id = w.system_id
+                            WHERE s.package_id = ?1 ORDER BY s.name, w.benchmark, r.file)sql",
+                     &runs))
+        return "";
+      if (!runs.empty()) text += "weak runs\n" + runs + "--\n";
+    }
     // Where today's consortium checker stops (the same schema): only where it does.
     if (!rows_text(R"sql(SELECT s.name, x.benchmark, x.consortium_stops FROM results x JOIN systems s ON s.id = x.system_id
                           WHERE s.package_id = ?1 AND x.consortium_stops IS NOT NULL ORDER BY s.name, x.benchmark)sql",
@@ -786,6 +799,9 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
                 "INSERT INTO weak_results(system_id, benchmark, division, verdict, result_count, expected_count, "
                 "seeds_ok, rcp_status, rcp_pass, number_of_models, instance_scale, time_to_train_all_minutes, note, "
                 "failed_checks) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+  Stmt ins_weak_run(store.db(),
+                    "INSERT INTO weak_runs(weak_result_id, file, content_sha256, run_start_ms, run_stop_ms, seed, compliant, "
+                    "counted, dropped, messages_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
   // Where the consortium's package checker stops: on the whole package (a
   // system description it cannot read, a stray scaling folder), which leaves
   // none of its results checked, else on the directory or its power folder.
@@ -829,6 +845,21 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
       ins_weak.bind(14, failed_checks_json(d));
       if (!ins_weak.run()) return fail(ins_weak.error());
       ++out->weak_results;
+      const long long weak_id = sqlite3_last_insert_rowid(store.db());
+      for (const auto& f : d.files) {
+        const rules::RunScore* scored = nullptr;
+        if (pub)
+          for (const auto& r : pub->runs)
+            if (r.file == f.name) scored = &r;
+        ins_weak_run.reset();
+        ins_weak_run.bind(1, weak_id).bind(2, f.name).bind(3, f.sha256);
+        if (f.has_times) ins_weak_run.bind(4, f.run_start_ms).bind(5, f.run_stop_ms); else ins_weak_run.bind_null(4).bind_null(5);
+        if (!f.seeds.empty()) ins_weak_run.bind(6, static_cast<long long>(f.seeds[0].seed)); else ins_weak_run.bind_null(6);
+        ins_weak_run.bind(7, f.verdict.compliant).bind(8, scored && scored->counted);
+        if (scored && !scored->dropped.empty()) ins_weak_run.bind(9, scored->dropped); else ins_weak_run.bind_null(9);
+        ins_weak_run.bind(10, findings_json(f.verdict.errors));
+        if (!ins_weak_run.run()) return fail(ins_weak_run.error());
+      }
       continue;
     }
     ins_result.reset();

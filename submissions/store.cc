@@ -623,6 +623,23 @@ CREATE TABLE weak_results (
   UNIQUE (system_id, benchmark)
 );
 )sql",
+    // 16 -> 17: the runs (result files) of a weak-scaling result, as runs
+    // are kept for the others: what a publication copies and checks, and
+    // which models the throughput counted.
+    R"sql(
+CREATE TABLE weak_runs (
+  weak_result_id INTEGER NOT NULL REFERENCES weak_results(id) ON DELETE CASCADE,
+  file TEXT NOT NULL,
+  content_sha256 TEXT NOT NULL,
+  run_start_ms REAL, run_stop_ms REAL,
+  seed INTEGER,
+  compliant INTEGER NOT NULL,
+  counted INTEGER NOT NULL,           -- one of the models the throughput counts
+  dropped TEXT,                       -- why not, when not
+  messages_json TEXT NOT NULL,        -- findings
+  PRIMARY KEY (weak_result_id, file)
+) WITHOUT ROWID;
+)sql",
 };
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion);
 
@@ -787,6 +804,8 @@ bool Store::verify(std::string* error) {
   // Schema 16 onwards: MLPerf HPC weak-scaling results.
   if (version >= 16 && std::find(tables.begin(), tables.end(), "weak_results") == tables.end())
     missing += (missing.empty() ? "" : ", ") + std::string("weak_results");
+  if (version >= 17 && std::find(tables.begin(), tables.end(), "weak_runs") == tables.end())
+    missing += (missing.empty() ? "" : ", ") + std::string("weak_runs");
   if (version == 0) {
     *error = path_ + " is an SQLite database but not a referee store (no schema version; tables: ";
     for (size_t i = 0; i < tables.size(); ++i) *error += (i ? ", " : "") + tables[i];

@@ -17,7 +17,7 @@
 
 namespace referee::submissions {
 
-inline constexpr int kSchemaVersion = 16;
+inline constexpr int kSchemaVersion = 17;
 
 // Rows that belong to a round are numbered per round, not by a counter of
 // the whole store: round r's rows (rounds.id r) take the ids

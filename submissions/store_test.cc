@@ -117,7 +117,7 @@ TEST_SUITE("store") {
       REQUIRE(s);
       // Back to version 2 as it shipped: no review tables of schema 5 (the
       // schema-2 ones instead), no runs.dropped column (3), no energy columns (4).
-      REQUIRE(s->exec("DROP TABLE weak_results; ALTER TABLE results DROP COLUMN consortium_stops; DROP TABLE webhook_deliveries; DROP TABLE webhooks; DROP TABLE fix_deliveries; DROP TABLE meetings; DROP TABLE comments; DROP TABLE extensions; DROP TABLE events; DROP TABLE result_status; DROP TABLE decisions; DROP TABLE votes; "
+      REQUIRE(s->exec("DROP TABLE weak_runs; DROP TABLE weak_results; ALTER TABLE results DROP COLUMN consortium_stops; DROP TABLE webhook_deliveries; DROP TABLE webhooks; DROP TABLE fix_deliveries; DROP TABLE meetings; DROP TABLE comments; DROP TABLE extensions; DROP TABLE events; DROP TABLE result_status; DROP TABLE decisions; DROP TABLE votes; "
                       "DROP TABLE responses; DROP TABLE evidence; DROP TABLE objection_results; DROP TABLE objections; "
                       "DROP TABLE announcements; DROP TABLE findings; DROP TABLE pairings; DROP TABLE round_reviews; "
                       "DROP TABLE tokens; DROP TABLE users; "
@@ -593,7 +593,7 @@ TEST_SUITE("store") {
                       "INSERT INTO round_reviews(round_id, state) SELECT id, 'published' FROM rounds;"
                       "ALTER TABLE results DROP COLUMN rcp_json; ALTER TABLE objections DROP COLUMN impact_computed; "
                       "ALTER TABLE objections DROP COLUMN impact_basis; ALTER TABLE evidence DROP COLUMN impact_minutes; "
-                      "ALTER TABLE results DROP COLUMN failed_checks; ALTER TABLE objections DROP COLUMN votes_due; ALTER TABLE decisions DROP COLUMN fix_due; DROP TABLE weak_results; ALTER TABLE results DROP COLUMN consortium_stops; DROP TABLE webhook_deliveries; DROP TABLE webhooks; DROP TABLE fix_deliveries; DROP TABLE meetings; DROP TABLE comments; DROP TABLE extensions; DROP TRIGGER events_append_only_replace; DROP INDEX runs_summary; "
+                      "ALTER TABLE results DROP COLUMN failed_checks; ALTER TABLE objections DROP COLUMN votes_due; ALTER TABLE decisions DROP COLUMN fix_due; DROP TABLE weak_runs; DROP TABLE weak_results; ALTER TABLE results DROP COLUMN consortium_stops; DROP TABLE webhook_deliveries; DROP TABLE webhooks; DROP TABLE fix_deliveries; DROP TABLE meetings; DROP TABLE comments; DROP TABLE extensions; DROP TRIGGER events_append_only_replace; DROP INDEX runs_summary; "
                       "PRAGMA user_version = 5;",
                       &error));
     }
@@ -614,7 +614,7 @@ TEST_SUITE("store") {
     REQUIRE_MESSAGE(s, error);
     CHECK(s->schema_version() == kSchemaVersion);
     CHECK(dump(*s, {"rcp_json", "impact_computed", "impact_basis", "impact_minutes", "failed_checks", "table extensions",
-                    "table comments", "table meetings", "table fix_deliveries", "fix_due", "table webhooks", "table webhook_deliveries", "table weak_results", "consortium_stops", "table events"}) == before);  // every row kept
+                    "table comments", "table meetings", "table fix_deliveries", "fix_due", "table webhooks", "table webhook_deliveries", "table weak_results", "table weak_runs", "consortium_stops", "table events"}) == before);  // every row kept
     {
       // Schema 10: a result's runs read from the runs_summary index alone.
       Stmt plan(s->db(), "EXPLAIN QUERY PLAN SELECT result_id, file, minutes, counted, dropped, content_sha256 FROM runs "
@@ -642,7 +642,7 @@ TEST_SUITE("store") {
     CHECK(r.rcp_filled == 2);
     CHECK(rcp_jsons(*s) == fresh);
     CHECK(rcp_jsons(*s, "failed_checks") == checks);
-    CHECK(dump(*s, {"rcp_json", "failed_checks", "table extensions", "table comments", "table meetings", "table fix_deliveries", "fix_due", "table webhooks", "table webhook_deliveries", "table weak_results", "consortium_stops", "table events"}) == before);  // nothing else changed
+    CHECK(dump(*s, {"rcp_json", "failed_checks", "table extensions", "table comments", "table meetings", "table fix_deliveries", "fix_due", "table webhooks", "table webhook_deliveries", "table weak_results", "table weak_runs", "consortium_stops", "table events"}) == before);  // nothing else changed
     // And once filled, an unchanged import writes nothing at all.
     std::string all = dump(*s);
     REQUIRE(import_package(*s, *m.rules, m.facts, m.example, {}, &r, &error));

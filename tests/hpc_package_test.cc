@@ -7,6 +7,7 @@
 // test (tests/oracle) compares the same behaviour with the consortium's tools
 // on the real rule sets.
 #include <doctest/doctest.h>
+#include <sqlite3.h>
 
 #include <cmath>
 #include <filesystem>
@@ -184,6 +185,54 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   CHECK(out.find(R"("benchmark":"deepcam","system":"HpcOrg/sysA")") != std::string::npos);
   CHECK(out.find(R"("models":6,"instance_scale":32,"minutes":25)") != std::string::npos);
   CHECK(out.find(R"("closed_minutes":12)") != std::string::npos);  // the strong result
+  // Its runs are kept, and a publication of the round writes the weak folder as it was imported.
+  rc = run_referee("user add chair1 --role chair --db " + db.string(), &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  const std::string chair_token = out.substr(out.find("token: ") + 7, out.find('\n', out.find("token: ")) - out.find("token: ") - 7);
+  fs::path pub = tmp.path / "pub";
+  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
+                                               " review publish --json --round hpc-3.0.0 --out " + pub.string() +
+                                               " --rules " + rules.string() + " --db " + db.string(),
+                                           &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK(out.find(R"({"organisation":"HpcOrg","system":"sysA","benchmark":"deepcam","scaling":"weak","status":"as submitted")") !=
+        std::string::npos);
+  CHECK(out.find(R"("scaling":"strong")") != std::string::npos);
+  for (int i = 0; i < 7; ++i) {
+    const std::string name = "result_" + std::to_string(i) + ".txt";
+    CHECK(referee::testing::read_file(pub / "HpcOrg" / "results" / "sysA" / "weak" / "deepcam" / name) ==
+          referee::testing::read_file(weak / name));
+  }
+  CHECK(fs::exists(pub / "HpcOrg" / "results" / "sysA" / "strong" / "deepcam" / "result_4.txt"));
+  // A weak result file changed since the import stops the publication; the earlier one stays.
+  const std::string result_3 = referee::testing::read_file(weak / "result_3.txt");
+  write_file(weak / "result_3.txt", result_3 + "\n");
+  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
+                                               " review publish --round hpc-3.0.0 --out " + pub.string() + " --rules " +
+                                               rules.string() + " --db " + db.string(),
+                                           &out);
+  CHECK(rc != 0);
+  CHECK_MESSAGE(out.find("weak/deepcam/result_3.txt changed since it was imported") != std::string::npos, out);
+  CHECK(fs::exists(pub / "HpcOrg" / "results" / "sysA" / "weak" / "deepcam" / "result_6.txt"));
+  write_file(weak / "result_3.txt", result_3);
+  // A weak result imported before the store kept its runs is not published without them.
+  fs::path old_db = tmp.path / "old.db";
+  fs::copy_file(db, old_db);
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(old_db.c_str(), &raw) == SQLITE_OK);
+    CHECK(sqlite3_exec(raw, "DELETE FROM weak_runs", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
+                                               " review publish --round hpc-3.0.0 --out " + (tmp.path / "pub2").string() +
+                                               " --rules " + rules.string() + " --db " + old_db.string(),
+                                           &out);
+  CHECK(rc != 0);
+  CHECK_MESSAGE(out.find("the weak-scaling result HpcOrg/results/sysA/weak/deepcam has no result files in the store") !=
+                    std::string::npos,
+                out);
+  CHECK_FALSE(fs::exists(tmp.path / "pub2"));
   // Listings count the weak-scaling result among the system's and the round's results.
   rc = run_referee("list systems --csv --db " + db.string(), &out);
   REQUIRE_MESSAGE(rc == 0, out);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -76,8 +77,17 @@ Status write_file_atomic(const std::string& path_text, std::string_view bytes, m
 }
 
 Status copy_file_atomic(const std::string& from, const std::string& to_text, std::string* sha256) {
-  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  // Opened without waiting (a FIFO would block the open until a writer came)
+  // and refused unless it is a regular file: a FIFO, a device or a folder put
+  // where a file was would hang the copy or never end.
+  int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (in < 0) return Status::Error("cannot read " + from + ": " + reason());
+  struct stat st {};
+  if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(in);
+    return Status::Error("cannot read " + from + ": not a regular file");
+  }
+  ::fcntl(in, F_SETFL, ::fcntl(in, F_GETFL) & ~O_NONBLOCK);
   fs::path to(to_text);
   fs::path tmp = to;
   tmp += ".tmp-" + std::to_string(getpid());

@@ -2,7 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <filesystem>
 
 #include "base/digest.h"
 #include "tests/temp_dir.h"
@@ -65,6 +68,16 @@ TEST_SUITE("base") {
     CHECK(s.message.find("cannot write " + (t.path / "no" / "x.txt").string()) == 0);
     CHECK(testing::read_file(to) == big);
     CHECK(names_in(t.path) == std::vector<std::string>{"from.txt", "to.txt"});
+    // A FIFO (no writer: opening it to read would wait for ever), a folder, a
+    // link to a FIFO: refused at once as not a regular file.
+    std::string fifo = (t.path / "fifo").string();
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::filesystem::create_symlink(fifo, t.path / "link");
+    for (const std::string& p : {fifo, t.path.string(), (t.path / "link").string()}) {
+      s = copy_file_atomic(p, to);
+      CHECK_MESSAGE(s.message == "cannot read " + p + ": not a regular file", s.message);
+    }
+    CHECK(testing::read_file(to) == big);
   }
 
   TEST_CASE("swap_install_dir: into an empty place, a plain rename") {

@@ -1,7 +1,9 @@
 #include "review/publish.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -10,9 +12,11 @@
 #include <set>
 
 #include "base/file.h"
+#include "submissions/import.h"
 #include "submissions/queries.h"
 #include "mllog/json.h"
 #include "mllog/json_writer.h"
+#include "review/events.h"
 #include "review/policy.h"
 #include "review/round_ops.h"
 #include "rules/facts.h"
@@ -110,6 +114,39 @@ std::string open_division(const std::string& description) {
 
 Error io_error(const std::string& message) { return make_error(500, "io", message); }
 
+// Whether a name the store gives (an organisation, a system, a benchmark, a
+// result file) is one folder or file name, as import writes them: anything
+// else (edited into the store) would place a file outside the publication.
+bool one_segment(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+Error bad_name(const std::string& what, const std::string& name) {
+  return make_error(422, "bad-name",
+                    "the store names " + what + " '" + name + "', which is not a plain folder or file name",
+                    "the store was edited outside referee: check it (referee review log --verify) and import the "
+                    "package again");
+}
+
+// Staging folders of publications of `out` whose process is gone (killed
+// while it wrote): removed, so that none is left behind for good.
+void remove_stale_staging(const fs::path& out) {
+  const std::string prefix = ".staging-" + out.filename().string() + "-";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(out.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(pid_text.c_str()));
+    if (pid == getpid() || (::kill(pid, 0) != 0 && errno == ESRCH)) {
+      std::error_code rm;
+      fs::remove_all(e.path(), rm);
+    }
+  }
+}
+
 }  // namespace
 
 Result<Publication> publish_round(Store& s, const Actor& who, const PublishRequest& req) {
@@ -137,6 +174,12 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
   fs::path out = fs::absolute(req.out).lexically_normal();
   if (out.filename().empty()) out = out.parent_path();
   std::error_code ec;
+  // A link to a publication is published through: its target is replaced, not the link.
+  if (fs::is_symlink(out, ec)) {
+    fs::path target = fs::weakly_canonical(out, ec);
+    if (ec) return io_error("cannot follow " + out.string() + ": " + ec.message());
+    out = target;
+  }
   if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && (fs::is_empty(out, ec) || fs::exists(out / kMarker, ec))))
     return make_error(409, "exists", out.string() + " exists and is not an earlier publication of referee",
                       "name a new folder, or an empty one");
@@ -174,6 +217,29 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
     }
     if (!q.ok()) return store_error(s, q.rc(), "reading the round's results");
   }
+  // Rows edited in the store since their package's import was recorded (what
+  // `review log --verify` finds): a result or run deleted there would leave a
+  // package published in part without a word.
+  {
+    Stmt q(s.db(), "SELECT p.id, o.name FROM packages p JOIN organisations o ON o.id = p.organisation_id "
+                   "WHERE p.round_id = ?1 ORDER BY o.name");
+    q.bind(1, round.id);
+    while (q.step()) {
+      const std::string org = q.col_text(1);
+      const std::string recorded = recorded_package_rows(s, round.name, org);
+      if (recorded.empty()) continue;  // imported before digests were recorded, or not under review
+      std::string derr;
+      const std::string have = submissions::package_rows_sha256(s, q.col_int(0), &derr);
+      if (have.empty()) return make_error(500, "store", derr);
+      if (have != recorded)
+        return make_error(422, "edited-store",
+                          "the rows of " + org + "'s package in " + round.name +
+                              " are not those its import recorded: the store was edited outside referee",
+                          "referee review log --verify names what changed; import the package again "
+                          "(referee import) to write its rows anew, then publish");
+    }
+    if (!q.ok()) return store_error(s, q.rc(), "reading the round's packages");
+  }
   long long weak_count = 0;
   if (s.opened_version() >= 16) {
     Stmt q(s.db(), "SELECT COUNT(*) FROM weak_results w JOIN systems sy ON sy.id = w.system_id JOIN packages p ON p.id = "
@@ -186,7 +252,7 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
 
   // Made aside, beside the target, and installed whole.
   fs::path staging = out.parent_path() / (".staging-" + out.filename().string() + "-" + std::to_string(getpid()));
-  fs::remove_all(staging, ec);
+  remove_stale_staging(out);
   struct Cleanup {
     fs::path p;
     ~Cleanup() {
@@ -207,6 +273,9 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
       pub.results.push_back(p);
       continue;
     }
+    if (!one_segment(r.org)) return bad_name("an organisation", r.org);
+    if (!one_segment(r.system)) return bad_name("a system", r.system);
+    if (!one_segment(r.benchmark)) return bad_name("a benchmark", r.benchmark);
     const bool open = r.status == "moved-to-open";
     if (open) p.system = r.system + "-open";
     fs::path org_dir = staging / r.org;
@@ -226,8 +295,7 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
     const fs::path from = fs::path(r.package_path) / submissions::result_dir(round.name, r.system, r.benchmark);
     while (runs.step()) {
       const std::string file = runs.col_text(0), want = runs.col_text(1);
-      if (file.find('/') != std::string::npos || file == ".." || file == ".")
-        return make_error(422, "bad-file", "the store names a result file '" + file + "' that is not a file name");
+      if (!one_segment(file)) return bad_name("a result file", file);
       std::string got;
       base::Status c = base::copy_file_atomic((from / file).string(), (dir / file).string(), &got);
       if (!c.ok())
@@ -266,6 +334,9 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
       const std::string org = q.col_text(0), package_path = q.col_text(1), system = q.col_text(2);
       const std::string description = q.col_text(3), benchmark = q.col_text(5);
       const long long weak_id = q.col_int(4);
+      if (!one_segment(org)) return bad_name("an organisation", org);
+      if (!one_segment(system)) return bad_name("a system", system);
+      if (!one_segment(benchmark)) return bad_name("a benchmark", benchmark);
       const std::string rel = "results/" + system + "/weak/" + benchmark;
       fs::path org_dir = staging / org, dir = org_dir / rel;
       fs::create_directories(dir, ec);
@@ -284,8 +355,7 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
         const fs::path from = fs::path(package_path) / rel;
         while (runs.step()) {
           const std::string file = runs.col_text(0), want = runs.col_text(1);
-          if (file.find('/') != std::string::npos || file == ".." || file == ".")
-            return make_error(422, "bad-file", "the store names a result file '" + file + "' that is not a file name");
+          if (!one_segment(file)) return bad_name("a result file", file);
           std::string got;
           base::Status c = base::copy_file_atomic((from / file).string(), (dir / file).string(), &got);
           if (!c.ok())

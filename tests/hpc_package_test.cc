@@ -204,6 +204,18 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
           referee::testing::read_file(weak / name));
   }
   CHECK(fs::exists(pub / "HpcOrg" / "results" / "sysA" / "strong" / "deepcam" / "result_4.txt"));
+  // Published again through a link to it: the link stays, its target is the new publication; a staging
+  // folder left by a publication that was killed is removed.
+  fs::create_directory_symlink(pub, tmp.path / "publink");
+  fs::create_directories(tmp.path / ".staging-pub-999999999" / "HpcOrg");
+  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
+                                               " review publish --round hpc-3.0.0 --out " + (tmp.path / "publink").string() +
+                                               " --rules " + rules.string() + " --db " + db.string(),
+                                           &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK(fs::is_symlink(tmp.path / "publink"));
+  CHECK(fs::exists(pub / "HpcOrg" / "results" / "sysA" / "weak" / "deepcam" / "result_0.txt"));
+  CHECK_FALSE(fs::exists(tmp.path / ".staging-pub-999999999"));
   // A weak result file changed since the import stops the publication; the earlier one stays.
   const std::string result_3 = referee::testing::read_file(weak / "result_3.txt");
   write_file(weak / "result_3.txt", result_3 + "\n");
@@ -215,15 +227,26 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   CHECK_MESSAGE(out.find("weak/deepcam/result_3.txt changed since it was imported") != std::string::npos, out);
   CHECK(fs::exists(pub / "HpcOrg" / "results" / "sysA" / "weak" / "deepcam" / "result_6.txt"));
   write_file(weak / "result_3.txt", result_3);
-  // A weak result imported before the store kept its runs is not published without them.
+  // Runs deleted from the store: its rows are not those the import recorded, and the publication is refused.
   fs::path old_db = tmp.path / "old.db";
   fs::copy_file(db, old_db);
-  {
+  auto edit = [&old_db](const char* sql) {
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(old_db.c_str(), &raw) == SQLITE_OK);
-    CHECK(sqlite3_exec(raw, "DELETE FROM weak_runs", nullptr, nullptr, nullptr) == SQLITE_OK);
+    CHECK(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(raw);
-  }
+  };
+  edit("DELETE FROM weak_runs WHERE file = 'result_6.txt'");
+  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
+                                               " review publish --round hpc-3.0.0 --out " + (tmp.path / "pub2").string() +
+                                               " --rules " + rules.string() + " --db " + old_db.string(),
+                                           &out);
+  CHECK(rc != 0);
+  CHECK_MESSAGE(out.find("the rows of HpcOrg's package in hpc-3.0.0 are not those its import recorded") != std::string::npos, out);
+  CHECK_FALSE(fs::exists(tmp.path / "pub2"));
+  // A weak result imported before the store kept its runs (and before imports were recorded) is not
+  // published without them.
+  edit("DROP TRIGGER events_append_only_delete; DELETE FROM events; DELETE FROM weak_runs");
   rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
                                                " review publish --round hpc-3.0.0 --out " + (tmp.path / "pub2").string() +
                                                " --rules " + rules.string() + " --db " + old_db.string(),
@@ -233,6 +256,22 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
                     std::string::npos,
                 out);
   CHECK_FALSE(fs::exists(tmp.path / "pub2"));
+  // Names edited in the store into paths (and the record of the import gone) place nothing outside --out.
+  fs::copy_file(db, old_db, fs::copy_options::overwrite_existing);
+  edit("DROP TRIGGER events_append_only_delete; DELETE FROM events; "
+       "UPDATE organisations SET name = '../../escape' WHERE name = 'HpcOrg'");
+  fs::create_directories(tmp.path / "deep" / "er");
+  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
+                                               " review publish --round hpc-3.0.0 --out " + (tmp.path / "deep" / "er" / "pub3").string() +
+                                               " --rules " + rules.string() + " --db " + old_db.string(),
+                                           &out);
+  CHECK(rc != 0);
+  CHECK_MESSAGE(out.find("the store names an organisation '../../escape', which is not a plain folder or file name") !=
+                    std::string::npos,
+                out);
+  CHECK_FALSE(fs::exists(tmp.path / "escape"));
+  CHECK_FALSE(fs::exists(tmp.path / "deep" / "escape"));
+  CHECK(fs::is_empty(tmp.path / "deep" / "er"));
   // Listings count the weak-scaling result among the system's and the round's results.
   rc = run_referee("list systems --csv --db " + db.string(), &out);
   REQUIRE_MESSAGE(rc == 0, out);

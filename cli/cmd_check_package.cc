@@ -28,16 +28,18 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
   w.key("schema").value("referee.check-package/1");
   w.key("referee_version").value(REFEREE_VERSION);
   w.key("ruleset").value(rs.id().id());
-  w.key("rules").begin_object().key("source").value(src.root).key("origin").value(src.origin)
-      .key("sha256").value(rs.sha256()).end_object();
-  w.key("package").value(r.package);
+  // Names of files, folders and systems are UTF-8 (what people type); log text is read as latin-1.
+  using mllog::JsonText;
+  w.key("rules").begin_object().key("source").text(JsonText::kUtf8).value(src.root).text(JsonText::kLatin1)
+      .key("origin").value(src.origin).key("sha256").value(rs.sha256()).end_object();
+  w.key("package").text(JsonText::kUtf8).value(r.package).text(JsonText::kLatin1);
   w.key("verdict").value(r.pass ? "pass" : "fail");
   if (!r.errors.empty()) write_findings_json(w, "errors", r.errors);
   if (!r.warnings.empty()) write_findings_json(w, "warnings", r.warnings);
   if (!r.consortium_stops.empty()) w.key("consortium_stops").value(r.consortium_stops);
   w.key("systems").begin_object();
   for (const auto& s : r.systems) {
-    w.key(s.name).begin_object().key("valid").value(s.valid).key("errors").begin_array();
+    w.text(JsonText::kUtf8).key(s.name).text(JsonText::kLatin1).begin_object().key("valid").value(s.valid).key("errors").begin_array();
     for (const auto& e : s.errors) write_finding_json(w, e);
     w.end_array();
     if (!s.warnings.empty()) write_findings_json(w, "warnings", s.warnings);
@@ -46,7 +48,7 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
   w.end_object();
   w.key("benchmarks").begin_object();
   for (const auto& d : r.benchmarks) {
-    w.key(d.key()).begin_object();
+    w.text(JsonText::kUtf8).key(d.key()).text(JsonText::kLatin1).begin_object();
     if (!d.scaling.empty()) w.key("scaling").value(d.scaling);
     if (d.skipped) {
       w.key("skipped").value(true).end_object();
@@ -58,7 +60,7 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
     w.key("expected_count").value(d.expected_count);
     w.key("files").begin_object();
     for (const auto& f : d.files) {
-      w.key(f.name).begin_object().key("compliant").value(f.verdict.compliant);
+      w.text(JsonText::kUtf8).key(f.name).text(JsonText::kLatin1).begin_object().key("compliant").value(f.verdict.compliant);
       write_findings_json(w, "errors", f.verdict.errors);
       if (!f.verdict.warnings.empty()) write_findings_json(w, "warnings", f.verdict.warnings);
       w.end_object();
@@ -242,12 +244,26 @@ Command check_package_command() {
                 std::error_code ec;
                 if (!std::filesystem::is_directory(std::filesystem::path(d) / "results", ec) &&
                     std::filesystem::is_directory(d, ec)) {
-                  std::vector<std::string> found;
-                  for (const auto& e : std::filesystem::directory_iterator(d, ec))
-                    if (e.is_directory(ec) && std::filesystem::is_directory(e.path() / "results", ec))
+                  std::vector<std::string> found, passed_over;
+                  for (const auto& e : std::filesystem::directory_iterator(d, ec)) {
+                    // A folder that cannot be looked into (no permission, a link loop) is taken
+                    // for a package: the check then says why it cannot be read.
+                    std::error_code eec, rec;
+                    auto unreadable = [](const std::error_code& c) {
+                      return c && c != std::errc::no_such_file_or_directory && c != std::errc::not_a_directory;
+                    };
+                    const bool dir = e.is_directory(eec);
+                    if (!unreadable(eec) && !dir) continue;
+                    if (unreadable(eec) || std::filesystem::is_directory(e.path() / "results", rec) || unreadable(rec))
                       found.push_back(e.path().string());
+                    else if (e.path().filename().string()[0] != '.')
+                      passed_over.push_back(e.path().string());
+                  }
                   std::sort(found.begin(), found.end());
+                  std::sort(passed_over.begin(), passed_over.end());
                   if (!found.empty()) {
+                    for (const auto& p : passed_over)
+                      std::cerr << "referee check-package: " << p << " has no results/ folder: not a package, passed over\n";
                     packages.insert(packages.end(), found.begin(), found.end());
                     continue;
                   }
@@ -259,15 +275,24 @@ Command check_package_command() {
               if (o->json && many) std::cout << "[\n";
               // The packages of a round share the threads: checked together, then reported in order.
               auto outcomes = rules::check_packages(*loaded.ruleset, loaded.facts, packages, opt);
+              size_t printed = 0;
               for (size_t i = 0; i < packages.size(); ++i) {
                 if (!outcomes[i].ok) {
                   std::cerr << "referee check-package: " << outcomes[i].error << "\n";
                   rc = kCannotCheck;
+                  if (o->json && many) {
+                    // In the array too, so that it has one entry for each package.
+                    if (printed++) std::cout << ",\n";
+                    mllog::JsonWriter w(1, mllog::JsonText::kUtf8);
+                    w.begin_object().key("schema").value("referee.check-package/1").key("path").value(packages[i]);
+                    w.key("verdict").value("error").key("error").value(outcomes[i].error).end_object();
+                    std::cout << w.str() << "\n";
+                  }
                   continue;
                 }
                 const rules::PackageReport& report = outcomes[i].report;
                 if (o->json) {
-                  if (many && i) std::cout << ",\n";
+                  if (many && printed++) std::cout << ",\n";
                   write_json(report, *loaded.ruleset, loaded.source, std::cout);
                 } else {
                   if (i) std::cout << "\n";

@@ -21,7 +21,9 @@ std::string num(double x, const char* f = "%.4f") {
 }
 
 void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rules::RuleSource& src, std::ostream& os) {
-  mllog::JsonWriter w;
+  // Names and the fields of system descriptions are UTF-8 (the summarizer reads them with json.load); a
+  // byte that is not part of UTF-8 is taken as its latin-1 character.
+  mllog::JsonWriter w(1, mllog::JsonText::kUtf8);
   w.begin_object();
   w.key("schema").value("referee.score/1");
   w.key("referee_version").value(REFEREE_VERSION);

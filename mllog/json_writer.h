@@ -60,6 +60,9 @@ class JsonWriter {
     return end_array();
   }
   JsonWriter& raw(std::string_view json) { value_prefix(); out_ += json; return *this; }
+  // How the strings written from now on read their bytes (a writer of log
+  // text names files and systems too, which are UTF-8).
+  JsonWriter& text(JsonText t) { text_ = t; return *this; }
   const std::string& str() const { return out_; }
 
  private:

@@ -743,7 +743,8 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
   fs::path root(org_dir);
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
-    *error = org_dir + " is not a directory";
+    const bool unreadable = ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
+    *error = unreadable ? "cannot read " + org_dir + ": " + ec.message() : org_dir + " is not a directory";
     return false;
   }
   out->path = org_dir;
@@ -752,7 +753,10 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
   fs::path results = root / "results";
   fs::path systems = root / "systems";
   if (!fs::is_directory(results, ec)) {
-    *error = org_dir + " has no results/ folder: expected <org>/results/<system>/<benchmark>/result_N.txt";
+    // Not there is no error; anything else (no permission, a link loop) is.
+    const bool unreadable = ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
+    *error = unreadable ? "cannot read " + org_dir + ": " + ec.message() + "; give referee read access to the whole package"
+                        : org_dir + " has no results/ folder: expected <org>/results/<system>/<benchmark>/result_N.txt";
     return false;
   }
 

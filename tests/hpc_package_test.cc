@@ -286,6 +286,48 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   CHECK(out.find("unchanged") != std::string::npos);
 }
 
+TEST_CASE("check-package of a round: a folder it cannot read is an error in place, names pass as UTF-8") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", round = tmp.path / "round";
+  write_rules_root(rules, "hpc_3.0.0", "deepcam");
+  // A package with non-ASCII names, a link loop where a package would be, a folder that is no package.
+  fs::path pkg = round / "\xc3\x9cn\xc3\xaf";
+  write_file(pkg / "systems" / "s\xc3\xbfs.json", hpc_system("closed"));
+  for (int i = 0; i < 5; ++i) {
+    HpcRun r;
+    r.minutes = 10 + i;
+    r.seed = 100 + i;
+    write_file(pkg / "results" / "s\xc3\xbfs" / "strong" / "deepcam" / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
+  }
+  fs::create_directory_symlink(round / "ALoop", round / "ALoop");
+  fs::create_directories(round / "notes");
+  std::string out;
+  std::string common = " --ruleset hpc-3.0.0 --rules " + rules.string() + " " + round.string();
+  int rc = referee::testing::run_shell_capture(
+      "{ " + std::string(REFEREE_BINARY) + " check-package --json" + common + " 2>/dev/null; }", &out);
+  CHECK(rc == 2);  // the loop cannot be checked
+  Value j = hpc_json("{\"a\": " + out + "}");
+  const Value& a = hpc_at(j, "a");
+  REQUIRE(a.kind == VKind::List);
+  REQUIRE_MESSAGE(a.items().size() == 2, out);  // one entry for each package, in folder order
+  CHECK(str_of(hpc_at(a.items()[0], "verdict")) == "error");
+  CHECK(str_of(hpc_at(a.items()[0], "error")).find("cannot read " + (round / "ALoop").string() + ": ") == 0);
+  CHECK(str_of(hpc_at(a.items()[1], "package")) == "\xc3\x9cn\xc3\xaf");
+  CHECK(str_of(hpc_at(a.items()[1], "verdict")) == "pass");
+  CHECK(hpc_at(hpc_at(a.items()[1], "systems"), "s\xc3\xbfs.json").kind == VKind::Dict);
+  CHECK(hpc_at(hpc_at(a.items()[1], "benchmarks"), "s\xc3\xbfs/strong/deepcam").kind == VKind::Dict);
+  rc = run_referee("check-package" + common + " 2>&1", &out);
+  CHECK(rc == 2);
+  CHECK(out.find("referee check-package: " + (round / "notes").string() +
+                 " has no results/ folder: not a package, passed over") != std::string::npos);
+  CHECK(out.find("cannot read " + (round / "ALoop").string()) != std::string::npos);
+  rc = run_referee("score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK_MESSAGE(rc == 0, out);
+  j = hpc_json(out);
+  CHECK(str_of(hpc_at(j, "package")) == "\xc3\x9cn\xc3\xaf");
+  CHECK(hpc_at(hpc_at(j, "systems"), "s\xc3\xbfs").kind == VKind::Dict);
+}
+
 TEST_CASE("score names the fields of a system description that the summary lacks") {
   TempDir tmp;
   fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";

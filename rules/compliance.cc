@@ -231,7 +231,10 @@ class Run : public Host {
  public:
   Run(const RuleSet& rules, const mllog::ParsedLog& log) : rules_(rules), log_(&log) {
     keys_ = log.keys;
-    for (const auto& k : keys_) key_values_.push_back(Value::str(k));
+    for (uint32_t i = 0; i < keys_.size(); ++i) {
+      key_values_.push_back(Value::str(keys_[i]));
+      if (keys_[i] == "run_stop") run_stop_key_ = i;
+    }
     slots_.reserve(log.events.size());
     for (uint32_t i = 0; i < log.events.size(); ++i) slots_.push_back(Slot{log.events[i].key_id, i, Value()});
   }
@@ -610,6 +613,7 @@ class Run : public Host {
       if (keys_[i] == k) return i;
     keys_.push_back(k);
     key_values_.push_back(Value::str(k));
+    if (k == "run_stop") run_stop_key_ = static_cast<uint32_t>(keys_.size() - 1);
     return static_cast<uint32_t>(keys_.size() - 1);
   }
 
@@ -796,11 +800,11 @@ class Run : public Host {
     }
     int r = fs.rec_of[key];
     if (r < 0) {
-      if (!fs.seen_run_stop && keys_[key] == "run_stop") fs.seen_run_stop = true;
+      if (key == run_stop_key_) fs.seen_run_stop = true;
       return;
     }
     feed_record(fs, static_cast<size_t>(r), i);
-    if (!fs.seen_run_stop && keys_[key] == "run_stop") fs.seen_run_stop = true;
+    if (key == run_stop_key_) fs.seen_run_stop = true;
   }
 
   void feed_record(FileState& fs, size_t r, size_t i) {
@@ -1055,6 +1059,7 @@ class Run : public Host {
   bool live_ = false;
   Vars locals_;
   std::vector<std::string> keys_;
+  uint32_t run_stop_key_ = UINT32_MAX;  // "run_stop"'s index in keys_, once it has one
   std::vector<Value> key_values_;
   std::vector<Slot> slots_;
   std::vector<Enqueued> queue_;

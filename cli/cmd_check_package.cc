@@ -36,7 +36,8 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
   w.key("verdict").value(r.pass ? "pass" : "fail");
   if (!r.errors.empty()) write_findings_json(w, "errors", r.errors);
   if (!r.warnings.empty()) write_findings_json(w, "warnings", r.warnings);
-  if (!r.consortium_stops.empty()) w.key("consortium_stops").value(r.consortium_stops);
+  if (!r.consortium_stops.empty())
+    w.key("consortium_stops").text(JsonText::kUtf8).value(r.consortium_stops).text(JsonText::kLatin1);
   w.key("systems").begin_object();
   for (const auto& s : r.systems) {
     w.text(JsonText::kUtf8).key(s.name).text(JsonText::kLatin1).begin_object().key("valid").value(s.valid).key("errors").begin_array();
@@ -109,7 +110,8 @@ void write_json(const rules::PackageReport& r, const rules::RuleSet& rs, const r
     }
     write_findings_json(w, "errors", d.errors);
     write_findings_json(w, "warnings", d.warnings);
-    if (!d.consortium_stops.empty()) w.key("consortium_stops").value(d.consortium_stops);
+    if (!d.consortium_stops.empty())
+      w.key("consortium_stops").text(JsonText::kUtf8).value(d.consortium_stops).text(JsonText::kLatin1);
     w.end_object();
   }
   w.end_object();

@@ -267,6 +267,9 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
   // is not a string stops it there (TypeError), whatever else the file holds.
   for (Finding& f : system_field_type_errors(v)) {
     out->valid = false;
+    if (out->consortium_stops.empty())
+      out->consortium_stops = "its package checker joins \"" + f.key + "\" of systems/" + out->name +
+                              " as text and stops with a TypeError (" + f.found + ", not a string)";
     out->errors.push_back(std::move(f));
   }
 }

@@ -326,6 +326,17 @@ TEST_CASE("check-package of a round: a folder it cannot read is an error in plac
   j = hpc_json(out);
   CHECK(str_of(hpc_at(j, "package")) == "\xc3\x9cn\xc3\xaf");
   CHECK(hpc_at(hpc_at(j, "systems"), "s\xc3\xbfs").kind == VKind::Dict);
+  // A count written as a number: the consortium's checker joins it as text and stops; the note says so.
+  std::string desc = hpc_system("closed");
+  desc.replace(desc.find("\"accelerators_per_node\": \"8\""), 28, "\"accelerators_per_node\": 8");
+  write_file(pkg / "systems" / "s\xc3\xbfs.json", desc);
+  rc = run_referee("check-package --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK(rc == 1);
+  j = hpc_json(out);
+  CHECK_MESSAGE(str_of(hpc_at(j, "consortium_stops")) ==
+                    "its package checker joins \"accelerators_per_node\" of systems/s\xc3\xbfs.json as text and stops "
+                    "with a TypeError (8 (a number), not a string)",
+                str_of(hpc_at(j, "consortium_stops")));
 }
 
 TEST_CASE("score names the fields of a system description that the summary lacks") {

@@ -197,8 +197,10 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
                 << r.results << " results, " << r.runs << " runs, package " << r.verdict << "\n";
     else
       std::cout << r.results << " results, "
-                << (r.weak_results ? std::to_string(r.weak_results) + " weak-scaling results, " : std::string()) << r.runs
-                << " runs, package " << r.verdict
+                << (r.weak_results ? std::to_string(r.weak_results) + " weak-scaling results (" +
+                                           std::to_string(r.weak_runs) + " runs), "
+                                     : std::string())
+                << r.runs << " runs, package " << r.verdict
                 << (r.resubmitted_runs
                         ? ", " + std::to_string(r.resubmitted_runs) + " runs resubmitted from an earlier round"
                         : "")

@@ -859,6 +859,7 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
         if (scored && !scored->dropped.empty()) ins_weak_run.bind(9, scored->dropped); else ins_weak_run.bind_null(9);
         ins_weak_run.bind(10, findings_json(f.verdict.errors));
         if (!ins_weak_run.run()) return fail(ins_weak_run.error());
+        ++out->weak_runs;
       }
       continue;
     }

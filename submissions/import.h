@@ -60,6 +60,7 @@ struct ImportResult {
   std::string status;  // "imported", "replaced", "unchanged", "repaired" (the same files, rows edited in the store)
   int results = 0, runs = 0, resubmitted_runs = 0;
   int weak_results = 0;  // MLPerf HPC weak-scaling results (not among `results`)
+  int weak_runs = 0;     // their runs (not among `runs`)
   int rcp_filled = 0;  // "unchanged": results imported before schema 6 (8) given their rcp_json (failed_checks)
   bool links_restored = false;  // "unchanged": its runs' resubmission links, edited in the store, made again
   std::string verdict;

@@ -1025,13 +1025,15 @@ bool list_store(Store& s, const std::string& what, const std::string& round_text
                   (SELECT COUNT(*) FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
                      WHERE p.round_id = d.id) + WEAK_IN_ROUND,
                   (SELECT COUNT(*) FROM runs r JOIN results x ON r.result_id = x.id JOIN systems s ON x.system_id = s.id
-                     JOIN packages p ON s.package_id = p.id WHERE p.round_id = d.id)
+                     JOIN packages p ON s.package_id = p.id WHERE p.round_id = d.id) + WEAK_RUNS_IN_ROUND
                 FROM rounds d WHERE (?1 = '' OR d.name = ?1) AND (?2 IS NULL OR d.name IN (SELECT value FROM json_each(?2)))
                 ORDER BY d.ordinal)sql";
   } else if (what == "benchmarks") {
     out->columns = {"benchmark", "rounds", "results", "scored"};
+    // MLPerf HPC weak-scaling results (schema 16 on) count as results of their benchmark; scored: with a time.
     sql = R"sql(SELECT x.benchmark, group_concat(DISTINCT d.name), COUNT(*), COUNT(x.score_minutes)
-                FROM results x JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
+                FROM (SELECT benchmark, system_id, score_minutes FROM results WEAK_AS_RESULTS) x
+                  JOIN systems s ON x.system_id = s.id JOIN packages p ON s.package_id = p.id
                   JOIN rounds d ON p.round_id = d.id
                 WHERE (?1 = '' OR d.name = ?1) AND (?2 IS NULL OR d.name IN (SELECT value FROM json_each(?2)))
                 GROUP BY x.benchmark ORDER BY x.benchmark)sql";
@@ -1065,6 +1067,13 @@ bool list_store(Store& s, const std::string& what, const std::string& round_text
                               "JOIN packages p ON s.package_id = p.id WHERE p.round_id = d.id)"
                             : "0");
   put("WEAK_OF_SYSTEM", weak ? "(SELECT COUNT(*) FROM weak_results w WHERE w.system_id = s.id)" : "0");
+  put("WEAK_AS_RESULTS",
+      weak ? "UNION ALL SELECT benchmark, system_id, time_to_train_all_minutes FROM weak_results" : "");
+  put("WEAK_RUNS_IN_ROUND", s.opened_version() >= 17
+                                ? "(SELECT COUNT(*) FROM weak_runs r JOIN weak_results w ON w.id = r.weak_result_id "
+                                  "JOIN systems s ON w.system_id = s.id JOIN packages p ON s.package_id = p.id "
+                                  "WHERE p.round_id = d.id)"
+                                : "0");
   Stmt st(s.db(), text.c_str());
   st.bind(1, round);
   if (only) {

@@ -178,7 +178,7 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   fs::path db = tmp.path / "store.db";
   rc = run_referee("import " + pkg.string() + " --round hpc-3.0.0 --rules " + rules.string() + " --db " + db.string(), &out);
   REQUIRE_MESSAGE(rc == 0, out);
-  CHECK(out.find("1 results, 1 weak-scaling results") != std::string::npos);
+  CHECK_MESSAGE(out.find("1 results, 1 weak-scaling results (7 runs), 5 runs") != std::string::npos, out);
   rc = run_referee("report --db " + db.string() + " --page rounds/hpc-3.0.0/index.html 2>/dev/null", &out);
   REQUIRE_MESSAGE(rc == 0, out);
   CHECK(out.find("Weak scaling (MLPerf HPC)") != std::string::npos);
@@ -279,7 +279,10 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   CHECK_MESSAGE(out.substr(out.find("hpc-3.0.0,HpcOrg,sysA,")).find(",2\r\n") != std::string::npos, out);
   rc = run_referee("list rounds --csv --db " + db.string(), &out);
   REQUIRE_MESSAGE(rc == 0, out);
-  CHECK_MESSAGE(out.find("hpc-3.0.0,1,2,") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("hpc-3.0.0,1,2,12\r\n") != std::string::npos, out);  // 5 strong runs, 7 weak
+  rc = run_referee("list benchmarks --csv --db " + db.string(), &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK_MESSAGE(out.find("deepcam,hpc-3.0.0,2,2\r\n") != std::string::npos, out);
   // The same package again changes nothing.
   rc = run_referee("import " + pkg.string() + " --round hpc-3.0.0 --rules " + rules.string() + " --db " + db.string(), &out);
   CHECK_MESSAGE(rc == 0, out);

@@ -1,5 +1,7 @@
 #include "reports/model.h"
 
+#include "base/digest.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -118,6 +120,16 @@ std::string safe_name(const std::string& s) {
     }
   }
   if (out.empty()) out = "~";  // "~" alone is no encoding of anything else
+  // A file name has at most 255 bytes: a longer one would stop the whole
+  // report. Cut (not inside an escape) and marked with "~~" and the digest of
+  // the whole name, which no encoding above writes.
+  constexpr size_t kMax = 160, kKeep = 120;
+  if (out.size() > kMax) {
+    size_t cut = kKeep;
+    for (size_t back = 1; back <= 2; ++back)
+      if (out[cut - back] == '~') cut -= back;
+    out = out.substr(0, cut) + "~~" + base::sha256_hex(s).substr(0, 16);
+  }
   return out;
 }
 

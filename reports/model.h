@@ -32,7 +32,8 @@ std::string dump(const Json& j, int indent = 0);
 
 // A path segment made safe, one for each name: [A-Za-z0-9._-] kept (a '.'
 // not first), any other byte written ~XX (two lowercase hex digits);
-// "Azure+NVIDIA" is "Azure~2bNVIDIA". "" is "~".
+// "Azure+NVIDIA" is "Azure~2bNVIDIA". "" is "~". One longer than 160 bytes
+// is cut to about 120 and ends "~~" and 16 hex digits of its SHA-256.
 std::string safe_name(const std::string& s);
 
 struct Column {

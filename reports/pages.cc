@@ -1085,10 +1085,16 @@ bool scaling_page(Context& ctx, const std::string& benchmark, const std::string&
     std::vector<std::string> left;
     std::vector<ResultRow> rows;
     if (!results_of(ctx, r, benchmark, &rows, error)) return false;
-    auto series = submissions::scaling_series(std::move(rows), submitter, &left);
+    // This submitter's results only: the page is one of those submitters_of lists, by the name as written
+    // (the query's --submitter also takes an organisation's name, which here would mix two pages).
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const ResultRow& x) { return x.submitter != submitter; }),
+               rows.end());
+    auto series = submissions::scaling_series(std::move(rows), "", &left);
+    for (const auto& n : left)
+      if (std::find(p.notes.begin(), p.notes.end(), n) == p.notes.end()) p.notes.push_back(n);
+    left.clear();
     if (series.empty()) continue;
     p.rounds.push_back(r);
-    for (const auto& n : left) p.notes.push_back(n);
     for (const auto& s : series) {
       std::string name = r + " " + submissions::series_label(s);
       const ResultRow& base = s.points.front().result;
@@ -1123,7 +1129,12 @@ bool scaling_page(Context& ctx, const std::string& benchmark, const std::string&
     }
   }
   if (p.rounds.empty()) {
-    out->missing = true;
+    // Listed (submitters_of), so the page is there, saying why it draws nothing.
+    p.notes.push_back("No result of " + submitter + " is drawn here: each is withdrawn or a copy of another "
+                      "(the notes above say which).");
+    p.tables = {t};
+    p.sections = {{"Scaling", {}, {}, {"points"}}};
+    out->page = std::move(p);
     return true;
   }
   p.charts = {{"scaling", "Minutes against accelerators (log-log); dashed: linear scaling", charts::scaling(values), values}};

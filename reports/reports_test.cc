@@ -248,6 +248,13 @@ TEST_CASE("safe_name gives each name its own path segment") {
     segments.insert(seg);
   }
   CHECK(segments.size() == names.size());
+  // Long names: short enough for a file name, still one each.
+  std::string a(300, 'a'), b = a + "b", c(100, '+');
+  for (const auto& n : {a, b, c}) CHECK(safe_name(n).size() <= 160);
+  CHECK(safe_name(a) != safe_name(b));
+  CHECK(safe_name(a).find("~~") != std::string::npos);
+  CHECK(safe_name(c).substr(0, 6) == "~2b~2b");
+  CHECK(safe_name(c).find("~~") == 120);  // not cut inside an escape
 }
 
 TEST_CASE("CSV cells: RFC 4180 quoting, and text that a spreadsheet would run as a formula is defused") {

@@ -342,6 +342,51 @@ TEST_CASE("check-package of a round: a folder it cannot read is an error in plac
                 str_of(hpc_at(j, "consortium_stops")));
 }
 
+TEST_CASE("report: a submitter's scaling page holds that submitter's results, and every page linked is written") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", round = tmp.path / "round";
+  write_rules_root(rules, "hpc_3.0.0", "deepcam");
+  // Organisation Org_X submits as "Org/X"; organisation Org-Y submits as "Org_X"; Zcopy's logs are Org-Y's.
+  auto package = [&](const std::string& org, const std::string& submitter, int seed) {
+    std::string desc = hpc_system("closed");
+    desc.replace(desc.find("\"submitter\": \"x\""), 16, "\"submitter\": \"" + submitter + "\"");
+    write_file(round / org / "systems" / "sysA.json", desc);
+    for (int i = 0; i < 5; ++i) {
+      HpcRun r;
+      r.minutes = 10 + i;
+      r.seed = seed + i;
+      write_file(round / org / "results" / "sysA" / "strong" / "deepcam" / ("result_" + std::to_string(i) + ".txt"),
+                 hpc_log(r));
+    }
+  };
+  package("Org_X", "Org/X", 100);
+  package("Org-Y", "Org_X", 200);
+  package("Zcopy", "Copier", 200);
+  fs::path db = tmp.path / "s.db";
+  std::string out;
+  int rc = run_referee("import " + round.string() + " --round hpc-3.0.0 --rules " + rules.string() + " --db " + db.string(), &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  rc = run_referee("report --db " + db.string() + " --page scaling/deepcam/Org_X.html 2>/dev/null", &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK(out.find(R"("Org-Y/sysA")") != std::string::npos);
+  CHECK(out.find(R"("Org_X/sysA")") == std::string::npos);
+  rc = run_referee("report --db " + db.string() + " --page scaling/deepcam/Org~2fX.html 2>/dev/null", &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK(out.find(R"("Org_X/sysA")") != std::string::npos);
+  CHECK(out.find(R"("Org-Y/sysA")") == std::string::npos);
+  // The whole site: every scaling page the index links is there (the copy's too, saying why it draws nothing).
+  rc = run_referee("report --db " + db.string() + " --out " + (tmp.path / "site").string(), &out);
+  REQUIRE_MESSAGE(rc == 0, out);
+  const std::string index = referee::testing::read_file(tmp.path / "site" / "index.html");
+  int linked = 0;
+  for (size_t at = index.find("scaling/deepcam/"); at != std::string::npos; at = index.find("scaling/deepcam/", at + 1)) {
+    std::string file = index.substr(at, index.find(".html", at) + 5 - at);
+    CHECK_MESSAGE(fs::exists(tmp.path / "site" / file), file);
+    ++linked;
+  }
+  CHECK(linked >= 3);
+}
+
 TEST_CASE("score names the fields of a system description that the summary lacks") {
   TempDir tmp;
   fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "base/file.h"
@@ -127,6 +128,26 @@ Error bad_name(const std::string& what, const std::string& name) {
                     "the store names " + what + " '" + name + "', which is not a plain folder or file name",
                     "the store was edited outside referee: check it (referee review log --verify) and import the "
                     "package again");
+}
+
+// Copies result file `file` of the folder `from` (of the package imported
+// from `package_path`) into `dir`, byte for byte, and holds it to the SHA-256
+// `want` of its import; an Error when it cannot, the file is not there any
+// more, or it changed.
+std::optional<Error> copy_result_file(const fs::path& from, const fs::path& dir, const std::string& file,
+                                      const std::string& want, const std::string& package_path) {
+  if (!one_segment(file)) return bad_name("a result file", file);
+  std::string got;
+  base::Status c = base::copy_file_atomic((from / file).string(), (dir / file).string(), &got);
+  if (!c.ok())
+    return make_error(422, "missing-file", c.message,
+                      "the package imported from " + package_path + " must still be there to publish it");
+  if (got != want)
+    return make_error(422, "changed-file",
+                      (from / file).string() + " changed since it was imported (SHA-256 " + got.substr(0, 12) +
+                          "..., imported " + want.substr(0, 12) + "...)",
+                      "re-import the package (referee import) if the change is the one the committee accepted");
+  return std::nullopt;
 }
 
 // Staging folders of publications of `out` whose process is gone (killed
@@ -262,10 +283,20 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
   } cleanup{staging};
   if (!fs::create_directories(staging, ec)) return io_error("cannot create " + staging.string() + ": " + ec.message());
 
+  // systems/<as>.json of `org`, once: `desc`, the stored description of `system` (as it is published).
+  std::set<std::string> systems_written;
+  auto write_description = [&](const std::string& org, const std::string& system, const std::string& as,
+                               const std::string& desc) -> std::optional<Error> {
+    if (!systems_written.insert(org + "/" + as).second) return std::nullopt;
+    if (desc.empty()) return make_error(422, "bad-system", "the stored description of " + org + "/" + system + " is not a JSON object");
+    if (base::Status w = base::write_file((staging / org / "systems" / (as + ".json")).string(), desc); !w.ok())
+      return io_error(w.message);
+    return std::nullopt;
+  };
   Publication pub;
   pub.round = round.name;
   const bool hpc = round.name.rfind("hpc-", 0) == 0;
-  std::set<std::string> orgs, systems_written;
+  std::set<std::string> orgs;
   for (const auto& r : rows) {
     PublishedResult p{r.org, r.system, r.benchmark, hpc ? "strong" : "", r.status.empty() ? "as submitted" : r.status,
                       r.factor, r.decision};
@@ -283,28 +314,13 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
     fs::create_directories(dir, ec);
     fs::create_directories(org_dir / "systems", ec);
     if (ec) return io_error("cannot create " + dir.string() + ": " + ec.message());
-    if (systems_written.insert(r.org + "/" + p.system).second) {
-      std::string desc = open ? open_division(r.description) : r.description;
-      if (desc.empty()) return make_error(422, "bad-system", "the stored description of " + r.org + "/" + r.system + " is not a JSON object");
-      if (base::Status w = base::write_file((org_dir / "systems" / (p.system + ".json")).string(), desc); !w.ok())
-        return io_error(w.message);
-    }
+    if (auto e = write_description(r.org, r.system, p.system, open ? open_division(r.description) : r.description)) return *e;
     // The result files as imported, byte for byte.
     Stmt runs(s.db(), "SELECT file, content_sha256 FROM runs WHERE result_id = ?1 ORDER BY file");
     runs.bind(1, r.result_id);
     const fs::path from = fs::path(r.package_path) / submissions::result_dir(round.name, r.system, r.benchmark);
     while (runs.step()) {
-      const std::string file = runs.col_text(0), want = runs.col_text(1);
-      if (!one_segment(file)) return bad_name("a result file", file);
-      std::string got;
-      base::Status c = base::copy_file_atomic((from / file).string(), (dir / file).string(), &got);
-      if (!c.ok())
-        return make_error(422, "missing-file", c.message,
-                          "the package imported from " + r.package_path + " must still be there to publish it");
-      if (got != want)
-        return make_error(422, "changed-file", (from / file).string() + " changed since it was imported (SHA-256 " + got.substr(0, 12) +
-                                                   "..., imported " + want.substr(0, 12) + "...)",
-                          "re-import the package (referee import) if the change is the one the committee accepted");
+      if (auto e = copy_result_file(from, dir, runs.col_text(0), runs.col_text(1), r.package_path)) return *e;
       ++pub.files;
     }
     if (!runs.ok()) return store_error(s, runs.rc(), "reading the result's runs");
@@ -342,30 +358,14 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
       fs::create_directories(dir, ec);
       fs::create_directories(org_dir / "systems", ec);
       if (ec) return io_error("cannot create " + dir.string() + ": " + ec.message());
-      if (systems_written.insert(org + "/" + system).second) {
-        if (description.empty())
-          return make_error(422, "bad-system", "the stored description of " + org + "/" + system + " is not a JSON object");
-        if (base::Status w = base::write_file((org_dir / "systems" / (system + ".json")).string(), description); !w.ok())
-          return io_error(w.message);
-      }
+      if (auto e = write_description(org, system, system, description)) return *e;
       int copied = 0;
       if (runs_kept) {
         Stmt runs(s.db(), "SELECT file, content_sha256 FROM weak_runs WHERE weak_result_id = ?1 ORDER BY file");
         runs.bind(1, weak_id);
         const fs::path from = fs::path(package_path) / rel;
         while (runs.step()) {
-          const std::string file = runs.col_text(0), want = runs.col_text(1);
-          if (!one_segment(file)) return bad_name("a result file", file);
-          std::string got;
-          base::Status c = base::copy_file_atomic((from / file).string(), (dir / file).string(), &got);
-          if (!c.ok())
-            return make_error(422, "missing-file", c.message,
-                              "the package imported from " + package_path + " must still be there to publish it");
-          if (got != want)
-            return make_error(422, "changed-file",
-                              (from / file).string() + " changed since it was imported (SHA-256 " + got.substr(0, 12) +
-                                  "..., imported " + want.substr(0, 12) + "...)",
-                              "re-import the package (referee import) if the change is the one the committee accepted");
+          if (auto e = copy_result_file(from, dir, runs.col_text(0), runs.col_text(1), package_path)) return *e;
           ++copied;
         }
         if (!runs.ok()) return store_error(s, runs.rc(), "reading the weak-scaling result's runs");

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <filesystem>
+#include <system_error>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,13 @@ bool write_file_atomic(const std::string& path, std::string_view bytes, std::str
 // copied. Post: ok() and `to` holds what `from` held; else Error ("cannot read
 // <from>: <reason>", "cannot write <to>: <reason>") with `to` as it was.
 Status copy_file_atomic(const std::string& from, const std::string& to, std::string* sha256 = nullptr);
+
+// Whether `ec`, from a std::filesystem query (is_directory, status), says a
+// path could not be read (no permission, a link loop, an I/O error), as
+// against its not being there, which the query reports too.
+inline bool read_error(const std::error_code& ec) {
+  return ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
+}
 
 // Puts the folder `staging` in the place of `target` (a folder, a file or
 // nothing) in one step where the file system allows it:

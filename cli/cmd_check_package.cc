@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "base/file.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output.h"
@@ -251,12 +252,10 @@ Command check_package_command() {
                     // A folder that cannot be looked into (no permission, a link loop) is taken
                     // for a package: the check then says why it cannot be read.
                     std::error_code eec, rec;
-                    auto unreadable = [](const std::error_code& c) {
-                      return c && c != std::errc::no_such_file_or_directory && c != std::errc::not_a_directory;
-                    };
                     const bool dir = e.is_directory(eec);
-                    if (!unreadable(eec) && !dir) continue;
-                    if (unreadable(eec) || std::filesystem::is_directory(e.path() / "results", rec) || unreadable(rec))
+                    if (!base::read_error(eec) && !dir) continue;
+                    if (base::read_error(eec) || std::filesystem::is_directory(e.path() / "results", rec) ||
+                        base::read_error(rec))
                       found.push_back(e.path().string());
                     else if (e.path().filename().string()[0] != '.')
                       passed_over.push_back(e.path().string());

@@ -23,6 +23,7 @@
 #include <unordered_map>
 
 #include "base/digest.h"
+#include "base/file.h"
 #include "base/memory.h"
 #include "base/lines.h"
 #include "base/text.h"
@@ -746,8 +747,7 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
   fs::path root(org_dir);
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
-    const bool unreadable = ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
-    *error = unreadable ? "cannot read " + org_dir + ": " + ec.message() : org_dir + " is not a directory";
+    *error = base::read_error(ec) ? "cannot read " + org_dir + ": " + ec.message() : org_dir + " is not a directory";
     return false;
   }
   out->path = org_dir;
@@ -756,9 +756,7 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
   fs::path results = root / "results";
   fs::path systems = root / "systems";
   if (!fs::is_directory(results, ec)) {
-    // Not there is no error; anything else (no permission, a link loop) is.
-    const bool unreadable = ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
-    *error = unreadable ? "cannot read " + org_dir + ": " + ec.message() + "; give referee read access to the whole package"
+    *error = base::read_error(ec) ? "cannot read " + org_dir + ": " + ec.message() + "; give referee read access to the whole package"
                         : org_dir + " has no results/ folder: expected <org>/results/<system>/<benchmark>/result_N.txt";
     return false;
   }

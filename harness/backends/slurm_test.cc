@@ -117,7 +117,12 @@ struct Collector {
   std::vector<std::string> of(const std::string& id) {
     std::lock_guard lock(mu);
     std::vector<std::string> out;
-    for (auto& [l, t] : lines[id]) out.push_back(l);
+    for (auto& [l, t] : lines[id]) {
+      // srun's own notice that a step waits for its node to be freed by the step before it
+      // ("srun: Job N step creation temporarily disabled, retrying ..."): the cluster's, not the run's.
+      if (l.rfind("srun: Job ", 0) == 0 && l.find("step creation") != std::string::npos) continue;
+      out.push_back(l);
+    }
     return out;
   }
   bool has(const std::string& id, const std::string& line) {

@@ -117,9 +117,14 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
      << (r.mode == rules::ScaleMode::Published ? "scaling as published" : "scaling as the consortium's pipeline recomputes it")
      << ")\n";
   for (const auto& row : r.rows) {
-    os << row.system_file << ": " << row.division << ", " << submissions::normalize_availability(row.availability) << ", " << row.accelerators_count << " x "
+    if (!row.complete && row.division.empty() && row.accelerator_model_name.empty() && row.framework.empty()) {
+      // No description to take the fields from: the reason is the header.
+      os << row.system_file << ": no system fields\n  error: " << row.error << "\n";
+    } else {
+      os << row.system_file << ": " << row.division << ", " << submissions::normalize_availability(row.availability) << ", " << row.accelerators_count << " x "
        << row.accelerator_model_name << " (" << row.number_of_nodes << " nodes), " << row.framework << "\n";
-    if (!row.complete) os << "  error: " << row.error << "\n";
+      if (!row.complete) os << "  error: " << row.error << "\n";
+    }
     for (const auto& s : row.scores) {
       if (s.scaling == "weak") {
         // MLPerf HPC weak scaling: many models at once.
@@ -219,6 +224,13 @@ Command score_command() {
                 return kCannotCheck;
               }
               auto scores = rules::score_package(report, loaded.facts, o->rescale ? rules::ScaleMode::Pipeline : rules::ScaleMode::Published);
+              if (o->csv || o->csv_detailed)
+                // The consortium's summarizer prints the error and leaves the system out of its tables:
+                // so does the CSV, and this says so where the table does not.
+                for (const auto& row : scores.rows)
+                  if (!row.complete)
+                    std::cerr << "referee score: " << row.system_file << " is left out of the table, as the consortium's "
+                              << "summarizer leaves it out: " << row.error << "\n";
               if (o->csv) {
                 std::cout << rules::scores_csv(scores, true);
                 // MLPerf HPC: the weak-scaling table after the strong one, as the summarizer appends it.

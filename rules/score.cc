@@ -19,14 +19,23 @@ namespace referee::rules {
 
 namespace {
 
-Value read_json_file(const fs::path& p, bool* ok) {
+// A JSON file of the package; *why says what is wrong when *ok is false (unread: the
+// reason; not JSON: where it stops).
+Value read_json_file(const fs::path& p, bool* ok, std::string* why = nullptr) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   std::string err;
   *ok = static_cast<bool>(in);
-  if (!*ok) return Value();
-  return value_from_json(ss.str(), ok, &err);
+  if (!*ok) {
+    std::error_code ec;
+    bool exists = fs::exists(p, ec);
+    if (why) *why = !exists && !ec ? "is missing" : "cannot be read";
+    return Value();
+  }
+  Value v = value_from_json(ss.str(), ok, &err);
+  if (!*ok && why) *why = "is not JSON" + (err.empty() ? "" : " (" + err + ")");
+  return v;
 }
 
 // A field of a system description as the summary prints it; a missing one
@@ -157,10 +166,12 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
     SystemRow row;
     row.system_file = sys;
     bool ok = false;
-    Value desc = read_json_file(fs::path(report.path) / "systems" / (sys + ".json"), &ok);
+    std::string why;
+    Value desc = read_json_file(fs::path(report.path) / "systems" / (sys + ".json"), &ok, &why);
     if (!ok || desc.kind != VKind::Dict) {
       row.complete = false;
-      row.error = "systems/" + sys + ".json is missing or not JSON";
+      row.error = "systems/" + sys + ".json " + (ok ? std::string("holds JSON that is not an object") : why) +
+                  ": the summary takes the system's fields from it (one JSON object with the required fields)";
     } else {
       std::vector<std::string> missing, not_int;
       row.division = field_str(desc, "division", &missing);

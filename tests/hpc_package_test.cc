@@ -155,6 +155,8 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   CHECK(str_of(hpc_at(w, "verdict")) == "pass");  // one non-compliant file is accepted
   CHECK(hpc_at(w, "result_count").i == 7);
   CHECK(str_of(hpc_at(hpc_at(s, "rcp"), "status")) == "found");
+  // The description's status "x" is no availability value of Training's, and MLPerf HPC has none: no warning.
+  CHECK_MESSAGE(out.find("system description: status") == std::string::npos, out);
 
   rc = run_referee("score --json" + common, &out);
   CHECK_MESSAGE(rc == 0, out);
@@ -416,6 +418,23 @@ TEST_CASE("score names the fields of a system description that the summary lacks
                          "where a field does not apply); has \"host_processors_per_node\" and \"accelerators_per_node\" that "
                          "are not integers (the summary multiplies them by number_of_nodes)",
                 error);
+  // A description that is not JSON: the reason says where it stops; the text report has no empty fields; the
+  // CSV leaves the system out as the summarizer does, and says so on stderr.
+  write_file(pkg / "systems" / "sysA.json", "{\"division\": ");
+  rc = run_referee("score" + std::string(" --ruleset hpc-3.0.0 --rules ") + rules.string() + " " + pkg.string() + " 2>&1", &out);
+  CHECK_MESSAGE(rc == 0, out);
+  CHECK_MESSAGE(out.find("sysA: no system fields\n  error: systems/sysA.json is not JSON (") != std::string::npos, out);
+  CHECK_MESSAGE(out.find(", , 0 x") == std::string::npos, out);
+  rc = run_referee("score --csv --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string() + " 2>&1 >/dev/null | cat", &out);
+  CHECK_MESSAGE(rc == 0, out);
+  CHECK_MESSAGE(out.find("referee score: sysA is left out of the table, as the consortium's summarizer leaves it out: "
+                         "systems/sysA.json is not JSON (") != std::string::npos,
+                out);
+  fs::remove(pkg / "systems" / "sysA.json");
+  rc = run_referee("score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK_MESSAGE(rc == 0, out);
+  error = str_of(hpc_at(hpc_at(hpc_at(hpc_json(out), "systems"), "sysA"), "error"));
+  CHECK_MESSAGE(error.rfind("systems/sysA.json is missing: ", 0) == 0, error);
 }
 
 TEST_CASE("HPC: too few weak-scaling models, a stray scaling folder, instance scales that differ") {

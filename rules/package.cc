@@ -234,7 +234,9 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
   if (st && st->kind == VKind::Str)
     if (std::string c = canonical_availability(st->s()); !c.empty() && c != st->s())
       suggestion = "; \"" + st->s() + "\" is written \"" + c + "\" today";
-  if (st && !status_good && !facts.system_status_check) {
+  // MLPerf HPC has no availability values in the consortium's checker: nothing to say there.
+  const bool training = facts.ruleset.rfind("training-", 0) == 0;
+  if (st && !status_good && !facts.system_status_check && training) {
     // Today's consortium checker enforces the list only from ruleset 4.0.0 on.
     Finding f;
     f.rule = "system description: status";
@@ -1117,6 +1119,17 @@ void finish_package(const RuleSet& rules, const RoundFacts& facts, PackageReport
                  : d.rcp.status == "not_converged" ? "only one run may fail to converge"
                  : d.rcp.status == "no_batch_size" ? "every result file must log the same global_batch_size"
                  : "convergence faster than the reference needs review; a justified exception uses package_checker_params rcp-bypass";
+        // A file that could not be read has no batch size, epochs or convergence: that is the
+        // cause to name, not what the other files lack.
+        std::string unread;
+        for (const auto& rf : d.files)
+          if (!rf.readable) unread += (unread.empty() ? "" : ", ") + rf.name;
+        if (!unread.empty()) {
+          f.found = unread + (unread.find(',') == std::string::npos ? " cannot be read, so it gives" : " cannot be read, so they give") +
+                    " the check no global_batch_size, epochs or convergence (" + d.rcp.explanation + ")";
+          f.expected.clear();
+          f.hint = "make every result file of the directory a readable regular file, then check again";
+        }
         d.errors.push_back(f);
       }
     }

@@ -1313,6 +1313,23 @@ TEST_SUITE("mutations") {
     CHECK(contains(f->hint, "10 result files"));
   }
 
+  TEST_CASE("a result file that cannot be read: the RCP finding names it, not the batch sizes of the others") {
+    if (!have_reference_data()) return;
+    TempDir tmp;
+    MiniPackage p = make_package(tmp, kSsd);
+    fs::remove(p.file(2));
+    fs::create_directory(p.file(2));  // where result_2.txt should be: a folder, which no one can read as a log
+    PackageReport r = run_package(p.org);
+    const BenchmarkDir& d = only_dir(r);
+    CHECK_FALSE(d.pass);
+    const Finding* f = find_rule(d.errors, "RCP");
+    REQUIRE_MESSAGE(f, describe(d.errors));
+    CHECK_MESSAGE(f->found.rfind("result_2.txt cannot be read, so it gives the check no global_batch_size", 0) == 0, f->found);
+    CHECK(contains(f->hint, "readable regular file"));
+    CHECK(f->expected.empty());
+    CHECK(contains(d.consortium_stops, "cannot read result_2.txt"));
+  }
+
   TEST_CASE("system status: today's values from 4.0.0 on, with the rule change named; accepted before") {
     // The consortium's system_desc_checker (today's) refuses a status outside
     // its four values for every ruleset from 4.0.0 on, and checks nothing before.

@@ -46,6 +46,12 @@ inline bool read_error(const std::error_code& ec) {
   return ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
 }
 
+// Where `p` leads once every link is followed (*real), and whether that is
+// inside the folder `root` (itself resolved): false where it leads out, or
+// where either cannot be resolved. A file of a package that is a link to
+// something outside it is not the package's to read or copy.
+bool resolves_within(const std::filesystem::path& p, const std::filesystem::path& root, std::filesystem::path* real);
+
 // Puts the folder `staging` in the place of `target` (a folder, a file or
 // nothing) in one step where the file system allows it:
 // - no `target`: a rename;

@@ -80,6 +80,29 @@ TEST_SUITE("base") {
     CHECK(testing::read_file(to) == big);
   }
 
+  TEST_CASE("resolves_within: a link is followed before it is judged; a path that is not there is judged by its folder") {
+    testing::TempDir t;
+    const std::filesystem::path pkg = t.path / "pkg";
+    std::filesystem::create_directories(pkg / "results");
+    REQUIRE(write_file((pkg / "results" / "a.txt").string(), "a").ok());
+    REQUIRE(write_file((t.path / "outside.txt").string(), "o").ok());
+    std::filesystem::create_symlink(t.path / "outside.txt", pkg / "results" / "out.txt");
+    std::filesystem::create_symlink("a.txt", pkg / "results" / "in.txt");
+    std::filesystem::path real;
+    CHECK(resolves_within(pkg / "results" / "a.txt", pkg, &real));
+    CHECK(resolves_within(pkg / "results" / "in.txt", pkg, &real));
+    CHECK(real == std::filesystem::weakly_canonical(pkg / "results" / "a.txt"));
+    CHECK_FALSE(resolves_within(pkg / "results" / "out.txt", pkg, &real));
+    CHECK(real == std::filesystem::weakly_canonical(t.path / "outside.txt"));
+    CHECK_FALSE(resolves_within(pkg / ".." / "outside.txt", pkg, &real));
+    CHECK_FALSE(resolves_within(pkg, pkg, &real));  // the folder itself is not inside it
+    CHECK(resolves_within(pkg / "results" / "missing.txt", pkg, &real));
+    // A link through the package's own name to a sibling with a longer name is outside.
+    std::filesystem::create_directories(t.path / "pkg2");
+    std::filesystem::create_symlink(t.path / "pkg2", pkg / "results" / "sib");
+    CHECK_FALSE(resolves_within(pkg / "results" / "sib", pkg, &real));
+  }
+
   TEST_CASE("swap_install_dir: into an empty place, a plain rename") {
     testing::TempDir t;
     fs::create_directories(t.path / ".staging-x" / "sub");

@@ -137,6 +137,10 @@ Error bad_name(const std::string& what, const std::string& name) {
 std::optional<Error> copy_result_file(const fs::path& from, const fs::path& dir, const std::string& file,
                                       const std::string& want, const std::string& package_path) {
   if (!one_segment(file)) return bad_name("a result file", file);
+  // Import reads no file that leads outside its package; publish copies none either.
+  if (fs::path real; !base::resolves_within(from / file, package_path, &real))
+    return make_error(422, "outside-package", (from / file).string() + " leads outside the package (to " + real.string() + ")",
+                      "put the file itself back in the package imported from " + package_path);
   std::string got;
   base::Status c = base::copy_file_atomic((from / file).string(), (dir / file).string(), &got);
   if (!c.ok())

@@ -901,14 +901,9 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
           ResultFile rf;
           rf.name = n;
           rf.path = e.path().string();
-          if (opt.details) {
-            std::error_code rec;
-            const fs::path real = fs::weakly_canonical(e.path(), rec);
-            const std::string rel = real.lexically_relative(package_root).generic_string();
-            if (rec || rel.empty() || rel.rfind("..", 0) == 0)
-              rf.refused = rf.path + " leads outside the package (to " + real.string() +
-                           "): not read; copy the file into the package";
-          }
+          if (fs::path real; opt.details && !base::resolves_within(e.path(), package_root, &real))
+            rf.refused = rf.path + " leads outside the package (to " + real.string() +
+                         "): not read; copy the file into the package";
           d.files.push_back(std::move(rf));
         } else if (n == "power") {
           // Checked by the power pass below.

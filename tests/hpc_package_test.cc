@@ -229,6 +229,20 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   CHECK_MESSAGE(out.find("weak/deepcam/result_3.txt changed since it was imported") != std::string::npos, out);
   CHECK(fs::exists(pub / "HpcOrg" / "results" / "sysA" / "weak" / "deepcam" / "result_6.txt"));
   write_file(weak / "result_3.txt", result_3);
+  // The same bytes, but as a link to a file outside the package: refused as import refuses it.
+  write_file(tmp.path / "outside" / "result_3.txt", result_3);
+  fs::remove(weak / "result_3.txt");
+  fs::create_symlink(tmp.path / "outside" / "result_3.txt", weak / "result_3.txt");
+  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
+                                               " review publish --round hpc-3.0.0 --out " + pub.string() + " --rules " +
+                                               rules.string() + " --db " + db.string(),
+                                           &out);
+  CHECK(rc != 0);
+  CHECK_MESSAGE(out.find("weak/deepcam/result_3.txt leads outside the package (to " +
+                         fs::weakly_canonical(tmp.path / "outside" / "result_3.txt").string() + ")") != std::string::npos,
+                out);
+  fs::remove(weak / "result_3.txt");
+  write_file(weak / "result_3.txt", result_3);
   // Runs deleted from the store: its rows are not those the import recorded, and the publication is refused.
   fs::path old_db = tmp.path / "old.db";
   fs::copy_file(db, old_db);

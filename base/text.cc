@@ -119,6 +119,62 @@ bool valid_utf8(std::string_view text, size_t* bad_at) {
   return true;
 }
 
+namespace {
+
+int code_point_width(uint32_t cp) {
+  struct Range {
+    uint32_t lo, hi;
+  };
+  static constexpr Range kZero[] = {{0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x0610, 0x061A},
+                                    {0x064B, 0x065F}, {0x0E31, 0x0E31}, {0x0E34, 0x0E3A}, {0x1AB0, 0x1AFF},
+                                    {0x1DC0, 0x1DFF}, {0x200B, 0x200F}, {0x2028, 0x202E}, {0x2060, 0x2064},
+                                    {0x20D0, 0x20FF}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}, {0xFEFF, 0xFEFF},
+                                    {0xE0100, 0xE01EF}};
+  static constexpr Range kWide[] = {{0x1100, 0x115F},   {0x231A, 0x231B},   {0x2329, 0x232A},   {0x23E9, 0x23EC},
+                                    {0x25FD, 0x25FE},   {0x2614, 0x2615},   {0x2648, 0x2653},   {0x26AA, 0x26AB},
+                                    {0x26BD, 0x26BE},   {0x26CE, 0x26CE},   {0x26D4, 0x26D4},   {0x26EA, 0x26EA},
+                                    {0x26F2, 0x26F5},   {0x26FA, 0x26FD},   {0x2705, 0x2705},   {0x270A, 0x270B},
+                                    {0x2728, 0x2728},   {0x274C, 0x274C},   {0x2753, 0x2757},   {0x2795, 0x2797},
+                                    {0x27B0, 0x27B0},   {0x2B1B, 0x2B1C},   {0x2B50, 0x2B55},   {0x2E80, 0x303E},
+                                    {0x3041, 0x33FF},   {0x3400, 0x4DBF},   {0x4E00, 0x9FFF},   {0xA000, 0xA4CF},
+                                    {0xA960, 0xA97F},   {0xAC00, 0xD7A3},   {0xF900, 0xFAFF},   {0xFE10, 0xFE19},
+                                    {0xFE30, 0xFE6F},   {0xFF00, 0xFF60},   {0xFFE0, 0xFFE6},   {0x16FE0, 0x18AFF},
+                                    {0x1B000, 0x1B2FF}, {0x1F004, 0x1F004}, {0x1F0CF, 0x1F0CF}, {0x1F18E, 0x1F18E},
+                                    {0x1F191, 0x1F19A}, {0x1F200, 0x1F251}, {0x1F300, 0x1F64F}, {0x1F680, 0x1F6FF},
+                                    {0x1F7E0, 0x1F7EB}, {0x1F90C, 0x1F9FF}, {0x1FA70, 0x1FAFF}, {0x20000, 0x3FFFD}};
+  for (const Range& r : kZero)
+    if (cp >= r.lo && cp <= r.hi) return 0;
+  for (const Range& r : kWide)
+    if (cp >= r.lo && cp <= r.hi) return 2;
+  return 1;
+}
+
+}  // namespace
+
+size_t display_width(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t width = 0, i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    size_t len = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+    bool ok = len > 0 && i + len <= n;
+    uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+    for (size_t k = 1; ok && k < len; ++k) {
+      ok = (p[i + k] & 0xC0) == 0x80;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if (!ok) {
+      width += 1;  // a byte that is not UTF-8: shown as one replacement character
+      i += 1;
+      continue;
+    }
+    width += static_cast<size_t>(code_point_width(cp));
+    i += len;
+  }
+  return width;
+}
+
 std::string excerpt(std::string_view text, size_t max) {
   if (text.size() <= max) return std::string(text);
   size_t cut = max;

@@ -55,6 +55,11 @@ std::string nearest_name(std::string_view name, const std::vector<std::string>& 
 // the offset of the first bad byte.
 bool valid_utf8(std::string_view text, size_t* bad_at = nullptr);
 
+// Columns `text` takes on a terminal: a UTF-8 character one, an East Asian
+// wide one (CJK, Hangul, full-width forms, most emoji) two, a combining mark
+// or zero-width character none; a byte that is not UTF-8 one.
+size_t display_width(std::string_view text);
+
 // 'text' for a POSIX shell: single quotes, each ' as '\''.
 std::string shell_quote(std::string_view text);
 // `words` as a shell command line for people to read: each quoted with

@@ -65,6 +65,17 @@ TEST_SUITE("base") {
     CHECK(nearest_name("ab", {"ab", "abc"}) == "ab");  // the exact name, the first of equals
   }
 
+  TEST_CASE("display width: columns on a terminal, not bytes") {
+    CHECK(display_width("") == 0);
+    CHECK(display_width("NVIDIA") == 6);
+    CHECK(display_width("M\xc3\xbcller") == 6);               // ü: two bytes, one column
+    CHECK(display_width("\xe6\x97\xa5\xe6\x9c\xac") == 4);      // 日本: two wide characters
+    CHECK(display_width("e\xcc\x81") == 1);                    // e and a combining acute accent
+    CHECK(display_width("\xf0\x9f\x9a\x80") == 2);               // an emoji
+    CHECK(display_width("a\xff" "b") == 3);                      // a byte that is not UTF-8: one column
+    CHECK(display_width("\xe6\x97") == 2);                       // a character cut short: its bytes, one each
+  }
+
   TEST_CASE("Status: a value with a code, a message and a hint") {
     Status ok = Status::Ok();
     CHECK(ok.ok());

@@ -347,6 +347,21 @@ TEST_SUITE("store") {
     CHECK(minutes_text(0.119275) == "0.1193");
   }
 
+  TEST_CASE("terminal tables line up by columns on the screen: a name with non-ASCII letters is padded as wide as it looks") {
+    Table t({"submitter", "minutes"});
+    t.add({"M\xc3\xbcller", "1.5"});
+    t.add({"NVIDIA", "10.25"});
+    t.add({"\xe6\x97\xa5\xe6\x9c\xac", "2"});
+    std::ostringstream os;
+    t.print(os);
+    CHECK(os.str() ==
+          "submitter  minutes\n"
+          "---------  -------\n"
+          "M\xc3\xbcller" + std::string(9, ' ') + "1.5\n"
+          "NVIDIA       10.25\n"
+          "\xe6\x97\xa5\xe6\x9c\xac" + std::string(13, ' ') + "2\n");
+  }
+
   TEST_CASE("speedup: a carried record slower than the earlier round's is no record: the new results are compared") {
     TempDir t;
     Synthetic d(t.path / "s.db");

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "base/text.h"
+
 namespace referee::submissions {
 
 namespace {
@@ -14,14 +16,15 @@ bool numeric(const std::string& s) {
 }  // namespace
 
 void Table::print(std::ostream& os) const {
+  // Widths in terminal columns, not bytes: "Müller" and "NVIDIA" take six each.
   std::vector<size_t> w(header_.size(), 0);
-  for (size_t i = 0; i < header_.size(); ++i) w[i] = header_[i].size();
+  for (size_t i = 0; i < header_.size(); ++i) w[i] = base::display_width(header_[i]);
   for (const auto& r : rows_)
-    for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
+    for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], base::display_width(r[i]));
   auto line = [&](const std::vector<std::string>& r, bool head) {
     for (size_t i = 0; i < w.size(); ++i) {
       std::string c = i < r.size() ? r[i] : "";
-      std::string pad(w[i] - c.size(), ' ');
+      std::string pad(w[i] - base::display_width(c), ' ');
       os << (i ? "  " : "") << (!head && numeric(c) ? pad + c : c + (i + 1 < w.size() ? pad : ""));
     }
     os << "\n";

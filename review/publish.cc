@@ -20,6 +20,7 @@
 #include "review/events.h"
 #include "review/policy.h"
 #include "review/round_ops.h"
+#include "review/verify.h"
 #include "rules/facts.h"
 #include "rules/package.h"
 #include "rules/score.h"
@@ -184,7 +185,7 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
     return make_error(422, "still-in-review",
                       "round " + round.name + " is still in review: its decisions are not final",
                       "a chair moves it on once every objection is decided (referee round state " + round.name +
-                          " final --reason ...), then publishes");
+                          " final), then publishes");
   {
     Stmt q(s.db(), "SELECT id FROM objections WHERE round_id = ?1 AND state IN ('open', 'responded') ORDER BY id");
     q.bind(1, round.id);
@@ -242,28 +243,24 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
     }
     if (!q.ok()) return store_error(s, q.rc(), "reading the round's results");
   }
-  // Rows edited in the store since their package's import was recorded (what
-  // `review log --verify` finds): a result or run deleted there would leave a
-  // package published in part without a word.
+  // A store edited outside referee is not published: the review log must verify, and the tables must
+  // be what its events wrote (what `review log --verify` checks): a result or run deleted, a status set
+  // by hand (withdrawn, normalised, moved to open without a decision), a package added without an
+  // import would otherwise be published as the committee's word.
   {
-    Stmt q(s.db(), "SELECT p.id, o.name FROM packages p JOIN organisations o ON o.id = p.organisation_id "
-                   "WHERE p.round_id = ?1 ORDER BY o.name");
-    q.bind(1, round.id);
-    while (q.step()) {
-      const std::string org = q.col_text(1);
-      const std::string recorded = recorded_package_rows(s, round.name, org);
-      if (recorded.empty()) continue;  // imported before digests were recorded, or not under review
-      std::string derr;
-      const std::string have = submissions::package_rows_sha256(s, q.col_int(0), &derr);
-      if (have.empty()) return make_error(500, "store", derr);
-      if (have != recorded)
-        return make_error(422, "edited-store",
-                          "the rows of " + org + "'s package in " + round.name +
-                              " are not those its import recorded: the store was edited outside referee",
-                          "referee review log --verify names what changed; import the package again "
-                          "(referee import) to write its rows anew, then publish");
+    std::string verr;
+    ChainCheck chain = verify_events(s, &verr);
+    if (!verr.empty()) return make_error(500, "store", verr);
+    std::string problem = chain.ok ? "" : "the review log does not verify at event " + std::to_string(chain.first_bad) + ": " + chain.problem;
+    if (problem.empty()) {
+      TableCheck tables = verify_tables(s, &verr);
+      if (!verr.empty()) return make_error(500, "store", verr);
+      if (!tables.ok) problem = tables.problem;
     }
-    if (!q.ok()) return store_error(s, q.rc(), "reading the round's packages");
+    if (!problem.empty())
+      return make_error(422, "edited-store", "the store was edited outside referee: " + problem,
+                        "referee review log --verify names the same; import the package again (referee import) to "
+                        "write its rows anew, or restore the store from a copy, then publish");
   }
   long long weak_count = 0;
   if (s.opened_version() >= 16) {

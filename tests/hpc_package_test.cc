@@ -258,17 +258,31 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
                                                " --rules " + rules.string() + " --db " + old_db.string(),
                                            &out);
   CHECK(rc != 0);
-  CHECK_MESSAGE(out.find("the rows of HpcOrg's package in hpc-3.0.0 are not those its import recorded") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("the store was edited outside referee: package HpcOrg (hpc-3.0.0): its systems, results, scores or "
+                         "runs are not what event ") != std::string::npos,
+                out);
   CHECK_FALSE(fs::exists(tmp.path / "pub2"));
-  // A weak result imported before the store kept its runs (and before imports were recorded) is not
-  // published without them.
+  // A status set by hand (the strong result withdrawn, with no decision in the review log): refused, not published
+  // as the committee's word.
+  fs::copy_file(db, old_db, fs::copy_options::overwrite_existing);
+  edit("INSERT INTO result_status SELECT id, 'withdrawn', NULL, NULL, NULL, '2026-01-01T00:00:00Z' FROM results");
+  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
+                                               " review publish --round hpc-3.0.0 --out " + (tmp.path / "pub2").string() +
+                                               " --rules " + rules.string() + " --db " + old_db.string(),
+                                           &out);
+  CHECK(rc != 0);
+  CHECK_MESSAGE(out.find("the store was edited outside referee: result_status row for result ") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("no decision or open objection in the review log gives it one") != std::string::npos, out);
+  CHECK_FALSE(fs::exists(tmp.path / "pub2"));
+  // The review log emptied (the record of the imports gone) and rows deleted with it: refused.
+  fs::copy_file(db, old_db, fs::copy_options::overwrite_existing);
   edit("DROP TRIGGER events_append_only_delete; DELETE FROM events; DELETE FROM weak_runs");
   rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
                                                " review publish --round hpc-3.0.0 --out " + (tmp.path / "pub2").string() +
                                                " --rules " + rules.string() + " --db " + old_db.string(),
                                            &out);
   CHECK(rc != 0);
-  CHECK_MESSAGE(out.find("the weak-scaling result HpcOrg/results/sysA/weak/deepcam has no result files in the store") !=
+  CHECK_MESSAGE(out.find("the store was edited outside referee: package HpcOrg (hpc-3.0.0) has no package.import event") !=
                     std::string::npos,
                 out);
   CHECK_FALSE(fs::exists(tmp.path / "pub2"));
@@ -282,7 +296,7 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
                                                " --rules " + rules.string() + " --db " + old_db.string(),
                                            &out);
   CHECK(rc != 0);
-  CHECK_MESSAGE(out.find("the store names an organisation '../../escape', which is not a plain folder or file name") !=
+  CHECK_MESSAGE(out.find("the store was edited outside referee: package ../../escape (hpc-3.0.0) has no package.import event") !=
                     std::string::npos,
                 out);
   CHECK_FALSE(fs::exists(tmp.path / "escape"));

@@ -309,7 +309,23 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
     if (!one_segment(r.system)) return bad_name("a system", r.system);
     if (!one_segment(r.benchmark)) return bad_name("a benchmark", r.benchmark);
     const bool open = r.status == "moved-to-open";
-    if (open) p.system = r.system + "-open";
+    if (open) {
+      p.system = r.system + "-open";
+      // The open copy takes the name <system>-open: a system of that name in the same package would be
+      // overwritten by it, its description and results lost.
+      Stmt clash(s.db(), "SELECT 1 FROM systems sy JOIN packages p ON p.id = sy.package_id JOIN organisations o ON "
+                         "o.id = p.organisation_id WHERE p.round_id = ?1 AND o.name = ?2 AND sy.name = ?3");
+      clash.bind(1, round.id);
+      clash.bind(2, r.org);
+      clash.bind(3, p.system);
+      if (clash.step())
+        return make_error(422, "name-clash",
+                          r.org + "'s result " + r.system + "/" + r.benchmark + " moves to the open division as system " +
+                              p.system + ", but " + r.org + "'s package already has a system of that name",
+                          "rename that system in the package (its systems/ file and results/ folder) and import it again, "
+                          "then publish");
+      if (!clash.ok()) return store_error(s, clash.rc(), "reading the round's systems");
+    }
     fs::path org_dir = staging / r.org;
     fs::path dir = org_dir / submissions::result_dir(round.name, p.system, r.benchmark);
     fs::create_directories(dir, ec);

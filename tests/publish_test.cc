@@ -222,6 +222,29 @@ TEST_SUITE("review_e2e") {
     CHECK(outcomes.find("accepted as submitted") != std::string::npos);
   }
 
+  TEST_CASE("review publish: a result moved to open whose name <system>-open a system of the package has is refused, not merged") {
+    if (!referee::testing::have_reference_data()) return;
+    DemoReview dr;
+    // NVIDIA's package has a system named as eos_n8's open copy would be.
+    const fs::path pkg = dr.t.path / "demo/review-package/NVIDIA";
+    fs::copy(pkg / "systems/eos_n8_ngc23.09_pytorch.json", pkg / "systems/eos_n8_ngc23.09_pytorch-open.json");
+    fs::copy(pkg / "results/eos_n8_ngc23.09_pytorch", pkg / "results/eos_n8_ngc23.09_pytorch-open", fs::copy_options::recursive);
+    auto imp = dr.as("import " + publish_quote(pkg.string()) + " --round 3.1.0 --rules " + publish_quote(dr.rules));
+    REQUIRE_MESSAGE(imp.first == 0, imp.second);
+    const std::string id = dr.upheld("NVIDIA/eos_n8_ngc23.09_pytorch/ssd", "open");
+    auto d = dr.by("ch", "objection decide " + id + " --remedy open --text decided");
+    REQUIRE_MESSAGE(d.first == 0, d.second);
+    REQUIRE(dr.as("round state 3.1.0 final --reason 'review over'").first == 0);
+    const fs::path pub = dr.t.path / "pub";
+    auto done = dr.by("ch", "review publish --round 3.1.0 --out " + publish_quote(pub.string()) + " --rules " + publish_quote(dr.rules));
+    CHECK(done.first != 0);
+    CHECK_MESSAGE(done.second.find("NVIDIA's result eos_n8_ngc23.09_pytorch/ssd moves to the open division as system "
+                                   "eos_n8_ngc23.09_pytorch-open, but NVIDIA's package already has a system of that name") !=
+                      std::string::npos,
+                  done.second);
+    CHECK_FALSE(fs::exists(pub));
+  }
+
   TEST_CASE("a fix decision: due by its date, delivered by the corrected package, with what it changed; verify holds it") {
     if (!referee::testing::have_reference_data()) return;
     DemoReview dr;

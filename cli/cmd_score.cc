@@ -231,12 +231,7 @@ Command score_command() {
                   if (!row.complete)
                     std::cerr << "referee score: " << row.system_file << " is left out of the table, as the consortium's "
                               << "summarizer leaves it out: " << row.error << "\n";
-              if (o->csv) {
-                std::cout << rules::scores_csv(scores, true);
-                // MLPerf HPC: the weak-scaling table after the strong one, as the summarizer appends it.
-                std::string weak = rules::scores_csv_weak(scores, true);
-                if (weak.find('\n') + 1 < weak.size()) std::cout << weak;
-              }
+              if (o->csv) std::cout << rules::summary_csv({&scores});  // HPC: the weak-scaling table follows
               else if (o->csv_detailed) std::cout << rules::scores_csv_detailed(scores, true);
               else if (o->json) write_json(scores, *loaded.ruleset, loaded.source, std::cout);
               else print_human(scores, std::cout);

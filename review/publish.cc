@@ -402,14 +402,18 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
   pub.organisations = static_cast<int>(orgs.size());
 
   // The results table: each package scored as the summarizer scores it, as published here.
-  std::string csv;
+  // (MLPerf HPC: the weak-scaling table after the strong one, as the summarizer appends it to its CSV.)
+  std::vector<rules::ScoreReport> scored;
   for (const auto& org : orgs) {
     rules::PackageReport report;
     std::string perr;
     if (!rules::check_package(*rs, facts, (staging / org).string(), rules::PackageOptions{}, &report, &perr))
       return io_error("cannot score the published package of " + org + ": " + perr);
-    csv += rules::scores_csv(rules::score_package(report, facts, rules::ScaleMode::Published), csv.empty());
+    scored.push_back(rules::score_package(report, facts, rules::ScaleMode::Published));
   }
+  std::vector<const rules::ScoreReport*> tables;
+  for (const auto& sc : scored) tables.push_back(&sc);
+  const std::string csv = tables.empty() ? std::string() : rules::summary_csv(tables);
   // The decisions, as the committee's report gives them.
   for (const char* format : {"md", "json"}) {
     Result<ReportText> rep = round_report(s, who, round.name, format);

@@ -485,13 +485,28 @@ std::string scores_csv_weak(const ScoreReport& r, bool header) {
         out += ",,,";
         continue;
       }
-      out += "," + std::to_string(s->number_of_models);
-      out += "," + (s->has_instance_scale ? std::to_string(s->instance_scale) : std::string());
+      // The summarizer casts these columns to float: 10.0, not 10.
+      out += "," + mllog::json_number(static_cast<double>(s->number_of_models));
+      out += "," + (s->has_instance_scale ? mllog::json_number(static_cast<double>(s->instance_scale)) : std::string());
       out += "," + mllog::json_number(s->time_to_train_all_minutes);
     }
     out += "," + csv_field(row.details_url) + "," + csv_field(row.code_url) + "\n";
   }
   return out;
+}
+
+std::string summary_csv(const std::vector<const ScoreReport*>& packages) {
+  std::string strong, weak;
+  for (const ScoreReport* r : packages) {
+    strong += scores_csv(*r, strong.empty());
+    weak += scores_csv_weak(*r, false);
+  }
+  if (!weak.empty()) {
+    ScoreReport head;  // no rows: the header alone
+    head.benchmarks = packages.front()->benchmarks;
+    strong += scores_csv_weak(head, true) + weak;
+  }
+  return strong;
 }
 
 std::string scores_csv(const ScoreReport& r, bool header) {

@@ -105,6 +105,10 @@ std::string scores_csv(const ScoreReport& r, bool header);
 // <b>:number_of_models, <b>:instance_scale, <b>:time_to_train_all (minutes);
 // a row per system with weak-scaling results.
 std::string scores_csv_weak(const ScoreReport& r, bool header);
+// The summarizer's CSV file of one or more packages: the strong table (one
+// header, every package's rows), then, where any package has weak-scaling
+// results, the weak table.
+std::string summary_csv(const std::vector<const ScoreReport*>& packages);
 
 // The summarizer's detailed CSV (its `<name>_detailed.csv`): per benchmark
 // time_to_train, Energy, GBS, samples_to_converge, RCP, rcp_scaling_factor.

@@ -120,7 +120,11 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   TempDir tmp;
   fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
   write_rules_root(rules, "hpc_3.0.0", "deepcam");
-  write_file(pkg / "systems" / "sysA.json", hpc_system("closed"));
+  std::string desc = hpc_system("closed");
+  const std::string processors = "\"host_processors_per_node\": \"x\"";  // a count the summary multiplies
+  REQUIRE(desc.find(processors) != std::string::npos);
+  desc.replace(desc.find(processors), processors.size(), "\"host_processors_per_node\": \"2\"");
+  write_file(pkg / "systems" / "sysA.json", desc);
   fs::path strong = pkg / "results" / "sysA" / "strong" / "deepcam";
   fs::path weak = pkg / "results" / "sysA" / "weak" / "deepcam";
   // Strong: the five runs deepcam needs, 10 to 14 minutes; olympic mean 12.
@@ -171,6 +175,13 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   CHECK(hpc_at(ws, "instance_scale").i == 32);  // 4 nodes x 8 accelerators
   CHECK(hpc_at(ws, "consortium_stops").kind == VKind::None);
 
+  // The CSV as the summarizer writes it: the strong table, then the weak one, whose counts it casts to float.
+  rc = referee::testing::run_shell_capture("{ " + std::string(REFEREE_BINARY) + " score --csv" + common + " 2>/dev/null; }", &out);
+  CHECK_MESSAGE(rc == 0, out);
+  const std::string score_csv = out;
+  CHECK_MESSAGE(out.find(",deepcam:number_of_models,deepcam:instance_scale,deepcam:time_to_train_all,") != std::string::npos, out);
+  CHECK_MESSAGE(out.find(",6.0,32.0,25.0,") != std::string::npos, out);
+
   // Human text names both scalings.
   rc = run_referee("score" + common, &out);
   CHECK(out.find("weak/deepcam: 6 models of 32 accelerators in 25") != std::string::npos);
@@ -206,6 +217,8 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
           referee::testing::read_file(weak / name));
   }
   CHECK(fs::exists(pub / "HpcOrg" / "results" / "sysA" / "strong" / "deepcam" / "result_4.txt"));
+  // The publication's table is the summarizer's CSV of what it published: both tables.
+  CHECK(referee::testing::read_file(pub / "results.csv") == score_csv);
   // Published again through a link to it: the link stays, its target is the new publication; a staging
   // folder left by a publication that was killed is removed.
   fs::create_directory_symlink(pub, tmp.path / "publink");

@@ -220,8 +220,16 @@ class JsonCursor {
   }
 
   // Sets the error (the first one stays); false. Kept out of the paths that read.
+  // The place is a column of a one-line text (a log line's JSON), a line and column of a file's.
   [[gnu::cold]] [[gnu::noinline]] bool fail(std::string_view what) {
-    if (err_.empty()) err_ = std::string(what) + " at column " + std::to_string(offset() + 1);
+    if (!err_.empty()) return false;
+    size_t line = 1;
+    const char* line_start = b_;
+    for (const char* q = b_; q < p_ && q < e_; ++q)
+      if (*q == '\n') ++line, line_start = q + 1;
+    const size_t column = static_cast<size_t>(p_ - line_start) + 1;
+    err_ = std::string(what) + (line > 1 ? " at line " + std::to_string(line) + ", column " : std::string(" at column ")) +
+           std::to_string(column);
     return false;
   }
 

@@ -291,7 +291,7 @@ TEST_CASE("JSON: what simdjson accepts is accepted, with the same values") {
   CHECK(both > 1500);
 }
 
-TEST_CASE("JSON: errors name what is wrong and the column") {
+TEST_CASE("JSON: errors name what is wrong and the column (and the line, in a text of several)") {
   struct Row {
     const char* text;
     const char* error;
@@ -312,6 +312,9 @@ TEST_CASE("JSON: errors name what is wrong and the column") {
       {"[", "unexpected end of text at column 2"},
       {"[1", "unterminated array at column 3"},
       {"{\"a\":1", "unterminated object at column 7"},
+      // A file of several lines: the line, and the column in it (as Python's json names them).
+      {"{\n  \"a\": 1\n}\ngarbage\n", "extra data after the JSON value at line 4, column 1"},
+      {"{\n  \"a\": 1,\n  \"b\": x\n}", "unexpected character 'x' at line 3, column 8"},
   };
   for (const auto& r : rows) {
     Json j;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/file.h"
 #include "mllog/json_writer.h"
 #include "rules/interp.h"
 #include "rules/power.h"
@@ -275,11 +276,19 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
       // Factors: the package's scaling.json, and what the pipeline's RCP pass would leave.
       fs::path sj = fs::path(d.path) / "scaling.json";
       std::error_code ec;
-      if (fs::is_regular_file(sj, ec)) {
+      // A scaling.json the summarizer cannot use stops it with a traceback (JSONDecodeError, KeyError,
+      // TypeError): no score here rather than one silently taken at factor 1.
+      std::string scaling_problem;
+      if (fs::exists(sj, ec) || base::read_error(ec)) {
         bool jok = false;
-        Value j = read_json_file(sj, &jok);
+        std::string why;
+        Value j = read_json_file(sj, &jok, &why);
         Value* f = jok && j.kind == VKind::Dict ? j.d().find_str("scaling_factor") : nullptr;
-        if (f && f->is_num()) {
+        if (!jok) scaling_problem = "scaling.json " + why;
+        else if (j.kind != VKind::Dict) scaling_problem = "scaling.json holds JSON that is not an object";
+        else if (!f) scaling_problem = "scaling.json has no \"scaling_factor\"";
+        else if (!f->is_num()) scaling_problem = "scaling.json's scaling_factor is " + py_repr(*f) + ", not a number";
+        if (scaling_problem.empty()) {
           bs.published_factor = f->as_double();
           bs.has_published_factor = true;
         }
@@ -325,6 +334,12 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
             ++idx;
           }
         }
+      }
+      // (The pipeline's RCP pass removes the file of each directory it evaluates before the summarizer runs.)
+      if (!scaling_problem.empty() && (mode == ScaleMode::Published || !d.rcp_checked)) {
+        bs.has_score = false;
+        bs.note = scaling_problem + ": the consortium's result summarizer stops with a traceback on it and reports "
+                  "nothing for the package; write {\"scaling_factor\": F} (the factor the committee gave) or remove the file";
       }
       if (bs.has_power) {
         // The summarizer's _index_olympic_average: the energies of the runs in

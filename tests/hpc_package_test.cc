@@ -478,6 +478,45 @@ TEST_CASE("score names the fields of a system description that the summary lacks
   CHECK_MESSAGE(error.rfind("systems/sysA.json is missing: ", 0) == 0, error);
 }
 
+TEST_CASE("score: a scaling.json the summarizer cannot use gives no score and says why, never a score at factor 1") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
+  write_rules_root(rules, "hpc_3.0.0", "deepcam");
+  write_file(pkg / "systems" / "sysA.json", hpc_system("open"));
+  fs::path strong = pkg / "results" / "sysA" / "strong" / "deepcam";
+  for (int i = 0; i < 5; ++i) {
+    HpcRun r;
+    r.minutes = 10 + i;
+    r.seed = 100 + i;
+    write_file(strong / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
+  }
+  const std::string cmd = "score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string();
+  auto score_of = [&](std::string* note) -> Value {
+    std::string out;
+    int rc = run_referee(cmd, &out);
+    CHECK_MESSAGE(rc == 0, out);
+    const Value j = hpc_json(out);
+    const Value& b = hpc_at(hpc_at(hpc_at(hpc_at(j, "systems"), "sysA"), "benchmarks"), "deepcam");
+    *note = str_of(hpc_at(b, "note"));
+    return hpc_at(b, "score_minutes");
+  };
+  std::string note;
+  write_file(strong / "scaling.json", "{\"scaling_factor\": 2}");
+  CHECK(score_of(&note).as_double() == doctest::Approx(24.0));
+  const std::pair<const char*, const char*> broken[] = {
+      {"{\"scaling_factor\": ", "scaling.json is not JSON (unexpected end of text at column 20)"},
+      {"{\"scaling_factor\": \"abc\"}", "scaling.json's scaling_factor is 'abc', not a number"},
+      {"{\"factor\": 2}", "scaling.json has no \"scaling_factor\""},
+      {"[2]", "scaling.json holds JSON that is not an object"},
+  };
+  for (const auto& [text, why] : broken) {
+    INFO(std::string(text));
+    write_file(strong / "scaling.json", text);
+    CHECK(score_of(&note).kind == VKind::None);
+    CHECK_MESSAGE(note.rfind(std::string(why) + ": the consortium's result summarizer stops with a traceback on it", 0) == 0, note);
+  }
+}
+
 TEST_CASE("HPC: too few weak-scaling models, a stray scaling folder, instance scales that differ") {
   TempDir tmp;
   fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";

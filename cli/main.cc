@@ -113,9 +113,9 @@ int run(int argc, char** argv) {
   // Titles, texts, quoted log lines and names that others wrote are shown,
   // never obeyed by the terminal (cli/safe_text.h).
   std::unique_ptr<referee::cli::SafeTextFilter> out_filter, err_filter;
-  if (argc > 1 && referee::cli::prints_others_text(argv[1])) {
-    out_filter = std::make_unique<referee::cli::SafeTextFilter>(std::cout);
-    err_filter = std::make_unique<referee::cli::SafeTextFilter>(std::cerr);
+  if (bool colours = false; argc > 1 && referee::cli::prints_others_text(argv[1], &colours)) {
+    out_filter = std::make_unique<referee::cli::SafeTextFilter>(std::cout, colours);
+    err_filter = std::make_unique<referee::cli::SafeTextFilter>(std::cerr, colours);
   }
   try {
     return handler();

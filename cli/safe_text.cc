@@ -17,7 +17,17 @@ using base::append_caret;
 // Characters that reorder or hide text (base/invisible.h) are shown as
 // [U+XXXX]; `held` (when not null) keeps the first bytes of one that the
 // write cut, for the next write.
-void append_safe(std::string* out, const char* s, std::streamsize n, bool* pending_cr = nullptr, std::string* held = nullptr) {
+// The length of the colour sequence of referee's own reports (cli/output.h: paint) at s[i..n), or 0.
+size_t colour_at(const char* s, std::streamsize i, std::streamsize n) {
+  static constexpr std::string_view kColours[] = {"\033[0m", "\033[31m", "\033[32m", "\033[33m"};
+  const std::string_view rest(s + i, static_cast<size_t>(n - i));
+  for (std::string_view c : kColours)
+    if (rest.substr(0, c.size()) == c) return c.size();
+  return 0;
+}
+
+void append_safe(std::string* out, const char* s, std::streamsize n, bool* pending_cr = nullptr, std::string* held = nullptr,
+                 bool colours = false) {
   std::string joined;
   if (held && !held->empty()) {
     joined = *held + std::string(s, static_cast<size_t>(n));
@@ -54,6 +64,13 @@ void append_safe(std::string* out, const char* s, std::streamsize n, bool* pendi
       *pending_cr = true;
       continue;
     }
+    if (colours && c == 0x1b) {
+      if (size_t len = colour_at(s, i, n)) {
+        out->append(s + i, len);
+        i += static_cast<std::streamsize>(len) - 1;
+        continue;
+      }
+    }
     append_caret(out, c);
   }
 }
@@ -62,14 +79,14 @@ void append_safe(std::string* out, const char* s, std::streamsize n, bool* pendi
 
 class SafeTextFilter::Buf : public std::streambuf {
  public:
-  explicit Buf(std::streambuf* dest) : dest_(dest) {}
+  Buf(std::streambuf* dest, bool colours) : dest_(dest), colours_(colours) {}
 
  protected:
   int_type overflow(int_type ch) override {
     if (traits_type::eq_int_type(ch, traits_type::eof())) return traits_type::not_eof(ch);
     char c = traits_type::to_char_type(ch);
     scratch_.clear();
-    append_safe(&scratch_, &c, 1, &pending_cr_, &held_);
+    append_safe(&scratch_, &c, 1, &pending_cr_, &held_, colours_);
     if (dest_->sputn(scratch_.data(), static_cast<std::streamsize>(scratch_.size())) !=
         static_cast<std::streamsize>(scratch_.size()))
       return traits_type::eof();
@@ -77,7 +94,7 @@ class SafeTextFilter::Buf : public std::streambuf {
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
     scratch_.clear();
-    append_safe(&scratch_, s, n, &pending_cr_, &held_);
+    append_safe(&scratch_, s, n, &pending_cr_, &held_, colours_);
     if (dest_->sputn(scratch_.data(), static_cast<std::streamsize>(scratch_.size())) !=
         static_cast<std::streamsize>(scratch_.size()))
       return 0;
@@ -106,9 +123,10 @@ class SafeTextFilter::Buf : public std::streambuf {
   std::string scratch_;
   std::string held_;
   bool pending_cr_ = false;
+  bool colours_ = false;
 };
 
-SafeTextFilter::SafeTextFilter(std::ostream& os) : os_(os), orig_(os.rdbuf()), buf_(new Buf(orig_)) {
+SafeTextFilter::SafeTextFilter(std::ostream& os, bool colours) : os_(os), orig_(os.rdbuf()), buf_(new Buf(orig_, colours)) {
   os_.rdbuf(buf_);
 }
 
@@ -119,10 +137,12 @@ SafeTextFilter::~SafeTextFilter() {
   delete buf_;
 }
 
-bool prints_others_text(const std::string& command) {
+bool prints_others_text(const std::string& command, bool* colours) {
   static const std::set<std::string> kCommands = {"user",    "round",   "review",      "resubmission", "audit",
                                                   "objection", "compare", "speedup",   "scaling",      "leaderboard",
-                                                  "list"};
+                                                  "list",    "check",   "check-package", "score",      "import"};
+  static const std::set<std::string> kColoured = {"check", "check-package"};
+  if (colours) *colours = kColoured.count(command) > 0;
   return kCommands.count(command) > 0;
 }
 

@@ -19,10 +19,13 @@ namespace referee::cli {
 // `text` with control characters other than \n and \t in caret notation.
 using base::caret_escape;
 
-// Installs the filter on `os` for as long as it lives.
+// Installs the filter on `os` for as long as it lives. `colours`: the colour
+// sequences referee's own reports use (ESC [0m, [31m, [32m, [33m: red,
+// green, yellow, reset) pass; they colour text, and neither move the cursor
+// nor hide anything. Every other control character is shown.
 class SafeTextFilter {
  public:
-  explicit SafeTextFilter(std::ostream& os);
+  explicit SafeTextFilter(std::ostream& os, bool colours = false);
   ~SafeTextFilter();
   SafeTextFilter(const SafeTextFilter&) = delete;
   SafeTextFilter& operator=(const SafeTextFilter&) = delete;
@@ -34,9 +37,10 @@ class SafeTextFilter {
   Buf* buf_;
 };
 
-// Whether a command's output passes through the filter (the review commands
-// and the store's questions).
-bool prints_others_text(const std::string& command);
+// Whether a command's output passes through the filter (the review commands,
+// the store's questions, and the checks, which print names and log lines from
+// packages); *colours: whether the command colours its verdicts.
+bool prints_others_text(const std::string& command, bool* colours = nullptr);
 
 // The review keeps its texts (titles, responses, reasons, names) in UTF-8,
 // the same whether a command works on a local store or sends to a server.

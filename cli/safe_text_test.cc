@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "base/invisible.h"
@@ -31,7 +33,34 @@ TEST_SUITE("review") {
     CHECK(csv.str() == "a,b\r\nc\r\nd^M\r\ne^M");
     CHECK(prints_others_text("objection"));
     CHECK(prints_others_text("leaderboard"));
-    CHECK_FALSE(prints_others_text("check"));  // its colours are its own
+    CHECK_FALSE(prints_others_text("serve"));
+  }
+
+  TEST_CASE("the checks' filter lets referee's own colours through, and nothing else") {
+    std::ostringstream os;
+    {
+      SafeTextFilter f(os, true);
+      os << "\x1b[32mPASS\x1b[0m result_\x1b[31mred.txt \x1b[2J\x1b[8mhidden\x1b[33m!\x1b]0;title\x07\n";
+    }
+    CHECK(os.str() == "\x1b[32mPASS\x1b[0m result_\x1b[31mred.txt ^[[2J^[[8mhidden\x1b[33m!^[]0;title^G\n");
+    CHECK(prints_others_text("check-package"));
+    bool colours = false;
+    CHECK(prints_others_text("check", &colours));
+    CHECK(colours);
+    CHECK(prints_others_text("objection", &colours));
+    CHECK_FALSE(colours);
+  }
+
+  TEST_CASE("check-package shows a result file named with an escape sequence, never sends it to the terminal") {
+    testing::TempDir t;
+    const std::filesystem::path dir = t.path / "Org" / "results" / "sys" / "minilm";
+    std::filesystem::create_directories(dir);
+    std::filesystem::create_directories(t.path / "Org" / "systems");
+    { std::ofstream(dir / "result_\x1b[2Jx.txt") << "no log\n"; }
+    std::string out;
+    testing::run_referee("check-package " + (t.path / "Org").string() + " --ruleset mini-1.0.0 -v", &out);
+    CHECK_MESSAGE(out.find("result_^[[2Jx.txt") != std::string::npos, out);
+    CHECK(out.find('\x1b') == std::string::npos);
   }
 
   TEST_CASE("characters that reorder or hide text are shown as [U+XXXX] in the terminal, also when a write cuts them") {

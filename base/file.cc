@@ -178,10 +178,11 @@ std::string user_path(const char* own_var, const char* xdg_var, const char* home
   return fallback;
 }
 
-bool resolves_within(const std::filesystem::path& p, const std::filesystem::path& root, std::filesystem::path* real) {
+bool resolves_within(const std::filesystem::path& p, const std::filesystem::path& root, std::filesystem::path* real,
+                     bool root_resolved) {
   std::error_code ec, rec;
   *real = std::filesystem::weakly_canonical(p, ec);
-  const std::filesystem::path base = std::filesystem::weakly_canonical(root, rec);
+  const std::filesystem::path base = root_resolved ? root : std::filesystem::weakly_canonical(root, rec);
   if (ec || rec) return false;
   const std::string rel = real->lexically_relative(base).generic_string();
   return !rel.empty() && rel != "." && rel.rfind("..", 0) != 0;

@@ -50,7 +50,9 @@ inline bool read_error(const std::error_code& ec) {
 // inside the folder `root` (itself resolved): false where it leads out, or
 // where either cannot be resolved. A file of a package that is a link to
 // something outside it is not the package's to read or copy.
-bool resolves_within(const std::filesystem::path& p, const std::filesystem::path& root, std::filesystem::path* real);
+// `root_resolved`: `root` is resolved already (weakly_canonical), so not again.
+bool resolves_within(const std::filesystem::path& p, const std::filesystem::path& root, std::filesystem::path* real,
+                     bool root_resolved = false);
 
 // Puts the folder `staging` in the place of `target` (a folder, a file or
 // nothing) in one step where the file system allows it:

@@ -196,9 +196,10 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
       if (f.verdict.compliant) continue;
       for (const auto& e : f.verdict.errors) print_finding(os, name + "/" + f.name, e, "  ");
     }
-    // A division that silently turns checks off is shown without -v.
+    // A division that silently turns checks off, and a result file read from outside the package, are shown
+    // without -v.
     for (const auto& e : d.warnings)
-      if (verbose || e.rule == "division")
+      if (verbose || e.rule == "division" || e.rule == "files: link")
         os << "  " << paint(color, "33", "warning") << " " << e.rule << ": " << e.message << "\n";
   }
   os << "verdict: " << (r.pass ? paint(color, "32", "PASS") : paint(color, "31", "FAIL")) << " (" << checked

@@ -192,6 +192,20 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
   out->name = p.filename().string();
   bool ok = false;
   std::string text = read_text(p, &ok);
+  if (size_t at = 0; ok && !base::valid_utf8(text, &at)) {
+    // Python's json.load reads the file as UTF-8: UnicodeDecodeError before anything is checked.
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[at]));
+    Finding f;
+    f.rule = "system description: encoding";
+    f.message = "systems/" + out->name + " is not UTF-8: byte " + byte + " at offset " + std::to_string(at);
+    f.expected = "UTF-8";
+    f.found = std::string("byte ") + byte;
+    f.hint = "save the file as UTF-8 (iconv -f latin1 -t utf-8, for a file written in latin-1)";
+    out->warnings.push_back(f);
+    out->consortium_stops = "its package checker reads systems/" + out->name + " with json.load and stops with "
+                            "UnicodeDecodeError (byte " + byte + " at offset " + std::to_string(at) + " is not UTF-8)";
+  }
   std::string err;
   Value v = value_from_json(text, &ok, &err);
   if (!ok || v.kind != VKind::Dict) {
@@ -851,10 +865,11 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
         f.rule = "system description";
         f.message = "no systems/" + d.system + ".json for results/" + d.system;
         f.expected = "systems/" + d.system + ".json";
-        f.found = "missing";
+        std::error_code sec;
+        f.found = fs::is_directory(systems / (d.system + ".json"), sec) ? "a folder of that name, not a file" : "missing";
         f.hint = "every results/<system> folder needs a systems/<system>.json";
         d.consortium_stops = "its package checker opens systems/" + d.system + ".json for every result directory and "
-                             "stops with FileNotFoundError";
+                             "stops with " + std::string(f.found == "missing" ? "FileNotFoundError" : "IsADirectoryError");
         if (facts.system_check) {
           d.errors.push_back(f);
           d.pass = false;
@@ -895,15 +910,33 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
       d.seeds_bypassed = opt.seed_bypass || sys_seed || dir_seed;
       d.expected_count = bf->runs;
       size_t others = 0;
+      // A folder reached through a link out of the package: each of its files leads outside. (A file
+      // that is itself a link is found by its directory entry, at no cost.)
+      fs::path real_dir;
+      const bool dir_outside = !base::resolves_within(bdir, package_root, &real_dir, true);
       for (const auto& e : fs::directory_iterator(bdir, ec)) {
         std::string n = e.path().filename().string();
         if (is_result_name(n)) {
           ResultFile rf;
           rf.name = n;
           rf.path = e.path().string();
-          if (fs::path real; opt.details && !base::resolves_within(e.path(), package_root, &real))
+          fs::path real;
+          std::error_code lec;
+          const bool outside = (dir_outside || opt.details || e.is_symlink(lec)) &&
+                               !base::resolves_within(e.path(), package_root, &real, true);
+          if (outside && opt.details) {
+            // The store reads nothing outside a package (a link to the server's own files).
             rf.refused = rf.path + " leads outside the package (to " + real.string() +
                          "): not read; copy the file into the package";
+          } else if (outside) {
+            // Checked as the consortium's checker checks it (it follows the link), and said.
+            Finding f;
+            f.rule = "files: link";
+            f.message = d.key() + "/" + n + " leads outside the package (to " + real.string() + ")";
+            f.hint = "copy the file into the package: an uploaded package holds no links, and referee import "
+                     "refuses a result file that leads outside its package";
+            d.warnings.push_back(f);
+          }
           d.files.push_back(std::move(rf));
         } else if (n == "power") {
           // Checked by the power pass below.

@@ -23,6 +23,12 @@ namespace {
 // A JSON file of the package; *why says what is wrong when *ok is false (unread: the
 // reason; not JSON: where it stops).
 Value read_json_file(const fs::path& p, bool* ok, std::string* why = nullptr) {
+  std::error_code dec;
+  if (fs::is_directory(p, dec)) {
+    *ok = false;
+    if (why) *why = "is a folder, not a file";
+    return Value();
+  }
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();

@@ -383,6 +383,25 @@ TEST_CASE("check-package of a round: a folder it cannot read is an error in plac
                     "its package checker joins \"accelerators_per_node\" of systems/s\xc3\xbfs.json as text and stops "
                     "with a TypeError (8 (a number), not a string)",
                 str_of(hpc_at(j, "consortium_stops")));
+  // Written in latin-1: valid for referee (a warning), where the consortium's json.load stops.
+  desc = hpc_system("closed");
+  desc.replace(desc.find("\"sw_notes\": \"x\""), 15, "\"sw_notes\": \"caf\xe9\"");
+  write_file(pkg / "systems" / "s\xc3\xbfs.json", desc);
+  rc = run_referee("check-package --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK_MESSAGE(rc == 0, out);
+  j = hpc_json(out);
+  CHECK_MESSAGE(str_of(hpc_at(j, "consortium_stops")).find("stops with UnicodeDecodeError (byte 0xE9 at offset ") != std::string::npos,
+                str_of(hpc_at(j, "consortium_stops")));
+  CHECK(out.find("save the file as UTF-8") != std::string::npos);
+  // A folder where the description should be: said so, by check-package and score alike.
+  fs::remove(pkg / "systems" / "s\xc3\xbfs.json");
+  fs::create_directories(pkg / "systems" / "s\xc3\xbfs.json");
+  rc = run_referee("check-package --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK(rc == 1);
+  CHECK_MESSAGE(out.find("found:    a folder of that name, not a file") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("stops with IsADirectoryError") != std::string::npos, out);
+  rc = run_referee("score --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK_MESSAGE(out.find("systems/s\xc3\xbfs.json is a folder, not a file") != std::string::npos, out);
 }
 
 TEST_CASE("report: a submitter's scaling page holds that submitter's results, and every page linked is written") {
@@ -634,6 +653,17 @@ TEST_CASE("The store refuses a result file that leads outside the package") {
   REQUIRE_MESSAGE(rc == 0, out);
   CHECK(out.find("leads outside the package") != std::string::npos);
   CHECK(out.find("TOP-SECRET-LINE") == std::string::npos);
+  // check-package follows the link as the consortium's checker does, and warns; so for a benchmark folder
+  // that is itself a link out of the package.
+  const std::string real = fs::weakly_canonical(tmp.path / "secret.txt").string();
+  rc = run_referee("check-package --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK_MESSAGE(out.find("sysA/strong/deepcam/result_4.txt leads outside the package (to " + real + ")") != std::string::npos, out);
+  fs::rename(strong, tmp.path / "elsewhere");
+  fs::create_directory_symlink(tmp.path / "elsewhere", strong);
+  rc = run_referee("check-package --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK_MESSAGE(out.find("sysA/strong/deepcam/result_0.txt leads outside the package (to " +
+                         fs::weakly_canonical(tmp.path / "elsewhere" / "result_0.txt").string() + ")") != std::string::npos,
+                out);
 }
 
 TEST_CASE("Rounds before 3.0: the report says where the consortium's current checker stops") {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/file.h"
+#include "base/text.h"
 #include "base/url.h"
 #include "submissions/store_errors.h"
 
@@ -672,6 +673,15 @@ const char* const kDamageFix =
 std::string Store::describe_error(int rc, const std::string& what) const {
   int primary = rc & 0xff;
   std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  // A write the system refused (a full disk, a quota, a file-size limit) is not damage: SQLite
+  // rolls the change back, and the store is as it was.
+  const int extended = db_ ? sqlite3_extended_errcode(db_) : rc;
+  if (primary == SQLITE_FULL || extended == SQLITE_IOERR_WRITE || extended == SQLITE_IOERR_FSYNC ||
+      extended == SQLITE_IOERR_TRUNCATE || extended == SQLITE_IOERR_SHMSIZE || rc == SQLITE_IOERR_WRITE ||
+      rc == SQLITE_IOERR_FSYNC || rc == SQLITE_IOERR_TRUNCATE)
+    return "cannot write to the store " + path_ + " (" + msg + " while " + what +
+           "): the disk is full, or a quota or file-size limit stops the write; the change was not made. Free "
+           "space (or raise the limit) and run the command again";
   if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB || primary == SQLITE_IOERR)
     return "the store " + path_ + " is damaged (" + msg + " while " + what +
            "); it cannot be trusted: " + kDamageFix;
@@ -884,8 +894,10 @@ int Store::schema_version() const {
 
 bool Store::exec(const char* sql, std::string* error) {
   char* msg = nullptr;
-  if (noted(sqlite3_exec(db_, sql, nullptr, nullptr, &msg)) != SQLITE_OK) {
-    *error = std::string("database ") + path_ + ": " + (msg ? msg : "error");
+  if (int rc = noted(sqlite3_exec(db_, sql, nullptr, nullptr, &msg)); rc != SQLITE_OK) {
+    std::string what(sql);
+    what = base::one_line(what.substr(0, what.find_first_of("(;")));
+    *error = describe_error(rc, "running " + base::trim(what));
     sqlite3_free(msg);
     return false;
   }

@@ -3,6 +3,7 @@
 
 #include "submissions/store.h"
 #include "submissions/store_errors.h"
+#include "tests/run_referee.h"
 #include "tests/temp_dir.h"
 
 namespace referee::submissions {
@@ -28,6 +29,22 @@ TEST_SUITE("store") {
     REQUIRE(second->begin(&error));
     second->rollback();
     CHECK_FALSE(thread_failed_busy());
+  }
+
+  TEST_CASE("a write the system refuses (a file-size limit, as a full disk) is said as such, not as a damaged store") {
+    testing::TempDir dir("referee-full-");
+    const std::string db = (dir.path / "s.db").string();
+    std::string out;
+    const std::string import = std::string(REFEREE_BINARY) + " import " + REFEREE_SOURCE_DIR +
+                               "/submissions/examples/ExampleOrg --round mini-1.0.0 --db " + db;
+    int rc = testing::run_shell_capture("(ulimit -f 8; trap '' XFSZ; " + import + ")", &out);
+    CHECK(rc == 2);
+    CHECK_MESSAGE(out.find("cannot write to the store " + db + " (") != std::string::npos, out);
+    CHECK_MESSAGE(out.find("a quota or file-size limit stops the write; the change was not made") != std::string::npos, out);
+    CHECK(out.find("damaged") == std::string::npos);
+    // Without the limit, the same command works on the same file.
+    rc = testing::run_shell_capture(import, &out);
+    CHECK_MESSAGE(rc == 0, out);
   }
 }
 

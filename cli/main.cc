@@ -103,6 +103,11 @@ int run(int argc, char** argv) {
         return referee::cli::kCannotCheck;
       }
     }
+    if (e.get_exit_code() != 0 && argc > 1 && argv[1][0] != '-') {
+      // As every other message of a command: prefixed with its name, and where to look.
+      std::cerr << "referee " << argv[1] << ": " << e.what() << "\nrun 'referee " << argv[1] << " --help' for the options\n";
+      return referee::cli::kCannotCheck;
+    }
     int rc = app.exit(e);
     return rc == 0 ? 0 : referee::cli::kCannotCheck;
   }

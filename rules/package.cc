@@ -772,8 +772,27 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
   fs::path results = root / "results";
   fs::path systems = root / "systems";
   if (!fs::is_directory(results, ec)) {
-    *error = base::read_error(ec) ? "cannot read " + org_dir + ": " + ec.message() + "; give referee read access to the whole package"
-                        : org_dir + " has no results/ folder: expected <org>/results/<system>/<benchmark>/result_N.txt";
+    if (base::read_error(ec)) {
+      *error = "cannot read " + org_dir + ": " + ec.message() + "; give referee read access to the whole package";
+      return false;
+    }
+    *error = org_dir + " has no results/ folder: expected <org>/results/<system>/<benchmark>/result_N.txt";
+    // A round's folder (organisation folders in it) given where one package is wanted: say which to give.
+    std::vector<std::string> orgs;
+    std::error_code lec;
+    for (const auto& e : fs::directory_iterator(root, lec)) {
+      std::error_code dec;
+      if (fs::is_directory(e.path() / "results", dec)) orgs.push_back(e.path().filename().string());
+    }
+    if (!orgs.empty()) {
+      std::sort(orgs.begin(), orgs.end());
+      std::string names;
+      for (size_t i = 0; i < orgs.size() && i < 3; ++i) names += (i ? ", " : "") + orgs[i];
+      if (orgs.size() > 3) names += ", ...";
+      *error += "; it holds " + std::to_string(orgs.size()) + " organisation folder" + (orgs.size() == 1 ? "" : "s") +
+                " (" + names + "): give one of them, e.g. " + (fs::path(org_dir) / orgs[0]).string() +
+                " (check-package and import also take a whole round)";
+    }
     return false;
   }
 

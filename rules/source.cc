@@ -85,6 +85,16 @@ std::unique_ptr<RuleSet> resolve_ruleset(const std::string& ruleset, const std::
     *error = "'" + ruleset + "' is not a rule set name; expected USAGE-X.Y.Z such as training-3.1.0";
     return nullptr;
   }
+  if (std::error_code fec; !rules_flag.empty() && fs::exists(rules_flag, fec) && !fs::is_directory(rules_flag, fec)) {
+    *error = "--rules " + rules_flag + " is a file; it takes a folder: the consortium's mlperf_logging package (the "
+             "folder holding compliance_checker/), or the folder referee rules fetch installed";
+    return nullptr;
+  }
+  if (std::error_code fec; !rules_flag.empty() && !fs::exists(rules_flag, fec)) {
+    *error = "--rules " + rules_flag + " does not exist; it takes a folder: the consortium's mlperf_logging package "
+             "(the folder holding compliance_checker/), or run 'referee rules fetch' and leave --rules out";
+    return nullptr;
+  }
   // A --rules path may point at the compliance_checker folder or the package folder above it.
   std::vector<RuleSource> path = rule_search_path(rules_flag);
   for (auto src : path) {

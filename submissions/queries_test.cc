@@ -955,7 +955,10 @@ TEST_SUITE("store") {
     CHECK(contains(out, "-3"));
     CHECK(run_referee("workload run minilm --seed -1", &out) == 2);
     CHECK(run_referee("run spec.yaml --runs 0", &out) == 2);
-    CHECK(contains(out, "--runs: Value 0 not in range"));
+    CHECK(contains(out, "referee run: --runs: Value 0 not in range"));
+    CHECK(contains(out, "run 'referee run --help' for the options"));
+    CHECK(run_referee("score", &out) == 2);
+    CHECK(contains(out, "referee score: ORG_DIR is required"));
     CHECK(run_referee("run spec.yaml --parallel -2", &out) == 2);
     CHECK(run_referee("check-package . --ruleset mini-1.0.0 --jobs 100000", &out) == 2);
     CHECK(run_referee("leaderbord --round x --benchmark y", &out) == 2);

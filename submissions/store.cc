@@ -729,6 +729,11 @@ std::unique_ptr<Store> Store::open(const std::string& path, std::string* error, 
     rc = sqlite3_open_v2(uri.c_str(), &s->db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX, nullptr);
   } else {
     std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      *error = path + " is a folder, not a store file (give a file in it, e.g. --db " +
+               (std::filesystem::path(path) / "referee.db").string() + ")";
+      return nullptr;
+    }
     auto parent = std::filesystem::path(path).parent_path();
     // The default store's folder is made; a folder the user named must exist,
     // so a mistyped --db is not a new store in a new folder.

@@ -628,6 +628,21 @@ TEST_CASE("Checking with the wrong usage's rule set says that nothing was checke
   CHECK(out.find("nothing was checked") != std::string::npos);
   CHECK(out.find("deepcam is an MLPerf HPC benchmark: check HPC packages with --ruleset hpc-X.Y.Z") != std::string::npos);
   CHECK(out.find("did you mean bert? rename the folder to results/sysA/bert") != std::string::npos);
+  // Paths of the wrong kind say what they are and what is wanted.
+  int rc = run_referee("check-package --ruleset training-3.1.0 --rules " + (pkg / "systems" / "sysA.json").string() + " " +
+                           pkg.string(),
+                       &out);
+  CHECK(rc == 2);
+  CHECK_MESSAGE(out.find("sysA.json is a file; it takes a folder") != std::string::npos, out);
+  rc = run_referee("check-package --ruleset training-3.1.0 --rules " + (tmp.path / "nowhere").string() + " " + pkg.string(), &out);
+  CHECK(rc == 2);
+  CHECK_MESSAGE(out.find("nowhere does not exist; it takes a folder") != std::string::npos, out);
+  rc = run_referee("import " + pkg.string() + " --round training-3.1.0 --rules " + rules.string() + " --db " + tmp.path.string(), &out);
+  CHECK(rc == 2);
+  CHECK_MESSAGE(out.find(tmp.path.string() + " is a folder, not a store file (give a file in it, e.g. --db ") != std::string::npos, out);
+  rc = run_referee("score --ruleset training-3.1.0 --rules " + rules.string() + " " + tmp.path.string(), &out);
+  CHECK(rc == 2);
+  CHECK_MESSAGE(out.find("it holds 1 organisation folder (HpcOrg): give one of them, e.g. ") != std::string::npos, out);
 }
 
 TEST_CASE("The store refuses a result file that leads outside the package") {

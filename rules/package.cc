@@ -1173,7 +1173,7 @@ void finish_package(const RuleSet& rules, const RoundFacts& facts, PackageReport
           if (!rf.readable) unread += (unread.empty() ? "" : ", ") + rf.name;
         if (!unread.empty()) {
           f.found = unread + (unread.find(',') == std::string::npos ? " cannot be read, so it gives" : " cannot be read, so they give") +
-                    " the check no global_batch_size, epochs or convergence (" + d.rcp.explanation + ")";
+                    " the check no global_batch_size, epochs or convergence";
           f.expected.clear();
           f.hint = "make every result file of the directory a readable regular file, then check again";
         }

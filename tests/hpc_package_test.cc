@@ -112,6 +112,16 @@ const Value& hpc_at(const Value& d, const std::string& k) {
 
 std::string str_of(const Value& v) { return v.kind == VKind::Str ? v.s() : std::string(); }
 
+// The five strong-scaling runs deepcam needs in `dir`: 10 to 14 minutes (olympic mean 12), seeds from `seed`.
+void write_deepcam_runs(const fs::path& dir, int seed = 100) {
+  for (int i = 0; i < 5; ++i) {
+    HpcRun r;
+    r.minutes = 10 + i;
+    r.seed = seed + i;
+    write_file(dir / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
+  }
+}
+
 }  // namespace
 
 TEST_SUITE("scoring") {
@@ -128,12 +138,7 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   fs::path strong = pkg / "results" / "sysA" / "strong" / "deepcam";
   fs::path weak = pkg / "results" / "sysA" / "weak" / "deepcam";
   // Strong: the five runs deepcam needs, 10 to 14 minutes; olympic mean 12.
-  for (int i = 0; i < 5; ++i) {
-    HpcRun r;
-    r.minutes = 10 + i;
-    r.seed = 100 + i;
-    write_file(strong / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
-  }
+  write_deepcam_runs(strong);
   // Weak: seven models (at least five), started over 6 minutes, each 20 minutes;
   // one of them non-compliant (a run_stop status the rules refuse).
   for (int i = 0; i < 7; ++i) {
@@ -339,12 +344,7 @@ TEST_CASE("check-package of a round: a folder it cannot read is an error in plac
   // A package with non-ASCII names, a link loop where a package would be, a folder that is no package.
   fs::path pkg = round / "\xc3\x9cn\xc3\xaf";
   write_file(pkg / "systems" / "s\xc3\xbfs.json", hpc_system("closed"));
-  for (int i = 0; i < 5; ++i) {
-    HpcRun r;
-    r.minutes = 10 + i;
-    r.seed = 100 + i;
-    write_file(pkg / "results" / "s\xc3\xbfs" / "strong" / "deepcam" / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
-  }
+  write_deepcam_runs(pkg / "results" / "s\xc3\xbfs" / "strong" / "deepcam");
   fs::create_directory_symlink(round / "ALoop", round / "ALoop");
   fs::create_directories(round / "notes");
   std::string out;
@@ -413,13 +413,7 @@ TEST_CASE("report: a submitter's scaling page holds that submitter's results, an
     std::string desc = hpc_system("closed");
     desc.replace(desc.find("\"submitter\": \"x\""), 16, "\"submitter\": \"" + submitter + "\"");
     write_file(round / org / "systems" / "sysA.json", desc);
-    for (int i = 0; i < 5; ++i) {
-      HpcRun r;
-      r.minutes = 10 + i;
-      r.seed = seed + i;
-      write_file(round / org / "results" / "sysA" / "strong" / "deepcam" / ("result_" + std::to_string(i) + ".txt"),
-                 hpc_log(r));
-    }
+    write_deepcam_runs(round / org / "results" / "sysA" / "strong" / "deepcam", seed);
   };
   package("Org_X", "Org/X", 100);
   package("Org-Y", "Org_X", 200);
@@ -463,12 +457,7 @@ TEST_CASE("score names the fields of a system description that the summary lacks
   drop("hw_notes");
   desc.replace(desc.find("\"accelerators_per_node\": \"8\""), 28, "\"accelerators_per_node\": \"eight\"");
   write_file(pkg / "systems" / "sysA.json", desc);
-  for (int i = 0; i < 5; ++i) {
-    HpcRun r;
-    r.minutes = 10 + i;
-    r.seed = 100 + i;
-    write_file(pkg / "results" / "sysA" / "strong" / "deepcam" / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
-  }
+  write_deepcam_runs(pkg / "results" / "sysA" / "strong" / "deepcam");
   std::string out;
   int rc = run_referee("score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
   CHECK_MESSAGE(rc == 0, out);
@@ -503,12 +492,7 @@ TEST_CASE("score: a scaling.json the summarizer cannot use gives no score and sa
   write_rules_root(rules, "hpc_3.0.0", "deepcam");
   write_file(pkg / "systems" / "sysA.json", hpc_system("open"));
   fs::path strong = pkg / "results" / "sysA" / "strong" / "deepcam";
-  for (int i = 0; i < 5; ++i) {
-    HpcRun r;
-    r.minutes = 10 + i;
-    r.seed = 100 + i;
-    write_file(strong / ("result_" + std::to_string(i) + ".txt"), hpc_log(r));
-  }
+  write_deepcam_runs(strong);
   const std::string cmd = "score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string();
   auto score_of = [&](std::string* note) -> Value {
     std::string out;

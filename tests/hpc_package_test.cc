@@ -207,11 +207,15 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   rc = run_referee("user add chair1 --role chair --db " + db.string(), &out);
   REQUIRE_MESSAGE(rc == 0, out);
   const std::string chair_token = out.substr(out.find("token: ") + 7, out.find('\n', out.find("token: ")) - out.find("token: ") - 7);
+  // `review publish` of the round as its chair, into `to`, from the store `store`.
+  auto publish = [&](const fs::path& to, const fs::path& store, const std::string& flags = "") {
+    return referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
+                                                   " review publish" + flags + " --round hpc-3.0.0 --out " + to.string() +
+                                                   " --rules " + rules.string() + " --db " + store.string(),
+                                               &out);
+  };
   fs::path pub = tmp.path / "pub";
-  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
-                                               " review publish --json --round hpc-3.0.0 --out " + pub.string() +
-                                               " --rules " + rules.string() + " --db " + db.string(),
-                                           &out);
+  rc = publish(pub, db, " --json");
   REQUIRE_MESSAGE(rc == 0, out);
   CHECK(out.find(R"({"organisation":"HpcOrg","system":"sysA","benchmark":"deepcam","scaling":"weak","status":"as submitted")") !=
         std::string::npos);
@@ -228,10 +232,7 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   // folder left by a publication that was killed is removed.
   fs::create_directory_symlink(pub, tmp.path / "publink");
   fs::create_directories(tmp.path / ".staging-pub-999999999" / "HpcOrg");
-  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
-                                               " review publish --round hpc-3.0.0 --out " + (tmp.path / "publink").string() +
-                                               " --rules " + rules.string() + " --db " + db.string(),
-                                           &out);
+  rc = publish(tmp.path / "publink", db);
   REQUIRE_MESSAGE(rc == 0, out);
   CHECK(fs::is_symlink(tmp.path / "publink"));
   CHECK(fs::exists(pub / "HpcOrg" / "results" / "sysA" / "weak" / "deepcam" / "result_0.txt"));
@@ -239,10 +240,7 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   // A weak result file changed since the import stops the publication; the earlier one stays.
   const std::string result_3 = referee::testing::read_file(weak / "result_3.txt");
   write_file(weak / "result_3.txt", result_3 + "\n");
-  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
-                                               " review publish --round hpc-3.0.0 --out " + pub.string() + " --rules " +
-                                               rules.string() + " --db " + db.string(),
-                                           &out);
+  rc = publish(pub, db);
   CHECK(rc != 0);
   CHECK_MESSAGE(out.find("weak/deepcam/result_3.txt changed since it was imported") != std::string::npos, out);
   CHECK(fs::exists(pub / "HpcOrg" / "results" / "sysA" / "weak" / "deepcam" / "result_6.txt"));
@@ -251,10 +249,7 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   write_file(tmp.path / "outside" / "result_3.txt", result_3);
   fs::remove(weak / "result_3.txt");
   fs::create_symlink(tmp.path / "outside" / "result_3.txt", weak / "result_3.txt");
-  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
-                                               " review publish --round hpc-3.0.0 --out " + pub.string() + " --rules " +
-                                               rules.string() + " --db " + db.string(),
-                                           &out);
+  rc = publish(pub, db);
   CHECK(rc != 0);
   CHECK_MESSAGE(out.find("weak/deepcam/result_3.txt leads outside the package (to " +
                          fs::weakly_canonical(tmp.path / "outside" / "result_3.txt").string() + ")") != std::string::npos,
@@ -271,10 +266,7 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
     sqlite3_close(raw);
   };
   edit("DELETE FROM weak_runs WHERE file = 'result_6.txt'");
-  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
-                                               " review publish --round hpc-3.0.0 --out " + (tmp.path / "pub2").string() +
-                                               " --rules " + rules.string() + " --db " + old_db.string(),
-                                           &out);
+  rc = publish(tmp.path / "pub2", old_db);
   CHECK(rc != 0);
   CHECK_MESSAGE(out.find("the store was edited outside referee: package HpcOrg (hpc-3.0.0): its systems, results, scores or "
                          "runs are not what event ") != std::string::npos,
@@ -284,10 +276,7 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   // as the committee's word.
   fs::copy_file(db, old_db, fs::copy_options::overwrite_existing);
   edit("INSERT INTO result_status SELECT id, 'withdrawn', NULL, NULL, NULL, '2026-01-01T00:00:00Z' FROM results");
-  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
-                                               " review publish --round hpc-3.0.0 --out " + (tmp.path / "pub2").string() +
-                                               " --rules " + rules.string() + " --db " + old_db.string(),
-                                           &out);
+  rc = publish(tmp.path / "pub2", old_db);
   CHECK(rc != 0);
   CHECK_MESSAGE(out.find("the store was edited outside referee: result_status row for result ") != std::string::npos, out);
   CHECK_MESSAGE(out.find("no decision or open objection in the review log gives it one") != std::string::npos, out);
@@ -295,10 +284,7 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   // The review log emptied (the record of the imports gone) and rows deleted with it: refused.
   fs::copy_file(db, old_db, fs::copy_options::overwrite_existing);
   edit("DROP TRIGGER events_append_only_delete; DELETE FROM events; DELETE FROM weak_runs");
-  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
-                                               " review publish --round hpc-3.0.0 --out " + (tmp.path / "pub2").string() +
-                                               " --rules " + rules.string() + " --db " + old_db.string(),
-                                           &out);
+  rc = publish(tmp.path / "pub2", old_db);
   CHECK(rc != 0);
   CHECK_MESSAGE(out.find("the store was edited outside referee: package HpcOrg (hpc-3.0.0) has no package.import event") !=
                     std::string::npos,
@@ -309,10 +295,7 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   edit("DROP TRIGGER events_append_only_delete; DELETE FROM events; "
        "UPDATE organisations SET name = '../../escape' WHERE name = 'HpcOrg'");
   fs::create_directories(tmp.path / "deep" / "er");
-  rc = referee::testing::run_shell_capture("REFEREE_TOKEN=" + chair_token + " " + std::string(REFEREE_BINARY) +
-                                               " review publish --round hpc-3.0.0 --out " + (tmp.path / "deep" / "er" / "pub3").string() +
-                                               " --rules " + rules.string() + " --db " + old_db.string(),
-                                           &out);
+  rc = publish(tmp.path / "deep" / "er" / "pub3", old_db);
   CHECK(rc != 0);
   CHECK_MESSAGE(out.find("the store was edited outside referee: package ../../escape (hpc-3.0.0) has no package.import event") !=
                     std::string::npos,

@@ -151,6 +151,28 @@ int code_point_width(uint32_t cp) {
 
 }  // namespace
 
+std::string utf8_text(std::string_view text) {
+  size_t bad = 0;
+  if (valid_utf8(text, &bad)) return std::string(text);
+  std::string out(text.substr(0, bad));
+  out.reserve(text.size() + 8);
+  size_t i = bad;
+  while (i < text.size()) {
+    size_t at = 0;
+    const std::string_view rest = text.substr(i);
+    if (valid_utf8(rest, &at)) {
+      out.append(rest);
+      break;
+    }
+    out.append(rest.substr(0, at));  // the valid part before the bad byte
+    const unsigned char c = static_cast<unsigned char>(rest[at]);
+    out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    i += at + 1;
+  }
+  return out;
+}
+
 size_t display_width(std::string_view text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();

@@ -55,6 +55,10 @@ std::string nearest_name(std::string_view name, const std::vector<std::string>& 
 // the offset of the first bad byte.
 bool valid_utf8(std::string_view text, size_t* bad_at = nullptr);
 
+// `text` as UTF-8: valid sequences as they are, any other byte as its latin-1
+// character (0xE9 becomes U+00E9, "é"), as the JSON writers read such text.
+std::string utf8_text(std::string_view text);
+
 // Columns `text` takes on a terminal: a UTF-8 character one, an East Asian
 // wide one (CJK, Hangul, full-width forms, most emoji) two, a combining mark
 // or zero-width character none; a byte that is not UTF-8 one.

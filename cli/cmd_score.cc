@@ -35,6 +35,7 @@ void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rul
   for (const auto& row : r.rows) {
     w.key(row.system_file).begin_object();
     if (!row.complete) w.key("error").value(row.error);
+    if (!row.consortium_stops.empty()) w.key("consortium_stops").value(row.consortium_stops);
     w.key("division").value(row.division).key("availability").value(submissions::normalize_availability(row.availability));
     w.key("submitter").value(row.submitter).key("system").value(row.system);
     w.key("number_of_nodes").value(row.number_of_nodes);
@@ -122,9 +123,12 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
       os << row.system_file << ": no system fields\n  error: " << row.error << "\n";
     } else {
       os << row.system_file << ": " << row.division << ", " << submissions::normalize_availability(row.availability) << ", " << row.accelerators_count << " x "
-       << row.accelerator_model_name << " (" << row.number_of_nodes << " nodes), " << row.framework << "\n";
+       << row.accelerator_model_name << " (" << row.number_of_nodes << (row.number_of_nodes == "1" ? " node), " : " nodes), ")
+       << row.framework << "\n";
       if (!row.complete) os << "  error: " << row.error << "\n";
     }
+    if (!row.consortium_stops.empty())
+      os << "  note: " << row.consortium_stops << " and writes no table; referee's figures follow the rules\n";
     for (const auto& s : row.scores) {
       if (s.scaling == "weak") {
         // MLPerf HPC weak scaling: many models at once.
@@ -150,6 +154,9 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
         os << num(s.score) << " min";
         if (s.factor != 1.0) os << " = " << num(s.unscaled) << " x " << num(s.factor, "%.6g") << " (" << s.factor_source << ")";
         os << "\n";
+        if (!(s.factor > 0))
+          os << "    warning: a factor of " << num(s.factor, "%.6g") << " (" << s.factor_source
+             << ") makes no time to train; the summarizer applies it all the same\n";
       }
       if (s.has_power) {
         if (s.has_energy) {
@@ -171,6 +178,9 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
       os << "\n";
       for (const auto& run : s.runs)
         if (!run.warning.empty()) os << "    warning: " << run.file << ": " << run.warning << "\n";
+      for (const auto& run : s.runs)
+        if (run.dropped.rfind("non-compliant", 0) == 0 && run.dropped.size() > 13)
+          os << "    not counted: " << run.file << ": " << run.dropped << "\n";
       if (s.has_power) {
         os << "    energy (MJ):";
         for (const auto& run : s.runs)
@@ -227,10 +237,16 @@ Command score_command() {
               if (o->csv || o->csv_detailed)
                 // The consortium's summarizer prints the error and leaves the system out of its tables:
                 // so does the CSV, and this says so where the table does not.
-                for (const auto& row : scores.rows)
-                  if (!row.complete)
+                for (const auto& row : scores.rows) {
+                  if (!row.complete && row.consortium_stops.empty())
                     std::cerr << "referee score: " << row.system_file << " is left out of the table, as the consortium's "
                               << "summarizer leaves it out: " << row.error << "\n";
+                  else if (!row.complete)
+                    std::cerr << "referee score: " << row.system_file << " is left out of the table (" << row.error
+                              << "); " << row.consortium_stops << " and writes no table at all\n";
+                  else if (!row.consortium_stops.empty())
+                    std::cerr << "referee score: note: " << row.consortium_stops << " and writes no table at all\n";
+                }
               if (o->csv) std::cout << rules::summary_csv({&scores});  // HPC: the weak-scaling table follows
               else if (o->csv_detailed) std::cout << rules::scores_csv_detailed(scores, true);
               else if (o->json) write_json(scores, *loaded.ruleset, loaded.source, std::cout);

@@ -103,6 +103,10 @@ int run(int argc, char** argv) {
         return referee::cli::kCannotCheck;
       }
     }
+    if (e.get_exit_code() != 0 && argc == 1) {
+      std::cerr << "referee: give a command; run 'referee --help' for the commands\n";
+      return referee::cli::kCannotCheck;
+    }
     if (e.get_exit_code() != 0 && argc > 1 && argv[1][0] != '-') {
       // As every other message of a command: prefixed with its name, and where to look.
       std::cerr << "referee " << argv[1] << ": " << e.what() << "\nrun 'referee " << argv[1] << " --help' for the options\n";

@@ -1,6 +1,7 @@
 #include "rules/score.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "base/file.h"
+#include "base/text.h"
 #include "mllog/json_writer.h"
 #include "rules/interp.h"
 #include "rules/power.h"
@@ -179,6 +181,14 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
       row.complete = false;
       row.error = "systems/" + sys + ".json " + (ok ? std::string("holds JSON that is not an object") : why) +
                   ": the summary takes the system's fields from it (one JSON object with the required fields)";
+      // A missing description: the summarizer prints the error and leaves the system out. Anything else
+      // it reads stops it.
+      if (why != "is missing")
+        row.consortium_stops = "the consortium's result summarizer reads systems/" + sys + ".json and stops with " +
+                               (ok ? "a TypeError (JSON that is not an object)"
+                                : why.rfind("is a folder", 0) == 0 ? "IsADirectoryError"
+                                : why.rfind("is not JSON", 0) == 0 ? "JSONDecodeError"
+                                                                   : "an error reading the file");
     } else {
       std::vector<std::string> missing, not_int;
       row.division = field_str(desc, "division", &missing);
@@ -196,6 +206,9 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
       row.notes = hw.empty() ? sw : sw.empty() ? hw : hw + ";" + sw;
       if (!missing.empty() || !not_int.empty()) {
         row.complete = false;
+        // Its handler of the KeyError or ValueError names a variable it never set: NameError.
+        row.consortium_stops = "the consortium's result summarizer stops with a NameError in its handler of the "
+                               "missing or unreadable field";
         auto names = [](const std::vector<std::string>& v) {
           std::string out;
           for (size_t i = 0; i < v.size(); ++i) out += (i ? (i + 1 == v.size() ? " and " : ", ") : "") + ("\"" + v[i] + "\"");
@@ -224,6 +237,11 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
           row.private_id = py_str(*v);
         }
       }
+      // Not UTF-8: json.load stops there, before any field is read.
+      for (const auto& sf : report.systems)
+          if (sf.name == sys + ".json" && sf.consortium_stops.find("UnicodeDecodeError") != std::string::npos)
+            row.consortium_stops = "the consortium's result summarizer reads systems/" + sys +
+                                   ".json as UTF-8 and stops with UnicodeDecodeError";
       row.details_url = prefix + "/blob/main/" + row.submitter + "/systems/" + sys + ".json";
       row.code_url = prefix + "/blob/master/" + row.submitter + "/benchmarks";
     }
@@ -293,7 +311,11 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
         if (!jok) scaling_problem = "scaling.json " + why;
         else if (j.kind != VKind::Dict) scaling_problem = "scaling.json holds JSON that is not an object";
         else if (!f) scaling_problem = "scaling.json has no \"scaling_factor\"";
-        else if (!f->is_num()) scaling_problem = "scaling.json's scaling_factor is " + py_repr(*f) + ", not a number";
+        else if (!f->is_num())
+          scaling_problem = "scaling.json's scaling_factor is " + (f->kind == VKind::None ? std::string("null") : py_repr(*f)) +
+                            ", not a number";
+        else if (!std::isfinite(f->as_double()))
+          scaling_problem = "scaling.json's scaling_factor is " + py_repr(*f) + ", not a finite number";
         if (scaling_problem.empty()) {
           bs.published_factor = f->as_double();
           bs.has_published_factor = true;
@@ -344,8 +366,12 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
       // (The pipeline's RCP pass removes the file of each directory it evaluates before the summarizer runs.)
       if (!scaling_problem.empty() && (mode == ScaleMode::Published || !d.rcp_checked)) {
         bs.has_score = false;
-        bs.note = scaling_problem + ": the consortium's result summarizer stops with a traceback on it and reports "
-                  "nothing for the package; write {\"scaling_factor\": F} (the factor the committee gave) or remove the file";
+        const bool finite_problem = scaling_problem.find("not a finite number") != std::string::npos;
+        bs.note = scaling_problem +
+                  (finite_problem ? ": no time to train (the consortium's result summarizer writes inf or nothing)"
+                                  : ": the consortium's result summarizer stops with a traceback on it and reports "
+                                    "nothing for the package") +
+                  "; write {\"scaling_factor\": F} (the factor the committee gave) or remove the file";
       }
       if (bs.has_power) {
         // The summarizer's _index_olympic_average: the energies of the runs in
@@ -428,7 +454,9 @@ bool has_strong(const SystemRow& row) {
   return false;
 }
 
-std::string csv_field(const std::string& s) {
+std::string csv_field(const std::string& raw) {
+  // UTF-8 as the JSON gives it (a description in latin-1 stops the summarizer: there is no table of its to match).
+  const std::string s = base::utf8_text(raw);
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {

@@ -84,6 +84,10 @@ struct SystemRow {
   std::string private_id;   // results/<system>/privateid.json's "private_id", else ""
   bool complete = true;
   std::string error;  // a required field is missing
+  // Where the consortium's result summarizer stops with a traceback on this
+  // system (a description that is not JSON, not UTF-8, or lacks a field); ""
+  // where it reads it or, the description missing, leaves the system out.
+  std::string consortium_stops;
   std::vector<BenchmarkScore> scores;  // one per benchmark directory of this system
 };
 

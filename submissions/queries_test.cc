@@ -959,6 +959,10 @@ TEST_SUITE("store") {
     CHECK(contains(out, "run 'referee run --help' for the options"));
     CHECK(run_referee("score", &out) == 2);
     CHECK(contains(out, "referee score: ORG_DIR is required"));
+    CHECK(run_referee("", &out) == 2);
+    CHECK(contains(out, "referee: give a command; run 'referee --help' for the commands"));
+    CHECK(run_referee("list rounds --db /", &out) == 2);
+    CHECK(contains(out, "referee list: / is a folder, not a store file"));
     CHECK(run_referee("run spec.yaml --parallel -2", &out) == 2);
     CHECK(run_referee("check-package . --ruleset mini-1.0.0 --jobs 100000", &out) == 2);
     CHECK(run_referee("leaderbord --round x --benchmark y", &out) == 2);

@@ -716,6 +716,11 @@ std::unique_ptr<Store> Store::open(const std::string& path, std::string* error, 
                " creates it)";
       return nullptr;
     }
+    if (std::filesystem::is_directory(path, ec)) {
+      *error = path + " is a folder, not a store file (give the store's file, e.g. --db " +
+               (std::filesystem::path(path) / "referee.db").string() + ")";
+      return nullptr;
+    }
     if (!std::filesystem::is_regular_file(path, ec)) {
       *error = path + " is not a file, so not a referee store";
       return nullptr;

@@ -369,6 +369,7 @@ TEST_CASE("check-package of a round: a folder it cannot read is an error in plac
   // Written in latin-1: valid for referee (a warning), where the consortium's json.load stops.
   desc = hpc_system("closed");
   desc.replace(desc.find("\"sw_notes\": \"x\""), 15, "\"sw_notes\": \"caf\xe9\"");
+  desc.replace(desc.find("\"host_processors_per_node\": \"x\""), 31, "\"host_processors_per_node\": \"2\"");
   write_file(pkg / "systems" / "s\xc3\xbfs.json", desc);
   rc = run_referee("check-package --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
   CHECK_MESSAGE(rc == 0, out);
@@ -376,6 +377,15 @@ TEST_CASE("check-package of a round: a folder it cannot read is an error in plac
   CHECK_MESSAGE(str_of(hpc_at(j, "consortium_stops")).find("stops with UnicodeDecodeError (byte 0xE9 at offset ") != std::string::npos,
                 str_of(hpc_at(j, "consortium_stops")));
   CHECK(out.find("save the file as UTF-8") != std::string::npos);
+  // score: the row, its text as UTF-8 in the CSV as in the JSON, and the note that the summarizer stops.
+  rc = run_referee("score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK(str_of(hpc_at(hpc_at(hpc_at(hpc_json(out), "systems"), "s\xc3\xbfs"), "consortium_stops"))
+            .find("as UTF-8 and stops with UnicodeDecodeError") != std::string::npos);
+  rc = run_referee("score --csv --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK_MESSAGE(out.find("caf\xc3\xa9") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("referee score: note: the consortium's result summarizer reads systems/s\xc3\xbfs.json as UTF-8 and "
+                         "stops with UnicodeDecodeError and writes no table at all") != std::string::npos,
+                out);
   // A folder where the description should be: said so, by check-package and score alike.
   fs::remove(pkg / "systems" / "s\xc3\xbfs.json");
   fs::create_directories(pkg / "systems" / "s\xc3\xbfs.json");
@@ -459,14 +469,25 @@ TEST_CASE("score names the fields of a system description that the summary lacks
   CHECK_MESSAGE(out.find(", , 0 x") == std::string::npos, out);
   rc = run_referee("score --csv --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string() + " 2>&1 >/dev/null | cat", &out);
   CHECK_MESSAGE(rc == 0, out);
-  CHECK_MESSAGE(out.find("referee score: sysA is left out of the table, as the consortium's summarizer leaves it out: "
-                         "systems/sysA.json is not JSON (") != std::string::npos,
+  CHECK_MESSAGE(out.find("referee score: sysA is left out of the table (systems/sysA.json is not JSON (") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("the consortium's result summarizer reads systems/sysA.json and stops with JSONDecodeError and "
+                         "writes no table at all") != std::string::npos,
                 out);
+  rc = run_referee("score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK(str_of(hpc_at(hpc_at(hpc_at(hpc_json(out), "systems"), "sysA"), "consortium_stops")).find("JSONDecodeError") !=
+        std::string::npos);
+  // Missing: the summarizer leaves the system out, and says so; so does referee.
   fs::remove(pkg / "systems" / "sysA.json");
   rc = run_referee("score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
   CHECK_MESSAGE(rc == 0, out);
   error = str_of(hpc_at(hpc_at(hpc_at(hpc_json(out), "systems"), "sysA"), "error"));
   CHECK_MESSAGE(error.rfind("systems/sysA.json is missing: ", 0) == 0, error);
+  rc = referee::testing::run_shell_capture("{ " + std::string(REFEREE_BINARY) + " score --csv --ruleset hpc-3.0.0 --rules " +
+                                               rules.string() + " " + pkg.string() + " 2>&1 >/dev/null; }",
+                                           &out);
+  CHECK_MESSAGE(out.find("sysA is left out of the table, as the consortium's summarizer leaves it out: systems/sysA.json is "
+                         "missing") != std::string::npos,
+                out);
 }
 
 TEST_CASE("score: a scaling.json the summarizer cannot use gives no score and says why, never a score at factor 1") {
@@ -494,6 +515,7 @@ TEST_CASE("score: a scaling.json the summarizer cannot use gives no score and sa
       {"{\"scaling_factor\": \"abc\"}", "scaling.json's scaling_factor is 'abc', not a number"},
       {"{\"factor\": 2}", "scaling.json has no \"scaling_factor\""},
       {"[2]", "scaling.json holds JSON that is not an object"},
+      {"{\"scaling_factor\": null}", "scaling.json's scaling_factor is null, not a number"},
   };
   for (const auto& [text, why] : broken) {
     INFO(std::string(text));
@@ -501,6 +523,16 @@ TEST_CASE("score: a scaling.json the summarizer cannot use gives no score and sa
     CHECK(score_of(&note).kind == VKind::None);
     CHECK_MESSAGE(note.rfind(std::string(why) + ": the consortium's result summarizer stops with a traceback on it", 0) == 0, note);
   }
+  // A factor that is no finite number: no score (the JSON stays JSON); one not above 0: scored as the summarizer
+  // scores it, with a warning in the text.
+  write_file(strong / "scaling.json", "{\"scaling_factor\": 1e400}");
+  CHECK(score_of(&note).kind == VKind::None);
+  CHECK_MESSAGE(note.rfind("scaling.json's scaling_factor is inf, not a finite number: no time to train", 0) == 0, note);
+  write_file(strong / "scaling.json", "{\"scaling_factor\": -2}");
+  CHECK(score_of(&note).as_double() == doctest::Approx(-24.0));
+  std::string out;
+  run_referee("score --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK_MESSAGE(out.find("warning: a factor of -2 (scaling.json) makes no time to train") != std::string::npos, out);
 }
 
 TEST_CASE("HPC: too few weak-scaling models, a stray scaling folder, instance scales that differ") {

@@ -188,4 +188,36 @@ bool resolves_within(const std::filesystem::path& p, const std::filesystem::path
   return !rel.empty() && rel != "." && rel.rfind("..", 0) != 0;
 }
 
+Status read_regular_file(const std::filesystem::path& p, std::string* out) {
+  out->clear();
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    const int e = errno;
+    if (e == ENOENT) return Status::Error("is missing");
+    return Status::Error(std::string("cannot be read: ") + std::strerror(e));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const bool dir = S_ISDIR(st.st_mode);
+    ::close(fd);
+    return Status::Error(dir ? "is a folder, not a file" : "is not a regular file (a FIFO, a device or a socket)");
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  out->reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      return Status::Error(std::string("cannot be read: ") + std::strerror(e));
+    }
+    if (n == 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return Status::Ok();
+}
+
 }  // namespace referee::base

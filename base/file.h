@@ -39,6 +39,12 @@ bool write_file_atomic(const std::string& path, std::string_view bytes, std::str
 // <from>: <reason>", "cannot write <to>: <reason>") with `to` as it was.
 Status copy_file_atomic(const std::string& from, const std::string& to, std::string* sha256 = nullptr);
 
+// Reads a whole small file (a description, a scaling.json) into *out. Opened
+// without waiting and refused unless it is a regular file, so that a FIFO or
+// a device named like one never blocks the caller. Error: "is missing",
+// "is a folder, not a file", "is not a regular file", or the reason.
+Status read_regular_file(const std::filesystem::path& p, std::string* out);
+
 // Whether `ec`, from a std::filesystem query (is_directory, status), says a
 // path could not be read (no permission, a link loop, an I/O error), as
 // against its not being there, which the query reports too.

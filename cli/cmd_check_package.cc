@@ -133,9 +133,9 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
     os << paint(color, "31", "FAIL") << " systems/" << s.name << "\n";
     for (const auto& e : s.errors) print_finding(os, "systems/" + s.name, e, "  ");
   }
-  if (verbose)
-    for (const auto& s : r.systems)
-      for (const auto& e : s.warnings) {
+  for (const auto& s : r.systems)
+    for (const auto& e : s.warnings)
+      if (verbose || e.rule == "files: link") {  // a file read from outside the package: shown without -v
         os << paint(color, "33", "warning") << " systems/" << s.name << ": " << e.message << "\n";
         if (!e.hint.empty()) os << "      hint:     " << e.hint << "\n";
       }

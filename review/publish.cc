@@ -42,6 +42,7 @@ struct Row {
   long long result_id = 0, decision = 0;
   bool has_factor = false;
   double factor = 0;
+  double imported_factor = 1;  // the factor of the package's scaling.json at its import (1: none)
 };
 
 // {"scaling_factor": F}, as the consortium's files are written: F in the fewest digits that read back
@@ -144,15 +145,26 @@ std::optional<Error> copy_result_file(const fs::path& from, const fs::path& dir,
                       "put the file itself back in the package imported from " + package_path);
   std::string got;
   base::Status c = base::copy_file_atomic((from / file).string(), (dir / file).string(), &got);
-  if (!c.ok())
+  std::error_code ec;
+  if (!c.ok() && !fs::exists(from / file, ec))
     return make_error(422, "missing-file", c.message,
                       "the package imported from " + package_path + " must still be there to publish it");
+  if (!c.ok() && c.message.rfind("cannot write", 0) == 0)
+    return make_error(500, "io", c.message,
+                      "the publication could not be written (a full disk, a quota or a file-size limit?); the earlier "
+                      "one is as it was: free space and publish again");
+  if (!c.ok()) return make_error(422, "missing-file", c.message);
   if (got != want)
     return make_error(422, "changed-file",
                       (from / file).string() + " changed since it was imported (SHA-256 " + got.substr(0, 12) +
                           "..., imported " + want.substr(0, 12) + "...)",
                       "re-import the package (referee import) if the change is the one the committee accepted");
   return std::nullopt;
+}
+
+std::string sj_missing_message(const fs::path& from, double factor) {
+  return (from / "scaling.json").string() + " is gone: the package's import read a factor of " + mllog::json_number(factor) +
+         " from it";
 }
 
 // Staging folders of publications of `out` whose process is gone (killed
@@ -223,7 +235,8 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
   {
     Stmt q(s.db(),
            "SELECT o.name, p.path, sy.name, sy.description_json, r.id, r.benchmark, "
-           "COALESCE(st.status, ''), st.factor, COALESCE(st.decision_id, 0) FROM results r JOIN systems sy ON sy.id = "
+           "COALESCE(st.status, ''), st.factor, COALESCE(st.decision_id, 0), r.published_factor FROM results r JOIN "
+           "systems sy ON sy.id = "
            "r.system_id JOIN packages p ON p.id = sy.package_id JOIN organisations o ON o.id = p.organisation_id "
            "LEFT JOIN result_status st ON st.result_id = r.id WHERE p.round_id = ?1 ORDER BY o.name, sy.name, r.benchmark");
     q.bind(1, round.id);
@@ -239,6 +252,7 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
       r.has_factor = !q.col_null(7);
       r.factor = q.col_double(7);
       r.decision = q.col_int(8);
+      r.imported_factor = q.col_null(9) ? 1.0 : q.col_double(9);
       rows.push_back(r);
     }
     if (!q.ok()) return store_error(s, q.rc(), "reading the round's results");
@@ -345,11 +359,36 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
       // The committee's factor.
       if (base::Status w = base::write_file((dir / "scaling.json").string(), scaling_json(r.factor)); !w.ok()) return io_error(w.message);
       ++pub.files;
-    } else if (fs::exists(from / "scaling.json", ec)) {
-      // The package's own scaling.json, as submitted.
-      if (base::Status c = base::copy_file_atomic((from / "scaling.json").string(), (dir / "scaling.json").string()); !c.ok())
+    } else if (const fs::path sj = from / "scaling.json"; fs::exists(fs::symlink_status(sj, ec))) {
+      // The package's own scaling.json, as submitted: inside the package, and the factor its import read
+      // (1 where there was none).
+      if (fs::path real; !base::resolves_within(sj, r.package_path, &real))
+        return make_error(422, "outside-package", sj.string() + " leads outside the package (to " + real.string() + ")",
+                          "put the file itself back in the package imported from " + r.package_path);
+      std::string text, perr;
+      mllog::Json j;
+      const base::Status read = base::read_regular_file(sj, &text);
+      const mllog::Json* f = read.ok() && mllog::parse_json_permissive(text, &j, &perr) ? j.find("scaling_factor") : nullptr;
+      // As score reads it: an integer, a float, or a boolean (Python's True is 1).
+      const bool numeric = f && (f->kind == mllog::Json::Kind::Int || f->kind == mllog::Json::Kind::Float ||
+                                 f->kind == mllog::Json::Kind::Bool);
+      const double factor = !numeric ? 0
+                            : f->kind == mllog::Json::Kind::Int ? static_cast<double>(f->i)
+                            : f->kind == mllog::Json::Kind::Float ? f->f
+                                                                  : (f->b ? 1.0 : 0.0);
+      if (!numeric || factor != r.imported_factor)
+        return make_error(422, "changed-file",
+                          sj.string() + (!read.ok() ? " " + read.message
+                                                    : " does not give the factor the package's import read (" +
+                                                          mllog::json_number(r.imported_factor) + ")"),
+                          "re-import the package (referee import) if the change is the one the committee accepted");
+      if (base::Status c = base::copy_file_atomic(sj.string(), (dir / "scaling.json").string()); !c.ok())
         return make_error(422, "missing-file", c.message);
       ++pub.files;
+    } else if (r.imported_factor != 1.0) {
+      return make_error(422, "changed-file",
+                        sj_missing_message(from, r.imported_factor),
+                        "re-import the package (referee import) if the change is the one the committee accepted");
     }
     orgs.insert(r.org);
     pub.results.push_back(p);

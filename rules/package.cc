@@ -37,11 +37,9 @@ namespace referee::rules {
 namespace {
 
 std::string read_text(const fs::path& p, bool* ok) {
-  std::ifstream in(p, std::ios::binary);
-  *ok = static_cast<bool>(in);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text;
+  *ok = base::read_regular_file(p, &text).ok();  // never waits on a FIFO put where a file was
+  return text;
 }
 
 // The folders in `p`, sorted. A folder that cannot be listed is named in
@@ -810,6 +808,24 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
     for (const auto& p : files) {
       SystemFile s;
       std::string div;
+      if (fs::path real; !base::resolves_within(p, package_root, &real, true)) {
+        Finding f;
+        f.rule = "files: link";
+        f.message = "systems/" + p.filename().string() + " leads outside the package (to " + real.string() + ")";
+        f.hint = "copy the file into the package: an uploaded package holds no links, and referee import does not "
+                 "read a file that leads outside its package";
+        if (opt.details) {
+          // The store reads nothing outside a package: the description is not read, so not valid.
+          s.name = p.filename().string();
+          s.valid = false;
+          f.message += ": not read";
+          s.errors.push_back(f);
+          division_of[p.stem().string()] = "";
+          out->systems.push_back(std::move(s));
+          continue;
+        }
+        s.warnings.push_back(f);
+      }
       check_system(p, facts, &s, &div);
       division_of[p.stem().string()] = div;
       if (s.lacks_division) without_division.insert(p.stem().string());

@@ -25,24 +25,14 @@ namespace {
 // A JSON file of the package; *why says what is wrong when *ok is false (unread: the
 // reason; not JSON: where it stops).
 Value read_json_file(const fs::path& p, bool* ok, std::string* why = nullptr) {
-  std::error_code dec;
-  if (fs::is_directory(p, dec)) {
+  std::string text;
+  if (base::Status r = base::read_regular_file(p, &text); !r.ok()) {
     *ok = false;
-    if (why) *why = "is a folder, not a file";
+    if (why) *why = r.message;
     return Value();
   }
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
   std::string err;
-  *ok = static_cast<bool>(in);
-  if (!*ok) {
-    std::error_code ec;
-    bool exists = fs::exists(p, ec);
-    if (why) *why = !exists && !ec ? "is missing" : "cannot be read";
-    return Value();
-  }
-  Value v = value_from_json(ss.str(), ok, &err);
+  Value v = value_from_json(text, ok, &err);
   if (!*ok && why) *why = "is not JSON" + (err.empty() ? "" : " (" + err + ")");
   return v;
 }
@@ -167,6 +157,8 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
   std::string usage = facts.ruleset.substr(0, facts.ruleset.find('-'));
   std::string prefix = "https://github.com/mlcommons/" + usage + "_results_v" + short_round(version);
 
+  std::error_code root_ec;
+  const fs::path package_root = fs::weakly_canonical(report.path, root_ec);
   std::vector<std::string> systems;
   for (const auto& d : report.benchmarks)
     if (std::find(systems.begin(), systems.end(), d.system) == systems.end()) systems.push_back(d.system);
@@ -176,7 +168,14 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
     row.system_file = sys;
     bool ok = false;
     std::string why;
-    Value desc = read_json_file(fs::path(report.path) / "systems" / (sys + ".json"), &ok, &why);
+    const fs::path desc_path = fs::path(report.path) / "systems" / (sys + ".json");
+    fs::path desc_real;
+    Value desc;
+    if (fs::exists(fs::symlink_status(desc_path, root_ec)) &&
+        !base::resolves_within(desc_path, package_root, &desc_real, true))
+      why = "leads outside the package (to " + desc_real.string() + "): not read";
+    else
+      desc = read_json_file(desc_path, &ok, &why);
     if (!ok || desc.kind != VKind::Dict) {
       row.complete = false;
       row.error = "systems/" + sys + ".json " + (ok ? std::string("holds JSON that is not an object") : why) +
@@ -303,7 +302,12 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
       // A scaling.json the summarizer cannot use stops it with a traceback (JSONDecodeError, KeyError,
       // TypeError): no score here rather than one silently taken at factor 1.
       std::string scaling_problem;
-      if (fs::exists(sj, ec) || base::read_error(ec)) {
+      fs::path sj_real;
+      if (fs::exists(fs::symlink_status(sj, ec)) && !base::resolves_within(sj, package_root, &sj_real, true)) {
+        // Not read: a link to a file outside the package (the store reads nothing outside a package).
+        scaling_problem = "scaling.json leads outside the package (to " + sj_real.string() + "): not read; copy the file "
+                          "into the package";
+      } else if (fs::exists(sj, ec) || base::read_error(ec)) {
         bool jok = false;
         std::string why;
         Value j = read_json_file(sj, &jok, &why);
@@ -367,11 +371,13 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
       if (!scaling_problem.empty() && (mode == ScaleMode::Published || !d.rcp_checked)) {
         bs.has_score = false;
         const bool finite_problem = scaling_problem.find("not a finite number") != std::string::npos;
-        bs.note = scaling_problem +
-                  (finite_problem ? ": no time to train (the consortium's result summarizer writes inf or nothing)"
-                                  : ": the consortium's result summarizer stops with a traceback on it and reports "
-                                    "nothing for the package") +
-                  "; write {\"scaling_factor\": F} (the factor the committee gave) or remove the file";
+        const bool outside = scaling_problem.find("leads outside the package") != std::string::npos;
+        bs.note = outside ? scaling_problem
+                          : scaling_problem +
+                                (finite_problem ? ": no time to train (the consortium's result summarizer writes inf or nothing)"
+                                                : ": the consortium's result summarizer stops with a traceback on it and reports "
+                                                  "nothing for the package") +
+                                "; write {\"scaling_factor\": F} (the factor the committee gave) or remove the file";
       }
       if (bs.has_power) {
         // The summarizer's _index_olympic_average: the energies of the runs in

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "base/digest.h"
+#include "base/file.h"
 #include "base/utc_time.h"
 #include "mllog/json_writer.h"
 #include "rules/interp.h"
@@ -25,10 +26,9 @@ namespace referee::submissions {
 namespace {
 
 std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text;
+  (void)base::read_regular_file(p, &text);  // "" for a file that is not there or not a regular file
+  return text;
 }
 
 long long ordinal_of(const std::string& version) {
@@ -558,7 +558,10 @@ bool import_package(Store& store, const rules::RuleSet& rules, const rules::Roun
   std::string manifest;
   std::map<std::string, std::string> system_json;
   for (const auto& s : report.systems) {
-    std::string text = slurp(fs::path(org_dir) / "systems" / s.name);
+    const fs::path sp = fs::path(org_dir) / "systems" / s.name;
+    fs::path real;
+    // A description that leads outside the package is not read (the check refused it).
+    std::string text = base::resolves_within(sp, org_dir, &real) ? slurp(sp) : std::string();
     system_json[s.name] = text;
     manifest += "systems/" + s.name + " " + base::sha256_hex(text) + "\n";
   }

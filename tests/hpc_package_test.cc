@@ -7,6 +7,7 @@
 // test (tests/oracle) compares the same behaviour with the consortium's tools
 // on the real rule sets.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 
 #include <cmath>
@@ -245,6 +246,21 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   CHECK_MESSAGE(out.find("weak/deepcam/result_3.txt changed since it was imported") != std::string::npos, out);
   CHECK(fs::exists(pub / "HpcOrg" / "results" / "sysA" / "weak" / "deepcam" / "result_6.txt"));
   write_file(weak / "result_3.txt", result_3);
+  // A scaling.json that was not there at the import (a factor no one decided): refused; as a link out of the
+  // package: refused too.
+  write_file(strong / "scaling.json", "{\"scaling_factor\": 0.5}");
+  rc = publish(pub, db);
+  CHECK(rc != 0);
+  CHECK_MESSAGE(out.find("strong/deepcam/scaling.json does not give the factor the package's import read (1.0)") !=
+                    std::string::npos,
+                out);
+  fs::remove(strong / "scaling.json");
+  write_file(tmp.path / "outside" / "scaling.json", "{\"scaling_factor\": 1}");
+  fs::create_symlink(tmp.path / "outside" / "scaling.json", strong / "scaling.json");
+  rc = publish(pub, db);
+  CHECK(rc != 0);
+  CHECK_MESSAGE(out.find("strong/deepcam/scaling.json leads outside the package (to ") != std::string::npos, out);
+  fs::remove(strong / "scaling.json");
   // The same bytes, but as a link to a file outside the package: refused as import refuses it.
   write_file(tmp.path / "outside" / "result_3.txt", result_3);
   fs::remove(weak / "result_3.txt");
@@ -672,6 +688,51 @@ TEST_CASE("The store refuses a result file that leads outside the package") {
   const std::string real = fs::weakly_canonical(tmp.path / "secret.txt").string();
   rc = run_referee("check-package --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
   CHECK_MESSAGE(out.find("sysA/strong/deepcam/result_4.txt leads outside the package (to " + real + ")") != std::string::npos, out);
+  // A description and a scaling.json that lead outside: check-package reads and warns; the store reads neither.
+  {
+    TempDir t2;
+    fs::path pkg2 = t2.path / "LinkOrg";
+    write_file(t2.path / "outside" / "sysA.json", hpc_system("open"));
+    fs::create_directories(pkg2 / "systems");
+    fs::create_symlink(t2.path / "outside" / "sysA.json", pkg2 / "systems" / "sysA.json");
+    write_deepcam_runs(pkg2 / "results" / "sysA" / "strong" / "deepcam");
+    write_file(t2.path / "outside" / "scaling.json", "{\"scaling_factor\": 3}");
+    fs::create_symlink(t2.path / "outside" / "scaling.json", pkg2 / "results" / "sysA" / "strong" / "deepcam" / "scaling.json");
+    rc = run_referee("check-package --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg2.string(), &out);
+    CHECK_MESSAGE(out.find("warning systems/sysA.json: systems/sysA.json leads outside the package (to ") != std::string::npos, out);
+    rc = run_referee("score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg2.string(), &out);
+    CHECK_MESSAGE(out.find("scaling.json leads outside the package (to ") != std::string::npos, out);
+    CHECK(out.find("\"score_minutes\": 36") == std::string::npos);  // the factor of 3 was not read
+    const fs::path db2 = t2.path / "s.db";
+    rc = run_referee("import " + pkg2.string() + " --round hpc-3.0.0 --rules " + rules.string() + " --db " + db2.string(), &out);
+    CHECK_MESSAGE(rc == 0, out);
+    {
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open(db2.c_str(), &raw) == SQLITE_OK);
+      sqlite3_stmt* st = nullptr;
+      REQUIRE(sqlite3_prepare_v2(raw, "SELECT length(description_json) FROM systems", -1, &st, nullptr) == SQLITE_OK);
+      REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+      CHECK(sqlite3_column_int(st, 0) == 0);  // the description outside the package was not read into the store
+      sqlite3_finalize(st);
+      REQUIRE(sqlite3_prepare_v2(raw, "SELECT score_minutes IS NULL FROM results", -1, &st, nullptr) == SQLITE_OK);
+      REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+      CHECK(sqlite3_column_int(st, 0) == 1);  // nor the factor of the scaling.json outside it
+      sqlite3_finalize(st);
+      sqlite3_close(raw);
+    }
+    // A FIFO where a description or scaling.json should be: refused without waiting on it.
+    fs::remove(pkg2 / "systems" / "sysA.json");
+    REQUIRE(::mkfifo((pkg2 / "systems" / "sysA.json").c_str(), 0644) == 0);
+    fs::remove(pkg2 / "results" / "sysA" / "strong" / "deepcam" / "scaling.json");
+    REQUIRE(::mkfifo((pkg2 / "results" / "sysA" / "strong" / "deepcam" / "scaling.json").c_str(), 0644) == 0);
+    rc = run_referee("score --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg2.string() + " </dev/null", &out);
+    CHECK_MESSAGE(out.find("scaling.json is not a regular file") != std::string::npos, out);
+    rc = referee::testing::run_shell_capture("timeout 60 " + std::string(REFEREE_BINARY) + " import " + pkg2.string() +
+                                                 " --round hpc-3.0.0 --rules " + rules.string() + " --db " +
+                                                 (t2.path / "s3.db").string(),
+                                             &out);
+    CHECK_MESSAGE(rc != 124, out);  // not held up by the FIFOs
+  }
   fs::rename(strong, tmp.path / "elsewhere");
   fs::create_directory_symlink(tmp.path / "elsewhere", strong);
   rc = run_referee("check-package --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);

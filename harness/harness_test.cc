@@ -13,6 +13,7 @@
 #include "harness/backends/exec.h"
 #include "harness/live_check.h"
 #include "rules/source.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace referee;
@@ -41,9 +42,11 @@ RunRequest sh(const std::string& id, const std::string& script) {
   return r;
 }
 
+// A fresh folder inside one that is removed when the tests end.
 fs::path temp_dir() {
-  std::random_device rd;
-  fs::path p = fs::temp_directory_path() / ("referee-harness-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+  static referee::testing::TempDir parent("referee-harness-");
+  static int n = 0;
+  fs::path p = parent.path / std::to_string(++n);
   fs::create_directories(p);
   return p;
 }

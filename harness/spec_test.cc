@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "harness/spec.h"
+#include "tests/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace referee::harness;
@@ -15,8 +16,10 @@ using namespace referee::harness;
 namespace {
 
 fs::path spec_file(const std::string& body) {
-  std::random_device rd;
-  fs::path dir = fs::temp_directory_path() / ("referee-spec-" + std::to_string(getpid()) + "-" + std::to_string(rd()));
+  // Inside a folder that is removed when the tests end.
+  static referee::testing::TempDir parent("referee-spec-");
+  static int n = 0;
+  fs::path dir = parent.path / std::to_string(++n);
   fs::create_directories(dir);
   fs::path p = dir / "spec.yaml";
   std::ofstream(p) << "benchmark: minilm\nruleset: mini-1.0.0\n" << body;

@@ -1576,6 +1576,34 @@ TEST_SUITE("review") {
     CHECK(run_referee("review log --verify --head " + later + " --db '" + f.path + "'", &out) == 1);
     CHECK(contains(out, "is not in the review log any more"));
     // Every table and column that changes what anyone sees or may do, edited outside the review, is named.
+    // An amendment appended with a valid hash (the chain has no key), as a member or without what it replaced:
+    // referee writes neither.
+    auto appended = [&](const referee::review::Actor& who, const std::string& payload, const std::string& expect,
+                        const std::string& sql = "SELECT 1") {
+      std::string copy = f.edited_copy("SELECT 1");
+      std::string err;
+      auto store = referee::submissions::Store::open(copy, &err);
+      REQUIRE_MESSAGE(store, err);
+      REQUIRE(store->begin(&err));
+      REQUIRE_MESSAGE(referee::review::append_event(*store, who, "decision.amend", "objection/" + std::to_string(id), payload, &err), err);
+      REQUIRE(store->commit(&err));
+      REQUIRE_MESSAGE(store->exec(sql.c_str(), &err), err);  // the tables made to agree with the appended event
+      store.reset();
+      std::string o;
+      CHECK(run_referee("review log --verify --head " + head + " --db '" + copy + "'", &o) == 1);
+      CHECK_MESSAGE(contains(o, expect), o);
+    };
+    referee::review::Actor member;
+    member.user = "nv";
+    member.organisation = "NVIDIA";
+    referee::review::Actor chair;
+    chair.user = "chair1";
+    chair.role = referee::review::Role::Chair;
+    appended(chair, R"({"decision":1,"outcome":"upheld","remedy":"normalise","factor":2.0})",
+             "(decision.amend of objection " + std::to_string(id) + ") has no \"before\"");
+    appended(member, R"({"decision":1,"outcome":"upheld","remedy":"normalise","factor":1.0758,"before":{},"reason":"x"})",
+             "records a decision by nv, a member", "UPDATE decisions SET decided_by = (SELECT id FROM users WHERE name = 'nv'), created_at = (SELECT at FROM events "
+             "WHERE seq = (SELECT MAX(seq) FROM events)); UPDATE objections SET version = version + 1");
     tampered("UPDATE decisions SET votes_uphold = 7", "", "7 uphold vote(s), event", 1);
     tampered("UPDATE decisions SET text = 'forged minutes'", "", "its text is not the one event", 1);
     tampered("UPDATE round_reviews SET state = 'published'", "", "round_reviews row of training-3.1.0: state is 'published', the review log says 'review'", 1);

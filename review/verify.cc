@@ -129,6 +129,8 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
   // What the events say: per decision id, the latest decision.record (or
   // decision.amend); per objection, whether decided or withdrawn; per vote, the latest.
   std::map<long long, Decided> decided;
+  // Who recorded each decision event (seq, actor): held to the users' roles below.
+  std::vector<std::pair<long long, std::string>> decision_actors;
   std::map<long long, std::string> objection_state;  // from the events: decided | withdrawn
   std::map<long long, std::pair<long long, std::string>> votes_due;  // objection -> the latest objection.vote_deadline (seq, until)
   std::map<std::pair<long long, std::string>, Decided> votes;  // (objection, organisation) -> vote (in outcome)
@@ -176,6 +178,12 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
     std::string perr;
     if (!mllog::parse_json_permissive(e.payload_json, &p, &perr)) continue;
     if (e.action == "decision.record" || e.action == "decision.amend") {
+      // referee writes an amendment with what it replaced and why: one without is not referee's.
+      if (e.action == "decision.amend" && (!p.find("before") || !p.find("reason")))
+        return fail("event " + std::to_string(e.seq) + " (decision.amend of objection " + std::to_string(oid) +
+                    ") has no " + (!p.find("before") ? "\"before\"" : "\"reason\"") +
+                    ": referee writes both with every amendment, so it was added to the log by hand");
+      decision_actors.emplace_back(e.seq, e.actor);
       Decided d;
       d.outcome = text(p.find("outcome"));
       d.remedy = text(p.find("remedy"));
@@ -1083,6 +1091,7 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
         return fail("webhooks: row " + std::to_string(id) + " registered by event " + std::to_string(h.seq) + " is missing");
   }
   // Users and tokens: who exists, for which organisation and role, and which tokens live, as the log made them.
+  // A decision is a chair's or an administrator's: one whose event names a member was not made by referee.
   {
     struct UserLog {
       std::string organisation, role;
@@ -1122,6 +1131,11 @@ TableCheck verify_tables(submissions::Store& s, std::string* error) {
           }
       }
     }
+    for (const auto& [seq, actor] : decision_actors)
+      if (auto it = users.find(actor); it != users.end() && it->second.role != "chair" && it->second.role != "admin")
+        return fail("event " + std::to_string(seq) + " records a decision by " + actor + ", a " + it->second.role +
+                    " (event " + std::to_string(it->second.seq) + "): only a chair or an administrator decides, so "
+                    "referee did not write it");
     Stmt q(s.db(),
            "SELECT u.name, COALESCE(o.name, ''), u.role, u.disabled_at IS NOT NULL, u.created_at FROM users u LEFT JOIN "
            "organisations o ON o.id = u.organisation_id ORDER BY u.name");

@@ -533,8 +533,9 @@ TEST_CASE("score: a scaling.json the summarizer cannot use gives no score and sa
       {"[2]", "scaling.json holds JSON that is not an object"},
       {"{\"scaling_factor\": null}", "scaling.json's scaling_factor is null, not a number"},
   };
-  for (const auto& [text, why] : broken) {
-    INFO(std::string(text));
+  for (const auto& b : broken) {
+    const std::string text = b.first, why = b.second;
+    INFO(text);
     write_file(strong / "scaling.json", text);
     CHECK(score_of(&note).kind == VKind::None);
     CHECK_MESSAGE(note.rfind(std::string(why) + ": the consortium's result summarizer stops with a traceback on it", 0) == 0, note);

@@ -162,11 +162,6 @@ std::optional<Error> copy_result_file(const fs::path& from, const fs::path& dir,
   return std::nullopt;
 }
 
-std::string sj_missing_message(const fs::path& from, double factor) {
-  return (from / "scaling.json").string() + " is gone: the package's import read a factor of " + mllog::json_number(factor) +
-         " from it";
-}
-
 // Staging folders of publications of `out` whose process is gone (killed
 // while it wrote): removed, so that none is left behind for good.
 void remove_stale_staging(const fs::path& out) {
@@ -359,26 +354,17 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
       // The committee's factor.
       if (base::Status w = base::write_file((dir / "scaling.json").string(), scaling_json(r.factor)); !w.ok()) return io_error(w.message);
       ++pub.files;
-    } else if (const fs::path sj = from / "scaling.json"; fs::exists(fs::symlink_status(sj, ec))) {
+    } else if (const rules::ScalingFile sf = rules::read_scaling_json(from, fs::weakly_canonical(r.package_path, ec));
+               sf.present) {
       // The package's own scaling.json, as submitted: inside the package, and the factor its import read
-      // (1 where there was none).
-      if (fs::path real; !base::resolves_within(sj, r.package_path, &real))
-        return make_error(422, "outside-package", sj.string() + " leads outside the package (to " + real.string() + ")",
+      // (1 where there was none), read as score reads it.
+      const fs::path sj = from / "scaling.json";
+      if (sf.outside)
+        return make_error(422, "outside-package", sj.string() + " leads outside the package (to " + sf.real.string() + ")",
                           "put the file itself back in the package imported from " + r.package_path);
-      std::string text, perr;
-      mllog::Json j;
-      const base::Status read = base::read_regular_file(sj, &text);
-      const mllog::Json* f = read.ok() && mllog::parse_json_permissive(text, &j, &perr) ? j.find("scaling_factor") : nullptr;
-      // As score reads it: an integer, a float, or a boolean (Python's True is 1).
-      const bool numeric = f && (f->kind == mllog::Json::Kind::Int || f->kind == mllog::Json::Kind::Float ||
-                                 f->kind == mllog::Json::Kind::Bool);
-      const double factor = !numeric ? 0
-                            : f->kind == mllog::Json::Kind::Int ? static_cast<double>(f->i)
-                            : f->kind == mllog::Json::Kind::Float ? f->f
-                                                                  : (f->b ? 1.0 : 0.0);
-      if (!numeric || factor != r.imported_factor)
+      if (!sf.usable || sf.factor != r.imported_factor)
         return make_error(422, "changed-file",
-                          sj.string() + (!read.ok() ? " " + read.message
+                          sj.string() + (!sf.usable ? ": " + sf.problem
                                                     : " does not give the factor the package's import read (" +
                                                           mllog::json_number(r.imported_factor) + ")"),
                           "re-import the package (referee import) if the change is the one the committee accepted");
@@ -387,7 +373,8 @@ Result<Publication> publish_round(Store& s, const Actor& who, const PublishReque
       ++pub.files;
     } else if (r.imported_factor != 1.0) {
       return make_error(422, "changed-file",
-                        sj_missing_message(from, r.imported_factor),
+                        (from / "scaling.json").string() + " is gone: the package's import read a factor of " +
+                            mllog::json_number(r.imported_factor) + " from it",
                         "re-import the package (referee import) if the change is the one the committee accepted");
     }
     orgs.insert(r.org);

@@ -147,6 +147,40 @@ void score_weak(const BenchmarkDir& d, int required, BenchmarkScore* bs) {
 
 }  // namespace
 
+ScalingFile read_scaling_json(const fs::path& dir, const fs::path& package_root) {
+  ScalingFile out;
+  const fs::path sj = dir / "scaling.json";
+  std::error_code ec;
+  out.present = fs::exists(fs::symlink_status(sj, ec));
+  if (out.present && !base::resolves_within(sj, package_root, &out.real, true)) {
+    // Not read: a link to a file outside the package (the store reads nothing outside a package).
+    out.outside = true;
+    out.problem = "scaling.json leads outside the package (to " + out.real.string() + "): not read; copy the file "
+                  "into the package";
+    return out;
+  }
+  // As the summarizer's os.path.isfile: a link that leads nowhere is no file.
+  out.present = fs::exists(sj, ec) || base::read_error(ec);
+  if (!out.present) return out;
+  // A scaling.json the summarizer cannot use stops it with a traceback (JSONDecodeError, KeyError,
+  // TypeError): no factor rather than one silently taken as 1.
+  bool ok = false;
+  std::string why;
+  Value j = read_json_file(sj, &ok, &why);
+  Value* f = ok && j.kind == VKind::Dict ? j.d().find_str("scaling_factor") : nullptr;
+  if (!ok) out.problem = "scaling.json " + why;
+  else if (j.kind != VKind::Dict) out.problem = "scaling.json holds JSON that is not an object";
+  else if (!f) out.problem = "scaling.json has no \"scaling_factor\"";
+  else if (!f->is_num())
+    out.problem = "scaling.json's scaling_factor is " + (f->kind == VKind::None ? std::string("null") : py_repr(*f)) +
+                  ", not a number";
+  else if (!std::isfinite(f->as_double()))
+    out.problem = "scaling.json's scaling_factor is " + py_repr(*f) + ", not a finite number";
+  out.usable = out.problem.empty();
+  if (out.usable) out.factor = f->as_double();
+  return out;
+}
+
 ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, ScaleMode mode) {
   ScoreReport out;
   out.package = report.package;
@@ -297,33 +331,11 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
         times.push_back(r.minutes);
       }
       // Factors: the package's scaling.json, and what the pipeline's RCP pass would leave.
-      fs::path sj = fs::path(d.path) / "scaling.json";
-      std::error_code ec;
-      // A scaling.json the summarizer cannot use stops it with a traceback (JSONDecodeError, KeyError,
-      // TypeError): no score here rather than one silently taken at factor 1.
-      std::string scaling_problem;
-      fs::path sj_real;
-      if (fs::exists(fs::symlink_status(sj, ec)) && !base::resolves_within(sj, package_root, &sj_real, true)) {
-        // Not read: a link to a file outside the package (the store reads nothing outside a package).
-        scaling_problem = "scaling.json leads outside the package (to " + sj_real.string() + "): not read; copy the file "
-                          "into the package";
-      } else if (fs::exists(sj, ec) || base::read_error(ec)) {
-        bool jok = false;
-        std::string why;
-        Value j = read_json_file(sj, &jok, &why);
-        Value* f = jok && j.kind == VKind::Dict ? j.d().find_str("scaling_factor") : nullptr;
-        if (!jok) scaling_problem = "scaling.json " + why;
-        else if (j.kind != VKind::Dict) scaling_problem = "scaling.json holds JSON that is not an object";
-        else if (!f) scaling_problem = "scaling.json has no \"scaling_factor\"";
-        else if (!f->is_num())
-          scaling_problem = "scaling.json's scaling_factor is " + (f->kind == VKind::None ? std::string("null") : py_repr(*f)) +
-                            ", not a number";
-        else if (!std::isfinite(f->as_double()))
-          scaling_problem = "scaling.json's scaling_factor is " + py_repr(*f) + ", not a finite number";
-        if (scaling_problem.empty()) {
-          bs.published_factor = f->as_double();
-          bs.has_published_factor = true;
-        }
+      const ScalingFile scaling = read_scaling_json(d.path, package_root);
+      const std::string& scaling_problem = scaling.problem;
+      if (scaling.usable) {
+        bs.published_factor = scaling.factor;
+        bs.has_published_factor = true;
       }
       bs.pipeline_factor = bs.has_published_factor ? bs.published_factor : 1.0;
       std::string pipeline_source = bs.has_published_factor ? "scaling.json" : "none";

@@ -3,6 +3,8 @@
 // scaling factor of the directory.
 #pragma once
 
+#include <filesystem>
+
 #include <string>
 #include <vector>
 
@@ -98,6 +100,20 @@ struct ScoreReport {
   std::vector<std::string> benchmarks;  // the round's benchmarks (CSV columns)
   std::vector<SystemRow> rows;
 };
+
+// A benchmark folder's scaling.json as the summarizer reads it (an integer,
+// a float or a boolean `scaling_factor`), for score and for publish alike.
+// `package_root` is resolved (weakly_canonical): a file leading outside it is
+// not read.
+struct ScalingFile {
+  bool present = false;   // there is a scaling.json (or something of that name)
+  bool usable = false;    // it gives a finite factor
+  double factor = 1.0;
+  bool outside = false;   // a link out of the package, to `real`
+  std::filesystem::path real;
+  std::string problem;    // why it is not usable ("" when usable or absent)
+};
+ScalingFile read_scaling_json(const std::filesystem::path& dir, const std::filesystem::path& package_root);
 
 // Scores a package from a finished check_package report.
 ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, ScaleMode mode);

@@ -179,7 +179,7 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
       for (const auto& run : s.runs)
         if (!run.warning.empty()) os << "    warning: " << run.file << ": " << run.warning << "\n";
       for (const auto& run : s.runs)
-        if (run.dropped.rfind("non-compliant", 0) == 0 && run.dropped.size() > 13)
+        if (run.dropped.rfind("non-compliant", 0) == 0 && run.dropped != "non-compliant")  // with its reason
           os << "    not counted: " << run.file << ": " << run.dropped << "\n";
       if (s.has_power) {
         os << "    energy (MJ):";
@@ -235,8 +235,8 @@ Command score_command() {
               }
               auto scores = rules::score_package(report, loaded.facts, o->rescale ? rules::ScaleMode::Pipeline : rules::ScaleMode::Published);
               if (o->csv || o->csv_detailed)
-                // The consortium's summarizer prints the error and leaves the system out of its tables:
-                // so does the CSV, and this says so where the table does not.
+                // A system the CSV leaves out, or one the summarizer stops on: said here, where the table
+                // cannot say it.
                 for (const auto& row : scores.rows) {
                   if (!row.complete && row.consortium_stops.empty())
                     std::cerr << "referee score: " << row.system_file << " is left out of the table, as the consortium's "

@@ -205,7 +205,8 @@ ScoreReport score_package(const PackageReport& report, const RoundFacts& facts, 
     const fs::path desc_path = fs::path(report.path) / "systems" / (sys + ".json");
     fs::path desc_real;
     Value desc;
-    if (fs::exists(fs::symlink_status(desc_path, root_ec)) &&
+    std::error_code lec;
+    if (fs::exists(fs::symlink_status(desc_path, lec)) &&
         !base::resolves_within(desc_path, package_root, &desc_real, true))
       why = "leads outside the package (to " + desc_real.string() + "): not read";
     else

@@ -56,9 +56,19 @@ Value intern_literal(std::string_view text) {
   constexpr size_t kMax = 1 << 16;
   std::lock_guard<std::mutex> lock(t.mu);
   auto it = t.values.find(text);
-  if (it != t.values.end()) return it->second;
-  Value v = Value::str(std::string(text));
-  if (t.values.size() < kMax) t.values.emplace(std::string(text), v);
+  if (it == t.values.end()) {
+    Value v = Value::str(std::string(text));
+    if (t.values.size() >= kMax) return v;
+    it = t.values.emplace(std::string(text), std::move(v)).first;
+  }
+  // The table owns the string until the process ends; the literal's value
+  // points at it without sharing that ownership (an aliasing pointer with no
+  // count), so that evaluating a literal, which copies it, does not count
+  // references: with --jobs, every thread copying the same literal would
+  // write the same count, the cores taking its cache line from each other.
+  Value v;
+  v.kind = VKind::Str;
+  v.h = std::shared_ptr<HeapObj>(std::shared_ptr<HeapObj>(), it->second.h.get());
   return v;
 }
 

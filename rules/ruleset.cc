@@ -265,19 +265,29 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
     *error = "rule set " + id.id() + " not found: no directory " + dir.string();
     return nullptr;
   }
-  std::string hash_input;
   for (const auto& p : sorted_files(dir, ".yaml")) {
     auto slot = std::make_unique<Slot>();
     slot->path = p.string();
-    std::string rel = id.dir() + "/" + p.filename().string();
-    hash_input += rel + '\0' + file_bytes(p) + '\0';
-    rs->slots_.emplace(rel, std::move(slot));
+    rs->slots_.emplace(id.dir() + "/" + p.filename().string(), std::move(slot));
   }
-  // Other rounds' folders that the rule files name (enqueue_config paths such
-  // as 'training_3.1.0/closed_resnet_{}.yaml') count towards the hash too:
-  // their files decide verdicts of this rule set.
-  {
-    std::vector<std::string> folders{id.dir()}, pending{hash_input};
+  if (mode == LoadMode::Eager && !rs->compile_all(error)) return nullptr;
+  return rs;
+}
+
+const std::string& RuleSet::sha256() const {
+  // Computed when first asked for: reading every rule file and RCP table of
+  // the round costs a check that never reports the hash (check-package's
+  // text) a millisecond of its start.
+  std::call_once(sha256_once_, [&] {
+    fs::path dir = fs::path(root_) / "compliance_checker" / id_.dir();
+    std::string hash_input;
+    for (const auto& p : sorted_files(dir, ".yaml"))
+      hash_input += id_.dir() + "/" + p.filename().string() + '\0' + file_bytes(p) + '\0';
+    // Other rounds' folders that the rule files name (enqueue_config paths
+    // such as 'training_3.1.0/closed_resnet_{}.yaml') count towards the hash
+    // too: their files decide verdicts of this rule set.
+    std::error_code ec;
+    std::vector<std::string> folders{id_.dir()}, pending{hash_input};
     while (!pending.empty()) {
       std::string text = std::move(pending.back());
       pending.pop_back();
@@ -290,7 +300,7 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
         if (name.empty()) continue;
         if (std::find(folders.begin(), folders.end(), name) != folders.end()) continue;
         folders.push_back(name);
-        fs::path other = fs::path(root) / "compliance_checker" / name;
+        fs::path other = fs::path(root_) / "compliance_checker" / name;
         if (!fs::is_directory(other, ec)) continue;
         std::string bytes;
         for (const auto& p : sorted_files(other, ".yaml"))
@@ -299,15 +309,14 @@ std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId&
         pending.push_back(std::move(bytes));
       }
     }
-  }
-  if (mode == LoadMode::Eager && !rs->compile_all(error)) return nullptr;
-  // RCP tables count towards the hash too: they decide verdicts.
-  fs::path rcp = fs::path(root) / "rcp_checker" / id.dir();
-  if (fs::is_directory(rcp, ec))
-    for (const auto& p : sorted_files(rcp, ".json"))
-      hash_input += "rcp/" + p.filename().string() + '\0' + file_bytes(p) + '\0';
-  rs->sha256_ = base::sha256_hex(hash_input);
-  return rs;
+    // RCP tables count towards the hash too: they decide verdicts.
+    fs::path rcp = fs::path(root_) / "rcp_checker" / id_.dir();
+    if (fs::is_directory(rcp, ec))
+      for (const auto& p : sorted_files(rcp, ".json"))
+        hash_input += "rcp/" + p.filename().string() + '\0' + file_bytes(p) + '\0';
+    sha256_ = base::sha256_hex(hash_input);
+  });
+  return sha256_;
 }
 
 const RuleFile* RuleSet::file(const std::string& rel, std::string* why) const {

@@ -52,7 +52,7 @@ struct RulesetId {
 
 enum class LoadMode {
   Eager,  // parse and compile every file now; any error fails the load
-  Lazy,   // find the files and hash them now; parse and compile a file the first time it is used
+  Lazy,   // find the files now; parse and compile a file the first time it is used
 };
 
 class RuleSet {
@@ -88,7 +88,8 @@ class RuleSet {
   // it does not load.
   const RuleFile* resolve(const std::string& rel, std::string* why) const;
   // sha256 over the rule files (names and bytes), for provenance.
-  const std::string& sha256() const { return sha256_; }
+  // Computed on first use; safe to call from several threads.
+  const std::string& sha256() const;
 
  private:
   struct Slot {
@@ -107,7 +108,8 @@ class RuleSet {
   mutable std::mutex extra_mu_;
   mutable std::map<std::string, std::unique_ptr<RuleFile>> extra_;
   mutable std::map<std::string, std::string> extra_errors_;
-  std::string sha256_;
+  mutable std::once_flag sha256_once_;
+  mutable std::string sha256_;
 };
 
 // Loads one YAML rule file (used by RuleSet::load and by tests).

@@ -140,7 +140,8 @@ SafeTextFilter::~SafeTextFilter() {
 bool prints_others_text(const std::string& command, bool* colours) {
   static const std::set<std::string> kCommands = {"user",    "round",   "review",      "resubmission", "audit",
                                                   "objection", "compare", "speedup",   "scaling",      "leaderboard",
-                                                  "list",    "check",   "check-package", "score",      "import"};
+                                                  "list",    "check",   "check-package", "score",      "import",
+                                                  "system",  "package", "fetch"};
   static const std::set<std::string> kColoured = {"check", "check-package"};
   if (colours) *colours = kColoured.count(command) > 0;
   return kCommands.count(command) > 0;

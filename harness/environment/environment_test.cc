@@ -430,6 +430,27 @@ TEST_SUITE("harness") {
     CHECK(out.find(" cooling ") != std::string::npos);
   }
 
+  TEST_CASE("referee system describe --from a file with control characters: shown safely on a terminal, kept byte for byte in a file") {
+    std::string src = REFEREE_SOURCE_DIR;
+    TempDir dir;
+    std::string yaml = read_file(fs::path(src) / "harness/workloads/specs/cpu_system.yaml");
+    // U+009B (a C1 control: the terminal's CSI) and U+202E (right-to-left override) in a note.
+    size_t at = yaml.find("hw_notes: \"\"");
+    REQUIRE(at != std::string::npos);
+    yaml.replace(at, 12, "hw_notes: \"x\xc2\x9b" "2Jy\xe2\x80\xae" "z\"");
+    write_file(dir.path / "sys.yaml", yaml);
+    std::string file = (dir.path / "sys.yaml").string();
+    std::string out;
+    // Into a pipe: the description as given, to be kept as systems/<system>.json.
+    REQUIRE(referee::testing::run_shell_capture("{ " REFEREE_BINARY " system describe --from '" + file + "' 2>/dev/null; }", &out) == 0);
+    CHECK(out.find("x\xc2\x9b" "2Jy\xe2\x80\xae" "z") != std::string::npos);
+    // On a terminal (script(1) gives the command one): shown, not obeyed.
+    REQUIRE(referee::testing::run_shell_capture("script -qec \"" REFEREE_BINARY " system describe --from '" + file + "'\" /dev/null", &out) == 0);
+    CHECK(out.find("\xc2\x9b") == std::string::npos);
+    CHECK(out.find("\xe2\x80\xae") == std::string::npos);
+    CHECK(out.find("[U+009B]2Jy[U+202E]z") != std::string::npos);
+  }
+
   TEST_CASE("referee run harness/workloads/specs/*.yaml: each shipped spec passes, and each run's environment is kept beside its log") {
     std::string src = REFEREE_SOURCE_DIR;
     for (const char* spec : {"miniclf", "minilm"}) {

@@ -78,7 +78,7 @@ void detect(SystemDescription* d, const Environment& env) {
 
 // A YAML (or JSON) node as JSON text; scalars that look like numbers stay numbers.
 std::string yaml_to_json(const YAML::Node& n) {
-  mllog::JsonWriter w(0);
+  mllog::JsonWriter w(0, mllog::JsonText::kUtf8);  // YAML text is UTF-8
   std::function<void(const YAML::Node&)> put = [&](const YAML::Node& x) {
     if (x.IsMap()) {
       w.begin_object();
@@ -251,7 +251,7 @@ std::vector<std::string> consortium_read_problems(const std::string& system_json
 }
 
 std::string SystemDescription::to_json() const {
-  mllog::JsonWriter w(4);
+  mllog::JsonWriter w(4, mllog::JsonText::kUtf8);  // the fields are UTF-8 text
   w.begin_object();
   for (const auto& [k, v] : fields) {
     w.key(k);

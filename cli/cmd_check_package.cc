@@ -202,9 +202,11 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
       if (verbose || e.rule == "division" || e.rule == "files: link")
         os << "  " << paint(color, "33", "warning") << " " << e.rule << ": " << e.message << "\n";
   }
-  os << "verdict: " << (r.pass ? paint(color, "32", "PASS") : paint(color, "31", "FAIL")) << " (" << checked
-     << " benchmark directories, " << failed << " failing; " << bad_sys << " invalid system files; " << r.files
-     << " result files, " << fmt("%.1f", r.bytes / 1e6) << " MB)\n";
+  auto count = [](size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
+  os << "verdict: " << (r.pass ? paint(color, "32", "PASS") : paint(color, "31", "FAIL")) << " ("
+     << count(static_cast<size_t>(checked), "benchmark directory", "benchmark directories") << ", " << failed << " failing; "
+     << count(static_cast<size_t>(bad_sys), "invalid system file", "invalid system files") << "; "
+     << count(static_cast<size_t>(r.files), "result file", "result files") << ", " << fmt("%.1f", r.bytes / 1e6) << " MB)\n";
   if (!r.consortium_stops.empty())
     os << "note: the consortium's current package checker cannot check this package: " << r.consortium_stops
        << "; referee's verdict follows the rules of " << rs.id().id() << "\n";

@@ -20,6 +20,13 @@ std::string num(double x, const char* f = "%.4f") {
   return buf;
 }
 
+// A run's minutes; null where it has none (a run not compliant is not timed).
+void run_minutes(mllog::JsonWriter& w, const rules::RunScore& run) {
+  w.key("minutes");
+  if (run.drop_kind == "noncompliant") w.null();
+  else w.value(run.minutes);
+}
+
 void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rules::RuleSource& src, std::ostream& os) {
   // Names and the fields of system descriptions are UTF-8 (the summarizer reads them with json.load); a
   // byte that is not part of UTF-8 is taken as its latin-1 character.
@@ -67,7 +74,9 @@ void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rul
       }
       w.key("runs").begin_array();
       for (const auto& run : s.runs) {
-        w.begin_object().key("file").value(run.file).key("minutes").value(run.minutes).key("counted").value(run.counted);
+        w.begin_object().key("file").value(run.file);
+        run_minutes(w, run);
+        w.key("counted").value(run.counted);
         if (!run.dropped.empty()) w.key("dropped").value(run.dropped);
         if (!run.warning.empty())
           w.key("run_starts").value(run.run_starts).key("minutes_from_first_run_start").value(run.minutes_from_first_start)
@@ -98,7 +107,9 @@ void write_json(const rules::ScoreReport& r, const rules::RuleSet& rs, const rul
         if (!s.consortium_stops.empty()) w.key("consortium_stops").value(s.consortium_stops);
         w.key("runs").begin_array();
         for (const auto& run : s.runs) {
-          w.begin_object().key("file").value(run.file).key("minutes").value(run.minutes).key("counted").value(run.counted);
+          w.begin_object().key("file").value(run.file);
+          run_minutes(w, run);
+          w.key("counted").value(run.counted);
           if (!run.dropped.empty()) w.key("dropped").value(run.dropped);
           if (!run.warning.empty()) w.key("warning").value(run.warning);
           w.end_object();
@@ -248,7 +259,16 @@ Command score_command() {
                     std::cerr << "referee score: note: " << row.consortium_stops << " and writes no table at all\n";
                 }
               if (o->csv) std::cout << rules::summary_csv({&scores});  // HPC: the weak-scaling table follows
-              else if (o->csv_detailed) std::cout << rules::scores_csv_detailed(scores, true);
+              else if (o->csv_detailed) {
+                // MLPerf HPC: the detailed table holds strong-scaling results only; the
+                // summarizer writes no detailed file for a package of weak-scaling results.
+                if (loaded.ruleset->id().usage == "hpc" && rules::scores_csv_detailed(scores, false).empty())
+                  std::cerr << "referee score: no strong-scaling results, so no detailed table (it holds strong-scaling "
+                               "results only; the consortium's summarizer writes no detailed file either); --csv gives "
+                               "the weak-scaling table\n";
+                else
+                  std::cout << rules::scores_csv_detailed(scores, true);
+              }
               else if (o->json) write_json(scores, *loaded.ruleset, loaded.source, std::cout);
               else print_human(scores, std::cout);
               if (rules_broken("score", *loaded.ruleset)) return kCannotCheck;

@@ -550,6 +550,20 @@ TEST_CASE("score: a scaling.json the summarizer cannot use gives no score and sa
   std::string out;
   run_referee("score --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
   CHECK_MESSAGE(out.find("warning: a factor of -2 (scaling.json) makes no time to train") != std::string::npos, out);
+  // A run that cannot be read is not timed: its minutes are null, not 0.
+  fs::remove(strong / "scaling.json");
+  write_file(strong / "result_0.txt", "not a log\n");
+  run_referee(cmd, &out);
+  const Value runs = hpc_at(hpc_at(hpc_at(hpc_at(hpc_at(hpc_json(out), "systems"), "sysA"), "benchmarks"), "deepcam"), "runs");
+  REQUIRE(runs.kind == VKind::List);
+  bool seen = false;
+  for (const Value& r : runs.items()) {
+    if (str_of(hpc_at(r, "file")) != "result_0.txt") continue;
+    seen = true;
+    CHECK(hpc_at(r, "minutes").kind == VKind::None);
+    CHECK(str_of(hpc_at(r, "dropped")).rfind("non-compliant", 0) == 0);
+  }
+  CHECK(seen);
 }
 
 TEST_CASE("HPC: too few weak-scaling models, a stray scaling folder, instance scales that differ") {
@@ -575,6 +589,14 @@ TEST_CASE("HPC: too few weak-scaling models, a stray scaling folder, instance sc
   CHECK(hpc_at(ws, "number_of_models").i == 5);
   CHECK(hpc_at(ws, "instance_scale").i == 32);
   CHECK(str_of(hpc_at(ws, "consortium_stops")).find("result_3.txt: instance scale 16") != std::string::npos);
+  // Weak-scaling results only: no detailed table (the summarizer writes no detailed file), and why.
+  rc = referee::testing::run_shell_capture("{ " REFEREE_BINARY " score --csv-detailed" + common + " 2>" +
+                                               (tmp.path / "err.txt").string() + "; }",
+                                           &out);
+  CHECK(rc == 0);
+  CHECK(out.empty());
+  CHECK(referee::testing::read_file(tmp.path / "err.txt").find("no strong-scaling results, so no detailed table") !=
+        std::string::npos);
 
   // Four models of five needed: no score, and the directory fails.
   fs::remove(weak / "result_4.txt");

@@ -304,7 +304,7 @@ bool target_from_check(const std::string& e, double* target, std::string* direct
 
 QualityTarget quality_target(const RuleSet& rules, const std::string& benchmark) {
   QualityTarget out;
-  const RuleFile* f = rules.file(rules.id().dir() + "/closed_" + benchmark + ".yaml");
+  const RuleFile* f = rules.file(rules.folder() + "/closed_" + benchmark + ".yaml");
   if (!f) return out;
   int k = f->find(out.metric);
   if (k < 0 || !f->keys[static_cast<size_t>(k)].has_atleast_one) return out;

@@ -254,21 +254,30 @@ bool load_rule_file(const std::string& path, const std::string& rel, RuleFile* o
   return true;
 }
 
+std::string ruleset_folder(const std::string& root, const RulesetId& id) {
+  std::error_code ec;
+  const fs::path checker = fs::path(root) / "compliance_checker";
+  if (fs::is_directory(checker / id.dir(), ec)) return id.dir();
+  if (id.usage == "training" && fs::is_directory(checker / id.version, ec)) return id.version;
+  return "";
+}
+
 std::unique_ptr<RuleSet> RuleSet::load(const std::string& root, const RulesetId& id, std::string* error,
                                        LoadMode mode) {
   auto rs = std::make_unique<RuleSet>();
   rs->id_ = id;
   rs->root_ = root;
-  fs::path dir = fs::path(root) / "compliance_checker" / id.dir();
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    *error = "rule set " + id.id() + " not found: no directory " + dir.string();
+  rs->folder_ = ruleset_folder(root, id);
+  if (rs->folder_.empty()) {
+    *error = "rule set " + id.id() + " not found: no directory " +
+             (fs::path(root) / "compliance_checker" / id.dir()).string();
     return nullptr;
   }
+  fs::path dir = fs::path(root) / "compliance_checker" / rs->folder_;
   for (const auto& p : sorted_files(dir, ".yaml")) {
     auto slot = std::make_unique<Slot>();
     slot->path = p.string();
-    rs->slots_.emplace(id.dir() + "/" + p.filename().string(), std::move(slot));
+    rs->slots_.emplace(rs->folder_ + "/" + p.filename().string(), std::move(slot));
   }
   if (mode == LoadMode::Eager && !rs->compile_all(error)) return nullptr;
   return rs;
@@ -279,15 +288,15 @@ const std::string& RuleSet::sha256() const {
   // the round costs a check that never reports the hash (check-package's
   // text) a millisecond of its start.
   std::call_once(sha256_once_, [&] {
-    fs::path dir = fs::path(root_) / "compliance_checker" / id_.dir();
+    fs::path dir = fs::path(root_) / "compliance_checker" / folder_;
     std::string hash_input;
     for (const auto& p : sorted_files(dir, ".yaml"))
-      hash_input += id_.dir() + "/" + p.filename().string() + '\0' + file_bytes(p) + '\0';
+      hash_input += folder_ + "/" + p.filename().string() + '\0' + file_bytes(p) + '\0';
     // Other rounds' folders that the rule files name (enqueue_config paths
     // such as 'training_3.1.0/closed_resnet_{}.yaml') count towards the hash
     // too: their files decide verdicts of this rule set.
     std::error_code ec;
-    std::vector<std::string> folders{id_.dir()}, pending{hash_input};
+    std::vector<std::string> folders{folder_}, pending{hash_input};
     while (!pending.empty()) {
       std::string text = std::move(pending.back());
       pending.pop_back();
@@ -310,7 +319,7 @@ const std::string& RuleSet::sha256() const {
       }
     }
     // RCP tables count towards the hash too: they decide verdicts.
-    fs::path rcp = fs::path(root_) / "rcp_checker" / id_.dir();
+    fs::path rcp = fs::path(root_) / "rcp_checker" / folder_;
     if (fs::is_directory(rcp, ec))
       for (const auto& p : sorted_files(rcp, ".json"))
         hash_input += "rcp/" + p.filename().string() + '\0' + file_bytes(p) + '\0';

@@ -50,6 +50,11 @@ struct RulesetId {
   static bool parse(const std::string& text, RulesetId* out);
 };
 
+// The folder under `root`/compliance_checker/ that holds the rule set:
+// <usage>_<version> ("training_1.0.0"), or <version> alone ("1.0.0"), as the
+// consortium's Training releases up to 1.0 named them; "" when neither is there.
+std::string ruleset_folder(const std::string& root, const RulesetId& id);
+
 enum class LoadMode {
   Eager,  // parse and compile every file now; any error fails the load
   Lazy,   // find the files now; parse and compile a file the first time it is used
@@ -57,7 +62,7 @@ enum class LoadMode {
 
 class RuleSet {
  public:
-  // Loads the YAML files of `<root>/compliance_checker/<id.dir()>/`. On
+  // Loads the YAML files of `<root>/compliance_checker/<ruleset_folder>/`. On
   // failure returns null and sets *error. Lazy: a file's errors surface when
   // it is first used (file() and load_errors()), as the consortium's checker
   // only reads the files a log enqueues.
@@ -68,8 +73,10 @@ class RuleSet {
   const std::string& root() const { return root_; }
   // Root of the compliance-checker tree that enqueue_config paths are relative to.
   std::string checker_root() const { return root_ + "/compliance_checker"; }
-  std::string rcp_dir() const { return root_ + "/rcp_checker/" + id_.dir(); }
-  std::string entry() const { return id_.dir() + "/common.yaml"; }
+  // The set's folder under compliance_checker/ and rcp_checker/ (ruleset_folder).
+  const std::string& folder() const { return folder_; }
+  std::string rcp_dir() const { return root_ + "/rcp_checker/" + folder_; }
+  std::string entry() const { return folder_ + "/common.yaml"; }
   // null when `rel` is not part of the rule set, or (with *why set) when
   // the file does not load. Compiles the file on first use, once; safe to
   // call from several threads.
@@ -101,6 +108,7 @@ class RuleSet {
   };
   RulesetId id_;
   std::string root_;
+  std::string folder_;
   std::map<std::string, std::unique_ptr<Slot>> slots_;
   mutable std::mutex errors_mu_;
   mutable std::vector<std::string> errors_;

@@ -102,7 +102,7 @@ std::unique_ptr<RuleSet> resolve_ruleset(const std::string& ruleset, const std::
     for (const char* sub : {"", "/mlperf_logging", "/.."}) {
       fs::path root = fs::path(src.root + sub);
       if (std::string(sub) == "/.." && fs::path(src.root).filename() != "compliance_checker") continue;
-      if (fs::is_directory(root / "compliance_checker" / id.dir(), ec)) {
+      if (!ruleset_folder(root.string(), id).empty()) {
         src.root = fs::weakly_canonical(root, ec).string();
         // Lazy: a command compiles only the files its logs enqueue.
         auto rs = RuleSet::load(src.root, id, error, LoadMode::Lazy);

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "mllog/reader.h"
+#include "rules/compliance.h"
 #include "rules/facts.h"
 #include "rules/interp.h"
 #include "rules/package.h"
@@ -226,6 +228,46 @@ TEST_SUITE("reference") {
       CHECK(together[i].report.files > 0);
       CHECK(report_summary(together[i].report) == report_summary(alone));
     }
+  }
+  TEST_CASE("the consortium's releases up to 1.0 keep a rule set in a folder named by its version alone") {
+    if (!referee::testing::have_reference_data()) return;
+    const std::string history = referee::testing::reference_dir() + "/mlperf/logging-history";
+    const std::string log = referee::testing::reference_dir() +
+                            "/mlperf/training_results_v3.0/Azure/results/ND_H100_v5_mxnet/resnet/result_0.txt";
+    for (const auto& pair : {std::pair<std::string, std::string>{"0.7.1", "training-0.7.0"},
+                             {"1.0.0", "training-1.0.0"}}) {
+      const std::string release = pair.first, set = pair.second;
+      CAPTURE(release);
+      std::string error;
+      RuleSource src;
+      auto rs = resolve_ruleset(set, history + "/" + release + "/mlperf_logging", &src, &error);
+      REQUIRE_MESSAGE(rs, error);
+      CHECK(rs->folder() == set.substr(9));  // compliance_checker/1.0.0, not training_1.0.0
+      CHECK(rs->file(rs->entry()) != nullptr);
+      CHECK(rs->sha256().size() == 64);
+      RoundFacts facts;
+      REQUIRE(facts_for(*rs, &facts, &error));
+      // Its rule files are read and run: the log is checked, whatever the verdict.
+      std::ifstream in(log, std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      referee::mllog::LogReader reader;
+      referee::mllog::ParsedLog parsed;
+      reader.parse(text.str(), &parsed);
+      FileVerdict v = check_log(*rs, parsed);
+      CHECK(rs->load_errors().empty());
+      // The verdict the current package's copy of the set gives (the findings may differ: the
+      // releases' rule files are not all today's).
+      auto now = resolve_ruleset(set, referee::testing::reference_rules(), nullptr, &error);
+      REQUIRE_MESSAGE(now, error);
+      FileVerdict w = check_log(*now, parsed);
+      CHECK(v.compliant == w.compliant);
+    }
+    // The current package's folders are named <usage>_<version>, as before.
+    std::string error;
+    auto rs = resolve_ruleset("training-1.0.0", referee::testing::reference_rules(), nullptr, &error);
+    REQUIRE_MESSAGE(rs, error);
+    CHECK(rs->folder() == "training_1.0.0");
   }
   TEST_CASE("round 3.0: scores equal the consortium's, published and pipeline") {
     if (!referee::testing::have_reference_data()) return;

@@ -314,6 +314,12 @@ void line_member_starts(const LineObj& line, uint32_t value_at, uint32_t meta_at
 }
 
 Value value_from_json(std::string_view json, bool* ok, std::string* error) {
+  if (json.substr(0, 3) == "\xEF\xBB\xBF") {
+    // Python's json.loads refuses it too ("Unexpected UTF-8 BOM").
+    *error = "the text starts with a UTF-8 byte-order mark (EF BB BF): remove those three bytes";
+    *ok = false;
+    return Value();
+  }
   mllog::JsonCursor c(json);
   c.ws();
   Value v;

@@ -191,18 +191,40 @@ void check_system(const fs::path& p, const RoundFacts& facts, SystemFile* out, s
   bool ok = false;
   std::string text = read_text(p, &ok);
   if (size_t at = 0; ok && !base::valid_utf8(text, &at)) {
-    // Python's json.load reads the file as UTF-8: UnicodeDecodeError before anything is checked.
+    // Python's json.load reads the file as UTF-8: UnicodeDecodeError before
+    // anything is checked, so no one can say the package is good. Invalid, as
+    // a description that is not JSON is.
     char byte[8];
     std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>(text[at]));
+    const bool utf16 = text.size() >= 2 && ((text[0] == '\xFF' && text[1] == '\xFE') || (text[0] == '\xFE' && text[1] == '\xFF'));
+    out->valid = false;
     Finding f;
     f.rule = "system description: encoding";
-    f.message = "systems/" + out->name + " is not UTF-8: byte " + byte + " at offset " + std::to_string(at);
-    f.expected = "UTF-8";
-    f.found = std::string("byte ") + byte;
-    f.hint = "save the file as UTF-8 (iconv -f latin1 -t utf-8, for a file written in latin-1)";
-    out->warnings.push_back(f);
+    f.message = "systems/" + out->name + " is not UTF-8: " +
+                (utf16 ? std::string("it is UTF-16 (it starts with the byte-order mark ") + (text[0] == '\xFF' ? "FF FE" : "FE FF") + ")"
+                       : "byte " + std::string(byte) + " at offset " + std::to_string(at));
+    f.expected = "UTF-8 text";
+    f.found = utf16 ? "UTF-16" : std::string("byte ") + byte;
+    f.hint = utf16 ? "save the file as UTF-8 (iconv -f utf-16 -t utf-8)"
+                   : "save the file as UTF-8 (iconv -f latin1 -t utf-8, for a file written in latin-1)";
+    out->errors.push_back(f);
     out->consortium_stops = "its package checker reads systems/" + out->name + " with json.load and stops with "
                             "UnicodeDecodeError (byte " + byte + " at offset " + std::to_string(at) + " is not UTF-8)";
+    return;
+  }
+  if (ok && text.rfind("\xEF\xBB\xBF", 0) == 0) {
+    // json.load of text that starts with U+FEFF: "Unexpected UTF-8 BOM".
+    out->valid = false;
+    Finding f;
+    f.rule = "system description: encoding";
+    f.message = "systems/" + out->name + " starts with a UTF-8 byte-order mark (EF BB BF)";
+    f.expected = "UTF-8 text without a byte-order mark";
+    f.found = "EF BB BF at offset 0";
+    f.hint = "remove the first three bytes (sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)";
+    out->errors.push_back(f);
+    out->consortium_stops = "its package checker reads systems/" + out->name + " with json.load and stops with "
+                            "JSONDecodeError (Unexpected UTF-8 BOM)";
+    return;
   }
   std::string err;
   Value v = value_from_json(text, &ok, &err);
@@ -1264,10 +1286,19 @@ bool check_package(const RuleSet& rules, const RoundFacts& facts, const std::str
 
 std::vector<std::string> write_scaling_files(const PackageReport& report, std::string* error) {
   std::vector<std::string> changed;
+  std::error_code root_ec;
+  const fs::path package_root = fs::weakly_canonical(report.path, root_ec);
   for (const auto& d : report.benchmarks) {
     if (!d.rcp_checked) continue;
     fs::path target = fs::path(d.path) / "scaling.json";
     std::error_code ec;
+    // A benchmark folder that is a link out of the package: its scaling.json
+    // is someone else's file; nothing is written or removed there.
+    if (fs::path real; root_ec || !base::resolves_within(d.path, package_root, &real, true)) {
+      *error = "not writing " + target.string() + ": the folder " + d.path + " leads outside the package (to " +
+               real.string() + "); make it a folder of the package, not a link";
+      return changed;
+    }
     bool write = d.rcp.evaluated && d.rcp.pass && !d.rcp.bypassed && d.rcp.submission_mean < d.rcp.rcp_mean;
     if (!write) {
       // The consortium's RCP pass deletes the scaling.json of every directory it evaluates.

@@ -382,17 +382,37 @@ TEST_CASE("check-package of a round: a folder it cannot read is an error in plac
                     "its package checker joins \"accelerators_per_node\" of systems/s\xc3\xbfs.json as text and stops "
                     "with a TypeError (8 (a number), not a string)",
                 str_of(hpc_at(j, "consortium_stops")));
-  // Written in latin-1: valid for referee (a warning), where the consortium's json.load stops.
+  // Written in latin-1: the consortium's json.load stops, so nobody could check the package: invalid.
   desc = hpc_system("closed");
   desc.replace(desc.find("\"sw_notes\": \"x\""), 15, "\"sw_notes\": \"caf\xe9\"");
   desc.replace(desc.find("\"host_processors_per_node\": \"x\""), 31, "\"host_processors_per_node\": \"2\"");
   write_file(pkg / "systems" / "s\xc3\xbfs.json", desc);
   rc = run_referee("check-package --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
-  CHECK_MESSAGE(rc == 0, out);
+  CHECK_MESSAGE(rc == 1, out);
   j = hpc_json(out);
   CHECK_MESSAGE(str_of(hpc_at(j, "consortium_stops")).find("stops with UnicodeDecodeError (byte 0xE9 at offset ") != std::string::npos,
                 str_of(hpc_at(j, "consortium_stops")));
   CHECK(out.find("save the file as UTF-8") != std::string::npos);
+  {
+    // UTF-16 (a byte-order mark) and UTF-8 with a byte-order mark: each named, each invalid.
+    std::string utf16 = "\xFF\xFE";
+    for (char ch : std::string("{\"x\": 1}")) {
+      utf16 += ch;
+      utf16 += '\0';
+    }
+    const std::pair<std::string, std::string> cases[] = {
+        {utf16, "it is UTF-16 (it starts with the byte-order mark FF FE)"},
+        {"\xEF\xBB\xBF" + hpc_system("closed"), "starts with a UTF-8 byte-order mark (EF BB BF)"}};
+    for (const auto& [text, said] : cases) {
+      write_file(pkg / "systems" / "s\xc3\xbfs.json", text);
+      std::string plain;
+      rc = run_referee("check-package --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &plain);
+      CHECK(rc == 1);
+      CHECK_MESSAGE(plain.find(said) != std::string::npos, plain);
+      CHECK_MESSAGE(plain.find("\xFF") == std::string::npos, plain);
+    }
+    write_file(pkg / "systems" / "s\xc3\xbfs.json", desc);
+  }
   // score: the row, its text as UTF-8 in the CSV as in the JSON, and the note that the summarizer stops.
   rc = run_referee("score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
   CHECK(str_of(hpc_at(hpc_at(hpc_at(hpc_json(out), "systems"), "s\xc3\xbfs"), "consortium_stops"))
@@ -564,6 +584,44 @@ TEST_CASE("score: a scaling.json the summarizer cannot use gives no score and sa
     CHECK(str_of(hpc_at(r, "dropped")).rfind("non-compliant", 0) == 0);
   }
   CHECK(seen);
+}
+
+TEST_CASE("check-package --write-scaling writes nothing through a folder that leads outside the package") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg", outside = tmp.path / "elsewhere";
+  write_rules_root(rules, "hpc_3.0.0", "deepcam");
+  write_file(pkg / "systems" / "sysA.json", hpc_system("closed"));
+  write_deepcam_runs(outside);
+  write_file(outside / "scaling.json", "{\"scaling_factor\": 3}");
+  fs::create_directories(pkg / "results" / "sysA" / "strong");
+  fs::create_directory_symlink(outside, pkg / "results" / "sysA" / "strong" / "deepcam");
+  std::string out;
+  int rc = run_referee("check-package --write-scaling --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string(), &out);
+  CHECK(rc == 2);
+  CHECK_MESSAGE(out.find("leads outside the package") != std::string::npos, out);
+  CHECK(referee::testing::read_file(outside / "scaling.json") == "{\"scaling_factor\": 3}");
+  CHECK_FALSE(fs::exists(outside / ".scaling.json.tmp"));
+}
+
+TEST_CASE("a result file named with a line break cannot write a line of the report") {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
+  write_rules_root(rules, "hpc_3.0.0", "deepcam");
+  write_file(pkg / "systems" / "sysA.json", hpc_system("open"));
+  fs::path strong = pkg / "results" / "sysA" / "strong" / "deepcam";
+  write_deepcam_runs(strong);
+  fs::rename(strong / "result_1.txt", strong / "result_1\nverdict: PASS (forged)\n.txt");
+  write_file(strong / "result_0.txt", "not a log\n");  // a finding, so check-package names files
+  fs::rename(strong / "result_0.txt", strong / "result_0\nFORGED.txt");
+  const std::string common = " --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string();
+  for (const char* cmd : {"score", "check-package"}) {
+    CAPTURE(cmd);
+    std::string out;
+    run_referee(std::string(cmd) + common, &out);
+    CHECK_MESSAGE(out.find("\nverdict: PASS (forged)") == std::string::npos, out);
+    CHECK_MESSAGE(out.find("\nFORGED.txt") == std::string::npos, out);
+    CHECK_MESSAGE(out.find("result_0^JFORGED.txt") != std::string::npos, out);
+  }
 }
 
 TEST_CASE("HPC: too few weak-scaling models, a stray scaling folder, instance scales that differ") {

@@ -109,6 +109,7 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
   sigaddset(&defaults, SIGPIPE);
   sigaddset(&defaults, SIGINT);
   sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGXFSZ);  // referee ignores it (cli/main.cc); a workload gets the default
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;

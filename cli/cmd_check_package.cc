@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "base/file.h"
+#include "base/text.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output.h"
@@ -150,7 +151,8 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
   os << "systems: " << r.systems.size() << " checked, " << (r.systems.size() - static_cast<size_t>(bad_sys)) << " valid\n";
   int failed = 0, checked = 0;
   for (const auto& d : r.benchmarks) {
-    std::string name = d.key();
+    // Names as one line each: a folder or file named with a line break must not start a line of its own.
+    std::string name = base::one_line(d.key());
     if (d.skipped) {
       os << paint(color, "33", "SKIP") << " " << name << ": not a benchmark of " << rs.id().id() << "\n";
       for (const auto& w : d.warnings)
@@ -194,7 +196,7 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
          << "; the verdict above follows the rules of " << rs.id().id() << "\n";
     for (const auto& f : d.files) {
       if (f.verdict.compliant) continue;
-      for (const auto& e : f.verdict.errors) print_finding(os, name + "/" + f.name, e, "  ");
+      for (const auto& e : f.verdict.errors) print_finding(os, name + "/" + base::one_line(f.name), e, "  ");
     }
     // A division that silently turns checks off, and a result file read from outside the package, are shown
     // without -v.

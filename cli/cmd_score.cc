@@ -1,6 +1,8 @@
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
+#include "base/text.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/output.h"
@@ -20,10 +22,10 @@ std::string num(double x, const char* f = "%.4f") {
   return buf;
 }
 
-// A run's minutes; null where it has none (a run not compliant is not timed).
+// A run's minutes; null where it has none (a run not compliant is not timed, a time_ms of NaN gives none).
 void run_minutes(mllog::JsonWriter& w, const rules::RunScore& run) {
   w.key("minutes");
-  if (run.drop_kind == "noncompliant") w.null();
+  if (run.drop_kind == "noncompliant" || !std::isfinite(run.minutes)) w.null();  // NaN is not JSON
   else w.value(run.minutes);
 }
 
@@ -131,9 +133,9 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
   for (const auto& row : r.rows) {
     if (!row.complete && row.division.empty() && row.accelerator_model_name.empty() && row.framework.empty()) {
       // No description to take the fields from: the reason is the header.
-      os << row.system_file << ": no system fields\n  error: " << row.error << "\n";
+      os << base::one_line(row.system_file) << ": no system fields\n  error: " << row.error << "\n";
     } else {
-      os << row.system_file << ": " << row.division << ", " << submissions::normalize_availability(row.availability) << ", " << row.accelerators_count << " x "
+      os << base::one_line(row.system_file) << ": " << row.division << ", " << submissions::normalize_availability(row.availability) << ", " << row.accelerators_count << " x "
        << row.accelerator_model_name << " (" << row.number_of_nodes << (row.number_of_nodes == "1" ? " node), " : " nodes), ")
        << row.framework << "\n";
       if (!row.complete) os << "  error: " << row.error << "\n";
@@ -152,7 +154,7 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
           os << "no score (" << s.note << ")\n";
         for (const auto& run : s.runs)
           if (!run.counted || !run.warning.empty())
-            os << "    " << run.file << ": " << (run.dropped.empty() ? run.warning : run.dropped) << "\n";
+            os << "    " << base::one_line(run.file) << ": " << (run.dropped.empty() ? run.warning : run.dropped) << "\n";
         if (!s.consortium_stops.empty())
           os << "    note: the consortium's result summarizer stops with a traceback here (" << s.consortium_stops
              << "); referee's figures follow the rules\n";
@@ -181,21 +183,21 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
       }
       os << "    runs:";
       for (const auto& run : s.runs) {
-        os << " " << run.file << "=" << (run.dropped.rfind("non-compliant", 0) == 0 ? std::string("-") : num(run.minutes, "%.3f"));
+        os << " " << base::one_line(run.file) << "=" << (run.dropped.rfind("non-compliant", 0) == 0 ? std::string("-") : num(run.minutes, "%.3f"));
         // Without a score no run is counted, and none is dropped as fastest or slowest.
         if (!run.counted && (s.has_score || run.dropped.rfind("non-compliant", 0) == 0))
           os << "[" << (run.dropped.rfind("non-compliant", 0) == 0 ? "non-compliant" : run.dropped.rfind("fastest", 0) == 0 ? "fastest" : "slowest") << "]";
       }
       os << "\n";
       for (const auto& run : s.runs)
-        if (!run.warning.empty()) os << "    warning: " << run.file << ": " << run.warning << "\n";
+        if (!run.warning.empty()) os << "    warning: " << base::one_line(run.file) << ": " << run.warning << "\n";
       for (const auto& run : s.runs)
         if (run.dropped.rfind("non-compliant", 0) == 0 && run.dropped != "non-compliant")  // with its reason
-          os << "    not counted: " << run.file << ": " << run.dropped << "\n";
+          os << "    not counted: " << base::one_line(run.file) << ": " << run.dropped << "\n";
       if (s.has_power) {
         os << "    energy (MJ):";
         for (const auto& run : s.runs)
-          os << " " << run.file << "=" << (run.has_energy ? num(run.energy_j / 1e6, "%.3f") : std::string("-"));
+          os << " " << base::one_line(run.file) << "=" << (run.has_energy ? num(run.energy_j / 1e6, "%.3f") : std::string("-"));
         os << "\n";
       }
       bool differs = (s.has_published_factor ? s.published_factor : 1.0) != s.pipeline_factor;
@@ -250,10 +252,10 @@ Command score_command() {
                 // cannot say it.
                 for (const auto& row : scores.rows) {
                   if (!row.complete && row.consortium_stops.empty())
-                    std::cerr << "referee score: " << row.system_file << " is left out of the table, as the consortium's "
+                    std::cerr << "referee score: " << base::one_line(row.system_file) << " is left out of the table, as the consortium's "
                               << "summarizer leaves it out: " << row.error << "\n";
                   else if (!row.complete)
-                    std::cerr << "referee score: " << row.system_file << " is left out of the table (" << row.error
+                    std::cerr << "referee score: " << base::one_line(row.system_file) << " is left out of the table (" << row.error
                               << "); " << row.consortium_stops << " and writes no table at all\n";
                   else if (!row.consortium_stops.empty())
                     std::cerr << "referee score: note: " << row.consortium_stops << " and writes no table at all\n";

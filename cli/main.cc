@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -144,6 +145,10 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A write past a file size limit (ulimit -f) fails with EFBIG, which every
+  // write reports and cleans up after, instead of killing the process
+  // mid-way without a word.
+  ::signal(SIGXFSZ, SIG_IGN);
   // Out of memory while the commands are set up (an address-space limit, say)
   // ends with a message and exit code 2 like any other failure, not an abort.
   try {

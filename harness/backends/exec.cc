@@ -361,10 +361,11 @@ std::unique_ptr<RunHandle> ExecBackend::launch(const RunRequest& req, LineSink s
   }
   if (pid == 0) {
     ::setpgid(0, 0);
-    // A run starts as from a shell: SIGPIPE at its default even when referee ignores it.
+    // A run starts as from a shell: SIGPIPE and SIGXFSZ at their defaults even when referee ignores them.
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     ::sigaction(SIGPIPE, &dfl, nullptr);
+    ::sigaction(SIGXFSZ, &dfl, nullptr);
     ::dup2(fds[1], 1);
     ::dup2(fds[1], 2);
     int devnull = ::open("/dev/null", O_RDONLY);

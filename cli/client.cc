@@ -177,7 +177,17 @@ review::Response call_http(const ClientOptions& o, const review::Request& r) {
 bool local_store(const ClientOptions& o, std::string* db, review::Response* missing) {
   *db = o.db.empty() ? submissions::default_db_path() : o.db;
   std::error_code ec;
-  if (std::filesystem::exists(*db, ec)) return true;
+  if (std::filesystem::exists(*db, ec)) {
+    // The review works on a store that an import made; an empty file is not
+    // one, and is left as it is (the questions of `list` say the same).
+    if (std::filesystem::is_regular_file(*db, ec) && std::filesystem::file_size(*db, ec) == 0 && !ec) {
+      *missing = review::error_response(0, "no-store", *db + " is an empty file, not a referee store",
+                                        "import into it first (referee import DIR --round R --db " + *db +
+                                            "), or name an existing store with --db PATH");
+      return false;
+    }
+    return true;
+  }
   *missing = review::error_response(
       0, "no-store",
       "no store at " + *db + (o.db.empty() ? " (the default: $REFEREE_DB, else the user's data directory)" : ""),

@@ -795,6 +795,10 @@ TEST_SUITE("store") {
       CHECK(run_referee("list rounds " + db_arg(p), &out) == 2);
       CHECK(contains(out, "an empty file, not a referee store"));
       CHECK(fs::file_size(p) == 0);
+      // The review's verify says the same, and writes nothing into it.
+      CHECK(run_referee("review log --verify " + db_arg(p), &out) == 2);
+      CHECK(contains(out, "an empty file, not a referee store"));
+      CHECK(fs::file_size(p) == 0);
     }
   }
 

@@ -517,9 +517,10 @@ TEST_SUITE("audit") {
     REQUIRE(run.notes.size() == 1);
     CHECK(run.notes[0].rfind("rcp-near-fail not checked: rule set mini-1.0.0 not found", 0) == 0);
     // It names every place it looked, and the fix.
-    CHECK_MESSAGE(run.notes[0].find("Looked in: REFEREE_RULES=" + empty.path.string() + ", built-in rule sets (" +
-                                    empty.path.string() + "), the cache (" + empty.path.string() +
-                                    "/rules: no rule sets installed)") != std::string::npos,
+    // In the order they are searched: REFEREE_RULES, the cache, the built-in sets.
+    CHECK_MESSAGE(run.notes[0].find("Looked in: REFEREE_RULES=" + empty.path.string() + ", the cache (" +
+                                    empty.path.string() + "/rules: no rule sets installed), built-in rule sets (" +
+                                    empty.path.string() + ")") != std::string::npos,
                   run.notes[0]);
     CHECK(run.notes[0].find("Fix: install the consortium's rule sets with referee rules fetch") != std::string::npos);
   }
@@ -552,9 +553,9 @@ TEST_SUITE("audit") {
     const std::string none = "env -u REFEREE_RULES REFEREE_SETS=" + empty.path.string() + " REFEREE_CACHE=" +
                              empty.path.string() + " " + REFEREE_BINARY + " audit mini-1.0.0 --db " + fx.db;
     CHECK(testing::run_shell_capture(none, &out) == 0);
-    CHECK_MESSAGE(out.find("rcp-near-fail not checked: rule set mini-1.0.0 not found. Looked in: built-in rule sets (" +
-                           empty.path.string() + "), the cache (" + empty.path.string() +
-                           "/rules: no rule sets installed), REFEREE_RULES (not set). Fix: install the consortium's rule sets "
+    CHECK_MESSAGE(out.find("rcp-near-fail not checked: rule set mini-1.0.0 not found. Looked in: REFEREE_RULES (not set), the cache (" +
+                           empty.path.string() + "/rules: no rule sets installed), built-in rule sets (" +
+                           empty.path.string() + "). Fix: install the consortium's rule sets "
                            "with referee rules fetch, set REFEREE_RULES=DIR, or pass --rules DIR (a tree with "
                            "compliance_checker/mini_1.0.0/) to a local referee audit") != std::string::npos,
                   out);

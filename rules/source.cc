@@ -67,14 +67,18 @@ std::vector<RuleSource> rule_search_path(const std::string& rules_flag) {
 }
 
 std::vector<std::string> places_looked(const std::string& rules_flag) {
+  // In the order they are searched (rule_search_path), with the places that
+  // hold nothing said where they would be.
   std::vector<std::string> out;
+  const char* env = std::getenv("REFEREE_RULES");
+  if (rules_flag.empty() && !(env && *env)) out.push_back("REFEREE_RULES (not set)");
   bool cache = false;
   for (const auto& src : rule_search_path(rules_flag)) {
+    const bool builtin = src.origin == "built-in rule sets";
+    if (builtin && !cache) out.push_back("the cache (" + cache_dir() + "/rules: no rule sets installed)");
     out.push_back(src.origin + (src.origin.find(src.root) == std::string::npos ? " (" + src.root + ")" : ""));
     cache = cache || src.origin.rfind("cache", 0) == 0;
   }
-  if (rules_flag.empty() && !cache) out.push_back("the cache (" + cache_dir() + "/rules: no rule sets installed)");
-  if (rules_flag.empty() && !std::getenv("REFEREE_RULES")) out.push_back("REFEREE_RULES (not set)");
   return out;
 }
 

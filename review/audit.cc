@@ -325,6 +325,21 @@ void cherry_picking(const ResultRow& r, const std::string& round, int drop, std:
   }
 }
 
+// A score of 0 minutes or less: the summarizer multiplies the olympic mean by
+// the package's scaling.json factor without asking whether it is above 0, so a
+// factor of 0 or below scores a result as faster than anything that trained.
+void no_time_to_train(const ResultRow& r, const std::string& round, std::vector<Finding>* out) {
+  if (!r.has_score || r.score > 0) return;
+  Finding f = base(r, round, "no-time-to-train", "");
+  f.rule = "results_summarizer: score = olympic mean of the runs' minutes x scaling_factor; a time to train is above 0";
+  f.summary = "score " + fmt(r.score) + " minutes: a scaling factor of 0 or below" +
+              (r.has_unscaled ? " (the runs' olympic mean is " + fmt(r.unscaled) + " minutes)" : std::string()) +
+              "; as published it ranks before every result that trained";
+  f.evidence.push_back(figure("score", r.score, "minutes"));
+  if (r.has_unscaled) f.evidence.push_back(figure("olympic mean of the runs", r.unscaled, "minutes"));
+  out->push_back(std::move(f));
+}
+
 void repeated_run_start(const ResultRow& r, const std::string& round, std::vector<Finding>* out) {
   for (const auto& run : r.runs) {
     if (run.log.run_starts.size() < 2) continue;
@@ -779,6 +794,7 @@ bool detect_findings(Store& s, const std::string& round, const std::string& orga
                    out);
     unannounced(s, r, round, out);
     repeated_run_start(r, round, out);
+    no_time_to_train(r, round, out);
     system_mismatch(r, round, out);
     rcp_near_fail(r, round, rr, rcp_margin, &tables, out);
     check_failure(r, round, rr, &tables, out);

@@ -162,6 +162,22 @@ TEST_SUITE("audit") {
     CHECK(said);
   }
 
+  TEST_CASE("a scaling factor of 0 or below: a result scored faster than anything that trained is a finding") {
+    Fixture fx;
+    fs::path pkg = fx.copy("ExampleOrg");
+    fx.import(pkg);
+    REQUIRE(of_kind(fx.audit().findings, "no-time-to-train").empty());
+    testing::write_file(pkg / "results/cpu_2x_example/minilm/scaling.json", "{\"scaling_factor\": -1}");
+    fx.import(pkg);
+    AuditRun run = fx.audit();
+    auto found = of_kind(run.findings, "no-time-to-train");
+    REQUIRE(found.size() == 1);
+    CHECK(found[0]->result == "ExampleOrg/cpu_2x_example/minilm");
+    CHECK(found[0]->summary.find("a scaling factor of 0 or below") != std::string::npos);
+    REQUIRE(!found[0]->evidence.empty());
+    CHECK(found[0]->evidence[0].value < 0);
+  }
+
   TEST_CASE("a package whose logs are gone from disk: the audit says so and marks nothing gone") {
     Fixture fx;
     fs::path pkg = fx.copy("ExampleOrg");

@@ -251,9 +251,10 @@ TEST_SUITE("reference") {
       std::ifstream in(log, std::ios::binary);
       std::stringstream text;
       text << in.rdbuf();
+      const std::string body = text.str();  // the parsed log views this text: it outlives the checks
       referee::mllog::LogReader reader;
       referee::mllog::ParsedLog parsed;
-      reader.parse(text.str(), &parsed);
+      reader.parse(body, &parsed);
       FileVerdict v = check_log(*rs, parsed);
       CHECK(rs->load_errors().empty());
       // The verdict the current package's copy of the set gives (the findings may differ: the

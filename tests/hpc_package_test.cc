@@ -123,6 +123,19 @@ void write_deepcam_runs(const fs::path& dir, int seed = 100) {
   }
 }
 
+// A rules root (hpc_3.0.0, deepcam) and a package HpcOrg whose open system
+// sysA has the five strong-scaling deepcam runs of write_deepcam_runs.
+struct StrongDeepcam {
+  TempDir tmp;
+  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
+  fs::path strong = pkg / "results" / "sysA" / "strong" / "deepcam";
+  StrongDeepcam() {
+    write_rules_root(rules, "hpc_3.0.0", "deepcam");
+    write_file(pkg / "systems" / "sysA.json", hpc_system("open"));
+    write_deepcam_runs(strong);
+  }
+};
+
 }  // namespace
 
 TEST_SUITE("scoring") {
@@ -527,12 +540,8 @@ TEST_CASE("score names the fields of a system description that the summary lacks
 }
 
 TEST_CASE("score: a scaling.json the summarizer cannot use gives no score and says why, never a score at factor 1") {
-  TempDir tmp;
-  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
-  write_rules_root(rules, "hpc_3.0.0", "deepcam");
-  write_file(pkg / "systems" / "sysA.json", hpc_system("open"));
-  fs::path strong = pkg / "results" / "sysA" / "strong" / "deepcam";
-  write_deepcam_runs(strong);
+  const StrongDeepcam p;
+  const fs::path &rules = p.rules, &pkg = p.pkg, &strong = p.strong;
   const std::string cmd = "score --json --ruleset hpc-3.0.0 --rules " + rules.string() + " " + pkg.string();
   auto score_of = [&](std::string* note) -> Value {
     std::string out;
@@ -604,12 +613,8 @@ TEST_CASE("check-package --write-scaling writes nothing through a folder that le
 }
 
 TEST_CASE("a result file named with a line break cannot write a line of the report") {
-  TempDir tmp;
-  fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";
-  write_rules_root(rules, "hpc_3.0.0", "deepcam");
-  write_file(pkg / "systems" / "sysA.json", hpc_system("open"));
-  fs::path strong = pkg / "results" / "sysA" / "strong" / "deepcam";
-  write_deepcam_runs(strong);
+  const StrongDeepcam p;
+  const fs::path &rules = p.rules, &pkg = p.pkg, &strong = p.strong;
   fs::rename(strong / "result_1.txt", strong / "result_1\nverdict: PASS (forged)\n.txt");
   write_file(strong / "result_0.txt", "not a log\n");  // a finding, so check-package names files
   fs::rename(strong / "result_0.txt", strong / "result_0\nFORGED.txt");

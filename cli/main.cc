@@ -124,9 +124,11 @@ int run(int argc, char** argv) {
   // never obeyed by the terminal (cli/safe_text.h).
   std::unique_ptr<referee::cli::SafeTextFilter> out_filter, err_filter;
   if (bool colours = false; argc > 1 && referee::cli::prints_others_text(argv[1], &colours)) {
-    // `system describe` prints a description to be kept as systems/<system>.json:
-    // into a file or a pipe it goes byte for byte, to a terminal shown safely.
-    if (std::string_view(argv[1]) != "system" || ::isatty(STDOUT_FILENO))
+    // `system describe` prints a description to be kept as systems/<system>.json,
+    // and --json/--csv print what programs read: into a file or a pipe these go
+    // byte for byte, to a terminal they are shown safely.
+    const bool byte_exact = std::string_view(argv[1]) == "system" || referee::cli::machine_readable_output(argc, argv);
+    if (!byte_exact || ::isatty(STDOUT_FILENO))
       out_filter = std::make_unique<referee::cli::SafeTextFilter>(std::cout, colours);
     err_filter = std::make_unique<referee::cli::SafeTextFilter>(std::cerr, colours);
   }

@@ -147,6 +147,16 @@ bool prints_others_text(const std::string& command, bool* colours) {
   return kCommands.count(command) > 0;
 }
 
+bool machine_readable_output(int argc, const char* const* argv) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view a(argv[i]);
+    if (a == "--") break;
+    if (a == "--json" || a == "--csv" || a == "--csv-detailed" || a == "--format=json") return true;
+    if (a == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json") return true;
+  }
+  return false;
+}
+
 std::string non_utf8_argument(int argc, const char* const* argv) {
   static const std::set<std::string> kWriters = {"user", "round", "review", "resubmission", "objection"};
   if (argc < 2 || kWriters.count(argv[1]) == 0) return "";

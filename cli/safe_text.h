@@ -42,6 +42,12 @@ class SafeTextFilter {
 // packages); *colours: whether the command colours its verdicts.
 bool prints_others_text(const std::string& command, bool* colours = nullptr);
 
+// Whether the command line asks for output that programs read (--json,
+// --csv, --csv-detailed, --format json): into a file or a pipe it goes byte
+// for byte (a CSV equal to the consortium summarizer's, names and all); to a
+// terminal it is shown through the filter like everything else.
+bool machine_readable_output(int argc, const char* const* argv);
+
 // The review keeps its texts (titles, responses, reasons, names) in UTF-8,
 // the same whether a command works on a local store or sends to a server.
 // For a command that writes to the review (user, round, review,

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "base/invisible.h"
 #include "tests/run_referee.h"
@@ -49,6 +50,21 @@ TEST_SUITE("review") {
     CHECK(colours);
     CHECK(prints_others_text("objection", &colours));
     CHECK_FALSE(colours);
+  }
+
+  TEST_CASE("output that programs read is asked for by --json, --csv, --csv-detailed, --format json") {
+    auto machine = [](std::vector<const char*> args) {
+      return machine_readable_output(static_cast<int>(args.size()), args.data());
+    };
+    CHECK(machine({"referee", "score", "--csv", "pkg"}));
+    CHECK(machine({"referee", "score", "pkg", "--csv-detailed"}));
+    CHECK(machine({"referee", "leaderboard", "--json"}));
+    CHECK(machine({"referee", "review", "report", "--format", "json"}));
+    CHECK(machine({"referee", "review", "report", "--format=json"}));
+    CHECK_FALSE(machine({"referee", "review", "report", "--format", "md"}));
+    CHECK_FALSE(machine({"referee", "score", "pkg"}));
+    CHECK_FALSE(machine({"referee", "score", "--", "--json"}));  // a package named --json
+    CHECK_FALSE(machine({"--json"}));
   }
 
   TEST_CASE("check-package shows a result file named with an escape sequence, never sends it to the terminal") {

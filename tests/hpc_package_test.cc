@@ -629,6 +629,27 @@ TEST_CASE("a result file named with a line break cannot write a line of the repo
   }
 }
 
+TEST_CASE("score's CSV and JSON go byte for byte into a pipe; its text report shows control characters") {
+  const StrongDeepcam p;
+  std::string desc = hpc_system("open");
+  const std::string name = "\"submitter\": \"x\"", processors = "\"host_processors_per_node\": \"x\"";
+  REQUIRE(desc.find(name) != std::string::npos);
+  desc.replace(desc.find(name), name.size(), "\"submitter\": \"Big\\u001b[31mRed\\rBox\"");
+  REQUIRE(desc.find(processors) != std::string::npos);
+  desc.replace(desc.find(processors), processors.size(), "\"host_processors_per_node\": \"2\"");
+  write_file(p.pkg / "systems" / "sysA.json", desc);
+  const std::string common = " --ruleset hpc-3.0.0 --rules " + p.rules.string() + " " + p.pkg.string();
+  std::string csv, json, text;
+  run_referee("score --csv" + common, &csv);
+  CHECK_MESSAGE(csv.find("Big\x1b[31mRed\rBox") != std::string::npos, csv);  // as the summarizer writes it
+  run_referee("score --json" + common, &json);
+  CHECK_MESSAGE(json.find("Big\\u001b[31mRed\\rBox") != std::string::npos, json);
+  fs::rename(p.strong / "result_1.txt", p.strong / "result_1\x1b[2J\r.txt");
+  run_referee("score" + common, &text);
+  CHECK_MESSAGE(text.find("result_1^[[2J^M.txt") != std::string::npos, text);
+  CHECK(text.find('\x1b') == std::string::npos);
+}
+
 TEST_CASE("HPC: too few weak-scaling models, a stray scaling folder, instance scales that differ") {
   TempDir tmp;
   fs::path rules = tmp.path / "rules", pkg = tmp.path / "HpcOrg";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "base/invisible.h"
+
 namespace referee::base {
 
 namespace {
@@ -207,7 +209,15 @@ std::string excerpt(std::string_view text, size_t max) {
 std::string one_line(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (unsigned char c : text) append_caret(&out, c, false);
+  for (size_t i = 0; i < text.size(); ++i) {
+    size_t len = 0;
+    if (unsigned cp = invisible_at(text, i, &len)) {
+      out += shown_code_point(cp);
+      i += len - 1;
+    } else {
+      append_caret(&out, static_cast<unsigned char>(text[i]), false);
+    }
+  }
   return out;
 }
 

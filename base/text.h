@@ -35,7 +35,9 @@ void append_caret(std::string* out, unsigned char c, bool keep_lines = true);
 // notation (see append_caret): text that others wrote, made safe to print.
 std::string caret_escape(std::string_view text);
 // `text` as one line: every control character, \n and \t included, in
-// caret notation. For log lines that quote what a caller sent.
+// caret notation, and the characters that reorder or hide text as [U+XXXX]
+// (base/invisible.h). For log lines that quote what a caller sent, and names
+// in reports and table cells.
 std::string one_line(std::string_view text);
 
 // `text` as a message quotes what a caller sent: at most `max` bytes (cut

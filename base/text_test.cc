@@ -44,6 +44,8 @@ TEST_SUITE("base") {
     CHECK(caret_escape("a\x1b[2Jb\x07\x7f\tc\nd") == "a^[[2Jb^G^?\tc\nd");
     CHECK(caret_escape(std::string("\0\r", 2)) == "^@^M");
     CHECK(one_line("a\nb\tc\x1b[0m") == "a^Jb^Ic^[[0m");  // a log line stays one line
+    CHECK(one_line("NVIDIA\xe2\x80\xae" "AIDIVN") == "NVIDIA[U+202E]AIDIVN");  // nothing reorders it
+    CHECK(one_line("M\xc3\xbcller \xc2\x9b") == "M\xc3\xbcller [U+009B]");
     CHECK(caret_escape("Größe 日本") == "Größe 日本");
     std::string out;
     append_caret(&out, 0x1f);

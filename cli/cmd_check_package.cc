@@ -131,14 +131,15 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
   for (const auto& s : r.systems) {
     if (s.valid) continue;
     ++bad_sys;
-    os << paint(color, "31", "FAIL") << " systems/" << s.name << "\n";
-    for (const auto& e : s.errors) print_finding(os, "systems/" + s.name, e, "  ");
+    os << paint(color, "31", "FAIL") << " systems/" << base::one_line(s.name) << "\n";
+    for (const auto& e : s.errors) print_finding(os, "systems/" + base::one_line(s.name), e, "  ");
   }
   for (const auto& s : r.systems)
     for (const auto& e : s.warnings)
       if (verbose || e.rule == "files: link") {  // a file read from outside the package: shown without -v
-        os << paint(color, "33", "warning") << " systems/" << s.name << ": " << e.message << "\n";
-        if (!e.hint.empty()) os << "      hint:     " << e.hint << "\n";
+        os << paint(color, "33", "warning") << " systems/" << base::one_line(s.name) << ": " << base::one_line(e.message)
+           << "\n";
+        if (!e.hint.empty()) os << "      hint:     " << base::one_line(e.hint) << "\n";
       }
   for (const auto& e : r.errors) {
     os << paint(color, "31", "FAIL") << " ";
@@ -181,12 +182,12 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
          << " runs ok";
     os << "\n";
     for (const auto& e : d.errors) {
-      os << "  " << e.rule << ": " << e.message << "\n";
-      if (!e.expected.empty()) os << "      expected: " << e.expected << "\n";
-      if (!e.found.empty()) os << "      found:    " << e.found << "\n";
-      if (!e.hint.empty()) os << "      hint:     " << e.hint << "\n";
+      os << "  " << base::one_line(e.rule) << ": " << base::one_line(e.message) << "\n";
+      if (!e.expected.empty()) os << "      expected: " << base::one_line(e.expected) << "\n";
+      if (!e.found.empty()) os << "      found:    " << base::one_line(e.found) << "\n";
+      if (!e.hint.empty()) os << "      hint:     " << base::one_line(e.hint) << "\n";
     }
-    for (const auto& e : d.seed_errors) os << "  seeds: " << e.message << "\n";
+    for (const auto& e : d.seed_errors) os << "  seeds: " << base::one_line(e.message) << "\n";
     for (const auto& e : d.power.errors) print_finding(os, name, e, "  ");
     if (!d.power.consortium_stops.empty())
       os << "  note: the consortium's package checker stops with a traceback on this folder (" << d.power.consortium_stops
@@ -202,7 +203,7 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
     // without -v.
     for (const auto& e : d.warnings)
       if (verbose || e.rule == "division" || e.rule == "files: link")
-        os << "  " << paint(color, "33", "warning") << " " << e.rule << ": " << e.message << "\n";
+        os << "  " << paint(color, "33", "warning") << " " << e.rule << ": " << base::one_line(e.message) << "\n";
   }
   auto count = [](size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
   os << "verdict: " << (r.pass ? paint(color, "32", "PASS") : paint(color, "31", "FAIL")) << " ("

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "base/text.h"
+
 namespace referee::cli {
 
 bool use_color(std::ostream& os) {
@@ -21,11 +23,13 @@ std::string paint(bool on, const char* code, const std::string& text) {
 void print_finding(std::ostream& os, const std::string& path, const rules::Finding& f, const char* indent) {
   os << indent << path;
   if (f.line) os << ":" << f.line;
-  os << ": " << f.rule << ": " << f.message << "\n";
-  if (!f.log_text.empty()) os << indent << "    line:     " << f.log_text << "\n";
-  if (!f.expected.empty()) os << indent << "    expected: " << f.expected << "\n";
-  if (!f.found.empty()) os << indent << "    found:    " << f.found << "\n";
-  if (!f.hint.empty()) os << indent << "    hint:     " << f.hint << "\n";
+  // Each part as one line: a name, a log line or a value someone else wrote
+  // (a file named with a line break, say) must not start a line of the report.
+  os << ": " << base::one_line(f.rule) << ": " << base::one_line(f.message) << "\n";
+  if (!f.log_text.empty()) os << indent << "    line:     " << base::one_line(f.log_text) << "\n";
+  if (!f.expected.empty()) os << indent << "    expected: " << base::one_line(f.expected) << "\n";
+  if (!f.found.empty()) os << indent << "    found:    " << base::one_line(f.found) << "\n";
+  if (!f.hint.empty()) os << indent << "    hint:     " << base::one_line(f.hint) << "\n";
 }
 
 void write_finding_json(mllog::JsonWriter& w, const rules::Finding& f) {

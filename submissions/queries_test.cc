@@ -362,6 +362,19 @@ TEST_SUITE("store") {
           "\xe6\x97\xa5\xe6\x9c\xac" + std::string(13, ' ') + "2\n");
   }
 
+  TEST_CASE("terminal tables show a name's control characters before padding it: the columns after it stay in line") {
+    Table t({"submitter", "minutes"});
+    t.add({"Evil\x1b[2J\r", "1.5"});
+    t.add({"A\xe2\x80\xae" "B", "10.25"});
+    std::ostringstream os;
+    t.print(os);
+    CHECK(os.str() ==
+          "submitter    minutes\n"
+          "-----------  -------\n"
+          "Evil^[[2J^M      1.5\n"
+          "A[U+202E]B     10.25\n");
+  }
+
   TEST_CASE("speedup: a carried record slower than the earlier round's is no record: the new results are compared") {
     TempDir t;
     Synthetic d(t.path / "s.db");

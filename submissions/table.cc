@@ -16,10 +16,23 @@ bool numeric(const std::string& s) {
 }  // namespace
 
 void Table::print(std::ostream& os) const {
-  // Widths in terminal columns, not bytes: "Müller" and "NVIDIA" take six each.
-  std::vector<size_t> w(header_.size(), 0);
-  for (size_t i = 0; i < header_.size(); ++i) w[i] = base::display_width(header_[i]);
-  for (const auto& r : rows_)
+  // Each cell as one line, its control characters and the characters that
+  // reorder or hide text shown (base::one_line), and then measured: widths in
+  // terminal columns of what is shown, not bytes ("Müller" and "NVIDIA" take
+  // six each, "a^[b" four), so a name cannot shift the columns after it.
+  auto shown = [](const std::vector<std::string>& r) {
+    std::vector<std::string> out;
+    out.reserve(r.size());
+    for (const std::string& c : r) out.push_back(base::one_line(c));
+    return out;
+  };
+  const std::vector<std::string> header = shown(header_);
+  std::vector<std::vector<std::string>> rows;
+  rows.reserve(rows_.size());
+  for (const auto& r : rows_) rows.push_back(shown(r));
+  std::vector<size_t> w(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) w[i] = base::display_width(header[i]);
+  for (const auto& r : rows)
     for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], base::display_width(r[i]));
   auto line = [&](const std::vector<std::string>& r, bool head) {
     for (size_t i = 0; i < w.size(); ++i) {
@@ -29,11 +42,11 @@ void Table::print(std::ostream& os) const {
     }
     os << "\n";
   };
-  line(header_, true);
+  line(header, true);
   std::vector<std::string> rule;
   for (size_t x : w) rule.push_back(std::string(x, '-'));
   line(rule, true);
-  for (const auto& r : rows_) line(r, false);
+  for (const auto& r : rows) line(r, false);
 }
 
 std::string fixed(double x, int decimals) {

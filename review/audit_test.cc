@@ -18,6 +18,7 @@
 #include "rules/facts.h"
 #include "rules/source.h"
 #include "submissions/import.h"
+#include "submissions/queries.h"
 #include "submissions/store.h"
 #include "tests/reference_data.h"
 #include "tests/run_referee.h"
@@ -176,6 +177,15 @@ TEST_SUITE("audit") {
     CHECK(found[0]->summary.find("a scaling factor of 0 or below") != std::string::npos);
     REQUIRE(!found[0]->evidence.empty());
     CHECK(found[0]->evidence[0].value < 0);
+    // Nor does it lead the leaderboard: it is left out, with the reason.
+    std::string error;
+    std::vector<std::string> left_out;
+    auto rows = submissions::leaderboard(*fx.store, {fx.round(), "minilm", "", false}, &error, &left_out);
+    for (const auto& r : rows) CHECK(r.score > 0);
+    bool said = false;
+    for (const auto& l : left_out) said = said || (l.find("ExampleOrg/cpu_2x_example") != std::string::npos &&
+                                                   l.find("no time to train") != std::string::npos);
+    CHECK_MESSAGE(said, left_out.size());
   }
 
   TEST_CASE("a package whose logs are gone from disk: the audit says so and marks nothing gone") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -114,6 +115,10 @@ ResultRow read_row(Stmt& st, bool pipeline) {
     r.submitted_score = r.score;
     r.has_score = true;
     r.score = st.col_double(16) * r.review_factor;
+  }
+  if (r.has_score && !(r.score > 0 && std::isfinite(r.score))) {
+    r.has_score = false;
+    r.no_time_to_train = true;
   }
   if (!st.col_null(22)) {
     mllog::Json checks;
@@ -552,6 +557,12 @@ std::string twin_note(const ResultRow& r) {
          ": one result, ranked once as " + r.twin_of_name + " with its twins named";
 }
 
+// The reason a result whose score is no time to train is left out of a ranking.
+std::string no_time_note(const ResultRow& r) {
+  return name_of(r) + " scores " + minutes_text(r.score) +
+         " minutes, which is no time to train (a scaling.json factor of zero or less?); not ranked";
+}
+
 }  // namespace
 
 namespace {
@@ -596,6 +607,10 @@ std::vector<ResultRow> leaderboard_of(std::vector<ResultRow> rows, const std::st
       if (left_out && r.has_score) left_out->push_back(twin_note(r));
       continue;
     }
+    if (r.no_time_to_train) {
+      if (left_out) left_out->push_back(no_time_note(r));
+      continue;
+    }
     if (r.has_score) out.push_back(std::move(r));
   }
   std::stable_sort(out.begin(), out.end(), division_rank_less);
@@ -612,6 +627,7 @@ std::vector<ScalingSeries> scaling_series(std::vector<ResultRow> rows, const std
   std::vector<ScalingSeries> out;
   std::map<std::string, ScalingSeries> by_type;
   for (auto& r : rows) {
+    if (r.no_time_to_train && matches_submitter(r, who) && left_out) left_out->push_back(no_time_note(r));
     if (!r.has_score || !matches_submitter(r, who)) continue;
     if (r.review_status == "withdrawn") {
       if (left_out) left_out->push_back(withdrawn_note(r));

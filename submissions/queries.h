@@ -30,6 +30,11 @@ struct ResultRow {
   long long accelerators = 0, nodes = 0;
   bool has_score = false;
   double score = 0;           // minutes (published, or pipeline when asked)
+  // The score is no time to train (zero or less, from a scaling.json factor
+  // of zero or less, or not a number): has_score is false, `score` keeps the
+  // figure, and no ranking, speedup or scaling counts the result; the
+  // rankings say why it is left out, the audit names it (no-time-to-train).
+  bool no_time_to_train = false;
   bool pass = false;          // the directory passed the package checks
   std::string rcp_status;     // "" when the RCP check did not run; found | interpolated | smaller_batch_ok | ...
   bool rcp_pass = false;      // what the RCP check concluded (only when rcp_status is not "")

@@ -35,6 +35,43 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
+namespace {
+
+// The lower-case letter of code point `cp` (U+0080 to U+07FF) for the
+// capitals of Latin-1, Latin Extended-A, Greek and Cyrillic; `cp` otherwise.
+unsigned fold_two_byte(unsigned cp) {
+  if (cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) return cp + 0x20;
+  if ((cp >= 0x100 && cp <= 0x137) || (cp >= 0x14A && cp <= 0x177)) return cp % 2 == 0 ? cp + 1 : cp;
+  if ((cp >= 0x139 && cp <= 0x148) || (cp >= 0x179 && cp <= 0x17E)) return cp % 2 == 1 ? cp + 1 : cp;
+  if (cp == 0x178) return 0xFF;
+  if (cp >= 0x391 && cp <= 0x3A9 && cp != 0x3A2) return cp + 0x20;
+  if (cp >= 0x410 && cp <= 0x42F) return cp + 0x20;
+  if (cp >= 0x400 && cp <= 0x40F) return cp + 0x50;
+  return cp;
+}
+
+}  // namespace
+
+std::string fold_case(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const auto next = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0u;
+    if (c >= 0xC2 && c <= 0xDF && (next & 0xC0) == 0x80) {
+      const unsigned cp = fold_two_byte(((c & 0x1Fu) << 6) | (next & 0x3Fu));
+      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      ++i;
+    } else {
+      out.push_back(lower_char(s[i]));
+    }
+  }
+  return out;
+}
+
+bool same_name(std::string_view a, std::string_view b) { return iequals(a, b) || fold_case(a) == fold_case(b); }
+
 std::vector<std::string> split(std::string_view s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;

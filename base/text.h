@@ -19,6 +19,13 @@ std::string lower(std::string_view s);
 std::string upper(std::string_view s);
 // Whether `a` and `b` are equal ignoring ASCII case.
 bool iequals(std::string_view a, std::string_view b);
+// `s` with its capitals as lower-case letters: A-Z, and the capitals of
+// Latin-1, Latin Extended-A, Greek and Cyrillic in UTF-8 ("MÜLLER" gives
+// "müller", "ŁÓDŹ" gives "łódź"); every other byte as it is.
+std::string fold_case(std::string_view s);
+// Whether names people type (a submitter, a system) are the same, case
+// ignored as fold_case ignores it.
+bool same_name(std::string_view a, std::string_view b);
 
 // `s` without leading and trailing ASCII white space (space, \t, \n, \v, \f, \r).
 std::string trim(std::string_view s);

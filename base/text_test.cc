@@ -16,6 +16,19 @@ TEST_SUITE("base") {
     CHECK(lower("") == "");
   }
 
+  TEST_CASE("names people type match whatever the case, in the Latin, Greek and Cyrillic alphabets") {
+    CHECK(fold_case("M\xc3\x9cLLER GmbH") == "m\xc3\xbcller gmbh");           // MÜLLER -> müller
+    CHECK(fold_case("\xc5\x81\xc3\x93" "D\xc5\xb9") == "\xc5\x82\xc3\xb3" "d\xc5\xba");  // ŁÓDŹ -> łódź
+    CHECK(fold_case("\xce\x91\xce\xa9") == "\xce\xb1\xcf\x89");                 // ΑΩ -> αω
+    CHECK(fold_case("\xd0\xaf\xd0\x81") == "\xd1\x8f\xd1\x91");                 // ЯЁ -> яё
+    CHECK(fold_case("\xc3\x97\xc3\x9f") == "\xc3\x97\xc3\x9f");                 // × and ß stay
+    CHECK(fold_case("\xc5\xb8") == "\xc3\xbf");                                 // Ÿ -> ÿ
+    CHECK(fold_case("a\xc3") == "a\xc3");                                         // a cut sequence stays
+    CHECK(same_name("m\xc3\xbcller", "M\xc3\x9cLLER"));
+    CHECK(same_name("NVIDIA", "nvidia"));
+    CHECK_FALSE(same_name("m\xc3\xbcller", "muller"));
+  }
+
   TEST_CASE("trim drops ASCII white space at both ends, nothing inside") {
     CHECK(trim("  a b\t\r\n") == "a b");
     CHECK(trim("\v\fx\f") == "x");

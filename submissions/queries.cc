@@ -202,7 +202,7 @@ void mark_twins(std::vector<ResultRow>* rows) {
 }
 
 bool matches_submitter(const ResultRow& r, const std::string& who) {
-  return who.empty() || iequals(r.submitter, who) || iequals(r.organisation, who);
+  return who.empty() || base::same_name(r.submitter, who) || base::same_name(r.organisation, who);
 }
 
 std::string size_of(const ResultRow& r) {
@@ -448,7 +448,7 @@ std::vector<ResultRow> find_results(Store& s, const Query& q, const std::vector<
   for (const auto& n : names) {
     std::vector<const ResultRow*> hits;
     for (const auto& r : all) {
-      if (iequals(n, r.organisation + "/" + r.system) || iequals(n, r.system)) hits.push_back(&r);
+      if (base::same_name(n, r.organisation + "/" + r.system) || base::same_name(n, r.system)) hits.push_back(&r);
     }
     if (hits.size() != 1) {
       std::string known;
@@ -812,7 +812,7 @@ bool speedups(Store& s, const SpeedupQuery& q, SpeedupReport* out, std::string* 
     Group g;
     for (const auto& r : rows) {
       if (!r.has_score || !matches_submitter(r, who) || r.twin_of) continue;  // a twin is its first's result
-      std::string key = q.per_submitter ? lower(r.submitter) : std::string("overall");
+      std::string key = q.per_submitter ? base::fold_case(r.submitter) : std::string("overall");
       if (!shown.count(key) || !excluded.count(r.result_id)) shown[key] = q.per_submitter ? r.submitter : key;
       if (excluded.count(r.result_id)) {
         ++(*dropped)[key].withdrawn;

@@ -133,36 +133,39 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
   for (const auto& row : r.rows) {
     if (!row.complete && row.division.empty() && row.accelerator_model_name.empty() && row.framework.empty()) {
       // No description to take the fields from: the reason is the header.
-      os << base::one_line(row.system_file) << ": no system fields\n  error: " << row.error << "\n";
+      os << base::one_line(row.system_file) << ": no system fields\n  error: " << base::one_line(row.error) << "\n";
     } else {
-      os << base::one_line(row.system_file) << ": " << row.division << ", " << submissions::normalize_availability(row.availability) << ", " << row.accelerators_count << " x "
-       << row.accelerator_model_name << " (" << row.number_of_nodes << (row.number_of_nodes == "1" ? " node), " : " nodes), ")
-       << row.framework << "\n";
-      if (!row.complete) os << "  error: " << row.error << "\n";
+      // The description's fields as one line each: a field with a line break must not write lines of the report.
+      using base::one_line;
+      os << one_line(row.system_file) << ": " << one_line(row.division) << ", "
+         << one_line(submissions::normalize_availability(row.availability)) << ", " << row.accelerators_count
+         << " x " << one_line(row.accelerator_model_name) << " (" << one_line(row.number_of_nodes)
+         << (row.number_of_nodes == "1" ? " node), " : " nodes), ") << one_line(row.framework) << "\n";
+      if (!row.complete) os << "  error: " << one_line(row.error) << "\n";
     }
     if (!row.consortium_stops.empty())
-      os << "  note: " << row.consortium_stops << " and writes no table; referee's figures follow the rules\n";
+      os << "  note: " << base::one_line(row.consortium_stops) << " and writes no table; referee's figures follow the rules\n";
     for (const auto& s : row.scores) {
       if (s.scaling == "weak") {
         // MLPerf HPC weak scaling: many models at once.
-        os << "  weak/" << s.benchmark << ": ";
+        os << "  weak/" << base::one_line(s.benchmark) << ": ";
         if (s.has_score)
           os << s.number_of_models << " models of "
              << (s.has_instance_scale ? std::to_string(s.instance_scale) : std::string("?")) << " accelerators in "
              << num(s.time_to_train_all_minutes) << " min\n";
         else
-          os << "no score (" << s.note << ")\n";
+          os << "no score (" << base::one_line(s.note) << ")\n";
         for (const auto& run : s.runs)
           if (!run.counted || !run.warning.empty())
-            os << "    " << base::one_line(run.file) << ": " << (run.dropped.empty() ? run.warning : run.dropped) << "\n";
+            os << "    " << base::one_line(run.file) << ": " << base::one_line(run.dropped.empty() ? run.warning : run.dropped) << "\n";
         if (!s.consortium_stops.empty())
           os << "    note: the consortium's result summarizer stops with a traceback here (" << s.consortium_stops
              << "); referee's figures follow the rules\n";
         continue;
       }
-      os << "  " << (s.scaling.empty() ? "" : s.scaling + "/") << s.benchmark << ": ";
+      os << "  " << (s.scaling.empty() ? "" : s.scaling + "/") << base::one_line(s.benchmark) << ": ";
       if (!s.has_score) {
-        os << "no score (" << s.note << ")\n";
+        os << "no score (" << base::one_line(s.note) << ")\n";
       } else {
         os << num(s.score) << " min";
         if (s.factor != 1.0) os << " = " << num(s.unscaled) << " x " << num(s.factor, "%.6g") << " (" << s.factor_source << ")";
@@ -190,10 +193,10 @@ void print_human(const rules::ScoreReport& r, std::ostream& os) {
       }
       os << "\n";
       for (const auto& run : s.runs)
-        if (!run.warning.empty()) os << "    warning: " << base::one_line(run.file) << ": " << run.warning << "\n";
+        if (!run.warning.empty()) os << "    warning: " << base::one_line(run.file) << ": " << base::one_line(run.warning) << "\n";
       for (const auto& run : s.runs)
         if (run.dropped.rfind("non-compliant", 0) == 0 && run.dropped != "non-compliant")  // with its reason
-          os << "    not counted: " << base::one_line(run.file) << ": " << run.dropped << "\n";
+          os << "    not counted: " << base::one_line(run.file) << ": " << base::one_line(run.dropped) << "\n";
       if (s.has_power) {
         os << "    energy (MJ):";
         for (const auto& run : s.runs)

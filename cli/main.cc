@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -132,8 +133,9 @@ int run(int argc, char** argv) {
       out_filter = std::make_unique<referee::cli::SafeTextFilter>(std::cout, colours);
     err_filter = std::make_unique<referee::cli::SafeTextFilter>(std::cerr, colours);
   }
+  int rc = referee::cli::kCannotCheck;
   try {
-    return handler();
+    rc = handler();
   } catch (const std::exception& e) {
     std::cerr << "referee: could not finish '" << (argc > 1 ? argv[1] : "") << "': " << e.what()
               << " (an unexpected error; exit code 2)\n";
@@ -141,7 +143,21 @@ int run(int argc, char** argv) {
     std::cerr << "referee: could not finish '" << (argc > 1 ? argv[1] : "")
               << "': an unexpected error of unknown type (exit code 2)\n";
   }
-  return referee::cli::kCannotCheck;
+  // What the command printed reached its destination, or the exit status says
+  // it did not: a CSV cut short by a full disk or a file size limit (ulimit -f)
+  // must not pass for a whole one.
+  out_filter.reset();
+  errno = 0;
+  std::cout.flush();
+  const bool stdout_failed = std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout.good();
+  if (stdout_failed) {
+    const int err = errno;
+    std::cerr << "referee " << (argc > 1 ? argv[1] : "") << ": could not write the output"
+              << (err ? std::string(" (") + std::strerror(err) + ")" : std::string())
+              << "; what was written is incomplete (exit code 2)\n";
+    return referee::cli::kCannotCheck;
+  }
+  return rc;
 }
 
 }  // namespace

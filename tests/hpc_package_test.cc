@@ -644,9 +644,23 @@ TEST_CASE("score's CSV and JSON go byte for byte into a pipe; its text report sh
   CHECK_MESSAGE(csv.find("Big\x1b[31mRed\rBox") != std::string::npos, csv);  // as the summarizer writes it
   run_referee("score --json" + common, &json);
   CHECK_MESSAGE(json.find("Big\\u001b[31mRed\\rBox") != std::string::npos, json);
+  // Output that cannot be written all (a full disk) is an error, not a CSV cut short passed off as whole.
+  std::string full;
+  int rc = referee::testing::run_shell_capture("{ " REFEREE_BINARY " score --csv" + common + " >/dev/full; } 2>&1", &full);
+  CHECK(rc == 2);
+  CHECK_MESSAGE(full.find("could not write the output") != std::string::npos, full);
   fs::rename(p.strong / "result_1.txt", p.strong / "result_1\x1b[2J\r.txt");
   run_referee("score" + common, &text);
   CHECK_MESSAGE(text.find("result_1^[[2J^M.txt") != std::string::npos, text);
+  // A field of the description with line breaks stays on its line.
+  desc = hpc_system("open");
+  const std::string framework = "\"framework\": \"x\"";
+  REQUIRE(desc.find(framework) != std::string::npos);
+  desc.replace(desc.find(framework), framework.size(), "\"framework\": \"MXNet\\n  deepcam: 0.0100 min (forged)\"");
+  write_file(p.pkg / "systems" / "sysA.json", desc);
+  run_referee("score" + common, &text);
+  CHECK_MESSAGE(text.find("\n  deepcam: 0.0100 min (forged)") == std::string::npos, text);
+  CHECK_MESSAGE(text.find("MXNet^J  deepcam: 0.0100 min (forged)") != std::string::npos, text);
   CHECK(text.find('\x1b') == std::string::npos);
 }
 

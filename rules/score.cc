@@ -486,18 +486,136 @@ std::string csv_field(const std::string& raw) {
 }
 }  // namespace
 
-// The summarizer's columns before the benchmarks, and a row's values for them.
+// The summarizer's columns before the benchmarks.
 constexpr const char* kCsvSystemColumns =
     "division,availability,submitter,system,number_of_nodes,host_processor_model_name,host_processors_count,"
     "accelerator_model_name,accelerators_count,framework,notes,private_id";
 
-std::string csv_system_fields(const SystemRow& row) {
-  return csv_field(row.division) + "," + csv_field(row.availability) + "," + csv_field(row.submitter) + "," +
-         csv_field(row.system) + "," + csv_field(row.number_of_nodes) + "," +
-         csv_field(row.host_processor_model_name) + "," + std::to_string(row.host_processors_count) + "," +
-         csv_field(row.accelerator_model_name) + "," + std::to_string(row.accelerators_count) + "," +
-         csv_field(row.framework) + "," + csv_field(row.notes) + "," + csv_field(row.private_id);
+namespace {
+
+// One row of a summarizer table: its CSV text, and the values the summarizer
+// sorts it by (pandas' sort_values over every column, in column order: text
+// columns by their characters, number columns by value with empty cells last).
+struct CsvRow {
+  struct Key {
+    bool number = false;
+    double value = 0;  // NaN: an empty cell
+    std::string text;
+  };
+  std::vector<Key> keys;
+  std::string line;
+
+  void text(const std::string& raw) {
+    if (!keys.empty()) line += ",";
+    line += csv_field(raw);
+    keys.push_back({false, 0, base::utf8_text(raw)});
+  }
+  // An empty cell when !has.
+  void number(bool has, double v, const std::string& shown) {
+    if (!keys.empty()) line += ",";
+    if (has) line += shown;
+    keys.push_back({true, has ? v : std::nan(""), ""});
+  }
+  void number(bool has, double v) { number(has, v, has ? mllog::json_number(v) : std::string()); }
+};
+
+bool csv_row_less(const CsvRow& a, const CsvRow& b) {
+  for (size_t i = 0; i < a.keys.size() && i < b.keys.size(); ++i) {
+    const CsvRow::Key &x = a.keys[i], &y = b.keys[i];
+    if (x.number) {
+      const bool xn = std::isnan(x.value), yn = std::isnan(y.value);
+      if (xn != yn) return yn;  // empty cells last
+      if (!xn && x.value != y.value) return x.value < y.value;
+    } else if (int c = x.text.compare(y.text); c != 0) {
+      return c < 0;  // UTF-8 bytes in order are code points in order, as Python compares str
+    }
+  }
+  return false;
 }
+
+// The rows in the summarizer's order, one line each.
+std::string sorted_lines(std::vector<CsvRow> rows) {
+  std::stable_sort(rows.begin(), rows.end(), csv_row_less);
+  std::string out;
+  for (const auto& r : rows) out += r.line + "\n";
+  return out;
+}
+
+CsvRow system_cells(const SystemRow& row) {
+  CsvRow r;
+  r.text(row.division);
+  r.text(row.availability);
+  r.text(row.submitter);
+  r.text(row.system);
+  r.text(row.number_of_nodes);
+  r.text(row.host_processor_model_name);
+  r.number(true, static_cast<double>(row.host_processors_count), std::to_string(row.host_processors_count));
+  r.text(row.accelerator_model_name);
+  r.number(true, static_cast<double>(row.accelerators_count), std::to_string(row.accelerators_count));
+  r.text(row.framework);
+  r.text(row.notes);
+  r.text(row.private_id);
+  return r;
+}
+
+void url_cells(const SystemRow& row, CsvRow* r) {
+  r->text(row.details_url);
+  r->text(row.code_url);
+}
+
+std::vector<CsvRow> strong_rows(const ScoreReport& r) {
+  std::vector<CsvRow> out;
+  for (const auto& row : r.rows) {
+    if (!row.complete || !has_strong(row)) continue;
+    CsvRow c = system_cells(row);
+    for (const auto& b : r.benchmarks) {
+      const BenchmarkScore* s = nullptr;
+      for (const auto& x : row.scores)
+        if (x.benchmark == b && x.has_score && x.scaling != "weak") s = &x;
+      c.number(s != nullptr, s ? s->score : 0);
+    }
+    url_cells(row, &c);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<CsvRow> weak_rows(const ScoreReport& r) {
+  std::vector<CsvRow> out;
+  for (const auto& row : r.rows) {
+    bool weak = false;
+    for (const auto& x : row.scores) weak = weak || x.scaling == "weak";
+    if (!row.complete || !weak) continue;
+    CsvRow c = system_cells(row);
+    for (const auto& b : r.benchmarks) {
+      const BenchmarkScore* s = nullptr;
+      for (const auto& x : row.scores)
+        if (x.benchmark == b && x.scaling == "weak") s = &x;
+      const bool has = s && s->has_score;
+      // The summarizer casts these columns to float: 10.0, not 10.
+      c.number(has, has ? static_cast<double>(s->number_of_models) : 0);
+      c.number(has && s->has_instance_scale, has ? static_cast<double>(s->instance_scale) : 0);
+      c.number(has, has ? s->time_to_train_all_minutes : 0);
+    }
+    url_cells(row, &c);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string strong_header(const ScoreReport& r) {
+  std::string out = kCsvSystemColumns;
+  for (const auto& b : r.benchmarks) out += "," + b;
+  return out + ",details_url,code_url\n";
+}
+
+std::string weak_header(const ScoreReport& r) {
+  std::string out = kCsvSystemColumns;
+  for (const auto& b : r.benchmarks) out += "," + b + ":number_of_models," + b + ":instance_scale," + b + ":time_to_train_all";
+  return out + ",details_url,code_url\n";
+}
+
+}  // namespace
 
 std::string scores_csv_detailed(const ScoreReport& r, bool header) {
   static const char* metrics[] = {"time_to_train", "Energy", "GBS", "samples_to_converge", "RCP", "rcp_scaling_factor"};
@@ -508,93 +626,53 @@ std::string scores_csv_detailed(const ScoreReport& r, bool header) {
       for (const char* m : metrics) out += "," + b + ":" + m;
     out += ",details_url,code_url\n";
   }
+  std::vector<CsvRow> rows;
   for (const auto& row : r.rows) {
     if (!row.complete || !has_strong(row)) continue;
-    out += csv_system_fields(row);
+    CsvRow c = system_cells(row);
     for (const auto& b : r.benchmarks) {
       const BenchmarkScore* s = nullptr;
       for (const auto& x : row.scores)
         if (x.benchmark == b && x.scaling != "weak") s = &x;
       if (!s) {
-        out += ",,,,,";
-        out += ",";
+        for (int k = 0; k < 4; ++k) c.number(false, 0);
+        c.text("");
+        c.number(false, 0);
         continue;
       }
-      out += "," + (s->has_score ? mllog::json_number(s->score) : "");
-      out += "," + (s->has_energy ? mllog::json_number(s->energy_j) : "");
-      out += "," + (s->has_gbs ? mllog::json_number(s->gbs) : "");
-      out += "," + (s->has_samples_to_converge ? mllog::json_number(s->samples_to_converge) : "");
-      out += "," + csv_field(s->rcp_label);
+      c.number(s->has_score, s->score);
+      c.number(s->has_energy, s->energy_j);
+      c.number(s->has_gbs, s->gbs);
+      c.number(s->has_samples_to_converge, s->samples_to_converge);
+      c.text(s->rcp_label);
       // The factor the summarizer read from scaling.json when it scored the directory.
-      out += "," + mllog::json_number(s->factor);
+      c.number(true, s->factor);
     }
-    out += "," + csv_field(row.details_url) + "," + csv_field(row.code_url) + "\n";
+    url_cells(row, &c);
+    rows.push_back(std::move(c));
   }
-  return out;
+  return out + sorted_lines(std::move(rows));
 }
 
 std::string scores_csv_weak(const ScoreReport& r, bool header) {
-  std::string out;
-  if (header) {
-    out += kCsvSystemColumns;
-    for (const auto& b : r.benchmarks) out += "," + b + ":number_of_models," + b + ":instance_scale," + b + ":time_to_train_all";
-    out += ",details_url,code_url\n";
-  }
-  for (const auto& row : r.rows) {
-    bool weak = false;
-    for (const auto& x : row.scores) weak = weak || x.scaling == "weak";
-    if (!row.complete || !weak) continue;
-    out += csv_system_fields(row);
-    for (const auto& b : r.benchmarks) {
-      const BenchmarkScore* s = nullptr;
-      for (const auto& x : row.scores)
-        if (x.benchmark == b && x.scaling == "weak") s = &x;
-      if (!s || !s->has_score) {
-        out += ",,,";
-        continue;
-      }
-      // The summarizer casts these columns to float: 10.0, not 10.
-      out += "," + mllog::json_number(static_cast<double>(s->number_of_models));
-      out += "," + (s->has_instance_scale ? mllog::json_number(static_cast<double>(s->instance_scale)) : std::string());
-      out += "," + mllog::json_number(s->time_to_train_all_minutes);
-    }
-    out += "," + csv_field(row.details_url) + "," + csv_field(row.code_url) + "\n";
-  }
-  return out;
+  return (header ? weak_header(r) : std::string()) + sorted_lines(weak_rows(r));
 }
 
 std::string summary_csv(const std::vector<const ScoreReport*>& packages) {
-  std::string strong, weak;
+  // The summarizer concatenates every package's rows and sorts them together.
+  std::vector<CsvRow> strong, weak;
   for (const ScoreReport* r : packages) {
-    strong += scores_csv(*r, strong.empty());
-    weak += scores_csv_weak(*r, false);
+    for (auto& x : strong_rows(*r)) strong.push_back(std::move(x));
+    for (auto& x : weak_rows(*r)) weak.push_back(std::move(x));
   }
-  if (!weak.empty()) {
-    ScoreReport head;  // no rows: the header alone
-    head.benchmarks = packages.front()->benchmarks;
-    strong += scores_csv_weak(head, true) + weak;
-  }
-  return strong;
+  if (packages.empty()) return "";
+  std::string out = strong_header(*packages.front()) + sorted_lines(std::move(strong));
+  if (!weak.empty()) out += weak_header(*packages.front()) + sorted_lines(std::move(weak));
+  return out;
 }
 
 std::string scores_csv(const ScoreReport& r, bool header) {
-  std::string out;
-  if (header) {
-    out += kCsvSystemColumns;
-    for (const auto& b : r.benchmarks) out += "," + b;
-    out += ",details_url,code_url\n";
-  }
-  for (const auto& row : r.rows) {
-    if (!row.complete || !has_strong(row)) continue;
-    out += csv_system_fields(row);
-    for (const auto& b : r.benchmarks) {
-      out += ",";
-      for (const auto& s : row.scores)
-        if (s.benchmark == b && s.has_score && s.scaling != "weak") out += mllog::json_number(s.score);
-    }
-    out += "," + csv_field(row.details_url) + "," + csv_field(row.code_url) + "\n";
-  }
-  return out;
+  return (header ? strong_header(r) : std::string()) + sorted_lines(strong_rows(r));
 }
 
 }  // namespace referee::rules

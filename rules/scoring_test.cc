@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/text.h"
 #include "mllog/reader.h"
 #include "reports/pages.h"
 #include "rules/score.h"
@@ -139,6 +140,47 @@ std::vector<double> ones(size_t n) { return std::vector<double>(n, 1.0); }
 }  // namespace
 
 TEST_SUITE("scoring") {
+  TEST_CASE("score --csv rows come in the summarizer's order: every column's value, text by characters, numbers by value, empty last") {
+    using referee::rules::BenchmarkScore;
+    using referee::rules::ScoreReport;
+    using referee::rules::SystemRow;
+    ScoreReport r;
+    r.benchmarks = {"bert", "gpt3"};
+    auto row = [&](const std::string& sys, const std::string& avail, long long acc, bool bert, double bert_min) {
+      SystemRow x;
+      x.system_file = sys;
+      x.division = "closed";
+      x.availability = avail;
+      x.submitter = "Org";
+      x.system = sys;
+      x.accelerators_count = acc;
+      BenchmarkScore b;
+      b.benchmark = "bert";
+      b.has_score = bert;
+      b.score = bert_min;
+      x.scores.push_back(b);
+      r.rows.push_back(x);
+    };
+    // In folder order: the summarizer sorts by division, availability, submitter, system, ...
+    row("a_sys", "preview", 8, true, 5.0);
+    row("b_sys", "onprem", 64, true, 1.5);
+    row("c_sys", "onprem", 8, false, 0);
+    row("Z_sys", "onprem", 8, true, 2.0);
+    row("\xc3\x9c_sys", "onprem", 8, true, 2.0);  // Ü sorts after every ASCII letter, as in Python
+    const std::string csv = referee::rules::scores_csv(r, false);
+    std::vector<std::string> systems;
+    for (const auto& line : referee::base::split(csv, '\n'))
+      if (!line.empty()) systems.push_back(referee::base::split(line, ',')[3]);
+    CHECK(systems == std::vector<std::string>{"Z_sys", "b_sys", "c_sys", "\xc3\x9c_sys", "a_sys"});
+    // Numbers by value: 8 before 64 accelerators; and across packages the rows sort together.
+    ScoreReport other = r;
+    other.rows.erase(other.rows.begin() + 1, other.rows.end());
+    other.rows[0].system = other.rows[0].system_file = "0_first";
+    other.rows[0].availability = "cloud";
+    const std::string both = referee::rules::summary_csv({&r, &other});
+    CHECK(both.find("0_first") < both.find("Z_sys"));
+  }
+
   TEST_CASE("the olympic mean: its window, too few runs, runs already dropped, NaN") {
     using rules::olympic_mean;
     CHECK(olympic_mean({1, 2, 3, 4, 100}, 1) == doctest::Approx(3));

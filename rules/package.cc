@@ -821,6 +821,7 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
   std::map<std::string, std::string> division_of;
   std::set<std::string> without_division;  // descriptions that have no "division" field
   std::map<std::string, std::string> unreadable_system;  // before 1.0: descriptions the checker stops on, and how
+  std::map<std::string, std::string> no_division;  // invalid descriptions that give no division, and why
   if (fs::is_directory(systems, ec)) {
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(systems, ec))
@@ -850,6 +851,8 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
       }
       check_system(p, facts, &s, &div);
       division_of[p.stem().string()] = div;
+      if (!s.valid && div.empty())
+        no_division[p.stem().string()] = s.errors.empty() ? std::string("it is not valid") : s.errors.front().message;
       if (s.lacks_division) without_division.insert(p.stem().string());
       if (!s.consortium_stops.empty()) {
         // From 1.0 on the consortium's checker reads every description before
@@ -943,6 +946,19 @@ bool list_package(const RoundFacts& facts, const std::string& org_dir, const Pac
                                "description lacks";
         if (auto u = unreadable_system.find(d.system); u != unreadable_system.end())
           d.consortium_stops = u->second + " (it reads the description of every result directory)";
+        // A description that cannot be read gives no division: the checks of the closed division (seeds,
+        // RCPs) cannot be chosen, so the directory is not passed as if it had none.
+        if (auto n = no_division.find(d.system); n != no_division.end() && facts.system_check) {
+          Finding f;
+          f.rule = "system description";
+          f.message = "the division of results/" + d.system + " is unknown: systems/" + d.system +
+                      ".json gives none (" + n->second + ")";
+          f.expected = "a valid systems/" + d.system + ".json with \"division\": \"closed\" or \"open\"";
+          f.found = "no division";
+          f.hint = "fix systems/" + d.system + ".json; the closed division's checks (seeds, RCPs) follow from it";
+          d.errors.push_back(f);
+          d.pass = false;
+        }
       }
       if (!bf) {
         d.skipped = true;

@@ -372,6 +372,24 @@ TEST_SUITE("mutations") {
   }
 
   // ------------------------------------------------------------------ 5
+  TEST_CASE("a system description that is not JSON gives no division: its directory fails, not passes unchecked") {
+    if (!have_reference_data()) return;
+    TempDir tmp;
+    MiniPackage p = make_package(tmp, kBert);
+    const fs::path desc = p.org / "systems" / (std::string(kBert.system) + ".json");
+    std::string text = read_bytes(desc);
+    REQUIRE(text.rfind('}') != std::string::npos);
+    text.erase(text.rfind('}'));  // the closing brace gone
+    std::ofstream(desc, std::ios::binary | std::ios::trunc) << text;
+    PackageReport r = run_package(p.org);
+    const BenchmarkDir& d = only_dir(r);
+    CHECK_FALSE(r.pass);
+    CHECK_FALSE(d.pass);
+    bool said = false;
+    for (const auto& e : d.errors) said = said || contains(e.message, "is unknown: systems/" + std::string(kBert.system) + ".json gives none");
+    CHECK_MESSAGE(said, describe(d.errors));
+  }
+
   TEST_CASE("seeds: none logged, or the same seed in two runs") {
     if (!have_reference_data()) return;
     TempDir tmp;

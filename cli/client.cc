@@ -178,12 +178,15 @@ bool local_store(const ClientOptions& o, std::string* db, review::Response* miss
   *db = o.db.empty() ? submissions::default_db_path() : o.db;
   std::error_code ec;
   if (std::filesystem::exists(*db, ec)) {
-    // The review works on a store that an import made; an empty file is not
-    // one, and is left as it is (the questions of `list` say the same).
-    if (std::filesystem::is_regular_file(*db, ec) && std::filesystem::file_size(*db, ec) == 0 && !ec) {
-      *missing = review::error_response(0, "no-store", *db + " is an empty file, not a referee store",
-                                        "import into it first (referee import DIR --round R --db " + *db +
-                                            "), or name an existing store with --db PATH");
+    // The review works on a store that an import made. A file that is not one
+    // (empty, an SQLite database without referee's schema, damaged, from a
+    // newer referee) is refused as the questions of `list` refuse it, and left
+    // as it is: nothing is created or migrated in it.
+    std::string why;
+    if (!submissions::Store::open(*db, &why, submissions::OpenMode::ReadOnly, false)) {
+      *missing = review::error_response(0, "no-store", why,
+                                        "referee import DIR --round R --db " + *db +
+                                            " makes a store; or name an existing store with --db PATH");
       return false;
     }
     return true;

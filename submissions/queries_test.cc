@@ -813,6 +813,28 @@ TEST_SUITE("store") {
       CHECK(contains(out, "an empty file, not a referee store"));
       CHECK(fs::file_size(p) == 0);
     }
+    SUBCASE("an SQLite database with no tables: no review command makes it a store") {
+      std::string p = (t.path / "blank.db").string();
+      sqlite3* raw = nullptr;
+      REQUIRE(sqlite3_open(p.c_str(), &raw) == SQLITE_OK);
+      REQUIRE(sqlite3_exec(raw, "VACUUM", nullptr, nullptr, nullptr) == SQLITE_OK);
+      sqlite3_close(raw);
+      const auto size = fs::file_size(p);
+      for (const char* cmd : {"review log --verify", "objection list", "round list", "audit NVIDIA --round 3.1.0",
+                              "review report --round 3.1.0", "list rounds"}) {
+        CAPTURE(cmd);
+        CHECK(run_referee(std::string(cmd) + " " + db_arg(p), &out) == 2);
+        CHECK_MESSAGE(contains(out, "is an SQLite database with no tables, not a referee store"), out);
+        CHECK(fs::file_size(p) == size);
+      }
+      REQUIRE(sqlite3_open(p.c_str(), &raw) == SQLITE_OK);
+      sqlite3_stmt* st = nullptr;
+      REQUIRE(sqlite3_prepare_v2(raw, "SELECT count(*) FROM sqlite_master", -1, &st, nullptr) == SQLITE_OK);
+      REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+      CHECK(sqlite3_column_int(st, 0) == 0);
+      sqlite3_finalize(st);
+      sqlite3_close(raw);
+    }
   }
 
   TEST_CASE("questions create nothing: no database, no folder, no side files") {

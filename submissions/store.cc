@@ -799,7 +799,10 @@ bool Store::verify(std::string* error) {
   int version = schema_version();
   if (tables.empty() && version == 0) {
     if (read_only_) {
-      *error = path_ + " is an empty file, not a referee store (import into it first)";
+      std::error_code ec;
+      const bool empty = std::filesystem::file_size(path_, ec) == 0 && !ec;
+      *error = path_ + (empty ? " is an empty file" : " is an SQLite database with no tables") +
+               ", not a referee store (import into it first)";
       return false;
     }
     return true;  // a new (or empty) file: migrate() creates the schema

@@ -560,7 +560,7 @@ std::string twin_note(const ResultRow& r) {
 // The reason a result whose score is no time to train is left out of a ranking.
 std::string no_time_note(const ResultRow& r) {
   return name_of(r) + " scores " + minutes_text(r.score) +
-         " minutes, which is no time to train (a scaling.json factor of zero or less?); not ranked";
+         " minutes, which is no time to train (a scaling.json factor of zero or less, or a run_stop logged before its run_start); not ranked";
 }
 
 }  // namespace

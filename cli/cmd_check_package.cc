@@ -199,10 +199,10 @@ void print_package_report(const rules::PackageReport& r, const rules::RuleSet& r
       if (f.verdict.compliant) continue;
       for (const auto& e : f.verdict.errors) print_finding(os, name + "/" + base::one_line(f.name), e, "  ");
     }
-    // A division that silently turns checks off, and a result file read from outside the package, are shown
-    // without -v.
+    // A division that silently turns checks off, a result file read from outside the package, and a
+    // scaling.json other than the consortium's RCP pass leaves, are shown without -v.
     for (const auto& e : d.warnings)
-      if (verbose || e.rule == "division" || e.rule == "files: link")
+      if (verbose || e.rule == "division" || e.rule == "files: link" || e.rule == "scaling.json")
         os << "  " << paint(color, "33", "warning") << " " << e.rule << ": " << base::one_line(e.message) << "\n";
   }
   auto count = [](size_t n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };

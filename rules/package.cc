@@ -28,6 +28,7 @@
 #include "base/lines.h"
 #include "base/text.h"
 #include "mllog/json_writer.h"
+#include "rules/score.h"
 #include "rules/scoring.h"
 
 namespace fs = std::filesystem;
@@ -1087,6 +1088,34 @@ void check_files(const RuleSet& rules, const RoundFacts& facts, const PackageOpt
 
 // The verdicts of a package whose files are checked: of each directory
 // (result count, olympic scoring, seeds, RCPs) and of the package.
+// The consortium's RCP pass writes scaling.json in a directory it evaluates
+// (the normalisation factor, where the runs converged faster than the RCPs
+// allow) or removes it; its summarizer then scores the directory with what
+// is there. A package whose scaling.json says something else (a factor
+// edited by hand, or left from an earlier check) is scored with a figure the
+// consortium's own pass would not have left: said with the two factors.
+void note_stale_scaling(const PackageReport& pkg, BenchmarkDir* d) {
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(pkg.path, ec);
+  if (ec) return;
+  const ScalingFile sf = read_scaling_json(d->path, root);
+  if (!sf.present || !sf.usable) return;  // score says why it does not read it
+  const RcpOutcome& c = d->rcp;
+  const bool written = c.evaluated && c.pass && !c.bypassed && c.submission_mean < c.rcp_mean;
+  if (written && std::fabs(sf.factor - c.norm_factor) <= 1e-9 * std::fabs(c.norm_factor)) return;
+  Finding f;
+  f.rule = "scaling.json";
+  f.message = "scaling.json gives a factor of " + mllog::json_number(sf.factor) + ", which score applies; the " +
+              "consortium's RCP pass " +
+              (written ? "writes " + mllog::json_number(c.norm_factor) + " there" : std::string("removes the file here")) +
+              " (its normalisation of this directory)";
+  f.expected = written ? "{\"scaling_factor\": " + mllog::json_number(c.norm_factor) + "}" : "no scaling.json";
+  f.found = "{\"scaling_factor\": " + mllog::json_number(sf.factor) + "}";
+  f.hint = "a factor the review committee set (a normalisation for a failed RCP check) stands as decided; any other "
+           "is what --write-scaling replaces with what the consortium's pass writes";
+  d->warnings.push_back(f);
+}
+
 void finish_package(const RuleSet& rules, const RoundFacts& facts, PackageReport* out) {
   // Directory verdicts.
   std::map<std::string, std::pair<std::unique_ptr<RcpTable>, std::string>> tables;
@@ -1197,6 +1226,7 @@ void finish_package(const RuleSet& rules, const RoundFacts& facts, PackageReport
       } else {
         d.rcp = table->evaluate(runs, d.rcp_bypass);
       }
+      note_stale_scaling(*out, &d);
       if (!d.rcp.pass) {
         d.pass = false;
         Finding f;

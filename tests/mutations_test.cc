@@ -372,6 +372,28 @@ TEST_SUITE("mutations") {
   }
 
   // ------------------------------------------------------------------ 5
+  TEST_CASE("a scaling.json other than the consortium's RCP pass leaves is said, with both factors") {
+    if (!have_reference_data()) return;
+    TempDir tmp;
+    MiniPackage p = make_package(tmp, kBert);
+    auto said = [&](const BenchmarkDir& d) {
+      for (const auto& w : d.warnings)
+        if (w.rule == "scaling.json") return w.message;
+      return std::string();
+    };
+    {
+      const BenchmarkDir d = only_dir(run_package(p.org));
+      REQUIRE(d.rcp.evaluated);
+      CHECK(said(d).empty());  // none: nothing to say
+    }
+    std::ofstream(p.bench / "scaling.json", std::ios::trunc) << "{\"scaling_factor\": 1e-300}";
+    const BenchmarkDir d = only_dir(run_package(p.org));
+    const std::string m = said(d);
+    CHECK_MESSAGE(contains(m, "scaling.json gives a factor of 1e-300"), m);
+    CHECK_MESSAGE(contains(m, "the consortium's RCP pass"), m);
+    CHECK(d.pass);  // a warning: the consortium's checker passes the directory and rewrites the file
+  }
+
   TEST_CASE("a system description that is not JSON gives no division: its directory fails, not passes unchecked") {
     if (!have_reference_data()) return;
     TempDir tmp;

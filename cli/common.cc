@@ -156,6 +156,7 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
     return review::recorded_package_rows(store, round, organisation);
   };
   bool tty = isatty(2);
+  auto count = [](long long n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); };
   int rc = kPass;
   size_t imported = 0;
   std::string error;
@@ -194,13 +195,14 @@ int import_packages(const char* cmd, submissions::Store& store, const LoadedRule
     else if (r.status == "repaired")
       std::cout << "the same files, but its rows in the store had been edited since they were imported; written "
                    "again from the files: "
-                << r.results << " results, " << r.runs << " runs, package " << r.verdict << "\n";
+                << count(r.results, "result", "results") << ", " << count(r.runs, "run", "runs") << ", package " << r.verdict
+                << "\n";
     else
-      std::cout << r.results << " results, "
-                << (r.weak_results ? std::to_string(r.weak_results) + " weak-scaling results (" +
-                                           std::to_string(r.weak_runs) + " runs), "
+      std::cout << count(r.results, "result", "results") << ", "
+                << (r.weak_results ? count(r.weak_results, "weak-scaling result", "weak-scaling results") + " (" +
+                                           count(r.weak_runs, "run", "runs") + "), "
                                      : std::string())
-                << r.runs << " runs, package " << r.verdict
+                << count(r.runs, "run", "runs") << ", package " << r.verdict
                 << (r.resubmitted_runs
                         ? ", " + std::to_string(r.resubmitted_runs) + " runs resubmitted from an earlier round"
                         : "")

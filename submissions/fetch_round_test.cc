@@ -268,7 +268,7 @@ TEST_CASE("fetch --import puts the round's results in the store") {
   REQUIRE(rc == 0);
   fs::path dest = t.path / "data/results/training-3.1.0";  // the default: beside the database
   CHECK(contains(out, "installed the results of training-3.1.0 in " + dest.string()));
-  CHECK(contains(out, "imported Azure+NVIDIA (training-3.1.0): 1 results, 3 runs"));
+  CHECK(contains(out, "imported Azure+NVIDIA (training-3.1.0): 1 result, 3 runs"));
   CHECK(contains(out, "1 package(s) in " + (t.path / "data/referee.db").string()));
   CHECK(fs::exists(dest / "Azure+NVIDIA/results/ND_H100_v5_n1344_pytorch/gpt3/result_0.txt"));
 

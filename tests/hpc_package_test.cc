@@ -210,7 +210,7 @@ TEST_CASE("HPC: strong and weak scaling checked and scored as the consortium's t
   fs::path db = tmp.path / "store.db";
   rc = run_referee("import " + pkg.string() + " --round hpc-3.0.0 --rules " + rules.string() + " --db " + db.string(), &out);
   REQUIRE_MESSAGE(rc == 0, out);
-  CHECK_MESSAGE(out.find("1 results, 1 weak-scaling results (7 runs), 5 runs") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("1 result, 1 weak-scaling result (7 runs), 5 runs") != std::string::npos, out);
   rc = run_referee("report --db " + db.string() + " --page rounds/hpc-3.0.0/index.html 2>/dev/null", &out);
   REQUIRE_MESSAGE(rc == 0, out);
   CHECK(out.find("Weak scaling (MLPerf HPC)") != std::string::npos);

@@ -590,6 +590,9 @@ TEST_SUITE("audit") {
     const std::string sets = std::string(REFEREE_SOURCE_DIR) + "/rules/sets";
     CHECK(testing::run_shell_capture(none + " --rules " + sets, &out) == 0);
     CHECK_MESSAGE(out.find("rcp-near-fail not checked") == std::string::npos, out);
+    // A mistyped rule set is named with the one it is close to.
+    CHECK(testing::run_referee("check-package " + pkg.string() + " --ruleset mnii-1.0.0 --rules " + sets, &out) == 2);
+    CHECK_MESSAGE(out.find("rule set mnii-1.0.0 not found; did you mean mini-1.0.0? Looked in:") != std::string::npos, out);
     // --rules naming a folder without them: the only place looked.
     CHECK(testing::run_referee("audit mini-1.0.0 --rules " + empty.path.string() + " --db " + fx.db, &out) == 0);
     CHECK_MESSAGE(out.find("not found. Looked in: --rules " + empty.path.string() + ". Fix:") != std::string::npos, out);

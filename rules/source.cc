@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "base/file.h"
+#include "base/text.h"
 
 namespace fs = std::filesystem;
 
@@ -118,7 +119,14 @@ std::unique_ptr<RuleSet> resolve_ruleset(const std::string& ruleset, const std::
   }
   std::string looked;
   for (const auto& place : places_looked(rules_flag)) looked += "\n  " + place;
-  *error = "rule set " + id.id() + " not found. Looked in:" + looked +
+  // A typo ("trainng-3.1.0") is named with the set it is close to.
+  std::vector<std::string> known;
+  for (const auto& src : path)
+    for (const char* sub : {"", "/mlperf_logging"})
+      for (auto& k : list_rulesets(src.root + sub)) known.push_back(std::move(k));
+  const std::string near = base::nearest_name(id.id(), known);
+  *error = "rule set " + id.id() + " not found" + (near.empty() ? "." : "; did you mean " + near + "?") +
+           " Looked in:" + looked +
            "\nfix: pass --rules DIR (a tree with compliance_checker/" + id.dir() +
            "/), or run 'referee rules fetch' to install the consortium's rule sets";
   return nullptr;

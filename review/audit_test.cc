@@ -186,6 +186,12 @@ TEST_SUITE("audit") {
     for (const auto& l : left_out) said = said || (l.find("ExampleOrg/cpu_2x_example") != std::string::npos &&
                                                    l.find("no time to train") != std::string::npos);
     CHECK_MESSAGE(said, left_out.size());
+    // The command says it too, also when nothing is left to rank.
+    const std::string round = fx.round();
+    fx.store.reset();
+    std::string out;
+    testing::run_referee("leaderboard --round " + round + " --benchmark minilm --db " + fx.db, &out);
+    CHECK_MESSAGE(out.find("which is no time to train") != std::string::npos, out);
   }
 
   TEST_CASE("a package whose logs are gone from disk: the audit says so and marks nothing gone") {

@@ -1099,10 +1099,22 @@ void note_stale_scaling(const PackageReport& pkg, BenchmarkDir* d) {
   const fs::path root = fs::weakly_canonical(pkg.path, ec);
   if (ec) return;
   const ScalingFile sf = read_scaling_json(d->path, root);
-  if (!sf.present || !sf.usable) return;  // score says why it does not read it
+  if (!sf.present) return;
+  if (!sf.usable) {
+    // The summarizer reads it before the consortium's pass could rewrite it in a package checked as it is.
+    Finding f;
+    f.rule = "scaling.json";
+    f.message = "scaling.json cannot be applied: " + sf.problem + "; referee score gives this directory no score";
+    f.hint = "write {\"scaling_factor\": <number>} (or remove the file); --write-scaling writes what the consortium's "
+             "RCP pass writes";
+    d->warnings.push_back(f);
+    return;
+  }
   const RcpOutcome& c = d->rcp;
   const bool written = c.evaluated && c.pass && !c.bypassed && c.submission_mean < c.rcp_mean;
   if (written && std::fabs(sf.factor - c.norm_factor) <= 1e-9 * std::fabs(c.norm_factor)) return;
+  if (!written && sf.factor == 1.0) return;  // removed or 1: the same score
+
   Finding f;
   f.rule = "scaling.json";
   f.message = "scaling.json gives a factor of " + mllog::json_number(sf.factor) + ", which score applies; the " +

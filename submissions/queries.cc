@@ -347,7 +347,7 @@ static bool read_names(Store& s, Stmt& st, const char* doing, std::vector<std::s
 // The name among `known` that equals `text` but for ASCII case.
 static bool find_name(const std::vector<std::string>& known, const std::string& text, std::string* name) {
   for (const auto& k : known)
-    if (iequals(k, text)) {
+    if (base::same_name(k, text)) {
       *name = k;
       return true;
     }

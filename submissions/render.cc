@@ -277,7 +277,12 @@ Answer answer_leaderboard(Store& store, const Question& q) {
   std::string error;
   std::vector<std::string> left_out;
   auto rows = leaderboard(store, {q.round, q.benchmark, q.division, q.rescale}, &error, &left_out);
-  if (rows.empty()) return fail(out, error.empty() ? "no scored results" : error);
+  if (rows.empty()) {
+    // Nothing to rank: why the results there are left out is the answer.
+    std::string why = error.empty() ? "no scored results" : error;
+    for (const auto& l : left_out) why += "\nleft out: " + l;
+    return fail(out, why);
+  }
   const Price& price = q.price;
   if (as_json) {
     mllog::JsonWriter w;

@@ -392,6 +392,10 @@ TEST_SUITE("mutations") {
     CHECK_MESSAGE(contains(m, "scaling.json gives a factor of 1e-300"), m);
     CHECK_MESSAGE(contains(m, "the consortium's RCP pass"), m);
     CHECK(d.pass);  // a warning: the consortium's checker passes the directory and rewrites the file
+    // A factor that cannot be applied at all is said too.
+    std::ofstream(p.bench / "scaling.json", std::ios::trunc) << "{\"scaling_factor\": \"5\"}";
+    const std::string bad = said(only_dir(run_package(p.org)));
+    CHECK_MESSAGE(contains(bad, "scaling.json cannot be applied"), bad);
   }
 
   TEST_CASE("a system description that is not JSON gives no division: its directory fails, not passes unchecked") {

@@ -329,7 +329,7 @@ void cherry_picking(const ResultRow& r, const std::string& round, int drop, std:
 // the package's scaling.json factor without asking whether it is above 0, so a
 // factor of 0 or below scores a result as faster than anything that trained.
 void no_time_to_train(const ResultRow& r, const std::string& round, std::vector<Finding>* out) {
-  if (!r.has_score || r.score > 0) return;
+  if (!r.has_score || rules::is_time_to_train(r.score)) return;
   Finding f = base(r, round, "no-time-to-train", "");
   f.rule = "results_summarizer: score = olympic mean of the runs' minutes x scaling_factor; a time to train is above 0";
   f.summary = "score " + fmt(r.score) + " minutes: a scaling factor of 0 or below" +

@@ -6,6 +6,8 @@
 // say (one; four for unet3d).
 #pragma once
 
+#include <cmath>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -15,6 +17,12 @@
 #include "rules/facts.h"
 
 namespace referee::rules {
+
+// Whether a score in minutes is a time to train: finite and above 0. A
+// scaling.json factor of 0 or below, or a run_stop logged before its
+// run_start, gives one that is not (the summarizer applies it all the same);
+// rankings leave such a result out and the audit names it.
+inline bool is_time_to_train(double minutes) { return minutes > 0 && minutes < HUGE_VAL; }
 
 // ------------------------------------------------------------ olympic mean
 

@@ -116,7 +116,7 @@ ResultRow read_row(Stmt& st, bool pipeline) {
     r.has_score = true;
     r.score = st.col_double(16) * r.review_factor;
   }
-  if (r.has_score && !(r.score > 0 && std::isfinite(r.score))) {
+  if (r.has_score && !rules::is_time_to_train(r.score)) {
     r.has_score = false;
     r.no_time_to_train = true;
   }
